@@ -1,0 +1,29 @@
+"""What the person sees when Claude can't answer: short, friendly, never exception text."""
+
+from __future__ import annotations
+
+BUSY = "Sorry, I'm getting too many requests right now. Please try again in a minute."
+UNREACHABLE = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
+GENERIC = "Sorry, something went wrong on my side while answering. Please try again."
+
+
+def friendly_error(exc: BaseException) -> str:
+    """Map a failure during a turn to the apology shown in the thread."""
+    import anthropic  # already imported by the agent loop; kept local for start-up speed
+
+    if isinstance(exc, anthropic.RateLimitError | anthropic.OverloadedError):
+        return BUSY
+    if isinstance(exc, anthropic.APIStatusError) and _error_type(exc) == "overloaded_error":
+        return BUSY
+    if isinstance(exc, anthropic.APIConnectionError | anthropic.InternalServerError):
+        return UNREACHABLE
+    return GENERIC
+
+
+def _error_type(exc: BaseException) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            return error.get("type")
+    return getattr(exc, "type", None)

@@ -1,0 +1,65 @@
+"""The tool registry: which tools Claude may call in one turn, and how a call is run.
+
+Tools are the SDK's own tool objects (`BetaAsyncBuiltinFunctionTool`: the memory tool
+subclass, `beta_async_tool` functions), so their `to_dict()` is exactly what the API
+expects. Running a call never raises: a `ToolError` becomes a model-visible error
+result, and any other failure becomes a generic error result (the details are logged,
+never shown to the model or the user).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from anthropic.lib.tools._beta_functions import BetaAsyncBuiltinFunctionTool
+from anthropic.tools import ToolError
+
+from app.observability.logging import get_logger
+
+log = get_logger(__name__)
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[BetaAsyncBuiltinFunctionTool] = ()) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def params(self) -> list[dict[str, Any]]:
+        return [dict(tool.to_dict()) for tool in self._tools.values()]
+
+    async def run(self, tool_use_id: str, name: str, tool_input: object) -> dict[str, Any]:
+        """Run one `tool_use` block and return its `tool_result` content block."""
+        started = time.perf_counter()
+        tool = self._tools.get(name)
+        try:
+            if tool is None:
+                raise ToolError(f"Unknown tool: {name}")
+            output = await tool.call(tool_input)
+            content, is_error = _as_text(output), False
+        except ToolError as exc:
+            content, is_error = _as_text(exc.content), True
+        except Exception:
+            log.exception("tool.failed", tool=name)
+            content, is_error = f"The {name} tool failed unexpectedly. Try again later.", True
+        log.debug(
+            "tool.call",
+            tool=name,
+            ok=not is_error,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
+        result["content"] = content
+        if is_error:
+            result["is_error"] = True
+        return result
+
+
+def _as_text(output: object) -> str | list[Any]:
+    # Tools return a string or a list of content blocks; pass blocks through unchanged.
+    if isinstance(output, str | list):
+        return output
+    return str(output)

@@ -1,0 +1,15 @@
+"""The one list of every tool Claude can use, built per turn for one user and thread."""
+
+from __future__ import annotations
+
+from app.agent.tool_registry import ToolRegistry
+from app.memory.paths import MemoryScope
+from app.memory.store import MemoryStore
+from app.memory.tool import ScopedMemoryTool
+
+
+def tools_for_turn(*, store: MemoryStore | None, scope: MemoryScope) -> ToolRegistry:
+    """Memory tools only when memory is enabled (a store is given)."""
+    if store is None:
+        return ToolRegistry()
+    return ToolRegistry([ScopedMemoryTool(store, scope)])

@@ -1,0 +1,68 @@
+"""`orion` command: `orion` (auto), `orion serve` (HTTP), `orion socket` (Socket Mode)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from app.config import ConfigError, RunMode, Settings, load_settings
+from app.observability.logging import configure_logging, get_logger
+from app.observability.redaction import register_secrets
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="orion", description="Orion, a Slack assistant that remembers."
+    )
+    parser.add_argument(
+        "mode",
+        nargs="?",
+        choices=["serve", "socket"],
+        help="serve: HTTP Events API on $PORT; socket: Socket Mode. "
+        "Default: Socket Mode when SLACK_APP_TOKEN is set, else HTTP.",
+    )
+    args = parser.parse_args(argv)
+    requested = {"serve": RunMode.HTTP, "socket": RunMode.SOCKET}.get(args.mode)
+    try:
+        settings = load_settings(requested)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    mode = requested or settings.default_mode()
+    register_secrets(settings.secret_values())
+    configure_logging(
+        level=settings.log_level, fmt=settings.log_format, project=settings.google_cloud_project
+    )
+    get_logger("orion").info("orion.start", mode=mode.value, memory_backend=_backend(settings))
+    run(settings, mode)
+    return 0
+
+
+def run(settings: Settings, mode: RunMode) -> None:
+    from app.services import ServiceProvider
+    from app.slack.app import build_bolt_app
+
+    provider = ServiceProvider(settings)
+    bolt_app = build_bolt_app(settings, provider, mode=mode)
+    if mode is RunMode.HTTP:
+        from app.http_server import build_http_app, serve_http
+
+        serve_http(build_http_app(bolt_app, provider), port=settings.port)
+    else:
+        from app.socket_mode import run_socket_mode
+
+        assert settings.slack_app_token is not None  # checked by load_settings
+        asyncio.run(
+            run_socket_mode(
+                bolt_app, provider, app_token=settings.slack_app_token.get_secret_value()
+            )
+        )
+
+
+def _backend(settings: Settings) -> str:
+    return f"gcs:{settings.gcs_memories_bucket}" if settings.gcs_memories_bucket else "local"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""Orion's configuration: every environment variable, read and validated in one place.
+
+Settings come from the environment and an optional `.env` file (pydantic-settings).
+Secrets are `SecretStr` so that a stray `repr()` or log line never shows them, and
+`load_settings` turns validation errors into one readable message that names each bad
+variable without echoing its value.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# A current, non-deprecated model from the SDK's model list (anthropic.types.ModelParam).
+DEFAULT_MODEL = "claude-sonnet-5-5"
+# Small and fast: summaries are best-effort work done after the reply.
+DEFAULT_SUMMARY_MODEL = "claude-haiku-5-5"
+
+
+class RunMode(StrEnum):
+    HTTP = "http"
+    SOCKET = "socket"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    slack_bot_token: SecretStr
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+
+    anthropic_api_key: SecretStr
+    anthropic_base_url: str | None = None
+    anthropic_model: str = DEFAULT_MODEL
+    anthropic_max_retries: int = Field(default=2, ge=0, le=10)
+    anthropic_timeout_s: float = Field(default=120.0, gt=0)
+    summary_model: str = DEFAULT_SUMMARY_MODEL
+
+    gcs_memories_bucket: str | None = None
+    memory_dir: Path = Path(".orion/memories")
+    memory_enabled: bool = True
+    memory_load_timeout_s: float = Field(default=2.0, gt=0, le=30)
+    memory_context_token_budget: int = Field(default=2000, ge=100, le=50_000)
+
+    langfuse_public_key: SecretStr | None = None
+    langfuse_secret_key: SecretStr | None = None
+    langfuse_base_url: str | None = None
+
+    google_cloud_project: str | None = None
+    port: int = Field(default=8080, ge=1, le=65535)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["auto", "json", "console"] = "auto"
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _bot_token_shape(cls, value: SecretStr) -> SecretStr:
+        if not value.get_secret_value().startswith("xoxb-"):
+            raise ValueError("must be a bot token starting with xoxb-")
+        return value
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _app_token_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xapp-"):
+            raise ValueError("must be an app-level token starting with xapp-")
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @property
+    def tracing_enabled(self) -> bool:
+        return self.langfuse_public_key is not None and self.langfuse_secret_key is not None
+
+    def default_mode(self) -> RunMode:
+        return RunMode.SOCKET if self.slack_app_token is not None else RunMode.HTTP
+
+    def secret_values(self) -> list[str]:
+        """Every secret's plain value, so log and trace redaction can scrub them."""
+        secrets = [
+            self.slack_bot_token,
+            self.slack_signing_secret,
+            self.slack_app_token,
+            self.anthropic_api_key,
+            self.langfuse_public_key,
+            self.langfuse_secret_key,
+        ]
+        return [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]
+
+    def problems_for(self, mode: RunMode) -> list[str]:
+        """Cross-field rules that depend on how Orion runs."""
+        problems = []
+        if mode is RunMode.HTTP and self.slack_signing_secret is None:
+            problems.append("SLACK_SIGNING_SECRET: missing (required in HTTP mode)")
+        if mode is RunMode.SOCKET and self.slack_app_token is None:
+            problems.append("SLACK_APP_TOKEN: missing (required in Socket Mode)")
+        if (self.langfuse_public_key is None) != (self.langfuse_secret_key is None):
+            problems.append("LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY: set both or neither")
+        return problems
+
+
+class ConfigError(Exception):
+    """Configuration is unusable; the message lists every bad variable (never its value)."""
+
+
+def _describe(error: dict) -> str:
+    name = "_".join(str(part) for part in error["loc"]).upper() or "configuration"
+    if error["type"] == "missing":
+        return f"{name}: missing (required)"
+    # pydantic's messages describe the rule, not the input, so no secret is echoed.
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{name}: {message}"
+
+
+def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
+    """Read and validate settings, raising ConfigError with every problem at once."""
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = [_describe(error) for error in exc.errors()]
+        raise ConfigError(_format(problems)) from None
+    problems = settings.problems_for(mode or settings.default_mode())
+    if problems:
+        raise ConfigError(_format(problems))
+    return settings
+
+
+def _format(problems: list[str]) -> str:
+    lines = "\n".join(f"  - {problem}" for problem in problems)
+    return f"Orion cannot start; fix these environment variables (see .env.example):\n{lines}"

@@ -1,0 +1,55 @@
+"""HTTP mode (Cloud Run): Starlette routes `POST /slack/events` and `GET /healthz`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from app.services import ServiceProvider
+from app.shutdown import drain
+
+
+def build_http_app(bolt_app: AsyncApp, provider: ServiceProvider) -> Starlette:
+    handler = AsyncSlackRequestHandler(bolt_app)
+
+    async def slack_events(request: Request) -> Response:
+        return await handler.handle(request)
+
+    async def healthz(_: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        provider.warm_up()
+        yield
+        await drain()
+
+    return Starlette(
+        routes=[
+            Route("/slack/events", slack_events, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def serve_http(app: Starlette, *, port: int) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        host="0.0.0.0",
+        port=port,
+        log_config=None,  # keep Orion's structured logging
+        access_log=False,
+        timeout_graceful_shutdown=8,
+        lifespan="on",
+    )
+    uvicorn.Server(config).run()

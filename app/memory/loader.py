@@ -1,0 +1,102 @@
+"""Load what Orion remembers for one conversation: three scopes, in parallel, on a budget.
+
+The global context, the person's preferences and the thread's summary are read at the
+same time. When the budget runs out, whatever has arrived is used and the rest is
+cancelled. A missing scope is normal (first-time user, new thread); a failing one is a
+warning; if everything fails the conversation goes on without memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from app.memory.formatting import MemorySections
+from app.memory.paths import global_context_key, session_context_key, user_preferences_key
+from app.memory.store import MemoryStore
+from app.observability import tracing
+from app.observability.logging import get_logger
+
+log = get_logger(__name__)
+
+
+class Scope(StrEnum):
+    GLOBAL = "global"
+    USER = "user"
+    SESSION = "session"
+
+
+@dataclass(frozen=True)
+class LoadedMemories:
+    contents: dict[Scope, str] = field(default_factory=dict)
+    found: tuple[Scope, ...] = ()
+    missing: tuple[Scope, ...] = ()
+    failed: tuple[Scope, ...] = ()
+    timed_out: tuple[Scope, ...] = ()
+    duration_ms: float = 0.0
+
+    def sections(self) -> MemorySections:
+        return MemorySections(
+            preferences=self.contents.get(Scope.USER),
+            global_context=self.contents.get(Scope.GLOBAL),
+            session_summary=self.contents.get(Scope.SESSION),
+        )
+
+
+async def load_memories(
+    store: MemoryStore, *, user_id: str, thread_ts: str, budget_s: float
+) -> LoadedMemories:
+    keys = {
+        Scope.GLOBAL: global_context_key(),
+        Scope.USER: user_preferences_key(user_id),
+        Scope.SESSION: session_context_key(thread_ts),
+    }
+    with tracing.observe(
+        "tool.memory.load", input={"scopes": [s.value for s in keys], "budget_s": budget_s}
+    ) as span:
+        started = time.perf_counter()
+        tasks = {scope: asyncio.ensure_future(store.read(key)) for scope, key in keys.items()}
+        done, pending = await asyncio.wait(tasks.values(), timeout=budget_s)
+        for task in pending:
+            task.cancel()
+
+        contents: dict[Scope, str] = {}
+        missing, failed, timed_out = [], [], []
+        for scope, task in tasks.items():
+            if task not in done:
+                timed_out.append(scope)
+            elif task.exception() is not None:
+                failed.append(scope)
+                log.warning(
+                    "tool.memory.load.scope_failed",
+                    scope=scope.value,
+                    error=type(task.exception()).__name__,
+                )
+            elif (stored := task.result()) is None:
+                missing.append(scope)
+                log.debug("tool.memory.load.scope_missing", scope=scope.value)
+            else:
+                contents[scope] = stored.content
+        result = LoadedMemories(
+            contents=contents,
+            found=tuple(contents),
+            missing=tuple(missing),
+            failed=tuple(failed),
+            timed_out=tuple(timed_out),
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        outcome = {
+            "found": [s.value for s in result.found],
+            "missing": [s.value for s in result.missing],
+            "failed": [s.value for s in result.failed],
+            "timed_out": [s.value for s in result.timed_out],
+            "duration_ms": result.duration_ms,
+        }
+        span.update(output=outcome)
+        if timed_out:
+            log.warning("tool.memory.load.timeout", **outcome)
+        else:
+            log.info("tool.memory.load.success", **outcome)
+        return result

@@ -1,0 +1,28 @@
+"""Restore one conversation's memory: load the scopes, render them for the prompt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.memory.formatting import estimate_tokens, format_memory_context
+from app.memory.loader import LoadedMemories, load_memories
+from app.memory.store import MemoryStore
+
+
+@dataclass(frozen=True)
+class RestoredMemory:
+    loaded: LoadedMemories
+    context: str | None
+
+    @property
+    def token_estimate(self) -> int:
+        return estimate_tokens(self.context) if self.context else 0
+
+
+async def restore_memory(
+    store: MemoryStore, *, user_id: str, thread_ts: str, budget_s: float, token_budget: int
+) -> RestoredMemory:
+    loaded = await load_memories(store, user_id=user_id, thread_ts=thread_ts, budget_s=budget_s)
+    return RestoredMemory(
+        loaded=loaded, context=format_memory_context(loaded.sections(), token_budget=token_budget)
+    )

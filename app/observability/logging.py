@@ -1,0 +1,96 @@
+"""Structured logging: one JSON object per line for Cloud Logging, readable text on a TTY.
+
+Cloud Logging understands `severity`, `message`, `time` and
+`logging.googleapis.com/trace`; per-event fields (trace id, user, channel, thread) are
+bound with `structlog.contextvars` so every line of one Slack event carries them, even
+from worker threads (`asyncio.to_thread` copies the context). Standard-library loggers
+(Bolt, slack_sdk, uvicorn) are routed through the same processors.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any, Literal
+
+import structlog
+from structlog.typing import EventDict, Processor, WrappedLogger
+
+from app.observability.redaction import redact
+
+_SEVERITY = {
+    "debug": "DEBUG",
+    "info": "INFO",
+    "warning": "WARNING",
+    "warn": "WARNING",
+    "error": "ERROR",
+    "exception": "ERROR",
+    "critical": "CRITICAL",
+}
+_project: str | None = None
+
+
+def _cloud_logging_fields(_: WrappedLogger, method: str, event_dict: EventDict) -> EventDict:
+    event_dict["severity"] = _SEVERITY.get(event_dict.pop("level", method), "DEFAULT")
+    event_dict["message"] = event_dict.pop("event", "")
+    trace_id = event_dict.get("trace_id")
+    if trace_id and _project:
+        event_dict["logging.googleapis.com/trace"] = f"projects/{_project}/traces/{trace_id}"
+    return event_dict
+
+
+def _redact_secrets(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    return {key: redact(value) for key, value in event_dict.items()}
+
+
+def configure_logging(
+    *,
+    level: str = "INFO",
+    fmt: Literal["auto", "json", "console"] = "auto",
+    project: str | None = None,
+    stream: Any = None,
+) -> None:
+    """Set up structlog and stdlib logging once, at start-up."""
+    global _project
+    _project = project
+    stream = stream or sys.stdout
+    use_console = fmt == "console" or (fmt == "auto" and stream.isatty())
+
+    shared: list[Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True, key="time"),
+        structlog.processors.format_exc_info,
+        _redact_secrets,
+    ]
+    renderer: Processor
+    if use_console:
+        renderer = structlog.dev.ConsoleRenderer(timestamp_key="time")
+    else:
+        shared.append(_cloud_logging_fields)
+        renderer = structlog.processors.JSONRenderer()
+
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=shared,
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # Chatty libraries: their INFO lines carry no operational value for Orion.
+    for name in ("httpx", "httpx2", "urllib3", "google", "opentelemetry", "langfuse"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+    return structlog.stdlib.get_logger(name)

@@ -1,0 +1,106 @@
+"""The composition root: builds the heavy, long-lived clients once, off the ack path.
+
+Importing anthropic, google-cloud-storage and langfuse takes seconds on a small
+machine, while Slack wants an acknowledgement within 3 s. The server therefore starts
+with Bolt alone and calls `ServiceProvider.warm_up()` right away: the heavy imports and
+clients are built in a worker thread while the first events are already being acked,
+and listeners `await provider.get()` when they need them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from app.config import Settings
+from app.observability.logging import get_logger
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+    from app.agent.turn import Agent
+    from app.memory.store import MemoryStore
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: Settings
+    claude: AsyncAnthropic
+    store: MemoryStore
+    agent: Agent
+
+    @property
+    def memory_store(self) -> MemoryStore | None:
+        """The store for memory reads and writes, or None when memory is switched off."""
+        return self.store if self.settings.memory_enabled else None
+
+
+def build_services(settings: Settings) -> Services:
+    """Import and construct everything heavy. Runs in a worker thread."""
+    from anthropic import AsyncAnthropic
+
+    from app.agent.turn import Agent, MemorySettings
+    from app.memory.factory import open_memory_store
+    from app.observability import tracing
+
+    tracing.configure_tracing(
+        public_key=_plain(settings.langfuse_public_key),
+        secret_key=_plain(settings.langfuse_secret_key),
+        base_url=settings.langfuse_base_url,
+    )
+    claude = AsyncAnthropic(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        base_url=settings.anthropic_base_url,
+        max_retries=settings.anthropic_max_retries,
+        timeout=settings.anthropic_timeout_s,
+    )
+    store = open_memory_store(settings.gcs_memories_bucket, settings.memory_dir)
+    memory = store if settings.memory_enabled else None
+    agent = Agent(
+        claude=claude,
+        model=settings.anthropic_model,
+        store=memory,
+        memory=MemorySettings(
+            load_budget_s=settings.memory_load_timeout_s,
+            token_budget=settings.memory_context_token_budget,
+        ),
+    )
+    return Services(settings=settings, claude=claude, store=store, agent=agent)
+
+
+def _plain(secret: object) -> str | None:
+    return secret.get_secret_value() if secret is not None else None  # type: ignore[attr-defined]
+
+
+class ServiceProvider:
+    """Hands out the Services, building them once in the background."""
+
+    def __init__(self, settings: Settings, *, services: Services | None = None) -> None:
+        self.settings = settings
+        self._services = services
+        self._task: asyncio.Future[Services] | None = None
+
+    def warm_up(self) -> None:
+        """Start building in a worker thread; returns immediately. Idempotent."""
+        if self._services is None and self._task is None:
+            self._task = asyncio.ensure_future(asyncio.to_thread(build_services, self.settings))
+            self._task.add_done_callback(self._log_ready)
+
+    async def get(self) -> Services:
+        if self._services is None:
+            self.warm_up()
+            assert self._task is not None
+            self._services = await asyncio.shield(self._task)
+        return self._services
+
+    @staticmethod
+    def _log_ready(task: asyncio.Future[Services]) -> None:
+        if task.cancelled():
+            return
+        if task.exception() is not None:
+            log.error("services.failed", error=type(task.exception()).__name__)
+        else:
+            log.info("services.ready")

@@ -1,0 +1,22 @@
+"""Graceful shutdown shared by both adapters: finish in-flight turns, flush traces."""
+
+from __future__ import annotations
+
+import asyncio
+
+from app.observability import tracing
+from app.observability.logging import get_logger
+from app.slack.event_scope import in_flight
+
+log = get_logger(__name__)
+
+# Cloud Run allows 10 s between SIGTERM and SIGKILL; leave room for the trace flush.
+IN_FLIGHT_GRACE_S = 7.0
+
+
+async def drain() -> None:
+    pending = in_flight.count
+    finished = await in_flight.wait_idle(IN_FLIGHT_GRACE_S)
+    log.info("orion.shutdown", in_flight_at_start=pending, drained=finished)
+    if tracing.enabled():
+        await asyncio.to_thread(tracing.shutdown)

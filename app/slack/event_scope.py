@@ -1,0 +1,91 @@
+"""What every Slack listener runs inside: log context, a trace, in-flight tracking.
+
+Bolt acknowledges an event before running its listener, so a listener's failure can no
+longer change the HTTP response; it must end in something the person can see (each
+listener handles that) and a log line with the trace id, never a crashed process or a
+stack trace in the thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from app.observability import tracing
+from app.observability.event_context import event_context
+from app.observability.logging import get_logger
+
+log = get_logger(__name__)
+
+
+class InFlight:
+    """Counts running listeners so shutdown can wait for them to finish."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    def enter(self) -> None:
+        self._count += 1
+        self._idle.clear()
+
+    def leave(self) -> None:
+        self._count -= 1
+        if self._count == 0:
+            self._idle.set()
+
+    async def wait_idle(self, grace_s: float) -> bool:
+        try:
+            async with asyncio.timeout(grace_s):
+                await self._idle.wait()
+            return True
+        except TimeoutError:
+            return False
+
+
+in_flight = InFlight()
+
+
+def event_id_of(body: dict[str, Any]) -> str:
+    """Slack's event id; interactivity payloads have none, so use the trigger or action ts."""
+    return str(
+        body.get("event_id")
+        or body.get("trigger_id")
+        or (body.get("container") or {}).get("message_ts")
+        or "unknown"
+    )
+
+
+@asynccontextmanager
+async def handling(
+    name: str,
+    body: dict[str, Any],
+    *,
+    user: str | None,
+    channel: str | None,
+    thread_ts: str | None,
+) -> AsyncIterator[Any]:
+    """Run one listener: bound log context, a root span, and flushed traces at the end."""
+    in_flight.enter()
+    try:
+        with (
+            event_context(
+                event_id=event_id_of(body), user=user, channel=channel, thread_ts=thread_ts
+            ),
+            tracing.trace(name, user_id=user, session_id=thread_ts) as span,
+        ):
+            log.info(f"{name}.start")
+            yield span
+            log.info(f"{name}.done")
+    finally:
+        in_flight.leave()
+        if tracing.enabled():
+            # flush() does blocking network I/O; keep the event loop free.
+            await asyncio.to_thread(tracing.flush)

@@ -1,0 +1,27 @@
+"""The one Slack Web API client, with retries for rate limits and server errors.
+
+slack_sdk retries only connection errors by default; a busy workspace answers 429 with
+`Retry-After`, which the rate-limit handler honours.
+"""
+
+from __future__ import annotations
+
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+
+def build_web_client(*, token: str, base_url: str) -> AsyncWebClient:
+    return AsyncWebClient(
+        token=token,
+        base_url=base_url,
+        timeout=15,
+        retry_handlers=[
+            AsyncConnectionErrorRetryHandler(max_retry_count=2),
+            AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+            AsyncServerErrorRetryHandler(max_retry_count=2),
+        ],
+    )

@@ -1,0 +1,301 @@
+"""FakeClaude: Anthropic's Messages API on loopback, for the real `AsyncAnthropic` client.
+
+`AsyncAnthropic(base_url=fake.url, api_key="test")` talks to it. Answers come from a script
+(`reply`, `reply_tool_use`, `fail`, ...), consumed one per request, after an optional
+`responder` callback; with nothing scripted it echoes the last user text. Both JSON
+(`stream: false`) and SSE (`stream: true`) responses are served, for `/v1/messages` and the
+beta client's `/v1/messages?beta=true`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+from tests.fakes import claude_script as script
+from tests.fakes._http_server import HttpFake
+from tests.fakes._waiting import wait_until, wait_until_async
+from tests.fakes.claude_script import (
+    Drop,
+    Failure,
+    MidStreamFailure,
+    Reply,
+    ScriptItem,
+)
+
+T = TypeVar("T")
+
+Responder = Callable[[dict[str, Any]], ScriptItem | None]
+
+
+@dataclass(frozen=True)
+class ClaudeCall:
+    path: str
+    body: dict[str, Any]
+    headers: Mapping[str, str]
+    beta: bool
+
+
+class _ApiError(Exception):
+    def __init__(self, status: int, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.error_type, self.message = status, error_type, message
+
+
+class FakeClaude(HttpFake):
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._script: deque[ScriptItem] = deque()
+        self._calls: list[ClaudeCall] = []
+        self._pending_delay = 0.0
+        self._request_ids = itertools.count(1)
+        # Consulted before the script: return an item to answer this request, or None.
+        self.responder: Responder | None = None
+
+    def _routes(self) -> list[web.RouteDef]:
+        return [
+            web.post("/v1/messages", self._messages),
+            web.post("/v1/messages/count_tokens", self._count_tokens),
+        ]
+
+    # --- scripting ---
+
+    def enqueue(self, item: ScriptItem) -> None:
+        with self._lock:
+            self._script.append(item)
+
+    def reply(self, text: str, *, chunk_delay: float = 0.0) -> None:
+        self.enqueue(script.text(text, chunk_delay=chunk_delay))
+
+    def reply_tool_use(
+        self,
+        name: str,
+        input: dict[str, Any],
+        text: str | None = None,
+        id: str | None = None,
+    ) -> str:
+        """Script a `stop_reason: "tool_use"` answer; returns the tool_use id."""
+        item = script.tool_use(name, input, text=text, id=id)
+        self.enqueue(item)
+        return str(item.content[-1]["id"])
+
+    def reply_blocks(self, blocks: list[dict[str, Any]], stop_reason: str | None = None) -> None:
+        if stop_reason is None:
+            has_tool = any(b.get("type") == "tool_use" for b in blocks)
+            stop_reason = "tool_use" if has_tool else "end_turn"
+        self.enqueue(Reply(list(blocks), stop_reason=stop_reason))
+
+    def fail(
+        self,
+        status: int = 529,
+        error_type: str = "overloaded_error",
+        message: str = "Overloaded",
+        retry_after: float | None = None,
+    ) -> None:
+        """An HTTP error; a 429 carries `retry-after` (default 1 s; the SDK honours floats)."""
+        if status == 429 and retry_after is None:
+            retry_after = 1
+        self.enqueue(Failure(status, error_type, message, retry_after))
+
+    def fail_mid_stream(
+        self,
+        partial_text: str,
+        error_type: str = "overloaded_error",
+        message: str = "Overloaded",
+    ) -> None:
+        self.enqueue(MidStreamFailure(partial_text, error_type, message))
+
+    def drop_connection(self, partial_text: str | None = None) -> None:
+        """Close the connection without a response — or, for a streaming request with
+        `partial_text`, after streaming that much."""
+        self.enqueue(Drop(partial_text))
+
+    def delay(self, seconds: float) -> None:
+        """Hold the next response (whatever answers it) for `seconds` before sending it."""
+        with self._lock:
+            self._pending_delay += seconds
+
+    def clear(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self._pending_delay = 0.0
+
+    @property
+    def pending(self) -> int:
+        """Script items not yet consumed."""
+        with self._lock:
+            return len(self._script)
+
+    # --- what tests read ---
+
+    @property
+    def calls(self) -> list[ClaudeCall]:
+        with self._lock:
+            return list(self._calls)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Bodies of every /v1/messages request, parsed, in order."""
+        return [c.body for c in self.calls if c.path == "/v1/messages"]
+
+    def wait_for(
+        self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
+    ) -> T:
+        return wait_until(predicate, timeout, what)
+
+    async def wait_for_async(
+        self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
+    ) -> T:
+        return await wait_until_async(predicate, timeout, what)
+
+    # --- HTTP layer ---
+
+    def _headers(self) -> dict[str, str]:
+        return {"request-id": f"req_fake_{next(self._request_ids):06d}"}
+
+    def _error(self, status: int, error_type: str, message: str, **headers: str) -> web.Response:
+        body = script.error_body(error_type, message)
+        return web.json_response(body, status=status, headers={**self._headers(), **headers})
+
+    async def _accept(self, request: web.Request) -> dict[str, Any]:
+        """Parse, record and check a request the way the real API does."""
+        try:
+            body = json.loads(await request.read())
+        except ValueError as e:
+            raise _ApiError(400, "invalid_request_error", "request body is not JSON") from e
+        call = ClaudeCall(
+            request.path, body, CIMultiDict(request.headers), "beta" in request.query
+        )
+        with self._lock:
+            self._calls.append(call)
+        auth = request.headers.get("Authorization", "")
+        if not request.headers.get("x-api-key") and not auth.startswith("Bearer "):
+            raise _ApiError(401, "authentication_error", "x-api-key header is required")
+        if not request.headers.get("anthropic-version"):
+            raise _ApiError(400, "invalid_request_error", "anthropic-version header is required")
+        if not isinstance(body, dict):
+            raise _ApiError(400, "invalid_request_error", "body must be an object")
+        for name in ("model", "messages"):
+            if not body.get(name):
+                raise _ApiError(400, "invalid_request_error", f"{name}: Field required")
+        return body
+
+    async def _count_tokens(self, request: web.Request) -> web.Response:
+        try:
+            body = await self._accept(request)
+        except _ApiError as e:
+            return self._error(e.status, e.error_type, e.message)
+        tokens = script.estimate_usage(body, []).input_tokens
+        return web.json_response({"input_tokens": tokens}, headers=self._headers())
+
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await self._accept(request)
+            if not isinstance(body.get("max_tokens"), int):
+                raise _ApiError(400, "invalid_request_error", "max_tokens: Field required")
+        except _ApiError as e:
+            return self._error(e.status, e.error_type, e.message)
+        item, delay = self._next(body)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        stream = body.get("stream") is True
+        if isinstance(item, Reply):
+            if stream:
+                events = script.render_sse(body, item)
+                return await self._stream(request, events, item.chunk_delay)
+            return web.json_response(script.render_json(body, item), headers=self._headers())
+        if isinstance(item, Failure):
+            extra = {} if item.retry_after is None else {"retry-after": str(item.retry_after)}
+            return self._error(item.status, item.error_type, item.message, **extra)
+        if isinstance(item, MidStreamFailure):
+            if not stream:
+                status = script.ERROR_STATUS.get(item.error_type, 500)
+                return self._error(status, item.error_type, item.message)
+            events = script.render_partial_sse(body, item.partial_text)
+            events.append(script.error_event(item.error_type, item.message))
+            return await self._stream(request, events, 0.0)
+        # Drop
+        if stream and item.partial_text is not None:
+            events = script.render_partial_sse(body, item.partial_text)
+            return await self._stream(request, events, 0.0, drop=True)
+        return _drop(request)
+
+    def _next(self, body: dict[str, Any]) -> tuple[ScriptItem, float]:
+        item = self.responder(body) if self.responder is not None else None
+        with self._lock:
+            if item is None and self._script:
+                item = self._script.popleft()
+            delay, self._pending_delay = self._pending_delay, 0.0
+        if item is None:
+            item = script.text(f"(fake claude) you said: {last_user_text(body)}")
+        return item, delay + item.delay
+
+    async def _stream(
+        self,
+        request: web.Request,
+        events: list[script.Event],
+        chunk_delay: float,
+        drop: bool = False,
+    ) -> web.StreamResponse:
+        headers = {
+            **self._headers(),
+            "Content-Type": "text/event-stream; charset=utf-8",
+            "Cache-Control": "no-cache",
+        }
+        response = web.StreamResponse(status=200, headers=headers)
+        await response.prepare(request)
+        try:
+            for event in events:
+                await response.write(event.encode())
+                if chunk_delay and event.name == "content_block_delta":
+                    await asyncio.sleep(chunk_delay)
+            if drop:
+                return _drop(request)
+            await response.write_eof()
+        except ConnectionResetError:
+            pass  # the client went away mid-stream; nothing left to tell it
+        return response
+
+
+def _drop(request: web.Request) -> web.StreamResponse:
+    """Close the TCP connection; aiohttp then has nowhere to write the returned response."""
+    transport = request.transport
+    if transport is not None:
+        transport.close()
+    return web.Response()
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """Text of the latest user message that has any (tool results carry none)."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
+        if texts:
+            return "\n".join(texts)
+    return ""
+
+
+__all__ = [
+    "ClaudeCall",
+    "Drop",
+    "Failure",
+    "FakeClaude",
+    "MidStreamFailure",
+    "Reply",
+    "ScriptItem",
+    "last_user_text",
+]

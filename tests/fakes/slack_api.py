@@ -1,0 +1,584 @@
+"""FakeSlack: Slack's Web API on loopback, for the real `AsyncWebClient`.
+
+`AsyncWebClient(token="xoxb-...", base_url=fake.url)` talks to it like to slack.com. It keeps
+a workspace model (slack_model.py) so tests assert what a user would see — `fake.thread(...)`
+— rather than which calls were made, though every call is recorded too.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+from tests.fakes._http_server import HttpFake
+from tests.fakes._waiting import wait_until, wait_until_async
+from tests.fakes.slack_model import (
+    APP_ID,
+    BOT_ID,
+    BOT_USER_ID,
+    TEAM_ID,
+    Message,
+    StatusUpdate,
+    SuggestedPrompts,
+    Workspace,
+)
+from tests.fakes.socket_mode import FakeSocketModeServer
+
+T = TypeVar("T")
+
+# Documented limits the app must respect (DESIGN.md §4); exceeding them is an app bug.
+MARKDOWN_TEXT_LIMIT = 12_000
+LOADING_MESSAGES_LIMIT = 10
+
+# Form-encoded requests carry structured arguments as JSON strings.
+_JSON_ARGS = ("blocks", "attachments", "metadata", "chunks", "prompts", "loading_messages")
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    args: dict[str, Any]
+    headers: Mapping[str, str]
+    # The `error` of an ok:false answer (injected or real), else None.
+    error: str | None = None
+
+
+@dataclass
+class _Injection:
+    method: str
+    error: str
+    status: int
+    retry_after: int | None
+    remaining: int | None
+
+
+class SlackError(Exception):
+    """Raised by a method handler to answer `{"ok": false, "error": ...}`."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+@dataclass
+class _Request:
+    method: str
+    args: dict[str, Any]
+    token: str | None
+    headers: CIMultiDict[str] = field(default_factory=CIMultiDict)
+
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class FakeSlack(HttpFake):
+    _url_suffix = "/api/"
+
+    def __init__(self, socket_mode: FakeSocketModeServer | bool | None = None) -> None:
+        super().__init__()
+        self.workspace = Workspace()
+        self._lock = threading.Lock()
+        self._calls: list[Call] = []
+        self._injections: list[_Injection] = []
+        self._response_urls = itertools.count(1)
+        self.socket_mode: FakeSocketModeServer | None = None
+        self._owns_socket_mode = False
+        if socket_mode is True:
+            self.socket_mode = FakeSocketModeServer()
+            self._owns_socket_mode = True
+        elif isinstance(socket_mode, FakeSocketModeServer):
+            self.socket_mode = socket_mode
+        self._handlers: dict[str, Handler] = {
+            "auth.test": self._auth_test,
+            "chat.postMessage": self._post_message,
+            "chat.update": self._update,
+            "chat.delete": self._delete,
+            "chat.startStream": self._start_stream,
+            "chat.appendStream": self._append_stream,
+            "chat.stopStream": self._stop_stream,
+            "assistant.threads.setStatus": self._set_status,
+            "assistant.threads.setSuggestedPrompts": self._set_suggested_prompts,
+            "assistant.threads.setTitle": self._set_title,
+            "conversations.replies": self._replies,
+            "conversations.history": self._history,
+            "conversations.info": self._conversation_info,
+            "users.info": self._user_info,
+            "apps.connections.open": self._connections_open,
+        }
+
+    # --- lifecycle ---
+
+    def start(self) -> FakeSlack:
+        if self._owns_socket_mode and self.socket_mode is not None:
+            self.socket_mode.start()
+        return super().start()
+
+    def stop(self) -> None:
+        try:
+            super().stop()
+        finally:
+            if self._owns_socket_mode and self.socket_mode is not None:
+                self.socket_mode.stop()
+
+    def attach_socket_mode(self, server: FakeSocketModeServer) -> None:
+        """Make `apps.connections.open` hand out URLs of `server` (the caller manages it)."""
+        self.socket_mode = server
+
+    def _routes(self) -> list[web.RouteDef]:
+        return [
+            web.route("*", "/api/{method}", self._serve_method),
+            web.post("/actions/{hook}", self._serve_response_url),
+        ]
+
+    # --- HTTP layer ---
+
+    async def _serve_method(self, request: web.Request) -> web.Response:
+        req = await _parse(request)
+        try:
+            self._authenticate(req)
+            injected = self._take_injection(req.method)
+            if injected is not None:
+                self._record(req, injected.error)
+                headers = {}
+                if injected.retry_after is not None:
+                    headers["Retry-After"] = str(injected.retry_after)
+                body = {"ok": False, "error": injected.error}
+                return web.json_response(body, status=injected.status, headers=headers)
+            handler = self._handlers.get(req.method, _fallback)
+            # Model updates happen under the workspace lock so a test never sees half a call.
+            with self.workspace.lock:
+                result = handler(req.args)
+        except SlackError as e:
+            self._record(req, e.error)
+            return web.json_response({"ok": False, "error": e.error})
+        except Exception as e:
+            # A bug in the fake or arguments it cannot read: make it loud and visible in calls.
+            self._record(req, f"fake_internal_error: {e!r}")
+            return web.json_response({"ok": False, "error": "fatal_error"}, status=500)
+        self._record(req, None)
+        return web.json_response({"ok": True, **result})
+
+    async def _serve_response_url(self, request: web.Request) -> web.Response:
+        body = await request.json() if request.can_read_body else {}
+        headers = CIMultiDict(request.headers)
+        self._record(_Request("response_url", dict(body), None, headers), None)
+        return web.json_response({"ok": True})
+
+    def _authenticate(self, req: _Request) -> None:
+        token = req.token
+        if not token:
+            raise SlackError("not_authed")
+        if req.method == "apps.connections.open":
+            if not token.startswith("xapp-"):
+                raise SlackError("not_allowed_token_type")
+        elif token.startswith("xapp-"):
+            raise SlackError("not_allowed_token_type")
+        elif not token.startswith(("xoxb-", "xoxp-")):
+            raise SlackError("invalid_auth")
+
+    def _record(self, req: _Request, error: str | None) -> None:
+        with self._lock:
+            self._calls.append(Call(req.method, req.args, req.headers, error))
+
+    # --- error injection ---
+
+    def inject_error(
+        self,
+        method: str,
+        error: str = "ratelimited",
+        status: int = 429,
+        retry_after: int | None = None,
+        times: int | None = 1,
+    ) -> None:
+        """Answer the next `times` calls of `method` (None: all, until clear_errors) with
+        `{"ok": false, "error": error}` at HTTP `status`, plus `Retry-After` when given."""
+        with self._lock:
+            self._injections.append(_Injection(method, error, status, retry_after, times))
+
+    def clear_errors(self) -> None:
+        with self._lock:
+            self._injections.clear()
+
+    def _take_injection(self, method: str) -> _Injection | None:
+        with self._lock:
+            for injection in self._injections:
+                if injection.method != method:
+                    continue
+                if injection.remaining is not None:
+                    injection.remaining -= 1
+                    if injection.remaining <= 0:
+                        self._injections.remove(injection)
+                return injection
+        return None
+
+    def expire_streams(self) -> None:
+        """End the streaming state of every open stream, as Slack does after a few minutes:
+        the text so far stays visible; appendStream/stopStream then fail with
+        `message_not_in_streaming_state`."""
+        with self.workspace.lock:
+            for message in self.workspace.streaming_messages():
+                message.streaming = False
+
+    # --- what tests read ---
+
+    @property
+    def calls(self) -> list[Call]:
+        with self._lock:
+            return list(self._calls)
+
+    def calls_to(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        """Messages of the thread, oldest first (parent included when it exists)."""
+        return self.workspace.thread(channel, thread_ts)
+
+    def bot_messages(self, channel: str, thread_ts: str) -> list[Message]:
+        return [m for m in self.thread(channel, thread_ts) if m.is_bot]
+
+    def messages(self, channel: str | None = None) -> list[Message]:
+        """Every message in the workspace (or in one channel), oldest first."""
+        found = self.workspace.all_messages()
+        return found if channel is None else [m for m in found if m.channel == channel]
+
+    def statuses(self, channel: str, thread_ts: str) -> list[StatusUpdate]:
+        """Every assistant.threads.setStatus of the thread, in order."""
+        return self.workspace.statuses(channel, thread_ts)
+
+    def current_status(self, channel: str, thread_ts: str) -> str:
+        """The status line a user sees now ("" once the bot replied, as in Slack)."""
+        return self.workspace.current_status(channel, thread_ts)
+
+    def suggested_prompts(self, channel: str, thread_ts: str) -> list[SuggestedPrompts]:
+        """Every setSuggestedPrompts of the thread, in order (the last one is shown)."""
+        return self.workspace.prompts(channel, thread_ts)
+
+    def titles(self, channel: str, thread_ts: str) -> list[str]:
+        return self.workspace.titles(channel, thread_ts)
+
+    def wait_for(
+        self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
+    ) -> T:
+        """Poll `predicate` until truthy and return its value (sync code only)."""
+        return wait_until(predicate, timeout, lambda: self._waited_for(what))
+
+    async def wait_for_async(
+        self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
+    ) -> T:
+        """Poll `predicate` until truthy, yielding to the running loop between polls."""
+        return await wait_until_async(predicate, timeout, lambda: self._waited_for(what))
+
+    def _waited_for(self, what: str) -> str:
+        recent = ", ".join(f"{c.method}{'!' + c.error if c.error else ''}" for c in self.calls)
+        return f"{what} (Slack calls so far: {recent or 'none'})"
+
+    # --- what tests write ---
+
+    def new_ts(self) -> str:
+        """A fresh ts from the workspace clock (for a thread root that no message holds)."""
+        return self.workspace.new_ts()
+
+    def add_user_message(
+        self, channel: str, thread_ts: str | None, user: str, text: str, ts: str | None = None
+    ) -> str:
+        """Put a human's message into the workspace (the event itself is sent separately)."""
+        ts = ts or self.workspace.new_ts()
+        self.workspace.add(Message(ts=ts, channel=channel, thread_ts=thread_ts, text=text, user=user))
+        return ts
+
+    def set_user(self, user_id: str, **fields: Any) -> None:
+        """Override fields of users.info for `user_id` (e.g. real_name, tz, profile)."""
+        with self.workspace.lock:
+            self.workspace.users.setdefault(user_id, {}).update(fields)
+
+    def new_response_url(self) -> str:
+        """A response_url for interactivity payloads; posts to it are recorded as calls to
+        the pseudo-method "response_url"."""
+        return f"{self.root_url}/actions/{TEAM_ID}/{next(self._response_urls)}/fake"
+
+    # --- Web API methods (run under the workspace lock) ---
+
+    def _auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "url": "https://orion-test.slack.com/",
+            "team": "Orion Test",
+            "user": "orion",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER_ID,
+            "bot_id": BOT_ID,
+            "app_id": APP_ID,
+            "is_enterprise_install": False,
+        }
+
+    def _post_message(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = _required(args, "channel")
+        markdown = args.get("markdown_text")
+        _check_markdown(markdown)
+        text = markdown if markdown is not None else args.get("text") or ""
+        blocks = args.get("blocks") or []
+        if not text and not blocks and not args.get("attachments"):
+            raise SlackError("no_text")
+        message = self.workspace.add(
+            Message(
+                ts=self.workspace.new_ts(),
+                channel=channel,
+                thread_ts=args.get("thread_ts") or None,
+                text=text,
+                user=BOT_USER_ID,
+                bot_id=BOT_ID,
+                blocks=list(blocks),
+                metadata=args.get("metadata") or None,
+            )
+        )
+        return {"channel": channel, "ts": message.ts, "message": message.to_api()}
+
+    def _own_message(self, args: dict[str, Any]) -> Message:
+        message = self.workspace.get(_required(args, "channel"), _required(args, "ts"))
+        if message is None:
+            raise SlackError("message_not_found")
+        if not message.is_bot:
+            raise SlackError("cant_update_message")
+        return message
+
+    def _update(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self._own_message(args)
+        markdown = args.get("markdown_text")
+        _check_markdown(markdown)
+        if markdown is not None:
+            message.text = markdown
+        elif "text" in args:
+            message.text = args["text"] or ""
+        if "blocks" in args:
+            message.blocks = list(args["blocks"] or [])
+        if args.get("metadata"):
+            message.metadata = args["metadata"]
+        message.edited = True
+        api = message.to_api()
+        return {"channel": message.channel, "ts": message.ts, "text": message.text, "message": api}
+
+    def _delete(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self._own_message(args)
+        message.deleted = True
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _start_stream(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = _required(args, "channel")
+        thread_ts = _required(args, "thread_ts")
+        text, chunks = _stream_text(args)
+        message = self.workspace.add(
+            Message(
+                ts=self.workspace.new_ts(),
+                channel=channel,
+                thread_ts=thread_ts,
+                text=text,
+                user=BOT_USER_ID,
+                bot_id=BOT_ID,
+                streaming=True,
+                chunks=chunks,
+            )
+        )
+        return {"channel": channel, "ts": message.ts}
+
+    def _streaming_message(self, args: dict[str, Any]) -> Message:
+        message = self._own_message(args)
+        if not message.streaming:
+            raise SlackError("message_not_in_streaming_state")
+        return message
+
+    def _append_stream(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self._streaming_message(args)
+        text, chunks = _stream_text(args)
+        message.text += text
+        message.chunks.extend(chunks)
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _stop_stream(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self._streaming_message(args)
+        text, chunks = _stream_text(args)
+        message.text += text
+        message.chunks.extend(chunks)
+        if args.get("blocks"):
+            message.blocks = list(args["blocks"])
+        if args.get("metadata"):
+            message.metadata = args["metadata"]
+        message.streaming = False
+        return {"channel": message.channel, "ts": message.ts, "message": message.to_api()}
+
+    def _set_status(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, thread_ts = _required(args, "channel_id"), _required(args, "thread_ts")
+        if "status" not in args:
+            raise SlackError("invalid_arguments")
+        loading = args.get("loading_messages")
+        if loading is not None and len(loading) > LOADING_MESSAGES_LIMIT:
+            raise SlackError("invalid_arguments")
+        update = StatusUpdate(args["status"], list(loading) if loading is not None else None)
+        self.workspace.set_status(channel, thread_ts, update)
+        return {}
+
+    def _set_suggested_prompts(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, thread_ts = _required(args, "channel_id"), _required(args, "thread_ts")
+        prompts = _required(args, "prompts")
+        self.workspace.set_prompts(
+            channel, thread_ts, SuggestedPrompts(list(prompts), args.get("title"))
+        )
+        return {}
+
+    def _set_title(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, thread_ts = _required(args, "channel_id"), _required(args, "thread_ts")
+        self.workspace.set_title(channel, thread_ts, _required(args, "title"))
+        return {}
+
+    def _replies(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, thread_ts = _required(args, "channel"), _required(args, "ts")
+        messages = self.workspace.thread(channel, thread_ts)
+        if not messages:
+            raise SlackError("thread_not_found")
+        # Slack returns the parent first whatever the time window; the window filters replies.
+        parent = [m for m in messages if m.ts == thread_ts]
+        replies = _in_window([m for m in messages if m.ts != thread_ts], args)
+        with_metadata = _truthy(args.get("include_all_metadata"))
+        page, more = _page(
+            [m.to_api(include_metadata=with_metadata) for m in parent + replies], args
+        )
+        return {"messages": page, "has_more": bool(more), "response_metadata": {"next_cursor": more}}
+
+    def _history(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = _required(args, "channel")
+        messages = _in_window(self.workspace.channel_top_level(channel), args)
+        with_metadata = _truthy(args.get("include_all_metadata"))
+        newest_first = [m.to_api(include_metadata=with_metadata) for m in reversed(messages)]
+        page, more = _page(newest_first, args)
+        return {"messages": page, "has_more": bool(more), "response_metadata": {"next_cursor": more}}
+
+    def _conversation_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = _required(args, "channel")
+        is_im = channel.startswith("D")
+        return {
+            "channel": {
+                "id": channel,
+                "is_im": is_im,
+                "is_channel": channel.startswith("C"),
+                "is_private": is_im or channel.startswith("G"),
+                "is_archived": False,
+                "context_team_id": TEAM_ID,
+            }
+        }
+
+    def _user_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        user_id = _required(args, "user")
+        user: dict[str, Any] = {
+            "id": user_id,
+            "team_id": TEAM_ID,
+            "name": user_id.lower(),
+            "real_name": f"User {user_id}",
+            "tz": "Europe/London",
+            "tz_label": "Greenwich Mean Time",
+            "tz_offset": 0,
+            "is_bot": user_id == BOT_USER_ID,
+            "deleted": False,
+            "profile": {
+                "real_name": f"User {user_id}",
+                "display_name": user_id.lower(),
+                "email": f"{user_id.lower()}@example.com",
+            },
+        }
+        user.update(self.workspace.users.get(user_id, {}))
+        return {"user": user}
+
+    def _connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        if self.socket_mode is None or not self.socket_mode.running:
+            raise SlackError("socket_mode_not_enabled")
+        return {"url": self.socket_mode.issue_url()}
+
+
+def _fallback(args: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+async def _parse(request: web.Request) -> _Request:
+    """Arguments from the query string, a form body or a JSON body — slack_sdk uses all three."""
+    args: dict[str, Any] = dict(request.query)
+    if request.can_read_body:
+        if request.content_type == "application/json":
+            body = await request.json()
+            if isinstance(body, dict):
+                args.update(body)
+        else:
+            form = await request.post()
+            args.update({k: v for k, v in form.items() if isinstance(v, str)})
+    for key in _JSON_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and value[:1] in ("[", "{"):
+            args[key] = json.loads(value)
+    token = args.pop("token", None)
+    auth = request.headers.get("Authorization", "")
+    if auth.startswith("Bearer "):
+        token = auth.removeprefix("Bearer ")
+    return _Request(request.match_info["method"], args, token, CIMultiDict(request.headers))
+
+
+def _required(args: dict[str, Any], name: str) -> Any:
+    value = args.get(name)
+    if value is None or value == "":
+        raise SlackError("channel_not_found" if name in ("channel", "channel_id") else "invalid_arguments")
+    return value
+
+
+def _check_markdown(text: str | None) -> None:
+    if text is not None and len(text) > MARKDOWN_TEXT_LIMIT:
+        raise SlackError("msg_too_long")
+
+
+def _stream_text(args: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """Text of a stream call: `markdown_text` plus `chunks` of type markdown_text (slack_sdk's
+    ChatStream sends only chunks); other chunk types are returned separately."""
+    markdown = args.get("markdown_text")
+    _check_markdown(markdown)
+    text = markdown or ""
+    others: list[dict[str, Any]] = []
+    for chunk in args.get("chunks") or []:
+        if chunk.get("type") == "markdown_text":
+            _check_markdown(chunk.get("text"))
+            text += chunk.get("text") or ""
+        else:
+            others.append(chunk)
+    return text, others
+
+
+def _truthy(value: Any) -> bool:
+    return value in (True, 1, "1", "true", "True")
+
+
+def _in_window(messages: list[Message], args: dict[str, Any]) -> list[Message]:
+    inclusive = _truthy(args.get("inclusive"))
+    oldest, latest = args.get("oldest"), args.get("latest")
+
+    def keep(m: Message) -> bool:
+        ts = float(m.ts)
+        if oldest is not None and (ts < float(oldest) or (ts == float(oldest) and not inclusive)):
+            return False
+        return not (
+            latest is not None and (ts > float(latest) or (ts == float(latest) and not inclusive))
+        )
+
+    return [m for m in messages if keep(m)]
+
+
+def _page(items: list[dict[str, Any]], args: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    """One page of `items` and the next cursor ("" on the last page)."""
+    start = int(base64.b64decode(args["cursor"]).decode()) if args.get("cursor") else 0
+    limit = int(args.get("limit") or 1000)
+    end = start + limit
+    more = base64.b64encode(str(end).encode()).decode() if end < len(items) else ""
+    return items[start:end], more
+
+
+__all__ = ["Call", "FakeSlack", "Message", "SlackError", "StatusUpdate", "SuggestedPrompts"]

@@ -1,0 +1,189 @@
+"""What a Slack workspace holds, as seen by a user: messages in channels and threads, and the
+assistant-thread chrome (status line, suggested prompts, title).
+
+FakeSlack mutates this from its server thread while tests read it from theirs, so every
+access goes through one lock and readers get copies.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+BOT_USER_ID = "UBOT"
+BOT_ID = "BBOT"
+APP_ID = "A1"
+TEAM_ID = "T1"
+
+# Slack ts values are "<seconds>.<microseconds>"; ours start here and only ever increase.
+_FIRST_TS_MICROS = 1_700_000_000_000_100
+_TS_STEP_MICROS = 100
+
+
+@dataclass
+class Message:
+    ts: str
+    channel: str
+    thread_ts: str | None
+    text: str
+    user: str | None = None
+    bot_id: str | None = None
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+    streaming: bool = False
+    # Non-markdown stream chunks (task_update, plan_update, ...) in arrival order.
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    subtype: str | None = None
+    edited: bool = False
+    deleted: bool = False
+
+    @property
+    def is_bot(self) -> bool:
+        return self.bot_id is not None
+
+    def in_thread(self, thread_ts: str) -> bool:
+        return self.ts == thread_ts or self.thread_ts == thread_ts
+
+    def to_api(self, *, include_metadata: bool = True) -> dict[str, Any]:
+        """The message as Slack's Web API returns it (conversations.replies, chat.* responses)."""
+        out: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text}
+        if self.user is not None:
+            out["user"] = self.user
+        if self.bot_id is not None:
+            out["bot_id"] = self.bot_id
+            out["app_id"] = APP_ID
+        if self.subtype is not None:
+            out["subtype"] = self.subtype
+        if self.thread_ts is not None:
+            out["thread_ts"] = self.thread_ts
+        out["team"] = TEAM_ID
+        # Slack gives every text message a rich_text block; Bolt's thread-context store reads
+        # message["blocks"] unconditionally.
+        out["blocks"] = copy.deepcopy(self.blocks) or [_rich_text_block(self.text)]
+        if self.edited:
+            out["edited"] = {"user": self.user, "ts": self.ts}
+        if include_metadata and self.metadata is not None:
+            out["metadata"] = copy.deepcopy(self.metadata)
+        return out
+
+
+@dataclass(frozen=True)
+class StatusUpdate:
+    status: str
+    loading_messages: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class SuggestedPrompts:
+    prompts: list[dict[str, Any]]
+    title: str | None = None
+
+
+def _rich_text_block(text: str) -> dict[str, Any]:
+    return {
+        "type": "rich_text",
+        "block_id": "fake",
+        "elements": [{"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}],
+    }
+
+
+def format_ts(micros: int) -> str:
+    return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
+
+
+class Workspace:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._next_ts = _FIRST_TS_MICROS
+        self._messages: dict[tuple[str, str], Message] = {}
+        self._statuses: dict[tuple[str, str], list[StatusUpdate]] = {}
+        self._current_status: dict[tuple[str, str], str] = {}
+        self._prompts: dict[tuple[str, str], list[SuggestedPrompts]] = {}
+        self._titles: dict[tuple[str, str], list[str]] = {}
+        self.users: dict[str, dict[str, Any]] = {}
+
+    # --- writes (called by FakeSlack handlers or tests) ---
+
+    def new_ts(self) -> str:
+        with self.lock:
+            ts = format_ts(self._next_ts)
+            self._next_ts += _TS_STEP_MICROS
+            return ts
+
+    def add(self, message: Message) -> Message:
+        with self.lock:
+            self._messages[(message.channel, message.ts)] = message
+            if message.is_bot and message.thread_ts is not None:
+                # Slack clears the assistant status line when the app replies in the thread.
+                self._current_status[(message.channel, message.thread_ts)] = ""
+            return message
+
+    def get(self, channel: str, ts: str) -> Message | None:
+        with self.lock:
+            message = self._messages.get((channel, ts))
+            return None if message is None or message.deleted else message
+
+    def set_status(self, channel: str, thread_ts: str, update: StatusUpdate) -> None:
+        with self.lock:
+            self._statuses.setdefault((channel, thread_ts), []).append(update)
+            self._current_status[(channel, thread_ts)] = update.status
+
+    def set_prompts(self, channel: str, thread_ts: str, prompts: SuggestedPrompts) -> None:
+        with self.lock:
+            self._prompts.setdefault((channel, thread_ts), []).append(prompts)
+
+    def set_title(self, channel: str, thread_ts: str, title: str) -> None:
+        with self.lock:
+            self._titles.setdefault((channel, thread_ts), []).append(title)
+
+    # --- reads (copies, safe to keep) ---
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        with self.lock:
+            found = [
+                m
+                for (ch, _), m in self._messages.items()
+                if ch == channel and not m.deleted and m.in_thread(thread_ts)
+            ]
+            return [copy.deepcopy(m) for m in sorted(found, key=lambda m: _ts_key(m.ts))]
+
+    def channel_top_level(self, channel: str) -> list[Message]:
+        with self.lock:
+            found = [
+                m
+                for (ch, _), m in self._messages.items()
+                if ch == channel and not m.deleted and (m.thread_ts in (None, m.ts))
+            ]
+            return [copy.deepcopy(m) for m in sorted(found, key=lambda m: _ts_key(m.ts))]
+
+    def all_messages(self) -> list[Message]:
+        with self.lock:
+            found = [m for m in self._messages.values() if not m.deleted]
+            return [copy.deepcopy(m) for m in sorted(found, key=lambda m: _ts_key(m.ts))]
+
+    def streaming_messages(self) -> list[Message]:
+        with self.lock:
+            return [m for m in self._messages.values() if m.streaming and not m.deleted]
+
+    def statuses(self, channel: str, thread_ts: str) -> list[StatusUpdate]:
+        with self.lock:
+            return list(self._statuses.get((channel, thread_ts), []))
+
+    def current_status(self, channel: str, thread_ts: str) -> str:
+        with self.lock:
+            return self._current_status.get((channel, thread_ts), "")
+
+    def prompts(self, channel: str, thread_ts: str) -> list[SuggestedPrompts]:
+        with self.lock:
+            return copy.deepcopy(self._prompts.get((channel, thread_ts), []))
+
+    def titles(self, channel: str, thread_ts: str) -> list[str]:
+        with self.lock:
+            return list(self._titles.get((channel, thread_ts), []))
+
+
+def _ts_key(ts: str) -> tuple[int, int]:
+    seconds, _, micros = ts.partition(".")
+    return int(seconds), int(micros or 0)
