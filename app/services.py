@@ -46,11 +46,12 @@ def build_services(settings: Settings) -> Services:
     from app.memory.factory import open_memory_store
     from app.observability import tracing
 
-    tracing.configure_tracing(
-        public_key=_plain(settings.langfuse_public_key),
-        secret_key=_plain(settings.langfuse_secret_key),
-        base_url=settings.langfuse_base_url,
-    )
+    if settings.tracing_enabled:
+        tracing.configure_tracing(
+            public_key=_plain(settings.langfuse_public_key),
+            secret_key=_plain(settings.langfuse_secret_key),
+            base_url=settings.langfuse_base_url,
+        )
     claude = AsyncAnthropic(
         api_key=settings.anthropic_api_key.get_secret_value(),
         base_url=settings.anthropic_base_url,

@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.agent.history import ThreadMessage, build_messages
+from app.agent.history import build_messages
 from app.agent.loop import LoopResult, run_agent_loop
 from app.agent.prompts import build_system_prompt
 from app.agent.reply_sink import ReplySink
+from app.agent.request import TurnRequest
 from app.agent.toolbox import tools_for_turn
 from app.memory.formatting import estimate_tokens
+from app.memory.guide import memory_tool_guide
 from app.memory.paths import MemoryScope
 from app.memory.restore import restore_memory
 from app.memory.store import MemoryStore
-from app.memory.tool import memory_tool_guide
 from app.observability import tracing
 from app.observability.logging import get_logger
 
@@ -22,17 +23,6 @@ if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
 log = get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class TurnRequest:
-    user_id: str
-    channel_id: str
-    thread_ts: str
-    history: list[ThreadMessage]
-    # The memory block saved with the thread at its start; None when none was saved
-    # (an old thread, a restart, another instance), in which case it is reloaded.
-    memory_context: str | None = None
 
 
 @dataclass(frozen=True)

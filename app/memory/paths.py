@@ -163,6 +163,10 @@ class MemoryScope:
                 return root
         return None
 
+    def is_root(self, key: str) -> bool:
+        """True for the key of a root directory itself (`global`, `users/U1`...)."""
+        return f"{key}/" in self.roots
+
     def can_read(self, key: str) -> bool:
         return self.root_of(key) is not None
 
@@ -185,3 +189,16 @@ class MemoryScope:
             for root in self.roots
             if root.startswith(f"{directory}/") and root != f"{directory}/"
         ]
+
+
+# Slack channel ids: `C…` (channels), `D…` (DMs, where assistant threads live), `G…`.
+_CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
+# Outside every MemoryScope root: only Orion itself reads and writes thread contexts.
+THREADS_PREFIX = "threads/"
+
+
+def thread_context_key(channel_id: str, thread_ts: str) -> str:
+    """Where an assistant thread's saved context lives (not visible to the model)."""
+    if not isinstance(channel_id, str) or not _CHANNEL_ID.fullmatch(channel_id):
+        raise ValueError(f"not a Slack channel id: {channel_id!r}")
+    return f"{THREADS_PREFIX}{channel_id}/{validate_thread_ts(thread_ts).replace('.', '-')}.json"

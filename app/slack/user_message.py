@@ -13,7 +13,7 @@ from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
-from app.agent.turn import TurnRequest
+from app.agent.request import TurnRequest
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.event_scope import handling

@@ -48,7 +48,7 @@ def wait_until(
 
 async def wait_until_async(
     predicate: Callable[[], T],
-    timeout: float = 5.0,
+    timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_until
     what: str | Callable[[], str] = "condition",
 ) -> T:
     """Like `wait_until`, but yields to the running loop between polls."""

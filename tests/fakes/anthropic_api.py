@@ -3,8 +3,8 @@
 `AsyncAnthropic(base_url=fake.url, api_key="test")` talks to it. Answers come from a script
 (`reply`, `reply_tool_use`, `fail`, ...), consumed one per request, after an optional
 `responder` callback; with nothing scripted it echoes the last user text. Both JSON
-(`stream: false`) and SSE (`stream: true`) responses are served, for `/v1/messages` and the
-beta client's `/v1/messages?beta=true`.
+(`stream: false`) and SSE (`stream: true`) responses are served. The SDK's beta client uses
+the same path and names its betas in the `anthropic-beta` header (recorded as `ClaudeCall.betas`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ class ClaudeCall:
     path: str
     body: dict[str, Any]
     headers: Mapping[str, str]
-    beta: bool
+    # From the `anthropic-beta` header (how the SDK's beta client asks for beta features).
+    betas: tuple[str, ...]
 
 
 class _ApiError(Exception):
@@ -154,7 +155,10 @@ class FakeClaude(HttpFake):
         return wait_until(predicate, timeout, what)
 
     async def wait_for_async(
-        self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
+        self,
+        predicate: Callable[[], T],
+        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_for
+        what: str = "condition",
     ) -> T:
         return await wait_until_async(predicate, timeout, what)
 
@@ -173,8 +177,12 @@ class FakeClaude(HttpFake):
             body = json.loads(await request.read())
         except ValueError as e:
             raise _ApiError(400, "invalid_request_error", "request body is not JSON") from e
+        betas = request.headers.get("anthropic-beta", "")
         call = ClaudeCall(
-            request.path, body, CIMultiDict(request.headers), "beta" in request.query
+            request.path,
+            body,
+            CIMultiDict(request.headers),
+            tuple(b.strip() for b in betas.split(",") if b.strip()),
         )
         with self._lock:
             self._calls.append(call)
@@ -186,8 +194,13 @@ class FakeClaude(HttpFake):
         if not isinstance(body, dict):
             raise _ApiError(400, "invalid_request_error", "body must be an object")
         for name in ("model", "messages"):
-            if not body.get(name):
+            if name not in body:
                 raise _ApiError(400, "invalid_request_error", f"{name}: Field required")
+        if body.get("thread") is not None:
+            # The SDK's tool_runner defaults to server-held threads (sends only new messages);
+            # this fake answers from the messages it is sent, so it refuses them loudly.
+            msg = "FakeClaude does not keep server-side threads: run tool_runner with thread=False"
+            raise _ApiError(400, "invalid_request_error", msg)
         return body
 
     async def _count_tokens(self, request: web.Request) -> web.Response:

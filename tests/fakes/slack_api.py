@@ -22,6 +22,7 @@ from tests.fakes._http_server import HttpFake
 from tests.fakes._waiting import wait_until, wait_until_async
 from tests.fakes.slack_model import (
     APP_ID,
+    ASSISTANT_THREAD_ROOT,
     BOT_ID,
     BOT_USER_ID,
     TEAM_ID,
@@ -238,7 +239,8 @@ class FakeSlack(HttpFake):
         return [c for c in self.calls if c.method == method]
 
     def thread(self, channel: str, thread_ts: str) -> list[Message]:
-        """Messages of the thread, oldest first (parent included when it exists)."""
+        """Messages of the thread as the user sees them, oldest first: the parent if it is an
+        ordinary message, then the replies."""
         return self.workspace.thread(channel, thread_ts)
 
     def bot_messages(self, channel: str, thread_ts: str) -> list[Message]:
@@ -271,7 +273,10 @@ class FakeSlack(HttpFake):
         return wait_until(predicate, timeout, lambda: self._waited_for(what))
 
     async def wait_for_async(
-        self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
+        self,
+        predicate: Callable[[], T],
+        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_for
+        what: str = "condition",
     ) -> T:
         """Poll `predicate` until truthy, yielding to the running loop between polls."""
         return await wait_until_async(predicate, timeout, lambda: self._waited_for(what))
@@ -283,15 +288,33 @@ class FakeSlack(HttpFake):
     # --- what tests write ---
 
     def new_ts(self) -> str:
-        """A fresh ts from the workspace clock (for a thread root that no message holds)."""
+        """A fresh ts from the workspace clock."""
         return self.workspace.new_ts()
+
+    def open_assistant_thread(self, channel: str = "D1") -> str:
+        """Create the root message Slack makes when a user opens an assistant thread (subtype
+        `assistant_app_thread`) and return its ts, the `thread_ts` of the thread's events.
+        Without a root or replies, conversations.replies answers `thread_not_found` — which
+        Bolt's default thread-context store calls on every say()."""
+        ts = self.workspace.new_ts()
+        root = Message(
+            ts=ts,
+            channel=channel,
+            thread_ts=ts,
+            text="New Assistant Thread",
+            user=BOT_USER_ID,
+            subtype=ASSISTANT_THREAD_ROOT,
+        )
+        self.workspace.add(root)
+        return ts
 
     def add_user_message(
         self, channel: str, thread_ts: str | None, user: str, text: str, ts: str | None = None
     ) -> str:
         """Put a human's message into the workspace (the event itself is sent separately)."""
         ts = ts or self.workspace.new_ts()
-        self.workspace.add(Message(ts=ts, channel=channel, thread_ts=thread_ts, text=text, user=user))
+        message = Message(ts=ts, channel=channel, thread_ts=thread_ts, text=text, user=user)
+        self.workspace.add(message)
         return ts
 
     def set_user(self, user_id: str, **fields: Any) -> None:
@@ -438,7 +461,7 @@ class FakeSlack(HttpFake):
 
     def _replies(self, args: dict[str, Any]) -> dict[str, Any]:
         channel, thread_ts = _required(args, "channel"), _required(args, "ts")
-        messages = self.workspace.thread(channel, thread_ts)
+        messages = self.workspace.thread(channel, thread_ts, with_root=True)
         if not messages:
             raise SlackError("thread_not_found")
         # Slack returns the parent first whatever the time window; the window filters replies.
@@ -448,7 +471,7 @@ class FakeSlack(HttpFake):
         page, more = _page(
             [m.to_api(include_metadata=with_metadata) for m in parent + replies], args
         )
-        return {"messages": page, "has_more": bool(more), "response_metadata": {"next_cursor": more}}
+        return _messages_page(page, more)
 
     def _history(self, args: dict[str, Any]) -> dict[str, Any]:
         channel = _required(args, "channel")
@@ -456,7 +479,7 @@ class FakeSlack(HttpFake):
         with_metadata = _truthy(args.get("include_all_metadata"))
         newest_first = [m.to_api(include_metadata=with_metadata) for m in reversed(messages)]
         page, more = _page(newest_first, args)
-        return {"messages": page, "has_more": bool(more), "response_metadata": {"next_cursor": more}}
+        return _messages_page(page, more)
 
     def _conversation_info(self, args: dict[str, Any]) -> dict[str, Any]:
         channel = _required(args, "channel")
@@ -528,7 +551,8 @@ async def _parse(request: web.Request) -> _Request:
 def _required(args: dict[str, Any], name: str) -> Any:
     value = args.get(name)
     if value is None or value == "":
-        raise SlackError("channel_not_found" if name in ("channel", "channel_id") else "invalid_arguments")
+        is_channel = name in ("channel", "channel_id")
+        raise SlackError("channel_not_found" if is_channel else "invalid_arguments")
     return value
 
 
@@ -570,6 +594,14 @@ def _in_window(messages: list[Message], args: dict[str, Any]) -> list[Message]:
         )
 
     return [m for m in messages if keep(m)]
+
+
+def _messages_page(page: list[dict[str, Any]], next_cursor: str) -> dict[str, Any]:
+    return {
+        "messages": page,
+        "has_more": bool(next_cursor),
+        "response_metadata": {"next_cursor": next_cursor},
+    }
 
 
 def _page(items: list[dict[str, Any]], args: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:

@@ -16,10 +16,22 @@ BOT_USER_ID = "UBOT"
 BOT_ID = "BBOT"
 APP_ID = "A1"
 TEAM_ID = "T1"
+# Slack's own root message of an assistant thread: in conversations.replies, not in the pane.
+ASSISTANT_THREAD_ROOT = "assistant_app_thread"
 
-# Slack ts values are "<seconds>.<microseconds>"; ours start here and only ever increase.
+# Slack ts values are "<seconds>.<microseconds>". One clock per process, shared by every
+# FakeSlack and the event builders, so all ts values are unique and increase in creation order.
 _FIRST_TS_MICROS = 1_700_000_000_000_100
 _TS_STEP_MICROS = 100
+_clock_lock = threading.Lock()
+_clock = [_FIRST_TS_MICROS]
+
+
+def new_ts() -> str:
+    with _clock_lock:
+        micros = _clock[0]
+        _clock[0] += _TS_STEP_MICROS
+    return format_ts(micros)
 
 
 @dataclass
@@ -96,7 +108,6 @@ def format_ts(micros: int) -> str:
 class Workspace:
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self._next_ts = _FIRST_TS_MICROS
         self._messages: dict[tuple[str, str], Message] = {}
         self._statuses: dict[tuple[str, str], list[StatusUpdate]] = {}
         self._current_status: dict[tuple[str, str], str] = {}
@@ -107,10 +118,7 @@ class Workspace:
     # --- writes (called by FakeSlack handlers or tests) ---
 
     def new_ts(self) -> str:
-        with self.lock:
-            ts = format_ts(self._next_ts)
-            self._next_ts += _TS_STEP_MICROS
-            return ts
+        return new_ts()
 
     def add(self, message: Message) -> Message:
         with self.lock:
@@ -140,12 +148,15 @@ class Workspace:
 
     # --- reads (copies, safe to keep) ---
 
-    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+    def thread(self, channel: str, thread_ts: str, *, with_root: bool = False) -> list[Message]:
         with self.lock:
             found = [
                 m
                 for (ch, _), m in self._messages.items()
-                if ch == channel and not m.deleted and m.in_thread(thread_ts)
+                if ch == channel
+                and not m.deleted
+                and m.in_thread(thread_ts)
+                and (with_root or m.subtype != ASSISTANT_THREAD_ROOT)
             ]
             return [copy.deepcopy(m) for m in sorted(found, key=lambda m: _ts_key(m.ts))]
 

@@ -57,9 +57,7 @@ class FakeSocketModeServer:
         return self
 
     async def _serve(self) -> None:
-        self._server = await serve(
-            self._handle, "127.0.0.1", 0, process_request=self._check_ticket
-        )
+        self._server = await serve(self._handle, "127.0.0.1", 0, process_request=self._check_ticket)
         self._port = self._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:
@@ -148,7 +146,10 @@ class FakeSocketModeServer:
     def wait_connected(self, timeout: float = 5.0) -> None:
         wait_until(lambda: self.connected > 0, timeout, "a socket mode client to connect")
 
-    async def wait_connected_async(self, timeout: float = 5.0) -> None:
+    async def wait_connected_async(
+        self,
+        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_connected
+    ) -> None:
         await wait_until_async(lambda: self.connected > 0, timeout, "a socket mode client")
 
     def send_envelope(
@@ -204,7 +205,11 @@ class FakeSocketModeServer:
         """The client's ack (`{"envelope_id": ..., "payload"?: ...}`); TimeoutError if none."""
         return wait_until(lambda: self.ack(envelope_id), timeout, f"ack of {envelope_id}")
 
-    async def wait_ack_async(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
+    async def wait_ack_async(
+        self,
+        envelope_id: str,
+        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_ack
+    ) -> dict[str, Any]:
         return await wait_until_async(
             lambda: self.ack(envelope_id), timeout, f"ack of {envelope_id}"
         )
@@ -219,4 +224,3 @@ class FakeSocketModeServer:
     def sent(self) -> list[dict[str, Any]]:
         with self._lock:
             return list(self._sent)
-

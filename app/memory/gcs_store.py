@@ -1,0 +1,229 @@
+"""Memories in a Google Cloud Storage bucket.
+
+google-cloud-storage is synchronous, so every call runs in a worker thread. It is also
+slow to import (about a second), and Orion must acknowledge Slack's first event within
+3 s: the library is imported when the first memory operation builds the client, never at
+module import.
+
+Transient failures (429, 5xx, timeouts, dropped connections) are retried by the library
+itself with google-api-core's exponential back-off, bounded by `retry_timeout`; each HTTP
+request is bounded by `request_timeout`. Uploads are retried only when they carry
+`if_generation_match` (the library's `ConditionalRetryPolicy`): retrying an unconditional
+upload could silently overwrite a newer write. When retries give up the store raises
+`StoreUnavailable`.
+
+With `STORAGE_EMULATOR_HOST` set the library itself points at the emulator and uses
+anonymous credentials and no project; in production it uses Application Default
+Credentials (the Cloud Run service account).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from app.memory.store import ObjectInfo, PreconditionFailed, StoredObject, StoreUnavailable
+
+if TYPE_CHECKING:
+    from google.cloud.storage import Bucket, Client
+
+T = TypeVar("T")
+
+# Each write tags the object with a fresh id. If a conditional upload is retried after
+# its first attempt did land (the response was lost), the retry fails with 412; finding
+# our own id on the object tells that apart from a real conflicting writer.
+_WRITE_ID = "orion-write-id"
+# A read is metadata then media; if the object is replaced in between, read it again.
+_READ_ATTEMPTS = 3
+
+
+def content_type_for(key: str) -> str:
+    if key.endswith(".json"):
+        return "application/json"
+    if key.endswith(".md"):
+        return "text/markdown; charset=utf-8"
+    return "text/plain; charset=utf-8"
+
+
+@dataclass(frozen=True, slots=True)
+class _Connection:
+    """What every request needs; built once, on first use, in a worker thread."""
+
+    client: Client
+    bucket: Bucket
+    retry: Any  # google.api_core.retry.Retry
+    conditional_retry: Any  # google.cloud.storage.retry.ConditionalRetryPolicy
+    timeout: float
+
+
+class GcsMemoryStore:
+    """A `MemoryStore` over one GCS bucket; one client, reused by every call."""
+
+    def __init__(
+        self,
+        bucket: str,
+        *,
+        client: Client | None = None,
+        project: str | None = None,
+        retry_timeout: float = 10.0,
+        request_timeout: float = 5.0,
+    ) -> None:
+        self.bucket_name = bucket
+        self._client = client
+        self._project = project
+        self._retry_timeout = retry_timeout
+        self._request_timeout = request_timeout
+        self._connection: _Connection | None = None
+        self._connecting = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"GcsMemoryStore({self.bucket_name!r})"
+
+    async def read(self, key: str) -> StoredObject | None:
+        return await self._run("read", key, self._read, key)
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        return await self._run("write", key, self._write, key, content, if_generation)
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        return await self._run("delete", key, self._delete, key, if_generation)
+
+    async def list(self, prefix: str) -> list[ObjectInfo]:
+        return await self._run("list", prefix, self._list, prefix)
+
+    async def connect(self) -> None:
+        """Import the library and build the client now (e.g. after start-up, off the
+        critical path) instead of on the first memory operation."""
+        await asyncio.to_thread(self._connect)
+
+    # -- worker-thread side -------------------------------------------------------------
+
+    async def _run(self, operation: str, key: str, func: Callable[..., T], *args: Any) -> T:
+        return await asyncio.to_thread(self._translated, operation, key, func, *args)
+
+    def _translated(self, operation: str, key: str, func: Callable[..., T], *args: Any) -> T:
+        """Run `func`, turning the library's failures into this package's errors."""
+        import requests
+        from google.api_core import exceptions as google_errors
+        from google.auth import exceptions as auth_errors
+
+        try:
+            return func(*args)
+        except google_errors.RetryError as exc:
+            raise StoreUnavailable(
+                f"GCS {operation} {key!r}: still failing after {self._retry_timeout:g}s "
+                f"of retries: {exc.cause}"
+            ) from exc
+        except (
+            google_errors.GoogleAPICallError,
+            auth_errors.TransportError,
+            requests.RequestException,
+            ConnectionError,
+        ) as exc:
+            raise StoreUnavailable(f"GCS {operation} {key!r} failed: {exc}") from exc
+
+    def _connect(self) -> _Connection:
+        with self._connecting:
+            if self._connection is None:
+                from google.cloud import storage
+                from google.cloud.storage.retry import (
+                    DEFAULT_RETRY,
+                    ConditionalRetryPolicy,
+                    is_generation_specified,
+                )
+
+                client = self._client or storage.Client(project=self._project)
+                retry = DEFAULT_RETRY.with_delay(initial=0.1, maximum=2.0, multiplier=2.0)
+                retry = retry.with_timeout(self._retry_timeout)
+                self._connection = _Connection(
+                    client=client,
+                    bucket=client.bucket(self.bucket_name),
+                    retry=retry,
+                    conditional_retry=ConditionalRetryPolicy(
+                        retry, is_generation_specified, ["query_params"]
+                    ),
+                    timeout=self._request_timeout,
+                )
+            return self._connection
+
+    def _read(self, key: str) -> StoredObject | None:
+        from google.api_core import exceptions as google_errors
+
+        gcs = self._connect()
+        for _ in range(_READ_ATTEMPTS):
+            blob = gcs.bucket.get_blob(key, timeout=gcs.timeout, retry=gcs.retry)
+            if blob is None:
+                return None
+            expected = blob.generation
+            try:
+                data = blob.download_as_bytes(
+                    if_generation_match=expected, timeout=gcs.timeout, retry=gcs.retry
+                )
+            except (google_errors.NotFound, google_errors.PreconditionFailed):
+                continue  # replaced or deleted between the two requests
+            # The download reports the generation it served; an emulator may ignore the
+            # precondition above, and content must never be paired with the wrong one.
+            if blob.generation != expected:
+                continue
+            return StoredObject(
+                key=key,
+                content=data.decode("utf-8", errors="replace"),
+                generation=expected,
+                updated=blob.updated,
+                size=len(data),
+            )
+        raise StoreUnavailable(f"GCS read {key!r}: the object kept changing while being read")
+
+    def _write(self, key: str, content: str, if_generation: int | None) -> int:
+        from google.api_core import exceptions as google_errors
+
+        gcs = self._connect()
+        blob = gcs.bucket.blob(key)
+        write_id = uuid.uuid4().hex
+        blob.metadata = {_WRITE_ID: write_id}
+        try:
+            blob.upload_from_string(
+                content.encode("utf-8"),
+                content_type=content_type_for(key),
+                if_generation_match=if_generation,
+                timeout=gcs.timeout,
+                retry=gcs.conditional_retry,
+            )
+        except google_errors.PreconditionFailed as exc:
+            assert if_generation is not None  # GCS only answers 412 to conditional writes
+            landed = gcs.bucket.get_blob(key, timeout=gcs.timeout, retry=gcs.retry)
+            if landed is not None and (landed.metadata or {}).get(_WRITE_ID) == write_id:
+                return int(landed.generation)
+            raise PreconditionFailed(key, if_generation) from exc
+        return int(blob.generation)
+
+    def _delete(self, key: str, if_generation: int | None) -> bool:
+        from google.api_core import exceptions as google_errors
+
+        gcs = self._connect()
+        try:
+            gcs.bucket.delete_blob(
+                key, if_generation_match=if_generation, timeout=gcs.timeout, retry=gcs.retry
+            )
+        except google_errors.NotFound:
+            return False
+        except google_errors.PreconditionFailed as exc:
+            assert if_generation is not None
+            raise PreconditionFailed(key, if_generation) from exc
+        return True
+
+    def _list(self, prefix: str) -> list[ObjectInfo]:
+        gcs = self._connect()
+        blobs = gcs.client.list_blobs(
+            gcs.bucket, prefix=prefix, timeout=gcs.timeout, retry=gcs.retry
+        )
+        found = [
+            ObjectInfo(key=b.name, size=b.size or 0, updated=b.updated, generation=b.generation)
+            for b in blobs
+        ]
+        found.sort(key=lambda item: item.key)
+        return found

@@ -1,0 +1,253 @@
+"""Memories in a local directory (`MEMORY_DIR`), with the same semantics as the GCS bucket.
+
+For development without a bucket. Each key is a file under the directory. A file's
+generation is its modification time in nanoseconds, which this store sets itself on every
+write (strictly greater than the previous one), so no sidecar files are needed and an edit
+made by hand in an editor also counts as a new generation.
+
+Writes go to a temporary file that replaces the target in one `os.replace`, so a reader
+never sees half a file. The generation check and the replace happen under a per-key
+thread lock held by the worker thread itself: if the awaiting coroutine is cancelled (say
+by a time budget), the write it started still finishes before the next writer checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import stat
+import threading
+import time
+import uuid
+import zlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app.memory.store import (
+    CREATE_ONLY,
+    MemoryStoreError,
+    ObjectInfo,
+    PreconditionFailed,
+    StoredObject,
+    StoreUnavailable,
+)
+
+_FILE_MODE = 0o600  # memories are personal: owner only, whatever the umask
+_DIR_MODE = 0o700
+_TEMP_PREFIX = ".tmp-"
+# Lock striping: a fixed set of locks, one chosen per key. Two keys that share a stripe
+# merely wait for each other; the set does not grow with the number of keys.
+_LOCK_STRIPES = 64
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class LocalMemoryStore:
+    """A `MemoryStore` over a local directory; file I/O runs in worker threads."""
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        self._locks = tuple(threading.Lock() for _ in range(_LOCK_STRIPES))
+
+    def __repr__(self) -> str:
+        return f"LocalMemoryStore({str(self.directory)!r})"
+
+    async def read(self, key: str) -> StoredObject | None:
+        return await asyncio.to_thread(self._read, key)
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        return await asyncio.to_thread(self._write, key, content.encode("utf-8"), if_generation)
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        return await asyncio.to_thread(self._delete, key, if_generation)
+
+    async def list(self, prefix: str) -> list[ObjectInfo]:
+        return await asyncio.to_thread(self._list, prefix)
+
+    # -- worker-thread side -------------------------------------------------------------
+
+    def _path(self, key: str) -> Path:
+        # Keys normally come from `paths.to_key`; the store still refuses anything that
+        # could leave its directory or hit its temporary files.
+        segments = key.split("/")
+        if not key or "\\" in key or "\0" in key or any(s in ("", ".", "..") for s in segments):
+            raise ValueError(f"invalid memory key: {key!r}")
+        if any(s.startswith(_TEMP_PREFIX) for s in segments):
+            raise ValueError(f"invalid memory key: {key!r}")
+        return self.directory.joinpath(*segments)
+
+    def _lock(self, key: str) -> threading.Lock:
+        return self._locks[zlib.crc32(key.encode("utf-8")) % _LOCK_STRIPES]
+
+    def _read(self, key: str) -> StoredObject | None:
+        path = self._path(key)
+        try:
+            fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a symlink: not something this store wrote
+                return None
+            raise StoreUnavailable(f"cannot read {key}: {exc.strerror}") from exc
+        with os.fdopen(fd, "rb") as file:
+            # fstat of the descriptor we read: content and generation belong together even
+            # if a writer replaces the file meanwhile.
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return None  # a directory is not an object
+            data = file.read()
+        return StoredObject(
+            key=key,
+            content=data.decode("utf-8", errors="replace"),
+            generation=_generation(info),
+            updated=_updated(info),
+            size=len(data),
+        )
+
+    def _current_generation(self, path: Path) -> int | None:
+        try:
+            info = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            raise MemoryStoreError(f"{path.name} is not a regular file")
+        return _generation(info)
+
+    def _write(self, key: str, data: bytes, if_generation: int | None) -> int:
+        path = self._path(key)
+        with self._lock(key):
+            current = self._current_generation(path)
+            _check_precondition(key, current, if_generation)
+            generation = max(time.time_ns(), (current or 0) + 1)
+            try:
+                return self._replace(path, data, generation)
+            except (NotADirectoryError, FileExistsError, IsADirectoryError) as exc:
+                # GCS allows `a` and `a/b` side by side; a file system does not.
+                raise MemoryStoreError(f"cannot write {key}: a parent is a file") from exc
+            except OSError as exc:
+                raise StoreUnavailable(f"cannot write {key}: {exc.strerror}") from exc
+
+    def _replace(self, path: Path, data: bytes, generation: int) -> int:
+        for attempt in range(3):
+            _make_dirs(path.parent, stop_at=self.directory)
+            temp = path.parent / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
+            try:
+                fd = os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, _FILE_MODE)
+            except FileNotFoundError:
+                # A concurrent delete pruned the (then empty) directory: make it again.
+                if attempt == 2:
+                    raise
+                continue
+            try:
+                try:
+                    os.fchmod(fd, _FILE_MODE)
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                    os.utime(fd, ns=(generation, generation))
+                finally:
+                    os.close(fd)
+                os.replace(temp, path)
+            except BaseException:
+                temp.unlink(missing_ok=True)
+                raise
+            # Read back: a file system with coarse timestamps may have rounded it.
+            return _generation(os.lstat(path))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _delete(self, key: str, if_generation: int | None) -> bool:
+        path = self._path(key)
+        with self._lock(key):
+            current = self._current_generation(path)
+            if current is None:
+                return False
+            _check_precondition(key, current, if_generation)
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                return False
+            except OSError as exc:
+                raise StoreUnavailable(f"cannot delete {key}: {exc.strerror}") from exc
+        # As in a bucket, a "directory" exists only while something is in it.
+        _prune_empty_dirs(path.parent, stop_at=self.directory)
+        return True
+
+    def _list(self, prefix: str) -> list[ObjectInfo]:
+        directory_part = prefix.rpartition("/")[0]
+        start = self._path(directory_part) if directory_part else self.directory
+        found: list[ObjectInfo] = []
+        for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
+            dirnames[:] = [name for name in dirnames if not name.startswith(".")]
+            relative_dir = Path(dirpath).relative_to(self.directory).as_posix()
+            for name in filenames:
+                if name.startswith("."):
+                    continue  # temporary files of writes in progress
+                key = name if relative_dir == "." else f"{relative_dir}/{name}"
+                if not key.startswith(prefix):
+                    continue
+                try:
+                    info = os.lstat(os.path.join(dirpath, name))
+                except FileNotFoundError:
+                    continue  # deleted while we walked
+                if stat.S_ISREG(info.st_mode):
+                    found.append(
+                        ObjectInfo(
+                            key=key,
+                            size=info.st_size,
+                            updated=_updated(info),
+                            generation=_generation(info),
+                        )
+                    )
+        found.sort(key=lambda item: item.key)
+        return found
+
+
+def _check_precondition(key: str, current: int | None, if_generation: int | None) -> None:
+    if if_generation is None:
+        return
+    if if_generation == CREATE_ONLY:
+        if current is not None:
+            raise PreconditionFailed(key, if_generation)
+    elif current != if_generation:
+        raise PreconditionFailed(key, if_generation)
+
+
+def _generation(info: os.stat_result) -> int:
+    return max(info.st_mtime_ns, 1)  # 0 means "absent" in this interface
+
+
+def _updated(info: os.stat_result) -> datetime:
+    return datetime.fromtimestamp(info.st_mtime_ns / 1e9, tz=UTC)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _make_dirs(directory: Path, *, stop_at: Path) -> None:
+    """Create `directory` and its missing parents, each with mode 0o700 whatever the umask
+    (`os.makedirs(mode=...)` applies the mode to the last one only)."""
+    missing: list[Path] = []
+    current = directory
+    while not current.is_dir():
+        missing.append(current)
+        if current == stop_at or current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=_DIR_MODE)
+            os.chmod(path, _DIR_MODE)
+
+
+def _prune_empty_dirs(directory: Path, *, stop_at: Path) -> None:
+    current = directory
+    while current != stop_at and stop_at in current.parents:
+        try:
+            current.rmdir()
+        except OSError:
+            return  # not empty (or already gone): nothing more to prune
+        current = current.parent

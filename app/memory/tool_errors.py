@@ -1,0 +1,18 @@
+"""The error the memory tool shows the model, and what of it may be logged."""
+
+from __future__ import annotations
+
+from anthropic.tools import ToolError
+
+
+class MemoryToolError(ToolError):
+    """A model-visible error result (the tool runner sends it with `is_error: true`).
+
+    `log_message` is the same message without anything the model quoted from a file
+    (such as `old_str`), so that logs and spans never carry memory contents.
+    """
+
+    def __init__(self, message: str, *, log_message: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.log_message = log_message if log_message is not None else message

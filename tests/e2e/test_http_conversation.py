@@ -1,0 +1,146 @@
+"""A person talks to Orion over the HTTP Events API: what they see in the thread."""
+
+from __future__ import annotations
+
+import time
+
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import OrionServer
+
+USER, CHANNEL = "U0ALICE", "D0ALICE"
+
+
+def _open_thread(orion: OrionServer, slack: FakeSlack) -> str:
+    thread_ts = slack.new_ts()
+    response = orion.post_event(events.assistant_thread_started(USER, CHANNEL, thread_ts))
+    assert response.status_code == 200
+    slack.wait_for(lambda: slack.bot_messages(CHANNEL, thread_ts), what="the greeting")
+    return thread_ts
+
+
+def _ask(orion: OrionServer, slack: FakeSlack, thread_ts: str, text: str) -> None:
+    ts = slack.add_user_message(CHANNEL, thread_ts, USER, text)
+    response = orion.post_event(
+        events.user_message_in_thread(USER, CHANNEL, thread_ts, text, ts=ts)
+    )
+    assert response.status_code == 200
+
+
+def _answers(slack: FakeSlack, thread_ts: str) -> list[str]:
+    """Orion's finished replies after the greeting."""
+    return [m.text for m in slack.bot_messages(CHANNEL, thread_ts)[1:] if not m.streaming]
+
+
+def _wait_answers(slack: FakeSlack, thread_ts: str, count: int) -> list[str]:
+    return slack.wait_for(
+        lambda: len(_answers(slack, thread_ts)) >= count and _answers(slack, thread_ts),
+        what=f"{count} finished answer(s)",
+    )
+
+
+def test_url_verification_echoes_the_challenge(orion: OrionServer) -> None:
+    response = orion.post_event(events.url_verification("challenge-123"))
+    assert response.status_code == 200
+    assert response.json() == {"challenge": "challenge-123"}
+
+
+def test_healthz_answers(orion: OrionServer) -> None:
+    assert orion.http.get("/healthz").status_code == 200
+
+
+def test_bad_signature_is_rejected_and_nothing_is_posted(
+    orion: OrionServer, slack: FakeSlack
+) -> None:
+    thread_ts = slack.new_ts()
+    response = orion.post_event(
+        events.assistant_thread_started(USER, CHANNEL, thread_ts), secret="not-the-secret"
+    )
+    assert response.status_code == 401
+    time.sleep(0.3)  # give a wrongly accepted event the chance to show up
+    assert slack.thread(CHANNEL, thread_ts) == []
+
+
+def test_stale_timestamp_is_rejected(orion: OrionServer, slack: FakeSlack) -> None:
+    thread_ts = slack.new_ts()
+    six_minutes_ago = int(time.time()) - 6 * 60
+    response = orion.post_event(
+        events.assistant_thread_started(USER, CHANNEL, thread_ts), timestamp=six_minutes_ago
+    )
+    assert response.status_code == 401
+
+
+def test_thread_start_greets_and_suggests_prompts(orion: OrionServer, slack: FakeSlack) -> None:
+    thread_ts = _open_thread(orion, slack)
+    greeting = slack.bot_messages(CHANNEL, thread_ts)[0]
+    assert "Orion" in greeting.text
+    prompts = slack.wait_for(lambda: slack.suggested_prompts(CHANNEL, thread_ts))
+    assert len(prompts[-1].prompts) >= 2
+
+
+def test_question_gets_claudes_answer_streamed(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = _open_thread(orion, slack)
+    claude.reply("The **capital of France** is Paris.")
+    _ask(orion, slack, thread_ts, "What is the capital of France?")
+
+    [answer] = _wait_answers(slack, thread_ts, 1)
+    assert answer == "The **capital of France** is Paris."
+    assert slack.calls_to("chat.startStream"), "the answer is streamed"
+    final = slack.bot_messages(CHANNEL, thread_ts)[-1]
+    assert any(block.get("type") == "context_actions" for block in final.blocks or [])
+    statuses = [update.status for update in slack.statuses(CHANNEL, thread_ts)]
+    assert statuses[0] == "Restoring your preferences..."
+    assert "is thinking..." in statuses
+    request = claude.calls[-1].body
+    assert request["messages"][-1]["content"] == "What is the capital of France?"
+    assert request["stream"] is True
+
+
+def test_second_question_carries_the_first_exchange(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = _open_thread(orion, slack)
+    claude.reply("Paris.")
+    _ask(orion, slack, thread_ts, "Capital of France?")
+    _wait_answers(slack, thread_ts, 1)
+    claude.reply("About 2.1 million people.")
+    _ask(orion, slack, thread_ts, "How many people live there?")
+    _wait_answers(slack, thread_ts, 2)
+
+    messages = claude.calls[-1].body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[0]["content"] == "Capital of France?"
+    assert messages[1]["content"] == "Paris."
+    assert messages[2]["content"] == "How many people live there?"
+
+
+def test_claude_overloaded_ends_in_a_friendly_message_and_the_next_one_works(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = _open_thread(orion, slack)
+    claude.fail(status=529, error_type="overloaded_error", message="Overloaded")
+    _ask(orion, slack, thread_ts, "Are you there?")
+    [apology] = _wait_answers(slack, thread_ts, 1)
+    assert "Sorry" in apology
+    assert "overloaded_error" not in apology and "529" not in apology
+
+    claude.reply("Yes, I'm back.")
+    _ask(orion, slack, thread_ts, "Now?")
+    answers = _wait_answers(slack, thread_ts, 2)
+    assert answers[-1] == "Yes, I'm back."
+
+
+def test_top_level_dm_is_acknowledged_without_a_reply(orion: OrionServer, slack: FakeSlack) -> None:
+    response = orion.post_event(events.top_level_dm(USER, CHANNEL, "hello?"))
+    assert response.status_code == 200
+    time.sleep(0.2)
+    assert not slack.calls_to("chat.postMessage")
+
+
+def test_feedback_button_is_acknowledged(orion: OrionServer, slack: FakeSlack) -> None:
+    payload = events.block_actions(USER, CHANNEL, slack.new_ts(), "feedback", "good")
+    response = orion.post_form(events.form_body(payload))
+    assert response.status_code == 200

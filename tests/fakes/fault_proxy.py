@@ -1,0 +1,163 @@
+"""FaultyProxy: an HTTP reverse proxy on loopback that injects delays and error statuses.
+
+Put it in front of an upstream (typically the GcsEmulator) and point the client at `.url`.
+Rules match a substring of the request's path and query, raw or percent-decoded, so
+`add_rule("users/U1/preferences.json", delay=5)` catches the download of that object even
+though google-cloud-storage sends it as `users%2FU1%2Fpreferences.json`. Multipart uploads
+carry the object name in the body, not the URL: match them with e.g. "uploadType=multipart"
+and `method="POST"`.
+
+Note that google-cloud-storage retries 5xx on idempotent calls by itself (with backoff of
+a second or more): use `times=` or pass `retry=None` in the code under test accordingly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import aiohttp
+from aiohttp import web
+
+from tests.fakes._http_server import HttpFake
+
+# Hop-by-hop headers, and those aiohttp recomputes for the body it actually sends.
+_SKIP_REQUEST = {"host", "connection", "keep-alive", "transfer-encoding", "content-length"}
+_SKIP_RESPONSE = {"connection", "keep-alive", "transfer-encoding", "content-length"}
+
+
+@dataclass
+class Rule:
+    match: str
+    delay: float = 0.0
+    status: int | None = None
+    remaining: int | None = None
+    method: str | None = None
+    hits: int = 0
+
+    def matches(self, method: str, raw: str) -> bool:
+        if self.method is not None and self.method.upper() != method:
+            return False
+        return self.match in raw or self.match in unquote(raw)
+
+
+@dataclass(frozen=True)
+class ProxiedRequest:
+    method: str
+    path_qs: str
+    status: int
+    # The rule that applied, if any.
+    rule: str | None
+
+
+class FaultyProxy(HttpFake):
+    def __init__(self, upstream: str) -> None:
+        super().__init__()
+        self.upstream = upstream.rstrip("/")
+        self._lock = threading.Lock()
+        self._rules: list[Rule] = []
+        self._log: list[ProxiedRequest] = []
+        self._session: aiohttp.ClientSession | None = None
+
+    def _routes(self) -> list[web.RouteDef]:
+        return [web.route("*", "/{tail:.*}", self._forward)]
+
+    def stop(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and self._runner is not None:
+            self._loop_thread.run(session.close())
+        super().stop()
+
+    # --- rules ---
+
+    def add_rule(
+        self,
+        match: str,
+        delay: float = 0.0,
+        status: int | None = None,
+        times: int | None = None,
+        method: str | None = None,
+    ) -> Rule:
+        """For requests whose path+query contains `match`: wait `delay` seconds, then answer
+        `status` (with a GCS-style JSON error) or, without status, forward. `times=None`
+        applies until `clear_rules()`. The first applicable rule wins."""
+        rule = Rule(match, delay, status, times, method)
+        with self._lock:
+            self._rules.append(rule)
+        return rule
+
+    def clear_rules(self) -> None:
+        with self._lock:
+            self._rules.clear()
+
+    @property
+    def requests(self) -> list[ProxiedRequest]:
+        with self._lock:
+            return list(self._log)
+
+    def _take_rule(self, method: str, raw: str) -> Rule | None:
+        with self._lock:
+            for rule in self._rules:
+                if not rule.matches(method, raw):
+                    continue
+                rule.hits += 1
+                if rule.remaining is not None:
+                    rule.remaining -= 1
+                    if rule.remaining <= 0:
+                        self._rules.remove(rule)
+                return rule
+        return None
+
+    # --- proxying ---
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        raw = request.raw_path
+        rule = self._take_rule(request.method, raw)
+        if rule is not None and rule.delay > 0:
+            await asyncio.sleep(rule.delay)
+        if rule is not None and rule.status is not None:
+            self._note(request, rule.status, rule)
+            return web.json_response(_gcs_error(rule.status), status=rule.status)
+        if self._session is None:
+            # No automatic decompression: bytes and Content-Encoding pass through unchanged.
+            self._session = aiohttp.ClientSession(auto_decompress=False)
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _SKIP_REQUEST}
+        body = await request.read()
+        async with self._session.request(
+            request.method,
+            self.upstream + raw,
+            headers=headers,
+            data=body if body else None,
+            allow_redirects=False,
+            skip_auto_headers=("Accept-Encoding", "User-Agent", "Content-Type"),
+        ) as upstream:
+            payload = await upstream.read()
+            out_headers = [
+                (k, v) for k, v in upstream.headers.items() if k.lower() not in _SKIP_RESPONSE
+            ]
+            status = upstream.status
+        self._note(request, status, rule)
+        response = web.Response(body=payload, status=status)
+        for key, value in out_headers:
+            response.headers.add(key, value)
+        return response
+
+    def _note(self, request: web.Request, status: int, rule: Rule | None) -> None:
+        entry = ProxiedRequest(request.method, request.raw_path, status, rule and rule.match)
+        with self._lock:
+            self._log.append(entry)
+
+
+def _gcs_error(status: int) -> dict[str, Any]:
+    message = "Service Unavailable" if status == 503 else f"Injected error {status}"
+    reason = "backendError" if status >= 500 else "injected"
+    return {
+        "error": {
+            "code": status,
+            "message": message,
+            "errors": [{"message": message, "domain": "global", "reason": reason}],
+        }
+    }

@@ -1,0 +1,240 @@
+"""Events API and interactivity payloads as Slack sends them, and request signing.
+
+Builders return the whole `event_callback` envelope, shaped so that Bolt's AsyncAssistant
+recognises it (slack_bolt/request/payload_utils.py): a user message in an assistant thread is
+a `message` event with `channel_type: "im"`, a `thread_ts`, no `subtype` and no `bot_id`.
+Deliver them over HTTP (`json_body` + `sign`) or Socket Mode (`send_events_api(payload)`).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+import time
+import uuid
+from typing import Any
+from urllib.parse import urlencode
+
+from slack_sdk.signature import SignatureVerifier
+
+from tests.fakes.slack_model import APP_ID, BOT_ID, BOT_USER_ID, TEAM_ID, new_ts
+
+VERIFICATION_TOKEN = "fake-verification-token"
+
+
+def _event_id() -> str:
+    alphabet = string.ascii_uppercase + string.digits
+    return "Ev" + "".join(secrets.choice(alphabet) for _ in range(10))
+
+
+def event_callback(event: dict[str, Any], *, team_id: str = TEAM_ID) -> dict[str, Any]:
+    """Wrap `event` in the envelope Slack posts to the Request URL."""
+    return {
+        "token": VERIFICATION_TOKEN,
+        "team_id": team_id,
+        "context_team_id": team_id,
+        "context_enterprise_id": None,
+        "api_app_id": APP_ID,
+        "event": event,
+        "type": "event_callback",
+        "event_id": _event_id(),
+        "event_time": int(time.time()),
+        "authorizations": [
+            {
+                "enterprise_id": None,
+                "team_id": team_id,
+                "user_id": BOT_USER_ID,
+                "is_bot": True,
+                "is_enterprise_install": False,
+            }
+        ],
+        "is_ext_shared_channel": False,
+        "event_context": "4-" + uuid.uuid4().hex,
+    }
+
+
+def _assistant_thread_event(
+    kind: str, user: str, channel: str, thread_ts: str, context: dict[str, Any] | None
+) -> dict[str, Any]:
+    return event_callback(
+        {
+            "type": kind,
+            "assistant_thread": {
+                "user_id": user,
+                "context": context if context is not None else {},
+                "channel_id": channel,
+                "thread_ts": thread_ts,
+            },
+            "event_ts": new_ts(),
+        }
+    )
+
+
+def assistant_thread_started(
+    user: str, channel: str, thread_ts: str, context: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The user opened a new assistant thread. `context` is e.g.
+    `{"channel_id": "C1", "team_id": "T1", "enterprise_id": None}` (the channel they were in)."""
+    return _assistant_thread_event("assistant_thread_started", user, channel, thread_ts, context)
+
+
+def assistant_thread_context_changed(
+    user: str, channel: str, thread_ts: str, context: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return _assistant_thread_event(
+        "assistant_thread_context_changed", user, channel, thread_ts, context
+    )
+
+
+def _rich_text(text: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "rich_text",
+            "block_id": uuid.uuid4().hex[:5],
+            "elements": [
+                {"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}
+            ],
+        }
+    ]
+
+
+def _message_event(
+    user: str, channel: str, text: str, ts: str | None, thread_ts: str | None
+) -> dict[str, Any]:
+    ts = ts or new_ts()
+    event: dict[str, Any] = {
+        "user": user,
+        "type": "message",
+        "ts": ts,
+        "client_msg_id": str(uuid.uuid4()),
+        "text": text,
+        "team": TEAM_ID,
+        "blocks": _rich_text(text),
+        "channel": channel,
+        "event_ts": ts,
+        "channel_type": "im",
+    }
+    if thread_ts is not None:
+        event["thread_ts"] = thread_ts
+        event["parent_user_id"] = BOT_USER_ID
+    return event_callback(event)
+
+
+def user_message_in_thread(
+    user: str, channel: str, thread_ts: str, text: str, ts: str | None = None
+) -> dict[str, Any]:
+    """A user's message in an assistant thread (DM channel). Pass the `ts` returned by
+    `FakeSlack.add_user_message` so the thread and the event agree."""
+    return _message_event(user, channel, text, ts, thread_ts)
+
+
+def top_level_dm(user: str, channel: str, text: str, ts: str | None = None) -> dict[str, Any]:
+    """A DM outside any thread: matches no AsyncAssistant listener."""
+    return _message_event(user, channel, text, ts, None)
+
+
+def bot_message_in_thread(
+    channel: str, thread_ts: str, text: str, ts: str | None = None
+) -> dict[str, Any]:
+    """The echo of the bot's own reply, which Slack also delivers as a message event."""
+    payload = _message_event(BOT_USER_ID, channel, text, ts, thread_ts)
+    payload["event"].update({"bot_id": BOT_ID, "app_id": APP_ID})
+    payload["event"].pop("client_msg_id")
+    return payload
+
+
+def url_verification(challenge: str = "fake-challenge") -> dict[str, Any]:
+    return {"token": VERIFICATION_TOKEN, "challenge": challenge, "type": "url_verification"}
+
+
+def block_actions(
+    user: str,
+    channel: str,
+    message_ts: str,
+    action_id: str,
+    value: str,
+    *,
+    thread_ts: str | None = None,
+    block_id: str = "actions",
+    response_url: str | None = None,
+    message: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A button click on a message (interactivity payload). Over HTTP it is sent form-encoded
+    (`form_body`); over Socket Mode as an `interactive` envelope. `response_url`: use
+    `FakeSlack.new_response_url()` if the app calls `respond`."""
+    container: dict[str, Any] = {
+        "type": "message",
+        "message_ts": message_ts,
+        "channel_id": channel,
+        "is_ephemeral": False,
+    }
+    if thread_ts is not None:
+        container["thread_ts"] = thread_ts
+    default = {"type": "message", "ts": message_ts, "user": BOT_USER_ID, "bot_id": BOT_ID}
+    shown = dict(message) if message is not None else default
+    if thread_ts is not None:
+        shown.setdefault("thread_ts", thread_ts)
+    payload: dict[str, Any] = {
+        "type": "block_actions",
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM_ID},
+        "api_app_id": APP_ID,
+        "token": VERIFICATION_TOKEN,
+        "container": container,
+        "trigger_id": f"{int(time.time())}.{secrets.randbelow(10**9)}.fake",
+        "team": {"id": TEAM_ID, "domain": "orion-test"},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "channel": {"id": channel, "name": "directmessage"},
+        "message": shown,
+        "state": {"values": {}},
+        "actions": [
+            {
+                "action_id": action_id,
+                "block_id": block_id,
+                "value": value,
+                "type": "button",
+                "action_ts": new_ts(),
+            }
+        ],
+    }
+    if response_url is not None:
+        payload["response_url"] = response_url
+    return payload
+
+
+# --- HTTP delivery ---
+
+
+def json_body(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload).encode()
+
+
+def form_body(payload: dict[str, Any]) -> bytes:
+    """Interactivity payloads arrive as `payload=<url-encoded JSON>`."""
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+def sign(body: bytes, secret: str, timestamp: int | None = None) -> dict[str, str]:
+    """Slack's request-signing headers for `body`."""
+    ts = int(time.time()) if timestamp is None else timestamp
+    signature = SignatureVerifier(secret).generate_signature(timestamp=str(ts), body=body)
+    return {"X-Slack-Request-Timestamp": str(ts), "X-Slack-Signature": signature}
+
+
+def signed_headers(
+    body: bytes,
+    secret: str,
+    *,
+    content_type: str = "application/json",
+    timestamp: int | None = None,
+    retry_num: int | None = None,
+    retry_reason: str = "http_timeout",
+) -> dict[str, str]:
+    """All headers of an Events API delivery, including Slack's retry headers when
+    `retry_num` is given (Slack redelivers events not acked within 3 s)."""
+    headers = {"Content-Type": content_type, **sign(body, secret, timestamp)}
+    if retry_num is not None:
+        headers["X-Slack-Retry-Num"] = str(retry_num)
+        headers["X-Slack-Retry-Reason"] = retry_reason
+    return headers

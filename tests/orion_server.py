@@ -1,0 +1,93 @@
+"""Run the real Orion HTTP app (Starlette + Bolt + uvicorn) on loopback for a test.
+
+The server runs in its own thread and event loop, exactly as in production, so Bolt acks
+each event over HTTP and runs the listener afterwards; tests post signed requests with a
+real HTTP client and then look at what the fakes saw.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from typing import Any
+
+import httpx
+import uvicorn
+
+from app.config import RunMode, Settings
+from app.http_server import build_http_app
+from app.services import ServiceProvider
+from app.slack.app import build_bolt_app
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_events import sign
+
+SIGNING_SECRET = "test-signing-secret-0123456789abcdef"
+BOT_TOKEN = "xoxb-test-bot-token-0000"
+ANTHROPIC_KEY = "sk-ant-test-key-0000"
+
+
+def make_settings(slack: FakeSlack, claude: FakeClaude, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "slack_bot_token": BOT_TOKEN,
+        "slack_signing_secret": SIGNING_SECRET,
+        "slack_api_url": slack.url,
+        "anthropic_api_key": ANTHROPIC_KEY,
+        "anthropic_base_url": claude.url,
+        "anthropic_max_retries": 0,
+        "log_format": "json",
+    }
+    values.update(overrides)
+    # _env_file=None: a developer's own .env must not leak into the tests.
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+class OrionServer:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.provider = ServiceProvider(settings)
+        bolt_app = build_bolt_app(settings, self.provider, mode=RunMode.HTTP)
+        config = uvicorn.Config(
+            build_http_app(bolt_app, self.provider),
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+        )
+        self._server = uvicorn.Server(config)
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+        self.http = httpx.Client(base_url=self.url, timeout=10)
+
+    def __enter__(self) -> OrionServer:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("Orion did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.http.close()
+        self._server.should_exit = True
+        self._thread.join(timeout=15)
+        self._socket.close()
+
+    def post_event(
+        self, payload: dict[str, Any], *, timestamp: int | None = None, secret: str = SIGNING_SECRET
+    ) -> httpx.Response:
+        """POST a signed Events API request, as Slack does."""
+        body = json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json", **sign(body, secret, timestamp)}
+        return self.http.post("/slack/events", content=body, headers=headers)
+
+    def post_form(self, body: bytes, *, secret: str = SIGNING_SECRET) -> httpx.Response:
+        """POST a signed interactivity request (form-encoded `payload=`)."""
+        headers = {"Content-Type": "application/x-www-form-urlencoded", **sign(body, secret)}
+        return self.http.post("/slack/events", content=body, headers=headers)

@@ -1,0 +1,488 @@
+"""The fakes in tests/fakes/ behave like the real services, as seen by the real SDK clients.
+
+If one of these fails, every other test's verdict is suspect: fix the fake first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+from anthropic import AsyncAnthropic
+from google.api_core import exceptions as gcs_errors
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import storage
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.context.say.async_say import AsyncSay
+from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+from slack_bolt.request import payload_utils
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.claude_script import text as text_reply
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.gcs import GcsEmulator
+from tests.fakes.slack_api import FakeSlack
+
+BOT_TOKEN = "xoxb-1-test"
+APP_TOKEN = "xapp-1-A1-1-test"
+USER = "U1"
+DM = "D1"
+MODEL = "claude-sonnet-test"
+HELLO = [{"role": "user", "content": "hello there"}]
+MEMORY_TOOL: Any = {"type": "memory_20250818", "name": "memory"}
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack(socket_mode=True) as fake:
+        yield fake
+
+
+@pytest.fixture
+def claude() -> Iterator[FakeClaude]:
+    with FakeClaude() as fake:
+        yield fake
+
+
+@pytest.fixture
+def claude_client(claude: FakeClaude) -> AsyncAnthropic:
+    return AsyncAnthropic(base_url=claude.url, api_key="test", max_retries=0)
+
+
+def web_client(fake: FakeSlack, token: str = BOT_TOKEN, **kwargs: Any) -> AsyncWebClient:
+    return AsyncWebClient(token=token, base_url=fake.url, **kwargs)
+
+
+def gcs_client(url: str) -> storage.Client:
+    return storage.Client(
+        project="orion-test",
+        credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+        client_options={"api_endpoint": url},
+    )
+
+
+# --- FakeSlack ---
+
+
+async def test_posted_and_streamed_replies_appear_in_the_thread(slack: FakeSlack) -> None:
+    client = web_client(slack)
+    thread_ts = slack.add_user_message(DM, None, USER, "hi")
+
+    await client.chat_postMessage(channel=DM, thread_ts=thread_ts, text="Looking…")
+    stream = await client.chat_stream(
+        channel=DM,
+        thread_ts=thread_ts,
+        recipient_team_id="T1",
+        recipient_user_id=USER,
+        buffer_size=8,
+    )
+    for piece in ["Hello, ", "this is ", "a **streamed** ", "answer."]:
+        await stream.append(markdown_text=piece)
+    feedback = [{"type": "context", "elements": [{"type": "mrkdwn", "text": "ok?"}]}]
+    await stream.stop(markdown_text=" Bye.", blocks=feedback)
+
+    user, first, streamed = slack.thread(DM, thread_ts)
+    assert (user.user, user.text) == (USER, "hi")
+    assert (first.user, first.bot_id, first.text) == ("UBOT", "BBOT", "Looking…")
+    assert streamed.text == "Hello, this is a **streamed** answer. Bye."
+    assert not streamed.streaming
+    assert streamed.blocks == feedback
+    assert float(user.ts) < float(first.ts) < float(streamed.ts)
+    # slack_sdk's ChatStream sends text only as `chunks`, all three stream methods as JSON.
+    assert slack.calls_to("chat.appendStream")
+    assert all("chunks" in c.args for c in slack.calls_to("chat.appendStream"))
+
+
+async def test_replies_carry_metadata_only_when_asked(slack: FakeSlack) -> None:
+    client = web_client(slack)
+    thread_ts = slack.open_assistant_thread(DM)
+    metadata = {"event_type": "assistant_thread_context", "event_payload": {"channel_id": "C9"}}
+    await client.chat_postMessage(channel=DM, thread_ts=thread_ts, text="hi", metadata=metadata)
+
+    with_meta = await client.conversations_replies(
+        channel=DM, ts=thread_ts, include_all_metadata=True
+    )
+    without = await client.conversations_replies(channel=DM, ts=thread_ts)
+
+    root, reply = with_meta["messages"]
+    assert root["subtype"] == "assistant_app_thread"
+    assert reply["metadata"] == metadata and reply["user"] == "UBOT" and reply["blocks"]
+    assert "metadata" not in without["messages"][1]
+    assert [m.text for m in slack.thread(DM, thread_ts)] == ["hi"]  # the root is not shown
+
+
+async def test_replies_paginate_with_cursor(slack: FakeSlack) -> None:
+    client = web_client(slack)
+    thread_ts = slack.add_user_message(DM, None, USER, "root")
+    for n in range(4):
+        slack.add_user_message(DM, thread_ts, USER, f"m{n}")
+    first = await client.conversations_replies(channel=DM, ts=thread_ts, limit=3)
+    cursor = first["response_metadata"]["next_cursor"]
+    second = await client.conversations_replies(channel=DM, ts=thread_ts, limit=3, cursor=cursor)
+    texts = [m["text"] for m in first["messages"] + second["messages"]]
+    assert texts == ["root", "m0", "m1", "m2", "m3"]
+    assert first["has_more"] and not second["has_more"]
+
+
+async def test_rate_limit_is_retried_by_the_sdk_handler(slack: FakeSlack) -> None:
+    client = web_client(slack, retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=1)])
+    slack.inject_error("chat.postMessage", error="ratelimited", status=429, retry_after=0)
+
+    await client.chat_postMessage(channel=DM, text="eventually")
+
+    assert [c.error for c in slack.calls_to("chat.postMessage")] == ["ratelimited", None]
+    assert [m.text for m in slack.messages(DM)] == ["eventually"]
+
+
+async def test_expired_stream_refuses_appends_and_chat_update_recovers(slack: FakeSlack) -> None:
+    client = web_client(slack)
+    thread_ts = slack.add_user_message(DM, None, USER, "hi")
+    stream = await client.chat_stream(channel=DM, thread_ts=thread_ts, buffer_size=1)
+    await stream.append(markdown_text="partial")
+    slack.expire_streams()
+
+    with pytest.raises(SlackApiError) as raised:
+        await stream.append(markdown_text=" more")
+    assert raised.value.response["error"] == "message_not_in_streaming_state"
+    assert stream.ts is not None
+    await client.chat_update(channel=DM, ts=stream.ts, text="partial more")
+
+    [reply] = slack.bot_messages(DM, thread_ts)
+    assert (reply.text, reply.streaming) == ("partial more", False)
+
+
+async def test_injected_errors_can_persist_until_cleared(slack: FakeSlack) -> None:
+    client = web_client(slack)
+    slack.inject_error("auth.test", error="fatal_error", status=500, times=None)
+    for _ in range(2):
+        with pytest.raises(SlackApiError):
+            await client.auth_test()
+    slack.clear_errors()
+    assert (await client.auth_test())["user_id"] == "UBOT"
+
+
+async def test_tokens_are_checked(slack: FakeSlack) -> None:
+    with pytest.raises(SlackApiError) as no_token:
+        await AsyncWebClient(base_url=slack.url).chat_postMessage(channel=DM, text="x")
+    with pytest.raises(SlackApiError) as app_token:
+        await web_client(slack, token=APP_TOKEN).chat_postMessage(channel=DM, text="x")
+    assert no_token.value.response["error"] == "not_authed"
+    assert app_token.value.response["error"] == "not_allowed_token_type"
+    assert slack.messages() == []
+
+
+async def test_assistant_thread_chrome_is_recorded(slack: FakeSlack) -> None:
+    client = web_client(slack)
+    thread_ts = slack.open_assistant_thread(DM)
+    await client.assistant_threads_setStatus(
+        channel_id=DM, thread_ts=thread_ts, status="is thinking…", loading_messages=["Hmm", "Ah"]
+    )
+    prompts = [{"title": "Plan", "message": "Plan my day"}]
+    await client.assistant_threads_setSuggestedPrompts(
+        channel_id=DM, thread_ts=thread_ts, prompts=prompts, title="Try"
+    )
+    await client.assistant_threads_setTitle(channel_id=DM, thread_ts=thread_ts, title="Day plan")
+    assert slack.current_status(DM, thread_ts) == "is thinking…"
+
+    await client.chat_postMessage(channel=DM, thread_ts=thread_ts, text="Done")
+
+    [status] = slack.statuses(DM, thread_ts)
+    assert (status.status, status.loading_messages) == ("is thinking…", ["Hmm", "Ah"])
+    assert slack.suggested_prompts(DM, thread_ts)[-1].prompts == prompts
+    assert slack.titles(DM, thread_ts) == ["Day plan"]
+    assert slack.current_status(DM, thread_ts) == ""  # Slack clears it when the bot replies
+
+
+def test_wait_for_refuses_to_block_an_event_loop(slack: FakeSlack) -> None:
+    async def misuse() -> None:
+        slack.wait_for(lambda: True)
+
+    with pytest.raises(RuntimeError, match="_async"):
+        asyncio.run(misuse())
+    assert slack.wait_for(lambda: 42) == 42
+
+
+async def test_socket_mode_round_trip_with_bolt(slack: FakeSlack) -> None:
+    assert slack.socket_mode is not None
+    server = slack.socket_mode
+    app = AsyncApp(client=web_client(slack), signing_secret="unused-over-socket-mode")
+    assistant = AsyncAssistant()
+
+    @assistant.thread_started
+    async def greet(say: AsyncSay) -> None:
+        await say("Hello from Orion")
+
+    app.assistant(assistant)
+    handler = AsyncSocketModeHandler(app, app_token=APP_TOKEN)
+    await handler.connect_async()
+    try:
+        await server.wait_connected_async()
+        thread_ts = slack.open_assistant_thread(DM)
+        envelope_id = server.send_events_api(
+            events.assistant_thread_started(USER, DM, thread_ts, {"channel_id": "C1"})
+        )
+
+        ack = await server.wait_ack_async(envelope_id)
+        [reply] = await slack.wait_for_async(lambda: slack.bot_messages(DM, thread_ts))
+    finally:
+        await handler.close_async()
+
+    assert ack["envelope_id"] == envelope_id
+    assert reply.text == "Hello from Orion"
+    assert reply.metadata is not None
+    assert reply.metadata["event_type"] == "assistant_thread_context"
+    assert server.connections_opened == 1
+
+
+# --- Slack event payloads ---
+
+
+def test_event_payloads_match_what_bolt_recognises() -> None:
+    started = events.assistant_thread_started(USER, DM, "1.000001")
+    in_thread = events.user_message_in_thread(USER, DM, "1.000001", "hi")
+    top_level = events.top_level_dm(USER, DM, "hi")
+    bot_echo = events.bot_message_in_thread(DM, "1.000001", "hello")
+
+    assert payload_utils.is_assistant_thread_started_event(started)
+    assert payload_utils.is_assistant_thread_context_changed_event(
+        events.assistant_thread_context_changed(USER, DM, "1.000001")
+    )
+    assert payload_utils.is_user_message_event_in_assistant_thread(in_thread)
+    assert not payload_utils.is_assistant_event(top_level)
+    assert payload_utils.is_bot_message_event_in_assistant_thread(bot_echo)
+    assert started["event_id"] != in_thread["event_id"]
+
+
+def test_signatures_verify_with_the_sdk() -> None:
+    body = events.json_body(events.url_verification("abc"))
+    headers = events.sign(body, "shh")
+    verifier = SignatureVerifier("shh")
+    assert verifier.is_valid_request(body, headers)
+    assert not SignatureVerifier("other").is_valid_request(body, headers)
+
+    form = events.form_body(events.block_actions(USER, DM, "1.000002", "feedback", "good"))
+    assert form.startswith(b"payload=%7B")
+    assert verifier.is_valid_request(form, events.signed_headers(form, "shh"))
+
+
+# --- FakeClaude ---
+
+
+async def test_claude_json_reply_and_default_echo(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    claude.reply("Scripted answer")
+    scripted = await claude_client.messages.create(model=MODEL, max_tokens=64, messages=HELLO)
+    echoed = await claude_client.messages.create(model=MODEL, max_tokens=64, messages=HELLO)
+
+    assert scripted.content[0].type == "text" and scripted.content[0].text == "Scripted answer"
+    assert scripted.model == MODEL and scripted.stop_reason == "end_turn"
+    assert scripted.usage.input_tokens > 0 and scripted.usage.output_tokens > 0
+    assert echoed.content[0].type == "text"
+    assert echoed.content[0].text == "(fake claude) you said: hello there"
+    assert claude.requests[0]["messages"] == HELLO
+    assert claude.calls[0].headers["Authorization"] == "Bearer test"
+
+
+async def test_claude_streams_text(claude: FakeClaude, claude_client: AsyncAnthropic) -> None:
+    claude.reply("one two three four five six seven eight")
+    async with claude_client.messages.stream(model=MODEL, max_tokens=64, messages=HELLO) as s:
+        deltas = [delta async for delta in s.text_stream]
+        final = await s.get_final_message()
+
+    assert len(deltas) > 1
+    assert "".join(deltas) == "one two three four five six seven eight"
+    assert final.content[0].type == "text"
+    assert final.content[0].text == "".join(deltas)
+    assert final.stop_reason == "end_turn"
+    assert claude.requests[0]["stream"] is True
+
+
+async def test_claude_streams_memory_tool_use_on_the_beta_client(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    command = {"command": "create", "path": "/memories/users/U1/notes.md", "file_text": "likes tea"}
+    tool_id = claude.reply_tool_use("memory", command, text="Noting that.")
+    async with claude_client.beta.messages.stream(
+        model=MODEL,
+        max_tokens=64,
+        messages=HELLO,
+        tools=[MEMORY_TOOL],
+        betas=["context-management-2025-06-27"],
+    ) as s:
+        final = await s.get_final_message()
+
+    text_block, tool_block = final.content
+    assert text_block.type == "text" and text_block.text == "Noting that."
+    assert tool_block.type == "tool_use"
+    assert (tool_block.id, tool_block.name, tool_block.input) == (tool_id, "memory", command)
+    assert final.stop_reason == "tool_use"
+    assert claude.calls[0].betas == ("context-management-2025-06-27",)
+    assert claude.requests[0]["tools"] == [MEMORY_TOOL]
+
+
+async def test_claude_tool_use_json_and_responder(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    claude.responder = lambda body: text_reply("summary") if body["model"] == "small" else None
+    claude.reply_tool_use("memory", {"command": "view", "path": "/memories"})
+
+    summary = await claude_client.messages.create(model="small", max_tokens=8, messages=HELLO)
+    main = await claude_client.messages.create(
+        model=MODEL, max_tokens=64, messages=HELLO, tools=[MEMORY_TOOL]
+    )
+
+    assert summary.content[0].type == "text" and summary.content[0].text == "summary"
+    assert main.content[0].type == "tool_use"
+    assert main.content[0].input == {"command": "view", "path": "/memories"}
+    assert claude.pending == 0
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type", "exception"),
+    [
+        (529, "overloaded_error", anthropic.OverloadedError),
+        (429, "rate_limit_error", anthropic.RateLimitError),
+        (500, "api_error", anthropic.InternalServerError),
+    ],
+)
+async def test_claude_http_errors_raise_the_sdk_exceptions(
+    claude: FakeClaude,
+    claude_client: AsyncAnthropic,
+    status: int,
+    error_type: str,
+    exception: type[anthropic.APIStatusError],
+) -> None:
+    claude.fail(status, error_type, "nope", retry_after=0.01)
+    with pytest.raises(exception) as raised:
+        await claude_client.messages.create(model=MODEL, max_tokens=8, messages=HELLO)
+    assert raised.value.status_code == status
+    assert raised.value.type == error_type
+    if status == 429:
+        assert raised.value.response.headers["retry-after"] == "0.01"
+
+
+async def test_claude_sdk_retries_recover(claude: FakeClaude) -> None:
+    client = AsyncAnthropic(base_url=claude.url, api_key="test", max_retries=2)
+    claude.fail(429, "rate_limit_error", "slow down", retry_after=0.01)
+    claude.reply("after retry")
+    reply = await client.messages.create(model=MODEL, max_tokens=8, messages=HELLO)
+    assert reply.content[0].type == "text" and reply.content[0].text == "after retry"
+    assert len(claude.requests) == 2
+
+
+async def test_claude_error_mid_stream(claude: FakeClaude, claude_client: AsyncAnthropic) -> None:
+    claude.fail_mid_stream("Half an ans")
+    received: list[str] = []
+    with pytest.raises(anthropic.APIStatusError) as raised:
+        async with claude_client.messages.stream(model=MODEL, max_tokens=8, messages=HELLO) as s:
+            async for delta in s.text_stream:
+                received.append(delta)
+    # The HTTP status was 200, so it is the base class, told apart by `type`.
+    assert type(raised.value) is anthropic.APIStatusError
+    assert raised.value.type == "overloaded_error"
+    assert "".join(received) == "Half an ans"
+
+
+async def test_claude_dropped_connection(claude: FakeClaude, claude_client: AsyncAnthropic) -> None:
+    claude.drop_connection()
+    with pytest.raises(anthropic.APIConnectionError):
+        await claude_client.messages.create(model=MODEL, max_tokens=8, messages=HELLO)
+
+
+async def test_claude_dropped_mid_stream_escapes_as_httpx2_error(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    claude.drop_connection(partial_text="Half")
+    with pytest.raises(httpx2.RemoteProtocolError):
+        async with claude_client.messages.stream(model=MODEL, max_tokens=8, messages=HELLO) as s:
+            async for _ in s.text_stream:
+                pass
+
+
+async def test_claude_delay_holds_the_next_response(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    claude.delay(0.3)
+    started = time.monotonic()
+    await claude_client.messages.create(model=MODEL, max_tokens=8, messages=HELLO)
+    assert time.monotonic() - started >= 0.3
+    started = time.monotonic()
+    await claude_client.messages.create(model=MODEL, max_tokens=8, messages=HELLO)
+    assert time.monotonic() - started < 0.3
+
+
+async def test_claude_rejects_what_the_real_api_rejects(claude: FakeClaude) -> None:
+    client = AsyncAnthropic(base_url=claude.url, api_key="test", max_retries=0)
+    with pytest.raises(anthropic.BadRequestError, match="thread=False"):
+        await client.beta.messages.create(
+            model=MODEL, max_tokens=8, messages=HELLO, thread={"type": "create"}
+        )
+
+
+# --- GCS emulator and fault proxy ---
+
+
+def test_gcs_crud_and_preconditions(gcs_emulator: GcsEmulator, gcs_bucket: str) -> None:
+    bucket = gcs_client(gcs_emulator.url).bucket(gcs_bucket)
+    prefs = bucket.blob("users/U1/preferences.json")
+    prefs.upload_from_string('{"tone": "brief"}', if_generation_match=0)
+    first_generation = prefs.generation
+    assert first_generation
+
+    with pytest.raises(gcs_errors.PreconditionFailed):
+        bucket.blob("users/U1/preferences.json").upload_from_string("{}", if_generation_match=0)
+    update = bucket.blob("users/U1/preferences.json")
+    update.upload_from_string('{"tone": "warm"}', if_generation_match=first_generation)
+    with pytest.raises(gcs_errors.PreconditionFailed):
+        stale = bucket.blob("users/U1/preferences.json")
+        stale.upload_from_string("{}", if_generation_match=first_generation)
+
+    gcs_emulator.write(gcs_bucket, "users/U2/preferences.json", "{}")
+    gcs_emulator.write(gcs_bucket, "global/context.md", "# Org")
+    names = [b.name for b in bucket.client.list_blobs(gcs_bucket, prefix="users/")]
+    assert names == ["users/U1/preferences.json", "users/U2/preferences.json"]
+    assert bucket.blob("users/U1/preferences.json").download_as_bytes() == b'{"tone": "warm"}'
+
+    bucket.blob("global/context.md").delete()
+    assert gcs_emulator.read(gcs_bucket, "global/context.md") is None
+    assert gcs_emulator.names(gcs_bucket) == names
+
+
+def test_fault_proxy_delays_one_object_and_fails_another(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, "users/U1/preferences.json", "{}")
+    gcs_emulator.write(gcs_bucket, "global/context.md", "# Org")
+    with FaultyProxy(gcs_emulator.url) as proxy:
+        bucket = gcs_client(proxy.url).bucket(gcs_bucket)
+        proxy.add_rule("users/U1/preferences.json", delay=0.4)
+        proxy.add_rule("global/context.md", status=503, times=1)
+
+        started = time.monotonic()
+        assert bucket.blob("users/U1/preferences.json").download_as_bytes() == b"{}"
+        assert time.monotonic() - started >= 0.4
+        with pytest.raises(gcs_errors.ServiceUnavailable):
+            bucket.blob("global/context.md").download_as_bytes(retry=None)
+        started = time.monotonic()
+        assert bucket.blob("global/context.md").download_as_bytes() == b"# Org"  # times=1 spent
+        assert time.monotonic() - started < 0.4
+
+        proxy.clear_rules()
+        bucket.blob("sessions/1-2/context.md").upload_from_string("s", if_generation_match=0)
+        statuses = [(r.status, r.rule) for r in proxy.requests]
+
+    print(statuses)
+    assert statuses[1] == (503, "global/context.md")
+    assert gcs_emulator.read(gcs_bucket, "sessions/1-2/context.md") == b"s"
