@@ -8,6 +8,7 @@ variable without echoing its value.
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal
@@ -125,11 +126,27 @@ def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
         settings = Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         problems = [_describe(error) for error in exc.errors()]
+        # The mode rules need a parsed Settings; report the one that matters most anyway,
+        # so a first run lists every missing variable at once.
+        if mode is RunMode.SOCKET and not _provided("SLACK_APP_TOKEN"):
+            problems.append("SLACK_APP_TOKEN: missing (required in Socket Mode)")
+        elif mode is not RunMode.SOCKET and not _provided(
+            "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"
+        ):
+            problems.append("SLACK_SIGNING_SECRET: missing (required in HTTP mode)")
         raise ConfigError(_format(problems)) from None
     problems = settings.problems_for(mode or settings.default_mode())
     if problems:
         raise ConfigError(_format(problems))
     return settings
+
+
+def _provided(*names: str) -> bool:
+    """Whether any of these variables is set in the environment or the `.env` file."""
+    from dotenv import dotenv_values
+
+    dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
+    return any(os.environ.get(name) or dotenv.get(name) for name in names)
 
 
 def _format(problems: list[str]) -> str:

@@ -6,8 +6,13 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from langfuse import Langfuse
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from app.observability import tracing
 from tests.fakes.gcs import GcsEmulator
+from tests.span_log import SpanLog
 
 
 @pytest.fixture(scope="session")
@@ -24,3 +29,29 @@ def gcs_bucket(gcs_emulator: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> st
     gcs_emulator.create_bucket(name)
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", gcs_emulator.url)
     return name
+
+
+@pytest.fixture(scope="session")
+def _langfuse_capture() -> tuple[Langfuse, InMemorySpanExporter]:
+    """One offline Langfuse client (it is a singleton per public key) exporting to memory."""
+    exporter = InMemorySpanExporter()
+    client = Langfuse(
+        public_key="pk-lf-test",
+        secret_key="sk-lf-test",
+        base_url="http://127.0.0.1:9",
+        tracer_provider=TracerProvider(),
+        span_exporter=exporter,
+    )
+    return client, exporter
+
+
+@pytest.fixture
+def spans(_langfuse_capture: tuple[Langfuse, InMemorySpanExporter]) -> Iterator[SpanLog]:
+    """Turn tracing on for one test; yields the spans Orion exported."""
+    client, exporter = _langfuse_capture
+    exporter.clear()
+    tracing.set_client(client)
+    try:
+        yield SpanLog(client, exporter)
+    finally:
+        tracing.set_client(None)

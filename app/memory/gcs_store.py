@@ -37,8 +37,6 @@ T = TypeVar("T")
 # its first attempt did land (the response was lost), the retry fails with 412; finding
 # our own id on the object tells that apart from a real conflicting writer.
 _WRITE_ID = "orion-write-id"
-# A read is metadata then media; if the object is replaced in between, read it again.
-_READ_ATTEMPTS = 3
 
 
 def content_type_for(key: str) -> str:
@@ -153,30 +151,25 @@ class GcsMemoryStore:
     def _read(self, key: str) -> StoredObject | None:
         from google.api_core import exceptions as google_errors
 
+        from app.memory.gcs_blob import TimedBlob
+
         gcs = self._connect()
-        for _ in range(_READ_ATTEMPTS):
-            blob = gcs.bucket.get_blob(key, timeout=gcs.timeout, retry=gcs.retry)
-            if blob is None:
-                return None
-            expected = blob.generation
-            try:
-                data = blob.download_as_bytes(
-                    if_generation_match=expected, timeout=gcs.timeout, retry=gcs.retry
-                )
-            except (google_errors.NotFound, google_errors.PreconditionFailed):
-                continue  # replaced or deleted between the two requests
-            # The download reports the generation it served; an emulator may ignore the
-            # precondition above, and content must never be paired with the wrong one.
-            if blob.generation != expected:
-                continue
-            return StoredObject(
-                key=key,
-                content=data.decode("utf-8", errors="replace"),
-                generation=expected,
-                updated=blob.updated,
-                size=len(data),
-            )
-        raise StoreUnavailable(f"GCS read {key!r}: the object kept changing while being read")
+        blob = TimedBlob(key, gcs.bucket)
+        try:
+            data = blob.download_as_bytes(timeout=gcs.timeout, retry=gcs.retry)
+        except google_errors.NotFound:
+            return None
+        # One response: the generation and time below belong to exactly this content.
+        generation, updated = blob.generation, blob.last_modified
+        if generation is None or updated is None:
+            raise StoreUnavailable(f"GCS read {key!r}: the download did not say its version")
+        return StoredObject(
+            key=key,
+            content=data.decode("utf-8", errors="replace"),
+            generation=int(generation),
+            updated=updated,
+            size=len(data),
+        )
 
     def _write(self, key: str, content: str, if_generation: int | None) -> int:
         from google.api_core import exceptions as google_errors

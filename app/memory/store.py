@@ -140,4 +140,4 @@ async def _commit(
 
 def _backoff(attempt: int) -> float:
     # Full jitter: writers that collided once should not collide again in lock step.
-    return random.uniform(0, min(0.05, 0.002 * 2**attempt))
+    return random.uniform(0, min(0.2, 0.005 * 2**attempt))

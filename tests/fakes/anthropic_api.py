@@ -127,9 +127,19 @@ class FakeClaude(HttpFake):
             self._pending_delay += seconds
 
     def clear(self) -> None:
+        """Drop the script and any pending delay."""
         with self._lock:
             self._script.clear()
             self._pending_delay = 0.0
+
+    def reset(self) -> None:
+        """Back to a fresh fake (script, delay, responder, recorded calls) — for a fake shared
+        by several tests."""
+        with self._lock:
+            self._script.clear()
+            self._pending_delay = 0.0
+            self._calls.clear()
+            self.responder = None
 
     @property
     def pending(self) -> int:

@@ -208,6 +208,14 @@ class FakeSlack(HttpFake):
         with self._lock:
             self._injections.clear()
 
+    def reset(self) -> None:
+        """Back to an empty workspace with no calls or injected errors — for a fake shared by
+        several tests."""
+        with self._lock:
+            self._injections.clear()
+            self._calls.clear()
+            self.workspace = Workspace()
+
     def _take_injection(self, method: str) -> _Injection | None:
         with self._lock:
             for injection in self._injections:

@@ -1,0 +1,144 @@
+"""GCS backend specifics: retries through a faulty proxy, content types, lazy import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from app.memory.gcs_store import GcsMemoryStore
+from app.memory.store import CREATE_ONLY, StoreUnavailable
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.gcs import GcsEmulator
+
+KEY = "users/U0123ABCD/notes.md"
+UPLOAD = "uploadType=multipart"
+
+
+@pytest.fixture
+def proxy(
+    gcs_emulator: GcsEmulator, gcs_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FaultyProxy]:
+    """A FaultyProxy in front of the emulator; the store under test talks to the proxy."""
+    with FaultyProxy(gcs_emulator.url) as faulty:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", faulty.url)
+        yield faulty
+
+
+def _store(bucket: str, *, retry_timeout: float = 5.0, request_timeout: float = 2.0) -> GcsMemoryStore:
+    return GcsMemoryStore(bucket, retry_timeout=retry_timeout, request_timeout=request_timeout)
+
+
+async def test_read_succeeds_after_two_503s(
+    proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, KEY, "remembered")
+    proxy.add_rule(KEY, status=503, times=2)
+
+    stored = await _store(gcs_bucket).read(KEY)
+
+    assert stored is not None and stored.content == "remembered"
+    assert [r.status for r in proxy.requests] == [503, 503, 200], proxy.requests
+
+
+async def test_conditional_write_succeeds_after_two_503s(
+    proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    proxy.add_rule(UPLOAD, status=503, times=2, method="POST")
+
+    generation = await _store(gcs_bucket).write(KEY, "v1", if_generation=CREATE_ONLY)
+
+    assert generation > 0
+    assert gcs_emulator.read(gcs_bucket, KEY) == b"v1"
+    assert [r.status for r in proxy.requests] == [503, 503, 200], proxy.requests
+
+
+async def test_unconditional_write_is_not_retried(
+    proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    # Retrying a blind overwrite could clobber a newer write: the library's rule.
+    proxy.add_rule(UPLOAD, status=503, times=1, method="POST")
+
+    with pytest.raises(StoreUnavailable):
+        await _store(gcs_bucket).write(KEY, "v1")
+
+    assert [r.status for r in proxy.requests] == [503]
+    assert gcs_emulator.read(gcs_bucket, KEY) is None
+
+
+async def test_persistent_503_raises_store_unavailable_within_the_retry_budget(
+    proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    proxy.add_rule(f"/b/{gcs_bucket}/o", status=503)
+    store = _store(gcs_bucket, retry_timeout=1.0, request_timeout=1.0)
+
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable):
+        await store.read(KEY)
+    with pytest.raises(StoreUnavailable):
+        await store.write(KEY, "x", if_generation=CREATE_ONLY)
+    with pytest.raises(StoreUnavailable):
+        await store.list("users/")
+    elapsed = time.monotonic() - started
+
+    assert len(proxy.requests) > 3  # it did retry
+    assert elapsed < 3 * (1.0 + 1.0) + 1.0  # each call bounded by retry + request timeout
+
+
+async def test_slow_responses_time_out_into_store_unavailable(
+    proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, KEY, "slow")
+    proxy.add_rule(KEY, delay=3.0)
+    store = _store(gcs_bucket, retry_timeout=0.5, request_timeout=0.3)
+
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable):
+        await store.read(KEY)
+
+    assert time.monotonic() - started < 2.5
+
+
+async def test_writes_set_a_content_type_by_extension(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    store = GcsMemoryStore(gcs_bucket)
+    expected = {
+        "users/U0123ABCD/notes.md": "text/markdown",
+        "users/U0123ABCD/preferences.json": "application/json",
+        "users/U0123ABCD/todo.txt": "text/plain",
+    }
+    for key in expected:
+        await store.write(key, "{}")
+
+    for key, content_type in expected.items():
+        url = f"{gcs_emulator.url}/storage/v1/b/{gcs_bucket}/o/{quote(key, safe='')}"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            metadata = json.load(response)
+        assert metadata["contentType"].split(";")[0] == content_type
+
+
+def test_importing_the_memory_package_does_not_load_google_cloud_storage_or_anthropic() -> None:
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import app.memory, app.memory.store, app.memory.paths, app.memory.guide\n"
+        "from app.memory.factory import open_memory_store\n"
+        "open_memory_store('orion-memories', Path('unused'))\n"
+        "open_memory_store(None, Path('unused'))\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('google', 'anthropic')))\n"
+        "print(loaded)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,46 @@
+"""Read the spans Orion exported to Langfuse, as a test would look at a trace."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langfuse import Langfuse
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+
+class SpanLog:
+    def __init__(self, client: Langfuse, exporter: InMemorySpanExporter) -> None:
+        self._client = client
+        self._exporter = exporter
+
+    def all(self) -> list[ReadableSpan]:
+        self._client.flush()
+        return list(self._exporter.get_finished_spans())
+
+    def names(self) -> list[str]:
+        return [span.name for span in self.all()]
+
+    def named(self, name: str) -> list[ReadableSpan]:
+        return [span for span in self.all() if span.name == name]
+
+    def attributes(self, span: ReadableSpan) -> dict[str, Any]:
+        """Span attributes with Langfuse's JSON-encoded values decoded."""
+        decoded: dict[str, Any] = {}
+        for key, value in (span.attributes or {}).items():
+            decoded[key] = value
+            # Langfuse stores structured values (input, output, usage) as JSON text.
+            if isinstance(value, str) and value[:1] in ("{", "["):
+                try:
+                    decoded[key] = json.loads(value)
+                except ValueError:
+                    pass
+        return decoded
+
+    def text(self) -> str:
+        """Everything exported, as one string: for "this never appears" assertions."""
+        return "\n".join(
+            f"{span.name} {json.dumps(dict(span.attributes or {}), default=str)}"
+            for span in self.all()
+        )

@@ -1,0 +1,55 @@
+"""Log lines are what Cloud Logging expects, carry the event's context, and hide secrets."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+from app.observability.event_context import event_context, trace_id_for
+from app.observability.logging import configure_logging, get_logger
+from app.observability.redaction import register_secrets
+
+
+def _lines(stream: io.StringIO) -> list[dict]:
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+
+
+def test_json_lines_carry_cloud_logging_fields_and_event_context() -> None:
+    stream = io.StringIO()
+    configure_logging(level="INFO", fmt="json", project="orion-prod", stream=stream)
+    with event_context(event_id="Ev123", user="U1", channel="D1", thread_ts="1.2"):
+        get_logger("test").info("slack.user_message.start", extra_field=3)
+        logging.getLogger("slack_bolt").warning("from the standard library")
+    first, second = _lines(stream)
+    trace_id = trace_id_for("Ev123")
+    assert first["severity"] == "INFO"
+    assert first["message"] == "slack.user_message.start"
+    assert first["time"].endswith("Z")
+    assert first["logging.googleapis.com/trace"] == f"projects/orion-prod/traces/{trace_id}"
+    assert (first["user"], first["channel"], first["thread_ts"]) == ("U1", "D1", "1.2")
+    assert first["extra_field"] == 3
+    assert second["severity"] == "WARNING"
+    assert second["trace_id"] == trace_id
+
+
+def test_secrets_never_reach_a_log_line() -> None:
+    stream = io.StringIO()
+    register_secrets(["xoxb-super-secret-token"])
+    try:
+        configure_logging(level="INFO", fmt="json", stream=stream)
+        get_logger("test").error("failed", detail="bad token xoxb-super-secret-token here")
+        logging.getLogger("slack_sdk").error("Authorization: Bearer xoxb-super-secret-token")
+    finally:
+        register_secrets([])
+    output = stream.getvalue()
+    assert "xoxb-super-secret-token" not in output
+    assert output.count("[REDACTED]") == 2
+
+
+def test_console_format_is_human_readable() -> None:
+    stream = io.StringIO()
+    configure_logging(level="INFO", fmt="console", stream=stream)
+    get_logger("test").info("hello.world", n=1)
+    text = stream.getvalue()
+    assert "hello.world" in text and not text.lstrip().startswith("{")
