@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -32,10 +33,8 @@ class SpanLog:
             decoded[key] = value
             # Langfuse stores structured values (input, output, usage) as JSON text.
             if isinstance(value, str) and value[:1] in ("{", "["):
-                try:
+                with contextlib.suppress(ValueError):
                     decoded[key] = json.loads(value)
-                except ValueError:
-                    pass
         return decoded
 
     def text(self) -> str:
