@@ -18,7 +18,7 @@ import uvicorn
 
 from app.config import RunMode, Settings
 from app.http_server import build_http_app
-from app.services import ServiceProvider
+from app.services import ServiceProvider, build_services
 from app.slack.app import build_bolt_app
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -47,7 +47,9 @@ def make_settings(slack: FakeSlack, claude: FakeClaude, **overrides: Any) -> Set
 class OrionServer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.provider = ServiceProvider(settings)
+        # Built up front: tests measure behaviour, not how long the stack takes to import
+        # on a busy machine (the lazy warm-up is covered by the process-level tests).
+        self.provider = ServiceProvider(settings, services=build_services(settings))
         bolt_app = build_bolt_app(settings, self.provider, mode=RunMode.HTTP)
         config = uvicorn.Config(
             build_http_app(bolt_app, self.provider),

@@ -202,3 +202,14 @@ def thread_context_key(channel_id: str, thread_ts: str) -> str:
     if not isinstance(channel_id, str) or not _CHANNEL_ID.fullmatch(channel_id):
         raise ValueError(f"not a Slack channel id: {channel_id!r}")
     return f"{THREADS_PREFIX}{channel_id}/{validate_thread_ts(thread_ts).replace('.', '-')}.json"
+
+
+# Claims of handled Slack events (retry dedupe); outside every MemoryScope root.
+EVENTS_PREFIX = "events/"
+_EVENT_ID = re.compile(r"[A-Za-z0-9]{4,64}")
+
+
+def event_claim_key(event_id: str) -> str:
+    if not isinstance(event_id, str) or not _EVENT_ID.fullmatch(event_id):
+        raise ValueError(f"not a Slack event id: {event_id!r}")
+    return f"{EVENTS_PREFIX}{event_id}"

@@ -13,6 +13,7 @@ from app.slack import (
     thread_started,
     user_message,
 )
+from app.slack.dedupe import EventDeduplicator
 from app.slack.thread_context_store import StoredThreadContextStore
 from app.slack.web_client import build_web_client
 
@@ -32,10 +33,11 @@ def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMo
         process_before_response=False,
     )
     context_store = StoredThreadContextStore(provider)
+    dedupe = EventDeduplicator(provider)
     assistant = AsyncAssistant(thread_context_store=context_store)
-    thread_started.register(assistant, provider)
-    user_message.register(assistant, provider)
-    thread_context_changed.register(assistant, context_store)
+    thread_started.register(assistant, provider, dedupe)
+    user_message.register(assistant, provider, dedupe)
+    thread_context_changed.register(assistant, context_store, dedupe)
     app.assistant(assistant)
     feedback.register(app)
     other_messages.register(app)

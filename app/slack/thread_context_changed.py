@@ -10,13 +10,16 @@ from slack_bolt.context.save_thread_context.async_save_thread_context import (
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
 from app.observability.logging import get_logger
+from app.slack.dedupe import EventDeduplicator
 from app.slack.event_scope import handling
 from app.slack.thread_context_store import StoredThreadContextStore
 
 log = get_logger(__name__)
 
 
-def register(assistant: AsyncAssistant, context_store: StoredThreadContextStore) -> None:
+def register(
+    assistant: AsyncAssistant, context_store: StoredThreadContextStore, dedupe: EventDeduplicator
+) -> None:
     @assistant.thread_context_changed
     async def on_thread_context_changed(
         body: dict[str, Any],
@@ -31,6 +34,8 @@ def register(assistant: AsyncAssistant, context_store: StoredThreadContextStore)
             channel=thread.get("channel_id"),
             thread_ts=thread.get("thread_ts"),
         ):
+            if await dedupe.is_duplicate(body):
+                return
             try:
                 # Keep what Orion stored with the thread (e.g. its memory context) and
                 # update only the fields Slack sent.

@@ -23,6 +23,7 @@ from app.memory.loader import Scope
 from app.memory.restore import restore_memory
 from app.observability.logging import get_logger
 from app.services import ServiceProvider, Services
+from app.slack.dedupe import EventDeduplicator
 from app.slack.event_scope import handling
 from app.slack.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS, greeting_for
 from app.slack.thread_memory import MEMORY_CONTEXT_KEY, thread_context_with_memory
@@ -32,7 +33,9 @@ log = get_logger(__name__)
 RESTORING_STATUS = "Restoring your preferences..."
 
 
-def register(assistant: AsyncAssistant, provider: ServiceProvider) -> None:
+def register(
+    assistant: AsyncAssistant, provider: ServiceProvider, dedupe: EventDeduplicator
+) -> None:
     @assistant.thread_started
     async def on_thread_started(
         body: dict[str, Any],
@@ -51,6 +54,8 @@ def register(assistant: AsyncAssistant, provider: ServiceProvider) -> None:
             channel=thread.get("channel_id"),
             thread_ts=thread_ts,
         ):
+            if await dedupe.is_duplicate(body):
+                return
             greeting = GENERIC_GREETING
             try:
                 await set_status(RESTORING_STATUS)

@@ -16,6 +16,7 @@ from app.agent.errors import friendly_error
 from app.agent.request import TurnRequest
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
+from app.slack.dedupe import EventDeduplicator
 from app.slack.event_scope import handling
 from app.slack.reply_stream import SlackReplyStream, feedback_blocks
 from app.slack.thread_history import read_thread
@@ -32,7 +33,9 @@ LOADING_MESSAGES = [
 ]
 
 
-def register(assistant: AsyncAssistant, provider: ServiceProvider) -> None:
+def register(
+    assistant: AsyncAssistant, provider: ServiceProvider, dedupe: EventDeduplicator
+) -> None:
     @assistant.user_message
     async def on_user_message(
         body: dict[str, Any],
@@ -46,6 +49,8 @@ def register(assistant: AsyncAssistant, provider: ServiceProvider) -> None:
         async with handling(
             "slack.user_message", body, user=user, channel=channel, thread_ts=thread_ts
         ):
+            if await dedupe.is_duplicate(body):
+                return
             reply = SlackReplyStream(
                 client, channel=channel, thread_ts=thread_ts, user_id=user, team_id=context.team_id
             )

@@ -1,0 +1,82 @@
+"""Slack retries: each event is answered once, on one instance or across two."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.gcs import GcsEmulator
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_process import OrionProcess, free_port, orion_env
+from tests.orion_server import SIGNING_SECRET, OrionServer
+
+USER, CHANNEL = "U0DAVE", "D0DAVE"
+
+
+def _finished_answers(slack: FakeSlack, thread_ts: str) -> list[str]:
+    return [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
+
+
+def _post(url: str, payload: dict, retry_num: int | None = None) -> httpx.Response:
+    body = json.dumps(payload).encode()
+    headers = {"Content-Type": "application/json", **events.sign(body, SIGNING_SECRET)}
+    if retry_num is not None:
+        headers["X-Slack-Retry-Num"] = str(retry_num)
+        headers["X-Slack-Retry-Reason"] = "http_timeout"
+    return httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=10)
+
+
+def test_a_retried_event_is_answered_once(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = slack.new_ts()
+    claude.reply("Only once.")
+    ts = slack.add_user_message(CHANNEL, thread_ts, USER, "hello")
+    payload = events.user_message_in_thread(USER, CHANNEL, thread_ts, "hello", ts=ts)
+
+    assert _post(orion.url, payload).status_code == 200
+    for retry in (1, 2):
+        assert _post(orion.url, payload, retry_num=retry).status_code == 200
+    slack.wait_for(lambda: _finished_answers(slack, thread_ts), what="the answer")
+    time.sleep(0.5)  # room for a duplicate answer to show up, if one were coming
+    assert _finished_answers(slack, thread_ts) == ["Only once."]
+    assert len(claude.calls) == 1
+
+
+@pytest.mark.parametrize("retry_num", [1])
+def test_two_instances_sharing_a_bucket_answer_an_event_once(
+    tmp_path: Path,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    gcs_emulator: GcsEmulator,
+    gcs_bucket: str,
+    retry_num: int,
+) -> None:
+    shared = {"GCS_MEMORIES_BUCKET": gcs_bucket, "STORAGE_EMULATOR_HOST": gcs_emulator.url}
+    instances = [
+        OrionProcess(
+            orion_env(slack_url=slack.url, claude_url=claude.url, port=free_port(), **shared),
+            cwd=tmp_path,
+            log_path=tmp_path / f"orion-{n}.log",
+        )
+        for n in (1, 2)
+    ]
+    thread_ts = slack.new_ts()
+    claude.reply("One answer from one instance.")
+    ts = slack.add_user_message(CHANNEL, thread_ts, USER, "who answers?")
+    payload = events.user_message_in_thread(USER, CHANNEL, thread_ts, "who answers?", ts=ts)
+    with instances[0], instances[1]:
+        assert _post(instances[0].url, payload).status_code == 200
+        assert _post(instances[1].url, payload, retry_num=retry_num).status_code == 200
+        slack.wait_for(lambda: _finished_answers(slack, thread_ts), timeout=30, what="answer")
+        time.sleep(1.0)
+        assert _finished_answers(slack, thread_ts) == ["One answer from one instance."]
+    assert len(claude.calls) == 1
+    claims = [name for name in gcs_emulator.names(gcs_bucket) if name.startswith("events/")]
+    assert claims == [f"events/{payload['event_id']}"]

@@ -1,0 +1,102 @@
+"""Run Orion as a real process (`python -m app.cli serve`), configured by environment.
+
+Used where a test needs what only separate processes show: cold start, and two
+instances sharing one bucket (as on Cloud Run).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.orion_server import ANTHROPIC_KEY, BOT_TOKEN, SIGNING_SECRET
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def orion_env(*, slack_url: str, claude_url: str, port: int, **extra: str) -> dict[str, str]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "PYTHONPATH": str(REPO),
+        "SLACK_BOT_TOKEN": BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": slack_url,
+        "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "ANTHROPIC_BASE_URL": claude_url,
+        "ANTHROPIC_MAX_RETRIES": "0",
+        "PORT": str(port),
+        "LOG_FORMAT": "json",
+    }
+    env.update(extra)
+    return env
+
+
+class OrionProcess:
+    def __init__(self, env: dict[str, str], *, cwd: Path, log_path: Path) -> None:
+        self.env = env
+        self.url = f"http://127.0.0.1:{env['PORT']}"
+        self._cwd = cwd
+        self._log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> float:
+        """Spawn; returns the monotonic time of the spawn."""
+        spawned = time.monotonic()
+        with self._log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "serve"],
+                cwd=self._cwd,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        return spawned
+
+    def wait_healthy(self, timeout: float = 30.0) -> float:
+        """Poll /healthz; returns the monotonic time of the first 200."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=0.5).status_code == 200:
+                    return time.monotonic()
+            except httpx.TransportError:
+                pass
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"Orion exited: {self.log()}")
+            time.sleep(0.005)
+        raise TimeoutError(f"Orion not healthy after {timeout}s: {self.log()}")
+
+    def stop(self, timeout: float = 15.0) -> int:
+        """SIGTERM, as Cloud Run does; returns the exit code."""
+        if self.process is None:
+            return 0
+        self.process.terminate()
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+    def log(self) -> str:
+        return self._log_path.read_text(errors="replace") if self._log_path.exists() else ""
+
+    def __enter__(self) -> OrionProcess:
+        self.start()
+        self.wait_healthy()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
