@@ -1,0 +1,80 @@
+"""Cold start: how soon a freshly spawned Orion answers /healthz, acks Slack, replies.
+
+Slack retries any event not acknowledged within 3 s, and a Cloud Run instance that
+scales from zero starts exactly like this. Each run spawns `python -m app.cli serve`
+against loopback fakes, then posts a signed `assistant_thread_started` event as soon as
+/healthz answers. The baseline is a plain import of the full stack on the same machine,
+measured in the same run, so the ratio survives a noisy machine.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.stats import median_ms, print_table
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_process import OrionProcess, free_port, orion_env
+from tests.orion_server import SIGNING_SECRET
+
+FULL_STACK = (
+    "import slack_bolt.async_app, anthropic, google.cloud.storage, langfuse, starlette, uvicorn"
+)
+
+
+def _full_stack_import() -> float:
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", FULL_STACK], check=True)
+    return time.monotonic() - started
+
+
+def _one_cold_start(slack: FakeSlack, claude: FakeClaude, workdir: Path) -> dict[str, float]:
+    import httpx
+
+    env = orion_env(slack_url=slack.url, claude_url=claude.url, port=free_port())
+    orion = OrionProcess(env, cwd=workdir, log_path=workdir / "orion.log")
+    spawned = orion.start()
+    try:
+        healthy = orion.wait_healthy()
+        thread_ts = slack.new_ts()
+        body = events.json_body(events.assistant_thread_started("U0BENCH", "D0BENCH", thread_ts))
+        headers = {"Content-Type": "application/json", **events.sign(body, SIGNING_SECRET)}
+        response = httpx.post(
+            f"{orion.url}/slack/events", content=body, headers=headers, timeout=10
+        )
+        acked = time.monotonic()
+        assert response.status_code == 200, response.text
+        slack.wait_for(lambda: slack.bot_messages("D0BENCH", thread_ts), timeout=30)
+        replied = time.monotonic()
+    finally:
+        orion.stop()
+    return {"healthz": healthy - spawned, "ack": acked - spawned, "reply": replied - spawned}
+
+
+def run(quick: bool) -> list[tuple[str, str]]:
+    runs = 3 if quick else 7
+    baseline, healthz, ack, reply = [], [], [], []
+    with FakeSlack() as slack, FakeClaude() as claude, tempfile.TemporaryDirectory() as tmp:
+        for _ in range(runs):
+            baseline.append(_full_stack_import())
+            result = _one_cold_start(slack, claude, Path(tmp))
+            healthz.append(result["healthz"])
+            ack.append(result["ack"])
+            reply.append(result["reply"])
+    base = median_ms(baseline)
+    return [
+        (f"cold start: full-stack import baseline (median of {runs})", f"{base} ms"),
+        ("cold start: spawn → /healthz 200", f"{median_ms(healthz)} ms"),
+        ("cold start: spawn → first event acked", f"{median_ms(ack)} ms"),
+        ("cold start: spawn → greeting posted", f"{median_ms(reply)} ms"),
+        ("cold start: first ack / full-stack import", f"{median_ms(ack) / base:.2f}×"),
+    ]
+
+
+if __name__ == "__main__":
+    print_table(run(quick="--quick" in sys.argv))
