@@ -90,12 +90,13 @@ class LocalMemoryStore:
             if exc.errno == errno.ELOOP:  # a symlink: not something this store wrote
                 return None
             raise StoreUnavailable(f"cannot read {key}: {exc.strerror}") from exc
+        # fstat of the descriptor we read: content and generation belong together even if
+        # a writer replaces the file meanwhile.
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            return None  # a directory is not an object
         with os.fdopen(fd, "rb") as file:
-            # fstat of the descriptor we read: content and generation belong together even
-            # if a writer replaces the file meanwhile.
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return None  # a directory is not an object
             data = file.read()
         return StoredObject(
             key=key,
@@ -110,9 +111,9 @@ class LocalMemoryStore:
             info = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
             return None
-        if not stat.S_ISREG(info.st_mode):
-            raise MemoryStoreError(f"{path.name} is not a regular file")
-        return _generation(info)
+        # A directory (or anything else) is not an object: as in a bucket, where a
+        # "directory" is only a prefix of other keys.
+        return _generation(info) if stat.S_ISREG(info.st_mode) else None
 
     def _write(self, key: str, data: bytes, if_generation: int | None) -> int:
         path = self._path(key)
@@ -124,7 +125,9 @@ class LocalMemoryStore:
                 return self._replace(path, data, generation)
             except (NotADirectoryError, FileExistsError, IsADirectoryError) as exc:
                 # GCS allows `a` and `a/b` side by side; a file system does not.
-                raise MemoryStoreError(f"cannot write {key}: a parent is a file") from exc
+                raise MemoryStoreError(
+                    f"cannot write {key}: a file and a directory cannot share a name"
+                ) from exc
             except OSError as exc:
                 raise StoreUnavailable(f"cannot write {key}: {exc.strerror}") from exc
 

@@ -9,10 +9,14 @@ class MemoryToolError(ToolError):
     """A model-visible error result (the tool runner sends it with `is_error: true`).
 
     `log_message` is the same message without anything the model quoted from a file
-    (such as `old_str`), so that logs and spans never carry memory contents.
+    (such as `old_str`), so that logs and spans never carry memory contents. `internal`
+    marks failures on Orion's side (the store is down) rather than in the model's request.
     """
 
-    def __init__(self, message: str, *, log_message: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, log_message: str | None = None, internal: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.log_message = log_message if log_message is not None else message
+        self.internal = internal

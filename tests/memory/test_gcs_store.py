@@ -32,6 +32,13 @@ def proxy(
         yield faulty
 
 
+def _object_statuses(proxy: FaultyProxy) -> list[int]:
+    """Statuses of object requests, in order; google-cloud-storage 3.17 also fetches the
+    bucket's metadata in a background thread (for its telemetry), which is not our doing."""
+    paths = [(r.path_qs.split("?")[0], r.status) for r in proxy.requests]
+    return [status for path, status in paths if "/o/" in path or path.endswith("/o")]
+
+
 def _store(bucket: str, *, retry_timeout: float = 5.0, request_timeout: float = 2.0) -> GcsMemoryStore:
     return GcsMemoryStore(bucket, retry_timeout=retry_timeout, request_timeout=request_timeout)
 
@@ -45,7 +52,7 @@ async def test_read_succeeds_after_two_503s(
     stored = await _store(gcs_bucket).read(KEY)
 
     assert stored is not None and stored.content == "remembered"
-    assert [r.status for r in proxy.requests] == [503, 503, 200], proxy.requests
+    assert _object_statuses(proxy) == [503, 503, 200]
 
 
 async def test_conditional_write_succeeds_after_two_503s(
@@ -57,7 +64,7 @@ async def test_conditional_write_succeeds_after_two_503s(
 
     assert generation > 0
     assert gcs_emulator.read(gcs_bucket, KEY) == b"v1"
-    assert [r.status for r in proxy.requests] == [503, 503, 200], proxy.requests
+    assert _object_statuses(proxy) == [503, 503, 200]
 
 
 async def test_unconditional_write_is_not_retried(
@@ -69,7 +76,7 @@ async def test_unconditional_write_is_not_retried(
     with pytest.raises(StoreUnavailable):
         await _store(gcs_bucket).write(KEY, "v1")
 
-    assert [r.status for r in proxy.requests] == [503]
+    assert _object_statuses(proxy) == [503]
     assert gcs_emulator.read(gcs_bucket, KEY) is None
 
 
@@ -88,7 +95,7 @@ async def test_persistent_503_raises_store_unavailable_within_the_retry_budget(
         await store.list("users/")
     elapsed = time.monotonic() - started
 
-    assert len(proxy.requests) > 3  # it did retry
+    assert len(_object_statuses(proxy)) > 3  # it did retry
     assert elapsed < 3 * (1.0 + 1.0) + 1.0  # each call bounded by retry + request timeout
 
 
