@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
@@ -43,6 +43,16 @@ def build_http_app(bolt_app: AsyncApp, provider: ServiceProvider) -> Starlette:
 def serve_http(app: Starlette, *, port: int) -> None:
     import uvicorn
 
+    class Server(uvicorn.Server):
+        """uvicorn re-raises SIGTERM once it has shut down gracefully, so the process would
+        end "killed by signal" (-15). After a clean drain Orion exits 0 instead."""
+
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                self._captured_signals.clear()
+
     config = uvicorn.Config(
         app,
         host="0.0.0.0",
@@ -52,4 +62,4 @@ def serve_http(app: Starlette, *, port: int) -> None:
         timeout_graceful_shutdown=8,
         lifespan="on",
     )
-    uvicorn.Server(config).run()
+    Server(config).run()
