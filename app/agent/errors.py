@@ -9,13 +9,18 @@ GENERIC = "Sorry, something went wrong on my side while answering. Please try ag
 
 def friendly_error(exc: BaseException) -> str:
     """Map a failure during a turn to the apology shown in the thread."""
-    import anthropic  # already imported by the agent loop; kept local for start-up speed
+    # Already imported by the agent loop; imported here, not at the top, for start-up speed.
+    import anthropic
+    import httpx2
 
     if isinstance(exc, anthropic.RateLimitError | anthropic.OverloadedError):
         return BUSY
     if isinstance(exc, anthropic.APIStatusError) and _error_type(exc) == "overloaded_error":
         return BUSY
-    if isinstance(exc, anthropic.APIConnectionError | anthropic.InternalServerError):
+    # A connection dropped in the middle of a stream surfaces as the transport's own error.
+    if isinstance(
+        exc, anthropic.APIConnectionError | anthropic.InternalServerError | httpx2.TransportError
+    ):
         return UNREACHABLE
     return GENERIC
 
