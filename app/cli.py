@@ -7,8 +7,8 @@ import asyncio
 import sys
 
 from app.config import ConfigError, RunMode, Settings, load_settings
-from app.observability.logging import configure_logging, get_logger
-from app.observability.redaction import register_secrets
+from app.observability.logging import get_logger
+from app.observability.setup import configure_observability
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,10 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     mode = requested or settings.default_mode()
-    register_secrets(settings.secret_values())
-    configure_logging(
-        level=settings.log_level, fmt=settings.log_format, project=settings.google_cloud_project
-    )
+    configure_observability(settings)
     get_logger("orion").info("orion.start", mode=mode.value, memory_backend=_backend(settings))
     run(settings, mode)
     return 0

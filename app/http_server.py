@@ -12,15 +12,23 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.shutdown import drain
+
+log = get_logger(__name__)
 
 
 def build_http_app(bolt_app: AsyncApp, provider: ServiceProvider) -> Starlette:
     handler = AsyncSlackRequestHandler(bolt_app)
 
     async def slack_events(request: Request) -> Response:
-        return await handler.handle(request)
+        try:
+            return await handler.handle(request)
+        except ValueError:
+            # Bolt parses the body before anything else; garbage is a bad request, not a crash.
+            log.warning("slack.request.malformed", content_type=request.headers.get("content-type"))
+            return PlainTextResponse("malformed request body", status_code=400)
 
     async def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")

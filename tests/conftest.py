@@ -41,6 +41,7 @@ def _langfuse_capture() -> tuple[Langfuse, InMemorySpanExporter]:
         base_url="http://127.0.0.1:9",
         tracer_provider=TracerProvider(),
         span_exporter=exporter,
+        mask=tracing.mask_secrets,  # as in production
     )
     return client, exporter
 

@@ -7,6 +7,7 @@ real HTTP client and then look at what the fakes saw.
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import threading
@@ -18,6 +19,7 @@ import uvicorn
 
 from app.config import RunMode, Settings
 from app.http_server import build_http_app
+from app.observability.setup import configure_observability
 from app.services import ServiceProvider, build_services
 from app.slack.app import build_bolt_app
 from tests.fakes.anthropic_api import FakeClaude
@@ -47,6 +49,9 @@ def make_settings(slack: FakeSlack, claude: FakeClaude, **overrides: Any) -> Set
 class OrionServer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        # As `orion` does at start-up; JSON lines are kept so tests can read every log line.
+        self.log_stream = io.StringIO()
+        configure_observability(settings, stream=self.log_stream)
         # Built up front: tests measure behaviour, not how long the stack takes to import
         # on a busy machine (the lazy warm-up is covered by the process-level tests).
         self.provider = ServiceProvider(settings, services=build_services(settings))
@@ -80,6 +85,9 @@ class OrionServer:
         self._server.should_exit = True
         self._thread.join(timeout=15)
         self._socket.close()
+
+    def log_lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log_stream.getvalue().splitlines() if line]
 
     def post_event(
         self, payload: dict[str, Any], *, timestamp: int | None = None, secret: str = SIGNING_SECRET

@@ -51,12 +51,12 @@ def configure_tracing(
             public_key=public_key,
             secret_key=secret_key,
             base_url=base_url,
-            mask=_mask,
+            mask=mask_secrets,
         )
     )
 
 
-def _mask(*, data: Any, **_: Any) -> Any:
+def mask_secrets(*, data: Any, **_: Any) -> Any:
     return redact(data)
 
 
