@@ -3,6 +3,7 @@ how long it took — never what the files contain."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -37,7 +38,7 @@ def traced_command(command: str, fields: Mapping[str, Any]) -> Iterator[None]:
     """Record the command run inside the block as span and log line `tool.memory.<command>`.
 
     Model-visible errors (`MemoryToolError`) are warnings unless marked internal (the
-    store failed); any other exception is a bug and is recorded as an error.
+    store failed); cancellation is a warning; any other exception is a bug, an error.
     """
     name = f"tool.memory.{command}"
     started = time.perf_counter()
@@ -47,6 +48,10 @@ def traced_command(command: str, fields: Mapping[str, Any]) -> Iterator[None]:
         except MemoryToolError as exc:
             level = "ERROR" if exc.internal else "WARNING"
             _record(span, name, fields, started, error=exc.log_message, level=level)
+            raise
+        except asyncio.CancelledError:
+            # A caller's time budget ran out: still one line per command, then let it go.
+            _record(span, name, fields, started, error="cancelled", level="WARNING")
             raise
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"

@@ -39,6 +39,10 @@ T = TypeVar("T")
 _WRITE_ID = "orion-write-id"
 
 
+def _new_write_id() -> str:
+    return uuid.uuid4().hex
+
+
 def content_type_for(key: str) -> str:
     if key.endswith(".json"):
         return "application/json"
@@ -118,7 +122,7 @@ class GcsMemoryStore:
             ) from exc
         except (
             google_errors.GoogleAPICallError,
-            auth_errors.TransportError,
+            auth_errors.GoogleAuthError,  # includes missing credentials in production
             requests.RequestException,
             ConnectionError,
         ) as exc:
@@ -176,7 +180,7 @@ class GcsMemoryStore:
 
         gcs = self._connect()
         blob = gcs.bucket.blob(key)
-        write_id = uuid.uuid4().hex
+        write_id = _new_write_id()
         blob.metadata = {_WRITE_ID: write_id}
         try:
             blob.upload_from_string(

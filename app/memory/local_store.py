@@ -133,7 +133,7 @@ class LocalMemoryStore:
 
     def _replace(self, path: Path, data: bytes, generation: int) -> int:
         for attempt in range(3):
-            _make_dirs(path.parent, stop_at=self.directory)
+            _make_dirs(path.parent)
             temp = path.parent / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
             try:
                 fd = os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, _FILE_MODE)
@@ -230,14 +230,15 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _make_dirs(directory: Path, *, stop_at: Path) -> None:
-    """Create `directory` and its missing parents, each with mode 0o700 whatever the umask
-    (`os.makedirs(mode=...)` applies the mode to the last one only)."""
+def _make_dirs(directory: Path) -> None:
+    """Create `directory` and its missing parents (the memory root's too, e.g. a fresh
+    `.orion/memories`), each with mode 0o700 whatever the umask (`os.makedirs(mode=...)`
+    applies the mode to the last one only)."""
     missing: list[Path] = []
     current = directory
     while not current.is_dir():
         missing.append(current)
-        if current == stop_at or current.parent == current:
+        if current.parent == current:
             break
         current = current.parent
     for path in reversed(missing):

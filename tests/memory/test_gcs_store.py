@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -9,12 +10,14 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
 
+from app.memory import gcs_store
 from app.memory.gcs_store import GcsMemoryStore
-from app.memory.store import CREATE_ONLY, StoreUnavailable
+from app.memory.store import CREATE_ONLY, PreconditionFailed, StoreUnavailable
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 
@@ -39,7 +42,9 @@ def _object_statuses(proxy: FaultyProxy) -> list[int]:
     return [status for path, status in paths if "/o/" in path or path.endswith("/o")]
 
 
-def _store(bucket: str, *, retry_timeout: float = 5.0, request_timeout: float = 2.0) -> GcsMemoryStore:
+def _store(
+    bucket: str, *, retry_timeout: float = 5.0, request_timeout: float = 2.0
+) -> GcsMemoryStore:
     return GcsMemoryStore(bucket, retry_timeout=retry_timeout, request_timeout=request_timeout)
 
 
@@ -113,6 +118,27 @@ async def test_slow_responses_time_out_into_store_unavailable(
     assert time.monotonic() - started < 2.5
 
 
+async def test_a_412_caused_by_our_own_landed_attempt_is_not_a_conflict(
+    gcs_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # When a conditional upload lands but its response is lost, the library's retry meets
+    # a generation it did not expect (412). That 412 is our own write, not a conflict: the
+    # store must say so, or `update` would apply the same edit twice. Replay that retry by
+    # sending the same write (same write id) twice.
+    monkeypatch.setattr(gcs_store, "_new_write_id", lambda: "attempt-1")
+    store = GcsMemoryStore(gcs_bucket)
+    landed = await store.write(KEY, "appended once", if_generation=CREATE_ONLY)
+
+    replayed = await store.write(KEY, "appended once", if_generation=CREATE_ONLY)
+
+    assert replayed == landed
+    monkeypatch.setattr(gcs_store, "_new_write_id", lambda: "another-writer")
+    with pytest.raises(PreconditionFailed):
+        await store.write(KEY, "appended twice", if_generation=CREATE_ONLY)
+    stored = await store.read(KEY)
+    assert stored is not None and stored.content == "appended once"
+
+
 async def test_writes_set_a_content_type_by_extension(
     gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
@@ -127,9 +153,13 @@ async def test_writes_set_a_content_type_by_extension(
 
     for key, content_type in expected.items():
         url = f"{gcs_emulator.url}/storage/v1/b/{gcs_bucket}/o/{quote(key, safe='')}"
-        with urllib.request.urlopen(url, timeout=5) as response:
-            metadata = json.load(response)
+        metadata = await asyncio.to_thread(_get_json, url)
         assert metadata["contentType"].split(";")[0] == content_type
+
+
+def _get_json(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return dict(json.load(response))
 
 
 def test_importing_the_memory_package_does_not_load_google_cloud_storage_or_anthropic() -> None:

@@ -1,0 +1,98 @@
+"""Each person's list of their own summarised threads: `users/{user_id}/sessions.json`.
+
+`recall` needs "this person's past sessions" without listing the whole `sessions/` prefix
+(every thread of every person) and without trusting anything to say whose a session is.
+The after-turn step keeps this index, newest first:
+
+    [{"thread": "1712345678.123456", "title": "Q3 budget", "updated": "2026-05-04T10:12:00Z"}]
+
+It lives in the person's own memory directory, so the memory tool can see (and damage)
+it: reading is tolerant, and `recall` still checks each summary's owner.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from app.memory.paths import user_prefix, validate_thread_ts
+from app.memory.store import MemoryStore, update
+
+# Enough for months of daily use; recall reads at most a few dozen of them.
+MAX_INDEXED_SESSIONS = 200
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def format_time(moment: datetime) -> str:
+    """UTC, to the second: how summaries and the index write timestamps."""
+    return moment.astimezone(UTC).strftime(_TIME_FORMAT)
+
+
+def parse_time(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text.strip(), _TIME_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def sessions_index_key(user_id: str) -> str:
+    return f"{user_prefix(user_id)}sessions.json"
+
+
+@dataclass(frozen=True)
+class SessionEntry:
+    thread_ts: str
+    title: str
+    updated: datetime
+
+    def to_json(self) -> dict[str, str]:
+        return {"thread": self.thread_ts, "title": self.title, "updated": format_time(self.updated)}
+
+
+def parse_index(raw: str | None) -> list[SessionEntry]:
+    """The entries, newest first; anything malformed is skipped, never raised."""
+    if not raw:
+        return []
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return []
+    if not isinstance(data, list):
+        return []
+    entries: dict[str, SessionEntry] = {}
+    for item in data:
+        if not isinstance(item, dict):
+            continue
+        thread, title, updated = item.get("thread"), item.get("title"), item.get("updated")
+        if not (isinstance(thread, str) and isinstance(title, str) and isinstance(updated, str)):
+            continue
+        moment = parse_time(updated)
+        try:
+            validate_thread_ts(thread)
+        except ValueError:
+            continue
+        if moment is None:
+            continue
+        entry = SessionEntry(thread, title, moment)
+        if thread not in entries or entries[thread].updated < moment:
+            entries[thread] = entry
+    return sorted(entries.values(), key=lambda e: e.updated, reverse=True)
+
+
+def with_session(raw: str | None, entry: SessionEntry) -> str:
+    """The index with `entry` added or replaced, newest first, bounded."""
+    others = [e for e in parse_index(raw) if e.thread_ts != entry.thread_ts]
+    entries = sorted([entry, *others], key=lambda e: e.updated, reverse=True)
+    return json.dumps(
+        [e.to_json() for e in entries[:MAX_INDEXED_SESSIONS]], ensure_ascii=False, indent=1
+    )
+
+
+async def record_session(store: MemoryStore, user_id: str, entry: SessionEntry) -> None:
+    await update(store, sessions_index_key(user_id), lambda raw: with_session(raw, entry))
+
+
+async def read_index(store: MemoryStore, user_id: str) -> list[SessionEntry]:
+    stored = await store.read(sessions_index_key(user_id))
+    return parse_index(stored.content if stored is not None else None)
