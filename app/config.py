@@ -41,12 +41,15 @@ class Settings(BaseSettings):
     anthropic_max_retries: int = Field(default=2, ge=0, le=10)
     anthropic_timeout_s: float = Field(default=120.0, gt=0)
     summary_model: str = DEFAULT_SUMMARY_MODEL
+    summary_timeout_s: float = Field(default=10.0, gt=0, le=60)
 
     gcs_memories_bucket: str | None = None
     memory_dir: Path = Path(".orion/memories")
     memory_enabled: bool = True
     memory_load_timeout_s: float = Field(default=2.0, gt=0, le=30)
     memory_context_token_budget: int = Field(default=2000, ge=100, le=50_000)
+    # The whole after-turn step (session summary and index); it runs after the reply.
+    memory_after_turn_timeout_s: float = Field(default=20.0, gt=0, le=120)
 
     langfuse_public_key: SecretStr | None = None
     langfuse_secret_key: SecretStr | None = None

@@ -67,6 +67,9 @@ def build_services(settings: Settings) -> Services:
         memory=MemorySettings(
             load_budget_s=settings.memory_load_timeout_s,
             token_budget=settings.memory_context_token_budget,
+            summary_model=settings.summary_model,
+            summary_timeout_s=settings.summary_timeout_s,
+            after_turn_budget_s=settings.memory_after_turn_timeout_s,
         ),
     )
     return Services(settings=settings, claude=claude, store=store, agent=agent)

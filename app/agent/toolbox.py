@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from app.agent.tool_registry import ToolRegistry
 from app.memory.paths import MemoryScope
+from app.memory.recall import RecallTool
 from app.memory.store import MemoryStore
 from app.memory.tool import ScopedMemoryTool
 
 
 def tools_for_turn(*, store: MemoryStore | None, scope: MemoryScope) -> ToolRegistry:
-    """Memory tools only when memory is enabled (a store is given)."""
+    """Memory tools only when memory is enabled (a store is given).
+
+    Both are bound to `scope`: whose memories they reach comes from the turn, never from
+    the model's input.
+    """
     if store is None:
         return ToolRegistry()
-    return ToolRegistry([ScopedMemoryTool(store, scope)])
+    return ToolRegistry([ScopedMemoryTool(store, scope), RecallTool(store, scope)])

@@ -1,20 +1,37 @@
-"""One turn of conversation: memory before the turn, the agent loop, under one span."""
+"""One turn of conversation, and the memory hooks around it.
+
+- `answer`: the before-turn step (the memory block for the system prompt), then the agent
+  loop, under one span.
+- `capture_preferences`: as soon as a message arrives, preferences it states are saved.
+- `after_turn`: once the reply is complete, the thread's session summary is updated.
+
+The hooks are best-effort: bounded in time, failures are warnings in the log, and nothing
+they do can change or delay the reply (the Slack listener runs the last two in the
+background). With memory switched off (no store) they do nothing at all. Each logs one
+line with its outcome and duration, so log-based metrics can count and time them; no line
+carries memory contents.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.agent.history import build_messages
+from app.agent.history import ThreadMessage, build_messages
 from app.agent.loop import LoopResult, run_agent_loop
 from app.agent.prompts import build_system_prompt
 from app.agent.reply_sink import ReplySink
 from app.agent.request import TurnRequest
+from app.agent.summarizer import ClaudeSummarizer
 from app.agent.toolbox import tools_for_turn
 from app.memory.formatting import estimate_tokens
 from app.memory.guide import memory_tool_guide
 from app.memory.paths import MemoryScope
+from app.memory.preferences import detect_preferences, save_preferences
 from app.memory.restore import restore_memory
+from app.memory.session_summary import SummaryOutcome, update_session_summary
 from app.memory.store import MemoryStore
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -29,6 +46,11 @@ log = get_logger(__name__)
 class MemorySettings:
     load_budget_s: float
     token_budget: int
+    summary_model: str
+    summary_timeout_s: float = 10.0
+    # Everything the after-turn step does (summary call, reads, writes), end to end.
+    after_turn_budget_s: float = 20.0
+    preferences_budget_s: float = 10.0
 
 
 class Agent:
@@ -46,6 +68,9 @@ class Agent:
         self._model = model
         self._store = store
         self._memory = memory
+        self._summarize = ClaudeSummarizer(
+            claude, model=memory.summary_model, timeout_s=memory.summary_timeout_s
+        )
 
     async def answer(self, turn: TurnRequest, sink: ReplySink) -> LoopResult:
         scope = MemoryScope(turn.user_id, turn.thread_ts)
@@ -54,6 +79,7 @@ class Agent:
             system = build_system_prompt(
                 memory_guide=memory_tool_guide(scope) if self._store is not None else None,
                 memory_context=memory_context,
+                recall=self._store is not None,
             )
             result = await run_agent_loop(
                 self._claude,
@@ -70,25 +96,119 @@ class Agent:
         return result
 
     async def _before_turn(self, turn: TurnRequest) -> str | None:
-        """The memory block for this turn: the thread's saved one, or freshly loaded."""
+        """The memory block for this turn: the thread's saved one, or freshly loaded.
+
+        A failure here costs the turn its memory, never its answer.
+        """
         if self._store is None:
             return None
-        context = turn.memory_context
-        source = "thread_context"
-        if context is None:
-            source = "reloaded"
-            restored = await restore_memory(
-                self._store,
+        started = time.perf_counter()
+        with tracing.observe("memory.before_turn") as span:
+            try:
+                context, source = await self._memory_context(self._store, turn)
+            except Exception as exc:
+                log.warning(
+                    "memory.before_turn.failed", error=type(exc).__name__, **_since(started)
+                )
+                span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
+                return None
+            tokens = estimate_tokens(context) if context else 0
+            outcome = {"source": source, "token_estimate": tokens, "injected": bool(context)}
+            tracing.event("memory.context.inject", metadata=outcome)
+            log.info("memory.before_turn", ok=True, **outcome, **_since(started))
+            span.update(output={"ok": True, **outcome})
+        return context or None
+
+    async def _memory_context(
+        self, store: MemoryStore, turn: TurnRequest
+    ) -> tuple[str | None, str]:
+        if turn.memory_context is not None:
+            return turn.memory_context, "thread_context"
+        restored = await restore_memory(
+            store,
+            user_id=turn.user_id,
+            thread_ts=turn.thread_ts,
+            budget_s=self._memory.load_budget_s,
+            token_budget=self._memory.token_budget,
+        )
+        return restored.context, "reloaded"
+
+    async def capture_preferences(self, user_id: str, text: str) -> None:
+        """Save the preferences a message states ("call me Sam"), without a model call."""
+        if self._store is None:
+            return
+        found = detect_preferences(text)
+        if not found:
+            return
+        keys = sorted({preference.key for preference in found})
+        started = time.perf_counter()
+        with tracing.observe("memory.preferences.write", metadata={"keys": keys}) as span:
+            try:
+                async with asyncio.timeout(self._memory.preferences_budget_s):
+                    changed = await save_preferences(self._store, user_id, found)
+            except Exception as exc:
+                log.warning(
+                    "memory.preferences.write.failed",
+                    keys=keys,
+                    error=type(exc).__name__,
+                    **_since(started),
+                )
+                span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
+                return
+            log.info("memory.preferences.write", keys=keys, changed=changed, **_since(started))
+            span.update(output={"ok": True, "changed": changed})
+
+    async def after_turn(self, turn: TurnRequest, answer: str) -> None:
+        """Update the thread's session summary (and the person's session index).
+
+        Call it once the reply is complete; it never raises.
+        """
+        if self._store is None or not turn.user_id:
+            return
+        started = time.perf_counter()
+        with tracing.observe(
+            "memory.after_turn", input={"history_messages": len(turn.history)}
+        ) as span:
+            try:
+                async with asyncio.timeout(self._memory.after_turn_budget_s):
+                    outcome = await self._write_summary(self._store, turn, answer)
+            except Exception as exc:
+                error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
+                log.warning("memory.after_turn.failed", error=error, **_since(started))
+                span.update(level="WARNING", output={"ok": False, "error": error})
+                return
+            fields = {
+                "written": outcome.written,
+                "source": outcome.source,
+                "summary_failure": outcome.failure,
+                "conversation_chars": outcome.conversation_chars,
+            }
+            log.info("memory.after_turn", ok=True, **fields, **_since(started))
+            span.update(output={"ok": True, **fields})
+
+    async def _write_summary(
+        self, store: MemoryStore, turn: TurnRequest, answer: str
+    ) -> SummaryOutcome:
+        with tracing.observe("memory.summary.write") as span:
+            outcome = await update_session_summary(
+                store,
                 user_id=turn.user_id,
                 thread_ts=turn.thread_ts,
-                budget_s=self._memory.load_budget_s,
-                token_budget=self._memory.token_budget,
+                history=[*turn.history, ThreadMessage("assistant", answer)],
+                summarize=self._summarize,
             )
-            context = restored.context
-        tokens = estimate_tokens(context) if context else 0
-        tracing.event(
-            "memory.context.inject",
-            metadata={"source": source, "token_estimate": tokens, "injected": bool(context)},
-        )
-        log.info("memory.context.inject", source=source, token_estimate=tokens)
-        return context or None
+            if outcome.failure is not None:
+                log.warning("memory.summary.model_failed", error=outcome.failure)
+            span.update(
+                output={
+                    "written": outcome.written,
+                    "source": outcome.source,
+                    "summary_chars": outcome.summary_chars,
+                    "failure": outcome.failure,
+                }
+            )
+            return outcome
+
+
+def _since(started: float) -> dict[str, float]:
+    return {"duration_ms": round((time.perf_counter() - started) * 1000, 1)}

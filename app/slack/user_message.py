@@ -16,6 +16,7 @@ from app.agent.errors import friendly_error
 from app.agent.request import TurnRequest
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
+from app.slack.background import run_in_background
 from app.slack.dedupe import EventDeduplicator
 from app.slack.event_scope import handling
 from app.slack.reply_stream import SlackReplyStream, feedback_blocks
@@ -57,22 +58,34 @@ def register(
             try:
                 await set_status(THINKING_STATUS, loading_messages=LOADING_MESSAGES)
                 services = await provider.get()
+                text = payload.get("text") or ""
+                if user:
+                    # Beside the answer, not before it: stated preferences are saved at once.
+                    run_in_background(
+                        services.agent.capture_preferences(user, text), name="memory.preferences"
+                    )
                 history = await read_thread(
                     client,
                     channel=channel,
                     thread_ts=thread_ts,
                     current_ts=payload["ts"],
-                    current_text=payload.get("text") or "",
+                    current_text=text,
                 )
                 turn = TurnRequest(
                     user_id=user or "",
                     channel_id=channel,
                     thread_ts=thread_ts,
                     history=history,
-                    memory_context=await _saved_memory(get_thread_context),
+                    memory_context=await _saved_memory(get_thread_context)
+                    if services.memory_store is not None
+                    else None,
                 )
-                await services.agent.answer(turn, reply)
+                result = await services.agent.answer(turn, reply)
                 await reply.finish(blocks=feedback_blocks())
+                # Only now, with the reply complete: the summary must never hold it up.
+                run_in_background(
+                    services.agent.after_turn(turn, result.text), name="memory.after_turn"
+                )
             except Exception as exc:
                 log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
                 await _apologise(reply, friendly_error(exc))

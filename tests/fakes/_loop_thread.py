@@ -50,10 +50,26 @@ class LoopThread:
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
-        loop.call_soon_threadsafe(loop.stop)
+        try:
+            self.run(_drain(), timeout=5)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         if not thread.is_alive():
             # Close only a stopped loop; a wedged thread keeps its loop (it is a daemon anyway).
             loop.close()
         self._loop = None
         self._thread = None
+
+
+async def _drain() -> None:
+    """Cancel leftover tasks and let closing transports finish: a transport's close completes
+    on a later loop iteration, and a loop stopped before that leaks the socket."""
+    current = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    await asyncio.get_running_loop().shutdown_asyncgens()

@@ -1,0 +1,515 @@
+"""Turn end: session summaries, preferences said in passing, and recall of past threads.
+
+End to end through signed events: Orion over HTTP, the fake Slack and Claude, memories in
+the GCS emulator. The summary model is answered by a FakeClaude `responder` (it inspects
+`body["model"]`), so the main model's script is never consumed by a summary call. The
+assertions are what the person sees (answers, greetings), what Claude is sent (system
+prompt, tool results) and what is in the bucket — never timings.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from app.slack.greeting import GENERIC_GREETING
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.claude_script import Failure, ScriptItem, text
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.gcs import GcsEmulator
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import OrionServer, make_settings
+from tests.span_log import SpanLog
+
+USER, CHANNEL = "U0SAM", "D0SAM"
+OTHER, OTHER_CHANNEL = "U0BOB", "D0BOB"
+# The first event of a test builds the services (heavy imports on a small machine).
+FIRST_EVENT_TIMEOUT = 30.0
+
+
+def session_key(thread_ts: str) -> str:
+    return f"sessions/{thread_ts.replace('.', '-')}/context.md"
+
+
+def index_key(user: str) -> str:
+    return f"users/{user}/sessions.json"
+
+
+def preferences_key(user: str) -> str:
+    return f"users/{user}/preferences.json"
+
+
+# --- fixtures ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def start_orion(
+    slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
+) -> Iterator[Callable[..., OrionServer]]:
+    """Start Orion on the test's bucket with the given settings overrides."""
+    with ExitStack() as stack:
+
+        def start(**overrides: Any) -> OrionServer:
+            settings = make_settings(slack, claude, gcs_memories_bucket=gcs_bucket, **overrides)
+            return stack.enter_context(OrionServer(settings))
+
+        yield start
+
+
+class Bucket:
+    """The test's bucket, read and written around Orion (straight to the emulator)."""
+
+    def __init__(self, emulator: GcsEmulator, name: str) -> None:
+        self.emulator, self.name = emulator, name
+
+    def names(self) -> list[str]:
+        return self.emulator.names(self.name)
+
+    def generations(self) -> dict[str, str]:
+        """Every object's generation: a write, even of the same bytes, changes it."""
+        url = f"{self.emulator.url}/storage/v1/b/{self.name}/o"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            items = json.loads(response.read()).get("items", [])
+        return {item["name"]: str(item["generation"]) for item in items}
+
+    def read(self, key: str) -> str | None:
+        data = self.emulator.read(self.name, key)
+        return None if data is None else data.decode()
+
+    def write(self, key: str, content: str) -> None:
+        self.emulator.write(self.name, key, content)
+
+    def delete(self, key: str) -> None:
+        url = f"{self.emulator.url}/storage/v1/b/{self.name}/o/{quote(key, safe='')}"
+        with urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=10):
+            pass
+
+    def wait_for(self, key: str, predicate: Callable[[str], bool] = bool, timeout: float = 10):
+        def check() -> str | None:
+            content = self.read(key)
+            return content if content is not None and predicate(content) else None
+
+        return _wait(check, timeout, f"{key} in the bucket")
+
+
+@pytest.fixture
+def bucket(gcs_emulator: GcsEmulator, gcs_bucket: str) -> Bucket:
+    return Bucket(gcs_emulator, gcs_bucket)
+
+
+def _wait(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+# --- the summary model ------------------------------------------------------------------
+
+
+def answer_summaries(
+    claude: FakeClaude, orion: OrionServer, answer: Callable[[str], ScriptItem]
+) -> None:
+    """Answer every request for the summary model with `answer(prompt)`."""
+    model = orion.settings.summary_model
+
+    def respond(body: dict[str, Any]) -> ScriptItem | None:
+        return answer(last_user_text(body)) if body["model"] == model else None
+
+    claude.responder = respond
+
+
+def summary_requests(claude: FakeClaude, orion: OrionServer) -> list[dict[str, Any]]:
+    return [r for r in claude.requests if r["model"] == orion.settings.summary_model]
+
+
+def main_requests(claude: FakeClaude, orion: OrionServer) -> list[dict[str, Any]]:
+    return [r for r in claude.requests if r["model"] == orion.settings.anthropic_model]
+
+
+# --- what a person does -------------------------------------------------------------------
+
+
+def open_thread(
+    orion: OrionServer, slack: FakeSlack, user: str = USER, channel: str = CHANNEL
+) -> tuple[str, str]:
+    """Open an assistant thread; returns its ts and Orion's greeting."""
+    thread_ts = slack.open_assistant_thread(channel)
+    assert orion.post_event(events.assistant_thread_started(user, channel, thread_ts)).is_success
+    [greeting] = slack.wait_for(
+        lambda: slack.bot_messages(channel, thread_ts),
+        timeout=FIRST_EVENT_TIMEOUT,
+        what="the greeting",
+    )
+    return thread_ts, greeting.text
+
+
+def ask(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    thread_ts: str,
+    question: str,
+    answer: str,
+    *,
+    user: str = USER,
+    channel: str = CHANNEL,
+) -> None:
+    """Post `question`; Claude answers `answer`; wait until it is in the thread."""
+    claude.reply(answer)
+    ask_scripted(orion, slack, thread_ts, question, answer, user=user, channel=channel)
+
+
+def ask_scripted(
+    orion: OrionServer,
+    slack: FakeSlack,
+    thread_ts: str,
+    question: str,
+    answer: str,
+    *,
+    user: str = USER,
+    channel: str = CHANNEL,
+) -> None:
+    """Like `ask`, with Claude's replies already scripted by the test."""
+    ts = slack.add_user_message(channel, thread_ts, user, question)
+    event = events.user_message_in_thread(user, channel, thread_ts, question, ts=ts)
+    assert orion.post_event(event).is_success
+    slack.wait_for(
+        lambda: answer in answers(slack, thread_ts, channel),
+        timeout=FIRST_EVENT_TIMEOUT,
+        what=f"the answer {answer!r}",
+    )
+
+
+def answers(slack: FakeSlack, thread_ts: str, channel: str = CHANNEL) -> list[str]:
+    """Orion's finished messages after its greeting."""
+    return [m.text for m in slack.bot_messages(channel, thread_ts)[1:] if not m.streaming]
+
+
+def system_text(request: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in request["system"])
+
+
+# --- 1. the session summary ----------------------------------------------------------------
+
+FIRST_SUMMARY = (
+    "# Q3 budget review\n"
+    "Cloud spend is 20% over the Q3 plan. Orion suggested moving batch jobs to spot instances."
+)
+SECOND_SUMMARY = (
+    "# Q3 budget review\n"
+    "Cloud spend is 20% over the Q3 plan. Orion suggested moving batch jobs to spot "
+    "instances and drafted the proposal for finance; next step: send it to Priya by Friday."
+)
+
+
+def test_a_thread_summary_is_kept_after_each_turn_and_restored_when_the_thread_resumes(
+    start_orion: Callable[..., OrionServer],
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    orion = start_orion()
+    answer_summaries(
+        claude,
+        orion,
+        lambda prompt: text(SECOND_SUMMARY if "<previous_summary>" in prompt else FIRST_SUMMARY),
+    )
+    thread_ts, _ = open_thread(orion, slack)
+    ask(
+        orion,
+        slack,
+        claude,
+        thread_ts,
+        "Can you help me review our Q3 budget? Cloud spend is 20% over plan.",
+        "Sure. The biggest lever is moving batch jobs to spot instances.",
+    )
+    first = bucket.wait_for(session_key(thread_ts), lambda c: "spot instances." in c)
+    assert first.startswith("# Q3 budget review\n")
+
+    ask(
+        orion,
+        slack,
+        claude,
+        thread_ts,
+        "Draft the proposal for finance, please.",
+        "Here is a draft proposal: move nightly batch jobs to spot instances.",
+    )
+    summary = bucket.wait_for(session_key(thread_ts), lambda c: "Priya" in c)
+
+    # The file: a title line, when and for whom, then the summary.
+    lines = summary.splitlines()
+    assert lines[0] == "# Q3 budget review"
+    assert f"User: {USER}" in lines
+    [updated] = [line for line in lines if line.startswith("Last updated: ")]
+    assert updated.endswith("Z") and time.strftime("%Y-%m-%d", time.gmtime()) in updated
+    assert SECOND_SUMMARY.splitlines()[1] in summary
+
+    # Rolling: the second call starts from the first summary plus only the new exchange.
+    first_call, second_call = summary_requests(claude, orion)
+    assert "<previous_summary>" not in last_user_text(first_call)
+    prompt = last_user_text(second_call)
+    assert "<previous_summary>" in prompt and "Orion suggested moving batch jobs" in prompt
+    assert "Draft the proposal for finance" in prompt
+    assert "Cloud spend is 20% over plan" not in prompt.split("<new_messages>")[1]
+    assert second_call.get("stream") is not True
+    assert "tools" not in second_call
+
+    # The person's own index lists the thread under its title.
+    index = json.loads(bucket.wait_for(index_key(USER), lambda c: "Q3 budget review" in c))
+    assert [(e["thread"], e["title"]) for e in index] == [(thread_ts, "Q3 budget review")]
+
+    # The thread's saved context is gone (a lost object, another deployment): the next
+    # message reloads memory, and Claude sees what was discussed.
+    [context_key] = [n for n in bucket.names() if n.startswith("threads/")]
+    bucket.delete(context_key)
+    before = len(main_requests(claude, orion))
+    ask(orion, slack, claude, thread_ts, "Where did we land?", "You were sending it to Priya.")
+    request = main_requests(claude, orion)[before]
+    remembered = system_text(request).split("<remembered_context>")[1]
+    assert "Q3 budget review" in remembered
+    assert "send it to Priya by Friday" in remembered
+
+
+def test_a_failing_summary_model_leaves_the_reply_intact_and_writes_the_fallback(
+    spans: SpanLog,
+    start_orion: Callable[..., OrionServer],
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    orion = start_orion()
+    answer_summaries(claude, orion, lambda _: Failure(529, "overloaded_error", "Overloaded"))
+    thread_ts, _ = open_thread(orion, slack)
+    question = "Which regions does the payments service run in, and where is its failover?"
+    reply = "Payments runs in europe-west1 with failover to europe-west4, tested monthly."
+    ask(orion, slack, claude, thread_ts, question, reply)
+
+    summary = bucket.wait_for(session_key(thread_ts))
+    # What the person sees is untouched: the answer, and nothing else after it.
+    time.sleep(0.2)
+    assert answers(slack, thread_ts) == [reply]
+    # The fallback: a titled file with excerpts of both sides.
+    assert summary.startswith("# ") and f"User: {USER}" in summary
+    said, answered = summary.split("- The person said: ")[1].split("- Orion answered: ")
+    assert question in said and reply in answered
+    # One attempt, no retries: a summary is not worth waiting for.
+    assert len(summary_requests(claude, orion)) == 1
+
+    def summary_write_output() -> dict[str, Any] | None:
+        found = spans.named("memory.summary.write")
+        return spans.attributes(found[0]).get("langfuse.observation.output") if found else None
+
+    output = _wait(summary_write_output, 5, "the memory.summary.write span")
+    assert output["source"] == "fallback" and output["failure"] == "OverloadedError"
+    [after_turn] = spans.named("memory.after_turn")
+    [root] = spans.named("slack.user_message")
+    assert after_turn.context.trace_id == root.context.trace_id
+    assert spans.attributes(after_turn)["langfuse.observation.output"]["ok"] is True
+    # Spans carry counts and outcomes, never what was said.
+    assert "europe-west4" not in json.dumps(
+        [dict(s.attributes or {}) for s in spans.all() if s.name.startswith("memory.")]
+    )
+    # One log line per step, with outcome and duration, for log-based metrics.
+    lines = orion.log_lines()
+    [done] = [line for line in lines if line["message"] == "memory.after_turn"]
+    assert done["source"] == "fallback" and done["summary_failure"] == "OverloadedError"
+    assert done["duration_ms"] >= 0 and done["thread_ts"] == thread_ts
+    [failed] = [line for line in lines if line["message"] == "memory.summary.model_failed"]
+    assert failed["severity"] == "WARNING"
+    memory_lines = [line for line in lines if line["message"].startswith("memory.")]
+    assert "europe-west4" not in json.dumps(memory_lines)
+
+
+# --- 2. preferences said once -------------------------------------------------------------
+
+
+def test_preferences_said_once_are_kept_and_greet_the_next_thread(
+    spans: SpanLog,
+    start_orion: Callable[..., OrionServer],
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    orion = start_orion()
+    answer_summaries(claude, orion, lambda _: text("# Preferences\nSam set preferences."))
+    thread_ts, greeting = open_thread(orion, slack)
+    assert greeting == GENERIC_GREETING
+    ask(
+        orion,
+        slack,
+        claude,
+        thread_ts,
+        "Hi! Please call me Sam. I prefer bullet points. Do you prefer tabs or spaces?",
+        "Noted, Sam.",
+    )
+    stored = bucket.wait_for(preferences_key(USER))
+    assert json.loads(stored) == {"name": "Sam", "response_style": "bullet points"}
+    # Claude was never asked to save anything: the memory tool was not used.
+    assert all("tool_result" not in json.dumps(r["messages"]) for r in claude.requests)
+    [write] = _wait(lambda: spans.named("memory.preferences.write"), 5, "the write span")
+    attributes = spans.attributes(write)
+    keys = attributes["langfuse.observation.metadata.keys"]
+    assert list(keys) == ["name", "response_style"], keys
+    assert attributes["langfuse.observation.output"] == {"ok": True, "changed": True}
+    assert "Sam" not in json.dumps(dict(write.attributes or {}))
+
+    ask(orion, slack, claude, thread_ts, "Actually I prefer numbered lists.", "Numbered it is.")
+    bucket.wait_for(preferences_key(USER), lambda c: "numbered lists" in c)
+
+    next_thread, greeting = open_thread(orion, slack)
+    assert greeting.startswith("Welcome back, Sam!")
+    assert "numbered lists" in greeting and "bullet points" not in greeting
+    before = len(main_requests(claude, orion))
+    ask(orion, slack, claude, next_thread, "What's on my plate today?", "Here's your day.")
+    assert "response style: numbered lists" in system_text(main_requests(claude, orion)[before])
+
+
+# --- 3. recall ------------------------------------------------------------------------------
+
+PAST_THREADS = {
+    # marker in the person's question → (title, summary)
+    "cloud spend": (
+        "Q3 budget: cutting cloud spend",
+        "Reviewed the Q3 budget: cloud spend 20% over plan; agreed to move batch jobs to "
+        "spot instances.",
+    ),
+    "hiring": ("Hiring plan for the data team", "Two data engineers in Q4; interviews in May."),
+    "offsite": ("Team offsite in Lisbon", "Offsite agreed for June; the travel budget is fine."),
+    "sales": (
+        "Q3 budget for the sales team",
+        "Bob's Q3 budget: the sales team gets two more account executives.",
+    ),
+}
+
+
+def _summary_of(prompt: str) -> ScriptItem:
+    for marker, (title, body) in PAST_THREADS.items():
+        if marker in prompt:
+            return text(f"# {title}\n{body}")
+    return text("# Something else\nNothing to do with budgets.")
+
+
+def test_recall_finds_the_right_past_thread_and_never_another_persons(
+    spans: SpanLog,
+    start_orion: Callable[..., OrionServer],
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    orion = start_orion()
+    answer_summaries(claude, orion, _summary_of)
+    filler = " Please think it through carefully, with the numbers and the trade-offs spelled out."
+    own = {}
+    for marker in ("cloud spend", "hiring", "offsite"):
+        thread_ts, _ = open_thread(orion, slack)
+        ask(orion, slack, claude, thread_ts, f"Let's talk about {marker}.{filler}", "Sure.")
+        own[marker] = thread_ts
+    bobs_thread, _ = open_thread(orion, slack, OTHER, OTHER_CHANNEL)
+    ask(
+        orion,
+        slack,
+        claude,
+        bobs_thread,
+        f"Let's plan the sales budget for Q3.{filler}",
+        "Sure.",
+        user=OTHER,
+        channel=OTHER_CHANNEL,
+    )
+    bucket.wait_for(index_key(USER), lambda c: len(json.loads(c)) == 3)
+    bucket.wait_for(index_key(OTHER))
+    # Someone (the memory tool, say) slipped Bob's thread into Sam's index.
+    index = json.loads(bucket.read(index_key(USER)) or "[]")
+    stolen = {"thread": bobs_thread, "title": "Q3 budget", "updated": "2099-01-01T00:00:00Z"}
+    bucket.write(index_key(USER), json.dumps([stolen, *index]))
+
+    thread_ts, _ = open_thread(orion, slack)
+    # Claude asks for the search, and even tries to name another person: ignored.
+    claude.reply_tool_use("recall", {"query": "Q3 budget", "user_id": OTHER})
+    claude.reply("Last time we agreed to move batch jobs to spot instances.")
+    before = len(main_requests(claude, orion))
+    ask_scripted(
+        orion,
+        slack,
+        thread_ts,
+        "What did we discuss about the Q3 budget last week?",
+        "Last time we agreed to move batch jobs to spot instances.",
+    )
+
+    first, second = main_requests(claude, orion)[before : before + 2]
+    assert "recall" in [tool["name"] for tool in first["tools"]]
+    assert "`recall` tool" in system_text(first)
+    [result] = second["messages"][-1]["content"]
+    assert result["type"] == "tool_result" and not result.get("is_error")
+    found = result["content"]
+    # Best match first (both words in its title), then the weaker one; the rest not at all.
+    assert found.index("Q3 budget: cutting cloud spend") < found.index("Team offsite in Lisbon")
+    assert own["cloud spend"] in found and time.strftime("%Y-%m-%d", time.gmtime()) in found
+    assert "Hiring plan" not in found
+    assert "sales team" not in found and bobs_thread not in found and "Bob" not in found
+    [search] = spans.named("tool.recall")
+    outcome = spans.attributes(search)["langfuse.observation.output"]
+    assert (outcome["indexed"], outcome["foreign_skipped"], outcome["returned"]) == (4, 1, 2)
+
+
+# --- 4. memory switched off ------------------------------------------------------------------
+
+
+@pytest.fixture
+def proxy(gcs_emulator: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultyProxy]:
+    """Orion's GCS client talks to the emulator through this proxy, which logs every call."""
+    with FaultyProxy(gcs_emulator.url) as logging_proxy:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", logging_proxy.url)
+        yield logging_proxy
+
+
+def test_memory_switched_off_reads_and_writes_no_memory(
+    bucket: Bucket,
+    proxy: FaultyProxy,
+    start_orion: Callable[..., OrionServer],
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    bucket.write(preferences_key(USER), json.dumps({"name": "Sam"}))
+    bucket.write("global/context.md", "Kestrel Labs ships on Thursdays.")
+    before = bucket.generations()
+    orion = start_orion(memory_enabled=False)
+
+    thread_ts, greeting = open_thread(orion, slack)
+    assert greeting == GENERIC_GREETING
+    for question in (
+        "Call me Samuel. I prefer tables. Always use metric units.",
+        "Now compare the Q3 budget with Q2 in detail, region by region, please.",
+    ):
+        reply = "Here is a detailed comparison, region by region, with Q2 and Q3 side by side."
+        ask(orion, slack, claude, thread_ts, question, reply)
+    time.sleep(0.5)  # room for a wrongly started memory write to land
+
+    # Only the retry-dedupe claims are new; every memory object is as it was, unwritten.
+    after = bucket.generations()
+    assert {k: v for k, v in after.items() if not k.startswith("events/")} == before
+    claims = [key for key in after if key.startswith("events/")]
+    # And nothing else was read or listed: the GCS client's bucket lookup, then one
+    # create-only upload per claimed event (uploads name the object in the body).
+    uploads = [r for r in proxy.requests if r.method == "POST"]
+    others = [r for r in proxy.requests if r.method != "POST"]
+    assert len(uploads) == len(claims) == 3
+    assert all("ifGenerationMatch=0" in r.path_qs for r in uploads)
+    assert [r.path_qs.split("?")[0] for r in others] == [f"/storage/v1/b/{bucket.name}"]
+    # Claude got no memory, no memory tools, and no summary was asked for.
+    assert claude.requests and claude.requests == main_requests(claude, orion)
+    for request in claude.requests:
+        assert "tools" not in request
+        assert "<remembered_context>" not in system_text(request)
