@@ -9,6 +9,9 @@ from app.agent.history import ThreadMessage
 # conversations.replies pages from the oldest message; one generous page covers the
 # assistant threads people actually have, and history is bounded again later.
 REPLIES_PAGE_SIZE = 200
+# Slack's own root message of an assistant thread ("New Assistant Thread"): not something
+# the person wrote, so not part of the conversation.
+ASSISTANT_THREAD_ROOT = "assistant_app_thread"
 
 
 async def read_thread(
@@ -31,7 +34,7 @@ async def read_thread(
     history = [
         ThreadMessage("assistant" if message.get("bot_id") else "user", message.get("text") or "")
         for message in response.get("messages", [])
-        if message.get("ts") != current_ts
+        if message.get("ts") != current_ts and message.get("subtype") != ASSISTANT_THREAD_ROOT
     ]
     history.append(ThreadMessage("user", current_text))
     return history

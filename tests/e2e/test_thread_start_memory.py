@@ -183,9 +183,7 @@ def ask(
 
 
 def _is_turn_for(body: dict[str, Any], text: str) -> bool:
-    # `endswith`, not `==`: in a thread without a greeting Orion currently merges Slack's
-    # thread root into the person's message (see the xfail test at the end of this file).
-    return last_user_text(body).endswith(text)
+    return last_user_text(body) == text
 
 
 def _finished(slack: FakeSlack, channel: str, thread_ts: str) -> list[str]:
@@ -420,11 +418,6 @@ def _in_trace(spans: SpanLog, name: str, root: Any) -> list[Any]:
 # --- known bug ------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app/slack/thread_history.py read_thread keeps Slack's assistant thread root "
-    "(subtype assistant_app_thread, 'New Assistant Thread') as a user message",
-)
 def test_an_old_threads_turn_sends_claude_only_what_the_person_wrote(
     start_orion: Callable[..., OrionServer],
     local_memories: Memories,
