@@ -37,6 +37,10 @@ class EventDeduplicator:
         self._provider = provider
         self._recent: OrderedDict[str, None] = OrderedDict()
 
+    def seen_here(self, body: dict[str, Any]) -> bool:
+        """A cheap first check (this instance only), for work that must start at once."""
+        return body.get("event_id") in self._recent
+
     async def is_duplicate(self, body: dict[str, Any]) -> bool:
         """True when this event was already claimed by this or another instance."""
         event_id = body.get("event_id")

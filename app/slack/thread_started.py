@@ -54,11 +54,15 @@ def register(
             channel=thread.get("channel_id"),
             thread_ts=thread_ts,
         ):
+            if dedupe.seen_here(body):
+                return
+            # The status first, before anything that waits on the store or a cold start.
+            await _show(set_status, RESTORING_STATUS)
             if await dedupe.is_duplicate(body):
+                await _show(set_status, "")  # another delivery of this event is greeting
                 return
             greeting = GENERIC_GREETING
             try:
-                await set_status(RESTORING_STATUS)
                 services = await provider.get()
                 greeting = await _restore(services, thread, user, thread_ts, save_thread_context)
             except Exception as exc:
@@ -69,6 +73,13 @@ def register(
                 await set_suggested_prompts(prompts=SUGGESTED_PROMPTS)
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
+
+
+async def _show(set_status: AsyncSetStatus, status: str) -> None:
+    try:
+        await set_status(status)
+    except Exception as exc:
+        log.warning("slack.status_failed", error=type(exc).__name__)
 
 
 async def _restore(
