@@ -38,23 +38,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(settings: Settings, mode: RunMode) -> None:
     from app.services import ServiceProvider
-    from app.slack.app import build_bolt_app
 
     provider = ServiceProvider(settings)
-    bolt_app = build_bolt_app(settings, provider, mode=mode)
     if mode is RunMode.HTTP:
+        # Bolt itself is loaded after the server listens (see app/http_server.py).
         from app.http_server import build_http_app, serve_http
 
-        serve_http(build_http_app(bolt_app, provider), port=settings.port)
+        serve_http(build_http_app(settings, provider), port=settings.port)
     else:
+        from app.slack.app import build_bolt_app
         from app.socket_mode import run_socket_mode
 
         assert settings.slack_app_token is not None  # checked by load_settings
-        asyncio.run(
-            run_socket_mode(
-                bolt_app, provider, app_token=settings.slack_app_token.get_secret_value()
-            )
-        )
+        bolt_app = build_bolt_app(settings, provider, mode=mode)
+        app_token = settings.slack_app_token.get_secret_value()
+        asyncio.run(run_socket_mode(bolt_app, provider, app_token=app_token))
 
 
 def _backend(settings: Settings) -> str:

@@ -1,51 +1,145 @@
-"""HTTP mode (Cloud Run): Starlette routes `POST /slack/events` and `GET /healthz`."""
+"""HTTP mode (Cloud Run): Starlette routes `POST /slack/events` and `GET /healthz`.
+
+The server listens before Bolt is imported: Bolt (and then the heavy clients) load in
+the background, `/healthz` answers at once, and Slack events that arrive meanwhile are
+acknowledged by `EarlyAck` and handed to Bolt when it is ready (see app/early_ack.py).
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from typing import TYPE_CHECKING
 
-from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
-from slack_bolt.async_app import AsyncApp
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from app.config import RunMode, Settings
+from app.early_ack import EarlyAck
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.shutdown import drain
+from app.slack.event_scope import in_flight
+
+if TYPE_CHECKING:
+    from slack_bolt.async_app import AsyncApp
 
 log = get_logger(__name__)
 
+BoltFactory = Callable[[], "AsyncApp"]
 
-def build_http_app(bolt_app: AsyncApp, provider: ServiceProvider) -> Starlette:
-    handler = AsyncSlackRequestHandler(bolt_app)
+
+class BoltLoader:
+    """Builds the Bolt app in a worker thread once the server is up; requests await it."""
+
+    def __init__(self, build: BoltFactory, on_ready: Callable[[], None]) -> None:
+        self._build = build
+        self._on_ready = on_ready
+        self._task: asyncio.Task[AsyncApp] | None = None
+        self.app: AsyncApp | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._load())
+
+    async def get(self) -> AsyncApp:
+        self.start()
+        assert self._task is not None
+        return await asyncio.shield(self._task)
+
+    async def _load(self) -> AsyncApp:
+        self.app = await asyncio.to_thread(self._build)
+        log.info("slack.bolt.ready")
+        self._on_ready()
+        return self.app
+
+
+def build_http_app(
+    settings: Settings, provider: ServiceProvider, *, build_bolt: BoltFactory | None = None
+) -> Starlette:
+    loader = BoltLoader(build_bolt or (lambda: _build_bolt(settings, provider)), provider.warm_up)
+    assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
+    early_ack = EarlyAck(settings.slack_signing_secret.get_secret_value())
 
     async def slack_events(request: Request) -> Response:
-        try:
-            return await handler.handle(request)
-        except ValueError:
-            # Bolt parses the body before anything else; garbage is a bad request, not a crash.
-            log.warning("slack.request.malformed", content_type=request.headers.get("content-type"))
-            return PlainTextResponse("malformed request body", status_code=400)
+        body = await request.body()
+        content_type = request.headers.get("content-type")
+        if loader.app is None and early_ack.can_ack_early(body, content_type):
+            if not early_ack.is_signed(body, request.headers):
+                return PlainTextResponse("invalid request", status_code=401)
+            _dispatch_when_ready(loader, body, request)
+            return Response(status_code=200)
+        bolt = await loader.get()
+        return await _dispatch(bolt, request, body)
 
     async def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        provider.warm_up()
+        loader.start()
         yield
         await drain()
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/slack/events", slack_events, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
         ],
         lifespan=lifespan,
     )
+    app.state.bolt = loader
+    return app
+
+
+def _build_bolt(settings: Settings, provider: ServiceProvider) -> AsyncApp:
+    from app.slack.app import build_bolt_app
+
+    return build_bolt_app(settings, provider, mode=RunMode.HTTP)
+
+
+async def _dispatch(bolt: AsyncApp, request: Request, body: bytes) -> Response:
+    from slack_bolt.adapter.starlette.async_handler import (
+        to_async_bolt_request,
+        to_starlette_response,
+    )
+
+    try:
+        bolt_request = to_async_bolt_request(request, body)
+    except ValueError:
+        # Bolt parses the body before anything else; garbage is a bad request, not a crash.
+        log.warning("slack.request.malformed", content_type=request.headers.get("content-type"))
+        return PlainTextResponse("malformed request body", status_code=400)
+    return to_starlette_response(await bolt.async_dispatch(bolt_request))
+
+
+def _dispatch_when_ready(loader: BoltLoader, body: bytes, request: Request) -> None:
+    """Hand an already-acknowledged request to Bolt once it has loaded."""
+    headers, query = dict(request.headers), dict(request.query_params)
+
+    async def dispatch() -> None:
+        from slack_bolt.request.async_request import AsyncBoltRequest
+
+        try:
+            bolt = await loader.get()
+            request = AsyncBoltRequest(body=body.decode(), query=query, headers=headers)
+            response = await bolt.async_dispatch(request)
+            log.info("slack.early_ack.dispatched", bolt_status=response.status)
+        except Exception as exc:
+            log.error("slack.early_ack.failed", error=type(exc).__name__)
+        finally:
+            in_flight.leave()
+
+    in_flight.enter()  # shutdown waits for it like for any running listener
+    _pending.add(task := asyncio.create_task(dispatch()))
+    task.add_done_callback(_pending.discard)
+
+
+# Strong references: the event loop keeps only weak ones to running tasks.
+_pending: set[asyncio.Task[None]] = set()
 
 
 def serve_http(app: Starlette, *, port: int) -> None:

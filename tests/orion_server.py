@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from slack_bolt.async_app import AsyncApp
 
 from app.config import RunMode, Settings
 from app.http_server import build_http_app
@@ -47,7 +48,9 @@ def make_settings(slack: FakeSlack, claude: FakeClaude, **overrides: Any) -> Set
 
 
 class OrionServer:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, bolt_gate: threading.Event | None = None) -> None:
+        """`bolt_gate`: hold Bolt's (background) loading until the test sets it, as if the
+        process had just started and was still importing."""
         self.settings = settings
         # As `orion` does at start-up; JSON lines are kept so tests can read every log line.
         self.log_stream = io.StringIO()
@@ -56,8 +59,16 @@ class OrionServer:
         # on a busy machine (the lazy warm-up is covered by the process-level tests).
         self.provider = ServiceProvider(settings, services=build_services(settings))
         bolt_app = build_bolt_app(settings, self.provider, mode=RunMode.HTTP)
+        self._bolt_gate = bolt_gate
+
+        def build_bolt() -> AsyncApp:
+            if bolt_gate is not None:
+                bolt_gate.wait(timeout=30)
+            return bolt_app
+
+        self.app = build_http_app(settings, self.provider, build_bolt=build_bolt)
         config = uvicorn.Config(
-            build_http_app(bolt_app, self.provider),
+            self.app,
             log_config=None,
             access_log=False,
             lifespan="on",
@@ -74,7 +85,7 @@ class OrionServer:
     def __enter__(self) -> OrionServer:
         self._thread.start()
         deadline = time.monotonic() + 10
-        while not self._server.started:
+        while not (self._server.started and (self._bolt_gate or self.app.state.bolt.app)):
             if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError("Orion did not start")
             time.sleep(0.01)
