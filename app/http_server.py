@@ -51,7 +51,11 @@ class BoltLoader:
         return await asyncio.shield(self._task)
 
     async def _load(self) -> AsyncApp:
-        self.app = await asyncio.to_thread(self._build)
+        from app.slack.web_client import share_connection_pool
+
+        app = await asyncio.to_thread(self._build)
+        await share_connection_pool(app.client)
+        self.app = app
         log.info("slack.bolt.ready")
         self._on_ready()
         return self.app
@@ -83,6 +87,10 @@ def build_http_app(
         loader.start()
         yield
         await drain()
+        if loader.app is not None:
+            from app.slack.web_client import close_connection_pool
+
+            await close_connection_pool(loader.app.client)
 
     app = Starlette(
         routes=[

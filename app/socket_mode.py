@@ -12,6 +12,7 @@ from slack_bolt.async_app import AsyncApp
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.shutdown import drain
+from app.slack.web_client import close_connection_pool, share_connection_pool
 
 log = get_logger(__name__)
 
@@ -31,6 +32,7 @@ async def run_socket_mode(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     provider.warm_up()
+    await share_connection_pool(bolt_app.client)
     handler = AsyncSocketModeHandler(bolt_app, app_token)
     await handler.connect_async()
     log.info("orion.socket_mode.connected")
@@ -40,3 +42,4 @@ async def run_socket_mode(
         await handler.disconnect_async()
         await drain()
         await handler.close_async()
+        await close_connection_pool(bolt_app.client)
