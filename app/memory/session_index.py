@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from app.memory.paths import user_prefix, validate_thread_ts
+from app.memory.paths import sessions_index_key, validate_thread_ts
 from app.memory.store import MemoryStore, update
 
 # Enough for months of daily use; recall reads at most a few dozen of them.
@@ -34,10 +34,6 @@ def parse_time(text: str) -> datetime | None:
         return datetime.strptime(text.strip(), _TIME_FORMAT).replace(tzinfo=UTC)
     except ValueError:
         return None
-
-
-def sessions_index_key(user_id: str) -> str:
-    return f"{user_prefix(user_id)}sessions.json"
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ import pytest
 from anthropic.tools import ToolError
 
 from app.agent.tool_registry import ToolRegistry
-from app.memory.paths import MemoryScope, session_context_key
+from app.memory.paths import MemoryScope, session_context_key, sessions_index_key
 from app.memory.recall import RecallTool, keywords
-from app.memory.session_index import SessionEntry, format_time, sessions_index_key
+from app.memory.session_index import SessionEntry, format_time
 from app.memory.session_summary import SessionSummary, render_summary
 from app.memory.store import MemoryStore
 from tests.memory.conftest import OTHER_USER, THREAD, USER

@@ -10,7 +10,8 @@ import pytest
 
 from app.agent.history import ThreadMessage
 from app.agent.summarizer import parse_draft, summary_prompt
-from app.memory.session_index import parse_index, sessions_index_key
+from app.memory.paths import sessions_index_key
+from app.memory.session_index import parse_index
 from app.memory.session_summary import (
     MAX_SUMMARY_CHARS,
     SessionSummary,
