@@ -10,54 +10,19 @@ round trips. Run alone with `uv run python -m bench.memory_latency [--quick]`.
 from __future__ import annotations
 
 import asyncio
-import io
-import logging
-import os
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-
-import structlog
+from collections.abc import Awaitable, Callable
 
 from app.memory.gcs_store import GcsMemoryStore
 from app.memory.paths import MemoryScope
 from app.memory.tool import ScopedMemoryTool
-from app.observability.logging import configure_logging
+from bench.environment import benchmark_environment
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.fakes.gcs import GcsEmulator
 
 USER, THREAD = "U0BENCH01", "1712345678.000100"
-
-
-@contextmanager
-def _emulator_env(url: str) -> Iterator[None]:
-    previous = os.environ.get("STORAGE_EMULATOR_HOST")
-    os.environ["STORAGE_EMULATOR_HOST"] = url
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("STORAGE_EMULATOR_HOST", None)
-        else:
-            os.environ["STORAGE_EMULATOR_HOST"] = previous
-
-
-@contextmanager
-def _logs_discarded() -> Iterator[None]:
-    """Render every log line as in production (JSON), into a buffer nobody reads: the cost
-    counts, the 400 lines do not flood the table. Restores the previous set-up after."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    config = structlog.get_config()
-    configure_logging(level="INFO", fmt="json", stream=io.StringIO())
-    try:
-        yield
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-        structlog.configure(**config)
 
 
 async def _timed(calls: list[Callable[[], Awaitable[object]]]) -> list[float]:
@@ -93,7 +58,7 @@ async def _measure(bucket: str, count: int) -> list[tuple[str, str]]:
 
 def run(quick: bool) -> list[tuple[str, str]]:
     count = 40 if quick else 200
-    with GcsEmulator() as emulator, _emulator_env(emulator.url), _logs_discarded():
+    with GcsEmulator() as emulator, benchmark_environment(emulator.url):
         bucket = f"orion-bench-{uuid.uuid4().hex[:12]}"
         emulator.create_bucket(bucket)
         return asyncio.run(_measure(bucket, count))

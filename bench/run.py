@@ -16,6 +16,7 @@ BENCHMARKS = [
     "bench.thread_start",
     "bench.memory_latency",
     "bench.turn_end",
+    "bench.throughput",
 ]
 
 

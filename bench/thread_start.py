@@ -27,20 +27,13 @@ the services) is measured separately and not in any median.
 
 from __future__ import annotations
 
-import io
 import json
-import logging
-import os
 import sys
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
-import structlog
-
-from app.observability.logging import configure_logging
+from bench.environment import benchmark_environment
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
@@ -66,35 +59,6 @@ class ThreadStart:
     seconds: float  # event posted → greeting visible
     status_seconds: float  # event posted → "Restoring your preferences..." visible
     personalised: bool
-
-
-@contextmanager
-def _storage_emulator(url: str) -> Iterator[None]:
-    """google-cloud-storage reads STORAGE_EMULATOR_HOST when Orion builds its client."""
-    previous = os.environ.get("STORAGE_EMULATOR_HOST")
-    os.environ["STORAGE_EMULATOR_HOST"] = url
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("STORAGE_EMULATOR_HOST", None)
-        else:
-            os.environ["STORAGE_EMULATOR_HOST"] = previous
-
-
-@contextmanager
-def _quiet_logs() -> Iterator[None]:
-    """Production JSON logging into a buffer nobody reads: the cost counts, the lines don't."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    config = structlog.get_config()
-    configure_logging(level="INFO", fmt="json", stream=io.StringIO())
-    try:
-        yield
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-        structlog.configure(**config)
 
 
 def _start_thread(orion: OrionServer, slack: FakeSlack, *, timeout: float = 30.0) -> ThreadStart:
@@ -136,10 +100,9 @@ def run(quick: bool) -> list[tuple[str, str]]:
     runs = 3 if quick else 20
     stalled_runs = 1 if quick else 5
     with (
-        _quiet_logs(),
         GcsEmulator() as emulator,
         FaultyProxy(emulator.url) as proxy,
-        _storage_emulator(proxy.url),
+        benchmark_environment(proxy.url),
         FakeSlack() as slack,
         FakeClaude() as claude,
     ):

@@ -16,9 +16,6 @@ Run alone with `uv run python -m bench.turn_end [--quick]`.
 
 from __future__ import annotations
 
-import io
-import logging
-import os
 import sys
 import time
 import uuid
@@ -26,9 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import structlog
-
-from app.observability.logging import configure_logging
+from bench.environment import benchmark_environment
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
@@ -48,27 +43,6 @@ ANSWER = (
     "Moving them to spot instances would bring spend back under plan."
 )
 SUMMARY = "# Q3 cloud spend\nThe Q3 overrun is batch jobs in europe-west1; spot instances."
-
-
-@contextmanager
-def _environment(emulator_url: str) -> Iterator[None]:
-    """Point google-cloud-storage at the emulator and keep Orion's log lines off the table
-    (rendered as in production, into a buffer: their cost still counts)."""
-    previous = os.environ.get("STORAGE_EMULATOR_HOST")
-    os.environ["STORAGE_EMULATOR_HOST"] = emulator_url
-    root = logging.getLogger()
-    handlers, level, config = root.handlers[:], root.level, structlog.get_config()
-    configure_logging(level="INFO", fmt="json", stream=io.StringIO())
-    try:
-        yield
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-        structlog.configure(**config)
-        if previous is None:
-            os.environ.pop("STORAGE_EMULATOR_HOST", None)
-        else:
-            os.environ["STORAGE_EMULATOR_HOST"] = previous
 
 
 class _Bench:
@@ -133,7 +107,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
         FakeSlack() as slack,
         FakeClaude() as claude,
         GcsEmulator() as emulator,
-        _environment(emulator.url),
+        benchmark_environment(emulator.url),
     ):
         bench = _Bench(slack, claude, emulator)
         with bench.orion(summary_delay=0.0, memory_enabled=False) as orion:
