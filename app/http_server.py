@@ -22,7 +22,7 @@ from app.early_ack import EarlyAck
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.shutdown import drain
-from app.slack.event_scope import in_flight
+from app.slack.background import run_in_background
 
 if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
@@ -131,23 +131,13 @@ def _dispatch_when_ready(loader: BoltLoader, body: bytes, request: Request) -> N
     async def dispatch() -> None:
         from slack_bolt.request.async_request import AsyncBoltRequest
 
-        try:
-            bolt = await loader.get()
-            request = AsyncBoltRequest(body=body.decode(), query=query, headers=headers)
-            response = await bolt.async_dispatch(request)
-            log.info("slack.early_ack.dispatched", bolt_status=response.status)
-        except Exception as exc:
-            log.error("slack.early_ack.failed", error=type(exc).__name__)
-        finally:
-            in_flight.leave()
+        bolt = await loader.get()
+        bolt_request = AsyncBoltRequest(body=body.decode(), query=query, headers=headers)
+        response = await bolt.async_dispatch(bolt_request)
+        log.info("slack.early_ack.dispatched", bolt_status=response.status)
 
-    in_flight.enter()  # shutdown waits for it like for any running listener
-    _pending.add(task := asyncio.create_task(dispatch()))
-    task.add_done_callback(_pending.discard)
-
-
-# Strong references: the event loop keeps only weak ones to running tasks.
-_pending: set[asyncio.Task[None]] = set()
+    # Tracked like any listener's background work, so shutdown waits for it.
+    run_in_background(dispatch(), name="slack.early_ack")
 
 
 def serve_http(app: Starlette, *, port: int) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anthropic
@@ -63,9 +63,11 @@ def claude(shared_claude: FakeClaude) -> FakeClaude:
 
 
 @pytest.fixture(scope="module")
-def claude_client(shared_claude: FakeClaude) -> AsyncAnthropic:
+async def claude_client(shared_claude: FakeClaude) -> AsyncIterator[AsyncAnthropic]:
     # One client for the module: building one costs ~50 ms (TLS context), even for http://.
-    return AsyncAnthropic(base_url=shared_claude.url, api_key="test", max_retries=0)
+    client = AsyncAnthropic(base_url=shared_claude.url, api_key="test", max_retries=0)
+    yield client
+    await client.close()
 
 
 def web_client(fake: FakeSlack, token: str = BOT_TOKEN, **kwargs: Any) -> AsyncWebClient:
@@ -439,10 +441,7 @@ async def test_claude_delay_holds_the_next_response(
     claude.delay(0.2)
     started = time.monotonic()
     await claude_client.messages.create(model=MODEL, max_tokens=8, messages=HELLO)
-    assert time.monotonic() - started >= 0.2
-    started = time.monotonic()
-    await claude_client.messages.create(model=MODEL, max_tokens=8, messages=HELLO)
-    assert time.monotonic() - started < 0.2
+    assert time.monotonic() - started >= 0.2  # a lower bound only: never time the upper one
 
 
 async def test_claude_rejects_what_the_real_api_rejects(
@@ -498,13 +497,15 @@ def test_fault_proxy_delays_one_object_and_fails_another(
         assert time.monotonic() - started >= 0.25
         with pytest.raises(gcs_errors.ServiceUnavailable):
             bucket.blob("global/context.md").download_as_bytes(retry=None)
-        started = time.monotonic()
         assert bucket.blob("global/context.md").download_as_bytes() == b"# Org"  # times=1 spent
-        assert time.monotonic() - started < 0.25
 
         proxy.clear_rules()
         bucket.blob("sessions/1-2/context.md").upload_from_string("s", if_generation_match=0)
-        statuses = [(r.status, r.rule) for r in proxy.requests]
+        downloads = [(r.status, r.rule) for r in proxy.requests if "/download/" in r.path_qs]
 
-    assert (503, "global/context.md") in statuses
+    assert downloads == [
+        (200, "users/U1/preferences.json"),
+        (503, "global/context.md"),
+        (200, None),
+    ]
     assert gcs_emulator.read(gcs_bucket, "sessions/1-2/context.md") == b"s"
