@@ -1,8 +1,9 @@
 """HTTP mode (Cloud Run): Starlette routes `POST /slack/events` and `GET /healthz`.
 
 The server listens before Bolt is imported: Bolt (and then the heavy clients) load in
-the background, `/healthz` answers at once, and Slack events that arrive meanwhile are
-acknowledged by `EarlyAck` and handed to Bolt when it is ready (see app/early_ack.py).
+the background and `/healthz` answers at once. Events and clicks are acknowledged as soon
+as their signature checks out and handed to Bolt in the background (app/early_ack.py),
+so neither a cold start nor a busy instance delays an acknowledgement.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def build_http_app(
     async def slack_events(request: Request) -> Response:
         body = await request.body()
         content_type = request.headers.get("content-type")
-        if loader.app is None and early_ack.can_ack_early(body, content_type):
+        if early_ack.can_ack_early(body, content_type):
             if not early_ack.is_signed(body, request.headers):
                 return PlainTextResponse("invalid request", status_code=401)
             _dispatch_when_ready(loader, body, request)
@@ -86,7 +87,7 @@ def build_http_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         loader.start()
         yield
-        await drain()
+        await drain(provider)
         if loader.app is not None:
             from app.slack.web_client import close_connection_pool
 

@@ -100,6 +100,11 @@ class ServiceProvider:
             self._services = await asyncio.shield(self._task)
         return self._services
 
+    async def close(self) -> None:
+        """Close the long-lived clients (at shutdown), if they were ever built."""
+        if self._services is not None:
+            await self._services.claude.close()
+
     @staticmethod
     def _log_ready(task: asyncio.Future[Services]) -> None:
         if task.cancelled():

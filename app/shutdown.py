@@ -6,6 +6,7 @@ import asyncio
 
 from app.observability import tracing
 from app.observability.logging import get_logger
+from app.services import ServiceProvider
 from app.slack.event_scope import in_flight
 
 log = get_logger(__name__)
@@ -14,9 +15,10 @@ log = get_logger(__name__)
 IN_FLIGHT_GRACE_S = 7.0
 
 
-async def drain() -> None:
+async def drain(provider: ServiceProvider) -> None:
     pending = in_flight.count
     finished = await in_flight.wait_idle(IN_FLIGHT_GRACE_S)
     log.info("orion.shutdown", in_flight_at_start=pending, drained=finished)
+    await provider.close()
     if tracing.enabled():
         await asyncio.to_thread(tracing.shutdown)

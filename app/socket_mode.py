@@ -40,6 +40,6 @@ async def run_socket_mode(
         await stop.wait()
     finally:
         await handler.disconnect_async()
-        await drain()
+        await drain(provider)
         await handler.close_async()
         await close_connection_pool(bolt_app.client)

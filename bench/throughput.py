@@ -8,13 +8,13 @@
 
 from __future__ import annotations
 
-import asyncio
+import json
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
 import psutil
 
 from bench.stats import median_ms, percentile_ms, print_table
@@ -27,42 +27,43 @@ from tests.orion_server import SIGNING_SECRET
 CHANNEL = "D0LOAD"
 
 
-def _signed(payload: dict) -> tuple[bytes, dict[str, str]]:
-    body = events.json_body(payload)
-    return body, {"Content-Type": "application/json", **events.sign(body, SIGNING_SECRET)}
-
-
-async def _post_messages(url: str, slack: FakeSlack, count: int, concurrency: int) -> list[float]:
-    """Post `count` user messages (each in its own thread); returns each ack latency."""
-    latencies: list[float] = []
-    gate = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=200)) as http:
-
-        async def one(n: int) -> None:
-            thread_ts = slack.new_ts()
-            text = f"question number {n}: what is on my calendar today?"
-            ts = slack.add_user_message(CHANNEL, thread_ts, f"U0LOAD{n % 50:03d}", text)
-            payload = events.user_message_in_thread(
-                f"U0LOAD{n % 50:03d}", CHANNEL, thread_ts, text, ts=ts
-            )
-            body, headers = _signed(payload)
-            async with gate:
-                started = time.perf_counter()
-                response = await http.post(f"{url}/slack/events", content=body, headers=headers)
-                latencies.append(time.perf_counter() - started)
-            assert response.status_code == 200
-
-        await asyncio.gather(*(one(n) for n in range(count)))
-    return latencies
+def _new_messages(slack: FakeSlack, count: int) -> list[dict]:
+    """`count` signed user messages, each in its own thread (and in the fake workspace)."""
+    requests = []
+    for n in range(count):
+        user, thread_ts = f"U0LOAD{n % 50:03d}", slack.new_ts()
+        text = f"question number {n}: what is on my calendar today?"
+        ts = slack.add_user_message(CHANNEL, thread_ts, user, text)
+        body = events.json_body(
+            events.user_message_in_thread(user, CHANNEL, thread_ts, text, ts=ts)
+        )
+        headers = {"Content-Type": "application/json", **events.sign(body, SIGNING_SECRET)}
+        requests.append({"body": body.decode(), "headers": headers})
+    return requests
 
 
 def _answered(slack: FakeSlack) -> int:
     return sum(1 for m in slack.messages(CHANNEL) if m.is_bot and not m.streaming)
 
 
-def _drive(url: str, slack: FakeSlack, count: int, concurrency: int) -> list[float]:
-    before = _answered(slack)
-    latencies = asyncio.run(_post_messages(url, slack, count, concurrency))
+def _drive(url: str, slack: FakeSlack, count: int, batch: int) -> list[float]:
+    """Post `count` messages, `batch` at a time, from a separate load process; wait for
+    every answer; return the ack latencies."""
+    before, latencies = _answered(slack), []
+    for start in range(0, count, batch):
+        spec = {
+            "url": f"{url}/slack/events",
+            "health_url": f"{url}/healthz",
+            "requests": _new_messages(slack, min(batch, count - start)),
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.load_client"],
+            input=json.dumps(spec),
+            stdout=subprocess.PIPE,
+            text=True,
+            check=True,
+        )
+        latencies.extend(json.loads(done.stdout))
     slack.wait_for(lambda: _answered(slack) >= before + count, timeout=300, what="all answers")
     return latencies
 
@@ -88,7 +89,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
             ack = _drive(orion.url, slack, 100, 100)
 
             cpu_before = sum(proc.cpu_times()[:2])
-            _drive(orion.url, slack, turns, 10)
+            _drive(orion.url, slack, turns, 50)
             time.sleep(1)
             cpu_per_turn = (sum(proc.cpu_times()[:2]) - cpu_before) / turns
             rss_end = proc.memory_info().rss

@@ -15,6 +15,11 @@ class RestoredMemory:
     context: str | None
 
     @property
+    def complete(self) -> bool:
+        """Every scope answered (found or missing); none failed or ran out of time."""
+        return not (self.loaded.failed or self.loaded.timed_out)
+
+    @property
     def token_estimate(self) -> int:
         return estimate_tokens(self.context) if self.context else 0
 

@@ -14,6 +14,7 @@ lifecycle rule deletes `events/` objects after a day (see README).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -29,6 +30,8 @@ from app.services import ServiceProvider
 log = get_logger(__name__)
 
 RECENT_EVENTS_KEPT = 10_000
+# Answering beats waiting: if the store can't confirm a claim this fast, go ahead.
+CLAIM_BUDGET_S = 2.0
 _INSTANCE = f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -39,21 +42,24 @@ class EventDeduplicator:
 
     def seen_here(self, body: dict[str, Any]) -> bool:
         """A cheap first check (this instance only), for work that must start at once."""
-        return body.get("event_id") in self._recent
+        if body.get("event_id") in self._recent:
+            log.info("slack.event.duplicate", source="memory")
+            return True
+        return False
 
     async def is_duplicate(self, body: dict[str, Any]) -> bool:
         """True when this event was already claimed by this or another instance."""
         event_id = body.get("event_id")
         if not isinstance(event_id, str):
             return False  # not an Events API delivery (nothing to retry)
-        if event_id in self._recent:
-            log.info("slack.event.duplicate", source="memory")
+        if self.seen_here(body):
             return True
         self._remember(event_id)
         try:
             store = (await self._provider.get()).store
             claim = json.dumps({"instance": _INSTANCE, "claimed_at": time.time()})
-            await store.write(event_claim_key(event_id), claim, if_generation=CREATE_ONLY)
+            async with asyncio.timeout(CLAIM_BUDGET_S):
+                await store.write(event_claim_key(event_id), claim, if_generation=CREATE_ONLY)
         except PreconditionFailed:
             log.info("slack.event.duplicate", source="claim")
             return True

@@ -14,13 +14,19 @@ MEMORY_LOAD_MS_KEY = "orion_memory_load_ms"
 def thread_context_with_memory(
     slack_context: dict[str, Any], restored: RestoredMemory
 ) -> dict[str, Any]:
-    """Slack's own context fields plus the restored memory, ready to save."""
-    return {
+    """Slack's own context fields plus the restored memory, ready to save.
+
+    A restore that missed a scope (failed or timed out) is not saved as the thread's
+    memory: each later turn then loads it again, so the memory returns once storage does.
+    """
+    context = {
         **slack_context,
-        MEMORY_CONTEXT_KEY: restored.context or "",
         MEMORY_SCOPES_KEY: ",".join(scope.value for scope in restored.loaded.found),
         MEMORY_LOAD_MS_KEY: str(restored.loaded.duration_ms),
     }
+    if restored.complete:
+        context[MEMORY_CONTEXT_KEY] = restored.context or ""
+    return context
 
 
 def memory_context_from(thread_context: dict[str, Any] | None) -> str | None:

@@ -50,13 +50,17 @@ def register(
         async with handling(
             "slack.user_message", body, user=user, channel=channel, thread_ts=thread_ts
         ):
-            if await dedupe.is_duplicate(body):
+            if dedupe.seen_here(body):
                 return
             reply = SlackReplyStream(
                 client, channel=channel, thread_ts=thread_ts, user_id=user, team_id=context.team_id
             )
             try:
+                # The status first, before anything that waits on the store or a cold start.
                 await set_status(THINKING_STATUS, loading_messages=LOADING_MESSAGES)
+                if await dedupe.is_duplicate(body):
+                    await set_status("")  # another delivery of this event is answering
+                    return
                 services = await provider.get()
                 text = payload.get("text") or ""
                 if user:
