@@ -40,7 +40,8 @@ class Services:
 
 def build_services(settings: Settings) -> Services:
     """Import and construct everything heavy. Runs in a worker thread."""
-    from anthropic import AsyncAnthropic
+    import httpx2
+    from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
     from app.agent.turn import Agent, MemorySettings
     from app.memory.factory import open_memory_store
@@ -57,6 +58,11 @@ def build_services(settings: Settings) -> Services:
         base_url=settings.anthropic_base_url,
         max_retries=settings.anthropic_max_retries,
         timeout=settings.anthropic_timeout_s,
+        # httpcore checks every pooled connection for expiry on each request: the SDK's
+        # default of 100 idle connections costs more CPU than it saves in handshakes.
+        http_client=DefaultAsyncHttpxClient(
+            limits=httpx2.Limits(max_connections=200, max_keepalive_connections=16)
+        ),
     )
     store = open_memory_store(settings.gcs_memories_bucket, settings.memory_dir)
     memory = store if settings.memory_enabled else None

@@ -93,6 +93,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
             time.sleep(1)
             cpu_per_turn = (sum(proc.cpu_times()[:2]) - cpu_before) / turns
             rss_end = proc.memory_info().rss
+        apologies = sum("Sorry" in m.text for m in slack.messages(CHANNEL) if m.is_bot)
     growth_kib = (rss_end - rss_start) / 1024
     return [
         ("ack latency, 100 concurrent events: p50", f"{median_ms(ack)} ms"),
@@ -101,6 +102,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
             f"Orion CPU per turn (over {turns} turns, incl. summary)",
             f"{cpu_per_turn * 1000:.1f} ms",
         ),
+        ("turns that ended in an apology (must be 0)", str(apologies)),
         ("resident memory after warm-up", f"{rss_start / 2**20:.1f} MiB"),
         (f"resident memory after {turns} more turns", f"{rss_end / 2**20:.1f} MiB"),
         ("memory growth per turn", f"{growth_kib / (turns + 100):.2f} KiB"),
