@@ -11,6 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from app.observability import tracing
+from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 from tests.span_log import SpanLog
 
@@ -29,6 +30,22 @@ def gcs_bucket(gcs_emulator: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> st
     gcs_emulator.create_bucket(name)
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", gcs_emulator.url)
     return name
+
+
+@pytest.fixture
+def gcs_proxy(
+    gcs_emulator: GcsEmulator, gcs_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FaultyProxy]:
+    """A FaultyProxy in front of the emulator; STORAGE_EMULATOR_HOST points at it instead.
+
+    Set up after `gcs_bucket` pointed the variable at the emulator. Request it before
+    anything that builds a GCS client (Orion, a store): the client reads the variable when
+    it is built, and what is set up after the proxy is torn down before it, so a client
+    still retrying a faulted call stops before the proxy does.
+    """
+    with FaultyProxy(gcs_emulator.url) as proxy:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", proxy.url)
+        yield proxy
 
 
 @pytest.fixture(scope="session")

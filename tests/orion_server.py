@@ -12,6 +12,8 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import httpx
@@ -45,6 +47,21 @@ def make_settings(slack: FakeSlack, claude: FakeClaude, **overrides: Any) -> Set
     values.update(overrides)
     # _env_file=None: a developer's own .env must not leak into the tests.
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@contextmanager
+def orion_servers(
+    slack: FakeSlack, claude: FakeClaude, **defaults: Any
+) -> Iterator[Callable[..., OrionServer]]:
+    """Yields `start(**overrides)`, which starts Orion with `defaults` plus `overrides`;
+    every server it started is stopped on exit."""
+    with ExitStack() as stack:
+
+        def start(**overrides: Any) -> OrionServer:
+            settings = make_settings(slack, claude, **defaults, **overrides)
+            return stack.enter_context(OrionServer(settings))
+
+        yield start
 
 
 class OrionServer:

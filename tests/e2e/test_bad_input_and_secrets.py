@@ -11,6 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from app.observability import tracing
+from tests.e2e.conversation import finished
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -18,10 +19,6 @@ from tests.orion_server import SIGNING_SECRET, OrionServer, make_settings
 from tests.span_log import SpanLog
 
 USER, CHANNEL = "U0GRACE", "D0GRACE"
-
-
-def _finished(slack: FakeSlack, thread_ts: str) -> list[str]:
-    return [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
 
 
 def _post_raw(orion: OrionServer, body: bytes) -> httpx.Response:
@@ -44,7 +41,7 @@ def test_malformed_and_unknown_events_are_acked_and_the_service_stays_healthy(
     claude.reply("Still here.")
     ts = slack.add_user_message(CHANNEL, thread_ts, USER, "hi")
     orion.post_event(events.user_message_in_thread(USER, CHANNEL, thread_ts, "hi", ts=ts))
-    slack.wait_for(lambda: _finished(slack, thread_ts) == ["Still here."], what="an answer")
+    slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts) == ["Still here."], what="an answer")
 
 
 def test_an_oversized_message_is_trimmed_with_a_note(
@@ -55,7 +52,7 @@ def test_an_oversized_message_is_trimmed_with_a_note(
     claude.reply("I read the start of it.")
     ts = slack.add_user_message(CHANNEL, thread_ts, USER, huge)
     orion.post_event(events.user_message_in_thread(USER, CHANNEL, thread_ts, huge, ts=ts))
-    slack.wait_for(lambda: _finished(slack, thread_ts), what="an answer")
+    slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), what="an answer")
 
     [answer_call] = [c for c in claude.calls if c.body["model"] == orion.settings.anthropic_model]
     sent = answer_call.body["messages"][-1]["content"]
@@ -109,7 +106,7 @@ def test_a_whole_conversation_leaks_no_secret_to_logs_or_traces(
         headers = {"Content-Type": "application/json"}
         headers.update(events.sign(body, secrets["slack_signing_secret"]))
         orion.http.post("/slack/events", content=body, headers=headers)
-        slack.wait_for(lambda: len(_finished(slack, thread_ts)) >= 2, what="the apology")
+        slack.wait_for(lambda: len(finished(slack, CHANNEL, thread_ts)) >= 2, what="the apology")
         logs = orion.log_stream.getvalue()
     tracing.set_client(None)
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.fakes import slack_events as events
+from tests.e2e import conversation
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer, make_settings
@@ -21,13 +21,11 @@ INTERNALS = ("Error", "error", "Traceback", "overloaded_error", "rate_limit", "4
 
 
 def _ask(orion: OrionServer, slack: FakeSlack, thread_ts: str, text: str) -> None:
-    ts = slack.add_user_message(CHANNEL, thread_ts, USER, text)
-    payload = events.user_message_in_thread(USER, CHANNEL, thread_ts, text, ts=ts)
-    assert orion.post_event(payload).status_code == 200
+    conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, text)
 
 
 def _finished(slack: FakeSlack, thread_ts: str) -> list[str]:
-    return [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
+    return conversation.finished(slack, CHANNEL, thread_ts)
 
 
 def _wait_finished(slack: FakeSlack, thread_ts: str, count: int, timeout: float = 10) -> list[str]:

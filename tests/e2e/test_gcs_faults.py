@@ -17,7 +17,6 @@ import gc
 import json
 import re
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from typing import Any
 
 import pytest
@@ -25,21 +24,19 @@ import pytest
 from app.memory.paths import thread_context_key
 from app.slack.greeting import GENERIC_GREETING
 from app.slack.thread_started import RESTORING_STATUS
+from tests.e2e import conversation
+from tests.e2e.conversation import main_requests, result_text, system_text, tool_results
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, index_key, preferences_key, session_key
 from tests.fakes import claude_script as script
-from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
-from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, make_settings
+from tests.orion_server import OrionServer, orion_servers
 
 USER, CHANNEL = "U0GAIL", "D0GAIL"
 PREFERENCES = {"name": "Gail", "response_style": "short answers"}
 GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron."
-GLOBAL_KEY = "global/context.md"
-PREFERENCES_KEY = f"users/{USER}/preferences.json"
-# The first event of a test may still be importing google-cloud-storage on a small machine.
-FIRST_EVENT_TIMEOUT = 30.0
+PREFERENCES_KEY = preferences_key(USER)
 # Longer than GcsMemoryStore's retry budget (about 10 s), for waits that outlast it.
 PAST_RETRY_BUDGET = 25.0
 # What must never reach the person (or, through a tool result, Claude): exception text,
@@ -50,45 +47,19 @@ LEAKS = re.compile(
 )
 
 
-def session_key(thread_ts: str) -> str:
-    """The session summary's key, as DESIGN.md §2 pins it."""
-    return f"sessions/{thread_ts.replace('.', '-')}/context.md"
-
-
-def index_key(user: str) -> str:
-    return f"users/{user}/sessions.json"
-
-
 # --- fixtures -------------------------------------------------------------------------------
 
 
 @pytest.fixture
-def proxy(
-    gcs_emulator: GcsEmulator, gcs_bucket: str, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[FaultyProxy]:
-    """A FaultyProxy in front of the emulator; Orion's GCS client talks to the proxy."""
-    with FaultyProxy(gcs_emulator.url) as faulty:
-        # After gcs_bucket pointed the variable at the emulator, before any Orion starts:
-        # the GCS client reads it when it is built.
-        monkeypatch.setenv("STORAGE_EMULATOR_HOST", faulty.url)
-        yield faulty
-
-
-@pytest.fixture
 def start_orion(
-    proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
+    gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
 ) -> Iterator[Callable[..., OrionServer]]:
     """Start Orion on the test's bucket (through the proxy) with settings overrides.
 
-    Depends on `proxy`, so Orion (whose GCS client may still be retrying a faulted call
+    Depends on `gcs_proxy`, so Orion (whose GCS client may still be retrying a faulted call
     in a worker thread) is stopped before the proxy is.
     """
-    with ExitStack() as stack:
-
-        def start(**overrides: Any) -> OrionServer:
-            settings = make_settings(slack, claude, gcs_memories_bucket=gcs_bucket, **overrides)
-            return stack.enter_context(OrionServer(settings))
-
+    with orion_servers(slack, claude, gcs_memories_bucket=gcs_bucket) as start:
         yield start
     # The stopped server's anthropic client closes itself when garbage-collected, on
     # whatever event loop is running then: in a later test, the next server's, where it
@@ -98,63 +69,46 @@ def start_orion(
     gc.collect()
 
 
-class Bucket:
-    """The test's bucket, read and written straight on the emulator (never via the proxy)."""
-
-    def __init__(self, emulator: GcsEmulator, name: str) -> None:
-        self.emulator, self.name = emulator, name
-
-    def write(self, key: str, content: str) -> int:
-        """Returns the object's generation: conditional writes of it name it in their URL."""
-        return self.emulator.write(self.name, key, content)
-
-    def read(self, key: str) -> str | None:
-        data = self.emulator.read(self.name, key)
-        return None if data is None else data.decode()
-
-    def names(self) -> list[str]:
-        return self.emulator.names(self.name)
-
-
-@pytest.fixture
-def bucket(gcs_emulator: GcsEmulator, gcs_bucket: str) -> Bucket:
-    return Bucket(gcs_emulator, gcs_bucket)
-
-
 # --- what a person does, and what they see --------------------------------------------------
 
 
 def open_thread(orion: OrionServer, slack: FakeSlack) -> tuple[str, str]:
     """Open an assistant thread; returns its ts and Orion's greeting."""
-    thread_ts = slack.open_assistant_thread(CHANNEL)
-    assert orion.post_event(events.assistant_thread_started(USER, CHANNEL, thread_ts)).is_success
-    [greeting] = slack.wait_for(
-        lambda: slack.bot_messages(CHANNEL, thread_ts),
-        timeout=FIRST_EVENT_TIMEOUT,
-        what="the greeting",
-    )
-    return thread_ts, greeting.text
+    return conversation.open_thread(orion, slack, USER, CHANNEL)
 
 
 def send(orion: OrionServer, slack: FakeSlack, thread_ts: str, text: str) -> dict[str, Any]:
     """The person writes in the thread; returns the event as delivered (to deliver again)."""
-    ts = slack.add_user_message(CHANNEL, thread_ts, USER, text)
-    payload = events.user_message_in_thread(USER, CHANNEL, thread_ts, text, ts=ts)
-    assert orion.post_event(payload).is_success
-    return payload
+    return conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, text)
 
 
 def replies(slack: FakeSlack, thread_ts: str) -> list[str]:
     """Orion's finished messages in the thread, oldest first (the greeting included)."""
-    return [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
+    return conversation.finished(slack, CHANNEL, thread_ts)
 
 
 def wait_reply(
-    slack: FakeSlack, thread_ts: str, text: str, timeout: float = FIRST_EVENT_TIMEOUT
+    slack: FakeSlack, thread_ts: str, text: str, timeout: float = conversation.FIRST_EVENT_TIMEOUT
 ) -> None:
-    slack.wait_for(
-        lambda: text in replies(slack, thread_ts), timeout=timeout, what=f"the reply {text!r}"
-    )
+    conversation.wait_for_answer(slack, CHANNEL, thread_ts, text, timeout)
+
+
+def ask(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    thread_ts: str,
+    question: str,
+    answer: str,
+) -> dict[str, Any]:
+    """Claude answers `question` with `answer`; the person asks it and sees the answer.
+
+    Returns the request Claude answered.
+    """
+    answer_questions(claude, orion, {question: answer})
+    send(orion, slack, thread_ts, question)
+    wait_reply(slack, thread_ts, answer)
+    return request_for(claude, orion, question)
 
 
 def assert_thread_is_clean(slack: FakeSlack, thread_ts: str, *addresses: str) -> None:
@@ -173,17 +127,9 @@ def assert_thread_is_clean(slack: FakeSlack, thread_ts: str, *addresses: str) ->
 # --- what Claude is sent --------------------------------------------------------------------
 
 
-def main_requests(claude: FakeClaude, orion: OrionServer) -> list[dict[str, Any]]:
-    return [r for r in claude.requests if r["model"] == orion.settings.anthropic_model]
-
-
 def request_for(claude: FakeClaude, orion: OrionServer, text: str) -> dict[str, Any]:
     """The first answering request whose latest user text is `text`."""
     return next(r for r in main_requests(claude, orion) if last_user_text(r) == text)
-
-
-def system_text(request: dict[str, Any]) -> str:
-    return "\n".join(block["text"] for block in request["system"])
 
 
 def remembered(request: dict[str, Any]) -> str:
@@ -192,18 +138,6 @@ def remembered(request: dict[str, Any]) -> str:
     if "<remembered_context>" not in text:
         return ""
     return text.split("<remembered_context>")[1].split("</remembered_context>")[0]
-
-
-def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
-    last = request["messages"][-1]
-    if last["role"] != "user" or not isinstance(last["content"], list):
-        return []
-    return [block for block in last["content"] if block.get("type") == "tool_result"]
-
-
-def result_text(result: dict[str, Any]) -> str:
-    content = result["content"]
-    return content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
 
 
 def answer_questions(
@@ -245,7 +179,7 @@ def assert_logs_are_clean(orion: OrionServer) -> None:
 
 def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     start_orion: Callable[..., OrionServer],
-    proxy: FaultyProxy,
+    gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
@@ -253,7 +187,7 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     bucket.write(GLOBAL_KEY, GLOBAL_CONTEXT)
     orion = start_orion(memory_load_timeout_s=0.5)
-    reads = proxy.add_rule("/download/", status=503, method="GET")
+    reads = gcs_proxy.add_rule("/download/", status=503, method="GET")
 
     thread_ts, greeting = open_thread(orion, slack)
 
@@ -269,18 +203,15 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     assert not logged(orion, "slack.thread_started.failed")
 
     # GCS recovers: Orion is healthy and answers the next message.
-    proxy.clear_rules()
+    gcs_proxy.clear_rules()
     health = orion.http.get("/healthz")
     assert (health.status_code, health.text) == (200, "ok")
     question = "What should I work on first this morning?"
-    answer_questions(claude, orion, {question: "Start with the release checklist."})
-    send(orion, slack, thread_ts, question)
-    wait_reply(slack, thread_ts, "Start with the release checklist.")
-    request = request_for(claude, orion, question)
+    request = ask(orion, slack, claude, thread_ts, question, "Start with the release checklist.")
     assert not LEAKS.search(json.dumps(request["system"])), "no failure text in the prompt"
 
     assert replies(slack, thread_ts) == [GENERIC_GREETING, "Start with the release checklist."]
-    assert_thread_is_clean(slack, thread_ts, proxy.url, bucket.name)
+    assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
     assert_logs_are_clean(orion)
     # Nothing lost: what Orion could not read is still there, untouched.
     assert bucket.read(PREFERENCES_KEY) == json.dumps(PREFERENCES)
@@ -291,24 +222,22 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
 # the person's preferences come back as soon as GCS does.
 def test_memory_a_faulted_thread_start_missed_reaches_claude_once_gcs_recovers(
     start_orion: Callable[..., OrionServer],
-    proxy: FaultyProxy,
+    gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     orion = start_orion(memory_load_timeout_s=0.5)
-    proxy.add_rule("/download/", status=503, method="GET")
+    gcs_proxy.add_rule("/download/", status=503, method="GET")
     thread_ts, greeting = open_thread(orion, slack)
     assert greeting == GENERIC_GREETING
-    proxy.clear_rules()
+    gcs_proxy.clear_rules()
 
     question = "Which format do I like my answers in?"
-    answer_questions(claude, orion, {question: "Short ones."})
-    send(orion, slack, thread_ts, question)
-    wait_reply(slack, thread_ts, "Short ones.")
+    request = ask(orion, slack, claude, thread_ts, question, "Short ones.")
 
-    assert "short answers" in remembered(request_for(claude, orion, question))
+    assert "short answers" in remembered(request)
 
 
 # --- 2. a preferences read fails twice, then works ------------------------------------------
@@ -316,33 +245,30 @@ def test_memory_a_faulted_thread_start_missed_reaches_claude_once_gcs_recovers(
 
 def test_503_twice_on_the_preferences_read_is_retried_and_the_greeting_is_personal(
     start_orion: Callable[..., OrionServer],
-    proxy: FaultyProxy,
+    gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     orion = start_orion(memory_load_timeout_s=5.0)
-    flaky = proxy.add_rule(PREFERENCES_KEY, status=503, times=2, method="GET")
+    flaky = gcs_proxy.add_rule(PREFERENCES_KEY, status=503, times=2, method="GET")
 
     thread_ts, greeting = open_thread(orion, slack)
 
     assert greeting.startswith("Welcome back, Gail!") and "short answers" in greeting
     assert flaky.hits == 2
-    downloads = [r.status for r in proxy.requests if "preferences.json" in r.path_qs]
+    downloads = [r.status for r in gcs_proxy.requests if "preferences.json" in r.path_qs]
     assert downloads == [503, 503, 200], "retried until it worked, then left alone"
     [loaded] = logged(orion, "tool.memory.load.success")
     assert "user" in loaded["found"] and loaded["failed"] == loaded["timed_out"] == []
     assert not [line for line in orion.log_lines() if line["severity"] in ("WARNING", "ERROR")]
 
     question = "Remind me how I like my answers."
-    answer_questions(claude, orion, {question: "Short."})
-    send(orion, slack, thread_ts, question)
-    wait_reply(slack, thread_ts, "Short.")
-    memory = remembered(request_for(claude, orion, question))
+    memory = remembered(ask(orion, slack, claude, thread_ts, question, "Short."))
     assert "Gail" in memory and "short answers" in memory
 
-    assert_thread_is_clean(slack, thread_ts, proxy.url, bucket.name)
+    assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
     assert_logs_are_clean(orion)
     assert json.loads(bucket.read(PREFERENCES_KEY) or "") == PREFERENCES
 
@@ -352,7 +278,7 @@ def test_503_twice_on_the_preferences_read_is_retried_and_the_greeting_is_person
 
 def test_a_stalled_scope_leaves_the_other_scopes_in_claudes_prompt(
     start_orion: Callable[..., OrionServer],
-    proxy: FaultyProxy,
+    gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
@@ -362,7 +288,7 @@ def test_a_stalled_scope_leaves_the_other_scopes_in_claudes_prompt(
     orion = start_orion(memory_load_timeout_s=0.5)
     # Longer than the budget, shorter than the GCS client's request timeout (5 s): the
     # download finishes late, after the greeting, and is then ignored.
-    stall = proxy.add_rule(GLOBAL_KEY, delay=1.0, times=1, method="GET")
+    stall = gcs_proxy.add_rule(GLOBAL_KEY, delay=1.0, times=1, method="GET")
 
     thread_ts, greeting = open_thread(orion, slack)
 
@@ -373,14 +299,11 @@ def test_a_stalled_scope_leaves_the_other_scopes_in_claudes_prompt(
     assert timeout["timed_out"] == ["global"] and timeout["found"] == ["user"]
 
     question = "What do you know about how I work?"
-    answer_questions(claude, orion, {question: "You like short answers."})
-    send(orion, slack, thread_ts, question)
-    wait_reply(slack, thread_ts, "You like short answers.")
-    memory = remembered(request_for(claude, orion, question))
+    memory = remembered(ask(orion, slack, claude, thread_ts, question, "You like short answers."))
     assert "Gail" in memory and "short answers" in memory, "the scopes that arrived are kept"
 
     assert replies(slack, thread_ts) == [greeting, "You like short answers."]
-    assert_thread_is_clean(slack, thread_ts, proxy.url, bucket.name)
+    assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
     assert_logs_are_clean(orion)
     assert bucket.read(GLOBAL_KEY) == GLOBAL_CONTEXT
 
@@ -394,7 +317,7 @@ SAVED_ANSWER = "Got it: I'll remember that you lead the payments migration."
 
 def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_lands(
     start_orion: Callable[..., OrionServer],
-    proxy: FaultyProxy,
+    gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
@@ -403,7 +326,7 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     thread_ts, _ = open_thread(orion, slack)
     create = {"command": "create", "path": NOTES_PATH, "file_text": NOTES}
     # Everything under the person's memory directory fails until the model sees the error.
-    outage = proxy.add_rule(f"users/{USER}/", status=503)
+    outage = gcs_proxy.add_rule(f"users/{USER}/", status=503)
 
     def respond(body: dict[str, Any]) -> script.ScriptItem | None:
         if body["model"] != orion.settings.anthropic_model:
@@ -412,7 +335,7 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
         if not results:
             return script.tool_use("memory", create)
         if results[-1].get("is_error"):
-            proxy.clear_rules()  # GCS is back; the model tries again
+            gcs_proxy.clear_rules()  # GCS is back; the model tries again
             return script.tool_use("memory", create)
         return script.text(SAVED_ANSWER)
 
@@ -424,7 +347,7 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     assert replies(slack, thread_ts)[1:] == [SAVED_ANSWER]
     statuses = [update.status for update in slack.statuses(CHANNEL, thread_ts)]
     assert "is checking its memory..." in statuses
-    assert_thread_is_clean(slack, thread_ts, proxy.url, bucket.name)
+    assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
 
     # Claude got a model-visible error it can act on, then the retry's success.
     failed, retried = (tool_results(r)[-1] for r in main_requests(claude, orion)[1:3])
@@ -432,7 +355,7 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     assert failed["is_error"] is True
     assert "temporarily unavailable" in result_text(failed)
     assert not LEAKS.search(result_text(failed)), result_text(failed)
-    assert proxy.url not in result_text(failed) and bucket.name not in result_text(failed)
+    assert gcs_proxy.url not in result_text(failed) and bucket.name not in result_text(failed)
     assert not retried.get("is_error")
     assert result_text(retried) == f"File created successfully at: {NOTES_PATH}"
 
@@ -463,7 +386,7 @@ OUTAGE_SUMMARY = "# Cat names\nGail (Gabi) picked Miso for the grey kitten."
 
 def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_works(
     start_orion: Callable[..., OrionServer],
-    proxy: FaultyProxy,
+    gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
@@ -480,10 +403,10 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
         {FIRST_QUESTION: FIRST_ANSWER, SECOND_QUESTION: SECOND_ANSWER},
         summary=OUTAGE_SUMMARY,
     )
-    summary_write = proxy.add_rule(
+    summary_write = gcs_proxy.add_rule(
         f"ifGenerationMatch={summary_generation}", status=503, method="POST"
     )
-    preferences_write = proxy.add_rule(
+    preferences_write = gcs_proxy.add_rule(
         f"ifGenerationMatch={preferences_generation}", status=503, method="POST"
     )
 
@@ -497,7 +420,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     assert summary_write.hits >= 1 and preferences_write.hits >= 1
 
     # GCS recovers while the writes are still being retried: both land.
-    proxy.clear_rules()
+    gcs_proxy.clear_rules()
     [saved] = wait_logged(orion, slack, "memory.preferences.write")
     assert saved["changed"] is True
     assert json.loads(bucket.read(PREFERENCES_KEY) or "")["name"] == "Gabi"
@@ -515,7 +438,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     assert [e["thread"] for e in json.loads(bucket.read(index_key(USER)) or "[]")] == [thread_ts]
 
     assert replies(slack, thread_ts) == [FIRST_ANSWER, SECOND_ANSWER]
-    assert_thread_is_clean(slack, thread_ts, proxy.url, bucket.name)
+    assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
     assert_logs_are_clean(orion)
 
 
@@ -524,7 +447,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
 
 def test_an_unreachable_claim_store_still_answers_the_message_once(
     start_orion: Callable[..., OrionServer],
-    proxy: FaultyProxy,
+    gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
@@ -532,7 +455,7 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
     orion = start_orion()
     thread_ts, _ = open_thread(orion, slack)
     # Every create-only upload: the claims (and the thread's first summary) fail.
-    claims = proxy.add_rule("ifGenerationMatch=0", status=503, method="POST")
+    claims = gcs_proxy.add_rule("ifGenerationMatch=0", status=503, method="POST")
     question = "Can you draft a two-line status update for the payments team?"
     answer = "Payments: migration on track for Thursday. No blockers."
     answer_questions(claude, orion, {question: answer})
@@ -541,7 +464,7 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
     # Slack delivers it again while the claim is still being retried.
     assert orion.post_event(payload).is_success
     wait_reply(slack, thread_ts, answer, timeout=PAST_RETRY_BUDGET)
-    proxy.clear_rules()
+    gcs_proxy.clear_rules()
 
     assert claims.hits >= 2
     [unavailable] = logged(orion, "slack.event.claim_unavailable")
@@ -554,7 +477,7 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
     assert replies(slack, thread_ts)[1:] == [answer]
     asked = [r for r in main_requests(claude, orion) if last_user_text(r) == question]
     assert len(asked) == 1
-    assert_thread_is_clean(slack, thread_ts, proxy.url, bucket.name)
+    assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
     assert_logs_are_clean(orion)
     # The conversation itself is kept once GCS is back (only the claim is missing).
     slack.wait_for(lambda: bucket.read(session_key(thread_ts)), what="the session summary")

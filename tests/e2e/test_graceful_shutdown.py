@@ -34,7 +34,7 @@ def test_sigterm_lets_the_answer_in_flight_finish(
             httpx.post(f"{orion.url}/slack/events", content=body, headers=headers).status_code
             == 200
         )
-        slack.wait_for(lambda: claude.calls, timeout=30, what="the Claude request")
+        slack.wait_for(lambda: claude.calls, timeout=60, what="the Claude request")
         exit_code = orion.stop()
 
     assert exit_code == 0, orion.log()

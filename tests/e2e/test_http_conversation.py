@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from tests.e2e import conversation
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -21,16 +22,12 @@ def _open_thread(orion: OrionServer, slack: FakeSlack) -> str:
 
 
 def _ask(orion: OrionServer, slack: FakeSlack, thread_ts: str, text: str) -> None:
-    ts = slack.add_user_message(CHANNEL, thread_ts, USER, text)
-    response = orion.post_event(
-        events.user_message_in_thread(USER, CHANNEL, thread_ts, text, ts=ts)
-    )
-    assert response.status_code == 200
+    conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, text)
 
 
 def _answers(slack: FakeSlack, thread_ts: str) -> list[str]:
     """Orion's finished replies after the greeting."""
-    return [m.text for m in slack.bot_messages(CHANNEL, thread_ts)[1:] if not m.streaming]
+    return conversation.answers(slack, CHANNEL, thread_ts)
 
 
 def _wait_answers(slack: FakeSlack, thread_ts: str, count: int) -> list[str]:

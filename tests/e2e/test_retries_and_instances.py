@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.e2e.conversation import finished
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.gcs import GcsEmulator
@@ -17,10 +18,6 @@ from tests.orion_process import OrionProcess, free_port, orion_env
 from tests.orion_server import SIGNING_SECRET, OrionServer
 
 USER, CHANNEL = "U0DAVE", "D0DAVE"
-
-
-def _finished_answers(slack: FakeSlack, thread_ts: str) -> list[str]:
-    return [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
 
 
 def _post(url: str, payload: dict, retry_num: int | None = None) -> httpx.Response:
@@ -43,9 +40,9 @@ def test_a_retried_event_is_answered_once(
     assert _post(orion.url, payload).status_code == 200
     for retry in (1, 2):
         assert _post(orion.url, payload, retry_num=retry).status_code == 200
-    slack.wait_for(lambda: _finished_answers(slack, thread_ts), what="the answer")
+    slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), what="the answer")
     time.sleep(0.5)  # room for a duplicate answer to show up, if one were coming
-    assert _finished_answers(slack, thread_ts) == ["Only once."]
+    assert finished(slack, CHANNEL, thread_ts) == ["Only once."]
     assert len(claude.calls) == 1
 
 
@@ -74,9 +71,9 @@ def test_two_instances_sharing_a_bucket_answer_an_event_once(
     with instances[0], instances[1]:
         assert _post(instances[0].url, payload).status_code == 200
         assert _post(instances[1].url, payload, retry_num=retry_num).status_code == 200
-        slack.wait_for(lambda: _finished_answers(slack, thread_ts), timeout=30, what="answer")
+        slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), timeout=30, what="answer")
         time.sleep(1.0)
-        assert _finished_answers(slack, thread_ts) == ["One answer from one instance."]
+        assert finished(slack, CHANNEL, thread_ts) == ["One answer from one instance."]
     assert len(claude.calls) == 1
     claims = [name for name in gcs_emulator.names(gcs_bucket) if name.startswith("events/")]
     assert claims == [f"events/{payload['event_id']}"]

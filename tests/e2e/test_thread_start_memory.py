@@ -13,7 +13,6 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,13 +23,13 @@ from app.memory.formatting import CHARS_PER_TOKEN, TRUNCATION_MARKER
 from app.memory.paths import thread_context_key
 from app.slack.greeting import GENERIC_GREETING
 from app.slack.thread_started import RESTORING_STATUS
+from tests.e2e import conversation
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, preferences_key, session_key
 from tests.fakes import claude_script as script
-from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
-from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, make_settings
+from tests.orion_server import OrionServer, orion_servers
 from tests.span_log import SpanLog
 
 USER, CHANNEL = "U0RETURN", "D0RETURN"
@@ -41,17 +40,8 @@ PREFERENCES = {"response_style": "short answers", "timezone": "Europe/Berlin"}
 GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron."
 SESSION_SUMMARY = "We compared Postgres and SQLite for the billing service; Postgres won."
 
-GLOBAL_KEY = "global/context.md"
-PREFERENCES_KEY = f"users/{USER}/preferences.json"
+PREFERENCES_KEY = preferences_key(USER)
 REMEMBERED = re.compile(r"<remembered_context>\n(.*)\n</remembered_context>", re.DOTALL)
-# The first thread start of a test run builds the services (anthropic, google-cloud-storage
-# imports: several seconds on a small machine); later waits are short.
-FIRST_EVENT_TIMEOUT = 30.0
-
-
-def session_key(thread_ts: str) -> str:
-    """The session summary's key, as DESIGN.md §2 pins it."""
-    return f"sessions/{thread_ts.replace('.', '-')}/context.md"
 
 
 # --- memory backends --------------------------------------------------------------------
@@ -62,7 +52,7 @@ class Memories:
     """Where Orion keeps memories in one test, and a way to seed and inspect them directly."""
 
     settings: dict[str, Any]
-    seed: Callable[[str, str], None]
+    seed: Callable[[str, str], object]
     read: Callable[[str], str | None]
 
 
@@ -79,23 +69,15 @@ def _local_memories(directory: Path) -> Memories:
     return Memories({"memory_dir": directory}, seed, read)
 
 
-def _gcs_memories(emulator: GcsEmulator, bucket: str) -> Memories:
-    def seed(key: str, text: str) -> None:
-        emulator.write(bucket, key, text)
-
-    def read(key: str) -> str | None:
-        data = emulator.read(bucket, key)
-        return None if data is None else data.decode()
-
-    return Memories({"gcs_memories_bucket": bucket}, seed, read)
+def _gcs_memories(bucket: Bucket) -> Memories:
+    return Memories({"gcs_memories_bucket": bucket.name}, bucket.write, bucket.read)
 
 
 @pytest.fixture(params=["local", "gcs"])
 def memories(request: pytest.FixtureRequest, memory_dir: Path) -> Memories:
     if request.param == "local":
         return _local_memories(memory_dir)
-    bucket: str = request.getfixturevalue("gcs_bucket")
-    return _gcs_memories(request.getfixturevalue("gcs_emulator"), bucket)
+    return _gcs_memories(request.getfixturevalue("bucket"))
 
 
 @pytest.fixture
@@ -104,52 +86,33 @@ def local_memories(memory_dir: Path) -> Memories:
 
 
 @pytest.fixture
-def gcs_memories(gcs_emulator: GcsEmulator, gcs_bucket: str) -> Memories:
-    return _gcs_memories(gcs_emulator, gcs_bucket)
-
-
-@pytest.fixture
-def proxy(
-    gcs_emulator: GcsEmulator, gcs_bucket: str, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[FaultyProxy]:
-    """A FaultyProxy in front of the emulator; Orion's GCS client talks to the proxy."""
-    with FaultyProxy(gcs_emulator.url) as faulty:
-        # Before any server starts: the client reads the variable when it is built.
-        monkeypatch.setenv("STORAGE_EMULATOR_HOST", faulty.url)
-        yield faulty
+def gcs_memories(bucket: Bucket) -> Memories:
+    return _gcs_memories(bucket)
 
 
 @pytest.fixture
 def start_orion(slack: FakeSlack, claude: FakeClaude) -> Iterator[Callable[..., OrionServer]]:
     """Start Orion with the given settings overrides; stopped at the end of the test."""
-    with ExitStack() as stack:
+    with orion_servers(slack, claude) as start:
 
-        def start(memories: Memories, **overrides: Any) -> OrionServer:
-            settings = make_settings(slack, claude, **memories.settings, **overrides)
-            return stack.enter_context(OrionServer(settings))
+        def start_with(memories: Memories, **overrides: Any) -> OrionServer:
+            return start(**memories.settings, **overrides)
 
-        yield start
+        yield start_with
 
 
 # --- what a person does, and what they see ---------------------------------------------
 
 
 def open_thread(
-    orion: OrionServer, slack: FakeSlack, user: str = USER, channel: str = CHANNEL
-) -> str:
-    thread_ts = slack.open_assistant_thread(channel)
-    response = orion.post_event(events.assistant_thread_started(user, channel, thread_ts))
-    assert response.status_code == 200
-    return thread_ts
-
-
-def wait_greeting(
-    slack: FakeSlack, thread_ts: str, channel: str = CHANNEL, timeout: float = FIRST_EVENT_TIMEOUT
-) -> str:
-    [greeting] = slack.wait_for(
-        lambda: slack.bot_messages(channel, thread_ts), timeout=timeout, what="the greeting"
-    )
-    return greeting.text
+    orion: OrionServer,
+    slack: FakeSlack,
+    user: str = USER,
+    channel: str = CHANNEL,
+    timeout: float = conversation.FIRST_EVENT_TIMEOUT,
+) -> tuple[str, str]:
+    """Open an assistant thread; returns its ts and Orion's greeting."""
+    return conversation.open_thread(orion, slack, user, channel, timeout)
 
 
 def ask(
@@ -168,26 +131,14 @@ def ask(
     """
     answer = f"Answer to: {text}"
     claude.responder = lambda body: script.text(answer) if _is_turn_for(body, text) else None
-    ts = slack.add_user_message(channel, thread_ts, user, text)
-    response = orion.post_event(
-        events.user_message_in_thread(user, channel, thread_ts, text, ts=ts)
-    )
-    assert response.status_code == 200
-    slack.wait_for(
-        lambda: answer in _finished(slack, channel, thread_ts),
-        timeout=FIRST_EVENT_TIMEOUT,
-        what="Orion's answer",
-    )
+    conversation.post_user_message(orion, slack, user, channel, thread_ts, text)
+    conversation.wait_for_answer(slack, channel, thread_ts, answer)
     [request] = [r for r in claude.requests if _is_turn_for(r, text)]
     return request
 
 
 def _is_turn_for(body: dict[str, Any], text: str) -> bool:
     return last_user_text(body) == text
-
-
-def _finished(slack: FakeSlack, channel: str, thread_ts: str) -> list[str]:
-    return [m.text for m in slack.bot_messages(channel, thread_ts) if not m.streaming]
 
 
 def remembered(request: dict[str, Any]) -> str:
@@ -218,9 +169,9 @@ def test_new_user_gets_the_generic_greeting_after_the_restoring_status(
     slack: FakeSlack,
 ) -> None:
     orion = start_orion(memories)
-    thread_ts = open_thread(orion, slack, NEWBIE, NEWBIE_CHANNEL)
+    thread_ts, greeting = open_thread(orion, slack, NEWBIE, NEWBIE_CHANNEL)
 
-    assert wait_greeting(slack, thread_ts, NEWBIE_CHANNEL) == GENERIC_GREETING
+    assert greeting == GENERIC_GREETING
     statuses = [update.status for update in slack.statuses(NEWBIE_CHANNEL, thread_ts)]
     assert statuses[0] == RESTORING_STATUS
     methods = [call.method for call in slack.calls]
@@ -243,9 +194,8 @@ def test_returning_user_is_welcomed_back_and_every_turn_carries_the_memory(
 ) -> None:
     seed_returning_user(gcs_memories)
     orion = start_orion(gcs_memories)
-    thread_ts = open_thread(orion, slack)
+    thread_ts, greeting = open_thread(orion, slack)
 
-    greeting = wait_greeting(slack, thread_ts)
     assert greeting.startswith("Welcome back")
     assert "short answers" in greeting
     # The restored memory is saved with the thread, in the bucket, for every later turn.
@@ -274,7 +224,7 @@ def test_returning_user_is_welcomed_back_and_every_turn_carries_the_memory(
 def test_a_stalled_object_does_not_hold_up_the_personalised_greeting(
     # The proxy first: set up before Orion, so it is stopped after Orion (whose GCS client
     # may still be retrying the stalled read) has shut down.
-    proxy: FaultyProxy,
+    gcs_proxy: FaultyProxy,
     start_orion: Callable[..., OrionServer],
     gcs_memories: Memories,
     slack: FakeSlack,
@@ -283,13 +233,12 @@ def test_a_stalled_object_does_not_hold_up_the_personalised_greeting(
     seed_returning_user(gcs_memories)
     orion = start_orion(gcs_memories, memory_load_timeout_s=1.0)
     # Build the services and the GCS client first, so the budget below is spent on the store.
-    wait_greeting(slack, open_thread(orion, slack, WARMUP_USER, WARMUP_CHANNEL), WARMUP_CHANNEL)
+    open_thread(orion, slack, WARMUP_USER, WARMUP_CHANNEL)
     # One slow response only: the GCS client's own retry after its request timeout is quick.
-    stall = proxy.add_rule(GLOBAL_KEY, delay=5.0, times=1)
+    stall = gcs_proxy.add_rule(GLOBAL_KEY, delay=5.0, times=1)
 
     started = time.monotonic()
-    thread_ts = open_thread(orion, slack)
-    greeting = wait_greeting(slack, thread_ts, timeout=4.0)
+    thread_ts, greeting = open_thread(orion, slack, timeout=4.0)
     elapsed = time.monotonic() - started
 
     assert stall.hits == 1, "the global context download went through the stalled rule"
@@ -301,7 +250,7 @@ def test_a_stalled_object_does_not_hold_up_the_personalised_greeting(
     assert "user" in outcome["found"]
     # When the stalled object finally arrives, nothing more happens in the thread.
     slack.wait_for(
-        lambda: any(r.rule == GLOBAL_KEY for r in proxy.requests),
+        lambda: any(r.rule == GLOBAL_KEY for r in gcs_proxy.requests),
         timeout=8.0,
         what="the stalled download to finish",
     )
@@ -356,8 +305,8 @@ def test_oversized_memories_are_cut_to_the_token_budget_with_a_marker(
     local_memories.seed(session_key(old_thread), "A long summary. " * 2000)
     orion = start_orion(local_memories, memory_context_token_budget=token_budget)
 
-    new_thread = open_thread(orion, slack)
-    assert "short answers" in wait_greeting(slack, new_thread)
+    new_thread, greeting = open_thread(orion, slack)
+    assert "short answers" in greeting
     # Saved at thread start (new thread) and reloaded per turn (old thread): both in budget.
     for thread_ts in (new_thread, old_thread):
         request = ask(orion, slack, claude, thread_ts, f"Hello again in {thread_ts}")
@@ -381,8 +330,7 @@ def test_memory_load_and_injection_are_traced(
 ) -> None:
     seed_returning_user(memories)
     orion = start_orion(memories)
-    thread_ts = open_thread(orion, slack)
-    wait_greeting(slack, thread_ts)
+    thread_ts, _ = open_thread(orion, slack)
     ask(orion, slack, claude, thread_ts, "What do you remember about me?")
     slack.wait_for(
         lambda: _of_thread(spans, "slack.user_message", thread_ts), what="the turn's root span"

@@ -11,40 +11,24 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
 from app.slack.greeting import GENERIC_GREETING
-from tests.fakes import slack_events as events
+from tests.e2e import conversation
+from tests.e2e.conversation import main_requests, system_text
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, index_key, preferences_key, session_key
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import Failure, ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
-from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, make_settings
+from tests.orion_server import OrionServer, orion_servers
 from tests.span_log import SpanLog
 
 USER, CHANNEL = "U0SAM", "D0SAM"
 OTHER, OTHER_CHANNEL = "U0BOB", "D0BOB"
-# The first event of a test builds the services (heavy imports on a small machine).
-FIRST_EVENT_TIMEOUT = 30.0
-
-
-def session_key(thread_ts: str) -> str:
-    return f"sessions/{thread_ts.replace('.', '-')}/context.md"
-
-
-def index_key(user: str) -> str:
-    return f"users/{user}/sessions.json"
-
-
-def preferences_key(user: str) -> str:
-    return f"users/{user}/preferences.json"
 
 
 # --- fixtures ---------------------------------------------------------------------------
@@ -55,65 +39,8 @@ def start_orion(
     slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
 ) -> Iterator[Callable[..., OrionServer]]:
     """Start Orion on the test's bucket with the given settings overrides."""
-    with ExitStack() as stack:
-
-        def start(**overrides: Any) -> OrionServer:
-            settings = make_settings(slack, claude, gcs_memories_bucket=gcs_bucket, **overrides)
-            return stack.enter_context(OrionServer(settings))
-
+    with orion_servers(slack, claude, gcs_memories_bucket=gcs_bucket) as start:
         yield start
-
-
-class Bucket:
-    """The test's bucket, read and written around Orion (straight to the emulator)."""
-
-    def __init__(self, emulator: GcsEmulator, name: str) -> None:
-        self.emulator, self.name = emulator, name
-
-    def names(self) -> list[str]:
-        return self.emulator.names(self.name)
-
-    def generations(self) -> dict[str, str]:
-        """Every object's generation: a write, even of the same bytes, changes it."""
-        url = f"{self.emulator.url}/storage/v1/b/{self.name}/o"
-        with urllib.request.urlopen(url, timeout=10) as response:
-            items = json.loads(response.read()).get("items", [])
-        return {item["name"]: str(item["generation"]) for item in items}
-
-    def read(self, key: str) -> str | None:
-        data = self.emulator.read(self.name, key)
-        return None if data is None else data.decode()
-
-    def write(self, key: str, content: str) -> None:
-        self.emulator.write(self.name, key, content)
-
-    def delete(self, key: str) -> None:
-        url = f"{self.emulator.url}/storage/v1/b/{self.name}/o/{quote(key, safe='')}"
-        with urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=10):
-            pass
-
-    def wait_for(self, key: str, predicate: Callable[[str], bool] = bool, timeout: float = 10):
-        def check() -> str | None:
-            content = self.read(key)
-            return content if content is not None and predicate(content) else None
-
-        return _wait(check, timeout, f"{key} in the bucket")
-
-
-@pytest.fixture
-def bucket(gcs_emulator: GcsEmulator, gcs_bucket: str) -> Bucket:
-    return Bucket(gcs_emulator, gcs_bucket)
-
-
-def _wait(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 # --- the summary model ------------------------------------------------------------------
@@ -135,10 +62,6 @@ def summary_requests(claude: FakeClaude, orion: OrionServer) -> list[dict[str, A
     return [r for r in claude.requests if r["model"] == orion.settings.summary_model]
 
 
-def main_requests(claude: FakeClaude, orion: OrionServer) -> list[dict[str, Any]]:
-    return [r for r in claude.requests if r["model"] == orion.settings.anthropic_model]
-
-
 # --- what a person does -------------------------------------------------------------------
 
 
@@ -146,14 +69,7 @@ def open_thread(
     orion: OrionServer, slack: FakeSlack, user: str = USER, channel: str = CHANNEL
 ) -> tuple[str, str]:
     """Open an assistant thread; returns its ts and Orion's greeting."""
-    thread_ts = slack.open_assistant_thread(channel)
-    assert orion.post_event(events.assistant_thread_started(user, channel, thread_ts)).is_success
-    [greeting] = slack.wait_for(
-        lambda: slack.bot_messages(channel, thread_ts),
-        timeout=FIRST_EVENT_TIMEOUT,
-        what="the greeting",
-    )
-    return thread_ts, greeting.text
+    return conversation.open_thread(orion, slack, user, channel)
 
 
 def ask(
@@ -169,37 +85,8 @@ def ask(
 ) -> None:
     """Post `question`; Claude answers `answer`; wait until it is in the thread."""
     claude.reply(answer)
-    ask_scripted(orion, slack, thread_ts, question, answer, user=user, channel=channel)
-
-
-def ask_scripted(
-    orion: OrionServer,
-    slack: FakeSlack,
-    thread_ts: str,
-    question: str,
-    answer: str,
-    *,
-    user: str = USER,
-    channel: str = CHANNEL,
-) -> None:
-    """Like `ask`, with Claude's replies already scripted by the test."""
-    ts = slack.add_user_message(channel, thread_ts, user, question)
-    event = events.user_message_in_thread(user, channel, thread_ts, question, ts=ts)
-    assert orion.post_event(event).is_success
-    slack.wait_for(
-        lambda: answer in answers(slack, thread_ts, channel),
-        timeout=FIRST_EVENT_TIMEOUT,
-        what=f"the answer {answer!r}",
-    )
-
-
-def answers(slack: FakeSlack, thread_ts: str, channel: str = CHANNEL) -> list[str]:
-    """Orion's finished messages after its greeting."""
-    return [m.text for m in slack.bot_messages(channel, thread_ts)[1:] if not m.streaming]
-
-
-def system_text(request: dict[str, Any]) -> str:
-    return "\n".join(block["text"] for block in request["system"])
+    conversation.post_user_message(orion, slack, user, channel, thread_ts, question)
+    conversation.wait_for_answer(slack, channel, thread_ts, answer)
 
 
 # --- 1. the session summary ----------------------------------------------------------------
@@ -300,7 +187,7 @@ def test_a_failing_summary_model_leaves_the_reply_intact_and_writes_the_fallback
     summary = bucket.wait_for(session_key(thread_ts))
     # What the person sees is untouched: the answer, and nothing else after it.
     time.sleep(0.2)
-    assert answers(slack, thread_ts) == [reply]
+    assert conversation.answers(slack, CHANNEL, thread_ts) == [reply]
     # The fallback: a titled file with excerpts of both sides.
     assert summary.startswith("# ") and f"User: {USER}" in summary
     said, answered = summary.split("- The person said: ")[1].split("- Orion answered: ")
@@ -312,7 +199,7 @@ def test_a_failing_summary_model_leaves_the_reply_intact_and_writes_the_fallback
         found = spans.named("memory.summary.write")
         return spans.attributes(found[0]).get("langfuse.observation.output") if found else None
 
-    output = _wait(summary_write_output, 5, "the memory.summary.write span")
+    output = slack.wait_for(summary_write_output, 5, "the memory.summary.write span")
     assert output["source"] == "fallback" and output["failure"] == "OverloadedError"
     [after_turn] = spans.named("memory.after_turn")
     [root] = spans.named("slack.user_message")
@@ -359,7 +246,7 @@ def test_preferences_said_once_are_kept_and_greet_the_next_thread(
     assert json.loads(stored) == {"name": "Sam", "response_style": "bullet points"}
     # Claude was never asked to save anything: the memory tool was not used.
     assert all("tool_result" not in json.dumps(r["messages"]) for r in claude.requests)
-    [write] = _wait(lambda: spans.named("memory.preferences.write"), 5, "the write span")
+    [write] = slack.wait_for(lambda: spans.named("memory.preferences.write"), 5, "the write span")
     attributes = spans.attributes(write)
     keys = attributes["langfuse.observation.metadata.keys"]
     assert list(keys) == ["name", "response_style"], keys
@@ -440,12 +327,11 @@ def test_recall_finds_the_right_past_thread_and_never_another_persons(
     claude.reply_tool_use("recall", {"query": "Q3 budget", "user_id": OTHER})
     claude.reply("Last time we agreed to move batch jobs to spot instances.")
     before = len(main_requests(claude, orion))
-    ask_scripted(
-        orion,
-        slack,
-        thread_ts,
-        "What did we discuss about the Q3 budget last week?",
-        "Last time we agreed to move batch jobs to spot instances.",
+    conversation.post_user_message(
+        orion, slack, USER, CHANNEL, thread_ts, "What did we discuss about the Q3 budget last week?"
+    )
+    conversation.wait_for_answer(
+        slack, CHANNEL, thread_ts, "Last time we agreed to move batch jobs to spot instances."
     )
 
     first, second = main_requests(claude, orion)[before : before + 2]
@@ -467,23 +353,17 @@ def test_recall_finds_the_right_past_thread_and_never_another_persons(
 # --- 4. memory switched off ------------------------------------------------------------------
 
 
-@pytest.fixture
-def proxy(gcs_emulator: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultyProxy]:
-    """Orion's GCS client talks to the emulator through this proxy, which logs every call."""
-    with FaultyProxy(gcs_emulator.url) as logging_proxy:
-        monkeypatch.setenv("STORAGE_EMULATOR_HOST", logging_proxy.url)
-        yield logging_proxy
-
-
 def test_memory_switched_off_reads_and_writes_no_memory(
     bucket: Bucket,
-    proxy: FaultyProxy,
+    # Before Orion, whose GCS client talks to the emulator through this proxy (which logs
+    # every call): set up first, stopped last.
+    gcs_proxy: FaultyProxy,
     start_orion: Callable[..., OrionServer],
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
     bucket.write(preferences_key(USER), json.dumps({"name": "Sam"}))
-    bucket.write("global/context.md", "Kestrel Labs ships on Thursdays.")
+    bucket.write(GLOBAL_KEY, "Kestrel Labs ships on Thursdays.")
     before = bucket.generations()
     orion = start_orion(memory_enabled=False)
 
@@ -503,8 +383,8 @@ def test_memory_switched_off_reads_and_writes_no_memory(
     claims = [key for key in after if key.startswith("events/")]
     # And nothing else was read or listed: the GCS client's bucket lookup, then one
     # create-only upload per claimed event (uploads name the object in the body).
-    uploads = [r for r in proxy.requests if r.method == "POST"]
-    others = [r for r in proxy.requests if r.method != "POST"]
+    uploads = [r for r in gcs_proxy.requests if r.method == "POST"]
+    others = [r for r in gcs_proxy.requests if r.method != "POST"]
     assert len(uploads) == len(claims) == 3
     assert all("ifGenerationMatch=0" in r.path_qs for r in uploads)
     assert [r.path_qs.split("?")[0] for r in others] == [f"/storage/v1/b/{bucket.name}"]

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -25,16 +24,6 @@ KEY = "users/U0123ABCD/notes.md"
 UPLOAD = "uploadType=multipart"
 
 
-@pytest.fixture
-def proxy(
-    gcs_emulator: GcsEmulator, gcs_bucket: str, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[FaultyProxy]:
-    """A FaultyProxy in front of the emulator; the store under test talks to the proxy."""
-    with FaultyProxy(gcs_emulator.url) as faulty:
-        monkeypatch.setenv("STORAGE_EMULATOR_HOST", faulty.url)
-        yield faulty
-
-
 def _object_statuses(proxy: FaultyProxy) -> list[int]:
     """Statuses of object requests, in order; google-cloud-storage 3.17 also fetches the
     bucket's metadata in a background thread (for its telemetry), which is not our doing."""
@@ -49,46 +38,46 @@ def _store(
 
 
 async def test_read_succeeds_after_two_503s(
-    proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
     gcs_emulator.write(gcs_bucket, KEY, "remembered")
-    proxy.add_rule(KEY, status=503, times=2)
+    gcs_proxy.add_rule(KEY, status=503, times=2)
 
     stored = await _store(gcs_bucket).read(KEY)
 
     assert stored is not None and stored.content == "remembered"
-    assert _object_statuses(proxy) == [503, 503, 200]
+    assert _object_statuses(gcs_proxy) == [503, 503, 200]
 
 
 async def test_conditional_write_succeeds_after_two_503s(
-    proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
-    proxy.add_rule(UPLOAD, status=503, times=2, method="POST")
+    gcs_proxy.add_rule(UPLOAD, status=503, times=2, method="POST")
 
     generation = await _store(gcs_bucket).write(KEY, "v1", if_generation=CREATE_ONLY)
 
     assert generation > 0
     assert gcs_emulator.read(gcs_bucket, KEY) == b"v1"
-    assert _object_statuses(proxy) == [503, 503, 200]
+    assert _object_statuses(gcs_proxy) == [503, 503, 200]
 
 
 async def test_unconditional_write_is_not_retried(
-    proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
     # Retrying a blind overwrite could clobber a newer write: the library's rule.
-    proxy.add_rule(UPLOAD, status=503, times=1, method="POST")
+    gcs_proxy.add_rule(UPLOAD, status=503, times=1, method="POST")
 
     with pytest.raises(StoreUnavailable):
         await _store(gcs_bucket).write(KEY, "v1")
 
-    assert _object_statuses(proxy) == [503]
+    assert _object_statuses(gcs_proxy) == [503]
     assert gcs_emulator.read(gcs_bucket, KEY) is None
 
 
 async def test_persistent_503_raises_store_unavailable_within_the_retry_budget(
-    proxy: FaultyProxy, gcs_bucket: str
+    gcs_proxy: FaultyProxy, gcs_bucket: str
 ) -> None:
-    proxy.add_rule(f"/b/{gcs_bucket}/o", status=503)
+    gcs_proxy.add_rule(f"/b/{gcs_bucket}/o", status=503)
     store = _store(gcs_bucket, retry_timeout=1.0, request_timeout=1.0)
 
     started = time.monotonic()
@@ -100,15 +89,15 @@ async def test_persistent_503_raises_store_unavailable_within_the_retry_budget(
         await store.list("users/")
     elapsed = time.monotonic() - started
 
-    assert len(_object_statuses(proxy)) > 3  # it did retry
+    assert len(_object_statuses(gcs_proxy)) > 3  # it did retry
     assert elapsed < 3 * (1.0 + 1.0) + 1.0  # each call bounded by retry + request timeout
 
 
 async def test_slow_responses_time_out_into_store_unavailable(
-    proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
     gcs_emulator.write(gcs_bucket, KEY, "slow")
-    proxy.add_rule(KEY, delay=3.0)
+    gcs_proxy.add_rule(KEY, delay=3.0)
     store = _store(gcs_bucket, retry_timeout=0.5, request_timeout=0.3)
 
     started = time.monotonic()

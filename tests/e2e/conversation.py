@@ -1,0 +1,97 @@
+"""What a person does in their DM with Orion, what they see there, and what Claude is sent.
+
+Shared by the end-to-end tests; each test module names its own person and DM channel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import OrionServer
+
+# The first event of a test may still be building the services (the anthropic and
+# google-cloud-storage imports take several seconds on a small machine).
+FIRST_EVENT_TIMEOUT = 30.0
+
+
+# --- what a person does, and what they see --------------------------------------------------
+
+
+def open_thread(
+    orion: OrionServer,
+    slack: FakeSlack,
+    user: str,
+    channel: str,
+    timeout: float = FIRST_EVENT_TIMEOUT,
+) -> tuple[str, str]:
+    """Open an assistant thread; returns its ts and Orion's greeting."""
+    thread_ts = slack.open_assistant_thread(channel)
+    response = orion.post_event(events.assistant_thread_started(user, channel, thread_ts))
+    assert response.status_code == 200
+    [greeting] = slack.wait_for(
+        lambda: slack.bot_messages(channel, thread_ts), timeout=timeout, what="the greeting"
+    )
+    return thread_ts, greeting.text
+
+
+def post_user_message(
+    orion: OrionServer, slack: FakeSlack, user: str, channel: str, thread_ts: str, text: str
+) -> dict[str, Any]:
+    """The person writes in the thread; returns the event as delivered (to deliver again)."""
+    ts = slack.add_user_message(channel, thread_ts, user, text)
+    payload = events.user_message_in_thread(user, channel, thread_ts, text, ts=ts)
+    assert orion.post_event(payload).status_code == 200
+    return payload
+
+
+def finished(slack: FakeSlack, channel: str, thread_ts: str) -> list[str]:
+    """Orion's finished messages in the thread, oldest first (a greeting included)."""
+    return [m.text for m in slack.bot_messages(channel, thread_ts) if not m.streaming]
+
+
+def answers(slack: FakeSlack, channel: str, thread_ts: str) -> list[str]:
+    """Orion's finished messages after its greeting."""
+    return [m.text for m in slack.bot_messages(channel, thread_ts)[1:] if not m.streaming]
+
+
+def wait_for_answer(
+    slack: FakeSlack,
+    channel: str,
+    thread_ts: str,
+    answer: str,
+    timeout: float = FIRST_EVENT_TIMEOUT,
+) -> None:
+    """Wait until `answer` is one of Orion's finished messages in the thread."""
+    slack.wait_for(
+        lambda: answer in finished(slack, channel, thread_ts),
+        timeout=timeout,
+        what=f"the answer {answer!r}",
+    )
+
+
+# --- what Claude is sent --------------------------------------------------------------------
+
+
+def main_requests(claude: FakeClaude, orion: OrionServer) -> list[dict[str, Any]]:
+    """The requests for the answering model (not the summary model), in order."""
+    return [r for r in claude.requests if r["model"] == orion.settings.anthropic_model]
+
+
+def system_text(request: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in request["system"])
+
+
+def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of the request's last message (Orion's answer to tool calls)."""
+    last = request["messages"][-1]
+    if last["role"] != "user" or not isinstance(last["content"], list):
+        return []
+    return [block for block in last["content"] if block.get("type") == "tool_result"]
+
+
+def result_text(result: dict[str, Any]) -> str:
+    content = result["content"]
+    return content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
