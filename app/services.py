@@ -29,13 +29,11 @@ log = get_logger(__name__)
 class Services:
     settings: Settings
     claude: AsyncAnthropic
+    # Orion's own records (thread contexts, event claims) live in `store` always; memory
+    # reads and writes go through `memory_store`, which is None when memory is switched off.
     store: MemoryStore
+    memory_store: MemoryStore | None
     agent: Agent
-
-    @property
-    def memory_store(self) -> MemoryStore | None:
-        """The store for memory reads and writes, or None when memory is switched off."""
-        return self.store if self.settings.memory_enabled else None
 
 
 def build_services(settings: Settings) -> Services:
@@ -78,7 +76,7 @@ def build_services(settings: Settings) -> Services:
             after_turn_budget_s=settings.memory_after_turn_timeout_s,
         ),
     )
-    return Services(settings=settings, claude=claude, store=store, agent=agent)
+    return Services(settings=settings, claude=claude, store=store, memory_store=memory, agent=agent)
 
 
 def _plain(secret: object) -> str | None:
@@ -96,8 +94,16 @@ class ServiceProvider:
     def warm_up(self) -> None:
         """Start building in a worker thread; returns immediately. Idempotent."""
         if self._services is None and self._task is None:
-            self._task = asyncio.ensure_future(asyncio.to_thread(build_services, self.settings))
+            self._task = asyncio.ensure_future(self._build())
             self._task.add_done_callback(self._log_ready)
+
+    async def _build(self) -> Services:
+        services = await asyncio.to_thread(build_services, self.settings)
+        try:
+            await services.store.connect()
+        except Exception as exc:  # the first real operation will retry and report it
+            log.warning("services.store_connect_failed", error=type(exc).__name__)
+        return services
 
     async def get(self) -> Services:
         if self._services is None:

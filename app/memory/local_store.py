@@ -65,6 +65,9 @@ class LocalMemoryStore:
     async def list(self, prefix: str) -> list[ObjectInfo]:
         return await asyncio.to_thread(self._list, prefix)
 
+    async def connect(self) -> None:
+        """Nothing to prepare: the directory is created on the first write."""
+
     # -- worker-thread side -------------------------------------------------------------
 
     def _path(self, key: str) -> Path:

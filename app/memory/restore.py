@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.memory.formatting import estimate_tokens, format_memory_context
+from app.memory.formatting import format_memory_context
 from app.memory.loader import LoadedMemories, load_memories
 from app.memory.store import MemoryStore
 
@@ -18,10 +18,6 @@ class RestoredMemory:
     def complete(self) -> bool:
         """Every scope answered (found or missing); none failed or ran out of time."""
         return not (self.loaded.failed or self.loaded.timed_out)
-
-    @property
-    def token_estimate(self) -> int:
-        return estimate_tokens(self.context) if self.context else 0
 
 
 async def restore_memory(

@@ -86,6 +86,11 @@ class MemoryStore(Protocol):
         """Every object whose key starts with `prefix` (a plain string prefix), by key."""
         ...
 
+    async def connect(self) -> None:
+        """Get ready for the first operation (import libraries, build clients) ahead of
+        time, so the first conversation doesn't pay for it."""
+        ...
+
 
 Transform = Callable[[str | None], str | None]
 

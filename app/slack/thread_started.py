@@ -26,7 +26,7 @@ from app.services import ServiceProvider, Services
 from app.slack.dedupe import EventDeduplicator
 from app.slack.event_scope import handling
 from app.slack.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS, greeting_for
-from app.slack.thread_memory import MEMORY_CONTEXT_KEY, thread_context_with_memory
+from app.slack.thread_memory import thread_context_with_memory
 
 log = get_logger(__name__)
 
@@ -101,5 +101,4 @@ async def _restore(
         token_budget=settings.memory_context_token_budget,
     )
     await save_thread_context(thread_context_with_memory(thread.get("context") or {}, restored))
-    log.debug("slack.thread_started.context_saved", key=MEMORY_CONTEXT_KEY)
     return greeting_for(restored.loaded.contents.get(Scope.USER))
