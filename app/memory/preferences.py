@@ -103,51 +103,14 @@ _VERBS = (
     "|convert|apologi[sz]e|be|make|bold|number|sort|skip|attach|tag|avoid|leave|wrap|talk"
     "|speak|greet|open|close|highlight|capitali[sz]e|abbreviate|omit|share|copy|post|reference"
 )
-_NAME_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "back",
-        "later",
-        "when",
-        "whenever",
-        "if",
-        "after",
-        "before",
-        "at",
-        "on",
-        "in",
-        "by",
-        "to",
-        "up",
-        "out",
-        "about",
-        "again",
-        "now",
-        "soon",
-        "tomorrow",
-        "today",
-        "tonight",
-        "asap",
-        "anytime",
-        "sometime",
-        "once",
-        "maybe",
-        "not",
-        "no",
-        "it",
-        "that",
-        "this",
-        "what",
-        "you",
-        "me",
-        "crazy",
-        "names",
-        "anything",
-        "whatever",
-    ]
-)
+# Words that follow "call me" without being a name ("call me back", "call me later").
+_NAME_STOPWORD_TEXT = """
+    a an the back later when whenever if after before at on
+    in by to up out about again now soon tomorrow today tonight
+    asap anytime sometime once maybe not no it that this what you
+    me crazy names anything whatever
+"""
+_NAME_STOPWORDS = frozenset(_NAME_STOPWORD_TEXT.split())
 _STYLE_WORDS = re.compile(
     r"\b(?:bullet(?:s|ed)?|lists?|short(?:er)?|brief|concise|succinct|terse|detail(?:s|ed)?"
     r"|long(?:er)?|in-depth|thorough|verbose|tables?|paragraphs?|prose|format(?:ting)?"
