@@ -479,7 +479,7 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
     assert len(asked) == 1
     assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
     assert_logs_are_clean(orion)
-    # The conversation itself is kept once GCS is back (only the claim is missing).
+    # The conversation itself is kept once GCS is back. (The claim may land too, late: the
+    # upload abandoned after the claim budget keeps retrying in its worker thread.)
     slack.wait_for(lambda: bucket.read(session_key(thread_ts)), what="the session summary")
-    assert f"events/{payload['event_id']}" not in bucket.names()
     assert bucket.read(thread_context_key(CHANNEL, thread_ts)) is not None
