@@ -10,6 +10,7 @@ and listeners `await provider.get()` when they need them.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,9 +39,6 @@ class Services:
 
 def build_services(settings: Settings) -> Services:
     """Import and construct everything heavy. Runs in a worker thread."""
-    import httpx2
-    from anthropic import AsyncAnthropic, DefaultAioHttpClient
-
     from app.agent.turn import Agent, MemorySettings
     from app.memory.factory import open_memory_store
     from app.observability import tracing
@@ -51,16 +49,7 @@ def build_services(settings: Settings) -> Services:
             secret_key=_plain(settings.langfuse_secret_key),
             base_url=settings.langfuse_base_url,
         )
-    claude = AsyncAnthropic(
-        api_key=settings.anthropic_api_key.get_secret_value(),
-        base_url=settings.anthropic_base_url,
-        max_retries=settings.anthropic_max_retries,
-        timeout=settings.anthropic_timeout_s,
-        # The SDK's aiohttp transport: a turn's two Claude calls cost about 2.5 ms less CPU
-        # than over httpcore (bench/throughput.py), and aiohttp's pool keeps a burst's
-        # connections alive without httpcore's per-request scan of idle connections.
-        http_client=DefaultAioHttpClient(limits=httpx2.Limits(max_connections=200)),
-    )
+    claude = build_claude_client(settings)
     store = open_memory_store(settings.gcs_memories_bucket, settings.memory_dir)
     memory = store if settings.memory_enabled else None
     agent = Agent(
@@ -78,6 +67,27 @@ def build_services(settings: Settings) -> Services:
     return Services(settings=settings, claude=claude, store=store, memory_store=memory, agent=agent)
 
 
+def build_claude_client(settings: Settings) -> AsyncAnthropic:
+    """Orion's one Claude client (bench/claude_baseline.py measures this same client)."""
+    import httpx2
+    from anthropic import AsyncAnthropic, DefaultAioHttpClient
+
+    return AsyncAnthropic(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        base_url=settings.anthropic_base_url,
+        max_retries=settings.anthropic_max_retries,
+        timeout=settings.anthropic_timeout_s,
+        # Orion records its own generation per Claude call (app/agent/loop.py); the SDK's
+        # OpenTelemetry spans would land beside them in Langfuse's provider, duplicated,
+        # and cost about 0.6 ms of CPU per call.
+        open_telemetry=False,
+        # The SDK's aiohttp transport: a turn's two Claude calls cost about 2.5 ms less CPU
+        # than over httpcore, and aiohttp's pool keeps a burst's connections alive without
+        # httpcore's scan of every idle connection on each request.
+        http_client=DefaultAioHttpClient(limits=httpx2.Limits(max_connections=200)),
+    )
+
+
 def _plain(secret: object) -> str | None:
     return secret.get_secret_value() if secret is not None else None  # type: ignore[attr-defined]
 
@@ -85,9 +95,16 @@ def _plain(secret: object) -> str | None:
 class ServiceProvider:
     """Hands out the Services, building them once in the background."""
 
-    def __init__(self, settings: Settings, *, services: Services | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        services: Services | None = None,
+        on_ready: Callable[[], None] | None = None,
+    ) -> None:
         self.settings = settings
         self._services = services
+        self._on_ready = on_ready  # runs on the loop once the warm-up has built everything
         self._task: asyncio.Future[Services] | None = None
 
     def warm_up(self) -> None:
@@ -102,6 +119,8 @@ class ServiceProvider:
             await services.store.connect()
         except Exception as exc:  # the first real operation will retry and report it
             log.warning("services.store_connect_failed", error=type(exc).__name__)
+        if self._on_ready is not None:
+            self._on_ready()
         return services
 
     async def get(self) -> Services:
