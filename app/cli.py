@@ -37,9 +37,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(settings: Settings, mode: RunMode) -> None:
+    from app.heap import freeze_long_lived_objects
     from app.services import ServiceProvider
 
-    provider = ServiceProvider(settings)
+    provider = ServiceProvider(settings, on_ready=freeze_long_lived_objects)
     if mode is RunMode.HTTP:
         # Bolt itself is loaded after the server listens (see app/http_server.py).
         from app.http_server import build_http_app, serve_http
