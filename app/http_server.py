@@ -2,8 +2,9 @@
 
 The server listens before Bolt is imported: Bolt (and then the heavy clients) load in
 the background and `/healthz` answers at once. Events and clicks are acknowledged as soon
-as their signature checks out and handed to Bolt in the background (app/early_ack.py),
-so neither a cold start nor a busy instance delays an acknowledgement.
+as their signature checks out and handed to Bolt in the background (app/early_ack.py)
+once the acknowledgements around them are done (app/ack_first.py), so neither a cold
+start nor a burst of events delays an acknowledgement.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from app.ack_first import AckFirst
 from app.config import RunMode, Settings
 from app.early_ack import EarlyAck
 from app.observability.logging import get_logger
@@ -68,6 +70,7 @@ def build_http_app(
     loader = BoltLoader(build_bolt or (lambda: _build_bolt(settings, provider)), provider.warm_up)
     assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
     early_ack = EarlyAck(settings.slack_signing_secret.get_secret_value())
+    ack_first = AckFirst()
 
     async def slack_events(request: Request) -> Response:
         body = await request.body()
@@ -75,7 +78,8 @@ def build_http_app(
         if early_ack.can_ack_early(body, content_type):
             if not early_ack.is_signed(body, request.headers):
                 return PlainTextResponse("invalid request", status_code=401)
-            _dispatch_when_ready(loader, body, request)
+            ack_first.acknowledged()
+            _dispatch_when_ready(loader, ack_first, body, request)
             return Response(status_code=200)
         bolt = await loader.get()
         return await _dispatch(bolt, request, body)
@@ -125,13 +129,17 @@ async def _dispatch(bolt: AsyncApp, request: Request, body: bytes) -> Response:
     return to_starlette_response(await bolt.async_dispatch(bolt_request))
 
 
-def _dispatch_when_ready(loader: BoltLoader, body: bytes, request: Request) -> None:
-    """Hand an already-acknowledged request to Bolt once it has loaded."""
+def _dispatch_when_ready(
+    loader: BoltLoader, ack_first: AckFirst, body: bytes, request: Request
+) -> None:
+    """Hand an already-acknowledged request to Bolt once it has loaded and the
+    acknowledgements around it are done."""
     headers, query = dict(request.headers), dict(request.query_params)
 
     async def dispatch() -> None:
         from slack_bolt.request.async_request import AsyncBoltRequest
 
+        await ack_first.wait()
         bolt = await loader.get()
         bolt_request = AsyncBoltRequest(body=body.decode(), query=query, headers=headers)
         response = await bolt.async_dispatch(bolt_request)
