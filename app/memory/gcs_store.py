@@ -20,6 +20,7 @@ Credentials (the Cloud Run service account).
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
     from google.cloud.storage import Bucket, Client
 
 T = TypeVar("T")
+
+# Orion leaves the library's OpenTelemetry spans off, yet for their attributes it still
+# looks up each bucket's project and location, starting a thread per operation until one
+# lookup has been cached (against the emulator: never). This switch is the library's own.
+_NO_BUCKET_METADATA = ("DISABLE_GCS_PYTHON_CLIENT_OTEL_BUCKET_METADATA", "true")
 
 # Each write tags the object with a fresh id. If a conditional upload is retried after
 # its first attempt did land (the response was lost), the retry fails with 412; finding
@@ -131,6 +137,7 @@ class GcsMemoryStore:
     def _connect(self) -> _Connection:
         with self._connecting:
             if self._connection is None:
+                os.environ.setdefault(*_NO_BUCKET_METADATA)
                 from google.cloud import storage
                 from google.cloud.storage.retry import (
                     DEFAULT_RETRY,
