@@ -249,7 +249,7 @@ async def update_session_summary(
         summary = SessionSummary(final.title, final.body, user_id=user_id, updated=moment)
         return render_summary(summary)
 
-    written = await update(store, key, transform) or ""
+    written = await update(store, key, transform, already_read=stored) or ""
     title = parse_summary(written).title
     await record_session(store, user_id, SessionEntry(thread_ts, title, moment))
     return SummaryOutcome(

@@ -95,8 +95,20 @@ class MemoryStore(Protocol):
 Transform = Callable[[str | None], str | None]
 
 
+class _NotRead:
+    """`update` has no earlier read of the object to start from."""
+
+
+NOT_READ = _NotRead()
+
+
 async def update(
-    store: MemoryStore, key: str, transform: Transform, attempts: int = 5
+    store: MemoryStore,
+    key: str,
+    transform: Transform,
+    attempts: int = 5,
+    *,
+    already_read: StoredObject | _NotRead | None = NOT_READ,
 ) -> str | None:
     """Apply `transform` to the object's content without losing concurrent changes.
 
@@ -107,17 +119,25 @@ async def update(
     last `PreconditionFailed` propagate. `transform` may raise to abort the update; it may
     be called several times, so it must not have side effects beyond its result.
 
+    `already_read` is the object as the caller has just read it (None: absent): the first
+    attempt starts from it instead of reading again; a stale one only costs a retry.
+
     Returns the content stored under `key` once the update took effect (None when absent).
     """
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
     attempt = 0
     while True:
-        current = await store.read(key)
+        if isinstance(already_read, _NotRead):
+            fresh, current = True, await store.read(key)
+        else:
+            fresh, current, already_read = False, already_read, NOT_READ
         old = current.content if current is not None else None
         new = transform(old)
         if new == old:
-            return old  # nothing to change: skip the write (and its 412 risk)
+            if fresh:
+                return old  # nothing to change: skip the write (and its 412 risk)
+            continue  # nothing to change from the earlier read, which may be stale: re-read
         try:
             await _commit(store, key, current, new)
             return new

@@ -131,6 +131,28 @@ async def test_update_aborts_when_transform_raises(store: MemoryStore) -> None:
     assert stored is not None and stored.content == "keep"
 
 
+async def test_update_from_an_earlier_read_skips_reading_and_survives_a_stale_one(
+    store: MemoryStore,
+) -> None:
+    await store.write(KEY, "a\n")
+    fresh = await store.read(KEY)
+    assert await update(store, KEY, lambda old: f"{old}b\n", already_read=fresh) == "a\nb\n"
+    # `fresh` is stale now: the conditional write is refused and the update re-reads.
+    assert await update(store, KEY, lambda old: f"{old}c\n", already_read=fresh) == "a\nb\nc\n"
+    assert await update(store, "users/U1AAA/new.md", lambda old: "x", already_read=None) == "x"
+
+
+async def test_update_does_not_take_a_stale_read_for_nothing_to_do(store: MemoryStore) -> None:
+    await store.write(KEY, "a")
+    earlier = await store.read(KEY)
+    await store.write(KEY, "b")  # someone else, after our read
+
+    def mark_unless_seen(old: str | None) -> str | None:
+        return old if old == "a" else f"{old}+"
+
+    assert await update(store, KEY, mark_unless_seen, already_read=earlier) == "b+"
+
+
 async def test_concurrent_updates_lose_nothing(backend: Backend) -> None:
     writers = 50
 
