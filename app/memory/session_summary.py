@@ -201,6 +201,23 @@ def _one_line(text: str, limit: int) -> str:
 # --- the update --------------------------------------------------------------------------
 
 
+def _indexed_today(previous: SessionSummary | None, title: str, moment: datetime) -> bool:
+    """Whether the person's session index already lists this thread, under this title,
+    as updated today.
+
+    Recall shows the day a session was last updated, so the index entry of a busy
+    thread is rewritten on its first turn of each day and whenever its title changes,
+    not on every turn: two storage operations fewer for most turns. The first turn of
+    the day found the summary last updated on an earlier day, and wrote the entry then.
+    """
+    return (
+        previous is not None
+        and previous.title == title
+        and previous.updated is not None
+        and previous.updated.astimezone(UTC).date() == moment.astimezone(UTC).date()
+    )
+
+
 async def update_session_summary(
     store: MemoryStore,
     *,
@@ -251,7 +268,8 @@ async def update_session_summary(
 
     written = await update(store, key, transform, already_read=stored) or ""
     title = parse_summary(written).title
-    await record_session(store, user_id, SessionEntry(thread_ts, title, moment))
+    if not _indexed_today(previous, title, moment):
+        await record_session(store, user_id, SessionEntry(thread_ts, title, moment))
     return SummaryOutcome(
         written=True,
         source=source,

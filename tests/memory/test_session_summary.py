@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -224,6 +224,31 @@ async def test_the_index_lists_each_thread_once_newest_first(
         (THREAD, "Renamed"),
         (OTHER_THREAD, "Q3 cloud bill"),
     ]
+
+
+async def test_the_index_entry_is_rewritten_once_a_day_or_when_the_title_changes(
+    store: MemoryStore, backend: Backend
+) -> None:
+    history = [QUESTION, ANSWER]
+
+    async def turn(at: datetime, title: str = "Q3 cloud bill") -> list[tuple[str, datetime]]:
+        history.extend([FOLLOW_UP, DRAFT])
+        summarize = FakeSummarizer(SummaryDraft(title, "Body."))
+        await update_session_summary(
+            store, user_id=USER, thread_ts=THREAD, history=history, summarize=summarize, now=at
+        )
+        entries = parse_index(backend.raw_read(sessions_index_key(USER)))
+        return [(e.title, e.updated) for e in entries]
+
+    assert await turn(NOW) == [("Q3 cloud bill", NOW)]
+    # Later the same day, same title: the entry already says "today".
+    assert await turn(NOW + timedelta(hours=3)) == [("Q3 cloud bill", NOW)]
+    # A new title is written at once.
+    renamed_at = NOW + timedelta(hours=4)
+    assert await turn(renamed_at, "Finance proposal") == [("Finance proposal", renamed_at)]
+    # The first turn of the next day refreshes it.
+    next_day = NOW + timedelta(days=1)
+    assert await turn(next_day, "Finance proposal") == [("Finance proposal", next_day)]
 
 
 def test_a_damaged_index_is_read_as_far_as_it_goes() -> None:
