@@ -1,30 +1,42 @@
 """Throughput and footprint of one Orion process against instant loopback fakes.
 
-- ack latency: 100 signed events posted at once; each request's time to its HTTP 200.
-- per-turn CPU: Orion's own CPU time (user + system, from the OS) per answered message;
-  waiting on Claude, Slack and storage costs no CPU, so this is Orion's overhead.
-- memory: resident set size after start-up and after many turns; growth per turn.
+- ack latency: 100 signed events posted at once, several times; each request's time to
+  its HTTP 200, with p50 and p99 per burst.
+- per-turn CPU: Orion's own CPU time (user + system, from the OS) per answered message,
+  per batch of 50; waiting on Claude, Slack and storage costs no CPU. Logging is at INFO,
+  as deployed. Memories are in a local directory, then (fewer batches) in the GCS
+  emulator, as deployed. Every message opens a new thread, so every turn also restores
+  the person's memories: the most storage work a turn does.
+- the Claude baseline: the same Claude calls replayed by the SDK alone
+  (bench/claude_baseline.py); process CPU minus it is Orion's own CPU per turn.
+- memory: resident set size after warm-up, half-way and at the end of 1000 turns; the
+  growth per turn in each half shows whether it levels off.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
 
-from bench.stats import median_ms, percentile_ms, print_table
+from bench.stats import percentile_ms, print_table
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_process import OrionProcess, free_port, orion_env
 from tests.orion_server import SIGNING_SECRET
 
 CHANNEL = "D0LOAD"
+TURNS_PER_BATCH = 50
 
 
 def _new_messages(slack: FakeSlack, count: int) -> list[dict]:
@@ -69,44 +81,122 @@ def _drive(url: str, slack: FakeSlack, count: int, batch: int) -> list[float]:
 
 
 def run(quick: bool) -> list[tuple[str, str]]:
-    turns = 100 if quick else 1000
+    bursts, batches, gcs_batches = (2, 4, 2) if quick else (5, 20, 6)
     with (
         FakeSlack() as slack,
         FakeClaude() as claude,
+        GcsEmulator() as emulator,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        env = orion_env(
-            slack_url=slack.url, claude_url=claude.url, port=free_port(), LOG_LEVEL="WARNING"
-        )
-        orion = OrionProcess(env, cwd=Path(tmp), log_path=Path(tmp) / "orion.log")
-        with orion:
-            assert orion.process is not None
-            proc = psutil.Process(orion.process.pid)
-            _drive(orion.url, slack, 20, 5)  # warm-up: imports, clients, connection pools
-            time.sleep(1)  # let after-turn work finish
-            rss_start = proc.memory_info().rss
+        with _orion(slack, claude, Path(tmp) / "local") as (orion, proc):
+            p50s, p99s = [], []
+            for _ in range(bursts):
+                ack = _drive(orion.url, slack, 100, 100)
+                p50s.append(percentile_ms(ack, 50))
+                p99s.append(percentile_ms(ack, 99))
+                _settle()
+            rss = [proc.memory_info().rss]
+            cpu_ms = []
+            for _ in range(batches):
+                cpu_ms.append(_cpu_ms_per_turn(orion, proc, slack))
+                rss.append(proc.memory_info().rss)
+        claude_cpu_ms = _claude_baseline_ms(claude, batches * TURNS_PER_BATCH)
 
-            ack = _drive(orion.url, slack, 100, 100)
-
-            cpu_before = sum(proc.cpu_times()[:2])
-            _drive(orion.url, slack, turns, 50)
-            time.sleep(1)
-            cpu_per_turn = (sum(proc.cpu_times()[:2]) - cpu_before) / turns
-            rss_end = proc.memory_info().rss
+        emulator.create_bucket("orion-bench")
+        gcs = {"GCS_MEMORIES_BUCKET": "orion-bench", **emulator.env()}
+        with _orion(slack, claude, Path(tmp) / "gcs", **gcs) as (orion, proc):
+            gcs_cpu_ms = [_cpu_ms_per_turn(orion, proc, slack) for _ in range(gcs_batches)]
         apologies = sum("Sorry" in m.text for m in slack.messages(CHANNEL) if m.is_bot)
-    growth_kib = (rss_end - rss_start) / 1024
+    turns = batches * TURNS_PER_BATCH
+    half = len(rss) // 2
+    own_ms = statistics.median(cpu_ms) - claude_cpu_ms
     return [
-        ("ack latency, 100 concurrent events: p50", f"{median_ms(ack)} ms"),
-        ("ack latency, 100 concurrent events: p99", f"{percentile_ms(ack, 99)} ms"),
         (
-            f"Orion CPU per turn (over {turns} turns, incl. summary)",
-            f"{cpu_per_turn * 1000:.1f} ms",
+            f"ack latency, 100 concurrent events: p50, median of {bursts} bursts",
+            f"{statistics.median(p50s):.1f} ms",
+        ),
+        (
+            f"ack latency, 100 concurrent events: p99, median of {bursts} bursts",
+            f"{statistics.median(p99s):.1f} ms",
+        ),
+        (
+            f"Orion process CPU per turn, median of {batches} batches of 50",
+            f"{statistics.median(cpu_ms):.1f} ms",
+        ),
+        ("  of which the Claude SDK alone, same 2 calls (baseline)", f"{claude_cpu_ms:.1f} ms"),
+        ("Orion's own CPU per turn (process − Claude SDK baseline)", f"{own_ms:.1f} ms"),
+        (
+            f"Orion process CPU per turn, memories in the GCS emulator, median of {gcs_batches}",
+            f"{statistics.median(gcs_cpu_ms):.1f} ms",
         ),
         ("turns that ended in an apology (must be 0)", str(apologies)),
-        ("resident memory after warm-up", f"{rss_start / 2**20:.1f} MiB"),
-        (f"resident memory after {turns} more turns", f"{rss_end / 2**20:.1f} MiB"),
-        ("memory growth per turn", f"{growth_kib / (turns + 100):.2f} KiB"),
+        ("resident memory after warm-up", _mib(rss[0])),
+        (
+            f"resident memory after {turns // 2} / {turns} more turns",
+            f"{_mib(rss[half])} / {_mib(rss[-1])}",
+        ),
+        (
+            "memory growth per turn: first half / second half",
+            f"{_kib_per_turn(rss[0], rss[half], half)} / "
+            f"{_kib_per_turn(rss[half], rss[-1], len(rss) - 1 - half)}",
+        ),
     ]
+
+
+@contextmanager
+def _orion(
+    slack: FakeSlack, claude: FakeClaude, cwd: Path, **env: str
+) -> Iterator[tuple[OrionProcess, psutil.Process]]:
+    """An Orion process, warmed up: imports done, clients built, connection pools full."""
+    cwd.mkdir()
+    port = free_port()
+    config = orion_env(slack_url=slack.url, claude_url=claude.url, port=port, **env)
+    orion = OrionProcess(config, cwd=cwd, log_path=cwd / "orion.log")
+    with orion:
+        assert orion.process is not None
+        _drive(orion.url, slack, 100, TURNS_PER_BATCH)
+        _settle()
+        yield orion, psutil.Process(orion.process.pid)
+
+
+def _cpu_ms_per_turn(orion: OrionProcess, proc: psutil.Process, slack: FakeSlack) -> float:
+    """One batch of turns, all at once; the process's CPU time per turn, in ms."""
+    cpu_before = sum(proc.cpu_times()[:2])
+    _drive(orion.url, slack, TURNS_PER_BATCH, TURNS_PER_BATCH)
+    _settle()
+    return (sum(proc.cpu_times()[:2]) - cpu_before) * 1000 / TURNS_PER_BATCH
+
+
+def _claude_baseline_ms(claude: FakeClaude, turns: int) -> float:
+    """CPU per turn of the Claude SDK alone replaying the last `turns` turns' requests."""
+    bodies = claude.requests
+    answers = [b for b in bodies if b.get("stream")][-turns:]
+    summaries = [b for b in bodies if not b.get("stream")][-turns:]
+    spec = {
+        "claude_url": claude.url,
+        "turns": [list(pair) for pair in zip(answers, summaries, strict=True)],
+        "concurrency": TURNS_PER_BATCH,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.claude_baseline"],
+        input=json.dumps(spec),
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout) * 1000
+
+
+def _settle() -> None:
+    time.sleep(1)  # after-turn work (summaries) finishes in the background
+
+
+def _mib(rss: int) -> str:
+    return f"{rss / 2**20:.1f} MiB"
+
+
+def _kib_per_turn(before: int, after: int, batches: int) -> str:
+    return f"{(after - before) / 1024 / (batches * TURNS_PER_BATCH):.2f} KiB"
 
 
 if __name__ == "__main__":
