@@ -31,6 +31,7 @@ from app.memory.guide import memory_tool_guide
 from app.memory.paths import MemoryScope
 from app.memory.preferences import detect_preferences, save_preferences
 from app.memory.restore import restore_memory
+from app.memory.session_index import IndexedToday
 from app.memory.session_summary import SummaryOutcome, update_session_summary
 from app.memory.store import MemoryStore
 from app.observability import tracing
@@ -71,6 +72,7 @@ class Agent:
         self._summarize = ClaudeSummarizer(
             claude, model=memory.summary_model, timeout_s=memory.summary_timeout_s
         )
+        self._indexed_today = IndexedToday()
 
     async def answer(self, turn: TurnRequest, sink: ReplySink) -> LoopResult:
         scope = MemoryScope(turn.user_id, turn.thread_ts)
@@ -196,6 +198,7 @@ class Agent:
                 thread_ts=turn.thread_ts,
                 history=[*turn.history, ThreadMessage("assistant", answer)],
                 summarize=self._summarize,
+                indexed=self._indexed_today,
             )
             if outcome.failure is not None:
                 log.warning("memory.summary.model_failed", error=outcome.failure)

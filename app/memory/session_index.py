@@ -13,8 +13,9 @@ it: reading is tolerant, and `recall` still checks each summary's owner.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from app.memory.paths import sessions_index_key, validate_thread_ts
 from app.memory.store import MemoryStore, update
@@ -87,6 +88,34 @@ def with_session(raw: str | None, entry: SessionEntry) -> str:
 
 async def record_session(store: MemoryStore, user_id: str, entry: SessionEntry) -> None:
     await update(store, sessions_index_key(user_id), lambda raw: with_session(raw, entry))
+
+
+class IndexedToday:
+    """The index entries this instance has written today: thread, title and day.
+
+    Recall shows the day a session was last updated, so a busy thread's entry needs
+    rewriting on its first turn of the day and when its title changes, not on every
+    turn: two storage operations fewer for most turns. Only writes that landed are
+    remembered, so a failed or abandoned one is retried on the next turn; another
+    instance, or this one after forgetting (it is bounded), merely rewrites the entry.
+    """
+
+    def __init__(self, max_entries: int = 10_000) -> None:
+        self._max_entries = max_entries
+        self._written: OrderedDict[tuple[str, str], tuple[str, date]] = OrderedDict()
+
+    def covers(self, user_id: str, entry: SessionEntry) -> bool:
+        return self._written.get((user_id, entry.thread_ts)) == _title_and_day(entry)
+
+    def remember(self, user_id: str, entry: SessionEntry) -> None:
+        self._written[(user_id, entry.thread_ts)] = _title_and_day(entry)
+        self._written.move_to_end((user_id, entry.thread_ts))
+        while len(self._written) > self._max_entries:
+            self._written.popitem(last=False)
+
+
+def _title_and_day(entry: SessionEntry) -> tuple[str, date]:
+    return entry.title, entry.updated.astimezone(UTC).date()
 
 
 async def read_index(store: MemoryStore, user_id: str) -> list[SessionEntry]:

@@ -27,7 +27,13 @@ from datetime import UTC, datetime
 from typing import Literal, Protocol
 
 from app.memory.paths import session_context_key, validate_thread_ts, validate_user_id
-from app.memory.session_index import SessionEntry, format_time, parse_time, record_session
+from app.memory.session_index import (
+    IndexedToday,
+    SessionEntry,
+    format_time,
+    parse_time,
+    record_session,
+)
 from app.memory.store import MemoryStore, update
 
 # Below this many characters of conversation a thread has nothing worth summarising.
@@ -201,23 +207,6 @@ def _one_line(text: str, limit: int) -> str:
 # --- the update --------------------------------------------------------------------------
 
 
-def _indexed_today(previous: SessionSummary | None, title: str, moment: datetime) -> bool:
-    """Whether the person's session index already lists this thread, under this title,
-    as updated today.
-
-    Recall shows the day a session was last updated, so the index entry of a busy
-    thread is rewritten on its first turn of each day and whenever its title changes,
-    not on every turn: two storage operations fewer for most turns. The first turn of
-    the day found the summary last updated on an earlier day, and wrote the entry then.
-    """
-    return (
-        previous is not None
-        and previous.title == title
-        and previous.updated is not None
-        and previous.updated.astimezone(UTC).date() == moment.astimezone(UTC).date()
-    )
-
-
 async def update_session_summary(
     store: MemoryStore,
     *,
@@ -225,6 +214,7 @@ async def update_session_summary(
     thread_ts: str,
     history: Sequence[Utterance],
     summarize: Summarize,
+    indexed: IndexedToday | None = None,
     now: datetime | None = None,
 ) -> SummaryOutcome:
     """Rewrite the thread's summary to cover `history` (the thread, ending with the answer).
@@ -232,7 +222,8 @@ async def update_session_summary(
     Skips threads with too little substance. A failing `summarize` is replaced by the
     fallback, never raised; storage errors are raised (the caller logs them). The write is
     optimistic: if another turn of the same thread rewrote the summary meanwhile, the new
-    messages are added to that version deterministically instead of overwriting it.
+    messages are added to that version deterministically instead of overwriting it. The
+    person's session index is updated too, unless `indexed` says it already is.
     """
     validate_user_id(user_id)
     validate_thread_ts(thread_ts)
@@ -268,8 +259,11 @@ async def update_session_summary(
 
     written = await update(store, key, transform, already_read=stored) or ""
     title = parse_summary(written).title
-    if not _indexed_today(previous, title, moment):
-        await record_session(store, user_id, SessionEntry(thread_ts, title, moment))
+    entry = SessionEntry(thread_ts, title, moment)
+    if indexed is None or not indexed.covers(user_id, entry):
+        await record_session(store, user_id, entry)
+        if indexed is not None:
+            indexed.remember(user_id, entry)
     return SummaryOutcome(
         written=True,
         source=source,

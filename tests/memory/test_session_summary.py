@@ -11,7 +11,7 @@ import pytest
 from app.agent.history import ThreadMessage
 from app.agent.summarizer import parse_draft, summary_prompt
 from app.memory.paths import sessions_index_key
-from app.memory.session_index import parse_index
+from app.memory.session_index import IndexedToday, SessionEntry, parse_index
 from app.memory.session_summary import (
     MAX_SUMMARY_CHARS,
     SessionSummary,
@@ -230,12 +230,18 @@ async def test_the_index_entry_is_rewritten_once_a_day_or_when_the_title_changes
     store: MemoryStore, backend: Backend
 ) -> None:
     history = [QUESTION, ANSWER]
+    indexed = IndexedToday()
 
     async def turn(at: datetime, title: str = "Q3 cloud bill") -> list[tuple[str, datetime]]:
         history.extend([FOLLOW_UP, DRAFT])
-        summarize = FakeSummarizer(SummaryDraft(title, "Body."))
         await update_session_summary(
-            store, user_id=USER, thread_ts=THREAD, history=history, summarize=summarize, now=at
+            store,
+            user_id=USER,
+            thread_ts=THREAD,
+            history=history,
+            summarize=FakeSummarizer(SummaryDraft(title, "Body.")),
+            indexed=indexed,
+            now=at,
         )
         entries = parse_index(backend.raw_read(sessions_index_key(USER)))
         return [(e.title, e.updated) for e in entries]
@@ -249,6 +255,19 @@ async def test_the_index_entry_is_rewritten_once_a_day_or_when_the_title_changes
     # The first turn of the next day refreshes it.
     next_day = NOW + timedelta(days=1)
     assert await turn(next_day, "Finance proposal") == [("Finance proposal", next_day)]
+    # An instance that has not written it (another one, or this one restarted) does.
+    indexed = IndexedToday()
+    later = next_day + timedelta(hours=1)
+    assert await turn(later, "Finance proposal") == [("Finance proposal", later)]
+
+
+def test_what_was_indexed_today_is_bounded() -> None:
+    indexed = IndexedToday(max_entries=2)
+    entries = [SessionEntry(f"1712345678.00000{n}", "Title", NOW) for n in range(3)]
+    for entry in entries:
+        indexed.remember(USER, entry)
+    assert [indexed.covers(USER, entry) for entry in entries] == [False, True, True]
+    assert not indexed.covers("U0OTHER", entries[2])
 
 
 def test_a_damaged_index_is_read_as_far_as_it_goes() -> None:
