@@ -12,7 +12,6 @@ through Bolt directly.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from urllib.parse import parse_qs
 
 from slack_sdk.signature import SignatureVerifier
@@ -25,8 +24,8 @@ class EarlyAck:
     def __init__(self, signing_secret: str) -> None:
         self._verifier = SignatureVerifier(signing_secret)
 
-    def is_signed(self, body: bytes, headers: Mapping[str, str]) -> bool:
-        return self._verifier.is_valid_request(body, dict(headers))
+    def is_signed(self, body: bytes, headers: dict[str, str]) -> bool:
+        return self._verifier.is_valid_request(body, headers)
 
     @staticmethod
     def can_ack_early(body: bytes, content_type: str | None) -> bool:

@@ -76,10 +76,11 @@ def build_http_app(
         body = await request.body()
         content_type = request.headers.get("content-type")
         if early_ack.can_ack_early(body, content_type):
-            if not early_ack.is_signed(body, request.headers):
+            headers = dict(request.headers)  # once: verification and Bolt both read them
+            if not early_ack.is_signed(body, headers):
                 return PlainTextResponse("invalid request", status_code=401)
             ack_first.acknowledged()
-            _dispatch_when_ready(loader, ack_first, body, request)
+            _dispatch_when_ready(loader, ack_first, body, headers, dict(request.query_params))
             return Response(status_code=200)
         bolt = await loader.get()
         return await _dispatch(bolt, request, body)
@@ -130,11 +131,14 @@ async def _dispatch(bolt: AsyncApp, request: Request, body: bytes) -> Response:
 
 
 def _dispatch_when_ready(
-    loader: BoltLoader, ack_first: AckFirst, body: bytes, request: Request
+    loader: BoltLoader,
+    ack_first: AckFirst,
+    body: bytes,
+    headers: dict[str, str],
+    query: dict[str, str],
 ) -> None:
     """Hand an already-acknowledged request to Bolt once it has loaded and the
     acknowledgements around it are done."""
-    headers, query = dict(request.headers), dict(request.query_params)
 
     async def dispatch() -> None:
         from slack_bolt.request.async_request import AsyncBoltRequest
