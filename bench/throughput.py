@@ -81,7 +81,7 @@ def _drive(url: str, slack: FakeSlack, count: int, batch: int) -> list[float]:
 
 
 def run(quick: bool) -> list[tuple[str, str]]:
-    bursts, batches, gcs_batches = (2, 4, 2) if quick else (5, 20, 6)
+    bursts, batches, gcs_batches = (3, 4, 2) if quick else (9, 20, 6)
     with (
         FakeSlack() as slack,
         FakeClaude() as claude,
@@ -94,7 +94,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
                 ack = _drive(orion.url, slack, 100, 100)
                 p50s.append(percentile_ms(ack, 50))
                 p99s.append(percentile_ms(ack, 99))
-                _settle()
+                _settle(proc)
             rss = [proc.memory_info().rss]
             cpu_ms = []
             for _ in range(batches):
@@ -116,18 +116,18 @@ def run(quick: bool) -> list[tuple[str, str]]:
             f"{statistics.median(p50s):.1f} ms",
         ),
         (
-            f"ack latency, 100 concurrent events: p99, median of {bursts} bursts",
-            f"{statistics.median(p99s):.1f} ms",
+            f"ack latency, 100 concurrent events: p99, median (min–max) of {bursts} bursts",
+            f"{statistics.median(p99s):.1f} ms ({min(p99s):.1f}–{max(p99s):.1f})",
         ),
         (
-            f"Orion process CPU per turn, median of {batches} batches of 50",
-            f"{statistics.median(cpu_ms):.1f} ms",
+            f"Orion process CPU per turn, median (min–max) of {batches} batches of 50",
+            f"{statistics.median(cpu_ms):.1f} ms ({min(cpu_ms):.1f}–{max(cpu_ms):.1f})",
         ),
         ("  of which the Claude SDK alone, same 2 calls (baseline)", f"{claude_cpu_ms:.1f} ms"),
         ("Orion's own CPU per turn (process − Claude SDK baseline)", f"{own_ms:.1f} ms"),
         (
             f"Orion process CPU per turn, memories in the GCS emulator, median of {gcs_batches}",
-            f"{statistics.median(gcs_cpu_ms):.1f} ms",
+            f"{statistics.median(gcs_cpu_ms):.1f} ms ({min(gcs_cpu_ms):.1f}–{max(gcs_cpu_ms):.1f})",
         ),
         ("turns that ended in an apology (must be 0)", str(apologies)),
         ("resident memory after warm-up", _mib(rss[0])),
@@ -154,16 +154,17 @@ def _orion(
     orion = OrionProcess(config, cwd=cwd, log_path=cwd / "orion.log")
     with orion:
         assert orion.process is not None
+        proc = psutil.Process(orion.process.pid)
         _drive(orion.url, slack, 100, TURNS_PER_BATCH)
-        _settle()
-        yield orion, psutil.Process(orion.process.pid)
+        _settle(proc)
+        yield orion, proc
 
 
 def _cpu_ms_per_turn(orion: OrionProcess, proc: psutil.Process, slack: FakeSlack) -> float:
     """One batch of turns, all at once; the process's CPU time per turn, in ms."""
     cpu_before = sum(proc.cpu_times()[:2])
     _drive(orion.url, slack, TURNS_PER_BATCH, TURNS_PER_BATCH)
-    _settle()
+    _settle(proc)
     return (sum(proc.cpu_times()[:2]) - cpu_before) * 1000 / TURNS_PER_BATCH
 
 
@@ -187,8 +188,15 @@ def _claude_baseline_ms(claude: FakeClaude, turns: int) -> float:
     return json.loads(done.stdout) * 1000
 
 
-def _settle() -> None:
-    time.sleep(1)  # after-turn work (summaries) finishes in the background
+def _settle(proc: psutil.Process) -> None:
+    """Wait until Orion is idle: the after-turn work (summaries) of the turns just answered
+    runs in the background, and must not be counted in the next figure."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        before = sum(proc.cpu_times()[:2])
+        time.sleep(0.25)
+        if sum(proc.cpu_times()[:2]) - before < 0.0125:  # under 5% of a core
+            return
 
 
 def _mib(rss: int) -> str:
