@@ -9,8 +9,8 @@
   the person's memories: the most storage work a turn does.
 - the Claude baseline: the same Claude calls replayed by the SDK alone
   (bench/claude_baseline.py); process CPU minus it is Orion's own CPU per turn.
-- memory: resident set size after warm-up, half-way and at the end of 1000 turns; the
-  growth per turn in each half shows whether it levels off.
+- memory: resident set size after warm-up and the bursts, half-way through the next 1000
+  turns and at their end; the growth per turn in each half shows whether it levels off.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
             f"{statistics.median(gcs_cpu_ms):.1f} ms ({min(gcs_cpu_ms):.1f}–{max(gcs_cpu_ms):.1f})",
         ),
         ("turns that ended in an apology (must be 0)", str(apologies)),
-        ("resident memory after warm-up", _mib(rss[0])),
+        ("resident memory after warm-up and the ack bursts", _mib(rss[0])),
         (
             f"resident memory after {turns // 2} / {turns} more turns",
             f"{_mib(rss[half])} / {_mib(rss[-1])}",
