@@ -3,9 +3,10 @@
 Kept out of the benchmark's own process, whose threads serve the fakes: timing the acks
 there would also time the fakes' work. The client is deliberately thin — one keep-alive
 connection per request (as Slack keeps its connections alive), requests serialised before
-the clock starts, and responses noticed as soon as they are parsed — so that the figure is Orion's
-acknowledgement, not the client's own work. A full HTTP client (aiohttp) spent about 0.25 ms
-of CPU per request, which with a hundred in flight added some 25 ms to every figure.
+the clock starts, responses noticed as soon as they are parsed — so that the figure is
+Orion's acknowledgement, not the client's own work. A full HTTP client (aiohttp) spent
+about 0.25 ms of CPU per request, which with a hundred in flight added some 25 ms to
+every figure.
 """
 
 from __future__ import annotations
