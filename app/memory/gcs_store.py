@@ -68,6 +68,23 @@ class _Connection:
     timeout: float
 
 
+def _read_environment_once(client: Client) -> None:
+    """requests looks up proxy and CA-bundle variables in the environment on every request
+    (0.35–0.65 ms of CPU per GCS operation measured here). The client talks to one
+    endpoint: look them up once, for it, and keep them on the session."""
+    import requests.utils
+
+    try:
+        session = client._http  # the library's own requests session, with its credentials
+    except AttributeError:  # a library that no longer has it: keep its default behaviour
+        return
+    session.proxies.update(requests.utils.get_environ_proxies(client.api_endpoint))
+    if session.verify is True:
+        bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+        session.verify = bundle or True
+    session.trust_env = False
+
+
 class GcsMemoryStore:
     """A `MemoryStore` over one GCS bucket; one client, reused by every call."""
 
@@ -146,6 +163,7 @@ class GcsMemoryStore:
                 )
 
                 client = self._client or storage.Client(project=self._project)
+                _read_environment_once(client)
                 retry = DEFAULT_RETRY.with_delay(initial=0.1, maximum=2.0, multiplier=2.0)
                 retry = retry.with_timeout(self._retry_timeout)
                 self._connection = _Connection(

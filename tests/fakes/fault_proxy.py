@@ -1,6 +1,7 @@
 """FaultyProxy: an HTTP reverse proxy on loopback that injects delays and error statuses.
 
-Put it in front of an upstream (typically the GcsEmulator) and point the client at `.url`.
+Put it in front of an upstream (typically the GcsEmulator) and point the client at `.url`
+(or name it as the client's forward proxy: requests for any host go to the upstream).
 Rules match a substring of the request's path and query, raw or percent-decoded, so
 `add_rule("users/U1/preferences.json", delay=5)` catches the download of that object even
 though google-cloud-storage sends it as `users%2FU1%2Fpreferences.json`. Multipart uploads
@@ -114,7 +115,7 @@ class FaultyProxy(HttpFake):
     # --- proxying ---
 
     async def _forward(self, request: web.Request) -> web.Response:
-        raw = request.raw_path
+        raw = _origin_form(request.raw_path)
         rule = self._take_rule(request.method, raw)
         if rule is not None and rule.delay > 0:
             await asyncio.sleep(rule.delay)
@@ -146,9 +147,20 @@ class FaultyProxy(HttpFake):
         return response
 
     def _note(self, request: web.Request, status: int, rule: Rule | None) -> None:
-        entry = ProxiedRequest(request.method, request.raw_path, status, rule and rule.match)
+        entry = ProxiedRequest(
+            request.method, _origin_form(request.raw_path), status, rule and rule.match
+        )
         with self._lock:
             self._log.append(entry)
+
+
+def _origin_form(target: str) -> str:
+    """The path and query of a request target. A client that was given the proxy as its
+    forward proxy (HTTP_PROXY) names the whole URL, `http://host/path?query`."""
+    if target.startswith(("http://", "https://")):
+        rest = target.split("://", 1)[1]
+        return "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+    return target
 
 
 def _gcs_error(status: int) -> dict[str, Any]:

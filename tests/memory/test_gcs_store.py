@@ -25,8 +25,8 @@ UPLOAD = "uploadType=multipart"
 
 
 def _object_statuses(proxy: FaultyProxy) -> list[int]:
-    """Statuses of object requests, in order; google-cloud-storage 3.17 also fetches the
-    bucket's metadata in a background thread (for its telemetry), which is not our doing."""
+    """Statuses of object requests, in order (not of any bucket request the library makes
+    for itself)."""
     paths = [(r.path_qs.split("?")[0], r.status) for r in proxy.requests]
     return [status for path, status in paths if "/o/" in path or path.endswith("/o")]
 
@@ -168,3 +168,20 @@ def test_importing_the_memory_package_does_not_load_google_cloud_storage_or_anth
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+async def test_a_proxy_named_in_the_environment_is_still_used(
+    gcs_emulator: GcsEmulator, gcs_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store looks the proxy variables up once rather than on every request; a forward
+    # proxy set in the environment must still carry every request.
+    with FaultyProxy(gcs_emulator.url) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        for name in ("NO_PROXY", "no_proxy", "http_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        store = _store(gcs_bucket)
+        await store.write(KEY, "through the proxy")
+        stored = await store.read(KEY)
+
+    assert stored is not None and stored.content == "through the proxy"
+    assert _object_statuses(proxy) == [200, 200]
