@@ -12,24 +12,11 @@ import urllib.request
 from collections.abc import Callable
 from urllib.parse import quote
 
+from app.memory.paths import global_context_key
 from tests.fakes._waiting import wait_until
 from tests.fakes.gcs import GcsEmulator
 
-GLOBAL_KEY = "global/context.md"
-
-
-def preferences_key(user: str) -> str:
-    return f"users/{user}/preferences.json"
-
-
-def index_key(user: str) -> str:
-    """The person's list of past threads."""
-    return f"users/{user}/sessions.json"
-
-
-def session_key(thread_ts: str) -> str:
-    """The session summary's key."""
-    return f"sessions/{thread_ts.replace('.', '-')}/context.md"
+GLOBAL_KEY = global_context_key()
 
 
 class Bucket:

@@ -21,12 +21,17 @@ from typing import Any
 
 import pytest
 
-from app.memory.paths import thread_context_key
+from app.memory.paths import (
+    session_context_key,
+    sessions_index_key,
+    thread_context_key,
+    user_preferences_key,
+)
 from app.slack.greeting import GENERIC_GREETING
 from app.slack.thread_started import RESTORING_STATUS
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, result_text, system_text, tool_results
-from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, index_key, preferences_key, session_key
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -36,7 +41,7 @@ from tests.orion_server import OrionServer, orion_servers
 USER, CHANNEL = "U0GAIL", "D0GAIL"
 PREFERENCES = {"name": "Gail", "response_style": "short answers"}
 GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron."
-PREFERENCES_KEY = preferences_key(USER)
+PREFERENCES_KEY = user_preferences_key(USER)
 # Longer than GcsMemoryStore's retry budget (about 10 s), for waits that outlast it.
 PAST_RETRY_BUDGET = 25.0
 # What must never reach the person (or, through a tool result, Claude): exception text,
@@ -394,7 +399,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     # A thread resumed from an earlier session: its summary and the person's preferences
     # exist, so their updates are conditional on these generations (named in the URL).
     thread_ts = slack.open_assistant_thread(CHANNEL)
-    summary_generation = bucket.write(session_key(thread_ts), PREVIOUS_SUMMARY)
+    summary_generation = bucket.write(session_context_key(thread_ts), PREVIOUS_SUMMARY)
     preferences_generation = bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     orion = start_orion(memory_after_turn_timeout_s=0.75)
     answer_questions(
@@ -425,7 +430,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     assert saved["changed"] is True
     assert json.loads(bucket.read(PREFERENCES_KEY) or "")["name"] == "Gabi"
     slack.wait_for(
-        lambda: "picked Miso" in (bucket.read(session_key(thread_ts)) or ""),
+        lambda: "picked Miso" in (bucket.read(session_context_key(thread_ts)) or ""),
         what="the late summary write",
     )
 
@@ -435,7 +440,9 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     memory = remembered(request_for(claude, orion, SECOND_QUESTION))
     assert "Gabi" in memory and "picked Miso" in memory
     slack.wait_for(lambda: logged(orion, "memory.after_turn"), what="the next after-turn step")
-    assert [e["thread"] for e in json.loads(bucket.read(index_key(USER)) or "[]")] == [thread_ts]
+    assert [e["thread"] for e in json.loads(bucket.read(sessions_index_key(USER)) or "[]")] == [
+        thread_ts
+    ]
 
     assert replies(slack, thread_ts) == [FIRST_ANSWER, SECOND_ANSWER]
     assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
@@ -481,5 +488,5 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
     assert_logs_are_clean(orion)
     # The conversation itself is kept once GCS is back. (The claim may land too, late: the
     # upload abandoned after the claim budget keeps retrying in its worker thread.)
-    slack.wait_for(lambda: bucket.read(session_key(thread_ts)), what="the session summary")
+    slack.wait_for(lambda: bucket.read(session_context_key(thread_ts)), what="the session summary")
     assert bucket.read(thread_context_key(CHANNEL, thread_ts)) is not None

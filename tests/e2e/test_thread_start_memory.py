@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from app.memory.formatting import CHARS_PER_TOKEN, TRUNCATION_MARKER
-from app.memory.paths import thread_context_key
+from app.memory.paths import session_context_key, thread_context_key, user_preferences_key
 from app.slack.greeting import GENERIC_GREETING
 from app.slack.thread_started import RESTORING_STATUS
 from tests.e2e import conversation
-from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, preferences_key, session_key
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -40,7 +40,7 @@ PREFERENCES = {"response_style": "short answers", "timezone": "Europe/Berlin"}
 GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron."
 SESSION_SUMMARY = "We compared Postgres and SQLite for the billing service; Postgres won."
 
-PREFERENCES_KEY = preferences_key(USER)
+PREFERENCES_KEY = user_preferences_key(USER)
 REMEMBERED = re.compile(r"<remembered_context>\n(.*)\n</remembered_context>", re.DOTALL)
 
 
@@ -275,7 +275,7 @@ def test_an_old_thread_gets_its_session_summary_without_a_thread_start(
     spans: SpanLog,
 ) -> None:
     thread_ts = slack.open_assistant_thread(CHANNEL)
-    memories.seed(session_key(thread_ts), SESSION_SUMMARY)
+    memories.seed(session_context_key(thread_ts), SESSION_SUMMARY)
     orion = start_orion(memories)
 
     request = ask(orion, slack, claude, thread_ts, "Where did we land last time?")
@@ -302,7 +302,7 @@ def test_oversized_memories_are_cut_to_the_token_budget_with_a_marker(
     huge = "Kestrel Labs handbook. " + "Every team writes things down. " * 1700  # ~50 KB
     local_memories.seed(GLOBAL_KEY, huge)
     old_thread = slack.open_assistant_thread(CHANNEL)
-    local_memories.seed(session_key(old_thread), "A long summary. " * 2000)
+    local_memories.seed(session_context_key(old_thread), "A long summary. " * 2000)
     orion = start_orion(local_memories, memory_context_token_budget=token_budget)
 
     new_thread, greeting = open_thread(orion, slack)

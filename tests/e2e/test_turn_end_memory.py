@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from app.memory.paths import session_context_key, sessions_index_key, user_preferences_key
 from app.slack.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, system_text
-from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, index_key, preferences_key, session_key
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import Failure, ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -123,7 +124,7 @@ def test_a_thread_summary_is_kept_after_each_turn_and_restored_when_the_thread_r
         "Can you help me review our Q3 budget? Cloud spend is 20% over plan.",
         "Sure. The biggest lever is moving batch jobs to spot instances.",
     )
-    first = bucket.wait_for(session_key(thread_ts), lambda c: "spot instances." in c)
+    first = bucket.wait_for(session_context_key(thread_ts), lambda c: "spot instances." in c)
     assert first.startswith("# Q3 budget review\n")
 
     ask(
@@ -134,7 +135,7 @@ def test_a_thread_summary_is_kept_after_each_turn_and_restored_when_the_thread_r
         "Draft the proposal for finance, please.",
         "Here is a draft proposal: move nightly batch jobs to spot instances.",
     )
-    summary = bucket.wait_for(session_key(thread_ts), lambda c: "Priya" in c)
+    summary = bucket.wait_for(session_context_key(thread_ts), lambda c: "Priya" in c)
 
     # The file: a title line, when and for whom, then the summary.
     lines = summary.splitlines()
@@ -155,7 +156,7 @@ def test_a_thread_summary_is_kept_after_each_turn_and_restored_when_the_thread_r
     assert "tools" not in second_call
 
     # The person's own index lists the thread under its title.
-    index = json.loads(bucket.wait_for(index_key(USER), lambda c: "Q3 budget review" in c))
+    index = json.loads(bucket.wait_for(sessions_index_key(USER), lambda c: "Q3 budget review" in c))
     assert [(e["thread"], e["title"]) for e in index] == [(thread_ts, "Q3 budget review")]
 
     # The thread's saved context is gone (a lost object, another deployment): the next
@@ -184,7 +185,7 @@ def test_a_failing_summary_model_leaves_the_reply_intact_and_writes_the_fallback
     reply = "Payments runs in europe-west1 with failover to europe-west4, tested monthly."
     ask(orion, slack, claude, thread_ts, question, reply)
 
-    summary = bucket.wait_for(session_key(thread_ts))
+    summary = bucket.wait_for(session_context_key(thread_ts))
     # What the person sees is untouched: the answer, and nothing else after it.
     time.sleep(0.2)
     assert conversation.answers(slack, CHANNEL, thread_ts) == [reply]
@@ -242,7 +243,7 @@ def test_preferences_said_once_are_kept_and_greet_the_next_thread(
         "Hi! Please call me Sam. I prefer bullet points. Do you prefer tabs or spaces?",
         "Noted, Sam.",
     )
-    stored = bucket.wait_for(preferences_key(USER))
+    stored = bucket.wait_for(user_preferences_key(USER))
     assert json.loads(stored) == {"name": "Sam", "response_style": "bullet points"}
     # Claude was never asked to save anything: the memory tool was not used.
     assert all("tool_result" not in json.dumps(r["messages"]) for r in claude.requests)
@@ -254,7 +255,7 @@ def test_preferences_said_once_are_kept_and_greet_the_next_thread(
     assert "Sam" not in json.dumps(dict(write.attributes or {}))
 
     ask(orion, slack, claude, thread_ts, "Actually I prefer numbered lists.", "Numbered it is.")
-    bucket.wait_for(preferences_key(USER), lambda c: "numbered lists" in c)
+    bucket.wait_for(user_preferences_key(USER), lambda c: "numbered lists" in c)
 
     next_thread, greeting = open_thread(orion, slack)
     assert greeting.startswith("Welcome back, Sam!")
@@ -315,12 +316,12 @@ def test_recall_finds_the_right_past_thread_and_never_another_persons(
         user=OTHER,
         channel=OTHER_CHANNEL,
     )
-    bucket.wait_for(index_key(USER), lambda c: len(json.loads(c)) == 3)
-    bucket.wait_for(index_key(OTHER))
+    bucket.wait_for(sessions_index_key(USER), lambda c: len(json.loads(c)) == 3)
+    bucket.wait_for(sessions_index_key(OTHER))
     # Someone (the memory tool, say) slipped Bob's thread into Sam's index.
-    index = json.loads(bucket.read(index_key(USER)) or "[]")
+    index = json.loads(bucket.read(sessions_index_key(USER)) or "[]")
     stolen = {"thread": bobs_thread, "title": "Q3 budget", "updated": "2099-01-01T00:00:00Z"}
-    bucket.write(index_key(USER), json.dumps([stolen, *index]))
+    bucket.write(sessions_index_key(USER), json.dumps([stolen, *index]))
 
     thread_ts, _ = open_thread(orion, slack)
     # Claude asks for the search, and even tries to name another person: ignored.
@@ -362,7 +363,7 @@ def test_memory_switched_off_reads_and_writes_no_memory(
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
-    bucket.write(preferences_key(USER), json.dumps({"name": "Sam"}))
+    bucket.write(user_preferences_key(USER), json.dumps({"name": "Sam"}))
     bucket.write(GLOBAL_KEY, "Kestrel Labs ships on Thursdays.")
     before = bucket.generations()
     orion = start_orion(memory_enabled=False)
