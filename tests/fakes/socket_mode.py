@@ -12,7 +12,6 @@ import json
 import threading
 import uuid
 from http import HTTPStatus
-from types import TracebackType
 from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
@@ -21,10 +20,11 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from tests.fakes._loop_thread import LoopThread
+from tests.fakes._started import StartedInWith
 from tests.fakes._waiting import wait_until, wait_until_async
 
 
-class FakeSocketModeServer:
+class FakeSocketModeServer(StartedInWith):
     def __init__(self, app_id: str = "A1") -> None:
         self.app_id = app_id
         self._loop_thread = LoopThread("FakeSocketModeServer")
@@ -74,17 +74,6 @@ class FakeSocketModeServer:
             self._loop_thread.run(close())
         finally:
             self._loop_thread.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # --- connection URLs (called by FakeSlack's apps.connections.open) ---
 
