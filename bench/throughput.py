@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -68,14 +69,7 @@ def _drive(url: str, slack: FakeSlack, count: int, batch: int) -> list[float]:
             "health_url": f"{url}/healthz",
             "requests": _new_messages(slack, min(batch, count - start)),
         }
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.load_client"],
-            input=json.dumps(spec),
-            stdout=subprocess.PIPE,
-            text=True,
-            check=True,
-        )
-        latencies.extend(json.loads(done.stdout))
+        latencies.extend(_in_own_process("bench.load_client", spec))
     slack.wait_for(lambda: _answered(slack) >= before + count, timeout=300, what="all answers")
     return latencies
 
@@ -178,14 +172,19 @@ def _claude_baseline_ms(claude: FakeClaude, turns: int) -> float:
         "turns": [list(pair) for pair in zip(answers, summaries, strict=True)],
         "concurrency": TURNS_PER_BATCH,
     }
+    return _in_own_process("bench.claude_baseline", spec) * 1000
+
+
+def _in_own_process(module: str, spec: dict[str, Any]) -> Any:
+    """Run a helper module in a separate process: `spec` in as JSON, its result out."""
     done = subprocess.run(
-        [sys.executable, "-m", "bench.claude_baseline"],
+        [sys.executable, "-m", module],
         input=json.dumps(spec),
         stdout=subprocess.PIPE,
         text=True,
         check=True,
     )
-    return json.loads(done.stdout) * 1000
+    return json.loads(done.stdout)
 
 
 def _settle(proc: psutil.Process) -> None:
