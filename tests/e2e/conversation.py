@@ -5,6 +5,7 @@ Shared by the end-to-end tests; each test module names its own person and DM cha
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tests.fakes import slack_events as events
@@ -82,6 +83,18 @@ def main_requests(claude: FakeClaude, orion: OrionServer) -> list[dict[str, Any]
 
 def system_text(request: dict[str, Any]) -> str:
     return "\n".join(block["text"] for block in request["system"])
+
+
+def remembered(request: dict[str, Any]) -> str:
+    """The memory block of the system prompt Claude was sent (fails when there is none)."""
+    blocks = [b["text"] for b in request["system"] if "<remembered_context>" in b["text"]]
+    assert len(blocks) == 1, f"expected one memory block in {request['system']!r}"
+    match = _REMEMBERED.search(blocks[0])
+    assert match is not None
+    return match.group(1)
+
+
+_REMEMBERED = re.compile(r"<remembered_context>\n(.*)\n</remembered_context>", re.DOTALL)
 
 
 def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:

@@ -30,7 +30,12 @@ from app.memory.paths import (
 from app.slack.greeting import GENERIC_GREETING
 from app.slack.thread_started import RESTORING_STATUS
 from tests.e2e import conversation
-from tests.e2e.conversation import main_requests, result_text, system_text, tool_results
+from tests.e2e.conversation import (
+    main_requests,
+    remembered,
+    result_text,
+    tool_results,
+)
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
@@ -135,14 +140,6 @@ def assert_thread_is_clean(slack: FakeSlack, thread_ts: str, *addresses: str) ->
 def request_for(claude: FakeClaude, orion: OrionServer, text: str) -> dict[str, Any]:
     """The first answering request whose latest user text is `text`."""
     return next(r for r in main_requests(claude, orion) if last_user_text(r) == text)
-
-
-def remembered(request: dict[str, Any]) -> str:
-    """The memory block of the system prompt ("" when Claude got none)."""
-    text = system_text(request)
-    if "<remembered_context>" not in text:
-        return ""
-    return text.split("<remembered_context>")[1].split("</remembered_context>")[0]
 
 
 def answer_questions(

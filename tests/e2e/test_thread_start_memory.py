@@ -10,7 +10,6 @@ except the generous "greeted before the stalled object arrives" bound.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from app.memory.paths import session_context_key, thread_context_key, user_prefe
 from app.slack.greeting import GENERIC_GREETING
 from app.slack.thread_started import RESTORING_STATUS
 from tests.e2e import conversation
+from tests.e2e.conversation import remembered
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
@@ -41,7 +41,6 @@ GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called
 SESSION_SUMMARY = "We compared Postgres and SQLite for the billing service; Postgres won."
 
 PREFERENCES_KEY = user_preferences_key(USER)
-REMEMBERED = re.compile(r"<remembered_context>\n(.*)\n</remembered_context>", re.DOTALL)
 
 
 # --- memory backends --------------------------------------------------------------------
@@ -139,15 +138,6 @@ def ask(
 
 def _is_turn_for(body: dict[str, Any], text: str) -> bool:
     return last_user_text(body) == text
-
-
-def remembered(request: dict[str, Any]) -> str:
-    """The memory block of the system prompt Claude was sent (fails when there is none)."""
-    blocks = [b["text"] for b in request["system"] if "<remembered_context>" in b["text"]]
-    assert len(blocks) == 1, f"expected one memory block in {request['system']!r}"
-    match = REMEMBERED.search(blocks[0])
-    assert match is not None
-    return match.group(1)
 
 
 def seed_returning_user(memories: Memories) -> None:

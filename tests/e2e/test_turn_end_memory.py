@@ -19,7 +19,7 @@ import pytest
 from app.memory.paths import session_context_key, sessions_index_key, user_preferences_key
 from app.slack.greeting import GENERIC_GREETING
 from tests.e2e import conversation
-from tests.e2e.conversation import main_requests, system_text
+from tests.e2e.conversation import main_requests, remembered, system_text
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import Failure, ScriptItem, text
@@ -166,9 +166,9 @@ def test_a_thread_summary_is_kept_after_each_turn_and_restored_when_the_thread_r
     before = len(main_requests(claude, orion))
     ask(orion, slack, claude, thread_ts, "Where did we land?", "You were sending it to Priya.")
     request = main_requests(claude, orion)[before]
-    remembered = system_text(request).split("<remembered_context>")[1]
-    assert "Q3 budget review" in remembered
-    assert "send it to Priya by Friday" in remembered
+    memory = remembered(request)
+    assert "Q3 budget review" in memory
+    assert "send it to Priya by Friday" in memory
 
 
 def test_a_failing_summary_model_leaves_the_reply_intact_and_writes_the_fallback(
