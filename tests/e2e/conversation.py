@@ -58,6 +58,26 @@ def answers(slack: FakeSlack, channel: str, thread_ts: str) -> list[str]:
     return [m.text for m in slack.bot_messages(channel, thread_ts)[1:] if not m.streaming]
 
 
+def wait_for_messages(
+    slack: FakeSlack,
+    channel: str,
+    thread_ts: str,
+    count: int,
+    *,
+    after_greeting: bool,
+    timeout: float = 10.0,
+) -> list[str]:
+    """Wait until Orion has finished `count` messages in the thread (not counting its
+    greeting, with `after_greeting`); returns them all."""
+    read = answers if after_greeting else finished
+
+    def enough() -> list[str] | None:
+        texts = read(slack, channel, thread_ts)
+        return texts if len(texts) >= count else None
+
+    return slack.wait_for(enough, timeout=timeout, what=f"{count} finished message(s)")
+
+
 def wait_for_answer(
     slack: FakeSlack,
     channel: str,

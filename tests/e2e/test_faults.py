@@ -28,12 +28,8 @@ def _finished(slack: FakeSlack, thread_ts: str) -> list[str]:
     return conversation.finished(slack, CHANNEL, thread_ts)
 
 
-def _wait_finished(slack: FakeSlack, thread_ts: str, count: int, timeout: float = 10) -> list[str]:
-    return slack.wait_for(
-        lambda: len(_finished(slack, thread_ts)) >= count and _finished(slack, thread_ts),
-        timeout=timeout,
-        what=f"{count} finished message(s)",
-    )
+def _wait_finished(slack: FakeSlack, thread_ts: str, count: int) -> list[str]:
+    return conversation.wait_for_messages(slack, CHANNEL, thread_ts, count, after_greeting=False)
 
 
 CLAUDE_FAULTS: dict[str, Callable[[FakeClaude], None]] = {

@@ -14,27 +14,16 @@ USER, CHANNEL = "U0ALICE", "D0ALICE"
 
 
 def _open_thread(orion: OrionServer, slack: FakeSlack) -> str:
-    thread_ts = slack.new_ts()
-    response = orion.post_event(events.assistant_thread_started(USER, CHANNEL, thread_ts))
-    assert response.status_code == 200
-    slack.wait_for(lambda: slack.bot_messages(CHANNEL, thread_ts), what="the greeting")
-    return thread_ts
+    return conversation.open_thread(orion, slack, USER, CHANNEL)[0]
 
 
 def _ask(orion: OrionServer, slack: FakeSlack, thread_ts: str, text: str) -> None:
     conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, text)
 
 
-def _answers(slack: FakeSlack, thread_ts: str) -> list[str]:
-    """Orion's finished replies after the greeting."""
-    return conversation.answers(slack, CHANNEL, thread_ts)
-
-
 def _wait_answers(slack: FakeSlack, thread_ts: str, count: int) -> list[str]:
-    return slack.wait_for(
-        lambda: len(_answers(slack, thread_ts)) >= count and _answers(slack, thread_ts),
-        what=f"{count} finished answer(s)",
-    )
+    """Orion's first `count` finished replies after its greeting, once they are there."""
+    return conversation.wait_for_messages(slack, CHANNEL, thread_ts, count, after_greeting=True)
 
 
 def test_url_verification_echoes_the_challenge(orion: OrionServer) -> None:
