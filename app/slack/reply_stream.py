@@ -1,6 +1,7 @@
 """Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens.
 
-Uses Slack's chat streaming (`chat.startStream` / `appendStream` / `stopStream`). A stream
+Uses Slack's chat streaming (`chat.startStream` / `appendStream` / `stopStream`) once an
+answer outgrows the stream's buffer; a shorter one is posted whole. A stream
 expires after about five minutes (`message_not_in_streaming_state`); from then on the
 answer is collected and written with `chat.update`, so the full text still ends up visible.
 """
@@ -95,11 +96,16 @@ class SlackReplyStream:
             log.warning("slack.status_failed", error=exc.response.get("error"))
 
     async def finish(self, *, blocks: list[dict[str, Any]] | None = None) -> None:
-        """Close the stream with the final blocks, or write the collected answer."""
+        """Close the stream with the final blocks, or write the collected answer.
+
+        An answer shorter than the stream's buffer has not reached Slack yet: it is posted
+        whole, in one `chat.postMessage`, instead of a `chat.startStream` and a
+        `chat.stopStream` that would show the person the same message at the same moment.
+        """
         if self._finished:
             return
         self._finished = True
-        if not self._expired and self._stream is not None:
+        if not self._expired and self._stream is not None and self._stream.ts is not None:
             try:
                 await self._stream.stop(blocks=blocks)
                 return

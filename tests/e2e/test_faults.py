@@ -75,27 +75,34 @@ def test_claude_timeout_ends_in_an_apology(
     assert "Sorry" in ending and "Too late." not in ending
 
 
+LONG_ANSWER = " ".join(f"word{n}" for n in range(400))  # longer than the stream's buffer
+
+
+@pytest.mark.parametrize(
+    ("method", "answer"),
+    [("chat.postMessage", "Delivered after a rate limit."), ("chat.startStream", LONG_ANSWER)],
+    ids=["short_answer_posted", "long_answer_streamed"],
+)
 def test_slack_rate_limit_on_chat_is_retried(
-    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, method: str, answer: str
 ) -> None:
     thread_ts = slack.new_ts()
-    slack.inject_error("chat.startStream", error="ratelimited", status=429, retry_after=1, times=1)
-    claude.reply("Delivered after a rate limit.")
+    slack.inject_error(method, error="ratelimited", status=429, retry_after=1, times=1)
+    claude.reply(answer)
     _ask(orion, slack, thread_ts, "Hello")
-    assert _wait_finished(slack, thread_ts, 1) == ["Delivered after a rate limit."]
-    assert slack.calls_to("chat.startStream")[0].error == "ratelimited"
+    assert _wait_finished(slack, thread_ts, 1) == [answer]
+    assert slack.calls_to(method)[0].error == "ratelimited"
 
 
 def test_expired_stream_still_shows_the_whole_answer(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     thread_ts = slack.new_ts()
-    long_answer = " ".join(f"word{n}" for n in range(400))  # several stream appends
-    claude.reply(long_answer, chunk_delay=0.05)
+    claude.reply(LONG_ANSWER, chunk_delay=0.05)
     _ask(orion, slack, thread_ts, "Tell me a lot")
     slack.wait_for(lambda: slack.calls_to("chat.startStream"), what="the stream to start")
     slack.expire_streams()  # what Slack does to a stream after about five minutes
     slack.wait_for(
-        lambda: _finished(slack, thread_ts) == [long_answer], timeout=15, what="the whole answer"
+        lambda: _finished(slack, thread_ts) == [LONG_ANSWER], timeout=15, what="the whole answer"
     )
     assert slack.calls_to("chat.update"), "the expired stream is completed with chat.update"

@@ -65,7 +65,7 @@ def test_thread_start_greets_and_suggests_prompts(orion: OrionServer, slack: Fak
     assert len(prompts[-1].prompts) >= 2
 
 
-def test_question_gets_claudes_answer_streamed(
+def test_question_gets_claudes_answer_with_feedback_buttons(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     thread_ts = _open_thread(orion, slack)
@@ -74,15 +74,36 @@ def test_question_gets_claudes_answer_streamed(
 
     [answer] = _wait_answers(slack, thread_ts, 1)
     assert answer == "The **capital of France** is Paris."
-    assert slack.calls_to("chat.startStream"), "the answer is streamed"
     final = slack.bot_messages(CHANNEL, thread_ts)[-1]
     assert any(block.get("type") == "context_actions" for block in final.blocks or [])
+    # Shorter than the stream's buffer: one message, posted whole, with no stream opened.
+    assert not slack.calls_to("chat.startStream")
+    assert [c.args["text"] for c in slack.calls_to("chat.postMessage")][-1] == answer
     statuses = [update.status for update in slack.statuses(CHANNEL, thread_ts)]
     assert statuses[0] == "Restoring your preferences..."
     assert "is thinking..." in statuses
     [request] = conversation.main_requests(claude, orion)
     assert request["messages"][-1]["content"] == "What is the capital of France?"
     assert request["stream"] is True
+
+
+def test_long_answer_is_streamed_while_claude_writes_it(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = _open_thread(orion, slack)
+    long_answer = " ".join(f"word{n}" for n in range(400))
+    claude.reply(long_answer, chunk_delay=0.3)
+    _ask(orion, slack, thread_ts, "Tell me a lot")
+
+    def partly_shown() -> list[str]:
+        return [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if m.streaming and m.text]
+
+    [shown] = slack.wait_for(partly_shown, what="part of the answer, while Claude still writes")
+    assert long_answer.startswith(shown) and len(shown) < len(long_answer)
+    assert _wait_answers(slack, thread_ts, 1) == [long_answer]
+    assert len(slack.calls_to("chat.startStream")) == 1 and slack.calls_to("chat.appendStream")
+    [stop] = slack.calls_to("chat.stopStream")
+    assert any(block.get("type") == "context_actions" for block in stop.args["blocks"])
 
 
 def test_second_question_carries_the_first_exchange(
