@@ -6,27 +6,27 @@ write (strictly greater than the previous one), so no sidecar files are needed a
 made by hand in an editor also counts as a new generation.
 
 Writes go to a temporary file that replaces the target in one `os.replace`, so a reader
-never sees half a file. The generation check and the replace happen under a per-key
-thread lock held by the worker thread itself: if the awaiting coroutine is cancelled (say
-by a time budget), the write it started still finishes before the next writer checks.
+never sees half a file and a crashed process leaves the old content or the new one.
 
-Reads and listings run on the event loop itself: a memory file is a few KiB on a local
-disk, read in about 30 µs, while handing the read to a worker thread costs about 300 µs
-of CPU (measured with `bench.throughput`'s turns, several reads each). Writes stay in
-worker threads, because their `fsync` can take milliseconds on a laptop's disk.
+Every operation runs on the event loop itself, synchronously. A memory file is a few KiB
+on a local disk: a read takes about 30 µs of CPU and a write about 200 µs, while handing
+either to a worker thread costs about 300 µs more, several times per turn. Running inline
+also makes each operation atomic for the process: the generation check and the replace
+cannot be interleaved with another writer's, nor cut short by a cancelled coroutine.
+
+There is no `fsync`: this store is for development, and flushing every write to disk
+cost about 260 µs of CPU each; after a power cut (not a process crash) the last writes
+may be lost.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import os
 import stat
-import threading
 import time
 import uuid
-import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -42,18 +42,14 @@ from app.memory.store import (
 _FILE_MODE = 0o600  # memories are personal: owner only, whatever the umask
 _DIR_MODE = 0o700
 _TEMP_PREFIX = ".tmp-"
-# Lock striping: a fixed set of locks, one chosen per key. Two keys that share a stripe
-# merely wait for each other; the set does not grow with the number of keys.
-_LOCK_STRIPES = 64
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class LocalMemoryStore:
-    """A `MemoryStore` over a local directory; writes run in worker threads."""
+    """A `MemoryStore` over a local directory, for development."""
 
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
-        self._locks = tuple(threading.Lock() for _ in range(_LOCK_STRIPES))
 
     def __repr__(self) -> str:
         return f"LocalMemoryStore({str(self.directory)!r})"
@@ -62,10 +58,10 @@ class LocalMemoryStore:
         return self._read(key)
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
-        return await asyncio.to_thread(self._write, key, content.encode("utf-8"), if_generation)
+        return self._write(key, content.encode("utf-8"), if_generation)
 
     async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
-        return await asyncio.to_thread(self._delete, key, if_generation)
+        return self._delete(key, if_generation)
 
     async def list(self, prefix: str) -> list[ObjectInfo]:
         return self._list(prefix)
@@ -73,7 +69,7 @@ class LocalMemoryStore:
     async def connect(self) -> None:
         """Nothing to prepare: the directory is created on the first write."""
 
-    # -- synchronous side (writes and deletes call it in a worker thread) ---------------
+    # -- the synchronous operations ---------------------------------------------------
 
     def _path(self, key: str) -> Path:
         # Keys normally come from `paths.to_key`; the store still refuses anything that
@@ -84,9 +80,6 @@ class LocalMemoryStore:
         if any(s.startswith(_TEMP_PREFIX) for s in segments):
             raise ValueError(f"invalid memory key: {key!r}")
         return self.directory.joinpath(*segments)
-
-    def _lock(self, key: str) -> threading.Lock:
-        return self._locks[zlib.crc32(key.encode("utf-8")) % _LOCK_STRIPES]
 
     def _read(self, key: str) -> StoredObject | None:
         path = self._path(key)
@@ -125,19 +118,18 @@ class LocalMemoryStore:
 
     def _write(self, key: str, data: bytes, if_generation: int | None) -> int:
         path = self._path(key)
-        with self._lock(key):
-            current = self._current_generation(path)
-            _check_precondition(key, current, if_generation)
-            generation = max(time.time_ns(), (current or 0) + 1)
-            try:
-                return self._replace(path, data, generation)
-            except (NotADirectoryError, FileExistsError, IsADirectoryError) as exc:
-                # GCS allows `a` and `a/b` side by side; a file system does not.
-                raise MemoryStoreError(
-                    f"cannot write {key}: a file and a directory cannot share a name"
-                ) from exc
-            except OSError as exc:
-                raise StoreUnavailable(f"cannot write {key}: {exc.strerror}") from exc
+        current = self._current_generation(path)
+        _check_precondition(key, current, if_generation)
+        generation = max(time.time_ns(), (current or 0) + 1)
+        try:
+            return self._replace(path, data, generation)
+        except (NotADirectoryError, FileExistsError, IsADirectoryError) as exc:
+            # GCS allows `a` and `a/b` side by side; a file system does not.
+            raise MemoryStoreError(
+                f"cannot write {key}: a file and a directory cannot share a name"
+            ) from exc
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot write {key}: {exc.strerror}") from exc
 
     def _replace(self, path: Path, data: bytes, generation: int) -> int:
         for attempt in range(3):
@@ -154,7 +146,6 @@ class LocalMemoryStore:
                 try:
                     os.fchmod(fd, _FILE_MODE)
                     _write_all(fd, data)
-                    os.fsync(fd)
                     os.utime(fd, ns=(generation, generation))
                 finally:
                     os.close(fd)
@@ -168,17 +159,16 @@ class LocalMemoryStore:
 
     def _delete(self, key: str, if_generation: int | None) -> bool:
         path = self._path(key)
-        with self._lock(key):
-            current = self._current_generation(path)
-            if current is None:
-                return False
-            _check_precondition(key, current, if_generation)
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                return False
-            except OSError as exc:
-                raise StoreUnavailable(f"cannot delete {key}: {exc.strerror}") from exc
+        current = self._current_generation(path)
+        if current is None:
+            return False
+        _check_precondition(key, current, if_generation)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot delete {key}: {exc.strerror}") from exc
         # As in a bucket, a "directory" exists only while something is in it.
         _prune_empty_dirs(path.parent, stop_at=self.directory)
         return True
