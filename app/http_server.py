@@ -147,7 +147,9 @@ def _dispatch_when_ready(
         bolt = await loader.get()
         bolt_request = AsyncBoltRequest(body=body.decode(), query=query, headers=headers)
         response = await bolt.async_dispatch(bolt_request)
-        log.info("slack.early_ack.dispatched", bolt_status=response.status)
+        # Handled events log their own line; one no listener matched (Bolt's 404) only here.
+        emit = log.debug if response.status == 200 else log.info
+        emit("slack.early_ack.dispatched", bolt_status=response.status)
 
     # Tracked like any listener's background work, so shutdown waits for it.
     run_in_background(dispatch(), name="slack.early_ack")

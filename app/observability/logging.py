@@ -89,6 +89,13 @@ def configure_logging(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
         )
     )
+    # The stdlib fills these into every record, and no renderer here prints them: the
+    # caller's frame (a stack walk per line), the thread name and the process ids (the
+    # logging HOWTO's "Optimization" section). structlog adds its own logger name.
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -9,6 +9,7 @@ stack trace in the thread.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -81,9 +82,11 @@ async def handling(
             ),
             tracing.trace(name, user_id=user, session_id=thread_ts) as span,
         ):
-            log.info(f"{name}.start")
+            started = time.perf_counter()
+            # One INFO line per event, at its end: a line costs about 0.1 ms of CPU.
+            log.debug(f"{name}.start")
             yield span
-            log.info(f"{name}.done")
+            log.info(f"{name}.done", duration_ms=round((time.perf_counter() - started) * 1000, 1))
     finally:
         in_flight.leave()
         if tracing.enabled():

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from tests.e2e import conversation
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer
+from tests.orion_server import OrionServer, make_settings
 
 USER, CHANNEL = "U0ALICE", "D0ALICE"
 
@@ -140,14 +141,19 @@ def test_claude_overloaded_ends_in_a_friendly_message_and_the_next_one_works(
     assert answers[-1] == "Yes, I'm back."
 
 
-def test_top_level_dm_is_acknowledged_without_a_reply(orion: OrionServer, slack: FakeSlack) -> None:
-    response = orion.post_event(events.top_level_dm(USER, CHANNEL, "hello?"))
-    assert response.status_code == 200
-    # Bolt handles it after the ack: a listener matched (no 404 for Slack to retry on).
-    [dispatched] = slack.wait_for(
-        lambda: [x for x in orion.log_lines() if x["message"] == "slack.early_ack.dispatched"],
-        what="Bolt's handling of the DM",
-    )
+def test_top_level_dm_is_acknowledged_without_a_reply(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    # At DEBUG: Bolt's status for a handled event is logged only then.
+    settings = make_settings(slack, claude, memory_dir=memory_dir, log_level="DEBUG")
+    with OrionServer(settings) as orion:
+        response = orion.post_event(events.top_level_dm(USER, CHANNEL, "hello?"))
+        assert response.status_code == 200
+        # Bolt handles it after the ack: a listener matched (no 404 for Slack to retry on).
+        [dispatched] = slack.wait_for(
+            lambda: [x for x in orion.log_lines() if x["message"] == "slack.early_ack.dispatched"],
+            what="Bolt's handling of the DM",
+        )
     assert dispatched["bolt_status"] == 200
     assert not slack.calls_to("chat.postMessage")
 
