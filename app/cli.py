@@ -37,9 +37,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(settings: Settings, mode: RunMode) -> None:
-    from app.heap import freeze_long_lived_objects
+    from app.heap import collect_young_objects_less_often, freeze_long_lived_objects
     from app.services import ServiceProvider
 
+    collect_young_objects_less_often()
     provider = ServiceProvider(settings, on_ready=freeze_long_lived_objects)
     if mode is RunMode.HTTP:
         # Bolt itself is loaded after the server listens (see app/http_server.py).
