@@ -50,6 +50,8 @@ class LocalMemoryStore:
 
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
+        # Paths are plain strings below: pathlib cost several µs per key, per operation.
+        self._root = str(self.directory)
 
     def __repr__(self) -> str:
         return f"LocalMemoryStore({str(self.directory)!r})"
@@ -71,7 +73,7 @@ class LocalMemoryStore:
 
     # -- the synchronous operations ---------------------------------------------------
 
-    def _path(self, key: str) -> Path:
+    def _path(self, key: str) -> str:
         # Keys normally come from `paths.to_key`; the store still refuses anything that
         # could leave its directory or hit its temporary files.
         segments = key.split("/")
@@ -79,7 +81,7 @@ class LocalMemoryStore:
             raise ValueError(f"invalid memory key: {key!r}")
         if any(s.startswith(_TEMP_PREFIX) for s in segments):
             raise ValueError(f"invalid memory key: {key!r}")
-        return self.directory.joinpath(*segments)
+        return f"{self._root}/{key}"
 
     def _read(self, key: str) -> StoredObject | None:
         path = self._path(key)
@@ -107,7 +109,7 @@ class LocalMemoryStore:
             size=len(data),
         )
 
-    def _current_generation(self, path: Path) -> int | None:
+    def _current_generation(self, path: str) -> int | None:
         try:
             info = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
@@ -131,10 +133,11 @@ class LocalMemoryStore:
         except OSError as exc:
             raise StoreUnavailable(f"cannot write {key}: {exc.strerror}") from exc
 
-    def _replace(self, path: Path, data: bytes, generation: int) -> int:
+    def _replace(self, path: str, data: bytes, generation: int) -> int:
+        directory = os.path.dirname(path)
         for attempt in range(3):
-            _make_dirs(path.parent)
-            temp = path.parent / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
+            _make_dirs(directory)
+            temp = f"{directory}/{_TEMP_PREFIX}{uuid.uuid4().hex}"
             try:
                 fd = os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, _FILE_MODE)
             except FileNotFoundError:
@@ -151,7 +154,8 @@ class LocalMemoryStore:
                     os.close(fd)
                 os.replace(temp, path)
             except BaseException:
-                temp.unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp)
                 raise
             # Read back: a file system with coarse timestamps may have rounded it.
             return _generation(os.lstat(path))
@@ -164,22 +168,22 @@ class LocalMemoryStore:
             return False
         _check_precondition(key, current, if_generation)
         try:
-            path.unlink()
+            os.unlink(path)
         except FileNotFoundError:
             return False
         except OSError as exc:
             raise StoreUnavailable(f"cannot delete {key}: {exc.strerror}") from exc
         # As in a bucket, a "directory" exists only while something is in it.
-        _prune_empty_dirs(path.parent, stop_at=self.directory)
+        _prune_empty_dirs(os.path.dirname(path), stop_at=self._root)
         return True
 
     def _list(self, prefix: str) -> list[ObjectInfo]:
         directory_part = prefix.rpartition("/")[0]
-        start = self._path(directory_part) if directory_part else self.directory
+        start = self._path(directory_part) if directory_part else self._root
         found: list[ObjectInfo] = []
         for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
             dirnames[:] = [name for name in dirnames if not name.startswith(".")]
-            relative_dir = Path(dirpath).relative_to(self.directory).as_posix()
+            relative_dir = Path(os.path.relpath(dirpath, self._root)).as_posix()
             for name in filenames:
                 if name.startswith("."):
                     continue  # temporary files of writes in progress
@@ -228,28 +232,30 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _make_dirs(directory: Path) -> None:
+def _make_dirs(directory: str) -> None:
     """Create `directory` and its missing parents (the memory root's too, e.g. a fresh
     `.orion/memories`), each with mode 0o700 whatever the umask (`os.makedirs(mode=...)`
     applies the mode to the last one only)."""
-    missing: list[Path] = []
+    missing: list[str] = []
     current = directory
-    while not current.is_dir():
+    while current and not os.path.isdir(current):
         missing.append(current)
-        if current.parent == current:
+        parent = os.path.dirname(current)
+        if parent == current:
             break
-        current = current.parent
+        current = parent
     for path in reversed(missing):
         with contextlib.suppress(FileExistsError):
-            path.mkdir(mode=_DIR_MODE)
+            os.mkdir(path, _DIR_MODE)
             os.chmod(path, _DIR_MODE)
 
 
-def _prune_empty_dirs(directory: Path, *, stop_at: Path) -> None:
+def _prune_empty_dirs(directory: str, *, stop_at: str) -> None:
     current = directory
-    while current != stop_at and stop_at in current.parents:
+    inside = os.path.join(stop_at, "")  # the root with a trailing separator
+    while current.startswith(inside) and current != stop_at:
         try:
-            current.rmdir()
+            os.rmdir(current)
         except OSError:
             return  # not empty (or already gone): nothing more to prune
-        current = current.parent
+        current = os.path.dirname(current)
