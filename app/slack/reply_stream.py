@@ -68,6 +68,7 @@ class SlackReplyStream:
         self._team_id = team_id
         self._stream: AsyncChatStream | None = None
         self._text: list[str] = []
+        self._chars = 0
         self._expired = False
         self._finished = False
 
@@ -79,11 +80,18 @@ class SlackReplyStream:
         if not markdown:
             return
         self._text.append(markdown)
+        self._chars += len(markdown)
         if self._expired:
             return
         try:
-            stream = await self._open()
-            await stream.append(markdown_text=markdown)
+            if self._stream is not None:
+                await self._stream.append(markdown_text=markdown)
+            elif self._chars >= STREAM_BUFFER_CHARS:
+                # Outgrew one buffer: open the stream with everything held so far.
+                self._stream = await self._open()
+                await self._stream.append(markdown_text=self.text)
+            # Else held here: Claude streams a few characters per delta, and the SDK's
+            # stream would spend CPU on each (a debug line) only to buffer it likewise.
         except SlackApiError as exc:
             self._on_stream_error(exc)
 
@@ -120,15 +128,13 @@ class SlackReplyStream:
         await self.finish()
 
     async def _open(self) -> AsyncChatStream:
-        if self._stream is None:
-            self._stream = await self._client.chat_stream(
-                buffer_size=STREAM_BUFFER_CHARS,
-                channel=self._channel,
-                thread_ts=self._thread_ts,
-                recipient_user_id=self._user_id,
-                recipient_team_id=self._team_id,
-            )
-        return self._stream
+        return await self._client.chat_stream(
+            buffer_size=STREAM_BUFFER_CHARS,
+            channel=self._channel,
+            thread_ts=self._thread_ts,
+            recipient_user_id=self._user_id,
+            recipient_team_id=self._team_id,
+        )
 
     def _on_stream_error(self, exc: SlackApiError) -> None:
         error = exc.response.get("error")
