@@ -2,18 +2,24 @@
 
 Replays request bodies that Orion sent to the fake Claude, with the client Orion builds
 (`app.services.build_claude_client`), in a separate process, as many turns at once as the
-throughput benchmark runs; prints this process's CPU time per turn, the median over
-batches (JSON). A streamed body is consumed as the agent loop consumes it (text stream,
-then the final message); the others are plain `messages.create` calls (the session summary).
+throughput benchmark runs. A streamed body is consumed as the agent loop consumes it (text
+stream, then the final message); the others are plain `messages.create` calls (the session
+summary).
 
-Input on stdin: {"claude_url": ..., "turns": [[body, ...], ...], "concurrency": N}.
+It runs beside Orion for the whole benchmark and replays each batch right after Orion has
+answered it, so that the two figures compared are measured moments apart: on a shared
+machine the same work costs more CPU in one minute than in the next.
+
+Protocol, one JSON document per line: the first line on stdin is
+{"claude_url": ...}; every later line is one batch, a list of turns (each the list of
+bodies of one turn, in order), and gets one line back on stdout: this process's CPU
+seconds per turn for that batch. The first batch warms up (connections, lazy imports).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 import sys
 import time
 from typing import Any
@@ -35,7 +41,7 @@ async def _call(claude: Any, body: dict[str, Any]) -> None:
         await claude.messages.create(**request)
 
 
-async def _replay(claude_url: str, turns: list[list[dict[str, Any]]], concurrency: int) -> float:
+async def _serve(claude_url: str) -> None:
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         slack_bot_token="xoxb-baseline",
@@ -49,22 +55,16 @@ async def _replay(claude_url: str, turns: list[list[dict[str, Any]]], concurrenc
         for body in bodies:  # in order, as in a turn: the answer, then the summary
             await _call(claude, body)
 
-    async def batch(batch_turns: list[list[dict[str, Any]]]) -> float:
-        """CPU seconds per turn for these turns, all at once."""
+    loop = asyncio.get_running_loop()
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        turns = json.loads(line)
         started = time.process_time()
-        await asyncio.gather(*(turn(t) for t in batch_turns))
-        return (time.process_time() - started) / len(batch_turns)
-
-    await batch(turns[:concurrency])  # warm-up: connections, lazy imports
-    per_turn = [
-        await batch(turns[start : start + concurrency])
-        for start in range(0, len(turns), concurrency)
-    ]
+        await asyncio.gather(*(turn(t) for t in turns))
+        per_turn = (time.process_time() - started) / max(len(turns), 1)
+        print(json.dumps(per_turn), flush=True)
     await claude.close()
-    return statistics.median(per_turn)
 
 
 if __name__ == "__main__":
-    spec = json.load(sys.stdin)
-    per_turn = uvloop.run(_replay(spec["claude_url"], spec["turns"], spec["concurrency"]))
-    print(json.dumps(per_turn))
+    config = json.loads(sys.stdin.readline())
+    uvloop.run(_serve(config["claude_url"]))

@@ -7,8 +7,9 @@
   as deployed. Memories are in a local directory, then (fewer batches) in the GCS
   emulator, as deployed. Every message opens a new thread, so every turn also restores
   the person's memories: the most storage work a turn does.
-- the Claude baseline: the same Claude calls replayed by the SDK alone
-  (bench/claude_baseline.py); process CPU minus it is Orion's own CPU per turn.
+- the Claude baseline: each batch's Claude calls replayed by the SDK alone, right after
+  Orion answered them (bench/claude_baseline.py); Orion's own CPU per turn is the median
+  over batches of process minus baseline, each pair measured moments apart.
 - memory: resident set size after warm-up and the bursts, half-way through the next 1000
   turns and at their end; the growth per turn in each half shows whether it levels off.
 """
@@ -82,7 +83,10 @@ def run(quick: bool) -> list[tuple[str, str]]:
         GcsEmulator() as emulator,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        with _orion(slack, claude, Path(tmp) / "local") as (orion, proc):
+        with (
+            ClaudeBaseline(claude) as baseline,  # first: it imports while Orion warms up
+            _orion(slack, claude, Path(tmp) / "local") as (orion, proc),
+        ):
             p50s, p99s = [], []
             for _ in range(bursts):
                 ack = _drive(orion.url, slack, 100, 100)
@@ -90,11 +94,14 @@ def run(quick: bool) -> list[tuple[str, str]]:
                 p99s.append(percentile_ms(ack, 99))
                 _settle(proc)
             rss = [proc.memory_info().rss]
-            cpu_ms = []
+            cpu_ms, claude_cpu_ms = [], []
             for _ in range(batches):
+                first_request = len(claude.requests)
                 cpu_ms.append(_cpu_ms_per_turn(orion, proc, slack))
                 rss.append(proc.memory_info().rss)
-        claude_cpu_ms = _claude_baseline_ms(claude, batches * TURNS_PER_BATCH)
+                if not claude_cpu_ms:
+                    baseline.replay_since(first_request)  # warm-up: connections, lazy imports
+                claude_cpu_ms.append(baseline.replay_since(first_request))
 
         emulator.create_bucket("orion-bench")
         gcs = {"GCS_MEMORIES_BUCKET": "orion-bench", **emulator.env()}
@@ -103,7 +110,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
         apologies = sum("Sorry" in m.text for m in slack.messages(CHANNEL) if m.is_bot)
     turns = batches * TURNS_PER_BATCH
     half = len(rss) // 2
-    own_ms = statistics.median(cpu_ms) - claude_cpu_ms
+    own_ms = [total - sdk for total, sdk in zip(cpu_ms, claude_cpu_ms, strict=True)]
     return [
         (
             f"ack latency, 100 concurrent events: p50, median of {bursts} bursts",
@@ -117,8 +124,14 @@ def run(quick: bool) -> list[tuple[str, str]]:
             f"Orion process CPU per turn, median (min–max) of {batches} batches of 50",
             f"{statistics.median(cpu_ms):.1f} ms ({min(cpu_ms):.1f}–{max(cpu_ms):.1f})",
         ),
-        ("  of which the Claude SDK alone, same 2 calls (baseline)", f"{claude_cpu_ms:.1f} ms"),
-        ("Orion's own CPU per turn (process − Claude SDK baseline)", f"{own_ms:.1f} ms"),
+        (
+            "  of which the Claude SDK alone, same 2 calls (baseline), median",
+            f"{statistics.median(claude_cpu_ms):.1f} ms",
+        ),
+        (
+            "Orion's own CPU per turn (process − baseline, per batch), median (min–max)",
+            f"{statistics.median(own_ms):.1f} ms ({min(own_ms):.1f}–{max(own_ms):.1f})",
+        ),
         (
             f"Orion process CPU per turn, memories in the GCS emulator, median of {gcs_batches}",
             f"{statistics.median(gcs_cpu_ms):.1f} ms ({min(gcs_cpu_ms):.1f}–{max(gcs_cpu_ms):.1f})",
@@ -162,17 +175,42 @@ def _cpu_ms_per_turn(orion: OrionProcess, proc: psutil.Process, slack: FakeSlack
     return (sum(proc.cpu_times()[:2]) - cpu_before) * 1000 / TURNS_PER_BATCH
 
 
-def _claude_baseline_ms(claude: FakeClaude, turns: int) -> float:
-    """CPU per turn of the Claude SDK alone replaying the last `turns` turns' requests."""
-    bodies = claude.requests
-    answers = [b for b in bodies if b.get("stream")][-turns:]
-    summaries = [b for b in bodies if not b.get("stream")][-turns:]
-    spec = {
-        "claude_url": claude.url,
-        "turns": [list(pair) for pair in zip(answers, summaries, strict=True)],
-        "concurrency": TURNS_PER_BATCH,
-    }
-    return _in_own_process("bench.claude_baseline", spec) * 1000
+class ClaudeBaseline:
+    """bench/claude_baseline.py, running beside Orion: replays batches on request."""
+
+    def __init__(self, claude: FakeClaude) -> None:
+        self._claude = claude
+        self._process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> ClaudeBaseline:
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "bench.claude_baseline"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._send({"claude_url": self._claude.url})
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self._process.stdin.close()
+        self._process.wait(timeout=30)
+
+    def replay_since(self, first_request: int) -> float:
+        """Replay the turns whose Claude requests came from `first_request` on (each turn:
+        its streamed answer, then its summary); returns the SDK's CPU ms per turn."""
+        bodies = self._claude.requests[first_request:]
+        answers = [b for b in bodies if b.get("stream")]
+        summaries = [b for b in bodies if not b.get("stream")]
+        self._send([list(pair) for pair in zip(answers, summaries, strict=True)])
+        assert self._process is not None and self._process.stdout is not None
+        return float(json.loads(self._process.stdout.readline())) * 1000
+
+    def _send(self, document: Any) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self._process.stdin.write(json.dumps(document) + "\n")
+        self._process.stdin.flush()
 
 
 def _in_own_process(module: str, spec: dict[str, Any]) -> Any:
