@@ -13,6 +13,7 @@ CPU (two `LogRecord`s each, and the handler), about 40 µs a line, several lines
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 from typing import Any, Literal
@@ -79,8 +80,9 @@ def configure_logging(
         processors=[*shared, renderer],
         # Drops lines below the level before any processor runs.
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        logger_factory=lambda name=None: _NamedWriteLogger(stream, name),
-        # Not cached: each `configure_logging` (tests make several) takes effect at once.
+        logger_factory=functools.cache(lambda name=None: _NamedWriteLogger(stream, name)),
+        # Bound loggers not cached: each `configure_logging` (tests make several) takes
+        # effect at once. The line writers are, one per logger name and configuration.
         cache_logger_on_first_use=False,
     )
     handler = logging.StreamHandler(stream)
@@ -103,6 +105,10 @@ def configure_logging(
     # Chatty libraries: their INFO lines carry no operational value for Orion.
     for name in ("httpx", "httpx2", "urllib3", "google", "opentelemetry", "langfuse"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # slack_sdk builds its debug lines (request and response, headers included) whenever
+    # its logger's *own* level is unset, on every Web API call, only for the handler to
+    # drop them: about 70 µs of CPU a call. An explicit level stops it.
+    logging.getLogger("slack_sdk.web.async_base_client").setLevel(level)
 
 
 class _NamedWriteLogger(structlog.WriteLogger):
