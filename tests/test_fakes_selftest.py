@@ -99,6 +99,7 @@ async def test_posted_and_streamed_replies_appear_in_the_thread(slack: FakeSlack
     )
     for piece in ["Hello, ", "this is ", "a **streamed** ", "answer."]:
         await stream.append(markdown_text=piece)
+    assert slack.finished_bot_messages(DM) == 1, "the stream is not finished yet"
     feedback = [{"type": "context", "elements": [{"type": "mrkdwn", "text": "ok?"}]}]
     await stream.stop(markdown_text=" Bye.", blocks=feedback)
 
@@ -108,6 +109,7 @@ async def test_posted_and_streamed_replies_appear_in_the_thread(slack: FakeSlack
     assert streamed.text == "Hello, this is a **streamed** answer. Bye."
     assert not streamed.streaming
     assert streamed.blocks == feedback
+    assert slack.finished_bot_messages(DM) == 2
     assert float(user.ts) < float(first.ts) < float(streamed.ts)
     # slack_sdk's ChatStream sends text only as `chunks`, all three stream methods as JSON.
     assert slack.calls_to("chat.appendStream")

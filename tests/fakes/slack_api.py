@@ -259,6 +259,10 @@ class FakeSlack(HttpFake):
         found = self.workspace.all_messages()
         return found if channel is None else [m for m in found if m.channel == channel]
 
+    def finished_bot_messages(self, channel: str) -> int:
+        """How many of the bot's messages in the channel are finished (not streaming)."""
+        return self.workspace.count(lambda m: m.channel == channel and m.is_bot and not m.streaming)
+
     def statuses(self, channel: str, thread_ts: str) -> list[StatusUpdate]:
         """Every assistant.threads.setStatus of the thread, in order."""
         return self.workspace.statuses(channel, thread_ts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,6 +174,11 @@ class Workspace:
         with self.lock:
             found = [m for m in self._messages.values() if not m.deleted]
             return [copy.deepcopy(m) for m in sorted(found, key=lambda m: _ts_key(m.ts))]
+
+    def count(self, predicate: Callable[[Message], bool]) -> int:
+        """How many messages match, without copying any (for polling a large workspace)."""
+        with self.lock:
+            return sum(1 for m in self._messages.values() if not m.deleted and predicate(m))
 
     def streaming_messages(self) -> list[Message]:
         with self.lock:
