@@ -174,6 +174,9 @@ def serve_http(app: Starlette, *, port: int) -> None:
         port=port,
         log_config=None,  # keep Orion's structured logging
         access_log=False,
+        # Orion never reads the client's address, so the X-Forwarded-* rewriting
+        # middleware would only add work to every request.
+        proxy_headers=False,
         timeout_graceful_shutdown=8,
         lifespan="on",
     )
