@@ -53,3 +53,25 @@ def test_console_format_is_human_readable() -> None:
     get_logger("test").info("hello.world", n=1)
     text = stream.getvalue()
     assert "hello.world" in text and not text.lstrip().startswith("{")
+
+
+def test_a_new_configuration_takes_effect_for_loggers_already_in_use() -> None:
+    log = get_logger("test.reconfigured")
+    first, second = io.StringIO(), io.StringIO()
+    configure_logging(level="INFO", fmt="json", stream=first)
+    log.info("to.the.first")
+    configure_logging(level="WARNING", fmt="json", stream=second)
+    log.info("dropped")
+    log.warning("to.the.second")
+    assert [line["message"] for line in _lines(first)] == ["to.the.first"]
+    assert [line["message"] for line in _lines(second)] == ["to.the.second"]
+    assert _lines(second)[0]["logger"] == "test.reconfigured"
+
+
+def test_slack_sdk_skips_building_debug_lines_below_debug() -> None:
+    # slack_sdk formats its request/response debug lines whenever its logger's own level
+    # is unset (0), whatever the effective level.
+    configure_logging(level="INFO", fmt="json", stream=io.StringIO())
+    assert logging.getLogger("slack_sdk.web.async_base_client").level == logging.INFO
+    configure_logging(level="DEBUG", fmt="json", stream=io.StringIO())
+    assert logging.getLogger("slack_sdk.web.async_base_client").level == logging.DEBUG

@@ -86,6 +86,16 @@ def test_question_gets_claudes_answer_with_feedback_buttons(
     [request] = conversation.main_requests(claude, orion)
     assert request["messages"][-1]["content"] == "What is the capital of France?"
     assert request["stream"] is True
+    # One INFO line for the event, at its end, with how long it took.
+    [done] = slack.wait_for(
+        lambda: [
+            x
+            for x in orion.log_lines()
+            if x["message"].startswith("slack.user_message") and x["severity"] == "INFO"
+        ],
+        what="the event's log line",
+    )
+    assert done["message"] == "slack.user_message.done" and done["duration_ms"] > 0
 
 
 def test_long_answer_is_streamed_while_claude_writes_it(
