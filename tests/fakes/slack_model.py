@@ -110,6 +110,9 @@ class Workspace:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._messages: dict[tuple[str, str], Message] = {}
+        # (channel, thread ts) → keys of the parent and replies: conversations.replies
+        # must not scan a workspace of thousands of messages (the throughput benchmark).
+        self._thread_keys: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._statuses: dict[tuple[str, str], list[StatusUpdate]] = {}
         self._current_status: dict[tuple[str, str], str] = {}
         self._prompts: dict[tuple[str, str], list[SuggestedPrompts]] = {}
@@ -123,7 +126,11 @@ class Workspace:
 
     def add(self, message: Message) -> Message:
         with self.lock:
-            self._messages[(message.channel, message.ts)] = message
+            key = (message.channel, message.ts)
+            if key not in self._messages:
+                for thread_ts in {t for t in (message.ts, message.thread_ts) if t is not None}:
+                    self._thread_keys.setdefault((message.channel, thread_ts), []).append(key)
+            self._messages[key] = message
             if message.is_bot and message.thread_ts is not None:
                 # Slack clears the assistant status line when the app replies in the thread.
                 self._current_status[(message.channel, message.thread_ts)] = ""
@@ -151,11 +158,13 @@ class Workspace:
 
     def thread(self, channel: str, thread_ts: str, *, with_root: bool = False) -> list[Message]:
         with self.lock:
+            candidates = (
+                self._messages[k] for k in self._thread_keys.get((channel, thread_ts), [])
+            )
             found = [
                 m
-                for (ch, _), m in self._messages.items()
-                if ch == channel
-                and not m.deleted
+                for m in candidates
+                if not m.deleted
                 and m.in_thread(thread_ts)
                 and (with_root or m.subtype != ASSISTANT_THREAD_ROOT)
             ]
