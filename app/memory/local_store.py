@@ -183,7 +183,7 @@ class LocalMemoryStore:
         found: list[ObjectInfo] = []
         for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
             dirnames[:] = [name for name in dirnames if not name.startswith(".")]
-            relative_dir = Path(os.path.relpath(dirpath, self._root)).as_posix()
+            relative_dir = os.path.relpath(dirpath, self._root).replace(os.sep, "/")
             for name in filenames:
                 if name.startswith("."):
                     continue  # temporary files of writes in progress
