@@ -1,16 +1,13 @@
-"""The memory layout's keys, as DESIGN.md §2 pins them, and the test's bucket read and
-written straight on the GCS emulator (never through Orion or a FaultyProxy).
+"""The test's bucket, read and written straight on the GCS emulator (never through Orion
+or a FaultyProxy).
 
-The keys are spelled out here rather than taken from `app.memory.paths`, so that a change
-to the layout shows up as a failing test.
+Keys come from `app.memory.paths`; the layout itself (DESIGN.md §2) is pinned by
+tests/memory/test_paths.py.
 """
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from collections.abc import Callable
-from urllib.parse import quote
 
 from app.memory.paths import global_context_key
 from tests.fakes._waiting import wait_until
@@ -38,15 +35,10 @@ class Bucket:
 
     def generations(self) -> dict[str, str]:
         """Every object's generation: a write, even of the same bytes, changes it."""
-        url = f"{self.emulator.url}/storage/v1/b/{self.name}/o"
-        with urllib.request.urlopen(url, timeout=10) as response:
-            items = json.loads(response.read()).get("items", [])
-        return {item["name"]: str(item["generation"]) for item in items}
+        return self.emulator.generations(self.name)
 
     def delete(self, key: str) -> None:
-        url = f"{self.emulator.url}/storage/v1/b/{self.name}/o/{quote(key, safe='')}"
-        with urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=10):
-            pass
+        self.emulator.delete(self.name, key)
 
     def wait_for(
         self, key: str, predicate: Callable[[str], bool] = bool, timeout: float = 10

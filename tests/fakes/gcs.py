@@ -7,8 +7,8 @@ enforces generation preconditions, which the memory store relies on.
 
 Point google-cloud-storage at `.url` with `STORAGE_EMULATOR_HOST` (see `env()`) or
 `client_options={"api_endpoint": url}` plus `AnonymousCredentials`. The small REST helpers
-here (`create_bucket`, `write`, `read`, `names`) let tests seed and inspect buckets without
-importing the (slow) google client.
+here (`create_bucket`, `write`, `read`, `names`, `generations`, `delete`) let tests seed
+and inspect buckets without importing the (slow) google client.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 from urllib.parse import quote, urlencode
@@ -153,14 +154,24 @@ class GcsEmulator(StartedInWith):
             raise
 
     def names(self, bucket: str, prefix: str = "") -> list[str]:
-        """Names of all objects under `prefix`, sorted (follows pagination)."""
-        found: list[str] = []
+        """Names of all objects under `prefix`, sorted."""
+        return sorted(item["name"] for item in self._objects(bucket, prefix))
+
+    def generations(self, bucket: str) -> dict[str, str]:
+        """Every object's generation: a write, even of the same bytes, changes it."""
+        return {item["name"]: str(item["generation"]) for item in self._objects(bucket, "")}
+
+    def delete(self, bucket: str, name: str) -> None:
+        self._call("DELETE", f"/storage/v1/b/{quote(bucket, safe='')}/o/{quote(name, safe='')}")
+
+    def _objects(self, bucket: str, prefix: str) -> Iterator[dict[str, Any]]:
+        """The listing's items, page after page."""
         token = ""
         while True:
             params = {"prefix": prefix, **({"pageToken": token} if token else {})}
             path = f"/storage/v1/b/{quote(bucket, safe='')}/o?{urlencode(params)}"
             page = json.loads(self._call("GET", path))
-            found.extend(item["name"] for item in page.get("items", []))
+            yield from page.get("items", [])
             token = page.get("nextPageToken", "")
             if not token:
-                return sorted(found)
+                return
