@@ -426,10 +426,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     [saved] = wait_logged(orion, slack, "memory.preferences.write")
     assert saved["changed"] is True
     assert json.loads(bucket.read(PREFERENCES_KEY) or "")["name"] == "Gabi"
-    slack.wait_for(
-        lambda: "picked Miso" in (bucket.read(session_context_key(thread_ts)) or ""),
-        what="the late summary write",
-    )
+    bucket.wait_for(session_context_key(thread_ts), lambda content: "picked Miso" in content)
 
     # The next message works, and Claude has everything said during the outage.
     send(orion, slack, thread_ts, SECOND_QUESTION)
@@ -485,5 +482,5 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
     assert_logs_are_clean(orion)
     # The conversation itself is kept once GCS is back. (The claim may land too, late: the
     # upload abandoned after the claim budget keeps retrying in its worker thread.)
-    slack.wait_for(lambda: bucket.read(session_context_key(thread_ts)), what="the session summary")
+    bucket.wait_for(session_context_key(thread_ts))
     assert bucket.read(thread_context_key(CHANNEL, thread_ts)) is not None

@@ -316,23 +316,24 @@ def test_recall_finds_the_right_past_thread_and_never_another_persons(
         user=OTHER,
         channel=OTHER_CHANNEL,
     )
-    bucket.wait_for(sessions_index_key(USER), lambda c: len(json.loads(c)) == 3)
+    index = json.loads(bucket.wait_for(sessions_index_key(USER), lambda c: len(json.loads(c)) == 3))
     bucket.wait_for(sessions_index_key(OTHER))
     # Someone (the memory tool, say) slipped Bob's thread into Sam's index.
-    index = json.loads(bucket.read(sessions_index_key(USER)) or "[]")
     stolen = {"thread": bobs_thread, "title": "Q3 budget", "updated": "2099-01-01T00:00:00Z"}
     bucket.write(sessions_index_key(USER), json.dumps([stolen, *index]))
 
     thread_ts, _ = open_thread(orion, slack)
     # Claude asks for the search, and even tries to name another person: ignored.
     claude.reply_tool_use("recall", {"query": "Q3 budget", "user_id": OTHER})
-    claude.reply("Last time we agreed to move batch jobs to spot instances.")
     before = len(main_requests(claude, orion))
-    conversation.post_user_message(
-        orion, slack, USER, CHANNEL, thread_ts, "What did we discuss about the Q3 budget last week?"
-    )
-    conversation.wait_for_answer(
-        slack, CHANNEL, thread_ts, "Last time we agreed to move batch jobs to spot instances."
+    question = "What did we discuss about the Q3 budget last week?"
+    ask(
+        orion,
+        slack,
+        claude,
+        thread_ts,
+        question,
+        "Last time we agreed to move batch jobs to spot instances.",
     )
 
     first, second = main_requests(claude, orion)[before : before + 2]
