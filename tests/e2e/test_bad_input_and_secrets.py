@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from app.observability import tracing
-from tests.e2e.conversation import finished
+from tests.e2e.conversation import finished, main_requests, post_user_message
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -39,8 +39,7 @@ def test_malformed_and_unknown_events_are_acked_and_the_service_stays_healthy(
     assert orion.http.get("/healthz").status_code == 200
     thread_ts = slack.new_ts()
     claude.reply("Still here.")
-    ts = slack.add_user_message(CHANNEL, thread_ts, USER, "hi")
-    orion.post_event(events.user_message_in_thread(USER, CHANNEL, thread_ts, "hi", ts=ts))
+    post_user_message(orion, slack, USER, CHANNEL, thread_ts, "hi")
     slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts) == ["Still here."], what="an answer")
 
 
@@ -50,12 +49,11 @@ def test_an_oversized_message_is_trimmed_with_a_note(
     thread_ts = slack.new_ts()
     huge = "lorem ipsum " * 10_000  # 120,000 characters
     claude.reply("I read the start of it.")
-    ts = slack.add_user_message(CHANNEL, thread_ts, USER, huge)
-    orion.post_event(events.user_message_in_thread(USER, CHANNEL, thread_ts, huge, ts=ts))
+    post_user_message(orion, slack, USER, CHANNEL, thread_ts, huge)
     slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), what="an answer")
 
-    [answer_call] = [c for c in claude.calls if c.body["model"] == orion.settings.anthropic_model]
-    sent = answer_call.body["messages"][-1]["content"]
+    [answer_request] = main_requests(claude, orion)
+    sent = answer_request["messages"][-1]["content"]
     assert len(sent) < 20_000
     assert "[Message trimmed" in sent
 

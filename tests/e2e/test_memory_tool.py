@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.e2e import conversation
-from tests.e2e.conversation import result_text, system_text, tool_results
+from tests.e2e.conversation import main_requests, result_text, system_text, tool_results
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -36,11 +36,9 @@ def _ask(orion: OrionServer, slack: FakeSlack, thread_ts: str, text: str, answer
     conversation.wait_for_answer(slack, ALICE_DM, thread_ts, answer, timeout=15)
 
 
-def _tool_results(claude: FakeClaude, model: str) -> list[dict[str, Any]]:
+def _tool_results(claude: FakeClaude, orion: OrionServer) -> list[dict[str, Any]]:
     """Every tool_result Orion sent back to the answering model, in order."""
-    return [
-        r for call in claude.calls if call.body["model"] == model for r in tool_results(call.body)
-    ]
+    return [r for request in main_requests(claude, orion) for r in tool_results(request)]
 
 
 def test_create_view_edit_delete_through_slack_lands_in_the_bucket(
@@ -70,7 +68,7 @@ def test_create_view_edit_delete_through_slack_lands_in_the_bucket(
     )
 
     assert bucket.read(key) == "team: risk\n"
-    results = [result_text(r) for r in _tool_results(claude, orion_gcs.settings.anthropic_model)]
+    results = [result_text(r) for r in _tool_results(claude, orion_gcs)]
     assert results[0] == f"File created successfully at: {NOTES}"
     assert "payments" in results[1] and "risk" in results[3]
     assert "The memory file has been edited" in results[2]
@@ -95,7 +93,7 @@ def test_a_memory_written_in_one_thread_is_read_in_a_new_thread(
     claude.reply_tool_use("memory", {"command": "view", "path": NOTES})
     claude.reply("You prefer short answers.")
     _ask(orion_gcs, slack, second, "What do you know about me?", "You prefer short answers.")
-    results = [result_text(r) for r in _tool_results(claude, orion_gcs.settings.anthropic_model)]
+    results = [result_text(r) for r in _tool_results(claude, orion_gcs)]
     assert "notes.md" in results[-2]
     assert "prefers short answers" in results[-1]
 
@@ -134,7 +132,7 @@ def test_other_peoples_memory_never_reaches_claude(
     claude.reply("Done looking.")
     _ask(orion_gcs, slack, thread_ts, "Show me what you have on Mallory.", "Done looking.")
 
-    [result] = _tool_results(claude, orion_gcs.settings.anthropic_model)
+    [result] = _tool_results(claude, orion_gcs)
     is_listing = command["command"] == "view" and command["path"] in (
         "/memories",
         "/memories/users",
@@ -174,6 +172,6 @@ def test_a_stored_prompt_injection_cannot_reach_another_users_memory(
     assert system.index("<remembered_context>") < system.index(injection), (
         "...fenced as data, after the instructions"
     )
-    [result] = _tool_results(claude, orion_gcs.settings.anthropic_model)
+    [result] = _tool_results(claude, orion_gcs)
     assert result.get("is_error") is True
     assert OTHER_SECRET not in " ".join(str(call.body) for call in claude.calls)
