@@ -8,10 +8,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.slack.reply_stream import STREAM_BUFFER_CHARS
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
+
+# Several times longer than the reply stream's buffer: Orion streams it (in several
+# appends) where a shorter answer is posted whole.
+LONG_ANSWER = " ".join(f"word{n}" for n in range(STREAM_BUFFER_CHARS))
 
 # The first event of a test may still be building the services (the anthropic and
 # google-cloud-storage imports take several seconds on a small machine).

@@ -75,12 +75,12 @@ def test_claude_timeout_ends_in_an_apology(
     assert "Sorry" in ending and "Too late." not in ending
 
 
-LONG_ANSWER = " ".join(f"word{n}" for n in range(400))  # longer than the stream's buffer
-
-
 @pytest.mark.parametrize(
     ("method", "answer"),
-    [("chat.postMessage", "Delivered after a rate limit."), ("chat.startStream", LONG_ANSWER)],
+    [
+        ("chat.postMessage", "Delivered after a rate limit."),
+        ("chat.startStream", conversation.LONG_ANSWER),
+    ],
     ids=["short_answer_posted", "long_answer_streamed"],
 )
 def test_slack_rate_limit_on_chat_is_retried(
@@ -98,11 +98,13 @@ def test_expired_stream_still_shows_the_whole_answer(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     thread_ts = slack.new_ts()
-    claude.reply(LONG_ANSWER, chunk_delay=0.05)
+    claude.reply(conversation.LONG_ANSWER, chunk_delay=0.05)
     _ask(orion, slack, thread_ts, "Tell me a lot")
     slack.wait_for(lambda: slack.calls_to("chat.startStream"), what="the stream to start")
     slack.expire_streams()  # what Slack does to a stream after about five minutes
     slack.wait_for(
-        lambda: _finished(slack, thread_ts) == [LONG_ANSWER], timeout=15, what="the whole answer"
+        lambda: _finished(slack, thread_ts) == [conversation.LONG_ANSWER],
+        timeout=15,
+        what="the whole answer",
     )
     assert slack.calls_to("chat.update"), "the expired stream is completed with chat.update"
