@@ -2,8 +2,10 @@
 
 The global context, the person's preferences and the thread's summary are read at the
 same time. When the budget runs out, whatever has arrived is used and the rest is
-cancelled. A missing scope is normal (first-time user, new thread); a failing one is a
-warning; if everything fails the conversation goes on without memory.
+cancelled, and every read is bounded by the same budget inside the store too (its
+retries included). A missing scope is normal (first-time user, new thread); a failing one
+is a warning — except while the store is known to be down, which its breaker has already
+logged once; if everything fails the conversation goes on without memory.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from app.memory.breaker import StoreOffline
+from app.memory.deadline import storage_deadline
 from app.memory.formatting import MemorySections
 from app.memory.paths import global_context_key, session_context_key, user_preferences_key
 from app.memory.store import MemoryStore
@@ -57,23 +61,28 @@ async def load_memories(
         "tool.memory.load", input={"scopes": [s.value for s in keys], "budget_s": budget_s}
     ) as span:
         started = time.perf_counter()
-        tasks = {scope: asyncio.ensure_future(store.read(key)) for scope, key in keys.items()}
+        with storage_deadline(budget_s):
+            tasks = {scope: asyncio.ensure_future(store.read(key)) for scope, key in keys.items()}
         done, pending = await asyncio.wait(tasks.values(), timeout=budget_s)
         for task in pending:
             task.cancel()
 
         contents: dict[Scope, str] = {}
-        missing, failed, timed_out = [], [], []
+        missing, failed, timed_out, offline = [], [], [], []
         for scope, task in tasks.items():
             if task not in done:
                 timed_out.append(scope)
-            elif task.exception() is not None:
+            elif (error := task.exception()) is not None:
                 failed.append(scope)
-                log.warning(
-                    "tool.memory.load.scope_failed",
-                    scope=scope.value,
-                    error=type(task.exception()).__name__,
-                )
+                if isinstance(error, StoreOffline):
+                    offline.append(scope)
+                else:
+                    log.warning(
+                        "tool.memory.load.scope_failed",
+                        scope=scope.value,
+                        error=type(error).__name__,
+                        exc_info=error,
+                    )
             elif (stored := task.result()) is None:
                 missing.append(scope)
                 log.debug("tool.memory.load.scope_missing", scope=scope.value)
@@ -97,6 +106,10 @@ async def load_memories(
         span.update(output=outcome)
         if timed_out:
             log.warning("tool.memory.load.timeout", **outcome)
+        elif failed and len(offline) < len(failed):
+            log.warning("tool.memory.load.failed", **outcome)
+        elif failed:
+            log.info("tool.memory.load.skipped", reason="store unavailable", **outcome)
         else:
             log.info("tool.memory.load.success", **outcome)
         return result

@@ -71,6 +71,9 @@ class LocalMemoryStore:
     async def connect(self) -> None:
         """Nothing to prepare: the directory is created on the first write."""
 
+    async def close(self) -> None:
+        """Nothing to release."""
+
     # -- the synchronous operations ---------------------------------------------------
 
     def _path(self, key: str) -> str:

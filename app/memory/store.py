@@ -91,6 +91,10 @@ class MemoryStore(Protocol):
         time, so the first conversation doesn't pay for it."""
         ...
 
+    async def close(self) -> None:
+        """Stop any background work and release threads (at shutdown)."""
+        ...
+
 
 Transform = Callable[[str | None], str | None]
 

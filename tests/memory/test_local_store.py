@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from app.memory.breaker import GuardedStore
 from app.memory.factory import open_memory_store
 from app.memory.gcs_store import GcsMemoryStore
 from app.memory.local_store import LocalMemoryStore
@@ -118,7 +119,9 @@ def test_the_factory_picks_gcs_only_when_a_bucket_is_configured(tmp_path: Path) 
     gcs = open_memory_store("orion-memories", tmp_path)
 
     assert isinstance(local, LocalMemoryStore) and local.directory == tmp_path
-    assert isinstance(gcs, GcsMemoryStore) and gcs.bucket_name == "orion-memories"
+    # The bucket is remote: it sits behind the breaker that skips it while it is down.
+    assert isinstance(gcs, GuardedStore) and isinstance(gcs.inner, GcsMemoryStore)
+    assert gcs.inner.bucket_name == "orion-memories"
     assert isinstance(open_memory_store("", tmp_path), LocalMemoryStore)
     assert all(isinstance(store, MemoryStore) for store in (local, gcs))
 

@@ -1,0 +1,57 @@
+"""How long storage may take right now: a deadline carried by the calling context.
+
+A person waiting for a greeting or an answer gives storage one budget (2 s by default)
+for everything it does on their path. Cancelling the awaiting coroutine when that budget
+runs out is not enough: a store backed by a synchronous client keeps its worker thread
+busy, retrying, long after. So the deadline travels with the context (tasks started
+inside inherit it) and each store operation bounds its own timeouts and retries by what
+is left. Work with no deadline (after-turn writes) uses the store's own defaults.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_deadline: ContextVar[float | None] = ContextVar("storage_deadline", default=None)
+
+
+@contextmanager
+def storage_deadline(seconds: float) -> Iterator[None]:
+    """Storage calls made inside (or by tasks started inside) end within `seconds`.
+
+    An enclosing deadline that ends sooner still applies.
+    """
+    at = time.monotonic() + seconds
+    enclosing = _deadline.get()
+    token = _deadline.set(at if enclosing is None else min(enclosing, at))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def current_deadline() -> float | None:
+    """The current deadline on the `time.monotonic()` clock; None when there is none.
+
+    Handed to worker threads, which compute what is left when they actually start.
+    """
+    return _deadline.get()
+
+
+def time_left() -> float | None:
+    """Seconds until the current deadline (never negative); None when there is none."""
+    at = _deadline.get()
+    return None if at is None else max(0.0, at - time.monotonic())
+
+
+@contextmanager
+def no_deadline() -> Iterator[None]:
+    """For work that outlives the person's wait (background tasks started on their path)."""
+    token = _deadline.set(None)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
