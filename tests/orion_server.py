@@ -23,7 +23,7 @@ from slack_bolt.async_app import AsyncApp
 from app.config import RunMode, Settings
 from app.http_server import build_http_app
 from app.observability.setup import configure_observability
-from app.services import ServiceProvider, build_services
+from app.services import ClaudeFactory, ServiceProvider, build_services, build_storage
 from app.slack.app import build_bolt_app
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -65,16 +65,28 @@ def orion_servers(
 
 
 class OrionServer:
-    def __init__(self, settings: Settings, *, bolt_gate: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        bolt_gate: threading.Event | None = None,
+        claude_factory: ClaudeFactory | None = None,
+    ) -> None:
         """`bolt_gate`: hold Bolt's (background) loading until the test sets it, as if the
-        process had just started and was still importing."""
+        process had just started and was still importing. `claude_factory`: build the
+        services in the background, as a fresh process does, with this Claude client
+        factory (e.g. one that blocks, like a slow import)."""
         self.settings = settings
         # As `orion` does at start-up; JSON lines are kept so tests can read every log line.
         self.log_stream = io.StringIO()
         configure_observability(settings, stream=self.log_stream)
-        # Built up front: tests measure behaviour, not how long the stack takes to import
-        # on a busy machine (the lazy warm-up is covered by the process-level tests).
-        self.provider = ServiceProvider(settings, services=build_services(settings))
+        if claude_factory is not None:
+            self.provider = ServiceProvider(settings, claude_factory=claude_factory)
+        else:
+            # Built up front: tests measure behaviour, not how long the stack takes to
+            # import on a busy machine (the lazy warm-up is covered by process-level tests).
+            services = build_services(settings, build_storage(settings))
+            self.provider = ServiceProvider(settings, services=services)
         bolt_app = build_bolt_app(settings, self.provider, mode=RunMode.HTTP)
         self._bolt_gate = bolt_gate
 
@@ -118,11 +130,19 @@ class OrionServer:
         return [json.loads(line) for line in self.log_stream.getvalue().splitlines() if line]
 
     def post_event(
-        self, payload: dict[str, Any], *, timestamp: int | None = None, secret: str = SIGNING_SECRET
+        self,
+        payload: dict[str, Any],
+        *,
+        timestamp: int | None = None,
+        secret: str = SIGNING_SECRET,
+        retry_num: int | None = None,
     ) -> httpx.Response:
-        """POST a signed Events API request, as Slack does."""
+        """POST a signed Events API request, as Slack does (`retry_num`: as Slack redelivers
+        an event that was not acknowledged in time)."""
         body = json.dumps(payload).encode()
         headers = {"Content-Type": "application/json", **sign(body, secret, timestamp)}
+        if retry_num is not None:
+            headers |= {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
         return self.http.post("/slack/events", content=body, headers=headers)
 
     def post_form(self, body: bytes, *, secret: str = SIGNING_SECRET) -> httpx.Response:
