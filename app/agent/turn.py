@@ -126,11 +126,16 @@ class Agent:
     ) -> tuple[str | None, str]:
         if turn.memory_context is not None:
             return turn.memory_context, "thread_context"
+        budget_s = self._memory.load_budget_s
+        if turn.memory_budget_s is not None:
+            budget_s = min(budget_s, turn.memory_budget_s)
+        if budget_s <= 0:
+            return None, "out_of_budget"
         restored = await restore_memory(
             store,
             user_id=turn.user_id,
             thread_ts=turn.thread_ts,
-            budget_s=self._memory.load_budget_s,
+            budget_s=budget_s,
             token_budget=self._memory.token_budget,
         )
         return restored.context, "reloaded"

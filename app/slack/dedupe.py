@@ -7,9 +7,16 @@ happens in the listener, off the ack path: the first delivery to create
 every other delivery is acked and dropped. A small in-process cache answers repeats on
 the same instance without a round trip.
 
+The claim runs beside the memory reads, not in front of them, under the same storage
+deadline (the listeners start it as a task). Until it is won, a delivery that Slack marks
+as a retry (`X-Slack-Retry-Num`) stays invisible: another instance may be answering the
+first delivery, and its status must not be overwritten or cleared. A first delivery
+shows its status at once (nobody else has it yet).
+
 If the claim store is unreachable, Orion prefers answering (at worst twice) over
-dropping the person's message, and says so in the log. Claims are tiny; a bucket
-lifecycle rule deletes `events/` objects after a day (see README).
+dropping the person's message, and says so in the log (once per outage, when the store's
+breaker opens). Claims are tiny; a bucket lifecycle rule deletes `events/` objects after
+a day (see README).
 """
 
 from __future__ import annotations
@@ -20,19 +27,32 @@ import os
 import socket
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app.memory.breaker import StoreOffline
+from app.memory.deadline import storage_deadline, time_left
 from app.memory.paths import event_claim_key
 from app.memory.store import CREATE_ONLY, PreconditionFailed
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 
+if TYPE_CHECKING:
+    from slack_bolt.request.async_request import AsyncBoltRequest
+
 log = get_logger(__name__)
 
 RECENT_EVENTS_KEPT = 10_000
-# Answering beats waiting: if the store can't confirm a claim this fast, go ahead.
+# Answering beats waiting: if the store can't confirm a claim this fast, go ahead. A
+# caller's shorter storage deadline applies.
 CLAIM_BUDGET_S = 2.0
 _INSTANCE = f"{socket.gethostname()}:{os.getpid()}"
+
+
+def is_retried_delivery(request: AsyncBoltRequest) -> bool:
+    """Slack's own mark on a redelivery (HTTP header; Socket Mode's `retry_attempt`, which
+    Bolt's adapter turns into the same header)."""
+    values = request.headers.get("x-slack-retry-num") or ["0"]
+    return values[0] not in ("", "0")
 
 
 class EventDeduplicator:
@@ -56,15 +76,19 @@ class EventDeduplicator:
             return True
         self._remember(event_id)
         try:
-            store = (await self._provider.get()).store
-            claim = json.dumps({"instance": _INSTANCE, "claimed_at": time.time()})
-            async with asyncio.timeout(CLAIM_BUDGET_S):
-                await store.write(event_claim_key(event_id), claim, if_generation=CREATE_ONLY)
+            with storage_deadline(CLAIM_BUDGET_S):
+                async with asyncio.timeout(time_left()):
+                    store = (await self._provider.storage()).store
+                    claim = json.dumps({"instance": _INSTANCE, "claimed_at": time.time()})
+                    key = event_claim_key(event_id)
+                    await store.write(key, claim, if_generation=CREATE_ONLY)
         except PreconditionFailed:
             log.info("slack.event.duplicate", source="claim")
             return True
+        except StoreOffline:
+            log.debug("slack.event.claim_skipped", reason="store unavailable")
         except Exception as exc:
-            log.warning("slack.event.claim_unavailable", error=type(exc).__name__)
+            log.warning("slack.event.claim_unavailable", error=type(exc).__name__, exc_info=exc)
         return False
 
     def _remember(self, event_id: str) -> None:

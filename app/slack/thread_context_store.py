@@ -27,11 +27,11 @@ class StoredThreadContextStore(AsyncAssistantThreadContextStore):
         self._provider = provider
 
     async def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str]) -> None:
-        store = (await self._provider.get()).store
+        store = (await self._provider.storage()).store
         await store.write(thread_context_key(channel_id, thread_ts), json.dumps(context))
 
     async def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
-        store = (await self._provider.get()).store
+        store = (await self._provider.storage()).store
         stored = await store.read(thread_context_key(channel_id, thread_ts))
         if stored is None:
             return None

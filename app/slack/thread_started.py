@@ -1,12 +1,15 @@
 """`assistant_thread_started`: restore what Orion remembers, then greet the person.
 
-Order matters for what the person sees: the status appears at once, memories load in
-parallel within the budget, the restored context is saved with the thread (so every
-later message can use it without reloading), and the greeting reflects what was found.
+Order matters for what the person sees: the status appears at once; the retry-dedupe
+claim and the memory reads go out together, under one storage budget (2 s by default),
+so the greeting waits for one storage round trip, not several; the greeting reflects
+what was found; and only then is the restored context saved with the thread (so every
+later message can use it without reloading). Nothing here waits for the Claude client.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from slack_bolt.context.save_thread_context.async_save_thread_context import (
@@ -18,14 +21,18 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
     AsyncSetSuggestedPrompts,
 )
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+from slack_bolt.request.async_request import AsyncBoltRequest
 
+from app.memory.breaker import StoreOffline
+from app.memory.deadline import storage_deadline, time_left
 from app.memory.loader import Scope
-from app.memory.restore import restore_memory
+from app.memory.restore import RestoredMemory, restore_memory
 from app.observability.logging import get_logger
-from app.services import ServiceProvider, Services
-from app.slack.dedupe import EventDeduplicator
+from app.services import ServiceProvider
+from app.slack.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.event_scope import handling
 from app.slack.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS, greeting_for
+from app.slack.status import show_status
 from app.slack.thread_memory import thread_context_with_memory
 
 log = get_logger(__name__)
@@ -36,10 +43,13 @@ RESTORING_STATUS = "Restoring your preferences..."
 def register(
     assistant: AsyncAssistant, provider: ServiceProvider, dedupe: EventDeduplicator
 ) -> None:
+    budget_s = provider.settings.memory_load_timeout_s
+
     @assistant.thread_started
     async def on_thread_started(
         body: dict[str, Any],
         payload: dict[str, Any],
+        request: AsyncBoltRequest,
         say: AsyncSay,
         set_status: AsyncSetStatus,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
@@ -56,49 +66,64 @@ def register(
         ):
             if dedupe.seen_here(body):
                 return
-            # The status first, before anything that waits on the store or a cold start.
-            await _show(set_status, RESTORING_STATUS)
-            if await dedupe.is_duplicate(body):
-                await _show(set_status, "")  # another delivery of this event is greeting
-                return
+            retried = is_retried_delivery(request)
+            if not retried:
+                # The status first, before anything that waits on the store or a cold start.
+                await show_status(set_status, RESTORING_STATUS)
+            with storage_deadline(budget_s):
+                restoring = asyncio.ensure_future(_restore(provider, user, thread_ts))
+                if await dedupe.is_duplicate(body):
+                    restoring.cancel()
+                    return  # another delivery of this event is greeting: leave it be
+            if retried:
+                await show_status(set_status, RESTORING_STATUS)
+            restored = await restoring
             greeting = GENERIC_GREETING
-            try:
-                services = await provider.get()
-                greeting = await _restore(services, thread, user, thread_ts, save_thread_context)
-            except Exception as exc:
-                # Memory is a nicety: a failure here must not cost the person a greeting.
-                log.warning("slack.thread_started.memory_failed", error=type(exc).__name__)
+            if restored is not None:
+                greeting = greeting_for(restored.loaded.contents.get(Scope.USER))
             try:
                 await say(greeting)
                 await set_suggested_prompts(prompts=SUGGESTED_PROMPTS)
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
-
-
-async def _show(set_status: AsyncSetStatus, status: str) -> None:
-    try:
-        await set_status(status)
-    except Exception as exc:
-        log.warning("slack.status_failed", error=type(exc).__name__)
+                return
+            if restored is not None:
+                await _save(save_thread_context, thread, restored)
 
 
 async def _restore(
-    services: Services,
-    thread: dict[str, Any],
-    user: str | None,
-    thread_ts: str,
+    provider: ServiceProvider, user: str | None, thread_ts: str
+) -> RestoredMemory | None:
+    """What Orion remembers for this thread, within the current storage deadline; None
+    when memory is off or nothing could be read. Never raises: memory is a nicety, a
+    failure here must not cost the person a greeting."""
+    try:
+        async with asyncio.timeout(time_left()):
+            storage = await provider.storage()  # a fresh instance may still be connecting
+        if storage.memory_store is None or not user:
+            return None
+        return await restore_memory(
+            storage.memory_store,
+            user_id=user,
+            thread_ts=thread_ts,
+            budget_s=time_left() or 0.0,
+            token_budget=provider.settings.memory_context_token_budget,
+        )
+    except Exception as exc:
+        log.warning("slack.thread_started.memory_failed", error=type(exc).__name__, exc_info=exc)
+        return None
+
+
+async def _save(
     save_thread_context: AsyncSaveThreadContext,
-) -> str:
-    store = services.memory_store
-    if store is None or not user:
-        return GENERIC_GREETING
-    settings = services.settings
-    restored = await restore_memory(
-        store,
-        user_id=user,
-        thread_ts=thread_ts,
-        budget_s=settings.memory_load_timeout_s,
-        token_budget=settings.memory_context_token_budget,
-    )
-    await save_thread_context(thread_context_with_memory(thread.get("context") or {}, restored))
-    return greeting_for(restored.loaded.contents.get(Scope.USER))
+    thread: dict[str, Any],
+    restored: RestoredMemory,
+) -> None:
+    """Keep the restored memory with the thread, after the greeting: the person is not
+    waiting for it, and a message that comes first simply loads the memory itself."""
+    try:
+        await save_thread_context(thread_context_with_memory(thread.get("context") or {}, restored))
+    except StoreOffline:
+        log.debug("slack.thread_context.save_skipped", reason="store unavailable")
+    except Exception as exc:
+        log.warning("slack.thread_context.save_failed", error=type(exc).__name__, exc_info=exc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -10,16 +11,20 @@ from slack_bolt.context.get_thread_context.async_get_thread_context import (
 )
 from slack_bolt.context.set_status.async_set_status import AsyncSetStatus
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
 from app.agent.request import TurnRequest
+from app.memory.breaker import StoreOffline
+from app.memory.deadline import storage_deadline, time_left
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.background import run_in_background
-from app.slack.dedupe import EventDeduplicator
+from app.slack.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.event_scope import handling
 from app.slack.reply_stream import SlackReplyStream, feedback_blocks
+from app.slack.status import show_status
 from app.slack.thread_history import read_thread
 from app.slack.thread_memory import memory_context_from
 
@@ -37,10 +42,13 @@ LOADING_MESSAGES = [
 def register(
     assistant: AsyncAssistant, provider: ServiceProvider, dedupe: EventDeduplicator
 ) -> None:
+    settings = provider.settings
+
     @assistant.user_message
     async def on_user_message(
         body: dict[str, Any],
         payload: dict[str, Any],
+        request: AsyncBoltRequest,
         client: AsyncWebClient,
         context: AsyncBoltContext,
         set_status: AsyncSetStatus,
@@ -52,55 +60,88 @@ def register(
         ):
             if dedupe.seen_here(body):
                 return
+            retried = is_retried_delivery(request)
             reply = SlackReplyStream(
                 client, channel=channel, thread_ts=thread_ts, user_id=user, team_id=context.team_id
             )
             try:
-                # The status first, before anything that waits on the store or a cold start.
-                await set_status(THINKING_STATUS, loading_messages=LOADING_MESSAGES)
-                if await dedupe.is_duplicate(body):
-                    await set_status("")  # another delivery of this event is answering
-                    return
-                services = await provider.get()
+                if not retried:
+                    # The status first, before anything that waits on the store or a cold start.
+                    await show_status(
+                        set_status, THINKING_STATUS, loading_messages=LOADING_MESSAGES
+                    )
                 text = payload.get("text") or ""
+                # Everything Claude's first request needs goes out at once: the claim and
+                # the memory saved with the thread (under one storage budget), the thread's
+                # history from Slack, and the Claude client (still loading on a new instance).
+                with storage_deadline(settings.memory_load_timeout_s):
+                    saved = asyncio.ensure_future(
+                        _saved_memory(get_thread_context) if settings.memory_enabled else _none()
+                    )
+                    history = asyncio.ensure_future(
+                        read_thread(
+                            client,
+                            channel=channel,
+                            thread_ts=thread_ts,
+                            current_ts=payload["ts"],
+                            current_text=text,
+                        )
+                    )
+                    services = asyncio.ensure_future(provider.get())
+                    if await dedupe.is_duplicate(body):
+                        for task in (saved, history, services):
+                            task.cancel()
+                        return  # another delivery of this event is answering: leave it be
+                    memory_context = await _within_deadline(saved)
+                    memory_budget_s = time_left()
+                if retried:
+                    await show_status(
+                        set_status, THINKING_STATUS, loading_messages=LOADING_MESSAGES
+                    )
+                agent = (await services).agent
                 if user:
                     # Beside the answer, not before it: stated preferences are saved at once.
                     run_in_background(
-                        services.agent.capture_preferences(user, text), name="memory.preferences"
+                        agent.capture_preferences(user, text), name="memory.preferences"
                     )
-                history = await read_thread(
-                    client,
-                    channel=channel,
-                    thread_ts=thread_ts,
-                    current_ts=payload["ts"],
-                    current_text=text,
-                )
                 turn = TurnRequest(
                     user_id=user or "",
                     channel_id=channel,
                     thread_ts=thread_ts,
-                    history=history,
-                    memory_context=await _saved_memory(get_thread_context)
-                    if services.memory_store is not None
-                    else None,
+                    history=await history,
+                    memory_context=memory_context,
+                    memory_budget_s=memory_budget_s,
                 )
-                result = await services.agent.answer(turn, reply)
+                result = await agent.answer(turn, reply)
                 await reply.finish(blocks=feedback_blocks())
                 # Only now, with the reply complete: the summary must never hold it up.
-                run_in_background(
-                    services.agent.after_turn(turn, result.text), name="memory.after_turn"
-                )
+                run_in_background(agent.after_turn(turn, result.text), name="memory.after_turn")
             except Exception as exc:
                 log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
                 await _apologise(reply, friendly_error(exc))
+
+
+async def _none() -> None:
+    return None
+
+
+async def _within_deadline(saved: asyncio.Future[str | None]) -> str | None:
+    """The saved memory if it arrives before the storage deadline; else None (and the
+    agent reloads with whatever budget is left, or goes without)."""
+    try:
+        return await asyncio.wait_for(asyncio.shield(saved), time_left())
+    except TimeoutError:
+        return None
 
 
 async def _saved_memory(get_thread_context: AsyncGetThreadContext) -> str | None:
     """The memory saved at thread start; None (so the agent reloads) if unreadable."""
     try:
         return memory_context_from(await get_thread_context())
+    except StoreOffline:
+        return None
     except Exception as exc:
-        log.warning("slack.thread_context.unavailable", error=type(exc).__name__)
+        log.warning("slack.thread_context.unavailable", error=type(exc).__name__, exc_info=exc)
         return None
 
 
@@ -109,4 +150,4 @@ async def _apologise(reply: SlackReplyStream, apology: str) -> None:
     try:
         await reply.fail(apology)
     except Exception as exc:
-        log.error("slack.apology_failed", error=type(exc).__name__)
+        log.error("slack.apology_failed", error=type(exc).__name__, exc_info=exc)

@@ -170,10 +170,12 @@ def wait_logged(
 
 
 def assert_logs_are_clean(orion: OrionServer) -> None:
-    """Failures are one structured line each: never a traceback in place of a message."""
+    """Failures are one structured line each: never a traceback in place of a message, and
+    a traceback only with a warning or an error that reports a failure Orion survived."""
     for line in orion.log_lines():
         assert "Traceback" not in line["message"], line
-        assert "exception" not in line, line["exception"]  # an unexpected stack trace
+        if "exception" in line:
+            assert line["severity"] in ("WARNING", "ERROR"), line
 
 
 # --- 1. every read fails while the thread starts ---------------------------------------------
@@ -198,11 +200,14 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     assert slack.statuses(CHANNEL, thread_ts)[0].status == RESTORING_STATUS
     assert slack.wait_for(lambda: slack.suggested_prompts(CHANNEL, thread_ts))[-1].prompts
     assert reads.hits >= 3, "each scope's download was refused (and retried)"
-    [timeout] = logged(orion, "tool.memory.load.timeout")
-    assert timeout["severity"] == "WARNING"
-    assert timeout["timed_out"] == ["global", "user", "session"]
-    assert timeout["found"] == [] and timeout["thread_ts"] == thread_ts
+    # Retried within the budget, then given up (or cut off by the budget: whichever first).
+    [load] = logged(orion, "tool.memory.load.failed") + logged(orion, "tool.memory.load.timeout")
+    assert load["severity"] == "WARNING"
+    assert sorted(load["failed"] + load["timed_out"]) == ["global", "session", "user"]
+    assert load["found"] == [] and load["thread_ts"] == thread_ts
     assert not logged(orion, "slack.thread_started.failed")
+    # Only downloads failed: the claim was written meanwhile, so the store is not "down".
+    assert not logged(orion, "store.unavailable")
 
     # GCS recovers: Orion is healthy and answers the next message.
     gcs_proxy.clear_rules()
@@ -337,8 +342,10 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
         if not results:
             return script.tool_use("memory", create)
         if results[-1].get("is_error"):
-            gcs_proxy.clear_rules()  # GCS is back; the model tries again
-            return script.tool_use("memory", create)
+            gcs_proxy.clear_rules()  # GCS is back; the model tries again, a little later:
+            # nothing else reached the store during the failed create, so it was taken for
+            # down and is skipped until the breaker's first probe (0.5 s) sees it answer.
+            return script.tool_use("memory", create, delay=1.5)
         return script.text(SAVED_ANSWER)
 
     claude.responder = respond
@@ -365,6 +372,8 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     first, second = logged(orion, "tool.memory.create")
     assert (first["severity"], first["ok"], second["ok"]) == ("ERROR", False, True)
     assert first["error"].startswith("store unavailable")
+    assert [line["severity"] for line in logged(orion, "store.unavailable")] == ["ERROR"]
+    assert logged(orion, "store.recovered")
     assert_logs_are_clean(orion)
 
     # Nothing lost: the memory is in the bucket, written once.

@@ -188,9 +188,13 @@ def test_returning_user_is_welcomed_back_and_every_turn_carries_the_memory(
 
     assert greeting.startswith("Welcome back")
     assert "short answers" in greeting
-    # The restored memory is saved with the thread, in the bucket, for every later turn.
-    saved = gcs_memories.read(thread_context_key(CHANNEL, thread_ts))
-    assert saved is not None and "Europe/Berlin" in saved
+    # The restored memory is saved with the thread (once the person has been greeted), in
+    # the bucket, for every later turn.
+    saved = slack.wait_for(
+        lambda: gcs_memories.read(thread_context_key(CHANNEL, thread_ts)),
+        what="the thread context in the bucket",
+    )
+    assert "Europe/Berlin" in saved
 
     for question in ("When do we ship?", "And what is staging called?"):
         request = ask(orion, slack, claude, thread_ts, question)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -52,6 +53,13 @@ class ProxiedRequest:
     status: int
     # The rule that applied, if any.
     rule: str | None
+    # When the request arrived and when its answer was ready (`time.monotonic()`), to tell
+    # which requests were in flight together.
+    started: float = 0.0
+    finished: float = 0.0
+
+    def overlaps(self, other: ProxiedRequest) -> bool:
+        return self.started < other.finished and other.started < self.finished
 
 
 class FaultyProxy(HttpFake):
@@ -115,12 +123,13 @@ class FaultyProxy(HttpFake):
     # --- proxying ---
 
     async def _forward(self, request: web.Request) -> web.Response:
+        started = time.monotonic()
         raw = _origin_form(request.raw_path)
         rule = self._take_rule(request.method, raw)
         if rule is not None and rule.delay > 0:
             await asyncio.sleep(rule.delay)
         if rule is not None and rule.status is not None:
-            self._note(request, rule.status, rule)
+            self._note(request, rule.status, rule, started)
             return web.json_response(_gcs_error(rule.status), status=rule.status)
         if self._session is None:
             # No automatic decompression: bytes and Content-Encoding pass through unchanged.
@@ -140,15 +149,20 @@ class FaultyProxy(HttpFake):
                 (k, v) for k, v in upstream.headers.items() if k.lower() not in _SKIP_RESPONSE
             ]
             status = upstream.status
-        self._note(request, status, rule)
+        self._note(request, status, rule, started)
         response = web.Response(body=payload, status=status)
         for key, value in out_headers:
             response.headers.add(key, value)
         return response
 
-    def _note(self, request: web.Request, status: int, rule: Rule | None) -> None:
+    def _note(self, request: web.Request, status: int, rule: Rule | None, started: float) -> None:
         entry = ProxiedRequest(
-            request.method, _origin_form(request.raw_path), status, rule and rule.match
+            request.method,
+            _origin_form(request.raw_path),
+            status,
+            rule and rule.match,
+            started,
+            time.monotonic(),
         )
         with self._lock:
             self._log.append(entry)

@@ -11,6 +11,7 @@ import base64
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -50,6 +51,8 @@ class Call:
     headers: Mapping[str, str]
     # The `error` of an ok:false answer (injected or real), else None.
     error: str | None = None
+    # When it was answered (`time.monotonic()`), to order it against other fakes' requests.
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass

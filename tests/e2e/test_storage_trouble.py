@@ -1,0 +1,286 @@
+"""Storage trouble never reaches the person (DESIGN.md §3): what they see when the bucket is
+slow, down, or shared with another instance, and when the instance has just started.
+
+End to end through signed events: the real Orion HTTP app, the fake Slack and Claude, and
+the GCS emulator behind a FaultyProxy. The assertions are about order and outcome (which
+requests were in flight together, what came before the greeting, which requests reached
+the store at all), never about how long anything took: the benchmarks measure that
+(`bench/storage_trouble.py`).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anthropic import AsyncAnthropic
+
+from app.config import Settings
+from app.memory.breaker import PROBE_KEY
+from app.memory.paths import event_claim_key, user_preferences_key
+from app.services import build_claude_client
+from app.slack.greeting import GENERIC_GREETING
+from app.slack.thread_started import RESTORING_STATUS
+from app.slack.user_message import THINKING_STATUS
+from tests.e2e import conversation
+from tests.e2e.conversation import main_requests, remembered
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.fault_proxy import FaultyProxy, ProxiedRequest
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import OrionServer, make_settings, orion_servers
+
+USER, CHANNEL = "U0HANA", "D0HANA"
+PREFERENCES = {"name": "Hana", "response_style": "bullet points"}
+PREFERENCES_KEY = user_preferences_key(USER)
+WELCOME_BACK = "Welcome back, Hana!"
+# Long enough to be summarised at turn end, and stating a preference to save.
+QUESTION = "Call me Hana-chan from now on. Can you plan my day around the design review at ten?"
+PLAN = "Here is the plan: prepare the slides first, then the design review at ten, then lunch."
+
+
+@pytest.fixture
+def start_orion(
+    gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
+) -> Iterator[Callable[..., OrionServer]]:
+    """Orion on the test's bucket, through the proxy (stopped before the proxy is)."""
+    with orion_servers(slack, claude, gcs_memories_bucket=gcs_bucket) as start:
+        yield start
+    claude.responder = None  # see test_gcs_faults.start_orion
+    gc.collect()
+
+
+def logged(orion: OrionServer, message: str) -> list[dict[str, Any]]:
+    return [line for line in orion.log_lines() if line["message"] == message]
+
+
+def wait_logged(
+    orion: OrionServer, slack: FakeSlack, message: str, count: int = 1, timeout: float = 10.0
+) -> list[dict[str, Any]]:
+    lines = slack.wait_for(
+        lambda: len(logged(orion, message)) >= count or None, timeout=timeout, what=message
+    )
+    assert lines
+    return logged(orion, message)
+
+
+def store_requests(proxy: FaultyProxy) -> list[ProxiedRequest]:
+    """Every request that reached the bucket, except the breaker's probes."""
+    probe = PROBE_KEY.replace("/", "%2F")
+    return [r for r in proxy.requests if probe not in r.path_qs]
+
+
+def open_thread(orion: OrionServer, slack: FakeSlack) -> tuple[str, str]:
+    return conversation.open_thread(orion, slack, USER, CHANNEL)
+
+
+# --- storage down: skipped at once, back by itself ---------------------------------------------
+
+
+def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_probe(
+    start_orion: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
+    orion = start_orion(memory_load_timeout_s=0.5)
+    outage = gcs_proxy.add_rule("", status=503)  # every request to the bucket fails
+
+    # The first thread meets the outage: a generic greeting, nothing false ("welcome back").
+    _, first_greeting = open_thread(orion, slack)
+    assert first_greeting == GENERIC_GREETING
+    [down] = wait_logged(orion, slack, "store.unavailable")
+    assert down["severity"] == "ERROR"
+    assert "Traceback" in down["exception"] and "503" in down["exception"], "with its cause"
+    assert down["event_id"] and down["user"] == USER, "with the event that found out"
+    hits_when_opened = len(store_requests(gcs_proxy))
+
+    # While it is down, events do not touch the store at all: a greeting, then a message
+    # that goes straight to Claude, then the turn-end writes, which fail at once.
+    thread_ts, second_greeting = open_thread(orion, slack)
+    assert second_greeting == GENERIC_GREETING
+    claude.reply(PLAN)
+    conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, QUESTION)
+    conversation.wait_for_answer(slack, CHANNEL, thread_ts, PLAN)
+    for failed in ("memory.after_turn.failed", "memory.preferences.write.failed"):
+        [line] = wait_logged(orion, slack, failed)
+        assert (line["thread_ts"], line["user"]) == (thread_ts, USER), "said for whom"
+    assert len(store_requests(gcs_proxy)) == hits_when_opened, "the store was skipped"
+    assert len(logged(orion, "store.unavailable")) == 1, "said once, not once per event"
+    assert not logged(orion, "tool.memory.load.scope_failed")[hits_when_opened:]
+    request = next(r for r in main_requests(claude, orion) if last_user_text(r) == QUESTION)
+    assert "<remembered_context>" not in json.dumps(request["system"])
+
+    # The bucket comes back: the probe notices without any event, and memories return.
+    gcs_proxy.clear_rules()
+    [recovered] = wait_logged(orion, slack, "store.recovered")
+    assert recovered["severity"] == "INFO"
+    _, third_greeting = open_thread(orion, slack)
+    assert third_greeting.startswith(WELCOME_BACK)
+    assert outage.hits >= 1
+    for update in slack.calls_to("chat.postMessage"):
+        assert "Error" not in update.args.get("text", ""), "no exception text in the thread"
+
+
+# --- one storage round trip before the greeting ----------------------------------------------
+
+
+def test_the_claim_and_the_memory_reads_go_out_together_and_the_context_is_saved_after(
+    start_orion: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+) -> None:
+    bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
+    bucket.write(GLOBAL_KEY, "Kestrel Labs ships on Thursdays.")
+    orion = start_orion()
+    gcs_proxy.add_rule("", delay=0.3)  # every storage request is slow: order shows
+
+    thread_ts, greeting = open_thread(orion, slack)
+    assert greeting.startswith(WELCOME_BACK)
+    slack.wait_for(lambda: _context_write(gcs_proxy), what="the thread context write")
+
+    requests = store_requests(gcs_proxy)
+    [claim] = [r for r in requests if r.method == "POST" and "ifGenerationMatch=0" in r.path_qs]
+    reads = [r for r in requests if r.method == "GET" and "alt=media" in r.path_qs]
+    assert len(reads) == 3, [r.path_qs for r in requests]
+    assert all(claim.overlaps(read) for read in reads), "the claim goes beside the reads"
+    [posted] = [c for c in slack.calls_to("chat.postMessage") if c.args["thread_ts"] == thread_ts]
+    context_write = _context_write(gcs_proxy)
+    assert context_write is not None and context_write.started > posted.at, (
+        "the thread context is saved after the greeting, not before it"
+    )
+    assert all(read.finished <= posted.at for read in reads)
+
+
+def _context_write(proxy: FaultyProxy) -> ProxiedRequest | None:
+    """The thread context's upload: the one unconditional write at thread start."""
+    return next(
+        (
+            r
+            for r in proxy.requests
+            if r.method == "POST" and "uploadType" in r.path_qs and "ifGeneration" not in r.path_qs
+        ),
+        None,
+    )
+
+
+def test_a_message_reads_its_context_beside_the_claim(
+    start_orion: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
+    orion = start_orion()
+    thread_ts, _ = open_thread(orion, slack)
+    slack.wait_for(lambda: _context_write(gcs_proxy), what="the thread context write")
+    gcs_proxy.add_rule("", delay=0.3)
+    already = len(gcs_proxy.requests)
+    claude.reply("Sure.")
+
+    conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, "Ready?")
+    conversation.wait_for_answer(slack, CHANNEL, thread_ts, "Sure.")
+
+    before_claude = gcs_proxy.requests[already:]
+    [claim] = [r for r in before_claude if "ifGenerationMatch=0" in r.path_qs]
+    [context_read] = [r for r in before_claude if "threads%2F" in r.path_qs]
+    assert claim.overlaps(context_read)
+    request = next(r for r in main_requests(claude, orion) if last_user_text(r) == "Ready?")
+    assert "Hana" in remembered(request), "the memory saved with the thread reached Claude"
+
+
+# --- a second instance ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["thread_started", "user_message"])
+def test_a_retry_reaching_an_instance_after_another_claimed_it_changes_nothing(
+    start_orion: Callable[..., OrionServer],
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    kind: str,
+) -> None:
+    orion = start_orion()
+    thread_ts = slack.open_assistant_thread(CHANNEL)
+    if kind == "thread_started":
+        payload = events.assistant_thread_started(USER, CHANNEL, thread_ts)
+    else:
+        ts = slack.add_user_message(CHANNEL, thread_ts, USER, "Anyone there?")
+        payload = events.user_message_in_thread(USER, CHANNEL, thread_ts, "Anyone there?", ts=ts)
+    # Another instance took the first delivery: its claim is in the bucket.
+    bucket.write(event_claim_key(payload["event_id"]), '{"instance": "another"}')
+
+    assert orion.post_event(payload, retry_num=1).status_code == 200
+    wait_logged(orion, slack, f"slack.{kind}.done")
+
+    [duplicate] = logged(orion, "slack.event.duplicate")
+    assert duplicate["source"] == "claim"
+    # Nothing visible: no status set or cleared over the other instance's, no message.
+    assert slack.statuses(CHANNEL, thread_ts) == []
+    assert slack.bot_messages(CHANNEL, thread_ts) == []
+    assert claude.requests == []
+
+
+def test_a_first_delivery_shows_its_status_before_its_claim_is_settled(
+    start_orion: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    slack: FakeSlack,
+) -> None:
+    orion = start_orion()
+    claims = gcs_proxy.add_rule("ifGenerationMatch=0", delay=0.5, method="POST")
+    thread_ts = slack.open_assistant_thread(CHANNEL)
+    orion.post_event(events.assistant_thread_started(USER, CHANNEL, thread_ts))
+    slack.wait_for(lambda: slack.bot_messages(CHANNEL, thread_ts), what="the greeting")
+
+    [status, *_] = slack.statuses(CHANNEL, thread_ts)
+    assert status.status == RESTORING_STATUS
+    [claim] = [r for r in gcs_proxy.requests if r.rule == claims.match]
+    [set_status] = slack.calls_to("assistant.threads.setStatus")[:1]
+    assert set_status.at < claim.finished
+
+
+# --- a fresh instance -------------------------------------------------------------------------
+
+
+def test_a_fresh_instance_greets_from_memory_while_the_claude_client_is_still_loading(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    preferences = memory_dir / PREFERENCES_KEY
+    preferences.parent.mkdir(parents=True)
+    preferences.write_text(json.dumps(PREFERENCES))
+    loading, release = threading.Event(), threading.Event()
+
+    def slow_claude_client(settings: Settings) -> AsyncAnthropic:
+        loading.set()
+        assert release.wait(timeout=30), "the test never released the Claude client"
+        return build_claude_client(settings)
+
+    settings = make_settings(slack, claude, memory_dir=memory_dir)
+    with OrionServer(settings, claude_factory=slow_claude_client) as orion:
+        try:
+            thread_ts, greeting = open_thread(orion, slack)
+            assert greeting.startswith(WELCOME_BACK), "greeted from memory"
+            assert loading.is_set() and not release.is_set(), "while Claude's client loads"
+            statuses = [update.status for update in slack.statuses(CHANNEL, thread_ts)]
+            assert statuses[0] == RESTORING_STATUS
+
+            # The first message waits for the client, and is answered once it is there.
+            claude.reply("Ready when you are.")
+            conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, "Hi!")
+            slack.wait_for(
+                lambda: THINKING_STATUS in [s.status for s in slack.statuses(CHANNEL, thread_ts)]
+            )
+            assert claude.requests == []
+        finally:
+            release.set()
+        conversation.wait_for_answer(slack, CHANNEL, thread_ts, "Ready when you are.")
