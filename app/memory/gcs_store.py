@@ -47,9 +47,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # Cloud Run's --concurrency (40) times the storage round trips one event makes at once
-# (a claim beside three memory reads), with room for the after-turn writes. Idle threads
-# cost nothing but a little memory; a queued read costs the person its whole budget.
-STORAGE_WORKERS = 64
+# (a claim beside three memory reads: 160), with room for the thread-context saves and
+# after-turn writes still running. Idle threads cost a little memory; a queued read costs
+# the person a round trip. With 64 threads, 40 thread starts at L = 0.2 s took a p95 of
+# 4.9 L (bench/storage_trouble.py); with 256, 3.6 L.
+STORAGE_WORKERS = 256
 
 # Orion leaves the library's OpenTelemetry spans off, yet for their attributes it still
 # looks up each bucket's project and location, starting a thread per operation until one
