@@ -22,7 +22,13 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from app.memory.deadline import storage_deadline
-from app.memory.store import MemoryStore, ObjectInfo, StoredObject, StoreUnavailable
+from app.memory.store import (
+    MemoryStore,
+    ObjectInfo,
+    PreconditionFailed,
+    StoredObject,
+    StoreUnavailable,
+)
 from app.observability.logging import get_logger
 
 log = get_logger(__name__)
@@ -103,10 +109,13 @@ class GuardedStore:
         if attempt.cancelled():
             return
         error = attempt.exception()
-        if not isinstance(error, StoreUnavailable):
+        if error is None or isinstance(error, PreconditionFailed):
             self._last_answer = time.monotonic()  # a result, a 404 or a 412: it answered
-        elif self._probe is None and self._last_answer < sent:
+        elif (
+            isinstance(error, StoreUnavailable) and self._probe is None and self._last_answer < sent
+        ):
             self._open(error)
+        # Anything else (a key refused before sending, no time left to send) says nothing.
 
     def _open(self, error: StoreUnavailable) -> None:
         log.error("store.unavailable", store=repr(self.inner), exc_info=error)
