@@ -16,6 +16,7 @@ class TurnRequest:
     # The memory block saved with the thread at its start; None when none was saved
     # (an old thread, a restart, another instance), in which case it is reloaded.
     memory_context: str | None = None
-    # What is left of the person's storage budget for reloading it (None: the agent's
-    # full load budget). Zero skips the reload: the answer goes out without memory.
-    memory_budget_s: float | None = None
+    # The person's storage deadline (`time.monotonic()`), which a reload must keep to as
+    # well; None: the agent's full load budget. Once it has passed, the answer goes out
+    # without memory.
+    memory_deadline: float | None = None

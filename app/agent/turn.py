@@ -26,6 +26,7 @@ from app.agent.reply_sink import ReplySink
 from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
 from app.agent.toolbox import tools_for_turn
+from app.memory.deadline import seconds_until
 from app.memory.formatting import estimate_tokens
 from app.memory.guide import memory_tool_guide
 from app.memory.paths import MemoryScope
@@ -110,7 +111,10 @@ class Agent:
                 context, source = await self._memory_context(self._store, turn)
             except Exception as exc:
                 log.warning(
-                    "memory.before_turn.failed", error=type(exc).__name__, **_since(started)
+                    "memory.before_turn.failed",
+                    error=type(exc).__name__,
+                    exc_info=exc,
+                    **_since(started),
                 )
                 span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
                 return None
@@ -127,8 +131,8 @@ class Agent:
         if turn.memory_context is not None:
             return turn.memory_context, "thread_context"
         budget_s = self._memory.load_budget_s
-        if turn.memory_budget_s is not None:
-            budget_s = min(budget_s, turn.memory_budget_s)
+        if (left := seconds_until(turn.memory_deadline)) is not None:
+            budget_s = min(budget_s, left)
         if budget_s <= 0:
             return None, "out_of_budget"
         restored = await restore_memory(
@@ -158,6 +162,7 @@ class Agent:
                     "memory.preferences.write.failed",
                     keys=keys,
                     error=type(exc).__name__,
+                    exc_info=exc,
                     **_since(started),
                 )
                 span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
@@ -181,7 +186,9 @@ class Agent:
                     outcome = await self._write_summary(self._store, turn, answer)
             except Exception as exc:
                 error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
-                log.warning("memory.after_turn.failed", error=error, **_since(started))
+                log.warning(
+                    "memory.after_turn.failed", error=error, exc_info=exc, **_since(started)
+                )
                 span.update(level="WARNING", output={"ok": False, "error": error})
                 return
             fields = {

@@ -8,9 +8,11 @@ in the background reads one absent key, at growing intervals, and the first answ
 the breaker: memories come back without a restart. Each change of state is logged once
 (`store.unavailable` with the error and its traceback, `store.recovered`).
 
-Only an outage opens it. A request that fails while the store answered other requests
-sent after it (one stalled object, a hot key) says nothing about the store as a whole.
-A refused write (412) or a missing object is an answer too.
+Only an outage opens it: a `StoreUnreachable` (no connection, server errors throughout,
+no answer within a full request timeout), and only when nothing the store was asked
+since has been answered — one stalled object or a hot key says nothing about the store
+as a whole. A refused write (412) or a missing object is an answer; an error answer (a
+403, a 429) is this call's failure, not an outage.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from app.memory.store import (
     PreconditionFailed,
     StoredObject,
     StoreUnavailable,
+    StoreUnreachable,
 )
 from app.observability.logging import get_logger
 
@@ -61,6 +64,7 @@ class GuardedStore:
         self._max_probe_interval_s = max_probe_interval_s
         self._last_answer = float("-inf")  # monotonic time the store last answered
         self._probe: asyncio.Task[None] | None = None
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"GuardedStore({self.inner!r})"
@@ -68,7 +72,7 @@ class GuardedStore:
     @property
     def available(self) -> bool:
         """False from the first failure of an outage until a probe sees the store back."""
-        return self._probe is None
+        return self._probe is None and not self._closed
 
     async def read(self, key: str) -> StoredObject | None:
         return await self._guarded(lambda: self.inner.read(key))
@@ -89,13 +93,13 @@ class GuardedStore:
 
     async def close(self) -> None:
         """Stop probing (at shutdown) and close the store it wraps."""
-        probe, self._probe = self._probe, None
-        if probe is not None:
-            probe.cancel()
+        self._closed = True
+        if self._probe is not None:
+            self._probe.cancel()
         await self.inner.close()
 
     async def _guarded(self, operation: Callable[[], Awaitable[T]]) -> T:
-        if self._probe is not None:
+        if not self.available:
             raise StoreOffline("storage is unavailable; skipped until it answers again")
         sent = time.monotonic()
         attempt = asyncio.ensure_future(operation())
@@ -106,18 +110,17 @@ class GuardedStore:
         return await asyncio.shield(attempt)
 
     def _settled(self, attempt: asyncio.Future[object], sent: float) -> None:
-        if attempt.cancelled():
+        if attempt.cancelled() or self._closed:
             return
         error = attempt.exception()
         if error is None or isinstance(error, PreconditionFailed):
             self._last_answer = time.monotonic()  # a result, a 404 or a 412: it answered
-        elif (
-            isinstance(error, StoreUnavailable) and self._probe is None and self._last_answer < sent
-        ):
+        elif isinstance(error, StoreUnreachable) and self.available and self._last_answer < sent:
             self._open(error)
-        # Anything else (a key refused before sending, no time left to send) says nothing.
+        # Anything else (an error answer, a key refused before sending, no time left to
+        # send) says nothing about the store as a whole.
 
-    def _open(self, error: StoreUnavailable) -> None:
+    def _open(self, error: StoreUnreachable) -> None:
         log.error("store.unavailable", store=repr(self.inner), exc_info=error)
         # A context of its own: the probe must not inherit the person's deadline or the
         # event's log fields.
@@ -131,8 +134,11 @@ class GuardedStore:
             await asyncio.sleep(interval)
             attempts += 1
             try:
+                # The deadline bounds the store's own retries; the timeout, the worker
+                # thread's last request (which may outlast the deadline a little).
                 with storage_deadline(PROBE_TIMEOUT_S):
-                    await self.inner.read(PROBE_KEY)
+                    async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
+                        await self.inner.read(PROBE_KEY)
             except Exception as exc:
                 log.debug("store.probe.failed", error=type(exc).__name__, attempt=attempts)
                 interval = min(interval * 2, self._max_probe_interval_s)

@@ -43,15 +43,9 @@ def current_deadline() -> float | None:
 
 def time_left() -> float | None:
     """Seconds until the current deadline (never negative); None when there is none."""
-    at = _deadline.get()
-    return None if at is None else max(0.0, at - time.monotonic())
+    return seconds_until(_deadline.get())
 
 
-@contextmanager
-def no_deadline() -> Iterator[None]:
-    """For work that outlives the person's wait (background tasks started on their path)."""
-    token = _deadline.set(None)
-    try:
-        yield
-    finally:
-        _deadline.reset(token)
+def seconds_until(deadline: float | None) -> float | None:
+    """Seconds until `deadline` (a `current_deadline()` kept for later), never negative."""
+    return None if deadline is None else max(0.0, deadline - time.monotonic())

@@ -39,7 +39,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.memory.deadline import current_deadline
-from app.memory.store import ObjectInfo, PreconditionFailed, StoredObject, StoreUnavailable
+from app.memory.store import (
+    ObjectInfo,
+    PreconditionFailed,
+    StoredObject,
+    StoreUnavailable,
+    StoreUnreachable,
+)
 
 if TYPE_CHECKING:
     from google.cloud.storage import Bucket, Client
@@ -135,6 +141,26 @@ def _tune_session(client: Client, pool_size: int) -> None:
     session.trust_env = False
 
 
+def _failure(cause: BaseException | None, cut_short: bool) -> type[StoreUnavailable]:
+    """`StoreUnreachable` when GCS did not answer at all: the connection failed, a server
+    error outlasted the retries, or a request went unanswered for its whole timeout (one
+    the caller's deadline cut short says nothing: the caller stopped waiting). Any other
+    answer (403, 404, 429 on one busy object) is a failure of this call, not an outage."""
+    import requests
+
+    if isinstance(cause, requests.ConnectionError | ConnectionError):
+        return StoreUnreachable  # refused, reset, no route, DNS, connect timeout
+    if isinstance(cause, requests.Timeout):
+        return StoreUnavailable if cut_short else StoreUnreachable
+    status = getattr(cause, "code", None)  # google.api_core's errors
+    if not isinstance(status, int):
+        response = getattr(cause, "response", None)  # the media download's errors
+        status = getattr(response, "status_code", None)
+    if isinstance(status, int) and status >= 500:
+        return StoreUnreachable
+    return StoreUnavailable
+
+
 class GcsMemoryStore:
     """A `MemoryStore` over one GCS bucket; one client, reused by every call."""
 
@@ -204,10 +230,13 @@ class GcsMemoryStore:
         from google.api_core import exceptions as google_errors
         from google.auth import exceptions as auth_errors
 
+        gcs = self._connect().within(deadline)
+        cut_short = gcs.timeout < self._request_timeout
         try:
-            return func(self._connect().within(deadline), *args)
+            return func(gcs, *args)
         except google_errors.RetryError as exc:
-            raise StoreUnavailable(
+            error = _failure(exc.cause, cut_short)
+            raise error(
                 f"GCS {operation} {key!r}: still failing when its retries ran out: {exc.cause}"
             ) from exc
         except (
@@ -216,7 +245,7 @@ class GcsMemoryStore:
             requests.RequestException,
             ConnectionError,
         ) as exc:
-            raise StoreUnavailable(f"GCS {operation} {key!r} failed: {exc}") from exc
+            raise _failure(exc, cut_short)(f"GCS {operation} {key!r} failed: {exc}") from exc
 
     def _connect(self) -> _Connection:
         with self._connecting:

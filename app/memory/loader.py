@@ -63,9 +63,12 @@ async def load_memories(
         started = time.perf_counter()
         with storage_deadline(budget_s):
             tasks = {scope: asyncio.ensure_future(store.read(key)) for scope, key in keys.items()}
-        done, pending = await asyncio.wait(tasks.values(), timeout=budget_s)
-        for task in pending:
-            task.cancel()
+        try:
+            done, _ = await asyncio.wait(tasks.values(), timeout=budget_s)
+        finally:
+            # What has not arrived is not waited for, also when the caller gives up first.
+            for task in tasks.values():
+                task.cancel()
 
         contents: dict[Scope, str] = {}
         missing, failed, timed_out, offline = [], [], [], []

@@ -60,6 +60,11 @@ class StoreUnavailable(MemoryStoreError):
     """The backing store failed, and retrying within the time budget did not help."""
 
 
+class StoreUnreachable(StoreUnavailable):
+    """The backing store did not answer at all (no connection, server errors throughout,
+    no response within a full request timeout): it looks down, not just this call."""
+
+
 @runtime_checkable
 class MemoryStore(Protocol):
     """Async access to memory objects by key (a relative path such as `users/U1/notes.md`)."""

@@ -67,14 +67,16 @@ def register(
             if dedupe.seen_here(body):
                 return
             retried = is_retried_delivery(request)
-            if not retried:
-                # The status first, before anything that waits on the store or a cold start.
-                await show_status(set_status, RESTORING_STATUS)
             with storage_deadline(budget_s):
                 restoring = asyncio.ensure_future(_restore(provider, user, thread_ts))
-                if await dedupe.is_duplicate(body):
-                    restoring.cancel()
-                    return  # another delivery of this event is greeting: leave it be
+                claiming = asyncio.ensure_future(dedupe.is_duplicate(body))
+            if not retried:
+                # At once, beside the storage work: nothing else has this delivery. (If it
+                # loses the claim all the same, the winner's greeting replaces the status.)
+                await show_status(set_status, RESTORING_STATUS)
+            if await claiming:
+                restoring.cancel()
+                return  # another delivery of this event is greeting: leave it be
             if retried:
                 await show_status(set_status, RESTORING_STATUS)
             restored = await restoring

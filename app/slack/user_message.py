@@ -17,7 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.agent.errors import friendly_error
 from app.agent.request import TurnRequest
 from app.memory.breaker import StoreOffline
-from app.memory.deadline import storage_deadline, time_left
+from app.memory.deadline import current_deadline, seconds_until, storage_deadline
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.background import run_in_background
@@ -64,40 +64,39 @@ def register(
             reply = SlackReplyStream(
                 client, channel=channel, thread_ts=thread_ts, user_id=user, team_id=context.team_id
             )
+            text = payload.get("text") or ""
+            # Everything Claude's first request needs goes out at once: the claim and the
+            # memory saved with the thread (under one storage budget), the thread's history
+            # from Slack, and the Claude client (still loading on a fresh instance).
+            with storage_deadline(settings.memory_load_timeout_s):
+                deadline = current_deadline()
+                saved = asyncio.ensure_future(
+                    _saved_memory(get_thread_context) if settings.memory_enabled else _none()
+                )
+                claiming = asyncio.ensure_future(dedupe.is_duplicate(body))
+            history = asyncio.ensure_future(
+                read_thread(
+                    client,
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    current_ts=payload["ts"],
+                    current_text=text,
+                )
+            )
+            services = asyncio.ensure_future(provider.get())
             try:
                 if not retried:
-                    # The status first, before anything that waits on the store or a cold start.
+                    # At once, beside the work above: nothing else has this delivery.
                     await show_status(
                         set_status, THINKING_STATUS, loading_messages=LOADING_MESSAGES
                     )
-                text = payload.get("text") or ""
-                # Everything Claude's first request needs goes out at once: the claim and
-                # the memory saved with the thread (under one storage budget), the thread's
-                # history from Slack, and the Claude client (still loading on a new instance).
-                with storage_deadline(settings.memory_load_timeout_s):
-                    saved = asyncio.ensure_future(
-                        _saved_memory(get_thread_context) if settings.memory_enabled else _none()
-                    )
-                    history = asyncio.ensure_future(
-                        read_thread(
-                            client,
-                            channel=channel,
-                            thread_ts=thread_ts,
-                            current_ts=payload["ts"],
-                            current_text=text,
-                        )
-                    )
-                    services = asyncio.ensure_future(provider.get())
-                    if await dedupe.is_duplicate(body):
-                        for task in (saved, history, services):
-                            task.cancel()
-                        return  # another delivery of this event is answering: leave it be
-                    memory_context = await _within_deadline(saved)
-                    memory_budget_s = time_left()
+                if await claiming:
+                    return  # another delivery of this event is answering: leave it be
                 if retried:
                     await show_status(
                         set_status, THINKING_STATUS, loading_messages=LOADING_MESSAGES
                     )
+                memory_context = await _within(saved, deadline)
                 agent = (await services).agent
                 if user:
                     # Beside the answer, not before it: stated preferences are saved at once.
@@ -110,7 +109,7 @@ def register(
                     thread_ts=thread_ts,
                     history=await history,
                     memory_context=memory_context,
-                    memory_budget_s=memory_budget_s,
+                    memory_deadline=deadline,
                 )
                 result = await agent.answer(turn, reply)
                 await reply.finish(blocks=feedback_blocks())
@@ -119,17 +118,27 @@ def register(
             except Exception as exc:
                 log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
                 await _apologise(reply, friendly_error(exc))
+            finally:
+                await _discard(saved, history, services)
+
+
+async def _discard(*tasks: asyncio.Future[Any]) -> None:
+    """Stop what this turn started and no longer needs (a duplicate delivery, a failure
+    before it was awaited), and collect its outcome so nothing is left unobserved."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _none() -> None:
     return None
 
 
-async def _within_deadline(saved: asyncio.Future[str | None]) -> str | None:
+async def _within(saved: asyncio.Future[str | None], deadline: float | None) -> str | None:
     """The saved memory if it arrives before the storage deadline; else None (and the
     agent reloads with whatever budget is left, or goes without)."""
     try:
-        return await asyncio.wait_for(asyncio.shield(saved), time_left())
+        return await asyncio.wait_for(asyncio.shield(saved), seconds_until(deadline))
     except TimeoutError:
         return None
 

@@ -99,3 +99,17 @@ async def test_the_storage_deadline_cuts_the_librarys_retries_short(
     assert time.monotonic() - started < 5.0, "gave up near the deadline, not after 10 s"
     assert len(gcs_proxy.requests) >= 2, "it still retried within the deadline"
     await store.close()
+
+
+async def test_an_error_answer_is_this_calls_failure_not_an_outage(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    store = _guarded(gcs_bucket)
+    gcs_proxy.add_rule("", status=403)  # e.g. a permission missing for one kind of call
+
+    with pytest.raises(StoreUnavailable) as raised:
+        await store.read(KEY)
+
+    assert not isinstance(raised.value, StoreOffline)
+    assert store.available, "the bucket answered; it is not down"
+    await store.close()
