@@ -75,12 +75,23 @@ class EventDeduplicator:
         if self.seen_here(body):
             return True
         self._remember(event_id)
+        return await self._claimed_before(event_id)
+
+    async def first_time(self, claim_id: str) -> bool:
+        """True the first time any instance asks for `claim_id` (e.g. once per person and
+        day); also True when the store cannot tell (at worst, twice)."""
+        if claim_id in self._recent:
+            return False
+        self._remember(claim_id)
+        return not await self._claimed_before(claim_id)
+
+    async def _claimed_before(self, claim_id: str) -> bool:
         try:
             with storage_deadline(CLAIM_BUDGET_S):
                 async with asyncio.timeout(time_left()):
                     store = (await self._provider.storage()).store
                     claim = json.dumps({"instance": _INSTANCE, "claimed_at": time.time()})
-                    key = event_claim_key(event_id)
+                    key = event_claim_key(claim_id)
                     await store.write(key, claim, if_generation=CREATE_ONLY)
         except PreconditionFailed:
             log.info("slack.event.duplicate", source="claim")

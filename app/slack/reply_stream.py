@@ -15,6 +15,7 @@ from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
+from app.slack.presence import Presence
 
 log = get_logger(__name__)
 
@@ -60,8 +61,10 @@ class SlackReplyStream:
         thread_ts: str,
         user_id: str | None,
         team_id: str | None,
+        presence: Presence,
     ) -> None:
         self._client = client
+        self._presence = presence
         self._channel = channel
         self._thread_ts = thread_ts
         self._user_id = user_id
@@ -96,12 +99,7 @@ class SlackReplyStream:
             self._on_stream_error(exc)
 
     async def show_progress(self, status: str) -> None:
-        try:
-            await self._client.assistant_threads_setStatus(
-                channel_id=self._channel, thread_ts=self._thread_ts, status=status
-            )
-        except SlackApiError as exc:
-            log.warning("slack.status_failed", error=exc.response.get("error"))
+        await self._presence.progress(status)
 
     async def finish(self, *, blocks: list[dict[str, Any]] | None = None) -> None:
         """Close the stream with the final blocks, or write the collected answer.

@@ -1,10 +1,19 @@
-"""The memory Orion keeps with an assistant thread's context (see thread_context_store)."""
+"""The memory Orion keeps with a conversation's thread context (see thread_context_store):
+restored when the conversation starts, saved with the thread, read by every later turn."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from app.memory.restore import RestoredMemory
+from app.memory.breaker import StoreOffline
+from app.memory.deadline import time_left
+from app.memory.restore import RestoredMemory, restore_memory
+from app.observability.logging import get_logger
+from app.services import ServiceProvider
+
+log = get_logger(__name__)
 
 MEMORY_CONTEXT_KEY = "orion_memory_context"
 MEMORY_SCOPES_KEY = "orion_memory_scopes"
@@ -34,3 +43,55 @@ def memory_context_from(thread_context: dict[str, Any] | None) -> str | None:
     if not thread_context or MEMORY_CONTEXT_KEY not in thread_context:
         return None
     return thread_context[MEMORY_CONTEXT_KEY]
+
+
+async def restore_for(
+    provider: ServiceProvider, user: str | None, thread_ts: str
+) -> RestoredMemory | None:
+    """What Orion remembers for this conversation, within the current storage deadline;
+    None when memory is off or nothing could be read. Never raises: memory is a nicety,
+    and a failure here must not cost the person a greeting or an answer."""
+    try:
+        async with asyncio.timeout(time_left()):
+            storage = await provider.storage()  # a fresh instance may still be connecting
+        if storage.memory_store is None or not user:
+            return None
+        left = time_left()
+        return await restore_memory(
+            storage.memory_store,
+            user_id=user,
+            thread_ts=thread_ts,
+            budget_s=provider.settings.memory_load_timeout_s if left is None else left,
+            token_budget=provider.settings.memory_context_token_budget,
+        )
+    except Exception as exc:
+        log.warning("slack.memory_restore_failed", error=type(exc).__name__, exc_info=exc)
+        return None
+
+
+async def saved_memory(find: Callable[[], Awaitable[dict[str, Any] | None]]) -> str | None:
+    """The memory saved with the conversation (`find` reads its thread context); None, so
+    that the agent reloads it, when there is none or it cannot be read."""
+    try:
+        return memory_context_from(await find())
+    except StoreOffline:
+        return None
+    except Exception as exc:
+        log.warning("slack.thread_context.unavailable", error=type(exc).__name__, exc_info=exc)
+        return None
+
+
+async def keep_with_thread(
+    save: Callable[[dict[str, Any]], Awaitable[Any]],
+    slack_context: dict[str, Any],
+    restored: RestoredMemory,
+) -> None:
+    """Save the restored memory with the thread's context (`save` writes it), after the
+    person has their greeting or answer: they are not waiting for it, and a message that
+    comes first simply loads the memory itself."""
+    try:
+        await save(thread_context_with_memory(slack_context, restored))
+    except StoreOffline:
+        log.debug("slack.thread_context.save_skipped", reason="store unavailable")
+    except Exception as exc:
+        log.warning("slack.thread_context.save_failed", error=type(exc).__name__, exc_info=exc)

@@ -23,17 +23,15 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from app.memory.breaker import StoreOffline
-from app.memory.deadline import storage_deadline, time_left
+from app.memory.deadline import storage_deadline
 from app.memory.loader import Scope
-from app.memory.restore import RestoredMemory, restore_memory
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.event_scope import handling
 from app.slack.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS, greeting_for
 from app.slack.status import show_status
-from app.slack.thread_memory import thread_context_with_memory
+from app.slack.thread_memory import keep_with_thread, restore_for
 
 log = get_logger(__name__)
 
@@ -68,7 +66,7 @@ def register(
                 return
             retried = is_retried_delivery(request)
             with storage_deadline(budget_s):
-                restoring = asyncio.ensure_future(_restore(provider, user, thread_ts))
+                restoring = asyncio.ensure_future(restore_for(provider, user, thread_ts))
                 claiming = asyncio.ensure_future(dedupe.is_duplicate(body))
             if not retried:
                 # At once, beside the storage work: nothing else has this delivery. (If it
@@ -90,42 +88,4 @@ def register(
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
                 return
             if restored is not None:
-                await _save(save_thread_context, thread, restored)
-
-
-async def _restore(
-    provider: ServiceProvider, user: str | None, thread_ts: str
-) -> RestoredMemory | None:
-    """What Orion remembers for this thread, within the current storage deadline; None
-    when memory is off or nothing could be read. Never raises: memory is a nicety, a
-    failure here must not cost the person a greeting."""
-    try:
-        async with asyncio.timeout(time_left()):
-            storage = await provider.storage()  # a fresh instance may still be connecting
-        if storage.memory_store is None or not user:
-            return None
-        return await restore_memory(
-            storage.memory_store,
-            user_id=user,
-            thread_ts=thread_ts,
-            budget_s=time_left() or 0.0,
-            token_budget=provider.settings.memory_context_token_budget,
-        )
-    except Exception as exc:
-        log.warning("slack.thread_started.memory_failed", error=type(exc).__name__, exc_info=exc)
-        return None
-
-
-async def _save(
-    save_thread_context: AsyncSaveThreadContext,
-    thread: dict[str, Any],
-    restored: RestoredMemory,
-) -> None:
-    """Keep the restored memory with the thread, after the greeting: the person is not
-    waiting for it, and a message that comes first simply loads the memory itself."""
-    try:
-        await save_thread_context(thread_context_with_memory(thread.get("context") or {}, restored))
-    except StoreOffline:
-        log.debug("slack.thread_context.save_skipped", reason="store unavailable")
-    except Exception as exc:
-        log.warning("slack.thread_context.save_failed", error=type(exc).__name__, exc_info=exc)
+                await keep_with_thread(save_thread_context, thread.get("context") or {}, restored)

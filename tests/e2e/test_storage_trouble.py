@@ -26,8 +26,8 @@ from app.memory.breaker import PROBE_KEY
 from app.memory.paths import event_claim_key, user_preferences_key
 from app.services import build_claude_client
 from app.slack.greeting import GENERIC_GREETING
+from app.slack.presence import THINKING_STATUS
 from app.slack.thread_started import RESTORING_STATUS
-from app.slack.user_message import THINKING_STATUS
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
