@@ -27,6 +27,16 @@ class RunMode(StrEnum):
     SOCKET = "socket"
 
 
+class SlackExperience(StrEnum):
+    """Which of Slack's AI app experiences the Slack app was created with (its manifest)."""
+
+    # assistant_view: the side pane; a thread opens with `assistant_thread_started`.
+    ASSISTANT = "assistant"
+    # agent_view: the app's Messages tab; every top-level DM starts a conversation. The only
+    # experience Slack offers new apps.
+    AGENT = "agent"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
@@ -34,6 +44,8 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = None
     slack_app_token: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
+    # Existing installs (assistant_view) keep working unchanged; new apps set `agent`.
+    slack_experience: SlackExperience = SlackExperience.ASSISTANT
 
     anthropic_api_key: SecretStr
     anthropic_base_url: str | None = None

@@ -1,20 +1,31 @@
-"""The Bolt app: one set of listeners, served over HTTP or Socket Mode."""
+"""The Bolt app: the listeners of the configured Slack experience (`SLACK_EXPERIENCE`),
+served over HTTP or Socket Mode. Both experiences answer with the same core
+(app/slack/answering.py); only their Slack edges differ."""
 
 from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp, AsyncAssistant
 
-from app.config import RunMode, Settings
+from app.config import RunMode, Settings, SlackExperience
 from app.services import ServiceProvider
 from app.slack import (
+    agent_message,
+    agent_session_stopped,
+    app_context_changed,
     feedback,
+    messages_tab_opened,
     other_messages,
+    session_title_changed,
     thread_context_changed,
     thread_started,
     user_message,
+    wrong_experience,
 )
+from app.slack.answering import Answerer
 from app.slack.dedupe import EventDeduplicator
+from app.slack.running_turns import RunningTurns
 from app.slack.thread_context_store import StoredThreadContextStore
+from app.slack.viewing import Viewing
 from app.slack.web_client import build_web_client
 
 
@@ -34,11 +45,44 @@ def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMo
     )
     context_store = StoredThreadContextStore(provider)
     dedupe = EventDeduplicator(provider)
+    answerer = Answerer(provider, dedupe, RunningTurns())
+    if settings.slack_experience is SlackExperience.AGENT:
+        _register_agent_view(app, provider, dedupe, answerer, context_store)
+    else:
+        _register_assistant_view(app, provider, dedupe, answerer, context_store)
+    wrong_experience.register(app, settings.slack_experience)
+    feedback.register(app)
+    other_messages.register(app)  # last: messages no listener above wanted
+    return app
+
+
+def _register_assistant_view(
+    app: AsyncApp,
+    provider: ServiceProvider,
+    dedupe: EventDeduplicator,
+    answerer: Answerer,
+    context_store: StoredThreadContextStore,
+) -> None:
+    """The Assistant messaging experience: threads in the side pane, opened by Slack."""
     assistant = AsyncAssistant(thread_context_store=context_store)
     thread_started.register(assistant, provider, dedupe)
-    user_message.register(assistant, provider, dedupe)
+    user_message.register(assistant, answerer, dedupe)
     thread_context_changed.register(assistant, context_store, dedupe)
     app.assistant(assistant)
-    feedback.register(app)
-    other_messages.register(app)
-    return app
+
+
+def _register_agent_view(
+    app: AsyncApp,
+    provider: ServiceProvider,
+    dedupe: EventDeduplicator,
+    answerer: Answerer,
+    context_store: StoredThreadContextStore,
+) -> None:
+    """The Agent messaging experience: conversations in the app's Messages tab, each one
+    a top-level DM and its thread. (Bolt's AsyncAssistant serves assistant_view only.)"""
+    viewing = Viewing()
+    messages_tab_opened.register(app, provider, dedupe)
+    agent_message.register(app, answerer, dedupe, provider, context_store, viewing)
+    app_context_changed.register(app, viewing)
+    agent_session_stopped.register(app, answerer.turns)
+    session_title_changed.register(app)

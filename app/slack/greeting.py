@@ -45,6 +45,24 @@ def greeting_for(preferences_json: str | None) -> str:
     )
 
 
+MESSAGES_TAB_TITLE = "How can I help?"
+REVIEW_PREFERENCES_PROMPT = {
+    "title": "Review my preferences",
+    "message": "Which preferences of mine do you keep in mind?",
+}
+
+
+def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[str, str]]]:
+    """The title and prompts at the top of the Messages tab (agent_view): by name, and
+    with the person's own preferences to review, when Orion knows them."""
+    preferences = _parse(preferences_json)
+    name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
+    title = f"Hi {name}, how can I help?" if name else MESSAGES_TAB_TITLE
+    if not preferences:
+        return title, SUGGESTED_PROMPTS
+    return title, [SUGGESTED_PROMPTS[0], REVIEW_PREFERENCES_PROMPT, SUGGESTED_PROMPTS[2]]
+
+
 def _parse(preferences_json: str | None) -> dict[str, object]:
     if not preferences_json:
         return {}

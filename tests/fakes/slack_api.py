@@ -26,7 +26,9 @@ from tests.fakes.slack_model import (
     ASSISTANT_THREAD_ROOT,
     BOT_ID,
     BOT_USER_ID,
+    SESSION_STATUSES,
     TEAM_ID,
+    AgentSession,
     Message,
     StatusUpdate,
     SuggestedPrompts,
@@ -39,6 +41,7 @@ T = TypeVar("T")
 # Documented limits the app must respect (DESIGN.md §4); exceeding them is an app bug.
 MARKDOWN_TEXT_LIMIT = 12_000
 LOADING_MESSAGES_LIMIT = 10
+SESSION_TITLE_LIMIT = 200
 
 # Form-encoded requests carry structured arguments as JSON strings.
 _JSON_ARGS = ("blocks", "attachments", "metadata", "chunks", "prompts", "loading_messages")
@@ -86,8 +89,12 @@ Handler = Callable[[dict[str, Any]], dict[str, Any]]
 class FakeSlack(HttpFake):
     _url_suffix = "/api/"
 
-    def __init__(self, socket_mode: FakeSocketModeServer | bool | None = None) -> None:
+    def __init__(
+        self, socket_mode: FakeSocketModeServer | bool | None = None, *, agent_view: bool = False
+    ) -> None:
+        """`agent_view`: behave as for an app with Slack's Agent messaging experience."""
         super().__init__()
+        self.agent_view = agent_view
         self.workspace = Workspace()
         self._lock = threading.Lock()
         self._calls: list[Call] = []
@@ -111,6 +118,8 @@ class FakeSlack(HttpFake):
             "assistant.threads.setStatus": self._set_status,
             "assistant.threads.setSuggestedPrompts": self._set_suggested_prompts,
             "assistant.threads.setTitle": self._set_title,
+            "agents.sessions.setStatus": self._set_session_status,
+            "agents.sessions.rename": self._rename_session,
             "conversations.replies": self._replies,
             "conversations.history": self._history,
             "conversations.info": self._conversation_info,
@@ -280,6 +289,14 @@ class FakeSlack(HttpFake):
 
     def titles(self, channel: str, thread_ts: str) -> list[str]:
         return self.workspace.titles(channel, thread_ts)
+
+    def messages_tab_prompts(self, channel: str) -> list[SuggestedPrompts]:
+        """Every setSuggestedPrompts without a thread (agent_view's Messages tab), in order."""
+        return self.workspace.prompts(channel, "")
+
+    def session(self, channel: str, thread_ts: str) -> AgentSession | None:
+        """The agent_view session of a conversation (None until Orion created one)."""
+        return self.workspace.session(channel, thread_ts)
 
     def wait_for(
         self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
@@ -462,11 +479,33 @@ class FakeSlack(HttpFake):
         return {}
 
     def _set_suggested_prompts(self, args: dict[str, Any]) -> dict[str, Any]:
-        channel, thread_ts = _required(args, "channel_id"), _required(args, "thread_ts")
-        prompts = _required(args, "prompts")
+        """With `thread_ts`, a thread's prompts (assistant_view); without, the prompts at the
+        top of the app's Messages tab (agent_view), kept under the thread ts ""."""
+        channel, prompts = _required(args, "channel_id"), _required(args, "prompts")
+        thread_ts = args.get("thread_ts") or ""
+        if thread_ts and self.agent_view:
+            return {}  # agent_view: prompts for a thread are accepted and never shown
         self.workspace.set_prompts(
             channel, thread_ts, SuggestedPrompts(list(prompts), args.get("title"))
         )
+        return {}
+
+    def _set_session_status(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, thread_ts = _required(args, "channel_id"), _required(args, "thread_ts")
+        status = args.get("status")
+        if status not in SESSION_STATUSES:
+            raise SlackError("invalid_status")
+        title = args.get("title")
+        self.workspace.set_session_status(channel, thread_ts, status, title)
+        return {"status": status, "agent_status": status}
+
+    def _rename_session(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, thread_ts = _required(args, "channel_id"), _required(args, "thread_ts")
+        title = _required(args, "title")
+        if not 1 <= len(title) <= SESSION_TITLE_LIMIT:
+            raise SlackError("invalid_title")
+        if not self.workspace.rename_session(channel, thread_ts, title):
+            raise SlackError("session_not_found")
         return {}
 
     def _set_title(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -130,8 +130,55 @@ def user_message_in_thread(
 
 
 def top_level_dm(user: str, channel: str, text: str, ts: str | None = None) -> dict[str, Any]:
-    """A DM outside any thread: matches no AsyncAssistant listener."""
+    """A DM outside any thread: matches no AsyncAssistant listener; in agent_view, the start
+    of a new conversation (its `ts` is the conversation's thread)."""
     return _message_event(user, channel, text, ts, None)
+
+
+def app_home_opened(user: str, channel: str, tab: str = "messages") -> dict[str, Any]:
+    """The person opened the app's Messages tab (agent_view: a conversation may start) or
+    its Home tab."""
+    return event_callback(
+        {
+            "type": "app_home_opened",
+            "user": user,
+            "channel": channel,
+            "tab": tab,
+            "event_ts": new_ts(),
+        }
+    )
+
+
+def app_context_changed(user: str, *channel_ids: str) -> dict[str, Any]:
+    """agent_view: what the person is looking at in Slack changed (entities by relevance)."""
+    entities = [
+        {"type": "slack#/types/channel_id", "value": channel_id, "team_id": TEAM_ID}
+        for channel_id in channel_ids
+    ]
+    return event_callback(
+        {
+            "type": "app_context_changed",
+            "user": user,
+            "context": {"entities": entities} if entities else {},
+            "event_ts": new_ts(),
+        }
+    )
+
+
+def agent_session_stopped(
+    user: str, channel: str, thread_ts: str, streaming_message_ts: list[str] | None = None
+) -> dict[str, Any]:
+    """agent_view: the person pressed Stop while Orion was working in this conversation."""
+    return event_callback(
+        {
+            "type": "agent_session_stopped",
+            "user": user,
+            "channel": channel,
+            "thread_ts": thread_ts,
+            "streaming_message_ts": streaming_message_ts or [],
+            "event_ts": new_ts(),
+        }
+    )
 
 
 def bot_message_in_thread(

@@ -94,6 +94,22 @@ class SuggestedPrompts:
     title: str | None = None
 
 
+# agents.sessions.setStatus accepts these and nothing else (no free text, no "").
+SESSION_STATUSES = ("active", "processing", "suspended", "closed")
+
+
+@dataclass
+class AgentSession:
+    """One agent_view conversation's session: the statuses it went through and its titles."""
+
+    statuses: list[str] = field(default_factory=list)
+    titles: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return self.statuses[-1]
+
+
 def _rich_text_block(text: str) -> dict[str, Any]:
     return {
         "type": "rich_text",
@@ -117,6 +133,7 @@ class Workspace:
         self._current_status: dict[tuple[str, str], str] = {}
         self._prompts: dict[tuple[str, str], list[SuggestedPrompts]] = {}
         self._titles: dict[tuple[str, str], list[str]] = {}
+        self._sessions: dict[tuple[str, str], AgentSession] = {}
         self.users: dict[str, dict[str, Any]] = {}
 
     # --- writes (called by FakeSlack handlers or tests) ---
@@ -153,6 +170,25 @@ class Workspace:
     def set_title(self, channel: str, thread_ts: str, title: str) -> None:
         with self.lock:
             self._titles.setdefault((channel, thread_ts), []).append(title)
+
+    def set_session_status(
+        self, channel: str, thread_ts: str, status: str, title: str | None
+    ) -> None:
+        with self.lock:
+            session = self._sessions.get((channel, thread_ts))
+            if session is None:  # the first call creates the session (and names it)
+                session = self._sessions[(channel, thread_ts)] = AgentSession()
+                if title:
+                    session.titles.append(title)
+            session.statuses.append(status)
+
+    def rename_session(self, channel: str, thread_ts: str, title: str) -> bool:
+        with self.lock:
+            session = self._sessions.get((channel, thread_ts))
+            if session is None:
+                return False
+            session.titles.append(title)
+            return True
 
     # --- reads (copies, safe to keep) ---
 
@@ -208,6 +244,10 @@ class Workspace:
     def titles(self, channel: str, thread_ts: str) -> list[str]:
         with self.lock:
             return list(self._titles.get((channel, thread_ts), []))
+
+    def session(self, channel: str, thread_ts: str) -> AgentSession | None:
+        with self.lock:
+            return copy.deepcopy(self._sessions.get((channel, thread_ts)))
 
 
 def _ts_key(ts: str) -> tuple[int, int]:

@@ -1,0 +1,262 @@
+"""Slack's Agent messaging experience (agent_view), end to end through signed events.
+
+Orion runs with `SLACK_EXPERIENCE=agent` against a fake Slack that behaves as for an
+agent_view app (sessions with an enum status, prompts at the top of the Messages tab):
+a conversation starts as the person's own top-level DM, and Orion answers in its thread.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.memory.paths import user_preferences_key
+from app.slack.greeting import SUGGESTED_PROMPTS
+from tests.e2e.conversation import LONG_ANSWER, finished, main_requests, remembered
+from tests.e2e.memory_bucket import Bucket
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import OrionServer, make_settings
+
+USER, CHANNEL = "U0IRIS", "D0IRIS"
+PREFERENCES = {"name": "Iris", "language": "French", "response_style": "bullet points"}
+QUESTION = "Can you outline the launch plan for the new billing page?"
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack(agent_view=True) as fake:
+        yield fake
+
+
+@pytest.fixture
+def orion(slack: FakeSlack, claude: FakeClaude, memory_dir: Path) -> Iterator[OrionServer]:
+    preferences = memory_dir / user_preferences_key(USER)
+    preferences.parent.mkdir(parents=True)
+    preferences.write_text(json.dumps(PREFERENCES))
+    settings = make_settings(slack, claude, memory_dir=memory_dir, slack_experience="agent")
+    with OrionServer(settings) as server:
+        yield server
+
+
+def start_conversation(orion: OrionServer, slack: FakeSlack, text: str) -> dict[str, Any]:
+    """The person writes a top-level DM; returns the event (its ts is the conversation)."""
+    ts = slack.add_user_message(CHANNEL, None, USER, text)
+    payload = events.top_level_dm(USER, CHANNEL, text, ts=ts)
+    assert orion.post_event(payload).status_code == 200
+    return payload
+
+
+def session_statuses(slack: FakeSlack, thread_ts: str) -> list[str]:
+    session = slack.session(CHANNEL, thread_ts)
+    return session.statuses if session is not None else []
+
+
+def logged(orion: OrionServer, message: str) -> list[dict[str, Any]]:
+    return [line for line in orion.log_lines() if line["message"] == message]
+
+
+def test_a_first_dm_gets_a_personal_streamed_answer_in_its_thread(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    claude.reply(LONG_ANSWER)
+
+    payload = start_conversation(orion, slack, QUESTION)
+    thread_ts = payload["event"]["ts"]
+    slack.wait_for(lambda: LONG_ANSWER in finished(slack, CHANNEL, thread_ts), what="answer")
+
+    # Streamed into the thread of the person's own message, with feedback buttons.
+    [answer] = slack.bot_messages(CHANNEL, thread_ts)
+    assert answer.thread_ts == thread_ts, "in the thread of the person's own message"
+    [started] = slack.calls_to("chat.startStream")
+    assert started.args["thread_ts"] == thread_ts and slack.calls_to("chat.appendStream")
+    assert any(block["type"] == "context_actions" for block in answer.blocks)
+    # The memories were restored at once and reached Claude: the greeting folds into it.
+    [request] = main_requests(claude, orion)
+    assert last_user_text(request) == QUESTION
+    assert "French" in remembered(request) and "Iris" in remembered(request)
+    # The session: processing while thinking, active when done, named after the question.
+    slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
+    assert session_statuses(slack, thread_ts) == ["processing", "active"]
+    session = slack.session(CHANNEL, thread_ts)
+    assert session is not None and session.titles == [QUESTION]
+    # No free-text assistant status line, and nothing posted besides the answer.
+    assert slack.statuses(CHANNEL, thread_ts) == []
+    assert [m.text for m in slack.messages(CHANNEL) if m.is_bot] == [LONG_ANSWER]
+
+
+def test_a_reply_in_the_conversation_uses_the_memory_saved_with_it(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    claude.reply("Here is the outline.")
+    payload = start_conversation(orion, slack, QUESTION)
+    thread_ts = payload["event"]["ts"]
+    slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), what="the first answer")
+    slack.wait_for(lambda: logged(orion, "slack.agent_message.done"))
+
+    claude.reply("Thursday.")
+    ts = slack.add_user_message(CHANNEL, thread_ts, USER, "And when do we ship it?")
+    reply = events.user_message_in_thread(USER, CHANNEL, thread_ts, "And when do we ship it?", ts)
+    assert orion.post_event(reply).status_code == 200
+    slack.wait_for(lambda: "Thursday." in finished(slack, CHANNEL, thread_ts), what="reply")
+    slack.wait_for(lambda: len(session_statuses(slack, thread_ts)) == 4, what="active again")
+
+    second = main_requests(claude, orion)[-1]
+    assert "French" in remembered(second)
+    before_turn = logged(orion, "memory.before_turn")
+    assert before_turn[-1]["source"] == "thread_context", "read back, not reloaded"
+    # History: the question that opened the conversation and Orion's first answer.
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    session = slack.session(CHANNEL, thread_ts)
+    assert session is not None and session.titles == [QUESTION], "named once"
+    assert session.statuses == ["processing", "active", "processing", "active"]
+
+
+def test_a_failed_answer_apologises_and_never_leaves_the_session_spinning(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    claude.fail(529, "overloaded_error", "Overloaded")
+
+    thread_ts = start_conversation(orion, slack, QUESTION)["event"]["ts"]
+    [apology] = slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), what="apology")
+    slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
+
+    assert "Sorry" in apology and "overloaded_error" not in apology
+    assert session_statuses(slack, thread_ts) == ["processing", "active"]
+
+
+def test_opening_the_messages_tab_sets_prompts_once_and_posts_nothing(
+    orion: OrionServer, slack: FakeSlack
+) -> None:
+    for _ in range(2):
+        assert orion.post_event(events.app_home_opened(USER, CHANNEL)).status_code == 200
+    slack.wait_for(lambda: len(logged(orion, "slack.messages_tab_opened.done")) == 2)
+
+    [prompts] = slack.messages_tab_prompts(CHANNEL)
+    [call] = slack.calls_to("assistant.threads.setSuggestedPrompts")
+    assert "thread_ts" not in call.args, "agent_view's prompts belong to the tab"
+    assert prompts.title == "Hi Iris, how can I help?"
+    assert prompts.prompts[0] == SUGGESTED_PROMPTS[0] and len(prompts.prompts) == 3
+    assert any("preferences" in p["title"] for p in prompts.prompts)
+    assert slack.messages(CHANNEL) == [], "opening the DM never posts anything"
+    assert slack.calls_to("agents.sessions.setStatus") == []
+
+
+def test_stop_cancels_a_slow_answer_keeps_what_was_shown_and_ends_active(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    claude.reply(LONG_ANSWER, chunk_delay=1.0)  # four pieces, a second apart
+    payload = start_conversation(orion, slack, QUESTION)
+    thread_ts = payload["event"]["ts"]
+    [streaming] = slack.wait_for(
+        lambda: [m for m in slack.bot_messages(CHANNEL, thread_ts) if m.text],
+        what="the first part of the answer",
+    )
+
+    stop = events.agent_session_stopped(USER, CHANNEL, thread_ts, [streaming.ts])
+    assert orion.post_event(stop).status_code == 200
+    slack.wait_for(lambda: logged(orion, "slack.turn.stopped"), what="the turn stopping")
+    slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
+
+    [shown] = slack.bot_messages(CHANNEL, thread_ts)
+    assert shown.text and shown.text != LONG_ANSWER, "what was streamed stays, unfinished"
+    assert LONG_ANSWER.startswith(shown.text)
+    assert session_statuses(slack, thread_ts) == ["processing", "active"]
+    [stopped] = logged(orion, "slack.agent_session_stopped.turn")
+    assert stopped["running_here"] is True
+    slack.wait_for(lambda: logged(orion, "slack.agent_message.done"))
+    # Nothing learned from the stopped turn, and no apology for it.
+    assert not logged(orion, "memory.after_turn")
+    assert [r["model"] for r in claude.requests] == [orion.settings.anthropic_model]
+    assert "_" not in shown.text[-2:], "no apology appended"
+
+
+def test_a_stop_after_the_answer_still_leaves_the_session_active(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    claude.reply("Done already.")
+    payload = start_conversation(orion, slack, QUESTION)
+    thread_ts = payload["event"]["ts"]
+    slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
+
+    assert orion.post_event(events.agent_session_stopped(USER, CHANNEL, thread_ts)).is_success
+    slack.wait_for(lambda: logged(orion, "slack.agent_session_stopped.turn"))
+
+    assert logged(orion, "slack.agent_session_stopped.turn")[0]["running_here"] is False
+    assert session_statuses(slack, thread_ts) == ["processing", "active", "active"]
+
+
+def test_a_retried_dm_reaching_a_second_instance_is_answered_once(
+    slack: FakeSlack, claude: FakeClaude, bucket: Bucket, gcs_bucket: str
+) -> None:
+    settings = make_settings(
+        slack, claude, gcs_memories_bucket=gcs_bucket, slack_experience="agent"
+    )
+    claude.reply("One answer.")
+    with OrionServer(settings) as first, OrionServer(settings) as second:
+        payload = start_conversation(first, slack, QUESTION)
+        thread_ts = payload["event"]["ts"]
+        # Slack redelivers an event it saw no ack for within 3 s: by then the first
+        # instance has claimed it.
+        bucket.wait_for(f"events/{payload['event_id']}")
+        assert second.post_event(payload, retry_num=1).status_code == 200
+        slack.wait_for(lambda: "One answer." in finished(slack, CHANNEL, thread_ts))
+        # (Logging is set up per process: the instance started last has every line.)
+        slack.wait_for(lambda: len(logged(second, "slack.agent_message.done")) == 2)
+        [duplicate] = logged(second, "slack.event.duplicate")
+        assert duplicate["source"] == "claim"
+
+    assert finished(slack, CHANNEL, thread_ts) == ["One answer."]
+    assert len(claude.requests) == 1
+    assert session_statuses(slack, thread_ts) == ["processing", "active"]
+    assert [name for name in bucket.names() if name.startswith("events/")] == [
+        f"events/{payload['event_id']}"
+    ]
+
+
+def test_an_event_of_the_other_experience_says_what_to_configure(
+    orion: OrionServer, slack: FakeSlack
+) -> None:
+    thread_ts = slack.open_assistant_thread(CHANNEL)
+    for _ in range(2):
+        started = events.assistant_thread_started(USER, CHANNEL, thread_ts)
+        assert orion.post_event(started).status_code == 200
+    [mismatch] = slack.wait_for(lambda: logged(orion, "slack.experience_mismatch"))
+
+    assert mismatch["severity"] == "ERROR"
+    assert "SLACK_EXPERIENCE=assistant" in mismatch["hint"]
+    assert slack.bot_messages(CHANNEL, thread_ts) == []
+
+
+def test_with_storage_down_conversations_are_answered_and_the_store_skipped(
+    slack: FakeSlack, claude: FakeClaude, gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    settings = make_settings(
+        slack,
+        claude,
+        gcs_memories_bucket=gcs_bucket,
+        slack_experience="agent",
+        memory_load_timeout_s=0.5,
+    )
+    gcs_proxy.add_rule("", status=503)  # the bucket is down
+    with OrionServer(settings) as orion:
+        for n, text in enumerate(("First question of the day?", "And a second one?"), 1):
+            claude.reply(f"Answer {n}.")
+            thread_ts = start_conversation(orion, slack, text)["event"]["ts"]
+            slack.wait_for(lambda t=thread_ts, n=n: f"Answer {n}." in finished(slack, CHANNEL, t))
+            slack.wait_for(lambda t=thread_ts: session_statuses(slack, t)[-1:] == ["active"])
+            if n == 1:
+                slack.wait_for(lambda: logged(orion, "store.unavailable"))
+                opened = time.monotonic()
+
+        skipped = [r for r in gcs_proxy.requests if r.started > opened]
+        assert all("health%2Fprobe" in r.path_qs for r in skipped), "only the breaker's probes"
+        assert len(logged(orion, "store.unavailable")) == 1
+        assert not [m for m in slack.messages(CHANNEL) if m.is_bot and "rror" in m.text]
