@@ -1,4 +1,6 @@
-"""The Slack app manifest is valid for Slack and asks for exactly what Orion needs."""
+"""The Slack app manifests are valid for Slack and ask for exactly what Orion needs:
+`manifest.yaml` (Assistant messaging, as existing installs use it) and
+`manifest.agent.yaml` (Agent messaging, the only experience Slack offers new apps)."""
 
 import json
 import re
@@ -10,19 +12,35 @@ import pytest
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-MANIFEST = REPO_ROOT / "manifest.yaml"
-# Slack's published manifest schema, kept next to the repository (see DESIGN.md).
-SCHEMA = REPO_ROOT.parent / "shared" / "slack-manifest-schema" / "manifest.schema.1.0.0.json"
+ASSISTANT_MANIFEST = REPO_ROOT / "manifest.yaml"
+AGENT_MANIFEST = REPO_ROOT / "manifest.agent.yaml"
+# Slack's published manifest schema, vendored (see tests/data/slack-manifest-schema/README.md).
+SCHEMA = Path(__file__).parent / "data" / "slack-manifest-schema" / "manifest.schema.1.0.0.json"
+# Slack's manifest reference; the schema itself does not enforce these.
+AGENT_DESCRIPTION_CHARS = 300
+AGENT_PROMPTS = 4
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
 def manifest() -> dict[str, Any]:
-    return yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    return _load(ASSISTANT_MANIFEST)
+
+
+@pytest.fixture(scope="module")
+def agent_manifest() -> dict[str, Any]:
+    return _load(AGENT_MANIFEST)
+
+
+@pytest.fixture(params=[ASSISTANT_MANIFEST, AGENT_MANIFEST], ids=["assistant", "agent"])
+def either_manifest(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return _load(request.param)
 
 
 def schema_errors(manifest: dict[str, Any]) -> list[str]:
-    if not SCHEMA.is_file():
-        pytest.skip(f"Slack manifest schema not found at {SCHEMA}")
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
@@ -30,9 +48,9 @@ def schema_errors(manifest: dict[str, Any]) -> list[str]:
     return [f"{error.json_path}: {error.message}" for error in validator.iter_errors(manifest)]
 
 
-def test_manifest_matches_slack_schema(manifest: dict[str, Any]) -> None:
-    assert manifest["_metadata"]["major_version"] == 1, "schema 1.0.0 is for major_version 1"
-    assert schema_errors(manifest) == []
+def test_manifests_match_slack_schema(either_manifest: dict[str, Any]) -> None:
+    assert either_manifest["_metadata"]["major_version"] == 1, "schema 1.0.0 is for version 1"
+    assert schema_errors(either_manifest) == []
 
 
 def test_schema_check_rejects_a_broken_manifest(manifest: dict[str, Any]) -> None:
@@ -45,13 +63,25 @@ def test_schema_check_rejects_a_broken_manifest(manifest: dict[str, Any]) -> Non
     assert any("socket_mode" in error for error in errors)
 
 
-def test_background_color_is_a_hex_colour(manifest: dict[str, Any]) -> None:
+def test_schema_check_knows_agent_view(agent_manifest: dict[str, Any]) -> None:
+    agent_view = agent_manifest["features"]["agent_view"]
+    broken = {
+        **agent_manifest,
+        "features": {
+            **agent_manifest["features"],
+            "agent_view": {**agent_view, "suggested_prompts": agent_view["suggested_prompts"] * 2},
+        },
+    }
+    assert any("suggested_prompts" in error for error in schema_errors(broken))
+
+
+def test_background_color_is_a_hex_colour(either_manifest: dict[str, Any]) -> None:
     # The schema spells this constraint "regex", which JSON Schema does not enforce.
-    color = manifest["display_information"]["background_color"]
+    color = either_manifest["display_information"]["background_color"]
     assert re.fullmatch(r"#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?", color)
 
 
-def test_bot_events_and_scopes_are_the_pinned_ones(manifest: dict[str, Any]) -> None:
+def test_assistant_bot_events_and_scopes_are_the_pinned_ones(manifest: dict[str, Any]) -> None:
     settings = manifest["settings"]
     assert set(settings["event_subscriptions"]["bot_events"]) == {
         "assistant_thread_started",
@@ -65,8 +95,27 @@ def test_bot_events_and_scopes_are_the_pinned_ones(manifest: dict[str, Any]) -> 
     }
 
 
-def test_events_and_interactivity_reach_the_http_endpoint(manifest: dict[str, Any]) -> None:
-    settings = manifest["settings"]
+def test_agent_bot_events_and_scopes_are_the_agent_ones(agent_manifest: dict[str, Any]) -> None:
+    settings = agent_manifest["settings"]
+    assert set(settings["event_subscriptions"]["bot_events"]) == {
+        "app_home_opened",
+        "app_context_changed",
+        "message.im",
+        "agent_session_stopped",  # Slack shows its Stop button only with this
+        "agent_session_title_changed",
+    }
+    assert set(agent_manifest["oauth_config"]["scopes"]["bot"]) == {
+        "assistant:write",
+        "chat:write",
+        "im:history",
+    }
+    assert "assistant_view" not in agent_manifest["features"], "one experience per app"
+
+
+def test_events_and_interactivity_reach_the_http_endpoint(
+    either_manifest: dict[str, Any],
+) -> None:
+    settings = either_manifest["settings"]
     assert settings["interactivity"]["is_enabled"] is True
     assert settings["event_subscriptions"]["request_url"].endswith("/slack/events")
     assert settings["interactivity"]["request_url"].endswith("/slack/events")
@@ -84,3 +133,25 @@ def test_assistant_view_offers_suggested_prompts(manifest: dict[str, Any]) -> No
     # Users talk to Orion in its DM, so the messages tab must accept input.
     assert features["app_home"]["messages_tab_enabled"] is True
     assert features["app_home"]["messages_tab_read_only_enabled"] is False
+
+
+def test_agent_view_describes_the_agent_within_slacks_limits(
+    agent_manifest: dict[str, Any],
+) -> None:
+    features = agent_manifest["features"]
+    agent_view = features["agent_view"]
+    assert 0 < len(agent_view["agent_description"]) <= AGENT_DESCRIPTION_CHARS
+    prompts = agent_view["suggested_prompts"]
+    assert 0 < len(prompts) <= AGENT_PROMPTS
+    assert all(prompt["title"] and prompt["message"] for prompt in prompts)
+    # Conversations with an agent happen in its Messages tab.
+    assert features["app_home"]["messages_tab_enabled"] is True
+    assert features["app_home"]["messages_tab_read_only_enabled"] is False
+
+
+def test_both_manifests_describe_the_same_app(
+    manifest: dict[str, Any], agent_manifest: dict[str, Any]
+) -> None:
+    for section in ("display_information", "_metadata"):
+        assert manifest[section] == agent_manifest[section]
+    assert manifest["features"]["bot_user"] == agent_manifest["features"]["bot_user"]
