@@ -25,6 +25,7 @@ from app.http_server import build_http_app
 from app.observability.setup import configure_observability
 from app.services import ClaudeFactory, ServiceProvider, build_services, build_storage
 from app.slack.app import build_bolt_app
+from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_events import sign
@@ -128,6 +129,14 @@ class OrionServer:
 
     def log_lines(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.log_stream.getvalue().splitlines() if line]
+
+    def logged(self, message: str) -> list[dict[str, Any]]:
+        """The log lines with this message (event name), in order."""
+        return [line for line in self.log_lines() if line["message"] == message]
+
+    def wait_logged(self, message: str, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """The log lines with this message, once there is at least one."""
+        return wait_until(lambda: self.logged(message), timeout, f"the log line {message}")
 
     def post_event(
         self,

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import gc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, make_settings
+from tests.orion_server import OrionServer, make_settings, orion_servers
 
 
 @pytest.fixture
@@ -41,3 +43,22 @@ def orion(slack: FakeSlack, claude: FakeClaude, memory_dir: Path) -> Iterator[Or
 def bucket(gcs_emulator: GcsEmulator, gcs_bucket: str) -> Bucket:
     """The test's bucket (`gcs_bucket`), read and written straight on the emulator."""
     return Bucket(gcs_emulator, gcs_bucket)
+
+
+@pytest.fixture
+def orion_on_bucket(
+    gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
+) -> Iterator[Callable[..., OrionServer]]:
+    """Start Orion on the test's bucket (through the fault proxy) with settings overrides.
+
+    Depends on `gcs_proxy`, so Orion (whose GCS client may still be retrying a faulted call
+    in a worker thread) is stopped before the proxy is.
+    """
+    with orion_servers(slack, claude, gcs_memories_bucket=gcs_bucket) as start:
+        yield start
+    # The stopped server's anthropic client closes itself when garbage-collected, on
+    # whatever event loop is running then: in a later test, the next server's, where it
+    # fails ("Event loop is closed") and logs a stack trace into that server's log.
+    # Collect it now, with no loop running (the responder may hold the server).
+    claude.responder = None
+    gc.collect()

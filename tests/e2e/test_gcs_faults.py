@@ -13,13 +13,10 @@ the budget has run out.
 
 from __future__ import annotations
 
-import gc
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 from app.memory.paths import (
     session_context_key,
@@ -41,7 +38,7 @@ from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, orion_servers
+from tests.orion_server import OrionServer
 
 USER, CHANNEL = "U0GAIL", "D0GAIL"
 PREFERENCES = {"name": "Gail", "response_style": "short answers"}
@@ -58,25 +55,6 @@ LEAKS = re.compile(
 
 
 # --- fixtures -------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def start_orion(
-    gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
-) -> Iterator[Callable[..., OrionServer]]:
-    """Start Orion on the test's bucket (through the proxy) with settings overrides.
-
-    Depends on `gcs_proxy`, so Orion (whose GCS client may still be retrying a faulted call
-    in a worker thread) is stopped before the proxy is.
-    """
-    with orion_servers(slack, claude, gcs_memories_bucket=gcs_bucket) as start:
-        yield start
-    # The stopped server's anthropic client closes itself when garbage-collected, on
-    # whatever event loop is running then: in a later test, the next server's, where it
-    # fails ("Event loop is closed") and logs a stack trace into that server's log.
-    # Collect it now, with no loop running (the responder may hold the server).
-    claude.responder = None
-    gc.collect()
 
 
 # --- what a person does, and what they see --------------------------------------------------
@@ -159,16 +137,6 @@ def answer_questions(
 # --- what the logs say ------------------------------------------------------------------------
 
 
-def logged(orion: OrionServer, message: str) -> list[dict[str, Any]]:
-    return [line for line in orion.log_lines() if line["message"] == message]
-
-
-def wait_logged(
-    orion: OrionServer, slack: FakeSlack, message: str, timeout: float = 10.0
-) -> list[dict[str, Any]]:
-    return slack.wait_for(lambda: logged(orion, message), timeout=timeout, what=message)
-
-
 def assert_logs_are_clean(orion: OrionServer) -> None:
     """Failures are one structured line each: never a traceback in place of a message, and
     a traceback only with a warning or an error that reports a failure Orion survived."""
@@ -182,7 +150,7 @@ def assert_logs_are_clean(orion: OrionServer) -> None:
 
 
 def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
@@ -190,7 +158,7 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     bucket.write(GLOBAL_KEY, GLOBAL_CONTEXT)
-    orion = start_orion(memory_load_timeout_s=0.5)
+    orion = orion_on_bucket(memory_load_timeout_s=0.5)
     reads = gcs_proxy.add_rule("/download/", status=503, method="GET")
 
     thread_ts, greeting = open_thread(orion, slack)
@@ -201,13 +169,13 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     assert slack.wait_for(lambda: slack.suggested_prompts(CHANNEL, thread_ts))[-1].prompts
     assert reads.hits >= 3, "each scope's download was refused (and retried)"
     # Retried within the budget, then given up (or cut off by the budget: whichever first).
-    [load] = logged(orion, "tool.memory.load.failed") + logged(orion, "tool.memory.load.timeout")
+    [load] = orion.logged("tool.memory.load.failed") + orion.logged("tool.memory.load.timeout")
     assert load["severity"] == "WARNING"
     assert sorted(load["failed"] + load["timed_out"]) == ["global", "session", "user"]
     assert load["found"] == [] and load["thread_ts"] == thread_ts
-    assert not logged(orion, "slack.thread_started.failed")
+    assert not orion.logged("slack.thread_started.failed")
     # Only downloads failed: the claim was written meanwhile, so the store is not "down".
-    assert not logged(orion, "store.unavailable")
+    assert not orion.logged("store.unavailable")
 
     # GCS recovers: Orion is healthy and answers the next message.
     gcs_proxy.clear_rules()
@@ -228,14 +196,14 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
 # A restore cut off by GCS faults at thread start is not saved as the thread's memory, so
 # the person's preferences come back as soon as GCS does.
 def test_memory_a_faulted_thread_start_missed_reaches_claude_once_gcs_recovers(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
-    orion = start_orion(memory_load_timeout_s=0.5)
+    orion = orion_on_bucket(memory_load_timeout_s=0.5)
     gcs_proxy.add_rule("/download/", status=503, method="GET")
     thread_ts, greeting = open_thread(orion, slack)
     assert greeting == GENERIC_GREETING
@@ -251,14 +219,14 @@ def test_memory_a_faulted_thread_start_missed_reaches_claude_once_gcs_recovers(
 
 
 def test_503_twice_on_the_preferences_read_is_retried_and_the_greeting_is_personal(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
-    orion = start_orion(memory_load_timeout_s=5.0)
+    orion = orion_on_bucket(memory_load_timeout_s=5.0)
     flaky = gcs_proxy.add_rule(PREFERENCES_KEY, status=503, times=2, method="GET")
 
     thread_ts, greeting = open_thread(orion, slack)
@@ -267,7 +235,7 @@ def test_503_twice_on_the_preferences_read_is_retried_and_the_greeting_is_person
     assert flaky.hits == 2
     downloads = [r.status for r in gcs_proxy.requests if "preferences.json" in r.path_qs]
     assert downloads == [503, 503, 200], "retried until it worked, then left alone"
-    [loaded] = logged(orion, "tool.memory.load.success")
+    [loaded] = orion.logged("tool.memory.load.success")
     assert "user" in loaded["found"] and loaded["failed"] == loaded["timed_out"] == []
     assert not [line for line in orion.log_lines() if line["severity"] in ("WARNING", "ERROR")]
 
@@ -284,7 +252,7 @@ def test_503_twice_on_the_preferences_read_is_retried_and_the_greeting_is_person
 
 
 def test_a_stalled_scope_leaves_the_other_scopes_in_claudes_prompt(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
@@ -292,7 +260,7 @@ def test_a_stalled_scope_leaves_the_other_scopes_in_claudes_prompt(
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     bucket.write(GLOBAL_KEY, GLOBAL_CONTEXT)
-    orion = start_orion(memory_load_timeout_s=0.5)
+    orion = orion_on_bucket(memory_load_timeout_s=0.5)
     # Longer than the budget, shorter than the GCS client's request timeout (5 s): the
     # download finishes late, after the greeting, and is then ignored.
     stall = gcs_proxy.add_rule(GLOBAL_KEY, delay=1.0, times=1, method="GET")
@@ -301,7 +269,7 @@ def test_a_stalled_scope_leaves_the_other_scopes_in_claudes_prompt(
 
     assert stall.hits == 1
     assert greeting.startswith("Welcome back, Gail!")
-    [timeout] = logged(orion, "tool.memory.load.timeout")
+    [timeout] = orion.logged("tool.memory.load.timeout")
     assert timeout["severity"] == "WARNING"
     assert timeout["timed_out"] == ["global"] and timeout["found"] == ["user"]
 
@@ -323,13 +291,13 @@ SAVED_ANSWER = "Got it: I'll remember that you lead the payments migration."
 
 
 def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_lands(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
-    orion = start_orion()
+    orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
     create = {"command": "create", "path": NOTES_PATH, "file_text": NOTES}
     # Everything under the person's memory directory fails until the model sees the error.
@@ -369,11 +337,11 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     assert result_text(retried) == f"File created successfully at: {NOTES_PATH}"
 
     # One line per command: the failure as an error (Orion's side, not the model's), then ok.
-    first, second = logged(orion, "tool.memory.create")
+    first, second = orion.logged("tool.memory.create")
     assert (first["severity"], first["ok"], second["ok"]) == ("ERROR", False, True)
     assert first["error"].startswith("store unavailable")
-    assert [line["severity"] for line in logged(orion, "store.unavailable")] == ["ERROR"]
-    assert logged(orion, "store.recovered")
+    assert [line["severity"] for line in orion.logged("store.unavailable")] == ["ERROR"]
+    assert orion.logged("store.recovered")
     assert_logs_are_clean(orion)
 
     # Nothing lost: the memory is in the bucket, written once.
@@ -396,7 +364,7 @@ OUTAGE_SUMMARY = "# Cat names\nGail (Gabi) picked Miso for the grey kitten."
 
 
 def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_works(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
@@ -407,7 +375,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     thread_ts = slack.open_assistant_thread(CHANNEL)
     summary_generation = bucket.write(session_context_key(thread_ts), PREVIOUS_SUMMARY)
     preferences_generation = bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
-    orion = start_orion(memory_after_turn_timeout_s=0.75)
+    orion = orion_on_bucket(memory_after_turn_timeout_s=0.75)
     answer_questions(
         claude,
         orion,
@@ -423,7 +391,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
 
     send(orion, slack, thread_ts, FIRST_QUESTION)
     wait_reply(slack, thread_ts, FIRST_ANSWER)
-    [failed] = wait_logged(orion, slack, "memory.after_turn.failed")
+    [failed] = orion.wait_logged("memory.after_turn.failed")
 
     # The reply is whole, and nothing follows it.
     assert replies(slack, thread_ts) == [FIRST_ANSWER]
@@ -432,7 +400,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
 
     # GCS recovers while the writes are still being retried: both land.
     gcs_proxy.clear_rules()
-    [saved] = wait_logged(orion, slack, "memory.preferences.write")
+    [saved] = orion.wait_logged("memory.preferences.write")
     assert saved["changed"] is True
     assert json.loads(bucket.read(PREFERENCES_KEY) or "")["name"] == "Gabi"
     bucket.wait_for(session_context_key(thread_ts), lambda content: "picked Miso" in content)
@@ -442,7 +410,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     wait_reply(slack, thread_ts, SECOND_ANSWER)
     memory = remembered(request_for(claude, orion, SECOND_QUESTION))
     assert "Gabi" in memory and "picked Miso" in memory
-    slack.wait_for(lambda: logged(orion, "memory.after_turn"), what="the next after-turn step")
+    slack.wait_for(lambda: orion.logged("memory.after_turn"), what="the next after-turn step")
     assert [e["thread"] for e in json.loads(bucket.read(sessions_index_key(USER)) or "[]")] == [
         thread_ts
     ]
@@ -456,13 +424,13 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
 
 
 def test_an_unreachable_claim_store_still_answers_the_message_once(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
-    orion = start_orion()
+    orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
     # Every create-only upload: the claims (and the thread's first summary) fail.
     claims = gcs_proxy.add_rule("ifGenerationMatch=0", status=503, method="POST")
@@ -477,10 +445,10 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
     gcs_proxy.clear_rules()
 
     assert claims.hits >= 2
-    [unavailable] = logged(orion, "slack.event.claim_unavailable")
+    [unavailable] = orion.logged("slack.event.claim_unavailable")
     assert unavailable["severity"] == "WARNING"
     assert unavailable["event_id"] == payload["event_id"]
-    [duplicate] = logged(orion, "slack.event.duplicate")
+    [duplicate] = orion.logged("slack.event.duplicate")
     assert duplicate["source"] == "memory"
 
     # Answered, once.

@@ -10,13 +10,11 @@ the store at all), never about how long anything took: the benchmarks measure th
 
 from __future__ import annotations
 
-import gc
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from anthropic import AsyncAnthropic
@@ -35,7 +33,7 @@ from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy, ProxiedRequest
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, make_settings, orion_servers
+from tests.orion_server import OrionServer, make_settings
 
 USER, CHANNEL = "U0HANA", "D0HANA"
 PREFERENCES = {"name": "Hana", "response_style": "bullet points"}
@@ -44,31 +42,6 @@ WELCOME_BACK = "Welcome back, Hana!"
 # Long enough to be summarised at turn end, and stating a preference to save.
 QUESTION = "Call me Hana-chan from now on. Can you plan my day around the design review at ten?"
 PLAN = "Here is the plan: prepare the slides first, then the design review at ten, then lunch."
-
-
-@pytest.fixture
-def start_orion(
-    gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
-) -> Iterator[Callable[..., OrionServer]]:
-    """Orion on the test's bucket, through the proxy (stopped before the proxy is)."""
-    with orion_servers(slack, claude, gcs_memories_bucket=gcs_bucket) as start:
-        yield start
-    claude.responder = None  # see test_gcs_faults.start_orion
-    gc.collect()
-
-
-def logged(orion: OrionServer, message: str) -> list[dict[str, Any]]:
-    return [line for line in orion.log_lines() if line["message"] == message]
-
-
-def wait_logged(
-    orion: OrionServer, slack: FakeSlack, message: str, count: int = 1, timeout: float = 10.0
-) -> list[dict[str, Any]]:
-    lines = slack.wait_for(
-        lambda: len(logged(orion, message)) >= count or None, timeout=timeout, what=message
-    )
-    assert lines
-    return logged(orion, message)
 
 
 def store_requests(proxy: FaultyProxy) -> list[ProxiedRequest]:
@@ -85,24 +58,24 @@ def open_thread(orion: OrionServer, slack: FakeSlack) -> tuple[str, str]:
 
 
 def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_probe(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
-    orion = start_orion(memory_load_timeout_s=0.5)
+    orion = orion_on_bucket(memory_load_timeout_s=0.5)
     outage = gcs_proxy.add_rule("", status=503)  # every request to the bucket fails
 
     # The first thread meets the outage: a generic greeting, nothing false ("welcome back").
     _, first_greeting = open_thread(orion, slack)
     assert first_greeting == GENERIC_GREETING
-    [down] = wait_logged(orion, slack, "store.unavailable")
+    [down] = orion.wait_logged("store.unavailable")
     assert down["severity"] == "ERROR"
     assert "Traceback" in down["exception"] and "503" in down["exception"], "with its cause"
     assert down["event_id"] and down["user"] == USER, "with the event that found out"
-    scope_failures = len(logged(orion, "tool.memory.load.scope_failed"))
+    scope_failures = len(orion.logged("tool.memory.load.scope_failed"))
     opened = time.monotonic()
 
     # While it is down, events do not touch the store at all: a greeting, then a message
@@ -113,19 +86,19 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
     conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, QUESTION)
     conversation.wait_for_answer(slack, CHANNEL, thread_ts, PLAN)
     for failed in ("memory.after_turn.failed", "memory.preferences.write.failed"):
-        [line] = wait_logged(orion, slack, failed)
+        [line] = orion.wait_logged(failed)
         assert (line["thread_ts"], line["user"]) == (thread_ts, USER), "said for whom"
     skipped = [r for r in store_requests(gcs_proxy) if r.started > opened]
     assert skipped == [], "the store was not asked anything while it was down"
-    assert len(logged(orion, "store.unavailable")) == 1, "said once, not once per event"
-    assert len(logged(orion, "tool.memory.load.scope_failed")) == scope_failures
+    assert len(orion.logged("store.unavailable")) == 1, "said once, not once per event"
+    assert len(orion.logged("tool.memory.load.scope_failed")) == scope_failures
     request = next(r for r in main_requests(claude, orion) if last_user_text(r) == QUESTION)
     assert "<remembered_context>" not in json.dumps(request["system"])
 
     # The bucket comes back: the probe notices without any event, and memories return.
     gcs_proxy.clear_rules()
     # (Probes back off up to 15 s apart while it stays down.)
-    [recovered] = wait_logged(orion, slack, "store.recovered", timeout=30)
+    [recovered] = orion.wait_logged("store.recovered", timeout=30)
     assert recovered["severity"] == "INFO"
     _, third_greeting = open_thread(orion, slack)
     assert third_greeting.startswith(WELCOME_BACK)
@@ -138,14 +111,14 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
 
 
 def test_the_claim_and_the_memory_reads_go_out_together_and_the_context_is_saved_after(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     bucket.write(GLOBAL_KEY, "Kestrel Labs ships on Thursdays.")
-    orion = start_orion()
+    orion = orion_on_bucket()
     gcs_proxy.add_rule("", delay=0.3)  # every storage request is slow: order shows
 
     thread_ts, greeting = open_thread(orion, slack)
@@ -178,14 +151,14 @@ def _context_write(proxy: FaultyProxy) -> ProxiedRequest | None:
 
 
 def test_a_message_reads_its_context_beside_the_claim(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
-    orion = start_orion()
+    orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
     slack.wait_for(lambda: _context_write(gcs_proxy), what="the thread context write")
     gcs_proxy.add_rule("", delay=0.3)
@@ -209,13 +182,13 @@ def test_a_message_reads_its_context_beside_the_claim(
 
 @pytest.mark.parametrize("kind", ["thread_started", "user_message"])
 def test_a_retry_reaching_an_instance_after_another_claimed_it_changes_nothing(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
     kind: str,
 ) -> None:
-    orion = start_orion()
+    orion = orion_on_bucket()
     thread_ts = slack.open_assistant_thread(CHANNEL)
     if kind == "thread_started":
         payload = events.assistant_thread_started(USER, CHANNEL, thread_ts)
@@ -226,9 +199,9 @@ def test_a_retry_reaching_an_instance_after_another_claimed_it_changes_nothing(
     bucket.write(event_claim_key(payload["event_id"]), '{"instance": "another"}')
 
     assert orion.post_event(payload, retry_num=1).status_code == 200
-    wait_logged(orion, slack, f"slack.{kind}.done")
+    orion.wait_logged(f"slack.{kind}.done")
 
-    [duplicate] = logged(orion, "slack.event.duplicate")
+    [duplicate] = orion.logged("slack.event.duplicate")
     assert duplicate["source"] == "claim"
     # Nothing visible: no status set or cleared over the other instance's, no message.
     assert slack.statuses(CHANNEL, thread_ts) == []
@@ -237,11 +210,11 @@ def test_a_retry_reaching_an_instance_after_another_claimed_it_changes_nothing(
 
 
 def test_a_first_delivery_shows_its_status_before_its_claim_is_settled(
-    start_orion: Callable[..., OrionServer],
+    orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     slack: FakeSlack,
 ) -> None:
-    orion = start_orion()
+    orion = orion_on_bucket()
     claims = gcs_proxy.add_rule("ifGenerationMatch=0", delay=0.5, method="POST")
     thread_ts = slack.open_assistant_thread(CHANNEL)
     orion.post_event(events.assistant_thread_started(USER, CHANNEL, thread_ts))
