@@ -12,12 +12,16 @@ MAX_HISTORY_CHARS = 40_000
 # A single message larger than this is trimmed so one paste can't crowd out the rest.
 MAX_MESSAGE_CHARS = 12_000
 TRIM_NOTE = "\n\n[Message trimmed: it was too long to process in full.]"
+CUT_NOTE = "\n\n[Earlier messages of this thread are omitted here; the newest follow.]"
 
 
 @dataclass(frozen=True)
 class ThreadMessage:
     role: Role
     text: str
+    # The thread's opening message, followed by messages that were not read at all (a long
+    # thread is read from its newest end): the history must say so.
+    opens_cut: bool = False
 
 
 def trim_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -25,22 +29,25 @@ def trim_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
 
 
 def build_messages(thread: list[ThreadMessage]) -> list[dict[str, Any]]:
-    """Newest messages that fit the bounds, merged so roles alternate, starting with the user.
+    """The newest messages that fit the bounds, with the thread's opening message first when
+    it fits and a note where messages were cut; merged so roles alternate, starting with
+    the user.
 
-    The Messages API requires alternating roles beginning with `user`; Slack threads don't
-    guarantee that (two user messages in a row, a greeting from Orion first).
+    The newest messages matter most ("what did I just say?"), so the bounds are filled from
+    the end backwards; the opening message (the request that started the thread) is kept
+    too. The Messages API requires alternating roles beginning with `user`; Slack threads
+    don't guarantee that (two user messages in a row, a greeting from Orion first).
     """
-    kept: list[ThreadMessage] = []
-    total = 0
-    for message in reversed(thread[-MAX_HISTORY_MESSAGES:]):
-        text = trim_message(message.text.strip())
-        if not text:
-            continue
-        if total + len(text) > MAX_HISTORY_CHARS and kept:
-            break
-        kept.append(ThreadMessage(message.role, text))
-        total += len(text)
-    kept.reverse()
+    opening = thread[0] if thread else None
+    rest = thread[1:]
+    room_chars = MAX_HISTORY_CHARS - (len(_clean(opening)) if opening else 0)
+    kept = _newest_within(rest, MAX_HISTORY_MESSAGES - 1, room_chars)
+    cut = len(kept) < sum(1 for m in rest if _clean(m)) or bool(opening and opening.opens_cut)
+    if opening is not None and _clean(opening) and room_chars >= 0:
+        text = _clean(opening) + (CUT_NOTE if cut else "")
+        kept.insert(0, ThreadMessage(opening.role, text))
+    elif opening is not None and _clean(opening):
+        kept = _newest_within(thread, MAX_HISTORY_MESSAGES, MAX_HISTORY_CHARS)
     while kept and kept[0].role != "user":
         kept.pop(0)
 
@@ -51,3 +58,26 @@ def build_messages(thread: list[ThreadMessage]) -> list[dict[str, Any]]:
         else:
             messages.append({"role": message.role, "content": message.text})
     return messages
+
+
+def _clean(message: ThreadMessage | None) -> str:
+    return trim_message(message.text.strip()) if message is not None else ""
+
+
+def _newest_within(
+    thread: list[ThreadMessage], max_messages: int, max_chars: int
+) -> list[ThreadMessage]:
+    """The newest messages (oldest first) that fit `max_messages` and `max_chars` (the
+    newest one always, trimmed)."""
+    kept: list[ThreadMessage] = []
+    total = 0
+    for message in reversed(thread):
+        text = _clean(message)
+        if not text:
+            continue
+        if len(kept) >= max_messages or (total + len(text) > max_chars and kept):
+            break
+        kept.append(ThreadMessage(message.role, text))
+        total += len(text)
+    kept.reverse()
+    return kept

@@ -28,7 +28,7 @@ from app.slack.dedupe import EventDeduplicator
 from app.slack.presence import Presence
 from app.slack.reply_stream import SlackReplyStream, feedback_blocks
 from app.slack.running_turns import RunningTurns
-from app.slack.thread_history import read_thread
+from app.slack.thread_history import ThreadReader
 
 log = get_logger(__name__)
 
@@ -58,6 +58,7 @@ class Answerer:
         self._provider = provider
         self._dedupe = dedupe
         self.turns = turns  # what a Stop cancels
+        self._threads = ThreadReader()
 
     async def answer(
         self,
@@ -85,7 +86,7 @@ class Answerer:
             saved = asyncio.ensure_future(memory() if settings.memory_enabled else _none())
             claiming = asyncio.ensure_future(self._dedupe.is_duplicate(message.body))
         history = asyncio.ensure_future(
-            read_thread(
+            self._threads.read(
                 client,
                 channel=message.channel,
                 thread_ts=message.thread_ts,
