@@ -62,6 +62,8 @@ class Settings(BaseSettings):
     memory_context_token_budget: int = Field(default=2000, ge=100, le=50_000)
     # The whole after-turn step (session summary and index); it runs after the reply.
     memory_after_turn_timeout_s: float = Field(default=20.0, gt=0, le=120)
+    # Conversations older than this are not brought up again (greetings, "last time").
+    memory_session_retention_days: int = Field(default=30, ge=1, le=3650)
 
     langfuse_public_key: SecretStr | None = None
     langfuse_secret_key: SecretStr | None = None

@@ -1,11 +1,12 @@
-"""Load what Orion remembers for one conversation: three scopes, in parallel, on a budget.
+"""Load what Orion remembers for one conversation: its scopes, in parallel, on a budget.
 
-The global context, the person's preferences and the thread's summary are read at the
-same time. When the budget runs out, whatever has arrived is used and the rest is
-cancelled, and every read is bounded by the same budget inside the store too (its
-retries included). A missing scope is normal (first-time user, new thread); a failing one
-is a warning — except while the store is known to be down, which its breaker has already
-logged once; if everything fails the conversation goes on without memory.
+The global context, the person's preferences, the thread's summary and how to welcome the
+person back are read at the same time. When the budget runs out, whatever has arrived is
+used and the rest is cancelled, and every read is bounded by the same budget inside the
+store too (its retries included). A missing scope is normal (first-time user, new
+thread); a failing one is a warning — except while the store is known to be down, which
+its breaker has already logged once; if everything fails the conversation goes on
+without memory.
 """
 
 from __future__ import annotations
@@ -18,7 +19,12 @@ from enum import StrEnum
 from app.memory.breaker import StoreOffline
 from app.memory.deadline import storage_deadline
 from app.memory.formatting import MemorySections
-from app.memory.paths import global_context_key, session_context_key, user_preferences_key
+from app.memory.paths import (
+    global_context_key,
+    session_context_key,
+    user_preferences_key,
+    user_welcome_key,
+)
 from app.memory.store import MemoryStore
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -30,6 +36,9 @@ class Scope(StrEnum):
     GLOBAL = "global"
     USER = "user"
     SESSION = "session"
+    # How to greet the person back (app/memory/welcome.py): read with the rest, for the
+    # greeting only, never put in Claude's prompt.
+    WELCOME = "welcome"
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,7 @@ async def load_memories(
         Scope.GLOBAL: global_context_key(),
         Scope.USER: user_preferences_key(user_id),
         Scope.SESSION: session_context_key(thread_ts),
+        Scope.WELCOME: user_welcome_key(user_id),
     }
     with tracing.observe(
         "tool.memory.load", input={"scopes": [s.value for s in keys], "budget_s": budget_s}

@@ -35,11 +35,13 @@ from app.memory.session_index import (
     record_session,
 )
 from app.memory.store import MemoryStore, update
+from app.memory.welcome import Welcome, save_welcome
 
 # Below this many characters of conversation a thread has nothing worth summarising.
 MIN_CONVERSATION_CHARS = 100
 MAX_TITLE_CHARS = 80
 MAX_SUMMARY_CHARS = 2_000
+MAX_WELCOME_CHARS = 200
 # What the summarizer is shown when there is no previous summary: the newest part.
 MAX_TRANSCRIPT_CHARS = 12_000
 # How much of one message the deterministic fallback quotes.
@@ -62,10 +64,13 @@ class Utterance(Protocol):
 
 @dataclass(frozen=True)
 class SummaryDraft:
-    """What a summarizer produces: a title and the summary text."""
+    """What a summarizer produces: a title and the summary text, and (from a model) how to
+    welcome the person back to this conversation next time, in their language."""
 
     title: str
     body: str
+    welcome: str | None = None  # one sentence greeting them back to the topic
+    next_step: str | None = None  # a short suggestion to continue, for a prompt button
 
 
 @dataclass(frozen=True)
@@ -262,6 +267,12 @@ async def update_session_summary(
     entry = SessionEntry(thread_ts, title, moment)
     if indexed is None or not indexed.covers(user_id, entry):
         await record_session(store, user_id, entry)
+        # With the index entry (a thread's first turn of the day, or a new title): how to
+        # greet the person next time, read at thread start beside their preferences.
+        welcome = Welcome(
+            thread_ts, entry.title, moment, greeting=draft.welcome, next_step=draft.next_step
+        )
+        await save_welcome(store, user_id, welcome)
         if indexed is not None:
             indexed.remember(user_id, entry)
     return SummaryOutcome(
@@ -279,4 +290,9 @@ def _bounded(draft: SummaryDraft, *, default_title: str) -> SummaryDraft:
         raise ValueError("the summary is empty")
     if len(body) > MAX_SUMMARY_CHARS:
         body = body[: MAX_SUMMARY_CHARS - 1].rstrip() + "…"
-    return SummaryDraft(title=_one_line(draft.title, MAX_TITLE_CHARS) or default_title, body=body)
+    return SummaryDraft(
+        title=_one_line(draft.title, MAX_TITLE_CHARS) or default_title,
+        body=body,
+        welcome=_one_line(draft.welcome, MAX_WELCOME_CHARS) if draft.welcome else None,
+        next_step=_one_line(draft.next_step, MAX_TITLE_CHARS) if draft.next_step else None,
+    )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+
+from app.memory.welcome import Welcome
 
 GENERIC_GREETING = (
     "Hi, I'm Orion. I remember what matters to you across conversations, "
@@ -24,6 +27,25 @@ SUGGESTED_PROMPTS = [
 # Preference keys that name the person rather than describe a preference.
 _NAME_KEYS = ("name", "preferred_name", "call_me")
 MAX_PREFERENCES_MENTIONED = 2
+
+
+@dataclass(frozen=True)
+class Greeting:
+    text: str
+    prompts: list[dict[str, str]]
+
+
+def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Greeting:
+    """What a thread opens with. A person Orion knows is welcomed back to what they worked
+    on last (in their language: the words were prepared at turn end, see
+    app/memory/welcome.py) or, failing that, with their preferences; the first prompt offers
+    to continue that topic. A first-time person gets the plain welcome. `welcome` must be
+    fresh (within the retention window): nothing stale is mentioned."""
+    text = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
+    if welcome is None:
+        return Greeting(text, SUGGESTED_PROMPTS)
+    follow_up = welcome.next_step or f"Continue: {welcome.topic}"
+    return Greeting(text, [{"title": follow_up, "message": follow_up}, *SUGGESTED_PROMPTS[:2]])
 
 
 def greeting_for(preferences_json: str | None) -> str:

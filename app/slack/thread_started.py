@@ -10,6 +10,7 @@ later message can use it without reloading). Nothing here waits for the Claude c
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt.context.save_thread_context.async_save_thread_context import (
@@ -25,11 +26,13 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from app.memory.deadline import storage_deadline
 from app.memory.loader import Scope
+from app.memory.restore import RestoredMemory
+from app.memory.welcome import parse_welcome
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.event_scope import handling
-from app.slack.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS, greeting_for
+from app.slack.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS, Greeting, thread_greeting
 from app.slack.status import show_status
 from app.slack.thread_memory import keep_with_thread, restore_for
 
@@ -78,14 +81,22 @@ def register(
             if retried:
                 await show_status(set_status, RESTORING_STATUS)
             restored = await restoring
-            greeting = GENERIC_GREETING
-            if restored is not None:
-                greeting = greeting_for(restored.loaded.contents.get(Scope.USER))
+            greeting = _greeting(restored, provider.settings.memory_session_retention_days)
             try:
-                await say(greeting)
-                await set_suggested_prompts(prompts=SUGGESTED_PROMPTS)
+                await say(greeting.text)
+                await set_suggested_prompts(prompts=greeting.prompts)
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
                 return
             if restored is not None:
                 await keep_with_thread(save_thread_context, thread.get("context") or {}, restored)
+
+
+def _greeting(restored: RestoredMemory | None, retention_days: int) -> Greeting:
+    if restored is None:
+        return Greeting(GENERIC_GREETING, SUGGESTED_PROMPTS)
+    contents = restored.loaded.contents
+    welcome = parse_welcome(contents.get(Scope.WELCOME))
+    if welcome is not None and not welcome.fresh(datetime.now(UTC), retention_days):
+        welcome = None
+    return thread_greeting(contents.get(Scope.USER), welcome)

@@ -333,10 +333,15 @@ def test_memory_load_and_injection_are_traced(
     [started] = _of_thread(spans, "slack.thread_started", thread_ts)
     [load] = _in_trace(spans, "tool.memory.load", started)
     attributes = spans.attributes(load)
-    assert attributes["langfuse.observation.input"]["scopes"] == ["global", "user", "session"]
+    assert attributes["langfuse.observation.input"]["scopes"] == [
+        "global",
+        "user",
+        "session",
+        "welcome",
+    ]
     outcome = attributes["langfuse.observation.output"]
     assert sorted(outcome["found"]) == ["global", "user"]
-    assert outcome["missing"] == ["session"]
+    assert outcome["missing"] == ["session", "welcome"]
     assert outcome["failed"] == [] and outcome["timed_out"] == []
 
     # The turn used the memory saved with the thread: injected, not loaded again.

@@ -131,6 +131,17 @@ def test_the_model_reply_is_split_into_title_and_summary() -> None:
         parse_draft("# Only a title")
 
 
+def test_the_welcome_lines_come_off_the_end_of_the_summary() -> None:
+    reply = "# Q3 bill\nSpot instances.\nWelcome: Bon retour !\nNext: Reprendre le budget"
+
+    assert parse_draft(reply) == SummaryDraft(
+        "Q3 bill", "Spot instances.", welcome="Bon retour !", next_step="Reprendre le budget"
+    )
+    assert parse_draft("# T\nBody.\nWelcome: Hi again.").next_step is None
+    with pytest.raises(ValueError):
+        parse_draft("# T\nWelcome: no summary at all")
+
+
 def test_the_prompt_carries_the_previous_summary_and_the_new_messages() -> None:
     prompt = summary_prompt(SessionSummary("Q3 bill", "Spot."), [FOLLOW_UP, DRAFT])
     assert "<previous_summary>\n# Q3 bill\nSpot.\n</previous_summary>" in prompt
