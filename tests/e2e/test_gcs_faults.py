@@ -171,7 +171,7 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     # Retried within the budget, then given up (or cut off by the budget: whichever first).
     [load] = orion.logged("tool.memory.load.failed") + orion.logged("tool.memory.load.timeout")
     assert load["severity"] == "WARNING"
-    assert sorted(load["failed"] + load["timed_out"]) == ["global", "session", "user"]
+    assert sorted(load["failed"] + load["timed_out"]) == ["global", "session", "user", "welcome"]
     assert load["found"] == [] and load["thread_ts"] == thread_ts
     assert not orion.logged("slack.thread_started.failed")
     # Only downloads failed: the claim was written meanwhile, so the store is not "down".
