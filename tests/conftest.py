@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from app.observability import tracing
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
+from tests.fakes.langfuse_api import FakeLangfuse
 from tests.span_log import SpanLog
 
 
@@ -49,27 +50,32 @@ def gcs_proxy(
 
 
 @pytest.fixture(scope="session")
-def _langfuse_capture() -> tuple[Langfuse, InMemorySpanExporter]:
-    """One offline Langfuse client (it is a singleton per public key) exporting to memory."""
+def fake_langfuse() -> Iterator[FakeLangfuse]:
+    with FakeLangfuse() as fake:
+        yield fake
+
+
+@pytest.fixture
+def spans(fake_langfuse: FakeLangfuse) -> Iterator[SpanLog]:
+    """Turn tracing on for one test; yields the spans (and scores) Orion exported.
+
+    A client of its own per test (Langfuse keeps one per public key): Orion shuts its
+    tracing client down when it stops, as in production, and a shared one would drop the
+    next test's scores.
+    """
     exporter = InMemorySpanExporter()
     client = Langfuse(
-        public_key="pk-lf-test",
+        public_key=f"pk-lf-test-{uuid.uuid4().hex[:8]}",
         secret_key="sk-lf-test",
-        base_url="http://127.0.0.1:9",
+        base_url=fake_langfuse.url,
         tracer_provider=TracerProvider(),
         span_exporter=exporter,
         mask=tracing.mask_secrets,  # as in production
     )
-    return client, exporter
-
-
-@pytest.fixture
-def spans(_langfuse_capture: tuple[Langfuse, InMemorySpanExporter]) -> Iterator[SpanLog]:
-    """Turn tracing on for one test; yields the spans Orion exported."""
-    client, exporter = _langfuse_capture
-    exporter.clear()
+    fake_langfuse.clear()
     tracing.set_client(client)
     try:
-        yield SpanLog(client, exporter)
+        yield SpanLog(client, exporter, fake_langfuse)
     finally:
         tracing.set_client(None)
+        client.shutdown()

@@ -10,11 +10,22 @@ from langfuse import Langfuse
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from tests.fakes.langfuse_api import FakeLangfuse
+
 
 class SpanLog:
-    def __init__(self, client: Langfuse, exporter: InMemorySpanExporter) -> None:
+    def __init__(
+        self, client: Langfuse, exporter: InMemorySpanExporter, scores: FakeLangfuse | None = None
+    ) -> None:
         self._client = client
         self._exporter = exporter
+        self._scores = scores
+
+    def scores(self) -> list[dict[str, Any]]:
+        """The scores Orion sent to Langfuse's API (by id: a repeat replaces the first)."""
+        assert self._scores is not None, "this client sends its scores nowhere"
+        self._client.flush()
+        return self._scores.scores()
 
     def all(self) -> list[ReadableSpan]:
         self._client.flush()

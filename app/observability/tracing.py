@@ -97,6 +97,27 @@ def event(name: str, **fields: Any) -> None:
         _client.create_event(name=name, **fields)
 
 
+def current_trace_id() -> str | None:
+    """The trace of the event being handled (None when tracing is off): carried with an
+    answer so that feedback on it can be scored on the very trace that produced it."""
+    return _client.get_current_trace_id() if _client is not None else None
+
+
+def score(
+    name: str, value: float, *, trace_id: str, score_id: str, comment: str | None = None
+) -> None:
+    """A BOOLEAN score on a trace; sending the same `score_id` again replaces it."""
+    if _client is not None:
+        _client.create_score(
+            name=name,
+            value=value,
+            trace_id=trace_id,
+            score_id=score_id,
+            data_type="BOOLEAN",
+            comment=comment,
+        )
+
+
 def flush() -> None:
     """Send buffered spans; called at the end of each handled event and at shutdown."""
     if _client is not None:

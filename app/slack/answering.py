@@ -21,12 +21,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.agent.errors import friendly_error
 from app.agent.request import TurnRequest
 from app.memory.deadline import current_deadline, seconds_until, storage_deadline
+from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.background import run_in_background
 from app.slack.dedupe import EventDeduplicator
 from app.slack.presence import Presence
-from app.slack.reply_stream import SlackReplyStream, feedback_blocks
+from app.slack.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
 from app.slack.running_turns import RunningTurns
 from app.slack.thread_history import ThreadReader
 
@@ -139,7 +140,10 @@ class Answerer:
 
         async def respond() -> str:
             result = await agent.answer(turn, reply)
-            await reply.finish(blocks=feedback_blocks())
+            # The answer carries its trace, so feedback on it scores that very trace.
+            await reply.finish(
+                blocks=feedback_blocks(), metadata=answer_metadata(tracing.current_trace_id())
+            )
             return result.text
 
         work = asyncio.ensure_future(respond())

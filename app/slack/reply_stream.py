@@ -25,6 +25,17 @@ MAX_MARKDOWN_CHARS = 12_000
 FEEDBACK_ACTION_ID = "feedback"
 
 
+# Message metadata on Orion's answers: which trace produced the answer, for its feedback.
+ANSWER_METADATA_TYPE = "orion_answer"
+
+
+def answer_metadata(trace_id: str | None) -> dict[str, Any] | None:
+    """Slack message metadata naming the answer's trace (None when tracing is off)."""
+    if trace_id is None:
+        return None
+    return {"event_type": ANSWER_METADATA_TYPE, "event_payload": {"trace_id": trace_id}}
+
+
 def feedback_blocks() -> list[dict[str, Any]]:
     """Thumbs up/down under the final answer (handled by app/slack/feedback.py)."""
     return [
@@ -101,7 +112,12 @@ class SlackReplyStream:
     async def show_progress(self, status: str) -> None:
         await self._presence.progress(status)
 
-    async def finish(self, *, blocks: list[dict[str, Any]] | None = None) -> None:
+    async def finish(
+        self,
+        *,
+        blocks: list[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
         """Close the stream with the final blocks, or write the collected answer.
 
         An answer shorter than the stream's buffer has not reached Slack yet: it is posted
@@ -113,11 +129,11 @@ class SlackReplyStream:
         self._finished = True
         if not self._expired and self._stream is not None and self._stream.ts is not None:
             try:
-                await self._stream.stop(blocks=blocks)
+                await self._stream.stop(blocks=blocks, metadata=metadata)
                 return
             except SlackApiError as exc:
                 self._on_stream_error(exc)
-        await self._write_whole_answer(blocks)
+        await self._write_whole_answer(blocks, metadata)
 
     async def fail(self, apology: str) -> None:
         """End the turn with an apology, keeping whatever was already shown."""
@@ -141,16 +157,26 @@ class SlackReplyStream:
         log.info("slack.stream_expired")
         self._expired = True
 
-    async def _write_whole_answer(self, blocks: list[dict[str, Any]] | None) -> None:
+    async def _write_whole_answer(
+        self, blocks: list[dict[str, Any]] | None, metadata: dict[str, Any] | None = None
+    ) -> None:
         text = self.text[:MAX_MARKDOWN_CHARS] or " "
         markdown_block = {"type": "markdown", "text": text}
         all_blocks = [markdown_block, *(blocks or [])]
         streamed_ts = self._stream.ts if self._stream is not None else None
         if streamed_ts:
             await self._client.chat_update(
-                channel=self._channel, ts=streamed_ts, text=text, blocks=all_blocks
+                channel=self._channel,
+                ts=streamed_ts,
+                text=text,
+                blocks=all_blocks,
+                metadata=metadata,
             )
         else:
             await self._client.chat_postMessage(
-                channel=self._channel, thread_ts=self._thread_ts, text=text, blocks=all_blocks
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                text=text,
+                blocks=all_blocks,
+                metadata=metadata,
             )

@@ -38,3 +38,36 @@ def test_a_turn_is_traced_with_user_thread_and_generation(
     assert "Traced answer." in str(attributes["langfuse.observation.output"])
     usage = attributes["langfuse.observation.usage_details"]
     assert usage["input"] > 0 and usage["output"] > 0
+
+
+def test_feedback_is_one_score_on_the_rated_answers_trace(
+    spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = slack.new_ts()
+    claude.reply("An answer worth rating.")
+    ts = slack.add_user_message(CHANNEL, thread_ts, USER, "rate me")
+    orion.post_event(events.user_message_in_thread(USER, CHANNEL, thread_ts, "rate me", ts=ts))
+    [answer] = slack.wait_for(
+        lambda: [m for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming],
+        what="the answer",
+    )
+    slack.wait_for(lambda: spans.named("slack.user_message"), what="the answer's trace")
+    [root] = spans.named("slack.user_message")
+    answer_trace = format(root.context.trace_id, "032x")
+
+    def click(value: str) -> None:
+        payload = events.block_actions(
+            USER, CHANNEL, answer.ts, "feedback", value, thread_ts=thread_ts
+        )
+        assert orion.post_form(events.form_body(payload)).status_code == 200
+
+    for value in ("bad", "bad"):  # a double click
+        click(value)
+    slack.wait_for(lambda: len(orion.logged("slack.feedback.done")) == 2, what="both clicks")
+    [score] = spans.scores()
+    assert (score["traceId"], score["name"], score["value"]) == (answer_trace, "user_feedback", 0)
+
+    click("good")  # a change of mind
+    slack.wait_for(lambda: len(orion.logged("slack.feedback.done")) == 3, what="the third")
+    [score] = spans.scores()
+    assert score["traceId"] == answer_trace and score["value"] == 1
