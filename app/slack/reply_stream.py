@@ -1,20 +1,25 @@
 """Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens.
 
 Uses Slack's chat streaming (`chat.startStream` / `appendStream` / `stopStream`) once an
-answer outgrows the stream's buffer; a shorter one is posted whole. A stream
-expires after about five minutes (`message_not_in_streaming_state`); from then on the
-answer is collected and written with `chat.update`, so the full text still ends up visible.
+answer outgrows the stream's buffer; a shorter one is posted whole. When streaming is
+unavailable or breaks midway (a stream expires after about five minutes with
+`message_not_in_streaming_state`; Slack may fail a call), the answer is collected and
+written whole at the end: the streamed message is rewritten with `chat.update` to the
+answer's first part and the rest follows in new messages, so everything is shown once.
+An answer longer than one message is split at Markdown block boundaries (answer_parts.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
+from app.slack.answer_parts import rest_of, split_markdown
 from app.slack.presence import Presence
 
 log = get_logger(__name__)
@@ -23,6 +28,10 @@ log = get_logger(__name__)
 STREAM_BUFFER_CHARS = 400
 MAX_MARKDOWN_CHARS = 12_000
 FEEDBACK_ACTION_ID = "feedback"
+
+# What can break a stream: Slack refusing a call (after the client's retries), or not
+# answering at all.
+STREAM_FAILURES = (SlackApiError, SlackClientError, aiohttp.ClientError, TimeoutError)
 
 
 # Message metadata on Orion's answers: which trace produced the answer, for its feedback.
@@ -83,7 +92,9 @@ class SlackReplyStream:
         self._stream: AsyncChatStream | None = None
         self._text: list[str] = []
         self._chars = 0
-        self._expired = False
+        self._shown = 0  # characters Slack has confirmed showing in the stream
+        self._broken = False  # streaming is unavailable or failed: the end writes it all
+        self._expired = False  # Slack ended the stream itself (it is no longer streaming)
         self._finished = False
 
     @property
@@ -95,18 +106,22 @@ class SlackReplyStream:
             return
         self._text.append(markdown)
         self._chars += len(markdown)
-        if self._expired:
+        if self._broken:
             return
         try:
             if self._stream is not None:
-                await self._stream.append(markdown_text=markdown)
+                flushed = await self._stream.append(markdown_text=markdown)
             elif self._chars >= STREAM_BUFFER_CHARS:
                 # Outgrew one buffer: open the stream with everything held so far.
                 self._stream = await self._open()
-                await self._stream.append(markdown_text=self.text)
-            # Else held here: Claude streams a few characters per delta, and the SDK's
-            # stream would spend CPU on each (a debug line) only to buffer it likewise.
-        except SlackApiError as exc:
+                flushed = await self._stream.append(markdown_text=self.text)
+            else:
+                # Held here: Claude streams a few characters per delta, and the SDK's
+                # stream would spend CPU on each (a debug line) only to buffer it likewise.
+                return
+            if flushed is not None:  # the SDK sent everything appended so far
+                self._shown = self._chars
+        except STREAM_FAILURES as exc:
             self._on_stream_error(exc)
 
     async def show_progress(self, status: str) -> None:
@@ -127,13 +142,13 @@ class SlackReplyStream:
         if self._finished:
             return
         self._finished = True
-        if not self._expired and self._stream is not None and self._stream.ts is not None:
+        if not self._broken and self._stream is not None and self._stream.ts is not None:
             try:
                 await self._stream.stop(blocks=blocks, metadata=metadata)
                 return
-            except SlackApiError as exc:
+            except STREAM_FAILURES as exc:
                 self._on_stream_error(exc)
-        await self._write_whole_answer(blocks, metadata)
+        await self._write_whole_answer(blocks or [], metadata)
 
     async def fail(self, apology: str) -> None:
         """End the turn with an apology, keeping whatever was already shown."""
@@ -150,33 +165,69 @@ class SlackReplyStream:
             recipient_team_id=self._team_id,
         )
 
-    def _on_stream_error(self, exc: SlackApiError) -> None:
-        error = exc.response.get("error")
-        if error != "message_not_in_streaming_state":
-            raise exc
-        log.info("slack.stream_expired")
-        self._expired = True
+    def _on_stream_error(self, exc: Exception) -> None:
+        """From now on collect the answer; `finish` writes it."""
+        self._broken = True
+        error = exc.response.get("error") if isinstance(exc, SlackApiError) else None
+        if error == "message_not_in_streaming_state":
+            self._expired = True
+            log.info("slack.stream_expired", shown_chars=self._shown)
+        else:
+            log.warning(
+                "slack.stream_failed",
+                error=error or type(exc).__name__,
+                shown_chars=self._shown,
+                exc_info=exc,
+            )
+
+    async def _end_stream(self, ts: str) -> None:
+        """Take a broken stream out of its streaming state, else Slack shows it as still
+        being written until it expires."""
+        try:
+            await self._client.chat_stopStream(channel=self._channel, ts=ts)
+        except STREAM_FAILURES as exc:
+            # Still failing: the chat.update that follows is what the person needs.
+            log.warning("slack.stream_stop_failed", error=type(exc).__name__, exc_info=exc)
 
     async def _write_whole_answer(
-        self, blocks: list[dict[str, Any]] | None, metadata: dict[str, Any] | None = None
+        self, blocks: list[dict[str, Any]], metadata: dict[str, Any] | None
     ) -> None:
-        text = self.text[:MAX_MARKDOWN_CHARS] or " "
-        markdown_block = {"type": "markdown", "text": text}
-        all_blocks = [markdown_block, *(blocks or [])]
+        """The answer in as many messages as it needs, blocks and metadata on the last.
+
+        A broken stream's message is rewritten to the first part; if Slack refuses that
+        too, it keeps what it shows and only the rest is posted after it.
+        """
+        parts = split_markdown(self.text or " ", MAX_MARKDOWN_CHARS)
         streamed_ts = self._stream.ts if self._stream is not None else None
         if streamed_ts:
-            await self._client.chat_update(
-                channel=self._channel,
-                ts=streamed_ts,
-                text=text,
-                blocks=all_blocks,
-                metadata=metadata,
-            )
-        else:
+            if not self._expired:
+                await self._end_stream(streamed_ts)
+            try:
+                await self._client.chat_update(
+                    channel=self._channel,
+                    ts=streamed_ts,
+                    text=parts[0],
+                    **_content(parts[0], blocks, metadata, last=len(parts) == 1),
+                )
+                parts = parts[1:]
+            except STREAM_FAILURES as exc:
+                log.warning("slack.stream_rewrite_failed", error=type(exc).__name__, exc_info=exc)
+                rest = rest_of(self.text, self._shown)
+                parts = split_markdown(rest, MAX_MARKDOWN_CHARS) if rest.strip() else []
+        for number, part in enumerate(parts, start=1):
             await self._client.chat_postMessage(
                 channel=self._channel,
                 thread_ts=self._thread_ts,
-                text=text,
-                blocks=all_blocks,
-                metadata=metadata,
+                text=part,
+                **_content(part, blocks, metadata, last=number == len(parts)),
             )
+
+
+def _content(
+    part: str, blocks: list[dict[str, Any]], metadata: dict[str, Any] | None, *, last: bool
+) -> dict[str, Any]:
+    """One message of an answer; the feedback blocks and the metadata go on the last only."""
+    markdown = {"type": "markdown", "text": part}
+    if not last:
+        return {"blocks": [markdown]}
+    return {"blocks": [markdown, *blocks], "metadata": metadata}

@@ -162,11 +162,18 @@ def message_start(request: dict[str, Any], content: list[dict[str, Any]]) -> lis
     return [_event("message_start", message=message), _event("ping")]
 
 
+# A long text arrives in deltas of about this size, as a model's would (a few tokens each,
+# batched by the network), not in a handful of huge ones.
+MAX_DELTA_CHARS = 500
+
+
 def split_text(value: str, pieces: int = 4) -> list[str]:
-    """Split on word boundaries into about `pieces` deltas, like a model emitting tokens."""
+    """Split on word boundaries into about `pieces` deltas (more for a long text), like a
+    model emitting tokens."""
     words = value.split(" ")
     if len(words) <= 1 or not value:
         return [value] if value else []
+    pieces = max(pieces, len(value) // MAX_DELTA_CHARS)
     size = max(1, -(-len(words) // pieces))
     parts = [" ".join(words[i : i + size]) for i in range(0, len(words), size)]
     return [p + (" " if i < len(parts) - 1 else "") for i, p in enumerate(parts)]

@@ -39,7 +39,8 @@ from tests.fakes.socket_mode import FakeSocketModeServer
 T = TypeVar("T")
 
 # Documented limits the app must respect (DESIGN.md §4); exceeding them is an app bug.
-MARKDOWN_TEXT_LIMIT = 12_000
+MARKDOWN_TEXT_LIMIT = 12_000  # per call; and for all markdown blocks of one message together
+TEXT_LIMIT = 40_000  # a message's `text`
 LOADING_MESSAGES_LIMIT = 10
 SESSION_TITLE_LIMIT = 200
 
@@ -100,6 +101,7 @@ class FakeSlack(HttpFake):
         self._calls: list[Call] = []
         self._injections: list[_Injection] = []
         self._response_urls = itertools.count(1)
+        self._stream_break: tuple[int, str] | None = None
         self.socket_mode: FakeSocketModeServer | None = None
         self._owns_socket_mode = False
         if socket_mode is True:
@@ -226,6 +228,7 @@ class FakeSlack(HttpFake):
         with self._lock:
             self._injections.clear()
             self._calls.clear()
+            self._stream_break = None
             self.workspace = Workspace()
 
     def _take_injection(self, method: str) -> _Injection | None:
@@ -239,6 +242,12 @@ class FakeSlack(HttpFake):
                         self._injections.remove(injection)
                 return injection
         return None
+
+    def break_streams_after(self, chars: int, error: str = "internal_error") -> None:
+        """Fail every chat.appendStream to a stream that already shows `chars` characters
+        with `error` (the text so far stays visible; stopping the stream still works)."""
+        with self._lock:
+            self._stream_break = (chars, error)
 
     def expire_streams(self) -> None:
         """End the streaming state of every open stream, as Slack does after a few minutes:
@@ -377,6 +386,7 @@ class FakeSlack(HttpFake):
         channel = _required(args, "channel")
         markdown = args.get("markdown_text")
         _check_markdown(markdown)
+        _check_message(args)
         text = markdown if markdown is not None else args.get("text") or ""
         blocks = args.get("blocks") or []
         if not text and not blocks and not args.get("attachments"):
@@ -407,6 +417,7 @@ class FakeSlack(HttpFake):
         message = self._own_message(args)
         markdown = args.get("markdown_text")
         _check_markdown(markdown)
+        _check_message(args)
         if markdown is not None:
             message.text = markdown
         elif "text" in args:
@@ -450,6 +461,10 @@ class FakeSlack(HttpFake):
 
     def _append_stream(self, args: dict[str, Any]) -> dict[str, Any]:
         message = self._streaming_message(args)
+        with self._lock:
+            stream_break = self._stream_break
+        if stream_break is not None and len(message.text) >= stream_break[0]:
+            raise SlackError(stream_break[1])
         text, chunks = _stream_text(args)
         message.text += text
         message.chunks.extend(chunks)
@@ -613,6 +628,16 @@ def _required(args: dict[str, Any], name: str) -> Any:
 def _check_markdown(text: str | None) -> None:
     if text is not None and len(text) > MARKDOWN_TEXT_LIMIT:
         raise SlackError("msg_too_long")
+
+
+def _check_message(args: dict[str, Any]) -> None:
+    """Slack's limits on one message: `text`, and all its markdown blocks together."""
+    if len(args.get("text") or "") > TEXT_LIMIT:
+        raise SlackError("msg_too_long")
+    blocks = args.get("blocks") or []
+    markdown = sum(len(b.get("text") or "") for b in blocks if b.get("type") == "markdown")
+    if markdown > MARKDOWN_TEXT_LIMIT:
+        raise SlackError("invalid_blocks")
 
 
 def _stream_text(args: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
