@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(settings: Settings, mode: RunMode) -> None:
-    from app.heap import collect_young_objects_less_often, freeze_long_lived_objects
+    from app.runtime.heap import collect_young_objects_less_often, freeze_long_lived_objects
     from app.services import ServiceProvider
 
     collect_young_objects_less_often()

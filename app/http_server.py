@@ -2,8 +2,8 @@
 
 The server listens before Bolt is imported: Bolt (and then the heavy clients) load in
 the background and `/healthz` answers at once. Events and clicks are acknowledged as soon
-as their signature checks out and handed to Bolt in the background (app/early_ack.py)
-once the acknowledgements around them are done (app/ack_first.py), so neither a cold
+as their signature checks out and handed to Bolt in the background (app/runtime/early_ack.py)
+once the acknowledgements around them are done (app/runtime/ack_first.py), so neither a cold
 start nor a burst of events delays an acknowledgement.
 """
 
@@ -19,10 +19,10 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from app.ack_first import AckFirst
 from app.config import RunMode, Settings
-from app.early_ack import EarlyAck
 from app.observability.logging import get_logger
+from app.runtime.ack_first import AckFirst
+from app.runtime.early_ack import EarlyAck
 from app.services import ServiceProvider
 from app.shutdown import drain
 from app.slack.background import run_in_background

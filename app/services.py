@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
     from app.agent.turn import Agent
-    from app.memory.store import MemoryStore
+    from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
 
@@ -38,8 +38,8 @@ class Storage:
 
     # Orion's own records (thread contexts, event claims) live in `store` always; memory
     # reads and writes go through `memory_store`, which is None when memory is switched off.
-    store: MemoryStore
-    memory_store: MemoryStore | None
+    store: ObjectStore
+    memory_store: ObjectStore | None
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,9 @@ ClaudeFactory = Callable[[Settings], "AsyncAnthropic"]
 
 def build_storage(settings: Settings) -> Storage:
     """Cheap: the store connects (imports its client library) in `Store.connect()`."""
-    from app.memory.factory import open_memory_store
+    from app.storage.factory import open_object_store
 
-    store = open_memory_store(settings.gcs_memories_bucket, settings.memory_dir)
+    store = open_object_store(settings.gcs_memories_bucket, settings.memory_dir)
     return Storage(store=store, memory_store=store if settings.memory_enabled else None)
 
 

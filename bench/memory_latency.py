@@ -15,9 +15,9 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
-from app.memory.gcs_store import GcsMemoryStore
-from app.memory.paths import MemoryScope
-from app.memory.tool import ScopedMemoryTool
+from app.memory.scopes import MemoryScope
+from app.memory.tool.scoped_tool import ScopedMemoryTool
+from app.storage.gcs import GcsObjectStore
 from bench.environment import benchmark_environment
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.fakes.gcs import GcsEmulator
@@ -35,7 +35,7 @@ async def _timed(calls: list[Callable[[], Awaitable[object]]]) -> list[float]:
 
 
 async def _measure(bucket: str, count: int) -> list[tuple[str, str]]:
-    store = GcsMemoryStore(bucket)
+    store = GcsObjectStore(bucket)
     started = time.perf_counter()
     await store.connect()  # imports google-cloud-storage and builds the client
     connect_ms = round((time.perf_counter() - started) * 1000, 1)

@@ -16,6 +16,9 @@ from tests.fakes.gcs import GcsEmulator
 from tests.fakes.langfuse_api import FakeLangfuse
 from tests.span_log import SpanLog
 
+# The `backend` and `store` fixtures: every store test runs on both backends.
+pytest_plugins = ["tests.backends"]
+
 
 @pytest.fixture(scope="session")
 def gcs_emulator() -> Iterator[GcsEmulator]:

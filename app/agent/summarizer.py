@@ -2,7 +2,7 @@
 
 Runs after the reply is already in Slack, so it uses a small model, one non-streaming
 request, a short timeout and no retries: a slow or failing call just means the
-deterministic fallback (app/memory/session_summary.py) is written instead.
+deterministic fallback (app/learning/session_summary.py) is written instead.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app.memory.session_summary import SessionSummary, SummaryDraft, Utterance
+from app.learning.session_summary import SessionSummary, SummaryDraft, Utterance
 from app.observability import tracing
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ Next: <the suggestion>"""
 
 
 class ClaudeSummarizer:
-    """A `Summarize` function (see app.memory.session_summary) backed by Claude."""
+    """A `Summarize` function (see app.learning.session_summary) backed by Claude."""
 
     def __init__(self, claude: AsyncAnthropic, *, model: str, timeout_s: float) -> None:
         self._claude = claude.with_options(max_retries=0, timeout=timeout_s)

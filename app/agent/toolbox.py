@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from app.agent.tool_registry import ToolRegistry
-from app.memory.paths import MemoryScope
-from app.memory.recall import RecallTool
-from app.memory.store import MemoryStore
-from app.memory.tool import ScopedMemoryTool
+from app.learning.recall import RecallTool
+from app.memory.scopes import MemoryScope
+from app.memory.tool.scoped_tool import ScopedMemoryTool
+from app.storage.store import ObjectStore
 
 
-def tools_for_turn(*, store: MemoryStore | None, scope: MemoryScope) -> ToolRegistry:
+def tools_for_turn(*, store: ObjectStore | None, scope: MemoryScope) -> ToolRegistry:
     """Memory tools only when memory is enabled (a store is given).
 
     Both are bound to `scope`: whose memories they reach comes from the turn, never from

@@ -26,17 +26,17 @@ from app.agent.reply_sink import ReplySink
 from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
 from app.agent.toolbox import tools_for_turn
-from app.memory.deadline import seconds_until
+from app.learning.preferences import detect_preferences, save_preferences
+from app.learning.session_index import IndexedToday
+from app.learning.session_summary import SummaryOutcome, update_session_summary
 from app.memory.formatting import estimate_tokens
-from app.memory.guide import memory_tool_guide
-from app.memory.paths import MemoryScope
-from app.memory.preferences import detect_preferences, save_preferences
 from app.memory.restore import restore_memory
-from app.memory.session_index import IndexedToday
-from app.memory.session_summary import SummaryOutcome, update_session_summary
-from app.memory.store import MemoryStore
+from app.memory.scopes import MemoryScope
+from app.memory.tool.guide import memory_tool_guide
 from app.observability import tracing
 from app.observability.logging import get_logger
+from app.storage.deadline import seconds_until
+from app.storage.store import ObjectStore
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -63,7 +63,7 @@ class Agent:
         *,
         claude: AsyncAnthropic,
         model: str,
-        store: MemoryStore | None,
+        store: ObjectStore | None,
         memory: MemorySettings,
     ) -> None:
         self._claude = claude
@@ -126,7 +126,7 @@ class Agent:
         return context or None
 
     async def _memory_context(
-        self, store: MemoryStore, turn: TurnRequest
+        self, store: ObjectStore, turn: TurnRequest
     ) -> tuple[str | None, str]:
         if turn.memory_context is not None:
             return turn.memory_context, "thread_context"
@@ -201,7 +201,7 @@ class Agent:
             span.update(output={"ok": True, **fields})
 
     async def _write_summary(
-        self, store: MemoryStore, turn: TurnRequest, answer: str
+        self, store: ObjectStore, turn: TurnRequest, answer: str
     ) -> SummaryOutcome:
         with tracing.observe("memory.summary.write") as span:
             outcome = await update_session_summary(

@@ -16,18 +16,18 @@ import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from app.memory.breaker import StoreOffline
-from app.memory.deadline import storage_deadline
 from app.memory.formatting import MemorySections
-from app.memory.paths import (
+from app.memory.scopes import (
     global_context_key,
     session_context_key,
     user_preferences_key,
     user_welcome_key,
 )
-from app.memory.store import MemoryStore
 from app.observability import tracing
 from app.observability.logging import get_logger
+from app.storage.breaker import StoreOffline
+from app.storage.deadline import storage_deadline
+from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
 
@@ -36,7 +36,7 @@ class Scope(StrEnum):
     GLOBAL = "global"
     USER = "user"
     SESSION = "session"
-    # How to greet the person back (app/memory/welcome.py): read with the rest, for the
+    # How to greet the person back (app/learning/welcome.py): read with the rest, for the
     # greeting only, never put in Claude's prompt.
     WELCOME = "welcome"
 
@@ -59,7 +59,7 @@ class LoadedMemories:
 
 
 async def load_memories(
-    store: MemoryStore, *, user_id: str, thread_ts: str, budget_s: float
+    store: ObjectStore, *, user_id: str, thread_ts: str, budget_s: float
 ) -> LoadedMemories:
     keys = {
         Scope.GLOBAL: global_context_key(),

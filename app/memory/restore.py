@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from app.memory.formatting import format_memory_context
 from app.memory.loader import LoadedMemories, load_memories
-from app.memory.store import MemoryStore
+from app.storage.store import ObjectStore
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class RestoredMemory:
 
 
 async def restore_memory(
-    store: MemoryStore, *, user_id: str, thread_ts: str, budget_s: float, token_budget: int
+    store: ObjectStore, *, user_id: str, thread_ts: str, budget_s: float, token_budget: int
 ) -> RestoredMemory:
     loaded = await load_memories(store, user_id=user_id, thread_ts=thread_ts, budget_s=budget_s)
     return RestoredMemory(

@@ -20,7 +20,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
 from app.agent.request import TurnRequest
-from app.memory.deadline import current_deadline, seconds_until, storage_deadline
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
@@ -30,6 +29,7 @@ from app.slack.presence import Presence
 from app.slack.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
 from app.slack.running_turns import RunningTurns
 from app.slack.thread_history import ThreadReader
+from app.storage.deadline import current_deadline, seconds_until, storage_deadline
 
 log = get_logger(__name__)
 

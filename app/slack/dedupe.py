@@ -24,22 +24,33 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from app.memory.breaker import StoreOffline
-from app.memory.deadline import storage_deadline, time_left
-from app.memory.paths import event_claim_key
-from app.memory.store import CREATE_ONLY, PreconditionFailed
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
+from app.storage.breaker import StoreOffline
+from app.storage.deadline import storage_deadline, time_left
+from app.storage.store import CREATE_ONLY, PreconditionFailed
 
 if TYPE_CHECKING:
     from slack_bolt.request.async_request import AsyncBoltRequest
 
 log = get_logger(__name__)
+
+# Claims of handled Slack events (retry dedupe); outside every MemoryScope root.
+EVENTS_PREFIX = "events/"
+_EVENT_ID = re.compile(r"[A-Za-z0-9]{4,64}")
+
+
+def event_claim_key(event_id: str) -> str:
+    if not isinstance(event_id, str) or not _EVENT_ID.fullmatch(event_id):
+        raise ValueError(f"not a Slack event id: {event_id!r}")
+    return f"{EVENTS_PREFIX}{event_id}"
+
 
 RECENT_EVENTS_KEPT = 10_000
 # Answering beats waiting: if the store can't confirm a claim this fast, go ahead. A

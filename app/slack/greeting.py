@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from app.memory.welcome import Welcome
+from app.learning.welcome import Welcome
 
 GENERIC_GREETING = (
     "Hi, I'm Orion. I remember what matters to you across conversations, "
@@ -38,7 +38,7 @@ class Greeting:
 def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Greeting:
     """What a thread opens with. A person Orion knows is welcomed back to what they worked
     on last (in their language: the words were prepared at turn end, see
-    app/memory/welcome.py) or, failing that, with their preferences; the first prompt offers
+    app/learning/welcome.py) or, failing that, with their preferences; the first prompt offers
     to continue that topic. A first-time person gets the plain welcome. `welcome` must be
     fresh (within the retention window): nothing stale is mentioned."""
     text = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)

@@ -17,14 +17,14 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.memory.breaker import StoreOffline
-from app.memory.deadline import storage_deadline, time_left
-from app.memory.paths import user_preferences_key
+from app.memory.scopes import user_preferences_key
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.dedupe import EventDeduplicator
 from app.slack.event_scope import handling
 from app.slack.greeting import messages_tab_prompts
+from app.storage.breaker import StoreOffline
+from app.storage.deadline import storage_deadline, time_left
 
 log = get_logger(__name__)
 

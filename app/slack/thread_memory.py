@@ -7,11 +7,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from app.memory.breaker import StoreOffline
-from app.memory.deadline import time_left
 from app.memory.restore import RestoredMemory, restore_memory
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
+from app.storage.breaker import StoreOffline
+from app.storage.deadline import time_left
 
 log = get_logger(__name__)
 

@@ -24,10 +24,9 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from app.memory.deadline import storage_deadline
+from app.learning.welcome import parse_welcome
 from app.memory.loader import Scope
 from app.memory.restore import RestoredMemory
-from app.memory.welcome import parse_welcome
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.dedupe import EventDeduplicator, is_retried_delivery
@@ -35,6 +34,7 @@ from app.slack.event_scope import handling
 from app.slack.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS, Greeting, thread_greeting
 from app.slack.status import show_status
 from app.slack.thread_memory import keep_with_thread, restore_for
+from app.storage.deadline import storage_deadline
 
 log = get_logger(__name__)
 

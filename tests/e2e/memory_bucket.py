@@ -1,15 +1,15 @@
 """The test's bucket, read and written straight on the GCS emulator (never through Orion
 or a FaultyProxy).
 
-Keys come from `app.memory.paths`; the layout itself (DESIGN.md §2) is pinned by
-tests/memory/test_paths.py.
+Keys come from `app.memory.scopes`; the layout itself (DESIGN.md §2) is pinned by
+tests/memory/test_scopes.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.memory.paths import global_context_key
+from app.memory.scopes import global_context_key
 from tests.fakes._waiting import wait_until
 from tests.fakes.gcs import GcsEmulator
 

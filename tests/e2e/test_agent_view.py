@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from app.memory.paths import user_preferences_key
+from app.memory.scopes import user_preferences_key
 from app.slack.greeting import SUGGESTED_PROMPTS
 from tests.e2e.conversation import LONG_ANSWER, finished, main_requests, remembered
 from tests.e2e.memory_bucket import Bucket

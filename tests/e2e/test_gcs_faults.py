@@ -5,7 +5,7 @@ and Claude, and the GCS emulator behind a FaultyProxy that answers 503s or stall
 requests. Each case asserts what the person sees in the thread (never exception text or
 storage addresses), what Claude is sent, what the logs say, and what ends up in the bucket.
 
-GcsMemoryStore retries a failing call for about ten seconds before it gives up: the cases
+GcsObjectStore retries a failing call for about ten seconds before it gives up: the cases
 that must see it give up (the memory tool, the retry-dedupe claim) take that long; the
 others use `times=`-limited faults, stalls beyond a small budget, or lift the fault once
 the budget has run out.
@@ -18,13 +18,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from app.memory.paths import (
+from app.memory.scopes import (
     session_context_key,
     sessions_index_key,
-    thread_context_key,
     user_preferences_key,
 )
 from app.slack.greeting import GENERIC_GREETING
+from app.slack.thread_context_store import thread_context_key
 from app.slack.thread_started import RESTORING_STATUS
 from tests.e2e import conversation
 from tests.e2e.conversation import (
@@ -44,7 +44,7 @@ USER, CHANNEL = "U0GAIL", "D0GAIL"
 PREFERENCES = {"name": "Gail", "response_style": "short answers"}
 GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron."
 PREFERENCES_KEY = user_preferences_key(USER)
-# Longer than GcsMemoryStore's retry budget (about 10 s), for waits that outlast it.
+# Longer than GcsObjectStore's retry budget (about 10 s), for waits that outlast it.
 PAST_RETRY_BUDGET = 25.0
 # What must never reach the person (or, through a tool result, Claude): exception text,
 # class names, status codes and storage addresses.

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from app.memory.paths import user_preferences_key, user_welcome_key
+from app.memory.scopes import user_preferences_key, user_welcome_key
 from tests.e2e.conversation import open_thread, post_user_message, wait_for_answer
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude

@@ -20,12 +20,13 @@ import pytest
 from anthropic import AsyncAnthropic
 
 from app.config import Settings
-from app.memory.breaker import PROBE_KEY
-from app.memory.paths import event_claim_key, user_preferences_key
+from app.memory.scopes import user_preferences_key
 from app.services import build_claude_client
+from app.slack.dedupe import event_claim_key
 from app.slack.greeting import GENERIC_GREETING
 from app.slack.presence import THINKING_STATUS
 from app.slack.thread_started import RESTORING_STATUS
+from app.storage.breaker import PROBE_KEY
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket

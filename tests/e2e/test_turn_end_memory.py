@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from app.memory.paths import session_context_key, sessions_index_key, user_preferences_key
+from app.memory.scopes import session_context_key, sessions_index_key, user_preferences_key
 from app.slack.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered, system_text

@@ -1,68 +1,11 @@
-"""Both memory backends behind one fixture, so every contract test runs against each."""
+"""The conversation scope the memory-model tests act in."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
 
-from app.memory.gcs_store import GcsMemoryStore
-from app.memory.local_store import LocalMemoryStore
-from app.memory.paths import MemoryScope
-from app.memory.store import MemoryStore
-from tests.fakes.gcs import GcsEmulator
-
-USER = "U0123ABCD"
-OTHER_USER = "U0999ZZZZ"
-THREAD = "1712345678.123456"
-OTHER_THREAD = "1712345999.000001"
-
-
-@dataclass
-class Backend:
-    """A store plus a way to look at its objects without going through it."""
-
-    name: str
-    store: MemoryStore
-    directory: Path | None = None
-    emulator: GcsEmulator | None = None
-    bucket: str | None = None
-
-    def raw_names(self) -> list[str]:
-        if self.emulator is not None:
-            assert self.bucket is not None
-            return self.emulator.names(self.bucket)
-        assert self.directory is not None
-        return sorted(
-            p.relative_to(self.directory).as_posix()
-            for p in self.directory.rglob("*")
-            if p.is_file() and not p.name.startswith(".")
-        )
-
-    def raw_read(self, key: str) -> str | None:
-        if self.emulator is not None:
-            assert self.bucket is not None
-            data = self.emulator.read(self.bucket, key)
-            return None if data is None else data.decode()
-        assert self.directory is not None
-        path = self.directory / key
-        return path.read_text() if path.is_file() else None
-
-
-@pytest.fixture(params=["local", "gcs"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    if request.param == "local":
-        directory = tmp_path / "memories"
-        return Backend("local", LocalMemoryStore(directory), directory=directory)
-    bucket: str = request.getfixturevalue("gcs_bucket")
-    emulator: GcsEmulator = request.getfixturevalue("gcs_emulator")
-    return Backend("gcs", GcsMemoryStore(bucket), emulator=emulator, bucket=bucket)
-
-
-@pytest.fixture
-def store(backend: Backend) -> MemoryStore:
-    return backend.store
+from app.memory.scopes import MemoryScope
+from tests.backends import THREAD, USER
 
 
 @pytest.fixture

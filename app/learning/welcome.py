@@ -1,0 +1,66 @@
+"""How Orion greets a person back: prepared at turn end, read at thread start.
+
+The greeting must never cost the thread start a model call or a storage round trip of its
+own. So the end of each turn, whose summary step already asks a small model about the
+conversation, has it also write a sentence welcoming the person back to the topic and a
+short suggestion to continue, in the language the person writes in. Both are kept in
+`users/{id}/welcome.json` beside the person's preferences, and the thread start reads
+them in the same parallel load. A welcome older than the session retention window is
+not mentioned: a stale "last time" is worse than none.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from app.memory.scopes import user_welcome_key
+from app.storage.store import ObjectStore
+
+
+@dataclass(frozen=True)
+class Welcome:
+    thread_ts: str
+    topic: str  # the conversation's title
+    updated: datetime
+    greeting: str | None = None  # written by the model, in the person's language
+    next_step: str | None = None  # likewise: a suggestion to continue, for a prompt
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "thread": self.thread_ts,
+                "topic": self.topic,
+                "updated": self.updated.isoformat(),
+                "greeting": self.greeting,
+                "next_step": self.next_step,
+            },
+            ensure_ascii=False,
+        )
+
+    def fresh(self, now: datetime, retention_days: int) -> bool:
+        return now - self.updated <= timedelta(days=retention_days)
+
+
+def parse_welcome(content: str | None) -> Welcome | None:
+    """The stored welcome; None when there is none or it cannot be read."""
+    if not content:
+        return None
+    try:
+        data = json.loads(content)
+        updated = datetime.fromisoformat(data["updated"])
+        return Welcome(
+            thread_ts=str(data["thread"]),
+            topic=str(data["topic"]),
+            updated=updated if updated.tzinfo else updated.replace(tzinfo=UTC),
+            greeting=data.get("greeting") or None,
+            next_step=data.get("next_step") or None,
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+async def save_welcome(store: ObjectStore, user_id: str, welcome: Welcome) -> None:
+    """The latest conversation wins: a plain overwrite."""
+    await store.write(user_welcome_key(user_id), welcome.to_json())

@@ -1,0 +1,201 @@
+"""Where each memory lives, and which memory paths one conversation may touch.
+
+Keys are the relative paths of the memory layout (DESIGN §2):
+
+    global/context.md                  organisation-wide, read-only for the model
+    users/{user_id}/preferences.json   one person's preferences (and other files)
+    sessions/{thread_ts, '.'→'-'}/...  one assistant thread's summary and notes
+
+The model addresses them as `/memories/{key}`. Everything the model sends is hostile until
+`to_key` accepted it: it rejects traversal (`..`, also percent-encoded or with
+backslashes), look-alikes of `/memories`, empty and hidden segments and control
+characters, so that the key it returns can be compared with plain string prefixes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+MEMORY_ROOT = "/memories"
+# Generous for real names, small enough to keep keys far below GCS's 1024-byte limit.
+MAX_PATH_LENGTH = 512
+_MAX_KEY_BYTES = 1024
+
+GLOBAL_PREFIX = "global/"
+USERS_PREFIX = "users/"
+SESSIONS_PREFIX = "sessions/"
+
+# Slack user ids: `U…` (and `W…` on Enterprise Grid), upper-case letters and digits.
+_USER_ID = re.compile(r"[UW][A-Z0-9]{2,30}")
+# Slack message timestamps: seconds '.' microseconds, e.g. 1712345678.123456.
+_THREAD_TS = re.compile(r"[0-9]{1,20}\.[0-9]{1,20}")
+# A percent-escape (`%2e`, `%2F`, `%25`...): some layer may decode it later, so refuse it.
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def validate_user_id(user_id: str) -> str:
+    if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id):
+        raise ValueError(f"not a Slack user id: {user_id!r}")
+    return user_id
+
+
+def validate_thread_ts(thread_ts: str) -> str:
+    if not isinstance(thread_ts, str) or not _THREAD_TS.fullmatch(thread_ts):
+        raise ValueError(f"not a Slack thread timestamp: {thread_ts!r}")
+    return thread_ts
+
+
+def global_context_key() -> str:
+    return f"{GLOBAL_PREFIX}context.md"
+
+
+def user_prefix(user_id: str) -> str:
+    return f"{USERS_PREFIX}{validate_user_id(user_id)}/"
+
+
+def user_preferences_key(user_id: str) -> str:
+    return f"{user_prefix(user_id)}preferences.json"
+
+
+def user_welcome_key(user_id: str) -> str:
+    """How to greet the person next time (their latest conversation), written at turn end."""
+    return f"{user_prefix(user_id)}welcome.json"
+
+
+def sessions_index_key(user_id: str) -> str:
+    """The person's list of past threads (thread, title, updated), read by `recall`."""
+    return f"{user_prefix(user_id)}sessions.json"
+
+
+def session_prefix(thread_ts: str) -> str:
+    # '.' would make the directory name look like a file extension (and a hidden-ish name).
+    return f"{SESSIONS_PREFIX}{validate_thread_ts(thread_ts).replace('.', '-')}/"
+
+
+def session_context_key(thread_ts: str) -> str:
+    return f"{session_prefix(thread_ts)}context.md"
+
+
+def to_memory_path(key: str) -> str:
+    """The path the model uses for `key` (`""` is the memory root itself)."""
+    return f"{MEMORY_ROOT}/{key}" if key else MEMORY_ROOT
+
+
+def to_key(memory_path: str) -> str:
+    """Map `/memories/X` to key `X` (`/memories` and `/memories/` to `""`).
+
+    Raises ValueError, with a reason the model can act on, for anything else. A trailing
+    `/` is accepted (models write directories that way) and dropped.
+    """
+    if not isinstance(memory_path, str):
+        raise ValueError(f"Path must be a string, got: {type(memory_path).__name__}")
+    if len(memory_path) > MAX_PATH_LENGTH:
+        raise ValueError(f"Path is longer than {MAX_PATH_LENGTH} characters")
+    if any(unicodedata.category(char).startswith("C") for char in memory_path):
+        # Cc control characters, Cf invisible/bidi formatting, Cs lone surrogates, Co, Cn.
+        raise ValueError(f"Path {memory_path!r} contains control or invisible characters")
+    if not memory_path.startswith(MEMORY_ROOT):
+        raise ValueError(f"Path must start with {MEMORY_ROOT}, got: {memory_path}")
+    if memory_path in (MEMORY_ROOT, f"{MEMORY_ROOT}/"):
+        return ""
+    if not memory_path.startswith(f"{MEMORY_ROOT}/"):
+        # `/memoriesX` starts with the right letters but names a different directory.
+        raise ValueError(
+            f"Path must be {MEMORY_ROOT} or start with {MEMORY_ROOT}/, got: {memory_path}"
+        )
+    key = memory_path[len(MEMORY_ROOT) + 1 :]
+    if key.endswith("/"):
+        key = key[:-1]
+    _check_segments(memory_path, key)
+    if len(key.encode("utf-8")) > _MAX_KEY_BYTES:
+        raise ValueError(f"Path is longer than {_MAX_KEY_BYTES} bytes")
+    return key
+
+
+def _check_segments(memory_path: str, key: str) -> None:
+    if "\\" in key:
+        raise ValueError(f"Path {memory_path} must use '/' separators, not backslashes")
+    if _PERCENT_ESCAPE.search(key):
+        raise ValueError(f"Path {memory_path} must not contain percent-encoded characters")
+    for segment in key.split("/"):
+        if not segment:
+            raise ValueError(f"Path {memory_path} contains an empty segment ('//')")
+        # NFKC folds look-alikes such as '．．' or '／' to '..' and '/': a later layer
+        # (a file system, a URL decoder, a human) might do the same.
+        folded = unicodedata.normalize("NFKC", segment)
+        if segment.startswith(".") or folded.startswith("."):
+            if segment.strip(".") == "" or folded.strip(".") == "":
+                raise ValueError(f"Path {memory_path} must not contain '.' or '..' segments")
+            raise ValueError(f"Path {memory_path} must not contain hidden names starting with '.'")
+        if "/" in folded or "\\" in folded:
+            raise ValueError(f"Path {memory_path} contains a character that looks like a separator")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryScope:
+    """The memory one conversation (user `user_id` in thread `thread_ts`) may use.
+
+    Readable: `global/`, `users/{user_id}/`, `sessions/{thread}/`. Writable: the last two.
+    Keys must come from `to_key`, which guarantees there is nothing in them (no `..`,
+    no empty segments) that could make a plain prefix comparison lie.
+    """
+
+    user_id: str
+    thread_ts: str
+
+    def __post_init__(self) -> None:
+        validate_user_id(self.user_id)
+        validate_thread_ts(self.thread_ts)
+
+    @property
+    def user_root(self) -> str:
+        return user_prefix(self.user_id)
+
+    @property
+    def session_root(self) -> str:
+        return session_prefix(self.thread_ts)
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """Every readable directory, as a key prefix ending in '/'."""
+        return (GLOBAL_PREFIX, self.user_root, self.session_root)
+
+    @property
+    def writable_roots(self) -> tuple[str, ...]:
+        return (self.user_root, self.session_root)
+
+    def root_of(self, key: str) -> str | None:
+        """The readable root that holds `key` (or is `key`), if any."""
+        for root in self.roots:
+            if key.startswith(root) or f"{key}/" == root:
+                return root
+        return None
+
+    def is_root(self, key: str) -> bool:
+        """True for the key of a root directory itself (`global`, `users/U1`...)."""
+        return f"{key}/" in self.roots
+
+    def can_read(self, key: str) -> bool:
+        return self.root_of(key) is not None
+
+    def can_write(self, key: str) -> bool:
+        """True for keys strictly inside a writable root (never the root itself)."""
+        return any(key.startswith(root) and len(key) > len(root) for root in self.writable_roots)
+
+    def is_writable_root(self, key: str) -> bool:
+        return f"{key}/" in self.writable_roots
+
+    def roots_under(self, directory: str) -> list[str]:
+        """The readable roots inside `directory` when it lies above them (`""`, `users`...).
+
+        These directories are shared by everybody: listing them must show only these roots.
+        """
+        if directory == "":
+            return list(self.roots)
+        return [
+            root
+            for root in self.roots
+            if root.startswith(f"{directory}/") and root != f"{directory}/"
+        ]

@@ -1,0 +1,80 @@
+"""How the memory tool renders a file and a directory for the model.
+
+The formats are those of the SDK's reference implementation
+(`anthropic.tools.memory.BetaLocalFilesystemMemoryTool`), which Claude is trained on; its
+constants and helpers are imported rather than copied so the two cannot drift apart.
+A bucket has no directories: a directory here is a key prefix, it exists while some
+object is under it, and its size is the total size of the files under it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from anthropic.lib.tools._beta_builtin_memory_tool import (
+    LINE_NUMBER_WIDTH,
+    MAX_LINES,
+    _format_file_size,
+)
+
+from app.memory.tool.errors import MemoryToolError
+from app.storage.store import ObjectInfo
+
+# The reference lists a directory's children and grandchildren, no deeper.
+LISTING_DEPTH = 2
+
+
+def numbered_line(number: int, line: str) -> str:
+    return f"{str(number).rjust(LINE_NUMBER_WIDTH)}\t{line}"
+
+
+def render_file(path: str, content: str, view_range: Sequence[int] | None) -> str:
+    lines = content.split("\n")
+    if len(lines) > MAX_LINES:
+        raise MemoryToolError(f"File {path} exceeds maximum line limit of {MAX_LINES:,} lines.")
+    first = 1
+    if view_range and len(view_range) == 2:
+        # Same slicing as the reference: 1-based start clamped to 1, end inclusive,
+        # -1 meaning "to the end"; an empty range shows no lines rather than failing.
+        first = max(1, view_range[0])
+        end = len(lines) if view_range[1] == -1 else view_range[1]
+        lines = lines[first - 1 : end]
+    numbered = [numbered_line(first + offset, line) for offset, line in enumerate(lines)]
+    return f"Here's the content of {path} with line numbers:\n" + "\n".join(numbered)
+
+
+def render_directory(path: str, directory_key: str, objects: Iterable[ObjectInfo]) -> str:
+    """List `objects` (all under `directory_key`) as the reference lists a directory.
+
+    Entry paths are built on `path` without its trailing '/': the reference would print
+    `/memories//x` for `/memories/`, a path `to_key` (rightly) refuses.
+    """
+    prefix = f"{directory_key}/" if directory_key else ""
+    total = 0
+    sizes: dict[tuple[str, ...], int] = {}  # entry components (+ "/" marker for dirs)
+    for obj in objects:
+        parts = obj.key[len(prefix) :].split("/")
+        if any(part.startswith(".") for part in parts):
+            continue  # hidden items are excluded, as in the reference
+        total += obj.size
+        for depth in range(1, min(len(parts), LISTING_DEPTH) + 1):
+            is_dir = depth < len(parts)
+            entry = (*parts[:depth], "/") if is_dir else tuple(parts[:depth])
+            sizes[entry] = sizes.get(entry, 0) + obj.size
+    base = path.rstrip("/") or path
+    lines = [f"{_format_file_size(total)}\t{path}"]
+    # Sorting by components puts each directory right before its own children, and
+    # siblings in name order: the reference's depth-first walk.
+    for entry in sorted(sizes, key=_entry_order):
+        relative = "/".join(part for part in entry if part != "/")
+        suffix = "/" if entry[-1] == "/" else ""
+        lines.append(f"{_format_file_size(sizes[entry])}\t{base}/{relative}{suffix}")
+    header = (
+        f"Here're the files and directories up to {LISTING_DEPTH} levels deep in {path}, "
+        "excluding hidden items:"
+    )
+    return f"{header}\n" + "\n".join(lines)
+
+
+def _entry_order(entry: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part for part in entry if part != "/")

@@ -1,0 +1,154 @@
+"""A circuit breaker around a remote store: learn once that it is down, skip it until it is back.
+
+Without it, every event during a storage outage pays the whole storage budget (and the
+client library's retries) before the person hears anything. With it, the first failure
+opens the breaker; from then on every operation fails at once with `StoreOffline`,
+sending nothing, so greetings go out generic and messages go straight to Claude. A probe
+in the background reads one absent key, at growing intervals, and the first answer closes
+the breaker: memories come back without a restart. Each change of state is logged once
+(`store.unavailable` with the error and its traceback, `store.recovered`).
+
+Only an outage opens it: a `StoreUnreachable` (no connection, server errors throughout,
+no answer within a full request timeout), and only when nothing the store was asked
+since has been answered — one stalled object or a hot key says nothing about the store
+as a whole. A refused write (412) or a missing object is an answer; an error answer (a
+403, a 429) is this call's failure, not an outage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from app.observability.logging import get_logger
+from app.storage.deadline import storage_deadline
+from app.storage.store import (
+    ObjectInfo,
+    ObjectStore,
+    PreconditionFailed,
+    StoredObject,
+    StoreUnavailable,
+    StoreUnreachable,
+)
+
+log = get_logger(__name__)
+
+T = TypeVar("T")
+
+# Read by the probe: a missing object is the cheapest answer a bucket can give.
+PROBE_KEY = "health/probe"
+FIRST_PROBE_S = 0.5
+MAX_PROBE_INTERVAL_S = 15.0
+PROBE_TIMEOUT_S = 2.0
+
+
+class StoreOffline(StoreUnavailable):
+    """The store is known to be down: the operation was not attempted."""
+
+
+class GuardedStore:
+    """A `ObjectStore` that fails fast while the store it wraps is down."""
+
+    def __init__(
+        self,
+        inner: ObjectStore,
+        *,
+        first_probe_s: float = FIRST_PROBE_S,
+        max_probe_interval_s: float = MAX_PROBE_INTERVAL_S,
+    ) -> None:
+        self.inner = inner
+        self._first_probe_s = first_probe_s
+        self._max_probe_interval_s = max_probe_interval_s
+        self._last_answer = float("-inf")  # monotonic time the store last answered
+        self._probe: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"GuardedStore({self.inner!r})"
+
+    @property
+    def available(self) -> bool:
+        """False from the first failure of an outage until a probe sees the store back."""
+        return self._probe is None and not self._closed
+
+    async def read(self, key: str) -> StoredObject | None:
+        return await self._guarded(lambda: self.inner.read(key))
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        return await self._guarded(
+            lambda: self.inner.write(key, content, if_generation=if_generation)
+        )
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        return await self._guarded(lambda: self.inner.delete(key, if_generation=if_generation))
+
+    async def list(self, prefix: str) -> list[ObjectInfo]:
+        return await self._guarded(lambda: self.inner.list(prefix))
+
+    async def connect(self) -> None:
+        await self.inner.connect()
+
+    async def close(self) -> None:
+        """Stop probing (at shutdown) and close the store it wraps."""
+        self._closed = True
+        if self._probe is not None:
+            self._probe.cancel()
+        await self.inner.close()
+
+    async def _guarded(self, operation: Callable[[], Awaitable[T]]) -> T:
+        if not self.available:
+            raise StoreOffline("storage is unavailable; skipped until it answers again")
+        sent = time.monotonic()
+        attempt = asyncio.ensure_future(operation())
+        # The outcome counts even when the caller stops waiting (its budget ran out): a
+        # remote call goes on in its worker thread, and how it ends is what tells a slow
+        # store from a dead one.
+        attempt.add_done_callback(lambda done: self._settled(done, sent))
+        return await asyncio.shield(attempt)
+
+    def _settled(self, attempt: asyncio.Future[object], sent: float) -> None:
+        if attempt.cancelled() or self._closed:
+            return
+        error = attempt.exception()
+        if error is None or isinstance(error, PreconditionFailed):
+            self._last_answer = time.monotonic()  # a result, a 404 or a 412: it answered
+        elif isinstance(error, StoreUnreachable) and self.available and self._last_answer < sent:
+            self._open(error)
+        # Anything else (an error answer, a key refused before sending, no time left to
+        # send) says nothing about the store as a whole.
+
+    def _open(self, error: StoreUnreachable) -> None:
+        log.error("store.unavailable", store=repr(self.inner), exc_info=error)
+        # A context of its own: the probe must not inherit the person's deadline or the
+        # event's log fields.
+        self._probe = asyncio.get_running_loop().create_task(
+            self._probe_until_back(), name="store.probe", context=contextvars.Context()
+        )
+
+    async def _probe_until_back(self) -> None:
+        interval, attempts, opened = self._first_probe_s, 0, time.monotonic()
+        while True:
+            await asyncio.sleep(interval)
+            attempts += 1
+            try:
+                # The deadline bounds the store's own retries; the timeout, the worker
+                # thread's last request (which may outlast the deadline a little).
+                with storage_deadline(PROBE_TIMEOUT_S):
+                    async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
+                        await self.inner.read(PROBE_KEY)
+            except Exception as exc:
+                log.debug("store.probe.failed", error=type(exc).__name__, attempt=attempts)
+                interval = min(interval * 2, self._max_probe_interval_s)
+                continue
+            break
+        self._last_answer = time.monotonic()
+        self._probe = None
+        log.info(
+            "store.recovered",
+            store=repr(self.inner),
+            probes=attempts,
+            down_s=round(self._last_answer - opened, 1),
+        )

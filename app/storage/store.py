@@ -1,0 +1,177 @@
+"""The object-store interface (memories and Orion's own records), and optimistic updates.
+
+Objects live in a store (GCS in production, a local directory in development).
+Both backends speak this one interface, whose semantics are GCS's: flat keys, whole-object
+reads and writes, and a *generation* number that changes on every write so a writer can say
+"only if nobody changed it since I read it" — the only safe way for several Cloud Run
+instances to edit the same file without a lock service.
+
+This module is imported at start-up: it must stay free of google/anthropic imports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+# `if_generation=CREATE_ONLY` writes only when the key does not exist yet (GCS semantics).
+CREATE_ONLY = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    """One entry of a listing: enough to show sizes and to act on a key conditionally."""
+
+    key: str
+    size: int
+    updated: datetime
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredObject:
+    """The whole content of one object, and the generation that content belongs to."""
+
+    key: str
+    content: str
+    generation: int
+    updated: datetime
+    size: int  # bytes of the UTF-8 encoded content, as the store counts them
+
+
+class StoreError(Exception):
+    """Base class of every error an object store raises on purpose."""
+
+
+class PreconditionFailed(StoreError):
+    """The object's generation was not the one the caller expected (GCS HTTP 412)."""
+
+    def __init__(self, key: str, expected: int) -> None:
+        super().__init__(f"{key}: generation is no longer {expected}")
+        self.key = key
+        self.expected = expected
+
+
+class StoreUnavailable(StoreError):
+    """The backing store failed, and retrying within the time budget did not help."""
+
+
+class StoreUnreachable(StoreUnavailable):
+    """The backing store did not answer at all (no connection, server errors throughout,
+    no response within a full request timeout): it looks down, not just this call."""
+
+
+@runtime_checkable
+class ObjectStore(Protocol):
+    """Async access to objects by key (a relative path such as `users/U1/notes.md`)."""
+
+    async def read(self, key: str) -> StoredObject | None:
+        """The object, or None when there is no object under `key`."""
+        ...
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        """Store `content`; returns the new generation.
+
+        `if_generation=None` overwrites unconditionally, `CREATE_ONLY` (0) creates only when
+        absent, any other value writes only over that exact generation. A mismatch raises
+        `PreconditionFailed`.
+        """
+        ...
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        """Remove the object; False when it did not exist. A generation mismatch raises
+        `PreconditionFailed`."""
+        ...
+
+    async def list(self, prefix: str) -> list[ObjectInfo]:
+        """Every object whose key starts with `prefix` (a plain string prefix), by key."""
+        ...
+
+    async def connect(self) -> None:
+        """Get ready for the first operation (import libraries, build clients) ahead of
+        time, so the first conversation doesn't pay for it."""
+        ...
+
+    async def close(self) -> None:
+        """Stop any background work and release threads (at shutdown)."""
+        ...
+
+
+Transform = Callable[[str | None], str | None]
+
+
+class _NotRead:
+    """`update` has no earlier read of the object to start from."""
+
+
+NOT_READ = _NotRead()
+
+
+async def update(
+    store: ObjectStore,
+    key: str,
+    transform: Transform,
+    attempts: int = 5,
+    *,
+    already_read: StoredObject | _NotRead | None = NOT_READ,
+) -> str | None:
+    """Apply `transform` to the object's content without losing concurrent changes.
+
+    `transform` receives the current content (None when absent) and returns the new
+    content, or None to delete the object (a no-op when it is absent). When another writer
+    gets in between our read and our write, the store refuses the write (412); we re-read
+    and re-apply `transform` to the fresh content, up to `attempts` times, then let the
+    last `PreconditionFailed` propagate. `transform` may raise to abort the update; it may
+    be called several times, so it must not have side effects beyond its result.
+
+    `already_read` is the object as the caller has just read it (None: absent): the first
+    attempt starts from it instead of reading again; a stale one only costs a retry.
+
+    Returns the content stored under `key` once the update took effect (None when absent).
+    """
+    if attempts < 1:
+        raise ValueError("attempts must be at least 1")
+    attempt = 0
+    while True:
+        if isinstance(already_read, _NotRead):
+            fresh, current = True, await store.read(key)
+        else:
+            fresh, current, already_read = False, already_read, NOT_READ
+        old = current.content if current is not None else None
+        new = transform(old)
+        if new == old:
+            if fresh:
+                return old  # nothing to change: skip the write (and its 412 risk)
+            continue  # nothing to change from the earlier read, which may be stale: re-read
+        try:
+            await _commit(store, key, current, new)
+            return new
+        except PreconditionFailed:
+            attempt += 1
+            if attempt >= attempts:
+                raise
+            await asyncio.sleep(_backoff(attempt))
+
+
+async def _commit(
+    store: ObjectStore, key: str, current: StoredObject | None, new: str | None
+) -> None:
+    """Write `new` over exactly the generation that was read (or create, or delete)."""
+    if current is None:
+        assert new is not None  # both None is the no-op `update` returns early for
+        await store.write(key, new, if_generation=CREATE_ONLY)
+    elif new is None:
+        if not await store.delete(key, if_generation=current.generation):
+            # Deleted by someone else since our read: retry, transform sees it is gone.
+            raise PreconditionFailed(key, current.generation)
+    else:
+        await store.write(key, new, if_generation=current.generation)
+
+
+def _backoff(attempt: int) -> float:
+    # Full jitter: writers that collided once should not collide again in lock step.
+    return random.uniform(0, min(0.2, 0.005 * 2**attempt))

@@ -1,0 +1,159 @@
+"""`recall`: the person's own past sessions, best keyword match first, never anyone else's."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from anthropic.tools import ToolError
+
+from app.agent.tool_registry import ToolRegistry
+from app.learning.recall import RecallTool, keywords
+from app.learning.session_index import SessionEntry, format_time
+from app.learning.session_summary import SessionSummary, render_summary
+from app.memory.scopes import MemoryScope, session_context_key, sessions_index_key
+from app.storage.store import ObjectStore
+from tests.backends import OTHER_USER, THREAD, USER
+
+DAY = timedelta(days=1)
+START = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+SESSIONS = [
+    # (thread, title, summary, days after START)
+    ("1712000001.000001", "Q3 budget review", "Cloud spend is over the Q3 budget.", 1),
+    ("1712000002.000002", "Hiring plan", "Two data engineers in Q4.", 2),
+    ("1712000003.000003", "Offsite in Lisbon", "The travel budget is fine.", 3),
+    ("1712000004.000004", "Vendor contracts", "Renewals; the budget owner is Priya.", 4),
+]
+OTHERS = ("1712000009.000009", "Q3 budget for sales", "Bob's Q3 budget: two more AEs.", 5)
+
+
+async def seed(
+    store: ObjectStore, user: str, sessions: list[tuple[str, str, str, int]], owner: str = ""
+) -> None:
+    """Write each session's summary (owned by `owner or user`) and `user`'s index."""
+    entries = []
+    for thread, title, body, day in sessions:
+        updated = START + day * DAY
+        summary = SessionSummary(title, body, user_id=owner or user, updated=updated)
+        await store.write(session_context_key(thread), render_summary(summary))
+        entries.append(SessionEntry(thread, title, updated))
+    entries.sort(key=lambda e: e.updated, reverse=True)
+    await store.write(sessions_index_key(user), json.dumps([e.to_json() for e in entries]))
+
+
+def tool(store: ObjectStore, user: str = USER) -> RecallTool:
+    return RecallTool(store, MemoryScope(user, THREAD))
+
+
+def titles(result: str) -> list[str]:
+    return [
+        line.split(". ", 1)[1].split(" (last updated")[0]
+        for line in result.splitlines()[1:]
+        if line[:1].isdigit()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did we discuss about the Q3 budget last week?", ["q3", "budget"]),
+        ("hiring, Hiring and HIRING", ["hiring"]),
+        ("recap our last conversation", ["recap"]),
+        ("what did we talk about?", []),
+    ],
+)
+def test_keywords_drop_the_words_that_only_ask_to_search(query: str, expected: list[str]) -> None:
+    assert keywords(query) == expected
+
+
+async def test_best_match_first_then_recent_first_on_ties(store: ObjectStore) -> None:
+    await seed(store, USER, SESSIONS)
+    result = await tool(store).call({"query": "Q3 budget"})
+    # Both words in the title beat one word in the summary; equal scores: newest first.
+    assert titles(result) == ["Q3 budget review", "Vendor contracts", "Offsite in Lisbon"]
+    assert "last updated 2026-05-02" in result and "Cloud spend is over the Q3 budget." in result
+    assert "1712000001.000001" in result
+
+
+async def test_keywords_match_word_beginnings(store: ObjectStore) -> None:
+    await seed(store, USER, SESSIONS)
+    assert titles(await tool(store).call({"query": "engineer"})) == ["Hiring plan"]
+    assert titles(await tool(store).call({"query": "lisbon offsites"})) == ["Offsite in Lisbon"]
+
+
+async def test_an_empty_topic_lists_the_most_recent(store: ObjectStore) -> None:
+    await seed(store, USER, SESSIONS)
+    result = await tool(store).call({"query": "", "limit": 2})
+    assert titles(result) == ["Vendor contracts", "Offsite in Lisbon"]
+
+
+async def test_nothing_found_and_nothing_yet_are_said_plainly(store: ObjectStore) -> None:
+    assert "no summaries of earlier conversations" in await tool(store).call({"query": "x"})
+    await seed(store, USER, SESSIONS)
+    assert "No earlier conversation" in await tool(store).call({"query": "kubernetes"})
+
+
+async def test_only_the_persons_own_sessions_are_searched(store: ObjectStore) -> None:
+    await seed(store, USER, SESSIONS)
+    await seed(store, OTHER_USER, [OTHERS])
+    mine = await tool(store).call({"query": "sales Q3 budget", "user_id": OTHER_USER})
+    assert "Q3 budget for sales" not in mine and "Bob" not in mine
+    theirs = await tool(store, OTHER_USER).call({"query": "Q3 budget"})
+    assert titles(theirs) == ["Q3 budget for sales"]
+
+
+async def test_a_tampered_index_cannot_reach_another_persons_session(store: ObjectStore) -> None:
+    # The index is in the person's writable memory: the model could list anyone's thread.
+    await seed(store, OTHER_USER, [OTHERS])
+    await seed(store, USER, [*SESSIONS, OTHERS], owner=USER)
+    # Re-write the other person's summary as theirs (seed above claimed it for USER).
+    thread, title, body, day = OTHERS
+    theirs = SessionSummary(title, body, user_id=OTHER_USER, updated=START + day * DAY)
+    await store.write(session_context_key(thread), render_summary(theirs))
+
+    result = await tool(store).call({"query": "sales Q3 budget"})
+    assert "Q3 budget for sales" not in result and thread not in result
+    assert titles(result)[0] == "Q3 budget review"
+
+
+async def test_the_current_thread_and_vanished_sessions_are_left_out(store: ObjectStore) -> None:
+    current = (THREAD, "This very thread", "About the Q3 budget too.", 9)
+    await seed(store, USER, [*SESSIONS, current])
+    await store.delete(session_context_key(SESSIONS[0][0]))
+    result = await tool(store).call({"query": "Q3 budget"})
+    assert "This very thread" not in result and "Q3 budget review" not in result
+    assert titles(result) == ["Vendor contracts", "Offsite in Lisbon"]
+
+
+@pytest.mark.parametrize(
+    "bad_input",
+    [
+        "Q3 budget",
+        {"query": 3},
+        {"query": "x", "limit": 0},
+        {"query": "x", "limit": 11},
+        {"query": "x", "limit": True},
+    ],
+)
+async def test_malformed_input_is_a_model_visible_error(
+    store: ObjectStore, bad_input: object
+) -> None:
+    with pytest.raises(ToolError):
+        await tool(store).call(bad_input)
+
+
+async def test_the_registry_offers_and_runs_it(store: ObjectStore) -> None:
+    await seed(store, USER, SESSIONS)
+    registry = ToolRegistry([tool(store)])
+    [param] = registry.params()
+    assert param["name"] == "recall" and param["input_schema"]["required"] == ["query"]
+    assert "user" not in json.dumps(param["input_schema"]["properties"])
+    result = await registry.run("toolu_1", "recall", {"query": "hiring"})
+    assert result["tool_use_id"] == "toolu_1" and "Hiring plan" in result["content"]
+    error = await registry.run("toolu_2", "recall", {"query": 1})
+    assert error["is_error"] is True
+
+
+def test_index_timestamps_round_trip() -> None:
+    assert format_time(START) == "2026-05-01T09:00:00Z"

@@ -1,0 +1,187 @@
+"""GCS backend specifics: retries through a faulty proxy, content types, lazy import."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from app.storage import gcs as gcs_store
+from app.storage.gcs import GcsObjectStore
+from app.storage.store import CREATE_ONLY, PreconditionFailed, StoreUnavailable
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.gcs import GcsEmulator
+
+KEY = "users/U0123ABCD/notes.md"
+UPLOAD = "uploadType=multipart"
+
+
+def _object_statuses(proxy: FaultyProxy) -> list[int]:
+    """Statuses of object requests, in order (not of any bucket request the library makes
+    for itself)."""
+    paths = [(r.path_qs.split("?")[0], r.status) for r in proxy.requests]
+    return [status for path, status in paths if "/o/" in path or path.endswith("/o")]
+
+
+def _store(
+    bucket: str, *, retry_timeout: float = 5.0, request_timeout: float = 2.0
+) -> GcsObjectStore:
+    return GcsObjectStore(bucket, retry_timeout=retry_timeout, request_timeout=request_timeout)
+
+
+async def test_read_succeeds_after_two_503s(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, KEY, "remembered")
+    gcs_proxy.add_rule(KEY, status=503, times=2)
+
+    stored = await _store(gcs_bucket).read(KEY)
+
+    assert stored is not None and stored.content == "remembered"
+    assert _object_statuses(gcs_proxy) == [503, 503, 200]
+
+
+async def test_conditional_write_succeeds_after_two_503s(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_proxy.add_rule(UPLOAD, status=503, times=2, method="POST")
+
+    generation = await _store(gcs_bucket).write(KEY, "v1", if_generation=CREATE_ONLY)
+
+    assert generation > 0
+    assert gcs_emulator.read(gcs_bucket, KEY) == b"v1"
+    assert _object_statuses(gcs_proxy) == [503, 503, 200]
+
+
+async def test_unconditional_write_is_not_retried(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    # Retrying a blind overwrite could clobber a newer write: the library's rule.
+    gcs_proxy.add_rule(UPLOAD, status=503, times=1, method="POST")
+
+    with pytest.raises(StoreUnavailable):
+        await _store(gcs_bucket).write(KEY, "v1")
+
+    assert _object_statuses(gcs_proxy) == [503]
+    assert gcs_emulator.read(gcs_bucket, KEY) is None
+
+
+async def test_persistent_503_raises_store_unavailable_within_the_retry_budget(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    gcs_proxy.add_rule(f"/b/{gcs_bucket}/o", status=503)
+    store = _store(gcs_bucket, retry_timeout=1.0, request_timeout=1.0)
+
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable):
+        await store.read(KEY)
+    with pytest.raises(StoreUnavailable):
+        await store.write(KEY, "x", if_generation=CREATE_ONLY)
+    with pytest.raises(StoreUnavailable):
+        await store.list("users/")
+    elapsed = time.monotonic() - started
+
+    assert len(_object_statuses(gcs_proxy)) > 3  # it did retry
+    assert elapsed < 3 * (1.0 + 1.0) + 1.0  # each call bounded by retry + request timeout
+
+
+async def test_slow_responses_time_out_into_store_unavailable(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, KEY, "slow")
+    gcs_proxy.add_rule(KEY, delay=3.0)
+    store = _store(gcs_bucket, retry_timeout=0.5, request_timeout=0.3)
+
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable):
+        await store.read(KEY)
+
+    assert time.monotonic() - started < 2.5
+
+
+async def test_a_412_caused_by_our_own_landed_attempt_is_not_a_conflict(
+    gcs_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # When a conditional upload lands but its response is lost, the library's retry meets
+    # a generation it did not expect (412). That 412 is our own write, not a conflict: the
+    # store must say so, or `update` would apply the same edit twice. Replay that retry by
+    # sending the same write (same write id) twice.
+    monkeypatch.setattr(gcs_store, "_new_write_id", lambda: "attempt-1")
+    store = GcsObjectStore(gcs_bucket)
+    landed = await store.write(KEY, "appended once", if_generation=CREATE_ONLY)
+
+    replayed = await store.write(KEY, "appended once", if_generation=CREATE_ONLY)
+
+    assert replayed == landed
+    monkeypatch.setattr(gcs_store, "_new_write_id", lambda: "another-writer")
+    with pytest.raises(PreconditionFailed):
+        await store.write(KEY, "appended twice", if_generation=CREATE_ONLY)
+    stored = await store.read(KEY)
+    assert stored is not None and stored.content == "appended once"
+
+
+async def test_writes_set_a_content_type_by_extension(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    store = GcsObjectStore(gcs_bucket)
+    expected = {
+        "users/U0123ABCD/notes.md": "text/markdown",
+        "users/U0123ABCD/preferences.json": "application/json",
+        "users/U0123ABCD/todo.txt": "text/plain",
+    }
+    for key in expected:
+        await store.write(key, "{}")
+
+    for key, content_type in expected.items():
+        url = f"{gcs_emulator.url}/storage/v1/b/{gcs_bucket}/o/{quote(key, safe='')}"
+        metadata = await asyncio.to_thread(_get_json, url)
+        assert metadata["contentType"].split(";")[0] == content_type
+
+
+def _get_json(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return dict(json.load(response))
+
+
+def test_importing_the_memory_package_does_not_load_google_cloud_storage_or_anthropic() -> None:
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import app.memory, app.storage.store, app.memory.scopes, app.memory.tool.guide\n"
+        "from app.storage.factory import open_object_store\n"
+        "open_object_store('orion-memories', Path('unused'))\n"
+        "open_object_store(None, Path('unused'))\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('google', 'anthropic')))\n"
+        "print(loaded)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+async def test_a_proxy_named_in_the_environment_is_still_used(
+    gcs_emulator: GcsEmulator, gcs_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store looks the proxy variables up once rather than on every request; a forward
+    # proxy set in the environment must still carry every request.
+    with FaultyProxy(gcs_emulator.url) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        for name in ("NO_PROXY", "no_proxy", "http_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        store = _store(gcs_bucket)
+        await store.write(KEY, "through the proxy")
+        stored = await store.read(KEY)
+
+    assert stored is not None and stored.content == "through the proxy"
+    assert _object_statuses(proxy) == [200, 200]
