@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from anthropic.lib.tools._beta_functions import BetaAsyncBuiltinFunctionTool
+from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 
 from app.observability.logging import get_logger

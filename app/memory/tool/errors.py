@@ -20,3 +20,11 @@ class MemoryToolError(ToolError):
         self.message = message
         self.log_message = log_message if log_message is not None else message
         self.internal = internal
+
+
+def conflict(path: str) -> MemoryToolError:
+    """Someone else changed the file between our read and our conditional write."""
+    return MemoryToolError(
+        f"The file {path} was changed by someone else at the same time, so this change was "
+        "not made. View it again and retry."
+    )

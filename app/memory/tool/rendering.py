@@ -1,8 +1,10 @@
 """How the memory tool renders a file and a directory for the model.
 
 The formats are those of the SDK's reference implementation
-(`anthropic.tools.memory.BetaLocalFilesystemMemoryTool`), which Claude is trained on; its
-constants and helpers are imported rather than copied so the two cannot drift apart.
+(`anthropic.tools.memory.BetaLocalFilesystemMemoryTool`), which Claude is trained on. Its
+constants and helpers are private to the SDK, so they are restated here, and
+tests/memory/tool/test_reference_parity.py runs the public reference tool side by side
+with ours (sizes, line numbers, listings) to catch any drift on an upgrade.
 A bucket has no directories: a directory here is a key prefix, it exists while some
 object is under it, and its size is the total size of the files under it.
 """
@@ -11,17 +13,34 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from anthropic.lib.tools._beta_builtin_memory_tool import (
-    LINE_NUMBER_WIDTH,
-    MAX_LINES,
-    _format_file_size,
-)
-
 from app.memory.tool.errors import MemoryToolError
 from app.storage.store import ObjectInfo
 
 # The reference lists a directory's children and grandchildren, no deeper.
 LISTING_DEPTH = 2
+# The reference's limit on a viewed file, and the width of its line numbers.
+MAX_LINES = 999_999
+LINE_NUMBER_WIDTH = len(str(MAX_LINES))
+_SIZE_UNITS = ("B", "K", "M", "G")
+
+
+def split_lines(content: str) -> list[str]:
+    """Lines split on LF only (a CR stays in its line), without the empty tail a final
+    newline leaves — as the reference splits a file it edits."""
+    lines = content.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def file_size(size: int) -> str:
+    """`du -h`-like size as the reference prints it: 0B, 512B, 1K, 1.5K, 2.0M..."""
+    if size == 0:
+        return "0B"
+    unit = min((size.bit_length() - 1) // 10, len(_SIZE_UNITS) - 1)
+    scaled = size / 1024**unit
+    shown = f"{int(scaled)}" if scaled == int(scaled) else f"{scaled:.1f}"
+    return f"{shown}{_SIZE_UNITS[unit]}"
 
 
 def numbered_line(number: int, line: str) -> str:
@@ -62,13 +81,13 @@ def render_directory(path: str, directory_key: str, objects: Iterable[ObjectInfo
             entry = (*parts[:depth], "/") if is_dir else tuple(parts[:depth])
             sizes[entry] = sizes.get(entry, 0) + obj.size
     base = path.rstrip("/") or path
-    lines = [f"{_format_file_size(total)}\t{path}"]
+    lines = [f"{file_size(total)}\t{path}"]
     # Sorting by components puts each directory right before its own children, and
     # siblings in name order: the reference's depth-first walk.
     for entry in sorted(sizes, key=_entry_order):
         relative = "/".join(part for part in entry if part != "/")
         suffix = "/" if entry[-1] == "/" else ""
-        lines.append(f"{_format_file_size(sizes[entry])}\t{base}/{relative}{suffix}")
+        lines.append(f"{file_size(sizes[entry])}\t{base}/{relative}{suffix}")
     header = (
         f"Here're the files and directories up to {LISTING_DEPTH} levels deep in {path}, "
         "excluding hidden items:"

@@ -116,7 +116,19 @@ TEXT_SHAPES = [
     cmd("view", "/memories"),
 ]
 
-SEQUENCES = {"lifecycle": LIFECYCLE, "text_shapes": TEXT_SHAPES}
+# File sizes as listed: whole and fractional, bytes and kibibytes (a memory file is at
+# most 100 KB), and line numbers up to six digits wide.
+SIZES = [
+    *(
+        cmd("create", f"{MINE}/size-{size}.md", file_text="x" * size)
+        for size in (0, 1, 1023, 1024, 1536, 2047, 10_000, 102_400)
+    ),
+    cmd("view", MINE),
+    cmd("create", f"{MINE}/lines.md", file_text="\n" * 12_000),
+    cmd("view", f"{MINE}/lines.md", view_range=[9_998, 10_001]),
+]
+
+SEQUENCES = {"lifecycle": LIFECYCLE, "text_shapes": TEXT_SHAPES, "sizes": SIZES}
 
 _LISTING_HEADER = "Here're the files and directories up to 2 levels deep in "
 

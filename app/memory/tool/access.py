@@ -1,0 +1,94 @@
+"""The memory one conversation may use: path checks, limits and collisions.
+
+Every refusal reads the same whether or not anything exists at the path, so the model can
+never probe other people's memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NoReturn
+
+from app.memory.scopes import MemoryScope, to_key, to_memory_path
+from app.memory.tool.errors import MemoryToolError
+from app.storage.store import ObjectInfo, ObjectStore
+
+# Memories are read back into prompts: a file larger than this is a sign of hoarding.
+MAX_FILE_BYTES = 100 * 1024
+# Per writable root (the user's directory, the thread's directory).
+MAX_FILES_PER_DIRECTORY = 200
+
+
+@dataclass(frozen=True)
+class ScopedAccess:
+    """A store as one conversation (`scope`) may use it, within Orion's limits."""
+
+    store: ObjectStore
+    scope: MemoryScope
+    max_file_bytes: int = MAX_FILE_BYTES
+    max_files_per_directory: int = MAX_FILES_PER_DIRECTORY
+
+    def writable_key(self, path: str) -> str:
+        key = key_of(path)
+        if not self.scope.can_write(key):
+            self.deny(path, writing=True)
+        return key
+
+    def deny(self, path: str, *, writing: bool) -> NoReturn:
+        readable = ", ".join(to_memory_path(root) for root in self.scope.roots)
+        writable = ", ".join(to_memory_path(root) for root in self.scope.writable_roots)
+        if writing and self.scope.can_read(key_of(path)):
+            raise MemoryToolError(f"Access denied: {path} is read-only. Writable: {writable}.")
+        raise MemoryToolError(
+            f"Access denied: {path} is outside the memory this conversation may use. "
+            f"Readable: {readable}. Writable: {writable}."
+        )
+
+    async def root_listing(self, key: str) -> list[ObjectInfo]:
+        """Every object in the writable root holding `key`: for limits and collisions."""
+        root = self.scope.root_of(key)
+        assert root is not None  # callers checked can_write
+        return await self.store.list(root)
+
+    def check_destination(
+        self, path: str, key: str, root_objects: list[ObjectInfo], *, adding: int
+    ) -> None:
+        """No file where `key` needs a directory, and room for `adding` more files."""
+        keys = {obj.key for obj in root_objects}
+        root = self.scope.root_of(key) or ""
+        parts = key[len(root) :].split("/")
+        for depth in range(1, len(parts)):
+            parent = root + "/".join(parts[:depth])
+            if parent in keys:
+                raise MemoryToolError(
+                    f"Cannot create {path}: {to_memory_path(parent)} is a file, not a directory"
+                )
+        if adding and len(keys) + adding > self.max_files_per_directory:
+            raise MemoryToolError(
+                f"Cannot create {path}: {to_memory_path(root)} already holds {len(keys)} files, "
+                f"and a memory directory may hold at most {self.max_files_per_directory}. "
+                "Merge or delete files first."
+            )
+
+    def checked_size(self, path: str, content: str) -> str:
+        size = len(content.encode("utf-8"))
+        if size > self.max_file_bytes:
+            raise MemoryToolError(
+                f"Cannot write {path}: {size} bytes is over the {self.max_file_bytes // 1024} KB "
+                "limit for a memory file. Keep memories concise: summarise, or split them "
+                "into several files."
+            )
+        return content
+
+
+def key_of(path: str) -> str:
+    """The store key of a `/memories/...` path, or an error result naming what is wrong."""
+    try:
+        return to_key(path)
+    except ValueError as exc:
+        raise MemoryToolError(str(exc)) from None
+
+
+def exists(key: str, objects: list[ObjectInfo]) -> bool:
+    """True when `key` is a file or a directory among `objects`."""
+    return any(obj.key == key or obj.key.startswith(f"{key}/") for obj in objects)

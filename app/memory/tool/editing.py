@@ -1,0 +1,125 @@
+"""`create`, `str_replace` and `insert`: writing one file.
+
+Every edit is a conditional write on the generation that was read, so two turns editing
+the same file at once (two Cloud Run instances, say) never lose each other's change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from anthropic.types.beta import (
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+)
+
+from app.memory.tool.access import ScopedAccess, exists
+from app.memory.tool.errors import MemoryToolError, conflict
+from app.memory.tool.rendering import numbered_line, split_lines
+from app.storage.store import CREATE_ONLY, PreconditionFailed, update
+
+
+class _FileMissing(Exception):
+    """Raised inside an update's transform: there is no file to edit."""
+
+
+async def create(access: ScopedAccess, command: BetaMemoryTool20250818CreateCommand) -> str:
+    path = command.path
+    key = access.writable_key(path)
+    access.checked_size(path, command.file_text)
+    existing = await access.root_listing(key)
+    if exists(key, existing):
+        raise MemoryToolError(f"File {path} already exists")
+    access.check_destination(path, key, existing, adding=1)
+    try:
+        await access.store.write(key, command.file_text, if_generation=CREATE_ONLY)
+    except PreconditionFailed:
+        raise MemoryToolError(f"File {path} already exists") from None
+    return f"File created successfully at: {path}"
+
+
+async def str_replace(
+    access: ScopedAccess, command: BetaMemoryTool20250818StrReplaceCommand
+) -> str:
+    path, old, new = command.path, command.old_str, command.new_str
+    key = access.writable_key(path)
+    changed_line = 0
+
+    def replace(content: str | None) -> str:
+        nonlocal changed_line
+        if content is None:
+            raise _FileMissing
+        # Counted without overlaps, as the reference decides; lines listed with them.
+        count = content.count(old)
+        if count == 0:
+            raise MemoryToolError(
+                f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}.",
+                log_message=f"No replacement was performed, old_str did not appear in {path}.",
+            )
+        if count > 1:
+            lines = ", ".join(map(str, _occurrence_lines(content, old)))
+            raise MemoryToolError(
+                f"No replacement was performed. Multiple occurrences of old_str `{old}` "
+                f"in lines: {lines}. Please ensure it is unique",
+                log_message=f"No replacement was performed: old_str occurs in lines {lines}",
+            )
+        changed_line = content.count("\n", 0, content.find(old))
+        return access.checked_size(path, content.replace(old, new))
+
+    new_content = await _edit(access, path, key, replace)
+    lines = new_content.split("\n")
+    first, last = max(0, changed_line - 2), min(len(lines), changed_line + 3)
+    snippet = [numbered_line(number + 1, lines[number]) for number in range(first, last)]
+    return (
+        "The memory file has been edited. Here is the snippet showing the change "
+        "(with line numbers):\n" + "\n".join(snippet)
+    )
+
+
+async def insert(access: ScopedAccess, command: BetaMemoryTool20250818InsertCommand) -> str:
+    path, at = command.path, command.insert_line
+    key = access.writable_key(path)
+
+    def insert_line(content: str | None) -> str:
+        if content is None:
+            raise _FileMissing
+        lines = split_lines(content)
+        if at < 0 or at > len(lines):
+            raise MemoryToolError(
+                f"Invalid `insert_line` parameter: {at}. "
+                f"It should be within the range [0, {len(lines)}]."
+            )
+        lines.insert(at, command.insert_text.rstrip("\n"))
+        edited = "\n".join(lines)
+        return access.checked_size(path, edited if edited.endswith("\n") else edited + "\n")
+
+    await _edit(access, path, key, insert_line)
+    return f"The file {path} has been edited."
+
+
+async def _edit(
+    access: ScopedAccess, path: str, key: str, transform: Callable[[str | None], str]
+) -> str:
+    try:
+        content = await update(access.store, key, transform)
+    except _FileMissing:
+        if await access.store.list(f"{key}/"):
+            raise MemoryToolError(f"The path {path} is not a file.") from None
+        raise MemoryToolError(
+            f"The path {path} does not exist. Please provide a valid path."
+        ) from None
+    except PreconditionFailed:
+        raise conflict(path) from None
+    assert content is not None  # the transforms never delete
+    return content
+
+
+def _occurrence_lines(content: str, needle: str) -> list[int]:
+    """1-based line of every (possibly overlapping) occurrence, as the reference reports."""
+    lines: list[int] = []
+    position = content.find(needle)
+    while position != -1:
+        lines.append(content.count("\n", 0, position) + 1)
+        position = content.find(needle, position + 1)
+    return lines

@@ -1,0 +1,87 @@
+"""`delete` and `rename`: removing and moving files and whole directories.
+
+A bucket cannot rename: a move is a create-only copy, then a delete conditional on the
+generation that was copied, so a change made meanwhile is never lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from anthropic.types.beta import (
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818RenameCommand,
+)
+
+from app.memory.scopes import to_memory_path
+from app.memory.tool.access import ScopedAccess, exists, key_of
+from app.memory.tool.errors import MemoryToolError, conflict
+from app.storage.store import CREATE_ONLY, PreconditionFailed, StoredObject
+
+
+async def delete(access: ScopedAccess, command: BetaMemoryTool20250818DeleteCommand) -> str:
+    path = command.path
+    key = key_of(path)
+    scope, store = access.scope, access.store
+    if key == "":
+        raise MemoryToolError("Cannot delete the /memories directory itself")
+    # The user's (or thread's) whole directory may go: "forget everything about me".
+    if not (scope.can_write(key) or scope.is_writable_root(key)):
+        access.deny(path, writing=True)
+    if not scope.is_writable_root(key) and await store.delete(key):
+        return f"Successfully deleted {path}"
+    objects = await store.list(f"{key}/")
+    if not objects:
+        raise MemoryToolError(f"The path {path} does not exist")
+    await asyncio.gather(*(store.delete(obj.key) for obj in objects))
+    return f"Successfully deleted {path}"
+
+
+async def rename(access: ScopedAccess, command: BetaMemoryTool20250818RenameCommand) -> str:
+    old_path, new_path = command.old_path, command.new_path
+    old_key, new_key = key_of(old_path), key_of(new_path)
+    if old_key == "":
+        raise MemoryToolError("Cannot rename the /memories directory itself")
+    for path, key in ((old_path, old_key), (new_path, new_key)):
+        if not access.scope.can_write(key):
+            access.deny(path, writing=True)
+    destination = await access.root_listing(new_key)
+    if exists(new_key, destination):
+        raise MemoryToolError(f"The destination {new_path} already exists")
+    moves = await _sources(access, old_key)
+    if not moves:
+        raise MemoryToolError(f"The path {old_path} does not exist")
+    if new_key.startswith(f"{old_key}/"):
+        raise MemoryToolError(f"Cannot move {old_path} into itself ({new_path})")
+    same_root = access.scope.root_of(old_key) == access.scope.root_of(new_key)
+    adding = 0 if same_root else len(moves)
+    access.check_destination(new_path, new_key, destination, adding=adding)
+    await asyncio.gather(
+        *(_move(access, obj, new_key + obj.key[len(old_key) :], old_path) for obj in moves)
+    )
+    return f"Successfully renamed {old_path} to {new_path}"
+
+
+async def _sources(access: ScopedAccess, key: str) -> list[StoredObject]:
+    """The file at `key`, or every file under it, with content, for a move."""
+    stored = await access.store.read(key)
+    if stored is not None:
+        return [stored]
+    objects = await access.store.list(f"{key}/")
+    reads = await asyncio.gather(*(access.store.read(obj.key) for obj in objects))
+    return [obj for obj in reads if obj is not None]
+
+
+async def _move(access: ScopedAccess, source: StoredObject, new_key: str, old_path: str) -> None:
+    # Copy, then delete the original only if unchanged since the copy was taken;
+    # otherwise undo the copy rather than lose the newer change.
+    store = access.store
+    try:
+        generation = await store.write(new_key, source.content, if_generation=CREATE_ONLY)
+    except PreconditionFailed:
+        raise MemoryToolError(f"The destination {to_memory_path(new_key)} already exists") from None
+    try:
+        await store.delete(source.key, if_generation=source.generation)
+    except PreconditionFailed:
+        await store.delete(new_key, if_generation=generation)
+        raise conflict(old_path) from None
