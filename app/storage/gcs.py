@@ -29,40 +29,20 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import os
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.storage.deadline import current_deadline
-from app.storage.store import (
-    ObjectInfo,
-    PreconditionFailed,
-    StoredObject,
-    StoreUnavailable,
-    StoreUnreachable,
-)
+from app.storage.gcs_connection import STORAGE_WORKERS, Connection, failure_of, open_connection
+from app.storage.store import ObjectInfo, PreconditionFailed, StoredObject, StoreUnavailable
 
 if TYPE_CHECKING:
-    from google.cloud.storage import Bucket, Client
+    from google.cloud.storage import Client
 
 T = TypeVar("T")
-
-# Cloud Run's --concurrency (40) times the storage round trips one event makes at once
-# (a claim beside three memory reads: 160), with room for the thread-context saves and
-# after-turn writes still running. Idle threads cost a little memory; a queued read costs
-# the person a round trip. With 64 threads, 40 thread starts at L = 0.2 s took a p95 of
-# 4.9 L (bench/storage_trouble.py); with 256, 3.6 L.
-STORAGE_WORKERS = 256
-
-# Orion leaves the library's OpenTelemetry spans off, yet for their attributes it still
-# looks up each bucket's project and location, starting a thread per operation until one
-# lookup has been cached (against the emulator: never). This switch is the library's own.
-_NO_BUCKET_METADATA = ("DISABLE_GCS_PYTHON_CLIENT_OTEL_BUCKET_METADATA", "true")
 
 # Each write tags the object with a fresh id. If a conditional upload is retried after
 # its first attempt did land (the response was lost), the retry fails with 412; finding
@@ -80,85 +60,6 @@ def content_type_for(key: str) -> str:
     if key.endswith(".md"):
         return "text/markdown; charset=utf-8"
     return "text/plain; charset=utf-8"
-
-
-@dataclass(frozen=True, slots=True)
-class _Connection:
-    """What every request needs; built once, on first use, in a worker thread."""
-
-    client: Client
-    bucket: Bucket
-    retry: Any  # google.api_core.retry.Retry
-    conditional_retry: Any  # google.cloud.storage.retry.ConditionalRetryPolicy
-    timeout: float
-
-    def within(self, deadline: float | None) -> _Connection:
-        """The same connection with its timeout and retries cut to end by `deadline`."""
-        if deadline is None:
-            return self
-        left = deadline - time.monotonic()
-        if left <= 0:
-            # Not a store failure (nothing was sent): the caller has stopped waiting.
-            raise TimeoutError("no time left in the storage deadline")
-        from google.cloud.storage.retry import ConditionalRetryPolicy, is_generation_specified
-
-        retry = self.retry.with_timeout(left)
-        return _Connection(
-            client=self.client,
-            bucket=self.bucket,
-            retry=retry,
-            conditional_retry=ConditionalRetryPolicy(
-                retry, is_generation_specified, ["query_params"]
-            ),
-            timeout=min(self.timeout, left),
-        )
-
-
-def _tune_session(client: Client, pool_size: int) -> None:
-    """Two settings the library offers no public way to make on its requests session.
-
-    - Connections: requests keeps 10 per host by default; with more calls in flight than
-      that, every extra one opens (and in production, TLS-handshakes) a new connection and
-      throws it away afterwards. Keep as many as the store has threads.
-    - Environment: requests looks up proxy and CA-bundle variables on every request
-      (0.35–0.65 ms of CPU per GCS operation measured here). The client talks to one
-      endpoint: look them up once, for it, and keep them on the session.
-    """
-    import requests.adapters
-    import requests.utils
-
-    try:
-        session = client._http  # the library's own requests session, with its credentials
-    except AttributeError:  # a library that no longer has it: keep its default behaviour
-        return
-    for adapter in session.adapters.values():
-        if isinstance(adapter, requests.adapters.HTTPAdapter):
-            adapter.init_poolmanager(pool_size, pool_size)
-    session.proxies.update(requests.utils.get_environ_proxies(client.api_endpoint))
-    if session.verify is True:
-        bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
-        session.verify = bundle or True
-    session.trust_env = False
-
-
-def _failure(cause: BaseException | None, cut_short: bool) -> type[StoreUnavailable]:
-    """`StoreUnreachable` when GCS did not answer at all: the connection failed, a server
-    error outlasted the retries, or a request went unanswered for its whole timeout (one
-    the caller's deadline cut short says nothing: the caller stopped waiting). Any other
-    answer (403, 404, 429 on one busy object) is a failure of this call, not an outage."""
-    import requests
-
-    if isinstance(cause, requests.ConnectionError | ConnectionError):
-        return StoreUnreachable  # refused, reset, no route, DNS, connect timeout
-    if isinstance(cause, requests.Timeout):
-        return StoreUnavailable if cut_short else StoreUnreachable
-    status = getattr(cause, "code", None)  # google.api_core's errors
-    if not isinstance(status, int):
-        response = getattr(cause, "response", None)  # the media download's errors
-        status = getattr(response, "status_code", None)
-    if isinstance(status, int) and status >= 500:
-        return StoreUnreachable
-    return StoreUnavailable
 
 
 class GcsObjectStore:
@@ -181,7 +82,7 @@ class GcsObjectStore:
         self._request_timeout = request_timeout
         self._workers = workers
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gcs")
-        self._connection: _Connection | None = None
+        self._connection: Connection | None = None
         self._connecting = threading.Lock()
 
     def __repr__(self) -> str:
@@ -235,7 +136,7 @@ class GcsObjectStore:
         try:
             return func(gcs, *args)
         except google_errors.RetryError as exc:
-            error = _failure(exc.cause, cut_short)
+            error = failure_of(exc.cause, cut_short)
             raise error(
                 f"GCS {operation} {key!r}: still failing when its retries ran out: {exc.cause}"
             ) from exc
@@ -245,35 +146,22 @@ class GcsObjectStore:
             requests.RequestException,
             ConnectionError,
         ) as exc:
-            raise _failure(exc, cut_short)(f"GCS {operation} {key!r} failed: {exc}") from exc
+            raise failure_of(exc, cut_short)(f"GCS {operation} {key!r} failed: {exc}") from exc
 
-    def _connect(self) -> _Connection:
+    def _connect(self) -> Connection:
         with self._connecting:
             if self._connection is None:
-                os.environ.setdefault(*_NO_BUCKET_METADATA)
-                from google.cloud import storage
-                from google.cloud.storage.retry import (
-                    DEFAULT_RETRY,
-                    ConditionalRetryPolicy,
-                    is_generation_specified,
-                )
-
-                client = self._client or storage.Client(project=self._project)
-                _tune_session(client, self._workers)
-                retry = DEFAULT_RETRY.with_delay(initial=0.1, maximum=2.0, multiplier=2.0)
-                retry = retry.with_timeout(self._retry_timeout)
-                self._connection = _Connection(
-                    client=client,
-                    bucket=client.bucket(self.bucket_name),
-                    retry=retry,
-                    conditional_retry=ConditionalRetryPolicy(
-                        retry, is_generation_specified, ["query_params"]
-                    ),
-                    timeout=self._request_timeout,
+                self._connection = open_connection(
+                    self.bucket_name,
+                    client=self._client,
+                    project=self._project,
+                    pool_size=self._workers,
+                    retry_timeout=self._retry_timeout,
+                    request_timeout=self._request_timeout,
                 )
             return self._connection
 
-    def _read(self, gcs: _Connection, key: str) -> StoredObject | None:
+    def _read(self, gcs: Connection, key: str) -> StoredObject | None:
         from google.api_core import exceptions as google_errors
 
         from app.storage.gcs_blob import TimedBlob
@@ -295,7 +183,7 @@ class GcsObjectStore:
             size=len(data),
         )
 
-    def _write(self, gcs: _Connection, key: str, content: str, if_generation: int | None) -> int:
+    def _write(self, gcs: Connection, key: str, content: str, if_generation: int | None) -> int:
         from google.api_core import exceptions as google_errors
 
         blob = gcs.bucket.blob(key)
@@ -317,7 +205,7 @@ class GcsObjectStore:
             raise PreconditionFailed(key, if_generation) from exc
         return int(blob.generation)
 
-    def _delete(self, gcs: _Connection, key: str, if_generation: int | None) -> bool:
+    def _delete(self, gcs: Connection, key: str, if_generation: int | None) -> bool:
         from google.api_core import exceptions as google_errors
 
         try:
@@ -331,7 +219,7 @@ class GcsObjectStore:
             raise PreconditionFailed(key, if_generation) from exc
         return True
 
-    def _list(self, gcs: _Connection, prefix: str) -> list[ObjectInfo]:
+    def _list(self, gcs: Connection, prefix: str) -> list[ObjectInfo]:
         blobs = gcs.client.list_blobs(
             gcs.bucket, prefix=prefix, timeout=gcs.timeout, retry=gcs.retry
         )

@@ -4,7 +4,7 @@ A download response already carries the object's generation (which the library c
 onto the blob) and its `Last-Modified` time (which it drops). Keeping both makes a read
 one request whose content, generation and time all describe the same object version; a
 metadata request followed by a download could straddle a concurrent write, and a hot
-object could starve such reads. Imported only by `gcs_store` once the library is loaded.
+object could starve such reads. Imported only by `gcs` once the library is loaded.
 """
 
 from __future__ import annotations

@@ -1,0 +1,140 @@
+"""The google-cloud-storage client as Orion's GCS store uses it: one client and bucket,
+retries and timeouts cut to the caller's deadline, a connection pool sized for Cloud Run's
+concurrency, and which failures mean "GCS is unreachable" (see app/storage/gcs.py).
+
+Imported only once the library is loaded, by the store's worker threads.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from app.storage.store import StoreUnavailable, StoreUnreachable
+
+if TYPE_CHECKING:
+    from google.cloud.storage import Bucket, Client
+
+# Cloud Run's --concurrency (40) times the storage round trips one event makes at once
+# (a claim beside three memory reads: 160), with room for the thread-context saves and
+# after-turn writes still running. Idle threads cost a little memory; a queued read costs
+# the person a round trip. With 64 threads, 40 thread starts at L = 0.2 s took a p95 of
+# 4.9 L (bench/storage_trouble.py); with 256, 3.6 L.
+STORAGE_WORKERS = 256
+
+# Orion leaves the library's OpenTelemetry spans off, yet for their attributes it still
+# looks up each bucket's project and location, starting a thread per operation until one
+# lookup has been cached (against the emulator: never). This switch is the library's own.
+_NO_BUCKET_METADATA = ("DISABLE_GCS_PYTHON_CLIENT_OTEL_BUCKET_METADATA", "true")
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """What every request needs; built once, on first use, in a worker thread."""
+
+    client: Client
+    bucket: Bucket
+    retry: Any  # google.api_core.retry.Retry
+    conditional_retry: Any  # google.cloud.storage.retry.ConditionalRetryPolicy
+    timeout: float
+
+    def within(self, deadline: float | None) -> Connection:
+        """The same connection with its timeout and retries cut to end by `deadline`."""
+        if deadline is None:
+            return self
+        left = deadline - time.monotonic()
+        if left <= 0:
+            # Not a store failure (nothing was sent): the caller has stopped waiting.
+            raise TimeoutError("no time left in the storage deadline")
+        from google.cloud.storage.retry import ConditionalRetryPolicy, is_generation_specified
+
+        retry = self.retry.with_timeout(left)
+        return Connection(
+            client=self.client,
+            bucket=self.bucket,
+            retry=retry,
+            conditional_retry=ConditionalRetryPolicy(
+                retry, is_generation_specified, ["query_params"]
+            ),
+            timeout=min(self.timeout, left),
+        )
+
+
+def tune_session(client: Client, pool_size: int) -> None:
+    """Two settings the library offers no public way to make on its requests session.
+
+    - Connections: requests keeps 10 per host by default; with more calls in flight than
+      that, every extra one opens (and in production, TLS-handshakes) a new connection and
+      throws it away afterwards. Keep as many as the store has threads.
+    - Environment: requests looks up proxy and CA-bundle variables on every request
+      (0.35–0.65 ms of CPU per GCS operation measured here). The client talks to one
+      endpoint: look them up once, for it, and keep them on the session.
+    """
+    import requests.adapters
+    import requests.utils
+
+    try:
+        session = client._http  # the library's own requests session, with its credentials
+    except AttributeError:  # a library that no longer has it: keep its default behaviour
+        return
+    for adapter in session.adapters.values():
+        if isinstance(adapter, requests.adapters.HTTPAdapter):
+            adapter.init_poolmanager(pool_size, pool_size)
+    session.proxies.update(requests.utils.get_environ_proxies(client.api_endpoint))
+    if session.verify is True:
+        bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+        session.verify = bundle or True
+    session.trust_env = False
+
+
+def failure_of(cause: BaseException | None, cut_short: bool) -> type[StoreUnavailable]:
+    """`StoreUnreachable` when GCS did not answer at all: the connection failed, a server
+    error outlasted the retries, or a request went unanswered for its whole timeout (one
+    the caller's deadline cut short says nothing: the caller stopped waiting). Any other
+    answer (403, 404, 429 on one busy object) is a failure of this call, not an outage."""
+    import requests
+
+    if isinstance(cause, requests.ConnectionError | ConnectionError):
+        return StoreUnreachable  # refused, reset, no route, DNS, connect timeout
+    if isinstance(cause, requests.Timeout):
+        return StoreUnavailable if cut_short else StoreUnreachable
+    status = getattr(cause, "code", None)  # google.api_core's errors
+    if not isinstance(status, int):
+        response = getattr(cause, "response", None)  # the media download's errors
+        status = getattr(response, "status_code", None)
+    if isinstance(status, int) and status >= 500:
+        return StoreUnreachable
+    return StoreUnavailable
+
+
+def open_connection(
+    bucket_name: str,
+    *,
+    client: Client | None,
+    project: str | None,
+    pool_size: int,
+    retry_timeout: float,
+    request_timeout: float,
+) -> Connection:
+    """Import the library and build the client, its session and its retry policies."""
+    os.environ.setdefault(*_NO_BUCKET_METADATA)
+    from google.cloud import storage
+    from google.cloud.storage.retry import (
+        DEFAULT_RETRY,
+        ConditionalRetryPolicy,
+        is_generation_specified,
+    )
+
+    client = client or storage.Client(project=project)
+    tune_session(client, pool_size)
+    retry = DEFAULT_RETRY.with_delay(initial=0.1, maximum=2.0, multiplier=2.0)
+    retry = retry.with_timeout(retry_timeout)
+    return Connection(
+        client=client,
+        bucket=client.bucket(bucket_name),
+        retry=retry,
+        conditional_retry=ConditionalRetryPolicy(retry, is_generation_specified, ["query_params"]),
+        timeout=request_timeout,
+    )
