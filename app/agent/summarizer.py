@@ -2,7 +2,7 @@
 
 Runs after the reply is already in Slack, so it uses a small model, one non-streaming
 request, a short timeout and no retries: a slow or failing call just means the
-deterministic fallback (app/learning/session_summary.py) is written instead.
+deterministic fallback (app/learning/transcript.py) is written instead.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app.learning.session_summary import SessionSummary, SummaryDraft, Utterance
+from app.learning.summary_file import SessionSummary, SummaryDraft
+from app.learning.transcript import Utterance
 from app.observability import tracing
 
 if TYPE_CHECKING:

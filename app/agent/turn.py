@@ -26,7 +26,8 @@ from app.agent.reply_sink import ReplySink
 from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
 from app.agent.toolbox import tools_for_turn
-from app.learning.preferences import detect_preferences, save_preferences
+from app.learning.preference_detection import detect_preferences
+from app.learning.preferences import save_preferences
 from app.learning.session_index import IndexedToday
 from app.learning.session_summary import SummaryOutcome, update_session_summary
 from app.memory.formatting import estimate_tokens

@@ -24,7 +24,7 @@ from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
 from app.learning.session_index import SessionEntry, read_index
-from app.learning.session_summary import SessionSummary, parse_summary
+from app.learning.summary_file import SessionSummary, parse_summary
 from app.memory.scopes import MemoryScope, session_context_key
 from app.observability import tracing
 from app.observability.logging import get_logger

@@ -7,13 +7,8 @@ import json
 
 import pytest
 
-from app.learning.preferences import (
-    MAX_RULES,
-    Preference,
-    detect_preferences,
-    merge_preferences,
-    save_preferences,
-)
+from app.learning.preference_detection import detect_preferences
+from app.learning.preferences import MAX_RULES, Preference, merge_preferences, save_preferences
 from app.storage.store import ObjectStore
 from tests.backends import USER, Backend
 

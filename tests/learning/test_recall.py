@@ -11,7 +11,7 @@ from anthropic.tools import ToolError
 from app.agent.tool_registry import ToolRegistry
 from app.learning.recall import RecallTool, keywords
 from app.learning.session_index import SessionEntry, format_time
-from app.learning.session_summary import SessionSummary, render_summary
+from app.learning.summary_file import SessionSummary, render_summary
 from app.memory.scopes import MemoryScope, session_context_key, sessions_index_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_USER, THREAD, USER

@@ -11,18 +11,15 @@ import pytest
 from app.agent.history import ThreadMessage
 from app.agent.summarizer import parse_draft, summary_prompt
 from app.learning.session_index import IndexedToday, SessionEntry, parse_index
-from app.learning.session_summary import (
+from app.learning.session_summary import update_session_summary
+from app.learning.summary_file import (
     MAX_SUMMARY_CHARS,
     SessionSummary,
     SummaryDraft,
-    Utterance,
-    conversation,
-    fallback_summary,
-    latest_exchange,
     parse_summary,
     render_summary,
-    update_session_summary,
 )
+from app.learning.transcript import Utterance, conversation, fallback_summary, latest_exchange
 from app.memory.scopes import sessions_index_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, THREAD, USER, Backend
