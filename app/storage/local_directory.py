@@ -21,15 +21,18 @@ may be lost.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
 import time
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+from app.storage.owner_only_files import (
+    TEMP_PREFIX,
+    prune_empty_dirs,
+    replace_file,
+)
 from app.storage.store import (
     CREATE_ONLY,
     ObjectInfo,
@@ -39,9 +42,6 @@ from app.storage.store import (
     StoreUnavailable,
 )
 
-_FILE_MODE = 0o600  # memories are personal: owner only, whatever the umask
-_DIR_MODE = 0o700
-_TEMP_PREFIX = ".tmp-"
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -82,7 +82,7 @@ class LocalDirectoryStore:
         segments = key.split("/")
         if not key or "\\" in key or "\0" in key or any(s in ("", ".", "..") for s in segments):
             raise ValueError(f"invalid object key: {key!r}")
-        if any(s.startswith(_TEMP_PREFIX) for s in segments):
+        if any(s.startswith(TEMP_PREFIX) for s in segments):
             raise ValueError(f"invalid object key: {key!r}")
         return f"{self._root}/{key}"
 
@@ -127,7 +127,8 @@ class LocalDirectoryStore:
         _check_precondition(key, current, if_generation)
         generation = max(time.time_ns(), (current or 0) + 1)
         try:
-            return self._replace(path, data, generation)
+            # Read back: a file system with coarse timestamps may have rounded it.
+            return _generation(replace_file(path, data, modified_ns=generation))
         except (NotADirectoryError, FileExistsError, IsADirectoryError) as exc:
             # GCS allows `a` and `a/b` side by side; a file system does not.
             raise StoreError(
@@ -135,34 +136,6 @@ class LocalDirectoryStore:
             ) from exc
         except OSError as exc:
             raise StoreUnavailable(f"cannot write {key}: {exc.strerror}") from exc
-
-    def _replace(self, path: str, data: bytes, generation: int) -> int:
-        directory = os.path.dirname(path)
-        for attempt in range(3):
-            _make_dirs(directory)
-            temp = f"{directory}/{_TEMP_PREFIX}{uuid.uuid4().hex}"
-            try:
-                fd = os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, _FILE_MODE)
-            except FileNotFoundError:
-                # A concurrent delete pruned the (then empty) directory: make it again.
-                if attempt == 2:
-                    raise
-                continue
-            try:
-                try:
-                    os.fchmod(fd, _FILE_MODE)
-                    _write_all(fd, data)
-                    os.utime(fd, ns=(generation, generation))
-                finally:
-                    os.close(fd)
-                os.replace(temp, path)
-            except BaseException:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temp)
-                raise
-            # Read back: a file system with coarse timestamps may have rounded it.
-            return _generation(os.lstat(path))
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def _delete(self, key: str, if_generation: int | None) -> bool:
         path = self._path(key)
@@ -177,7 +150,7 @@ class LocalDirectoryStore:
         except OSError as exc:
             raise StoreUnavailable(f"cannot delete {key}: {exc.strerror}") from exc
         # As in a bucket, a "directory" exists only while something is in it.
-        _prune_empty_dirs(os.path.dirname(path), stop_at=self._root)
+        prune_empty_dirs(os.path.dirname(path), stop_at=self._root)
         return True
 
     def _list(self, prefix: str) -> list[ObjectInfo]:
@@ -226,39 +199,3 @@ def _generation(info: os.stat_result) -> int:
 
 def _updated(info: os.stat_result) -> datetime:
     return datetime.fromtimestamp(info.st_mtime_ns / 1e9, tz=UTC)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _make_dirs(directory: str) -> None:
-    """Create `directory` and its missing parents (the memory root's too, e.g. a fresh
-    `.orion/memories`), each with mode 0o700 whatever the umask (`os.makedirs(mode=...)`
-    applies the mode to the last one only)."""
-    missing: list[str] = []
-    current = directory
-    while current and not os.path.isdir(current):
-        missing.append(current)
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    for path in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(path, _DIR_MODE)
-            os.chmod(path, _DIR_MODE)
-
-
-def _prune_empty_dirs(directory: str, *, stop_at: str) -> None:
-    current = directory
-    inside = os.path.join(stop_at, "")  # the root with a trailing separator
-    while current.startswith(inside) and current != stop_at:
-        try:
-            os.rmdir(current)
-        except OSError:
-            return  # not empty (or already gone): nothing more to prune
-        current = os.path.dirname(current)
