@@ -12,8 +12,8 @@ import pytest
 from anthropic.tools import ToolError
 
 from app.memory.scopes import MemoryScope, session_prefix
-from app.memory.tool.guide import memory_tool_guide
 from app.memory.tool.access import MAX_FILE_BYTES
+from app.memory.tool.guide import memory_tool_guide
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.logging import configure_logging
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
