@@ -15,8 +15,12 @@ def friendly_error(exc: BaseException) -> str:
 
     if isinstance(exc, anthropic.RateLimitError | anthropic.OverloadedError):
         return BUSY
-    if isinstance(exc, anthropic.APIStatusError) and _error_type(exc) == "overloaded_error":
+    # An error event inside a stream arrives without its HTTP status: its type says the same.
+    in_stream = _error_type(exc) if isinstance(exc, anthropic.APIStatusError) else None
+    if in_stream in ("overloaded_error", "rate_limit_error"):
         return BUSY
+    if in_stream == "api_error":
+        return UNREACHABLE
     # A connection dropped in the middle of a stream surfaces as the transport's own error.
     if isinstance(
         exc, anthropic.APIConnectionError | anthropic.InternalServerError | httpx2.TransportError

@@ -38,18 +38,16 @@ def build_messages(thread: list[ThreadMessage]) -> list[dict[str, Any]]:
     too. The Messages API requires alternating roles beginning with `user`; Slack threads
     don't guarantee that (two user messages in a row, a greeting from Orion first).
     """
-    opening = thread[0] if thread else None
-    rest = thread[1:]
-    room_chars = MAX_HISTORY_CHARS - (len(_clean(opening)) if opening else 0)
-    kept = _newest_within(rest, MAX_HISTORY_MESSAGES - 1, room_chars)
-    cut = len(kept) < sum(1 for m in rest if _clean(m)) or bool(opening and opening.opens_cut)
-    if opening is not None and _clean(opening) and room_chars >= 0:
-        text = _clean(opening) + (CUT_NOTE if cut else "")
-        kept.insert(0, ThreadMessage(opening.role, text))
-    elif opening is not None and _clean(opening):
-        kept = _newest_within(thread, MAX_HISTORY_MESSAGES, MAX_HISTORY_CHARS)
-    while kept and kept[0].role != "user":
-        kept.pop(0)
+    # What precedes the person's first message (Orion's greeting) is never sent: the
+    # history must start with the user, and the opening is the request, not the greeting.
+    start = next((i for i, m in enumerate(thread) if m.role == "user" and _clean(m)), len(thread))
+    if start == len(thread):
+        return []
+    opening, rest = thread[start], thread[start + 1 :]
+    opening_text = _clean(opening)  # at most MAX_MESSAGE_CHARS: it always fits
+    kept = _newest_within(rest, MAX_HISTORY_MESSAGES - 1, MAX_HISTORY_CHARS - len(opening_text))
+    cut = len(kept) < sum(1 for m in rest if _clean(m)) or opening.opens_cut
+    kept.insert(0, ThreadMessage(opening.role, opening_text + (CUT_NOTE if cut else "")))
 
     messages: list[dict[str, Any]] = []
     for message in kept:

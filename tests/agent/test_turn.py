@@ -1,0 +1,128 @@
+"""What one turn sends Claude for a thread: Orion's instructions and memory as system
+blocks, the thread as alternating turns, and the tools only when memory is on.
+
+(How `build_messages` bounds and trims a thread is tests/agent/test_history.py; these look
+at the request itself, as FakeClaude received it.)
+"""
+
+from __future__ import annotations
+
+import json
+
+from anthropic import AsyncAnthropic
+
+from app.agent.history import CUT_NOTE, MAX_HISTORY_MESSAGES, ThreadMessage
+from app.agent.prompts import INSTRUCTIONS, RECALL_GUIDE
+from app.agent.request import TurnRequest
+from app.agent.turn import Agent, MemorySettings
+from app.memory.scopes import user_preferences_key
+from app.storage.store import ObjectStore
+from tests.agent.conftest import MODEL, RecordingSink
+from tests.backends import THREAD, USER
+from tests.fakes.anthropic_api import FakeClaude
+
+CHANNEL = "D0123ABCD"
+MEMORY = MemorySettings(load_budget_s=2.0, token_budget=2000, summary_model="claude-small-test")
+GREETING = ThreadMessage("assistant", "Hi, I'm Orion. How can I help?")
+INSTRUCTIONS_BLOCK = {"type": "text", "text": INSTRUCTIONS, "cache_control": {"type": "ephemeral"}}
+
+
+def user(text: str) -> ThreadMessage:
+    return ThreadMessage("user", text)
+
+
+def orion(text: str) -> ThreadMessage:
+    return ThreadMessage("assistant", text)
+
+
+def agent(client: AsyncAnthropic, store: ObjectStore | None) -> Agent:
+    return Agent(claude=client, model=MODEL, store=store, memory=MEMORY)
+
+
+def turn(history: list[ThreadMessage], memory_context: str | None = None) -> TurnRequest:
+    return TurnRequest(USER, CHANNEL, THREAD, history, memory_context=memory_context)
+
+
+async def test_the_thread_reaches_claude_as_alternating_turns_after_orions_instructions(
+    claude: FakeClaude, claude_client: AsyncAnthropic, sink: RecordingSink
+) -> None:
+    history = [
+        GREETING,
+        user("Our Q3 cloud bill is 20% over plan."),
+        user("Mostly the nightly batch jobs."),
+        orion("Move them to spot instances first."),
+        user("Draft the note to finance."),
+    ]
+    claude.reply("Here is the draft for finance.")
+
+    result = await agent(claude_client, store=None).answer(turn(history), sink)
+
+    [request] = claude.requests
+    # Orion's greeting can't open the conversation; two messages in a row become one turn.
+    assert request["messages"] == [
+        {
+            "role": "user",
+            "content": "Our Q3 cloud bill is 20% over plan.\n\nMostly the nightly batch jobs.",
+        },
+        {"role": "assistant", "content": "Move them to spot instances first."},
+        {"role": "user", "content": "Draft the note to finance."},
+    ]
+    # Memory off: the cached instructions alone, and no tools at all.
+    assert request["system"] == [INSTRUCTIONS_BLOCK]
+    assert "tools" not in request
+    assert request["model"] == MODEL
+    assert sink.text == result.text == "Here is the draft for finance."
+
+
+async def test_the_threads_memory_is_system_data_and_the_memory_tools_are_offered(
+    claude: FakeClaude, claude_client: AsyncAnthropic, sink: RecordingSink, store: ObjectStore
+) -> None:
+    remembered = "- Works on the data platform team.\n- Prefers metric units."
+    claude.reply("Sure.")
+
+    await agent(claude_client, store).answer(turn([user("How far is 5 miles?")], remembered), sink)
+
+    [request] = claude.requests
+    instructions, guide, memory = request["system"]
+    assert instructions == INSTRUCTIONS_BLOCK
+    assert f"/memories/users/{USER}/" in guide["text"] and RECALL_GUIDE in guide["text"]
+    assert f"<remembered_context>\n{remembered}\n</remembered_context>" in memory["text"]
+    assert "cache_control" not in memory
+    # Remembered text is never part of the conversation itself.
+    assert request["messages"] == [{"role": "user", "content": "How far is 5 miles?"}]
+    assert [tool["name"] for tool in request["tools"]] == ["memory", "recall"]
+
+
+async def test_without_a_saved_block_the_memory_is_reloaded_from_the_store(
+    claude: FakeClaude, claude_client: AsyncAnthropic, sink: RecordingSink, store: ObjectStore
+) -> None:
+    await store.write(user_preferences_key(USER), json.dumps({"preferred_name": "Sam"}))
+    claude.reply("Hello Sam.")
+
+    await agent(claude_client, store).answer(turn([user("Hello!")]), sink)
+
+    [request] = claude.requests
+    memory = request["system"][-1]["text"]
+    assert "<remembered_context>" in memory and "Sam" in memory
+    assert "Sam" not in json.dumps(request["messages"])
+
+
+async def test_a_greeted_thread_past_the_message_bound_keeps_its_opening_request_and_the_note(
+    claude: FakeClaude, claude_client: AsyncAnthropic, sink: RecordingSink
+) -> None:
+    # assistant_view: Orion greets first. 42 messages: few enough that the Slack layer
+    # reads the thread whole (app/slack/thread_history.py: up to 60 replies), more than
+    # build_messages keeps.
+    history = [GREETING, user("Help me plan the Lisbon offsite in June.")]
+    for n in range(20):
+        history += [orion(f"Answer {n}."), user(f"Question {n}?")]
+    assert len(history) > MAX_HISTORY_MESSAGES
+    claude.reply("Sure.")
+
+    await agent(claude_client, store=None).answer(turn(history), sink)
+
+    [request] = claude.requests
+    messages = request["messages"]
+    assert messages[-1] == {"role": "user", "content": "Question 19?"}
+    assert messages[0]["role"] == "user"
+    assert messages[0]["content"].startswith("Help me plan the Lisbon offsite in June." + CUT_NOTE)
