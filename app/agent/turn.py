@@ -145,8 +145,11 @@ class Agent:
         )
         return restored.context, "reloaded"
 
-    async def capture_preferences(self, user_id: str, text: str) -> None:
-        """Save the preferences a message states ("call me Sam"), without a model call."""
+    async def capture_preferences(
+        self, user_id: str, text: str, *, channel: str | None = None, thread_ts: str | None = None
+    ) -> None:
+        """Save the preferences a message states ("call me Sam"), without a model call,
+        with the thread they were stated in."""
         if self._store is None:
             return
         found = detect_preferences(text)
@@ -157,7 +160,9 @@ class Agent:
         with tracing.observe("memory.preferences.write", metadata={"keys": keys}) as span:
             try:
                 async with asyncio.timeout(self._memory.preferences_budget_s):
-                    changed = await save_preferences(self._store, user_id, found)
+                    changed = await save_preferences(
+                        self._store, user_id, found, channel=channel, thread_ts=thread_ts
+                    )
             except Exception as exc:
                 log.warning(
                     "memory.preferences.write.failed",
@@ -209,6 +214,7 @@ class Agent:
                 store,
                 user_id=turn.user_id,
                 thread_ts=turn.thread_ts,
+                channel=turn.channel_id,
                 history=[*turn.history, ThreadMessage("assistant", answer)],
                 summarize=self._summarize,
                 indexed=self._indexed_today,

@@ -2,8 +2,18 @@
 
 A flat JSON object with stable keys (`name`, `timezone`, `team`, `language`,
 `response_style`, `prefers`, `always`, `never`): a later statement on the same topic
-replaces the earlier one, except `always` / `never`, which keep the few most recent rules.
-What is found in messages comes from preference_detection.
+replaces the earlier one (contradictions resolve to the latest), except `always` /
+`never`, which keep the few most recent rules. What is found in messages comes from
+preference_detection.
+
+Beside the values, `_learned` records when and where each was last learned, so a person
+can see it (and its thread) before forgetting it:
+
+    {"language": "French", "_learned": {"language": {"at": "2026-05-04T10:12:00Z",
+                                                     "channel": "D0123", "thread": "1712.3"}}}
+
+Keys starting with `_` are Orion's bookkeeping, never preferences (app/memory/formatting.py
+leaves them out of the prompt).
 """
 
 from __future__ import annotations
@@ -11,7 +21,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
+from app.learning.session_index import format_time, parse_time
 from app.memory.scopes import user_preferences_key
 from app.storage.store import ObjectStore, update
 
@@ -20,6 +32,7 @@ MAX_VALUE_CHARS = 160
 MAX_RULES = 5
 RULE_SEPARATOR = "; "
 RULE_KEYS = ("always", "never")
+LEARNED_KEY = "_learned"
 
 
 @dataclass(frozen=True)
@@ -28,12 +41,52 @@ class Preference:
     value: str
 
 
+@dataclass(frozen=True)
+class Learned:
+    """When and where a preference was (last) stated."""
+
+    at: datetime
+    channel: str | None = None
+    thread_ts: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        item = {"at": format_time(self.at)}
+        if self.channel and self.thread_ts:
+            item |= {"channel": self.channel, "thread": self.thread_ts}
+        return item
+
+
+@dataclass(frozen=True)
+class StoredPreference:
+    """One preference as the person's file holds it."""
+
+    key: str
+    value: str
+    learned: Learned | None
+
+
+def parse_preferences(raw: str | None) -> list[StoredPreference]:
+    """The preferences in a file's text, in its order; a broken file reads as none."""
+    data = _object(raw)
+    sources = data.get(LEARNED_KEY)
+    sources = sources if isinstance(sources, dict) else {}
+    found = []
+    for key, value in data.items():
+        if key.startswith("_"):
+            continue
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        found.append(StoredPreference(key, shown, _learned(sources.get(key))))
+    return found
+
+
 # --- the file --------------------------------------------------------------------------
 
 
-def merge_preferences(current: str | None, found: Sequence[Preference]) -> str | None:
+def merge_preferences(
+    current: str | None, found: Sequence[Preference], learned: Learned | None = None
+) -> str | None:
     """`current` (the JSON text, or None) with `found` merged in (`current` itself when
-    that changes nothing).
+    that changes nothing); each changed key records `learned`, when given.
 
     Raises ValueError when the stored file is not a JSON object: it is left for a person
     (or Claude) to fix rather than silently replaced.
@@ -54,7 +107,27 @@ def merge_preferences(current: str | None, found: Sequence[Preference]) -> str |
             merged[preference.key] = preference.value
     if merged == data and current is not None:
         return current
+    if learned is not None:
+        sources = merged.get(LEARNED_KEY)
+        sources = dict(sources) if isinstance(sources, dict) else {}
+        for key in merged:
+            if not key.startswith("_") and merged[key] != data.get(key):
+                sources[key] = learned.to_json()
+        merged.pop(LEARNED_KEY, None)
+        merged[LEARNED_KEY] = {key: sources[key] for key in merged if key in sources}
     return json.dumps(merged, ensure_ascii=False, indent=2)
+
+
+def without_preference(current: str | None, key: str) -> str | None:
+    """`current` without the preference `key` (and its record); `current` if it has none."""
+    data = _object(current)
+    if key.startswith("_") or key not in data:
+        return current
+    del data[key]
+    sources = data.get(LEARNED_KEY)
+    if isinstance(sources, dict):
+        data[LEARNED_KEY] = {k: v for k, v in sources.items() if k != key}
+    return json.dumps(data, ensure_ascii=False, indent=2)
 
 
 def _add_rule(data: dict[str, object], preference: Preference) -> None:
@@ -81,17 +154,63 @@ def _rules(value: object) -> list[str]:
     return []
 
 
-async def save_preferences(store: ObjectStore, user_id: str, found: Sequence[Preference]) -> bool:
-    """Merge `found` into the person's preferences.json; True when the file changed."""
+async def save_preferences(
+    store: ObjectStore,
+    user_id: str,
+    found: Sequence[Preference],
+    *,
+    channel: str | None = None,
+    thread_ts: str | None = None,
+    now: datetime | None = None,
+) -> bool:
+    """Merge `found` into the person's preferences.json, learned now in that thread; True
+    when the file changed."""
     if not found:
         return False
     changed = False
+    learned = Learned(now or datetime.now(UTC), channel, thread_ts)
 
     def transform(current: str | None) -> str | None:
         nonlocal changed
-        merged = merge_preferences(current, found)
+        merged = merge_preferences(current, found, learned)
         changed = merged != current
         return merged
 
     await update(store, user_preferences_key(user_id), transform)
     return changed
+
+
+async def forget_preference(store: ObjectStore, user_id: str, key: str) -> bool:
+    """Remove one preference from the person's file; True when there was one."""
+    forgotten = False
+
+    def transform(current: str | None) -> str | None:
+        nonlocal forgotten
+        kept = without_preference(current, key)
+        forgotten = kept != current
+        return kept
+
+    await update(store, user_preferences_key(user_id), transform)
+    return forgotten
+
+
+def _object(raw: str | None) -> dict[str, object]:
+    try:
+        data = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _learned(item: object) -> Learned | None:
+    if not isinstance(item, dict) or not isinstance(item.get("at"), str):
+        return None
+    at = parse_time(item["at"])
+    if at is None:
+        return None
+    channel, thread = item.get("channel"), item.get("thread")
+    return Learned(
+        at,
+        channel if isinstance(channel, str) else None,
+        thread if isinstance(thread, str) else None,
+    )

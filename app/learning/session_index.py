@@ -4,7 +4,10 @@
 (every thread of every person) and without trusting anything to say whose a session is.
 The after-turn step keeps this index, newest first:
 
-    [{"thread": "1712345678.123456", "title": "Q3 budget", "updated": "2026-05-04T10:12:00Z"}]
+    [{"thread": "1712345678.123456", "title": "Q3 budget", "updated": "2026-05-04T10:12:00Z",
+      "channel": "D0123ABCD"}]
+
+(`channel`, the DM the thread is in, links the entry to its thread; older entries lack it.)
 
 It lives in the person's own memory directory, so the memory tool can see (and damage)
 it: reading is tolerant, and `recall` still checks each summary's owner.
@@ -50,9 +53,13 @@ class SessionEntry:
     thread_ts: str
     title: str
     updated: datetime
+    channel: str | None = None
 
     def to_json(self) -> dict[str, str]:
-        return {"thread": self.thread_ts, "title": self.title, "updated": format_time(self.updated)}
+        item = {"thread": self.thread_ts, "title": self.title, "updated": format_time(self.updated)}
+        if self.channel:
+            item["channel"] = self.channel
+        return item
 
 
 def parse_index(raw: str | None) -> list[SessionEntry]:
@@ -79,7 +86,8 @@ def parse_index(raw: str | None) -> list[SessionEntry]:
             continue
         if moment is None:
             continue
-        entry = SessionEntry(thread, title, moment)
+        channel = item.get("channel")
+        entry = SessionEntry(thread, title, moment, channel if isinstance(channel, str) else None)
         if thread not in entries or entries[thread].updated < moment:
             entries[thread] = entry
     return sorted(entries.values(), key=lambda e: e.updated, reverse=True)

@@ -57,6 +57,7 @@ async def update_session_summary(
     *,
     user_id: str,
     thread_ts: str,
+    channel: str | None = None,
     history: Sequence[Utterance],
     summarize: Summarize,
     indexed: IndexedToday | None = None,
@@ -104,7 +105,7 @@ async def update_session_summary(
 
     written = await update(store, key, transform, already_read=stored) or ""
     title = parse_summary(written).title
-    entry = SessionEntry(thread_ts, title, moment)
+    entry = SessionEntry(thread_ts, title, moment, channel)
     if indexed is None or not indexed.covers(user_id, entry):
         await record_session(store, user_id, entry)
         # With the index entry (a thread's first turn of the day, or a new title): how to

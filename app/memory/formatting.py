@@ -36,6 +36,8 @@ def render_preferences(raw: str) -> str:
         return raw.strip()
     lines = []
     for key, value in data.items():
+        if str(key).startswith("_"):
+            continue  # Orion's bookkeeping (when each was learned), not a preference
         label = str(key).replace("_", " ")
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         lines.append(f"- {label}: {shown}")

@@ -111,7 +111,12 @@ class Answerer:
             if message.user:
                 # Beside the answer, not before it: stated preferences are saved at once.
                 run_in_background(
-                    agent.capture_preferences(message.user, message.text),
+                    agent.capture_preferences(
+                        message.user,
+                        message.text,
+                        channel=message.channel,
+                        thread_ts=message.thread_ts,
+                    ),
                     name="memory.preferences",
                 )
             turn = TurnRequest(

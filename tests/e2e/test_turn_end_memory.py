@@ -243,8 +243,12 @@ def test_preferences_said_once_are_kept_and_greet_the_next_thread(
         "Hi! Please call me Sam. I prefer bullet points. Do you prefer tabs or spaces?",
         "Noted, Sam.",
     )
-    stored = bucket.wait_for(user_preferences_key(USER))
-    assert json.loads(stored) == {"name": "Sam", "response_style": "bullet points"}
+    stored = json.loads(bucket.wait_for(user_preferences_key(USER)))
+    learned = stored.pop("_learned")
+    assert stored == {"name": "Sam", "response_style": "bullet points"}
+    # Each remembers where it was said: this thread, for the person's Home tab.
+    assert {(v["channel"], v["thread"]) for v in learned.values()} == {(CHANNEL, thread_ts)}
+    assert sorted(learned) == ["name", "response_style"]
     # Claude was never asked to save anything: the memory tool was not used.
     assert all("tool_result" not in json.dumps(r["messages"]) for r in claude.requests)
     [write] = slack.wait_for(lambda: spans.named("memory.preferences.write"), 5, "the write span")

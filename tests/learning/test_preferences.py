@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 
 import pytest
 
 from app.learning.preference_detection import detect_preferences
-from app.learning.preferences import MAX_RULES, Preference, merge_preferences, save_preferences
+from app.learning.preferences import (
+    MAX_RULES,
+    Learned,
+    Preference,
+    forget_preference,
+    merge_preferences,
+    parse_preferences,
+    save_preferences,
+)
 from app.storage.store import ObjectStore
 from tests.backends import USER, Backend
 
@@ -137,7 +146,9 @@ async def test_preferences_land_in_the_persons_file(store: ObjectStore, backend:
     assert await save_preferences(store, USER, detect_preferences("Call me Sam.")) is True
     assert await save_preferences(store, USER, detect_preferences("Call me Sam.")) is False
     assert await save_preferences(store, USER, []) is False
-    assert json.loads(backend.raw_read(KEY) or "") == {"name": "Sam"}
+    assert [(p.key, p.value) for p in parse_preferences(backend.raw_read(KEY))] == [
+        ("name", "Sam")
+    ]
     assert backend.raw_names() == [KEY]
 
 
@@ -147,8 +158,31 @@ async def test_concurrent_statements_are_both_kept(store: ObjectStore, backend: 
     await asyncio.gather(
         *(save_preferences(store, USER, detect_preferences(s)) for s in statements)
     )
-    assert json.loads(backend.raw_read(KEY) or "") == {
-        "name": "Sam",
-        "timezone": "Europe/Paris",
-        "team": "data",
-    }
+    stored = json.loads(backend.raw_read(KEY) or "")
+    assert sorted(stored.pop("_learned")) == ["name", "team", "timezone"]
+    assert stored == {"name": "Sam", "timezone": "Europe/Paris", "team": "data"}
+
+
+async def test_a_contradicting_preference_replaces_the_old_one_with_its_time_and_thread(
+    store: ObjectStore, backend: Backend
+) -> None:
+    first = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+    later = datetime(2026, 5, 4, 10, 12, tzinfo=UTC)
+    found = detect_preferences("Please answer in French.")
+    await save_preferences(store, USER, found, channel="D0A", thread_ts="1.1", now=first)
+    found = detect_preferences("Please answer in German.")
+    await save_preferences(store, USER, found, channel="D0A", thread_ts="2.2", now=later)
+
+    [language] = parse_preferences(backend.raw_read(KEY))
+    assert (language.key, language.value) == ("language", "German"), "one value: the latest"
+    assert language.learned == Learned(later, "D0A", "2.2")
+
+
+async def test_forgetting_one_preference_keeps_the_others(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await save_preferences(store, USER, detect_preferences("Call me Sam. Answer in French."))
+    assert await forget_preference(store, USER, "language")
+    assert not await forget_preference(store, USER, "language"), "nothing left to forget"
+    assert [(p.key, p.value) for p in parse_preferences(backend.raw_read(KEY))] == [("name", "Sam")]
+    assert "language" not in (backend.raw_read(KEY) or ""), "its record went with it"
