@@ -1,4 +1,6 @@
-"""HTTP mode (Cloud Run): Starlette routes `POST /slack/events` and `GET /healthz`.
+"""HTTP mode (Cloud Run): Starlette routes `POST /slack/events`, `GET /healthz` (liveness:
+the process answers) and `GET /readyz` (readiness: whether Orion can do its job now, and if
+not, why; app/runtime/readiness.py).
 
 The server listens before Bolt is imported: Bolt (and then the heavy clients) load in
 the background and `/healthz` answers at once. Events and clicks are acknowledged as soon
@@ -16,13 +18,15 @@ from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from app.config import RunMode, Settings
 from app.observability.logging import get_logger
 from app.runtime.ack_first import AckFirst
 from app.runtime.early_ack import EarlyAck
+from app.runtime.readiness import readiness
+from app.runtime.slack_auth import SlackAuthCheck
 from app.services import ServiceProvider
 from app.shutdown import drain
 from app.slack.background import run_in_background
@@ -38,7 +42,7 @@ BoltFactory = Callable[[], "AsyncApp"]
 class BoltLoader:
     """Builds the Bolt app in a worker thread once the server is up; requests await it."""
 
-    def __init__(self, build: BoltFactory, on_ready: Callable[[], None]) -> None:
+    def __init__(self, build: BoltFactory, on_ready: Callable[[AsyncApp], None]) -> None:
         self._build = build
         self._on_ready = on_ready
         self._task: asyncio.Task[AsyncApp] | None = None
@@ -60,14 +64,20 @@ class BoltLoader:
         await share_connection_pool(app.client)
         self.app = app
         log.info("slack.bolt.ready")
-        self._on_ready()
+        self._on_ready(app)
         return self.app
 
 
 def build_http_app(
     settings: Settings, provider: ServiceProvider, *, build_bolt: BoltFactory | None = None
 ) -> Starlette:
-    loader = BoltLoader(build_bolt or (lambda: _build_bolt(settings, provider)), provider.warm_up)
+    slack_auth = SlackAuthCheck()
+
+    def bolt_ready(bolt: AsyncApp) -> None:
+        provider.warm_up()
+        slack_auth.start(bolt.client)
+
+    loader = BoltLoader(build_bolt or (lambda: _build_bolt(settings, provider)), bolt_ready)
     assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
     early_ack = EarlyAck(settings.slack_signing_secret.get_secret_value())
     ack_first = AckFirst()
@@ -88,10 +98,19 @@ def build_http_app(
     async def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")
 
+    async def readyz(_: Request) -> Response:
+        report = readiness(provider, slack_auth)
+        return JSONResponse(
+            report.as_json(),
+            status_code=200 if report.ready else 503,
+            headers={"Cache-Control": "no-store"},
+        )
+
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         loader.start()
         yield
+        await slack_auth.close()
         await drain(provider)
         if loader.app is not None:
             from app.slack.web_client import close_connection_pool
@@ -102,6 +121,7 @@ def build_http_app(
         routes=[
             Route("/slack/events", slack_events, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
         ],
         lifespan=lifespan,
     )

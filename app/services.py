@@ -11,6 +11,10 @@ background, in the order the person needs them:
 2. `Services` — tracing, the Claude client and the agent, for answering messages.
 
 Listeners `await provider.storage()` or `await provider.get()` for what they use.
+
+Each build is retried with back-off until it succeeds (app/runtime/retrying_build.py): one
+transient failure at start must not leave the instance answering nothing until it is
+restarted. Readiness (`GET /readyz`, app/runtime/readiness.py) reports how far the builds are.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from app.config import Settings
 from app.observability.logging import get_logger
+from app.runtime.retrying_build import DEFAULT_BACKOFF, Backoff, BuildStatus, RetryingBuild
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -117,7 +122,10 @@ def _plain(secret: object) -> str | None:
 
 
 class ServiceProvider:
-    """Hands out the Storage, then the Services, each built once in the background."""
+    """Hands out the Storage, then the Services, each built in the background and retried
+    with back-off until it is built (app/runtime/retrying_build.py): a failure at start heals
+    without a restart. Between attempts, `storage()` and `get()` raise `NotBuilt` at once,
+    so a listener apologises instead of waiting out the back-off in silence."""
 
     def __init__(
         self,
@@ -126,22 +134,35 @@ class ServiceProvider:
         services: Services | None = None,
         claude_factory: ClaudeFactory | None = None,
         on_ready: Callable[[], None] | None = None,
+        backoff: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         self.settings = settings
-        self._services = services
-        self._storage = services.storage if services is not None else None
         self._claude_factory = claude_factory
         self._on_ready = on_ready  # runs on the loop once the warm-up has built everything
-        self._storage_task: asyncio.Future[Storage] | None = None
-        self._task: asyncio.Future[Services] | None = None
+        self._storage_check: asyncio.Task[None] | None = None
+        self._storage: RetryingBuild[Storage]
+        self._services: RetryingBuild[Services]
+        if services is not None:
+            # Built by the caller (tests, benchmarks): nothing to build, and nothing
+            # checked at start either; the breaker alone tells the store's state.
+            self._storage = RetryingBuild.already("storage", services.storage)
+            self._services = RetryingBuild.already("services", services)
+            self.storage_checked = True
+        else:
+            self._storage = RetryingBuild(
+                "storage", self._build_storage, backoff=backoff, on_built=self._check_storage
+            )
+            self._services = RetryingBuild(
+                "services", self._build_services, backoff=backoff, on_built=self._built
+            )
+            # True once the store has been asked one thing since it was built (or failed
+            # to answer, which opens its breaker): until then its health is unknown.
+            self.storage_checked = False
 
     def warm_up(self) -> None:
         """Start building in the background; returns immediately. Idempotent."""
-        if self._storage is None and self._storage_task is None:
-            self._storage_task = asyncio.ensure_future(self._build_storage())
-        if self._services is None and self._task is None:
-            self._task = asyncio.ensure_future(self._build())
-            self._task.add_done_callback(self._log_ready)
+        self._storage.start()
+        self._services.start()
 
     async def _build_storage(self) -> Storage:
         storage = build_storage(self.settings)
@@ -151,45 +172,72 @@ class ServiceProvider:
             log.warning("services.store_connect_failed", error=type(exc).__name__, exc_info=exc)
         return storage
 
-    async def _build(self) -> Services:
+    def _check_storage(self, storage: Storage) -> None:
+        """Ask the store one cheap thing, beside the first events: if it does not answer,
+        its breaker opens now, and readiness says so before any person is affected."""
+        self._storage_check = asyncio.ensure_future(self._ask_store(storage.store))
+
+    async def _ask_store(self, store: ObjectStore) -> None:
+        from app.storage.breaker import PROBE_KEY, PROBE_TIMEOUT_S, StoreOffline
+        from app.storage.deadline import storage_deadline
+        from app.storage.store import StoreUnreachable
+
+        try:
+            with storage_deadline(PROBE_TIMEOUT_S):
+                async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
+                    await store.read(PROBE_KEY)
+        except (StoreUnreachable, StoreOffline):
+            pass  # the breaker is open, has said so (store.unavailable), and probes on
+        except Exception as exc:
+            log.warning("storage.check_failed", error=type(exc).__name__, exc_info=exc)
+        self.storage_checked = True
+
+    async def _build_services(self) -> Services:
         # Storage first: the greeting needs it, and importing both at once would only
-        # share the same CPU between them.
-        storage = await self.storage()
-        services = await asyncio.to_thread(
-            build_services, self.settings, storage, self._claude_factory
-        )
+        # share the same CPU between them. A storage build that fails is retried on its
+        # own; this waits for it rather than failing alongside it.
+        storage = await self._storage.wait_built()
+        return await asyncio.to_thread(build_services, self.settings, storage, self._claude_factory)
+
+    def _built(self, _: Services) -> None:
         if self._on_ready is not None:
             self._on_ready()
-        return services
 
     async def storage(self) -> Storage:
-        """The store, without waiting for the Claude client."""
-        if self._storage is None:
-            self.warm_up()
-            assert self._storage_task is not None
-            self._storage = await asyncio.shield(self._storage_task)
-        return self._storage
+        """The store, without waiting for the Claude client. `NotBuilt` between attempts."""
+        return await self._storage.get()
 
     async def get(self) -> Services:
-        """Everything, the Claude client included."""
-        if self._services is None:
-            self.warm_up()
-            assert self._task is not None
-            self._services = await asyncio.shield(self._task)
-        return self._services
+        """Everything, the Claude client included. `NotBuilt` between attempts (of either)."""
+        if (services := self._services.value) is not None:
+            return services
+        await self._storage.get()  # fails at once while the store's build is retrying
+        return await self._services.get()
+
+    @property
+    def storage_status(self) -> BuildStatus:
+        return self._storage.status()
+
+    @property
+    def services_status(self) -> BuildStatus:
+        return self._services.status()
+
+    @property
+    def built_storage(self) -> Storage | None:
+        return self._storage.value
+
+    @property
+    def built_services(self) -> Services | None:
+        return self._services.value
 
     async def close(self) -> None:
-        """Close the long-lived clients (at shutdown), if they were ever built."""
-        if self._storage is not None:
-            await self._storage.store.close()
-        if self._services is not None:
-            await self._services.claude.close()
-
-    @staticmethod
-    def _log_ready(task: asyncio.Future[Services]) -> None:
-        if task.cancelled():
-            return
-        if (error := task.exception()) is not None:
-            log.error("services.failed", error=type(error).__name__, exc_info=error)
-        else:
-            log.info("services.ready")
+        """Stop building, and close the long-lived clients (at shutdown) that were built."""
+        await self._services.close()
+        await self._storage.close()
+        if self._storage_check is not None:
+            self._storage_check.cancel()
+            await asyncio.gather(self._storage_check, return_exceptions=True)
+        if (storage := self._storage.value) is not None:
+            await storage.store.close()
+        if (services := self._services.value) is not None:
+            await services.claude.close()

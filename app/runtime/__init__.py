@@ -11,4 +11,8 @@ What each part trades, and the benchmark that measures it (`uv run python -m ben
 - `heap`: freezes the long-lived heap and collects the young generation less often,
   trading a little resident memory for no GC pauses in a burst — the same ack figures and
   "Orion process CPU per turn".
+
+And start-up that heals and says how it is doing: `retrying_build` retries the store and
+services builds with back-off (an instance never stays broken by one failed start),
+`slack_auth` checks the bot token once, and `readiness` reports all of it on `/readyz`.
 """
