@@ -94,4 +94,9 @@ def _parse(preferences_json: str | None) -> dict[str, object]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(k): v for k, v in data.items() if isinstance(v, str | int | float | bool)}
+    # Keys starting with `_` are Orion's bookkeeping (app/learning/preferences.py).
+    return {
+        str(k): v
+        for k, v in data.items()
+        if isinstance(v, str | int | float | bool) and not str(k).startswith("_")
+    }
