@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from app.agent.history import ThreadMessage
 
@@ -20,3 +21,6 @@ class TurnRequest:
     # well; None: the agent's full load budget. Once it has passed, the answer goes out
     # without memory.
     memory_deadline: float | None = None
+    # When the turn began: if its person asks to be forgotten after this, what the turn
+    # writes at its end is erased again (app/learning/erasure.py).
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))

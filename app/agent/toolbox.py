@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.agent.tool_registry import ToolRegistry
+from app.learning.memory_tools import ForgetTool, MemoryOverviewTool
 from app.learning.recall import RecallTool
 from app.memory.scopes import MemoryScope
 from app.memory.tool.scoped_tool import ScopedMemoryTool
@@ -12,9 +13,16 @@ from app.storage.store import ObjectStore
 def tools_for_turn(*, store: ObjectStore | None, scope: MemoryScope) -> ToolRegistry:
     """Memory tools only when memory is enabled (a store is given).
 
-    Both are bound to `scope`: whose memories they reach comes from the turn, never from
+    All are bound to `scope`: whose memories they reach comes from the turn, never from
     the model's input.
     """
     if store is None:
         return ToolRegistry()
-    return ToolRegistry([ScopedMemoryTool(store, scope), RecallTool(store, scope)])
+    return ToolRegistry(
+        [
+            ScopedMemoryTool(store, scope),
+            RecallTool(store, scope),
+            MemoryOverviewTool(store, scope),
+            ForgetTool(store, scope),
+        ]
+    )

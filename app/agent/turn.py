@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.agent.history import ThreadMessage, build_messages
@@ -26,6 +27,7 @@ from app.agent.reply_sink import ReplySink
 from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
 from app.agent.toolbox import tools_for_turn
+from app.learning.erasure import forget_again_if_erased
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
 from app.learning.session_index import IndexedToday
@@ -156,13 +158,14 @@ class Agent:
         if not found:
             return
         keys = sorted({preference.key for preference in found})
-        started = time.perf_counter()
+        started, began = time.perf_counter(), datetime.now(UTC)
         with tracing.observe("memory.preferences.write", metadata={"keys": keys}) as span:
             try:
                 async with asyncio.timeout(self._memory.preferences_budget_s):
                     changed = await save_preferences(
                         self._store, user_id, found, channel=channel, thread_ts=thread_ts
                     )
+                    await self._unless_erased(user_id, began, channel)
             except Exception as exc:
                 log.warning(
                     "memory.preferences.write.failed",
@@ -190,6 +193,7 @@ class Agent:
             try:
                 async with asyncio.timeout(self._memory.after_turn_budget_s):
                     outcome = await self._write_summary(self._store, turn, answer)
+                    await self._unless_erased(turn.user_id, turn.started_at, turn.channel_id)
             except Exception as exc:
                 error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
                 log.warning(
@@ -205,6 +209,14 @@ class Agent:
             }
             log.info("memory.after_turn", ok=True, **fields, **_since(started))
             span.update(output={"ok": True, **fields})
+
+    async def _unless_erased(self, user_id: str, since: datetime, channel: str | None) -> None:
+        """After writing about `user_id`: if they asked to be forgotten since `since`, what
+        was just written goes too (the erasure's tombstone makes this race-free)."""
+        assert self._store is not None
+        channels = (channel,) if channel else ()
+        if await forget_again_if_erased(self._store, user_id, since, dm_channels=channels):
+            log.info("memory.erased_during_turn")
 
     async def _write_summary(
         self, store: ObjectStore, turn: TurnRequest, answer: str

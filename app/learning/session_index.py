@@ -96,7 +96,10 @@ def parse_index(raw: str | None) -> list[SessionEntry]:
 def with_session(raw: str | None, entry: SessionEntry) -> str:
     """The index with `entry` added or replaced, newest first, bounded."""
     others = [e for e in parse_index(raw) if e.thread_ts != entry.thread_ts]
-    entries = sorted([entry, *others], key=lambda e: e.updated, reverse=True)
+    return _written(sorted([entry, *others], key=lambda e: e.updated, reverse=True))
+
+
+def _written(entries: list[SessionEntry]) -> str:
     # One entry per line, readable in the memory tool. Not `indent=`: that switches json
     # to its pure-Python encoder, which took most of a millisecond for 30 entries.
     lines = (json.dumps(e.to_json(), ensure_ascii=False) for e in entries[:MAX_INDEXED_SESSIONS])
@@ -105,6 +108,17 @@ def with_session(raw: str | None, entry: SessionEntry) -> str:
 
 async def record_session(store: ObjectStore, user_id: str, entry: SessionEntry) -> None:
     await update(store, sessions_index_key(user_id), lambda raw: with_session(raw, entry))
+
+
+async def remove_session(store: ObjectStore, user_id: str, thread_ts: str) -> None:
+    """The index without `thread_ts` (a conversation the person forgot)."""
+
+    def without(raw: str | None) -> str | None:
+        entries = parse_index(raw)
+        kept = [e for e in entries if e.thread_ts != thread_ts]
+        return raw if len(kept) == len(entries) else _written(kept)
+
+    await update(store, sessions_index_key(user_id), without)
 
 
 class IndexedToday:

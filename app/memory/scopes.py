@@ -199,3 +199,28 @@ class MemoryScope:
             for root in self.roots
             if root.startswith(f"{directory}/") and root != f"{directory}/"
         ]
+
+
+# Slack channel ids: `C…` (channels), `D…` (DMs, where assistant threads live), `G…`.
+_CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
+# Outside every MemoryScope root: only Orion itself reads and writes thread contexts (they
+# hold a copy of the memory restored at thread start, so forgetting a person reaches them).
+THREADS_PREFIX = "threads/"
+
+
+def thread_contexts_prefix(channel_id: str) -> str:
+    if not isinstance(channel_id, str) or not _CHANNEL_ID.fullmatch(channel_id):
+        raise ValueError(f"not a Slack channel id: {channel_id!r}")
+    return f"{THREADS_PREFIX}{channel_id}/"
+
+
+def thread_context_key(channel_id: str, thread_ts: str) -> str:
+    """Where an assistant thread's saved context lives (not visible to the model)."""
+    name = validate_thread_ts(thread_ts).replace(".", "-")
+    return f"{thread_contexts_prefix(channel_id)}{name}.json"
+
+
+def thread_of_context_key(key: str) -> str | None:
+    """The thread of a saved context's key (`threads/D…/1712-345.json`), else None."""
+    name = key.rsplit("/", 1)[-1].removesuffix(".json").replace("-", ".", 1)
+    return name if _THREAD_TS.fullmatch(name) else None

@@ -11,6 +11,7 @@ The Home tab has nothing of Orion's yet.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,7 +46,10 @@ def register(app: AsyncApp, provider: ServiceProvider, dedupe: EventDeduplicator
             if not user or not channel:
                 return
             today = datetime.now(UTC).strftime("%Y%m%d")
-            if not await dedupe.first_time(f"Prompts{user}{today}"):
+            # Hashed: a claim is Orion's record, and must not name the person (forgetting
+            # them must leave no object that does).
+            person = hashlib.sha256(f"prompts:{user}".encode()).hexdigest()[:24]
+            if not await dedupe.first_time(f"Prompts{person}{today}"):
                 return
             title, prompts = messages_tab_prompts(await _preferences(provider, user))
             try:

@@ -9,30 +9,17 @@ in the memory store makes it shared by every Cloud Run instance and survive rest
 from __future__ import annotations
 
 import json
-import re
 
 from slack_bolt.context.assistant.thread_context import AssistantThreadContext
 from slack_bolt.context.assistant.thread_context_store.async_store import (
     AsyncAssistantThreadContextStore,
 )
 
-from app.memory.scopes import validate_thread_ts
+from app.memory.scopes import thread_context_key
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 
 log = get_logger(__name__)
-
-# Slack channel ids: `C…` (channels), `D…` (DMs, where assistant threads live), `G…`.
-_CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
-# Outside every MemoryScope root: only Orion itself reads and writes thread contexts.
-THREADS_PREFIX = "threads/"
-
-
-def thread_context_key(channel_id: str, thread_ts: str) -> str:
-    """Where an assistant thread's saved context lives (not visible to the model)."""
-    if not isinstance(channel_id, str) or not _CHANNEL_ID.fullmatch(channel_id):
-        raise ValueError(f"not a Slack channel id: {channel_id!r}")
-    return f"{THREADS_PREFIX}{channel_id}/{validate_thread_ts(thread_ts).replace('.', '-')}.json"
 
 
 class StoredThreadContextStore(AsyncAssistantThreadContextStore):

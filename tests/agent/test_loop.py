@@ -102,7 +102,12 @@ async def test_a_tool_call_is_run_and_its_result_sent_back_before_claude_answers
     ]
     for request in (first, second):
         assert (request["model"], request["system"], request["stream"]) == (MODEL, SYSTEM, True)
-        assert [tool["name"] for tool in request["tools"]] == ["memory", "recall"]
+        assert [tool["name"] for tool in request["tools"]] == [
+            "memory",
+            "recall",
+            "memory_overview",
+            "forget",
+        ]
     # Usage adds up over both calls (FakeClaude's counts depend only on what it was sent).
     sent = sum(script.estimate_usage(body, []).input_tokens for body in claude.requests)
     assert result.usage["input"] == sent

@@ -90,7 +90,12 @@ async def test_the_threads_memory_is_system_data_and_the_memory_tools_are_offere
     assert "cache_control" not in memory
     # Remembered text is never part of the conversation itself.
     assert request["messages"] == [{"role": "user", "content": "How far is 5 miles?"}]
-    assert [tool["name"] for tool in request["tools"]] == ["memory", "recall"]
+    assert [tool["name"] for tool in request["tools"]] == [
+        "memory",
+        "recall",
+        "memory_overview",
+        "forget",
+    ]
 
 
 async def test_without_a_saved_block_the_memory_is_reloaded_from_the_store(

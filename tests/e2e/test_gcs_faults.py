@@ -21,10 +21,10 @@ from typing import Any
 from app.memory.scopes import (
     session_context_key,
     sessions_index_key,
+    thread_context_key,
     user_preferences_key,
 )
 from app.slack.greeting import GENERIC_GREETING
-from app.slack.thread_context_store import thread_context_key
 from app.slack.thread_started import RESTORING_STATUS
 from tests.e2e import conversation
 from tests.e2e.conversation import (

@@ -19,9 +19,8 @@ from typing import Any
 import pytest
 
 from app.memory.formatting import CHARS_PER_TOKEN, TRUNCATION_MARKER
-from app.memory.scopes import session_context_key, user_preferences_key
+from app.memory.scopes import session_context_key, thread_context_key, user_preferences_key
 from app.slack.greeting import GENERIC_GREETING
-from app.slack.thread_context_store import thread_context_key
 from app.slack.thread_started import RESTORING_STATUS
 from tests.e2e import conversation
 from tests.e2e.conversation import remembered

@@ -146,9 +146,7 @@ async def test_preferences_land_in_the_persons_file(store: ObjectStore, backend:
     assert await save_preferences(store, USER, detect_preferences("Call me Sam.")) is True
     assert await save_preferences(store, USER, detect_preferences("Call me Sam.")) is False
     assert await save_preferences(store, USER, []) is False
-    assert [(p.key, p.value) for p in parse_preferences(backend.raw_read(KEY))] == [
-        ("name", "Sam")
-    ]
+    assert [(p.key, p.value) for p in parse_preferences(backend.raw_read(KEY))] == [("name", "Sam")]
     assert backend.raw_names() == [KEY]
 
 

@@ -1,0 +1,55 @@
+"""A person's memory as one Markdown document: the export they download (whole), and
+what Claude reads out when they ask what Orion remembers (an overview). Every line comes
+from the inventory, so neither can say more (or less) than storage holds."""
+
+from __future__ import annotations
+
+from app.learning.memory_inventory import MemoryInventory
+from app.learning.session_index import format_time
+
+
+def render_memory(inventory: MemoryInventory, *, full: bool) -> str:
+    """`full`: every note and summary in full (an export); else their first lines."""
+    lines = [f"# What Orion remembers about {inventory.user_id}", ""]
+    if inventory.empty:
+        return "\n".join([*lines, "Nothing: Orion keeps no memory about this person.", ""])
+    lines += ["## Preferences", ""]
+    for item in inventory.preferences or []:
+        learned = item.learned
+        where = f", in thread {learned.thread_ts}" if learned and learned.thread_ts else ""
+        when = f" (learned {format_time(learned.at)}{where})" if learned else ""
+        lines.append(f"- {item.key.replace('_', ' ')}: {item.value}{when}")
+    if not inventory.preferences:
+        lines.append("None.")
+    lines += ["", "## Notes", ""]
+    for note in inventory.notes:
+        lines += [f"### {note.path}", f"{note.size} bytes, changed {format_time(note.updated)}"]
+        body = note.content if full and note.content is not None else note.preview
+        lines += ["", _fenced(body), ""]
+    if not inventory.notes:
+        lines += ["None.", ""]
+    lines += ["## Conversations", ""]
+    for conversation in inventory.conversations:
+        lines.append(f"### {conversation.title}")
+        lines.append(f"Thread {conversation.thread_ts}, last {format_time(conversation.updated)}")
+        if conversation.summary:
+            summary = conversation.summary if full else conversation.summary.splitlines()[0]
+            lines += ["", summary.strip()]
+        lines.append("")
+    if not inventory.conversations:
+        lines += ["None.", ""]
+    return "\n".join(lines)
+
+
+def _fenced(text: str) -> str:
+    """`text` in a code fence longer than any backtick run inside it."""
+    fence = "`" * max(3, _longest_backticks(text) + 1)
+    return f"{fence}\n{text.rstrip()}\n{fence}"
+
+
+def _longest_backticks(text: str) -> int:
+    longest = current = 0
+    for char in text:
+        current = current + 1 if char == "`" else 0
+        longest = max(longest, current)
+    return longest

@@ -1,0 +1,131 @@
+"""Everything Orion keeps about one person, read from storage: what they can see on their
+Home tab, what Claude reads out when asked "what do you remember about me?", and what
+an export or an erasure covers.
+
+Three kinds, each from where it lives: preferences (`users/{id}/preferences.json`, with
+when and where each was learned), notes (every other file Claude saved in
+`users/{id}/`), and conversations (the threads of the person's session index, with their
+summaries). Orion's own bookkeeping in the person's directory (the session index, the
+welcome) is not a note; an export and an erasure include it all the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.learning.preferences import StoredPreference, parse_preferences
+from app.learning.session_index import SessionEntry, read_index
+from app.learning.summary_file import parse_summary
+from app.memory.scopes import (
+    session_context_key,
+    sessions_index_key,
+    to_memory_path,
+    user_preferences_key,
+    user_prefix,
+    user_welcome_key,
+)
+from app.storage.store import ObjectStore
+
+PREVIEW_LINES = 3
+PREVIEW_CHARS = 200
+# Summaries read at once: the Home tab shows the newest; an export reads them all.
+READ_CONCURRENCY = 8
+
+
+@dataclass(frozen=True)
+class Note:
+    key: str
+    path: str  # as Claude sees it: /memories/users/U…/notes.md
+    size: int
+    updated: datetime
+    preview: str  # its first lines
+    content: str | None = None  # the whole file, in a full inventory
+
+
+@dataclass(frozen=True)
+class Conversation:
+    thread_ts: str
+    channel: str | None
+    title: str
+    updated: datetime
+    summary: str | None  # None when its summary is gone (or not the person's)
+
+
+@dataclass(frozen=True)
+class MemoryInventory:
+    user_id: str
+    preferences: list[StoredPreference]
+    notes: list[Note]
+    conversations: list[Conversation]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.preferences or self.notes or self.conversations)
+
+
+async def take_inventory(
+    store: ObjectStore, user_id: str, *, full: bool = False, conversations: int | None = 20
+) -> MemoryInventory:
+    """What Orion keeps about `user_id`; `full` reads each note whole (for an export),
+    `conversations` bounds how many of the newest threads are read (None: all)."""
+    preferences, objects, index = await asyncio.gather(
+        store.read(user_preferences_key(user_id)),
+        store.list(user_prefix(user_id)),
+        read_index(store, user_id),
+    )
+    bookkeeping = {
+        user_preferences_key(user_id),
+        sessions_index_key(user_id),
+        user_welcome_key(user_id),
+    }
+    note_keys = [obj for obj in objects if obj.key not in bookkeeping]
+    limit = asyncio.Semaphore(READ_CONCURRENCY)
+    notes = await asyncio.gather(*(_note(store, obj.key, limit, full) for obj in note_keys))
+    entries = index if conversations is None else index[:conversations]
+    threads = await asyncio.gather(*(_conversation(store, user_id, e, limit) for e in entries))
+    return MemoryInventory(
+        user_id=user_id,
+        preferences=parse_preferences(preferences.content if preferences else None),
+        notes=[note for note in notes if note is not None],
+        conversations=list(threads),
+    )
+
+
+def preview(content: str) -> str:
+    lines = [line for line in content.strip().splitlines() if line.strip()][:PREVIEW_LINES]
+    text = "\n".join(lines)
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1].rstrip() + "…"
+
+
+async def _note(store: ObjectStore, key: str, limit: asyncio.Semaphore, full: bool) -> Note | None:
+    async with limit:
+        stored = await store.read(key)
+    if stored is None:
+        return None  # deleted since the listing
+    return Note(
+        key=key,
+        path=to_memory_path(key),
+        size=stored.size,
+        updated=stored.updated,
+        preview=preview(stored.content),
+        content=stored.content if full else None,
+    )
+
+
+async def _conversation(
+    store: ObjectStore, user_id: str, entry: SessionEntry, limit: asyncio.Semaphore
+) -> Conversation:
+    async with limit:
+        stored = await store.read(session_context_key(entry.thread_ts))
+    summary = parse_summary(stored.content) if stored is not None else None
+    # The index lives where the memory tool can edit it: trust a summary only if it is theirs.
+    mine = summary is not None and summary.user_id in (None, user_id)
+    return Conversation(
+        thread_ts=entry.thread_ts,
+        channel=entry.channel,
+        title=entry.title,
+        updated=entry.updated,
+        summary=summary.body if summary is not None and mine else None,
+    )

@@ -1,0 +1,138 @@
+"""Claude's tools for "what do you remember about me?" and "forget that".
+
+`memory_overview` returns the real listing of what Orion keeps about the person (the same
+inventory their Home tab shows), so Claude words it but invents nothing. `forget` removes
+one item the person points at: a preference, a note, a conversation. Both are bound to the
+turn's own person; the model's input only names the item. Erasing everything is not
+offered here: only the person's own click (or an operator) can do that.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
+from anthropic.tools import ToolError
+from anthropic.types.beta import BetaToolParam
+
+from app.learning.erasure import forget_conversation, forget_note
+from app.learning.memory_document import render_memory
+from app.learning.memory_inventory import take_inventory
+from app.learning.preferences import forget_preference
+from app.learning.session_index import read_index
+from app.memory.scopes import MemoryScope, to_key
+from app.observability import tracing
+from app.observability.logging import get_logger
+from app.storage.store import ObjectStore
+
+log = get_logger(__name__)
+
+OVERVIEW_TOOL_NAME = "memory_overview"
+FORGET_TOOL_NAME = "forget"
+FORGETTABLE = ("preference", "note", "conversation")
+
+
+class MemoryOverviewTool(BetaAsyncBuiltinFunctionTool):
+    def __init__(self, store: ObjectStore, scope: MemoryScope) -> None:
+        self.store = store
+        self.scope = scope
+
+    def to_dict(self) -> BetaToolParam:
+        return {
+            "name": OVERVIEW_TOOL_NAME,
+            "description": (
+                "List everything Orion keeps about the person you are talking to: their "
+                "preferences (with when each was learned), the notes saved about them, and "
+                "their recent conversations. Use it whenever they ask what you remember or "
+                "know about them; answer only from its result."
+            ),
+            "input_schema": {"type": "object", "properties": {}},
+        }
+
+    async def call(self, input: object) -> str:
+        started = time.perf_counter()
+        with tracing.observe("tool.memory_overview", as_type="tool") as span:
+            inventory = await take_inventory(self.store, self.scope.user_id)
+            counts = {
+                "preferences": len(inventory.preferences),
+                "notes": len(inventory.notes),
+                "conversations": len(inventory.conversations),
+            }
+            span.update(output=counts)
+            log.info("memory.show", via="agent", **counts, **_since(started))
+            return render_memory(inventory, full=False)
+
+
+class ForgetTool(BetaAsyncBuiltinFunctionTool):
+    def __init__(self, store: ObjectStore, scope: MemoryScope) -> None:
+        self.store = store
+        self.scope = scope
+
+    def to_dict(self) -> BetaToolParam:
+        return {
+            "name": FORGET_TOOL_NAME,
+            "description": (
+                "Forget one thing Orion remembers about the person, when they ask you to: "
+                "a preference (by its key, e.g. 'language'), a note (by its /memories path) "
+                "or a conversation (by its thread id), as memory_overview lists them. "
+                "Confirm to the person what was forgotten."
+            ),
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "enum": list(FORGETTABLE)},
+                    "id": {"type": "string", "description": "The key, path or thread id."},
+                },
+                "required": ["kind", "id"],
+            },
+        }
+
+    async def call(self, input: object) -> str:
+        kind, item = _parse_input(input)
+        user_id = self.scope.user_id
+        with tracing.observe("tool.forget", as_type="tool", input={"kind": kind}) as span:
+            if kind == "preference":
+                forgotten = await forget_preference(self.store, user_id, item)
+            elif kind == "note":
+                try:
+                    forgotten = await forget_note(self.store, user_id, to_key(item))
+                except ValueError:
+                    raise ToolError(f"{item} is not one of this person's notes.") from None
+            else:
+                channel = next(
+                    (
+                        e.channel
+                        for e in await read_index(self.store, user_id)
+                        if e.thread_ts == item
+                    ),
+                    None,
+                )
+                try:
+                    forgotten = (
+                        await forget_conversation(self.store, user_id, item, channel=channel) > 0
+                    )
+                except ValueError:
+                    raise ToolError(f"{item} is not a conversation id.") from None
+            span.update(output={"forgotten": forgotten})
+            log.info("memory.forget", via="agent", kind=kind, forgotten=forgotten)
+        if not forgotten:
+            raise ToolError(f"There is no {kind} {item!r} to forget.")
+        return f"Forgotten: the {kind} {item}."
+
+
+def _parse_input(input: object) -> tuple[str, str]:
+    if not isinstance(input, Mapping):
+        raise ToolError("The forget tool expects an object with `kind` and `id`.")
+    kind: Any = input.get("kind")
+    item: Any = input.get("id")
+    if kind not in FORGETTABLE:
+        raise ToolError(f"`kind` must be one of {', '.join(FORGETTABLE)}.")
+    if not isinstance(item, str) or not item.strip():
+        raise ToolError("`id` must name the item to forget.")
+    return kind, item.strip()
+
+
+def _since(started: float) -> dict[str, float]:
+    return {"duration_ms": round((time.perf_counter() - started) * 1000, 1)}

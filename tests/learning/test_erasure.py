@@ -1,0 +1,114 @@
+"""Forgetting a person: every object holding their content goes, nobody else's does, and a
+turn finishing meanwhile cannot write them back."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from app.learning.erasure import (
+    erased_since,
+    forget_again_if_erased,
+    forget_conversation,
+    forget_everything,
+    forget_note,
+)
+from app.learning.preference_detection import detect_preferences
+from app.learning.preferences import save_preferences
+from app.learning.session_index import SessionEntry, read_index, record_session
+from app.learning.summary_file import SessionSummary, render_summary
+from app.memory.scopes import session_context_key, thread_context_key
+from app.storage.store import ObjectStore
+from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
+
+DM, OTHER_DM = "D0123ABCD", "D0999ZZZZ"
+UNINDEXED_THREAD = "1712345800.000002"  # opened, never summarised: only its context exists
+NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+
+
+async def _seed_person(store: ObjectStore, user: str, dm: str, thread: str) -> None:
+    await save_preferences(store, user, detect_preferences("Call me Sam. Answer in French."))
+    await store.write(f"users/{user}/notes/project.md", "Working on the Q3 budget.\n")
+    summary = SessionSummary("Q3 budget", f"{user} reviewed the budget.", user_id=user)
+    await store.write(session_context_key(thread), render_summary(summary))
+    await store.write(f"sessions/{thread.replace('.', '-')}/notes.md", "thread note\n")
+    await record_session(store, user, SessionEntry(thread, "Q3 budget", NOW, dm))
+    context = {"memory": f"preferences of {user}: French"}
+    await store.write(thread_context_key(dm, thread), json.dumps(context))
+
+
+def _holding(backend: Backend, needle: str) -> list[str]:
+    return [
+        name
+        for name in backend.raw_names()
+        if needle in name or needle in (backend.raw_read(name) or "")
+    ]
+
+
+async def test_forgetting_everything_leaves_nothing_of_the_person_and_all_of_the_others(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await _seed_person(store, USER, DM, THREAD)
+    await store.write(thread_context_key(DM, UNINDEXED_THREAD), json.dumps({"memory": USER}))
+    await _seed_person(store, OTHER_USER, OTHER_DM, OTHER_THREAD)
+    others_before = {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)}
+
+    report = await forget_everything(store, USER, dm_channels=(DM,), now=NOW)
+
+    assert _holding(backend, USER) == [], "no object names or holds the person"
+    assert set(_holding(backend, "French")) <= set(others_before), "no copy left elsewhere"
+    assert {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)} == (
+        others_before
+    ), "another person's memory is untouched"
+    assert report.deleted == {"person": 3, "sessions": 2, "thread_contexts": 2}
+    assert await erased_since(store, USER, NOW)
+    assert not await erased_since(store, OTHER_USER, NOW)
+
+
+async def test_a_turn_that_wrote_after_the_erasure_began_erases_its_writes(
+    store: ObjectStore, backend: Backend
+) -> None:
+    turn_began = NOW - timedelta(seconds=5)
+    await forget_everything(store, USER, dm_channels=(DM,), now=NOW)
+    # The turn's end-of-turn writes land after the erasure's deletions...
+    await _seed_person(store, USER, DM, THREAD)
+    # ...and its check after writing finds the tombstone and takes them back.
+    assert await forget_again_if_erased(store, USER, turn_began, dm_channels=(DM,))
+    assert _holding(backend, USER) == []
+
+
+async def test_a_turn_that_began_after_the_erasure_keeps_what_it_writes(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await forget_everything(store, USER, dm_channels=(DM,), now=NOW)
+    await _seed_person(store, USER, DM, THREAD)
+    assert not await forget_again_if_erased(store, USER, NOW + timedelta(seconds=2))
+    assert _holding(backend, USER), "a new conversation after forgetting is remembered"
+
+
+async def test_forgetting_one_conversation_or_note_leaves_the_rest(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await _seed_person(store, USER, DM, THREAD)
+    await record_session(store, USER, SessionEntry(OTHER_THREAD, "Offsite", NOW, DM))
+    await store.write(session_context_key(OTHER_THREAD), "# Offsite\n\nPlanning.\n")
+
+    assert await forget_conversation(store, USER, THREAD, channel=DM) == 3
+    assert [e.thread_ts for e in await read_index(store, USER)] == [OTHER_THREAD]
+    assert backend.raw_read(session_context_key(OTHER_THREAD)) is not None
+    assert await forget_note(store, USER, f"users/{USER}/notes/project.md")
+    assert backend.raw_read(f"users/{USER}/notes/project.md") is None
+    assert backend.raw_read(f"users/{USER}/preferences.json") is not None
+
+
+async def test_a_note_of_someone_else_cannot_be_forgotten_through_another_person(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await _seed_person(store, OTHER_USER, OTHER_DM, OTHER_THREAD)
+    for key in (f"users/{OTHER_USER}/notes/project.md", f"users/{USER}/../{OTHER_USER}/x"):
+        try:
+            await forget_note(store, USER, key)
+        except ValueError:
+            continue
+        raise AssertionError(f"{key} was accepted")
+    assert backend.raw_read(f"users/{OTHER_USER}/notes/project.md") is not None
