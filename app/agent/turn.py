@@ -231,8 +231,6 @@ class Agent:
                 summarize=self._summarize,
                 indexed=self._indexed_today,
             )
-            if outcome.failure is not None:
-                log.warning("memory.summary.model_failed", error=outcome.failure)
             span.update(
                 output={
                     "written": outcome.written,

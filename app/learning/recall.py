@@ -125,7 +125,7 @@ async def search_sessions(
                 stored = await store.read(session_context_key(entry.thread_ts))
             except Exception as exc:
                 counts.failed += 1
-                log.warning("tool.recall.read_failed", error=type(exc).__name__)
+                log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
                 return None
         if stored is None:
             counts.missing += 1

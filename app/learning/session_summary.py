@@ -33,7 +33,10 @@ from app.learning.transcript import (
 )
 from app.learning.welcome import Welcome, save_welcome
 from app.memory.scopes import session_context_key, validate_thread_ts, validate_user_id
+from app.observability.logging import get_logger
 from app.storage.store import ObjectStore, update
+
+log = get_logger(__name__)
 
 MAX_WELCOME_CHARS = 200
 
@@ -89,7 +92,8 @@ async def update_session_summary(
     failure: str | None = None
     try:
         draft = _bounded(await summarize(previous, new_material), default_title=fallback.title)
-    except Exception as exc:
+    except Exception as exc:  # the turn still gets its summary: the fallback's
+        log.warning("memory.summary.model_failed", error=type(exc).__name__, exc_info=exc)
         source, failure, draft = "fallback", type(exc).__name__, fallback
 
     moment = now or datetime.now(UTC)

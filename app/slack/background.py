@@ -35,7 +35,7 @@ async def _guarded(work: Coroutine[Any, Any, None], name: str) -> None:
     try:
         await work
     except Exception as exc:
-        log.warning("slack.background.failed", task=name, error=type(exc).__name__)
+        log.warning("slack.background.failed", task=name, error=type(exc).__name__, exc_info=exc)
     finally:
         if tracing.enabled():
             # The listener flushed when it ended; these spans ended later.

@@ -77,7 +77,9 @@ async def _answer_trace(
                 limit=2,
             )
         except SlackApiError as exc:
-            log.warning("slack.feedback.answer_unreadable", error=exc.response.get("error"))
+            log.warning(
+                "slack.feedback.answer_unreadable", error=exc.response.get("error"), exc_info=exc
+            )
             return None
         shown = [m for m in found.get("messages", []) if m.get("ts") == message["ts"]]
         metadata = shown[0].get("metadata") if shown else None
@@ -100,4 +102,4 @@ async def _thank(
             text=text,
         )
     except SlackApiError as exc:
-        log.warning("slack.feedback.thanks_failed", error=exc.response.get("error"))
+        log.warning("slack.feedback.thanks_failed", error=exc.response.get("error"), exc_info=exc)

@@ -140,7 +140,9 @@ class GuardedStore:
                     async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
                         await self.inner.read(PROBE_KEY)
             except Exception as exc:
-                log.debug("store.probe.failed", error=type(exc).__name__, attempt=attempts)
+                log.debug(
+                    "store.probe.failed", error=type(exc).__name__, attempt=attempts, exc_info=exc
+                )
                 interval = min(interval * 2, self._max_probe_interval_s)
                 continue
             break

@@ -217,6 +217,7 @@ def test_a_failing_summary_model_leaves_the_reply_intact_and_writes_the_fallback
     assert done["duration_ms"] >= 0 and done["thread_ts"] == thread_ts
     [failed] = [line for line in lines if line["message"] == "memory.summary.model_failed"]
     assert failed["severity"] == "WARNING"
+    assert "Traceback" in failed["exception"] and failed["thread_ts"] == thread_ts
     memory_lines = [line for line in lines if line["message"].startswith("memory.")]
     assert "europe-west4" not in json.dumps(memory_lines)
 
