@@ -12,8 +12,10 @@ start nor a burst of events delays an acknowledgement.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+import signal
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
@@ -179,14 +181,16 @@ def serve_http(app: Starlette, *, port: int) -> None:
     import uvicorn
 
     class Server(uvicorn.Server):
-        """uvicorn re-raises SIGTERM once it has shut down gracefully, so the process would
-        end "killed by signal" (-15). After a clean drain Orion exits 0 instead."""
+        """uvicorn records the signals it handles and re-raises them once it has shut down
+        gracefully, so a SIGTERM would end the process "killed by signal" (-15). Cloud Run
+        stops instances with SIGTERM: after a clean drain Orion exits 0 instead, by
+        handling SIGTERM itself (uvicorn's public `handle_exit` and `should_exit`)."""
 
-        @contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            with super().capture_signals():
-                yield
-                self._captured_signals.clear()
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if sig == signal.SIGTERM:
+                self.should_exit = True  # shut down gracefully; nothing left to re-raise
+                return
+            super().handle_exit(sig, frame)
 
     config = uvicorn.Config(
         app,
