@@ -5,6 +5,10 @@ onto the blob) and its `Last-Modified` time (which it drops). Keeping both makes
 one request whose content, generation and time all describe the same object version; a
 metadata request followed by a download could straddle a concurrent write, and a hot
 object could starve such reads. Imported only by `gcs` once the library is loaded.
+
+`_extract_headers_from_download` is the library's hook for the headers of a download; it
+is private, and no public API keeps the time. tests/storage/test_gcs.py fails, naming
+this class, when an upgrade stops calling it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.observability.logging import get_logger
 from app.storage.store import StoreUnavailable, StoreUnreachable
+
+log = get_logger(__name__)
 
 if TYPE_CHECKING:
     from google.cloud.storage import Bucket, Client
@@ -62,6 +65,21 @@ class Connection:
         )
 
 
+def requests_session(client: Client) -> Any | None:
+    """The library's own requests session (with its credentials), or None.
+
+    The one private name Orion reads from google-cloud-storage: the client offers no
+    public way to size its connection pool or to stop requests re-reading the environment
+    on every call. tests/storage/test_gcs.py fails, naming this function, when an upgrade
+    removes it; until then Orion works, only slower.
+    """
+    session = getattr(client, "_http", None)
+    if session is None or not hasattr(session, "adapters"):
+        log.warning("storage.gcs_session_unavailable")
+        return None
+    return session
+
+
 def tune_session(client: Client, pool_size: int) -> None:
     """Two settings the library offers no public way to make on its requests session.
 
@@ -75,9 +93,8 @@ def tune_session(client: Client, pool_size: int) -> None:
     import requests.adapters
     import requests.utils
 
-    try:
-        session = client._http  # the library's own requests session, with its credentials
-    except AttributeError:  # a library that no longer has it: keep its default behaviour
+    session = requests_session(client)
+    if session is None:  # a library that no longer has it: keep its default behaviour
         return
     for adapter in session.adapters.values():
         if isinstance(adapter, requests.adapters.HTTPAdapter):

@@ -185,3 +185,36 @@ async def test_a_proxy_named_in_the_environment_is_still_used(
 
     assert stored is not None and stored.content == "through the proxy"
     assert _object_statuses(proxy) == [200, 200]
+
+
+# --- the two private names of google-cloud-storage Orion relies on (app/storage) ---------
+
+
+async def test_the_library_still_hands_its_download_headers_to_timed_blob(
+    gcs_bucket: str,
+) -> None:
+    store = _store(gcs_bucket)
+    before = time.time()
+    await store.write(KEY, "x")
+    stored = await store.read(KEY)
+    assert stored is not None
+    assert stored.updated is not None and abs(stored.updated.timestamp() - before) < 60, (
+        "google-cloud-storage no longer calls Blob._extract_headers_from_download on a "
+        "download: app/storage/gcs_blob.py TimedBlob needs another way to keep Last-Modified"
+    )
+
+
+async def test_the_library_still_has_a_requests_session_to_tune(gcs_bucket: str) -> None:
+    from google.cloud import storage
+
+    from app.storage.gcs_connection import requests_session
+
+    client = storage.Client()
+    await GcsObjectStore(gcs_bucket, client=client).connect()  # sizes the client's pool
+    session = requests_session(client)
+    assert session is not None, (
+        "google-cloud-storage's Client no longer has its requests session at `_http`: "
+        "app/storage/gcs_connection.py requests_session needs another way to size the pool"
+    )
+    pools = [a.poolmanager.connection_pool_kw.get("maxsize") for a in session.adapters.values()]
+    assert gcs_store.STORAGE_WORKERS in pools
