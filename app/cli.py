@@ -1,9 +1,12 @@
-"""`orion` command: `orion` (auto), `orion serve` (HTTP), `orion socket` (Socket Mode)."""
+"""`orion` command: `orion` (auto), `orion serve` (HTTP), `orion socket` (Socket Mode), and
+`orion memory show|export|forget USER_ID` for operators (app/memory_commands.py), and
+`orion chat` to try Orion in a terminal, without Slack (app/terminal_chat.py)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 
 from app.config import ConfigError, RunMode, Settings, load_settings
@@ -12,6 +15,11 @@ from app.observability.setup import configure_observability
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["memory"]:
+        return memory(argv[1:])
+    if argv[:1] == ["chat"]:
+        return chat(argv[1:])
     parser = argparse.ArgumentParser(
         prog="orion", description="Orion, a Slack assistant that remembers."
     )
@@ -34,6 +42,52 @@ def main(argv: list[str] | None = None) -> int:
     get_logger("orion").info("orion.start", mode=mode.value, memory_backend=_backend(settings))
     run(settings, mode)
     return 0
+
+
+def memory(argv: list[str]) -> int:
+    from pydantic import ValidationError
+
+    from app import memory_commands
+
+    parser = argparse.ArgumentParser(
+        prog="orion memory", description="See, export or erase what Orion keeps about a person."
+    )
+    memory_commands.add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings()  # type: ignore[call-arg]
+    except ValidationError as exc:
+        print(
+            f"Configuration problem: {exc.error_count()} setting(s) missing or invalid "
+            f"({', '.join(str(e['loc'][0]).upper() for e in exc.errors())})",
+            file=sys.stderr,
+        )
+        return 2
+    configure_observability(settings, stream=sys.stderr)  # stdout is the command's output
+    return memory_commands.run(settings, args)
+
+
+def chat(argv: list[str]) -> int:
+    from pydantic import ValidationError
+
+    from app import terminal_chat
+
+    parser = argparse.ArgumentParser(
+        prog="orion chat", description="Talk to Orion in this terminal, without Slack."
+    )
+    parser.add_argument("--user", default=terminal_chat.DEFAULT_USER, help="who you are")
+    args = parser.parse_args(argv)
+    try:
+        # Slack is not used: a placeholder token satisfies the settings.
+        settings = Settings(slack_bot_token="xoxb-not-used-in-chat")  # type: ignore[arg-type]
+    except ValidationError as exc:
+        missing = ", ".join(str(e["loc"][0]).upper() for e in exc.errors())
+        print(f"Configuration problem: {missing} missing or invalid", file=sys.stderr)
+        return 2
+    if "LOG_LEVEL" not in os.environ:  # the conversation, not Orion's log lines
+        settings = settings.model_copy(update={"log_level": "WARNING"})
+    configure_observability(settings, stream=sys.stderr)
+    return terminal_chat.run(settings, args.user)
 
 
 def run(settings: Settings, mode: RunMode) -> None:

@@ -19,7 +19,17 @@ APP = Path(__file__).resolve().parents[1] / "app"
 # Lowest first. A module may import its own layer and any layer below it.
 LAYERS = ["observability", "storage", "memory", "learning", "agent", "slack"]
 # Top-level modules that compose the layers (entry points, configuration, process tuning).
-COMPOSITION = {"cli", "config", "services", "http_server", "socket_mode", "shutdown", "runtime"}
+COMPOSITION = {
+    "cli",
+    "config",
+    "services",
+    "http_server",
+    "socket_mode",
+    "shutdown",
+    "runtime",
+    "memory_commands",
+    "terminal_chat",
+}
 # What each layer may import from the composition level: settings only, and the service
 # provider for the listeners (Bolt hands them nothing else).
 ALLOWED_UPWARD = {
