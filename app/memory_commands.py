@@ -63,7 +63,7 @@ async def _run(
         if args.action == "show":
             inventory = await take_inventory(store, user_id, conversations=None)
             out.write(render_memory(inventory, full=False))
-            log.info("memory.show", via="cli", **_counts(inventory))
+            log.info("memory.show", via="cli", **inventory.counts())
         elif args.action == "export":
             inventory = await take_inventory(store, user_id, full=True, conversations=None)
             document = render_memory(inventory, full=True)
@@ -72,7 +72,7 @@ async def _run(
                 out.write(f"Wrote {len(document)} characters to {args.output}\n")
             else:
                 out.write(document)
-            log.info("memory.export", via="cli", **_counts(inventory))
+            log.info("memory.export", via="cli", **inventory.counts())
         else:
             if not args.yes:
                 typed = ask(f"This erases everything Orion keeps about {user_id}. Type the id: ")
@@ -107,9 +107,3 @@ async def _dm_channel(settings: Settings, user_id: str) -> str | None:
     finally:
         if client.session is not None:
             await client.session.close()
-
-
-def _counts(inventory: object) -> dict[str, int]:
-    return {
-        kind: len(getattr(inventory, kind)) for kind in ("preferences", "notes", "conversations")
-    }

@@ -16,6 +16,7 @@ BENCHMARKS = [
     "bench.thread_start",
     "bench.storage_trouble",
     "bench.memory_latency",
+    "bench.memory_erasure",
     "bench.turn_end",
     "bench.throughput",
 ]

@@ -84,6 +84,7 @@ def test_background_color_is_a_hex_colour(either_manifest: dict[str, Any]) -> No
 def test_assistant_bot_events_and_scopes_are_the_pinned_ones(manifest: dict[str, Any]) -> None:
     settings = manifest["settings"]
     assert set(settings["event_subscriptions"]["bot_events"]) == {
+        "app_home_opened",  # the Home tab: what Orion remembers
         "assistant_thread_started",
         "assistant_thread_context_changed",
         "message.im",
@@ -91,7 +92,9 @@ def test_assistant_bot_events_and_scopes_are_the_pinned_ones(manifest: dict[str,
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {
         "assistant:write",
         "chat:write",
+        "files:write",  # "Download my memory"
         "im:history",
+        "im:write",  # the person's DM, when the Home tab did not say
     }
 
 
@@ -107,7 +110,9 @@ def test_agent_bot_events_and_scopes_are_the_agent_ones(agent_manifest: dict[str
     assert set(agent_manifest["oauth_config"]["scopes"]["bot"]) == {
         "assistant:write",
         "chat:write",
+        "files:write",
         "im:history",
+        "im:write",
     }
     assert "assistant_view" not in agent_manifest["features"], "one experience per app"
 
@@ -147,6 +152,16 @@ def test_agent_view_describes_the_agent_within_slacks_limits(
     # Conversations with an agent happen in its Messages tab.
     assert features["app_home"]["messages_tab_enabled"] is True
     assert features["app_home"]["messages_tab_read_only_enabled"] is False
+
+
+def test_the_home_tab_shows_memory_controls_in_both_experiences(
+    either_manifest: dict[str, Any],
+) -> None:
+    # What Orion remembers, with Forget / Forget everything / Download buttons.
+    assert either_manifest["features"]["app_home"]["home_tab_enabled"] is True
+    assert "app_home_opened" in either_manifest["settings"]["event_subscriptions"]["bot_events"]
+    assert either_manifest["settings"]["interactivity"]["is_enabled"] is True
+    assert {"files:write", "im:write"} <= set(either_manifest["oauth_config"]["scopes"]["bot"])
 
 
 def test_both_manifests_describe_the_same_app(

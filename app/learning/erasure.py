@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from app.learning.session_index import format_time, parse_time, read_index, remove_session
+from app.learning.summary_file import parse_summary
 from app.memory.scopes import (
+    session_context_key,
     session_prefix,
     thread_context_key,
     thread_contexts_prefix,
@@ -101,8 +103,11 @@ async def forget_note(store: ObjectStore, user_id: str, key: str) -> bool:
 async def forget_conversation(
     store: ObjectStore, user_id: str, thread_ts: str, *, channel: str | None
 ) -> int:
-    """One thread: its summary and notes, its saved context, its index entry."""
+    """One thread of the person's: its summary and notes, its saved context, its index
+    entry. A thread neither in their index nor summarised as theirs is refused."""
     validate_thread_ts(thread_ts)
+    if not await _is_theirs(store, user_id, thread_ts):
+        raise ValueError("not one of this person's conversations")
     keys = [obj.key for obj in await store.list(session_prefix(thread_ts))]
     if channel:
         keys.append(thread_context_key(channel, thread_ts))
@@ -146,3 +151,10 @@ async def _delete_all(store: ObjectStore, keys: list[str]) -> int:
             return await store.delete(key)
 
     return sum(await asyncio.gather(*(delete(key) for key in keys)))
+
+
+async def _is_theirs(store: ObjectStore, user_id: str, thread_ts: str) -> bool:
+    if any(entry.thread_ts == thread_ts for entry in await read_index(store, user_id)):
+        return True
+    stored = await store.read(session_context_key(thread_ts))
+    return stored is not None and parse_summary(stored.content).user_id == user_id

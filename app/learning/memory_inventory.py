@@ -58,11 +58,21 @@ class MemoryInventory:
     user_id: str
     preferences: list[StoredPreference]
     notes: list[Note]
-    conversations: list[Conversation]
+    conversations: list[Conversation]  # the newest, as many as were asked for
+    conversations_total: int = 0  # how many the person's index lists in all
 
     @property
     def empty(self) -> bool:
         return not (self.preferences or self.notes or self.conversations)
+
+    def counts(self) -> dict[str, int]:
+        """How many of each kind (what logs and spans say: never the content)."""
+        return {
+            "preferences": len(self.preferences),
+            "notes": len(self.notes),
+            "conversations": len(self.conversations),
+            "conversations_total": self.conversations_total,
+        }
 
 
 async def take_inventory(
@@ -90,6 +100,7 @@ async def take_inventory(
         preferences=parse_preferences(preferences.content if preferences else None),
         notes=[note for note in notes if note is not None],
         conversations=list(threads),
+        conversations_total=len(index),
     )
 
 

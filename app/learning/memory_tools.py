@@ -55,11 +55,7 @@ class MemoryOverviewTool(BetaAsyncBuiltinFunctionTool):
         started = time.perf_counter()
         with tracing.observe("tool.memory_overview", as_type="tool") as span:
             inventory = await take_inventory(self.store, self.scope.user_id)
-            counts = {
-                "preferences": len(inventory.preferences),
-                "notes": len(inventory.notes),
-                "conversations": len(inventory.conversations),
-            }
+            counts = inventory.counts()
             span.update(output=counts)
             log.info("memory.show", via="agent", **counts, **_since(started))
             return render_memory(inventory, full=False)

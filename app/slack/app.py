@@ -12,9 +12,14 @@ from app.slack import (
     agent_message,
     agent_session_stopped,
     app_context_changed,
+    download_memory,
     feedback,
+    forget_everything,
+    forget_memory_item,
+    home_tab_opened,
     messages_tab_opened,
     other_messages,
+    other_tabs,
     session_title_changed,
     thread_context_changed,
     thread_started,
@@ -23,6 +28,7 @@ from app.slack import (
 )
 from app.slack.answering import Answerer
 from app.slack.dedupe import EventDeduplicator
+from app.slack.home_tab import HomeTab
 from app.slack.running_turns import RunningTurns
 from app.slack.thread_context_store import StoredThreadContextStore
 from app.slack.viewing import Viewing
@@ -46,12 +52,17 @@ def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMo
     context_store = StoredThreadContextStore(provider)
     dedupe = EventDeduplicator(provider)
     answerer = Answerer(provider, dedupe, RunningTurns())
+    home = HomeTab(provider)
+    # Before any other app_home_opened listener: Bolt runs the first one that matches.
+    home_tab_opened.register(app, home)
     if settings.slack_experience is SlackExperience.AGENT:
         _register_agent_view(app, provider, dedupe, answerer, context_store)
     else:
         _register_assistant_view(app, provider, dedupe, answerer, context_store)
     wrong_experience.register(app, settings.slack_experience)
     feedback.register(app)
+    _register_memory_controls(app, home)
+    other_tabs.register(app)  # after the tabs' own listeners: tabs nobody shows
     other_messages.register(app)  # last: messages no listener above wanted
     return app
 
@@ -86,3 +97,11 @@ def _register_agent_view(
     app_context_changed.register(app, viewing)
     agent_session_stopped.register(app, answerer.turns)
     session_title_changed.register(app)
+
+
+def _register_memory_controls(app: AsyncApp, home: HomeTab) -> None:
+    """The Home tab's buttons, the same in both experiences: forget one thing, forget
+    everything, download."""
+    forget_memory_item.register(app, home)
+    forget_everything.register(app, home)
+    download_memory.register(app, home)

@@ -5,7 +5,7 @@ DM is not a question: Orion posts nothing there. It sets the suggested prompts a
 of the Messages tab (`assistant.threads.setSuggestedPrompts` without a thread: with one,
 agent_view ignores them), by name and with the person's own preferences when Orion knows
 them, at most once per person per day (people open the tab far more often than that).
-The Home tab has nothing of Orion's yet.
+The Home tab is home_tab_opened.py.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ a workspace model (slack_model.py) so tests assert what a user would see — `fa
 from __future__ import annotations
 
 import base64
+import copy
 import itertools
 import json
 import threading
@@ -44,8 +45,31 @@ TEXT_LIMIT = 40_000  # a message's `text`
 LOADING_MESSAGES_LIMIT = 10
 SESSION_TITLE_LIMIT = 200
 
+# Block Kit limits of a published view (views.publish answers `invalid_arguments` beyond them).
+VIEW_BLOCKS_LIMIT = 100
+PRIVATE_METADATA_LIMIT = 3_000
+SECTION_TEXT_LIMIT = 3_000
+HEADER_TEXT_LIMIT = 150
+BUTTON_TEXT_LIMIT = 75
+BUTTON_VALUE_LIMIT = 2_000
+ACTION_ID_LIMIT = 255
+CONTEXT_ELEMENTS_LIMIT = 10
+ACTIONS_ELEMENTS_LIMIT = 25
+CONFIRM_TITLE_LIMIT = 100
+CONFIRM_TEXT_LIMIT = 300
+CONFIRM_BUTTON_LIMIT = 30
+
 # Form-encoded requests carry structured arguments as JSON strings.
-_JSON_ARGS = ("blocks", "attachments", "metadata", "chunks", "prompts", "loading_messages")
+_JSON_ARGS = (
+    "blocks",
+    "attachments",
+    "metadata",
+    "chunks",
+    "prompts",
+    "loading_messages",
+    "view",
+    "files",
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +108,25 @@ class _Request:
     headers: CIMultiDict[str] = field(default_factory=CIMultiDict)
 
 
+@dataclass
+class UploadedFile:
+    """A file uploaded with files_upload_v2: its bytes (once the upload POST arrived), and
+    where it was shared (files.completeUploadExternal)."""
+
+    id: str
+    filename: str
+    length: int
+    content: bytes | None = None
+    title: str | None = None
+    channels: list[str] = field(default_factory=list)
+    initial_comment: str | None = None
+    message_ts: str | None = None  # the file-share message in the channel
+
+    @property
+    def text(self) -> str:
+        return (self.content or b"").decode("utf-8")
+
+
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -102,6 +145,12 @@ class FakeSlack(HttpFake):
         self._injections: list[_Injection] = []
         self._response_urls = itertools.count(1)
         self._stream_break: tuple[int, str] | None = None
+        # App Home views by user, oldest first; uploaded files by id; DMs by user.
+        self._views: dict[str, list[dict[str, Any]]] = {}
+        self._view_ids = itertools.count(1)
+        self._files: dict[str, UploadedFile] = {}
+        self._file_ids = itertools.count(1)
+        self._dms: dict[str, str] = {}
         self.socket_mode: FakeSocketModeServer | None = None
         self._owns_socket_mode = False
         if socket_mode is True:
@@ -125,6 +174,10 @@ class FakeSlack(HttpFake):
             "conversations.replies": self._replies,
             "conversations.history": self._history,
             "conversations.info": self._conversation_info,
+            "conversations.open": self._open_conversation,
+            "views.publish": self._publish_view,
+            "files.getUploadURLExternal": self._get_upload_url,
+            "files.completeUploadExternal": self._complete_upload,
             "users.info": self._user_info,
             "apps.connections.open": self._connections_open,
         }
@@ -151,6 +204,7 @@ class FakeSlack(HttpFake):
         return [
             web.route("*", "/api/{method}", self._serve_method),
             web.post("/actions/{hook}", self._serve_response_url),
+            web.post("/upload/{file_id}", self._serve_upload),
         ]
 
     # --- HTTP layer ---
@@ -186,6 +240,23 @@ class FakeSlack(HttpFake):
         headers = CIMultiDict(request.headers)
         self._record(_Request("response_url", dict(body), None, headers), None)
         return web.json_response({"ok": True})
+
+    async def _serve_upload(self, request: web.Request) -> web.Response:
+        """files_upload_v2's second step: the file's bytes, POSTed to the upload_url that
+        files.getUploadURLExternal handed out (no token: the URL is the credential)."""
+        data = await request.read()
+        file_id = request.match_info["file_id"]
+        headers = CIMultiDict(request.headers)
+        with self.workspace.lock:
+            uploaded = self._files.get(file_id)
+            if uploaded is not None and uploaded.message_ts is None:
+                uploaded.content = data
+        self._record(
+            _Request("upload", {"file_id": file_id, "bytes": len(data)}, None, headers), None
+        )
+        if uploaded is None:
+            return web.Response(status=404, text="file_not_found")
+        return web.Response(status=200, text=f"OK - {len(data)}")
 
     def _authenticate(self, req: _Request) -> None:
         token = req.token
@@ -229,6 +300,9 @@ class FakeSlack(HttpFake):
             self._injections.clear()
             self._calls.clear()
             self._stream_break = None
+            self._views.clear()
+            self._files.clear()
+            self._dms.clear()
             self.workspace = Workspace()
 
     def _take_injection(self, method: str) -> _Injection | None:
@@ -306,6 +380,32 @@ class FakeSlack(HttpFake):
     def session(self, channel: str, thread_ts: str) -> AgentSession | None:
         """The agent_view session of a conversation (None until Orion created one)."""
         return self.workspace.session(channel, thread_ts)
+
+    def home_views(self, user: str) -> list[dict[str, Any]]:
+        """Every Home tab view published for `user` (views.publish), oldest first."""
+        with self._lock:
+            return json.loads(json.dumps(self._views.get(user, [])))
+
+    def home_view(self, user: str) -> dict[str, Any] | None:
+        """The Home tab `user` sees now: the latest view published for them."""
+        views = self.home_views(user)
+        return views[-1] if views else None
+
+    def files(self, channel: str | None = None) -> list[UploadedFile]:
+        """Files shared (files.completeUploadExternal), in order; in one channel if given."""
+        with self.workspace.lock:
+            shared = [copy.deepcopy(f) for f in self._files.values() if f.message_ts is not None]
+        return [f for f in shared if channel is None or channel in f.channels]
+
+    def dm_channel(self, user: str) -> str:
+        """The DM between `user` and the app, as conversations.open answers it: `D` and
+        the user id's tail unless `set_dm_channel` said otherwise."""
+        with self._lock:
+            return self._dms.get(user) or f"D{user[1:]}"
+
+    def set_dm_channel(self, user: str, channel: str) -> None:
+        with self._lock:
+            self._dms[user] = channel
 
     def wait_for(
         self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
@@ -585,6 +685,92 @@ class FakeSlack(HttpFake):
         user.update(self.workspace.users.get(user_id, {}))
         return {"user": user}
 
+    def _open_conversation(self, args: dict[str, Any]) -> dict[str, Any]:
+        """conversations.open with one user: the app's DM with them."""
+        if args.get("channel"):
+            return {"channel": {"id": args["channel"]}, "already_open": True}
+        users = [u for u in str(_required(args, "users")).split(",") if u]
+        if len(users) != 1:
+            raise SlackError("not_supported")  # group DMs: not needed by Orion
+        channel = self.dm_channel(users[0])
+        return {"no_op": True, "already_open": True, "channel": {"id": channel}}
+
+    def _publish_view(self, args: dict[str, Any]) -> dict[str, Any]:
+        user = _required(args, "user_id")
+        view = _required(args, "view")
+        if isinstance(view, str):
+            view = json.loads(view)
+        _check_view(view)
+        published = {
+            **copy.deepcopy(view),
+            "id": f"V{next(self._view_ids):08d}",
+            "team_id": TEAM_ID,
+            "app_id": APP_ID,
+            "bot_id": BOT_ID,
+            "state": {"values": {}},
+            "hash": f"{time.time():.6f}",
+            "private_metadata": view.get("private_metadata", ""),
+            "callback_id": view.get("callback_id", ""),
+        }
+        with self._lock:
+            self._views.setdefault(user, []).append(published)
+        return {"view": published}
+
+    def _get_upload_url(self, args: dict[str, Any]) -> dict[str, Any]:
+        filename = _required(args, "filename")
+        try:
+            length = int(_required(args, "length"))
+        except ValueError:
+            raise SlackError("invalid_arguments") from None
+        file_id = f"F{next(self._file_ids):08d}"
+        self._files[file_id] = UploadedFile(file_id, filename, length)
+        return {"upload_url": f"{self.root_url}/upload/{file_id}", "file_id": file_id}
+
+    def _complete_upload(self, args: dict[str, Any]) -> dict[str, Any]:
+        files = _required(args, "files")
+        if isinstance(files, str):
+            files = json.loads(files)
+        channels = [c for c in str(args.get("channels") or "").split(",") if c]
+        if args.get("channel_id"):
+            channels.insert(0, args["channel_id"])
+        done = []
+        for item in files:
+            uploaded = self._files.get(item.get("id"))
+            if uploaded is None or uploaded.content is None:
+                raise SlackError("file_not_found")  # never uploaded (step 2 missing)
+            if len(uploaded.content) != uploaded.length:
+                raise SlackError("file_size_mismatch")
+            uploaded.title = item.get("title") or uploaded.filename
+            done.append(uploaded)
+        for channel in channels:
+            share = self.workspace.add(
+                Message(
+                    ts=self.workspace.new_ts(),
+                    channel=channel,
+                    thread_ts=args.get("thread_ts") or None,
+                    text=args.get("initial_comment") or "",
+                    user=BOT_USER_ID,
+                    bot_id=BOT_ID,
+                    subtype="file_share",
+                )
+            )
+            for uploaded in done:
+                uploaded.channels.append(channel)
+                uploaded.initial_comment = args.get("initial_comment")
+                uploaded.message_ts = share.ts
+        return {
+            "files": [
+                {
+                    "id": f.id,
+                    "name": f.filename,
+                    "title": f.title,
+                    "size": f.length,
+                    "channels": list(f.channels),
+                }
+                for f in done
+            ]
+        }
+
     def _connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
         if self.socket_mode is None or not self.socket_mode.running:
             raise SlackError("socket_mode_not_enabled")
@@ -640,6 +826,73 @@ def _check_message(args: dict[str, Any]) -> None:
         raise SlackError("invalid_blocks")
 
 
+def _check_view(view: Any) -> None:
+    """Slack's limits on a published Home tab view; beyond them views.publish fails."""
+    if not isinstance(view, dict) or view.get("type") != "home":
+        raise SlackError("invalid_arguments")
+    blocks = view.get("blocks")
+    if not isinstance(blocks, list) or len(blocks) > VIEW_BLOCKS_LIMIT:
+        raise SlackError("invalid_arguments")
+    if len(view.get("private_metadata") or "") > PRIVATE_METADATA_LIMIT:
+        raise SlackError("invalid_arguments")
+    block_ids = [b["block_id"] for b in blocks if "block_id" in b]
+    if len(block_ids) != len(set(block_ids)):
+        raise SlackError("invalid_arguments")  # duplicate block_id
+    for block in blocks:
+        _check_block(block)
+
+
+def _check_block(block: dict[str, Any]) -> None:
+    kind = block.get("type")
+    if kind == "header":
+        _check_text(block.get("text"), HEADER_TEXT_LIMIT, plain=True)
+    elif kind == "section":
+        _check_text(block.get("text"), SECTION_TEXT_LIMIT)
+        if block.get("accessory") is not None:
+            _check_element(block["accessory"])
+    elif kind == "context":
+        elements = block.get("elements") or []
+        if not 0 < len(elements) <= CONTEXT_ELEMENTS_LIMIT:
+            raise SlackError("invalid_arguments")
+        for element in elements:
+            _check_text(element, SECTION_TEXT_LIMIT)
+    elif kind == "actions":
+        elements = block.get("elements") or []
+        if not 0 < len(elements) <= ACTIONS_ELEMENTS_LIMIT:
+            raise SlackError("invalid_arguments")
+        action_ids = [e.get("action_id") for e in elements]
+        if len(action_ids) != len(set(action_ids)):
+            raise SlackError("invalid_arguments")  # duplicate action_id in one block
+        for element in elements:
+            _check_element(element)
+    elif kind not in ("divider", "image", "rich_text", "markdown"):
+        raise SlackError("invalid_arguments")
+
+
+def _check_element(element: dict[str, Any]) -> None:
+    if element.get("type") != "button":
+        return
+    _check_text(element.get("text"), BUTTON_TEXT_LIMIT, plain=True)
+    if len(element.get("value") or "") > BUTTON_VALUE_LIMIT:
+        raise SlackError("invalid_arguments")
+    if not 0 < len(element.get("action_id") or "") <= ACTION_ID_LIMIT:
+        raise SlackError("invalid_arguments")
+    confirm = element.get("confirm")
+    if confirm is not None:
+        _check_text(confirm.get("title"), CONFIRM_TITLE_LIMIT, plain=True)
+        _check_text(confirm.get("text"), CONFIRM_TEXT_LIMIT)
+        _check_text(confirm.get("confirm"), CONFIRM_BUTTON_LIMIT, plain=True)
+        _check_text(confirm.get("deny"), CONFIRM_BUTTON_LIMIT, plain=True)
+
+
+def _check_text(text: Any, limit: int, *, plain: bool = False) -> None:
+    kinds = ("plain_text",) if plain else ("plain_text", "mrkdwn")
+    if not isinstance(text, dict) or text.get("type") not in kinds:
+        raise SlackError("invalid_arguments")
+    if not 0 < len(text.get("text") or "") <= limit:
+        raise SlackError("invalid_arguments")
+
+
 def _stream_text(args: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """Text of a stream call: `markdown_text` plus `chunks` of type markdown_text (slack_sdk's
     ChatStream sends only chunks); other chunk types are returned separately."""
@@ -692,4 +945,12 @@ def _page(items: list[dict[str, Any]], args: dict[str, Any]) -> tuple[list[dict[
     return items[start:end], more
 
 
-__all__ = ["Call", "FakeSlack", "Message", "SlackError", "StatusUpdate", "SuggestedPrompts"]
+__all__ = [
+    "Call",
+    "FakeSlack",
+    "Message",
+    "SlackError",
+    "StatusUpdate",
+    "SuggestedPrompts",
+    "UploadedFile",
+]

@@ -250,6 +250,65 @@ def block_actions(
     return payload
 
 
+def buttons(view: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    """Every button of a view, in order, with the block_id of the block that holds it."""
+    found: list[tuple[str | None, dict[str, Any]]] = []
+    for block in view.get("blocks") or []:
+        elements = [block["accessory"]] if "accessory" in block else block.get("elements", [])
+        for element in elements:
+            if isinstance(element, dict) and element.get("type") == "button":
+                found.append((block.get("block_id"), element))
+    return found
+
+
+def find_button(
+    view: dict[str, Any], action_id: str, value: str | None = None
+) -> tuple[str | None, dict[str, Any]]:
+    """The view's button with this action_id (and value, if given), and its block_id;
+    fails when the view shows no such button (a person could not click it)."""
+    for block_id, button in buttons(view):
+        if button.get("action_id") == action_id and value in (None, button.get("value")):
+            return block_id, button
+    shown = [(b.get("action_id"), b.get("value")) for _, b in buttons(view)]
+    raise AssertionError(f"no button {action_id!r} {value!r} in the view; it has {shown}")
+
+
+def view_block_actions(
+    user: str, view: dict[str, Any], action_id: str, value: str | None = None
+) -> dict[str, Any]:
+    """`user` clicks a button of a published view (an App Home tab), as Slack posts it:
+    the view, as published, comes with the click. A button with a `confirm` dialog is
+    sent only after the person confirmed: this is that payload.
+
+    The view may be somebody else's: a payload Slack would never send, but which a test
+    can, to show that Orion acts on the clicking user only."""
+    block_id, button = find_button(view, action_id, value)
+    action: dict[str, Any] = {
+        "type": "button",
+        "action_id": action_id,
+        "block_id": block_id or uuid.uuid4().hex[:5],
+        "text": button.get("text"),
+        "value": button.get("value"),
+        "action_ts": new_ts(),
+    }
+    if "style" in button:
+        action["style"] = button["style"]
+    return {
+        "type": "block_actions",
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM_ID},
+        "api_app_id": APP_ID,
+        "token": VERIFICATION_TOKEN,
+        "container": {"type": "view", "view_id": view.get("id")},
+        "trigger_id": f"{int(time.time())}.{secrets.randbelow(10**9)}.fake",
+        "team": {"id": TEAM_ID, "domain": "orion-test"},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "view": view,
+        "state": {"values": {}},
+        "actions": [action],
+    }
+
+
 # --- HTTP delivery ---
 
 

@@ -101,14 +101,17 @@ async def test_claude_reads_out_the_real_inventory_and_forgets_one_item(
         {"kind": "note", "id": f"/memories/users/{OTHER_USER}/notes.md"},
         {"kind": "preference", "id": "nothing-like-this"},
         {"kind": "note"},
+        {"kind": "conversation", "id": "1712345999.999999"},  # another person's thread
     ],
-    ids=["everything", "someone-elses-note", "unknown", "no-id"],
+    ids=["everything", "someone-elses-note", "unknown", "no-id", "someone-elses-thread"],
 )
 async def test_forget_refuses_what_is_not_the_persons_to_forget(
     store: ObjectStore, backend: Backend, command: dict[str, str]
 ) -> None:
     await _seed(store)
     await store.write(f"users/{OTHER_USER}/notes.md", "theirs\n")
+    theirs = SessionSummary("Their plans", "Not yours.", user_id=OTHER_USER)
+    await store.write(session_context_key("1712345999.999999"), render_summary(theirs))
     before = {name: backend.raw_read(name) for name in backend.raw_names()}
     with pytest.raises(ToolError):
         await ForgetTool(store, MemoryScope(user_id=USER, thread_ts=THREAD)).call(command)
