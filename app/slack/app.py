@@ -32,23 +32,21 @@ from app.slack.home_tab import HomeTab
 from app.slack.running_turns import RunningTurns
 from app.slack.thread_context_store import StoredThreadContextStore
 from app.slack.viewing import Viewing
-from app.slack.web_client import build_web_client
+from app.slack.web_client import configure_web_client
 
 
 def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMode) -> AsyncApp:
-    client = build_web_client(
-        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
-    )
     http = mode is RunMode.HTTP
     signing_secret = settings.slack_signing_secret
     app = AsyncApp(
-        client=client,
+        token=settings.slack_bot_token.get_secret_value(),
         signing_secret=signing_secret.get_secret_value() if http and signing_secret else None,
         # Socket Mode messages arrive over an authenticated WebSocket, not signed HTTP.
         request_verification_enabled=http,
         # Ack first, work after: Slack retries anything not acked within 3 seconds.
         process_before_response=False,
     )
+    configure_web_client(app.client, base_url=settings.slack_api_url)
     context_store = StoredThreadContextStore(provider)
     dedupe = EventDeduplicator(provider)
     answerer = Answerer(provider, dedupe, RunningTurns())

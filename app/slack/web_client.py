@@ -15,16 +15,21 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 
 def build_web_client(*, token: str, base_url: str) -> AsyncWebClient:
-    return AsyncWebClient(
-        token=token,
-        base_url=base_url,
-        timeout=15,
-        retry_handlers=[
-            AsyncConnectionErrorRetryHandler(max_retry_count=2),
-            AsyncRateLimitErrorRetryHandler(max_retry_count=3),
-            AsyncServerErrorRetryHandler(max_retry_count=2),
-        ],
-    )
+    return configure_web_client(AsyncWebClient(token=token), base_url=base_url)
+
+
+def configure_web_client(client: AsyncWebClient, *, base_url: str) -> AsyncWebClient:
+    """Orion's endpoint, timeout and retries on a client (its public attributes): one built
+    here, or the one Bolt builds from the token (given a client of ours as well, Bolt
+    warns that the token — which it reads from SLACK_BOT_TOKEN anyway — goes unused)."""
+    client.base_url = base_url
+    client.timeout = 15
+    client.retry_handlers = [
+        AsyncConnectionErrorRetryHandler(max_retry_count=2),
+        AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+        AsyncServerErrorRetryHandler(max_retry_count=2),
+    ]
+    return client
 
 
 async def share_connection_pool(client: AsyncWebClient) -> None:

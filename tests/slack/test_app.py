@@ -1,0 +1,32 @@
+"""Building the Bolt app: one unambiguous configuration, Orion's client settings on it."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from app.config import RunMode
+from app.services import ServiceProvider
+from app.slack.app import build_bolt_app
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import make_settings
+
+
+def test_bolt_is_built_without_warnings_and_with_orions_client_settings(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-from-the-environment")  # as in Cloud Run
+    with FakeSlack() as slack, FakeClaude() as claude:
+        settings = make_settings(slack, claude, memory_dir=tmp_path)
+        with caplog.at_level(logging.WARNING):
+            app = build_bolt_app(settings, ServiceProvider(settings), mode=RunMode.HTTP)
+    assert not [r for r in caplog.records if "unused" in r.getMessage()], caplog.text
+    assert app.client.base_url == slack.url
+    assert app.client.token == settings.slack_bot_token.get_secret_value()
+    assert {type(h).__name__ for h in app.client.retry_handlers} == {
+        "AsyncConnectionErrorRetryHandler",
+        "AsyncRateLimitErrorRetryHandler",
+        "AsyncServerErrorRetryHandler",
+    }
