@@ -62,7 +62,9 @@ class Settings(BaseSettings):
     memory_context_token_budget: int = Field(default=2000, ge=100, le=50_000)
     # The whole after-turn step (session summary and index); it runs after the reply.
     memory_after_turn_timeout_s: float = Field(default=20.0, gt=0, le=120)
-    # Conversations older than this are not brought up again (greetings, "last time").
+    # Conversations (session summaries, thread contexts) older than this are not brought up
+    # again (greetings, "last time", recall) and are deleted (app/memory/retention.py); in
+    # GCS by the bucket's lifecycle rule, whose age (gcs-lifecycle.json) must match.
     memory_session_retention_days: int = Field(default=30, ge=1, le=3650)
 
     langfuse_public_key: SecretStr | None = None

@@ -10,6 +10,9 @@ background, in the order the person needs them:
    connected, while the Claude client is still importing.
 2. `Services` — tracing, the Claude client and the agent, for answering messages.
 
+With a local memory directory, a background task also deletes conversations older than
+the retention window, at start-up and then daily (in a bucket, its lifecycle rule does).
+
 Listeners `await provider.storage()` or `await provider.get()` for what they use.
 
 Each build is retried with back-off until it succeeds (app/runtime/retrying_build.py): one
@@ -20,6 +23,7 @@ restarted. Readiness (`GET /readyz`, app/runtime/readiness.py) reports how far t
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
     from app.agent.turn import Agent
+    from app.memory.retention import SessionRetention
     from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
@@ -59,11 +64,30 @@ ClaudeFactory = Callable[[Settings], "AsyncAnthropic"]
 
 
 def build_storage(settings: Settings) -> Storage:
-    """Cheap: the store connects (imports its client library) in `Store.connect()`."""
+    """Cheap: the store connects (imports its client library) in `Store.connect()`.
+
+    Whatever writes to the store, and whatever reads from it, does so through the rules of
+    what Orion may keep, layered once beneath everything (and beneath the breaker): no
+    secret is ever written (app/memory/secret_free_store.py), and conversations older
+    than the retention window read as gone (app/memory/retention.py).
+    """
+    from app.memory.retention import ExpiringSessionsStore
+    from app.memory.secret_free_store import SecretFreeStore
     from app.storage.factory import open_object_store
 
-    store = open_object_store(settings.gcs_memories_bucket, settings.memory_dir)
+    retention = session_retention(settings)
+    store = open_object_store(
+        settings.gcs_memories_bucket,
+        settings.memory_dir,
+        layers=lambda backend: SecretFreeStore(ExpiringSessionsStore(backend, retention)),
+    )
     return Storage(store=store, memory_store=store if settings.memory_enabled else None)
+
+
+def session_retention(settings: Settings) -> SessionRetention:
+    from app.memory.retention import SessionRetention
+
+    return SessionRetention(days=settings.memory_session_retention_days)
 
 
 def build_services(
@@ -140,6 +164,7 @@ class ServiceProvider:
         self._claude_factory = claude_factory
         self._on_ready = on_ready  # runs on the loop once the warm-up has built everything
         self._storage_check: asyncio.Task[None] | None = None
+        self._sweeping: asyncio.Task[None] | None = None
         self._storage: RetryingBuild[Storage]
         self._services: RetryingBuild[Services]
         if services is not None:
@@ -163,6 +188,20 @@ class ServiceProvider:
         """Start building in the background; returns immediately. Idempotent."""
         self._storage.start()
         self._services.start()
+        if not self.settings.gcs_memories_bucket and self._sweeping is None:
+            # A bucket deletes old conversations by its lifecycle rule; a directory needs us.
+            # A context of its own: the sweeps must not log as the event that started us.
+            self._sweeping = asyncio.get_running_loop().create_task(
+                self._sweep_local_store(),
+                name="memory.retention.sweep",
+                context=contextvars.Context(),
+            )
+
+    async def _sweep_local_store(self) -> None:
+        from app.memory.retention_sweep import keep_sweeping
+
+        storage = await self._storage.wait_built()
+        await keep_sweeping(storage.store, session_retention(self.settings))
 
     async def _build_storage(self) -> Storage:
         storage = build_storage(self.settings)
@@ -234,9 +273,10 @@ class ServiceProvider:
         """Stop building, and close the long-lived clients (at shutdown) that were built."""
         await self._services.close()
         await self._storage.close()
-        if self._storage_check is not None:
-            self._storage_check.cancel()
-            await asyncio.gather(self._storage_check, return_exceptions=True)
+        for task in (self._storage_check, self._sweeping):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         if (storage := self._storage.value) is not None:
             await storage.store.close()
         if (services := self._services.value) is not None:

@@ -8,6 +8,10 @@ person's own index (`users/{user_id}/sessions.json`), reads at most the newest
 Whose sessions are searched is fixed when the tool is built, from the turn's scope; the
 model's input carries only the query. The index lives where the memory tool can write, so
 each summary's recorded owner is checked too: a session of someone else is never shown.
+
+Conversations older than the retention window are not recalled: the store reads their
+summaries as absent (app/memory/retention.py), so their index entries find nothing, and
+a person whose every conversation has expired is told there is nothing to search.
 """
 
 from __future__ import annotations
@@ -232,7 +236,8 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             if counts.foreign:
                 log.warning("tool.recall.foreign_sessions_skipped", count=counts.foreign)
             log.info("tool.recall", **outcome)
-            return render_hits(query, hits, searched=counts.indexed)
+            # Searched: the summaries that are there (gone or expired ones are not).
+            return render_hits(query, hits, searched=counts.read + counts.failed)
 
 
 def _parse_input(input: object) -> tuple[str, int]:

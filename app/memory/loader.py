@@ -4,9 +4,10 @@ The global context, the person's preferences, the thread's summary and how to we
 person back are read at the same time. When the budget runs out, whatever has arrived is
 used and the rest is cancelled, and every read is bounded by the same budget inside the
 store too (its retries included). A missing scope is normal (first-time user, new
-thread); a failing one is a warning — except while the store is known to be down, which
-its breaker has already logged once; if everything fails the conversation goes on
-without memory.
+thread, a thread whose summary is older than the retention window, which the store reads
+as absent: app/memory/retention.py); a failing one is a warning — except while the store
+is known to be down, which its breaker has already logged once; if everything fails the
+conversation goes on without memory.
 """
 
 from __future__ import annotations

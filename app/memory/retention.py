@@ -1,0 +1,121 @@
+"""How long conversations are kept: `MEMORY_SESSION_RETENTION_DAYS` (30 by default).
+
+A thread's session summary (`sessions/{thread}/…`) and its saved context
+(`threads/{channel}/…`, which holds a copy of the memory restored in it) are about one
+conversation; after the retention window they are neither brought back nor kept.
+Preferences and everything else in a person's own directory (`users/{id}/…`) never
+expire: they go only when the person forgets them.
+
+Three things carry out the one window defined here:
+
+- `ExpiringSessionsStore`, a view of the store in which a conversation's object older
+  than the window is absent: the thread-start load, `recall`, a saved thread context and
+  the memory tool all read it as missing, whoever calls them. Only reads change: listings
+  still show every object, so that forgetting a person finds (and deletes) all of theirs,
+  and deletions go through as they are.
+- the bucket's lifecycle rule (`gcs-lifecycle.json`, applied by `cloudbuild.yaml`), which
+  deletes them in GCS;
+- `app.memory.retention_sweep`, which deletes them from a local directory.
+
+Age is the object's `updated` time (its last write), as for a GCS lifecycle rule's `age`
+(a bucket without versioning creates the object anew on each write): a conversation that
+goes on is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from app.memory.scopes import SESSIONS_PREFIX, THREADS_PREFIX
+from app.storage.store import (
+    CREATE_ONLY,
+    ObjectInfo,
+    ObjectStore,
+    PreconditionFailed,
+    StoredObject,
+)
+
+DEFAULT_RETENTION_DAYS = 30
+# A conversation's objects: its summary and notes, and its saved thread context.
+EXPIRING_PREFIXES = (SESSIONS_PREFIX, THREADS_PREFIX)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class SessionRetention:
+    """The retention window; `clock` says what time it is (tests move it forward)."""
+
+    days: int = DEFAULT_RETENTION_DAYS
+    clock: Callable[[], datetime] = field(default=_utc_now, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.days < 1:
+            raise ValueError("the retention window is at least one day")
+
+    def cutoff(self) -> datetime:
+        """Objects last written before this are expired."""
+        return self.clock() - timedelta(days=self.days)
+
+    @staticmethod
+    def applies_to(key: str) -> bool:
+        return key.startswith(EXPIRING_PREFIXES)
+
+    def expired(self, key: str, updated: datetime, *, cutoff: datetime | None = None) -> bool:
+        return self.applies_to(key) and updated < (cutoff or self.cutoff())
+
+
+class ExpiringSessionsStore:
+    """An `ObjectStore` in which conversations older than the retention window are gone,
+    before the lifecycle rule or the sweep has deleted them."""
+
+    def __init__(self, inner: ObjectStore, retention: SessionRetention) -> None:
+        self.inner = inner
+        self.retention = retention
+
+    def __repr__(self) -> str:
+        return f"ExpiringSessionsStore({self.inner!r}, days={self.retention.days})"
+
+    async def read(self, key: str) -> StoredObject | None:
+        stored = await self.inner.read(key)
+        if stored is not None and self.retention.expired(key, stored.updated):
+            return None
+        return stored
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        try:
+            return await self.inner.write(key, content, if_generation=if_generation)
+        except PreconditionFailed:
+            if if_generation != CREATE_ONLY or not self.retention.applies_to(key):
+                raise
+            # "Create, since it is absent": it may have read as absent because it expired.
+            expired = await self._expired_generation(key)
+            if expired is None:
+                raise
+        try:
+            # Replace exactly that expired version: a writer who got there first wins.
+            return await self.inner.write(key, content, if_generation=expired)
+        except PreconditionFailed:
+            raise PreconditionFailed(key, CREATE_ONLY) from None
+
+    async def _expired_generation(self, key: str) -> int | None:
+        current = await self.inner.read(key)
+        if current is None or not self.retention.expired(key, current.updated):
+            return None
+        return current.generation
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        return await self.inner.delete(key, if_generation=if_generation)
+
+    async def list(self, prefix: str) -> list[ObjectInfo]:
+        return await self.inner.list(prefix)
+
+    async def connect(self) -> None:
+        await self.inner.connect()
+
+    async def close(self) -> None:
+        await self.inner.close()

@@ -1,0 +1,67 @@
+"""Delete conversations older than the retention window from the store, in the background.
+
+In GCS the bucket's lifecycle rule does this (`gcs-lifecycle.json`); a local directory has
+no such thing, so Orion sweeps it itself: once at start-up, then once a day. The sweep
+lists only the conversation prefixes (`sessions/`, `threads/`), deletes each expired object
+only if it is still the version it listed (a thread that came back to life meanwhile is
+kept), and yields to the event loop after each deletion, so a person's event waits for at
+most one listing or one deletion (the directory store works on the loop itself).
+Preferences and notes are never touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+
+from app.memory.retention import EXPIRING_PREFIXES, SessionRetention
+from app.observability.logging import get_logger
+from app.storage.store import ObjectStore, PreconditionFailed
+
+log = get_logger(__name__)
+
+SWEEP_INTERVAL_S = 24 * 60 * 60
+
+
+async def sweep_expired(store: ObjectStore, retention: SessionRetention) -> Counter[str]:
+    """Delete every expired conversation object; how many went, by prefix."""
+    cutoff = retention.cutoff()
+    deleted: Counter[str] = Counter()
+    for prefix in EXPIRING_PREFIXES:
+        for obj in await store.list(prefix):
+            if not retention.expired(obj.key, obj.updated, cutoff=cutoff):
+                continue
+            try:
+                if await store.delete(obj.key, if_generation=obj.generation):
+                    deleted[prefix] += 1
+            except PreconditionFailed:
+                pass  # written again since the listing: no longer expired
+            await asyncio.sleep(0)
+    return deleted
+
+
+async def keep_sweeping(
+    store: ObjectStore, retention: SessionRetention, *, interval_s: float = SWEEP_INTERVAL_S
+) -> None:
+    """Sweep now, then every `interval_s`, until cancelled (at shutdown)."""
+    while True:
+        await sweep_and_log(store, retention)
+        await asyncio.sleep(interval_s)
+
+
+async def sweep_and_log(store: ObjectStore, retention: SessionRetention) -> None:
+    """One sweep, logged; a failure is a warning, and the next sweep tries again."""
+    started = time.perf_counter()
+    try:
+        deleted = await sweep_expired(store, retention)
+    except Exception as exc:
+        log.warning("memory.retention.sweep_failed", error=type(exc).__name__, exc_info=exc)
+        return
+    log.info(
+        "memory.retention.sweep",
+        retention_days=retention.days,
+        deleted=sum(deleted.values()),
+        **{f"deleted_{prefix.rstrip('/')}": count for prefix, count in deleted.items()},
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+    )

@@ -1,0 +1,99 @@
+"""What a turn learns never keeps a secret: summaries, welcomes, the session index and
+preferences all land in the store with `[redacted]` where the person wrote a token.
+
+Written through the store as Orion composes it (app/services.py `build_storage`), on both
+backends; the objects are read raw, around Orion.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from app.agent.history import ThreadMessage
+from app.learning.preferences import Preference, save_preferences
+from app.learning.session_summary import update_session_summary
+from app.learning.summary_file import SessionSummary, SummaryDraft, parse_summary
+from app.learning.transcript import Utterance
+from app.memory.retention import ExpiringSessionsStore, SessionRetention
+from app.memory.scopes import (
+    session_context_key,
+    sessions_index_key,
+    user_preferences_key,
+    user_welcome_key,
+)
+from app.memory.secret_free_store import SecretFreeStore
+from app.storage.store import ObjectStore
+from tests.backends import THREAD, USER, Backend
+
+SLACK_TOKEN = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+NOW = datetime(2026, 5, 4, 10, 12, tzinfo=UTC)
+
+
+def kept(backend: Backend) -> ObjectStore:
+    return SecretFreeStore(ExpiringSessionsStore(backend.store, SessionRetention()))
+
+
+class Summarizer:
+    """A model that repeats the token everywhere it can."""
+
+    async def __call__(
+        self, previous: SessionSummary | None, new_messages: Sequence[Utterance]
+    ) -> SummaryDraft:
+        return SummaryDraft(
+            title=f"Rotating {SLACK_TOKEN}",
+            body=f"The person shared the bot token {SLACK_TOKEN} and password: hunter2.",
+            welcome=f"Welcome back! Did {SLACK_TOKEN} get rotated?",
+            next_step="Rotate the token",
+        )
+
+
+async def test_a_summary_with_a_slack_token_is_stored_redacted(backend: Backend) -> None:
+    history = [
+        ThreadMessage("user", f"Our bot token {SLACK_TOKEN} leaked, password: hunter2. Help?"),
+        ThreadMessage("assistant", "Revoke it in the app settings, then rotate the password."),
+    ]
+    outcome = await update_session_summary(
+        kept(backend),
+        user_id=USER,
+        thread_ts=THREAD,
+        history=history,
+        summarize=Summarizer(),
+        now=NOW,
+    )
+
+    assert outcome.written
+    raw = {
+        key: backend.raw_read(key) or ""
+        for key in (session_context_key(THREAD), sessions_index_key(USER), user_welcome_key(USER))
+    }
+    for key, content in raw.items():
+        assert SLACK_TOKEN not in content and "hunter2" not in content, key
+        assert "[redacted]" in content, key
+    summary = parse_summary(raw[session_context_key(THREAD)])
+    assert summary.title == "Rotating [redacted]"
+    assert summary.body == "The person shared the bot token [redacted] and password: [redacted]."
+    assert json.loads(raw[user_welcome_key(USER)])["greeting"] == (
+        "Welcome back! Did [redacted] get rotated?"
+    )
+
+
+async def test_a_preference_with_a_slack_token_is_stored_redacted(backend: Backend) -> None:
+    found = [Preference("name", SLACK_TOKEN), Preference("team", "payments")]
+    assert await save_preferences(kept(backend), USER, found, now=NOW)
+
+    stored = json.loads(backend.raw_read(user_preferences_key(USER)) or "")
+    assert stored["name"] == "[redacted]" and stored["team"] == "payments"
+    assert SLACK_TOKEN not in (backend.raw_read(user_preferences_key(USER)) or "")
+
+
+async def test_preferences_without_secrets_are_stored_as_written(backend: Backend) -> None:
+    found = [Preference("response_style", "short answers; the password reset flow first")]
+    await save_preferences(kept(backend), USER, found, now=NOW)
+    plain = backend.raw_read(user_preferences_key(USER))
+
+    other = backend.store  # the same backend, without the scrubbing layers
+    await other.delete(user_preferences_key(USER))
+    await save_preferences(other, USER, found, now=NOW)
+    assert backend.raw_read(user_preferences_key(USER)) == plain

@@ -1,0 +1,119 @@
+"""What Orion may keep, as deployed: the store `build_storage` composes scrubs secrets
+and expires conversations on both backends (the breaker still outermost), and the bucket's
+lifecycle rule, applied by the deploy, deletes what the app no longer loads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from app.config import Settings
+from app.memory.retention import EXPIRING_PREFIXES, ExpiringSessionsStore
+from app.memory.secret_free_store import SecretFreeStore
+from app.services import build_storage
+from app.storage.breaker import GuardedStore
+from app.storage.gcs import GcsObjectStore
+from app.storage.local_directory import LocalDirectoryStore
+from app.storage.store import ObjectStore
+from tests.fakes.gcs import GcsEmulator
+
+ROOT = Path(__file__).resolve().parents[1]
+SLACK_TOKEN = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+NOTES_KEY = "users/U0123ABCD/notes.md"
+
+
+def settings(**values: Any) -> Settings:
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None, slack_bot_token="xoxb-test", anthropic_api_key="test", **values
+    )
+
+
+def layers(store: ObjectStore) -> list[type]:
+    found = []
+    while store is not None:
+        found.append(type(store))
+        store = getattr(store, "inner", None)
+    return found
+
+
+async def test_the_local_directory_is_kept_secret_free(tmp_path: Path) -> None:
+    storage = build_storage(settings(memory_dir=tmp_path / "memories"))
+    assert layers(storage.store) == [SecretFreeStore, ExpiringSessionsStore, LocalDirectoryStore]
+    assert storage.memory_store is storage.store
+
+    await storage.store.write(NOTES_KEY, f"bot token {SLACK_TOKEN}")
+    assert (tmp_path / "memories" / NOTES_KEY).read_text() == "bot token [redacted]"
+
+
+async def test_the_bucket_is_kept_secret_free_behind_its_breaker(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    storage = build_storage(
+        settings(gcs_memories_bucket=gcs_bucket, memory_session_retention_days=7)
+    )
+    # The breaker stays outermost: readiness and retry dedupe look for it there.
+    assert layers(storage.store) == [
+        GuardedStore,
+        SecretFreeStore,
+        ExpiringSessionsStore,
+        GcsObjectStore,
+    ]
+    expiring = storage.store.inner.inner  # type: ignore[attr-defined]
+    assert expiring.retention.days == 7
+    try:
+        await storage.store.write(NOTES_KEY, f"bot token {SLACK_TOKEN}")
+        assert gcs_emulator.read(gcs_bucket, NOTES_KEY) == b"bot token [redacted]"
+    finally:
+        await storage.store.close()
+
+
+# --- the bucket's lifecycle rule ---------------------------------------------------------
+
+
+def lifecycle_rules() -> list[dict[str, Any]]:
+    rules = json.loads((ROOT / "gcs-lifecycle.json").read_text())["rule"]
+    assert all(rule["action"] == {"type": "Delete"} for rule in rules)
+    return rules
+
+
+def age_of(prefix: str) -> int | None:
+    ages = [
+        rule["condition"]["age"]
+        for rule in lifecycle_rules()
+        if prefix in rule["condition"].get("matchesPrefix", [])
+    ]
+    assert len(ages) <= 1, f"{prefix} is in several rules"
+    return ages[0] if ages else None
+
+
+def test_the_lifecycle_rule_deletes_conversations_after_the_retention_window() -> None:
+    default_days = Settings.model_fields["memory_session_retention_days"].default
+    for prefix in EXPIRING_PREFIXES:
+        assert age_of(prefix) == default_days, prefix
+    age = age_of("events/")
+    assert age is not None and 1 <= age <= 2
+
+
+def test_the_lifecycle_rule_never_touches_preferences_notes_or_global_context() -> None:
+    for rule in lifecycle_rules():
+        prefixes = rule["condition"].get("matchesPrefix")
+        assert prefixes, "a rule without a prefix would match every object"
+        for kept in ("users/U0123ABCD/preferences.json", "users/U0123ABCD/notes.md", "global/"):
+            assert not any(kept.startswith(prefix) for prefix in prefixes), kept
+
+
+def test_the_deploy_applies_the_lifecycle_rule_to_the_bucket() -> None:
+    build = yaml.safe_load((ROOT / "cloudbuild.yaml").read_text())
+    commands = [
+        step.get("args", []) for step in build["steps"] if step.get("entrypoint") == "gcloud"
+    ]
+    assert [
+        "storage",
+        "buckets",
+        "update",
+        "gs://${_BUCKET}",
+        "--lifecycle-file=gcs-lifecycle.json",
+    ] in commands
