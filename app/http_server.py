@@ -12,9 +12,10 @@ start nor a burst of events delays an acknowledgement.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from app.config import RunMode, Settings
+from app.observability.event_context import event_context
 from app.observability.logging import get_logger
 from app.runtime.ack_first import AckFirst
 from app.runtime.early_ack import EarlyAck
@@ -173,8 +175,33 @@ def _dispatch_when_ready(
         emit = log.debug if response.status == 200 else log.info
         emit("slack.early_ack.dispatched", bolt_status=response.status)
 
-    # Tracked like any listener's background work, so shutdown waits for it.
-    run_in_background(dispatch(), name="slack.early_ack")
+    # Tracked like any listener's background work, so shutdown waits for it; with the
+    # event's ids bound, so whatever it logs (a failure too) names the event's trace.
+    with _event_ids(body):
+        run_in_background(dispatch(), name="slack.early_ack", person_waits=True)
+
+
+@contextmanager
+def _event_ids(body: bytes) -> Iterator[None]:
+    """The event's log context, for an Events API body (a click's form has no event id)."""
+    try:
+        payload = json.loads(body) if body[:1] == b"{" else {}
+    except ValueError:
+        payload = {}
+    event_id = payload.get("event_id") if isinstance(payload, dict) else None
+    if not isinstance(event_id, str):
+        yield
+        return
+    event = payload.get("event") if isinstance(payload.get("event"), dict) else {}
+    thread = event.get("assistant_thread")
+    thread = thread if isinstance(thread, dict) else {}
+    with event_context(
+        event_id=event_id,
+        user=event.get("user") or thread.get("user_id"),
+        channel=event.get("channel") or thread.get("channel_id"),
+        thread_ts=event.get("thread_ts") or thread.get("thread_ts"),
+    ):
+        yield
 
 
 def serve_http(app: Starlette, *, port: int) -> None:

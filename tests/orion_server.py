@@ -25,6 +25,7 @@ from app.http_server import build_http_app
 from app.observability.setup import configure_observability
 from app.services import ClaudeFactory, ServiceProvider, build_services, build_storage
 from app.slack.app import build_bolt_app
+from app.slack.event_scope import in_flight
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -71,12 +72,15 @@ class OrionServer:
         settings: Settings,
         *,
         bolt_gate: threading.Event | None = None,
+        bolt_error: Exception | None = None,
         claude_factory: ClaudeFactory | None = None,
     ) -> None:
         """`bolt_gate`: hold Bolt's (background) loading until the test sets it, as if the
-        process had just started and was still importing. `claude_factory`: build the
-        services in the background, as a fresh process does, with this Claude client
-        factory (e.g. one that blocks, like a slow import)."""
+        process had just started and was still importing. `bolt_error`: Bolt's loading
+        fails with this (after the gate, if any), as a broken deployment's would; events are
+        still acknowledged. `claude_factory`: build the services in the background, as a
+        fresh process does, with this Claude client factory (e.g. one that blocks, like a
+        slow import)."""
         self.settings = settings
         # As `orion` does at start-up; JSON lines are kept so tests can read every log line.
         self.log_stream = io.StringIO()
@@ -90,10 +94,13 @@ class OrionServer:
             self.provider = ServiceProvider(settings, services=services)
         bolt_app = build_bolt_app(settings, self.provider, mode=RunMode.HTTP)
         self._bolt_gate = bolt_gate
+        self._bolt_error = bolt_error
 
         def build_bolt() -> AsyncApp:
             if bolt_gate is not None:
                 bolt_gate.wait(timeout=30)
+            if bolt_error is not None:
+                raise bolt_error
             return bolt_app
 
         self.app = build_http_app(settings, self.provider, build_bolt=build_bolt)
@@ -115,7 +122,8 @@ class OrionServer:
     def __enter__(self) -> OrionServer:
         self._thread.start()
         deadline = time.monotonic() + 10
-        while not (self._server.started and (self._bolt_gate or self.app.state.bolt.app)):
+        bolt_expected = self._bolt_gate is None and self._bolt_error is None
+        while not (self._server.started and (not bolt_expected or self.app.state.bolt.app)):
             if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError("Orion did not start")
             time.sleep(0.01)
@@ -137,6 +145,50 @@ class OrionServer:
     def wait_logged(self, message: str, timeout: float = 10.0) -> list[dict[str, Any]]:
         """The log lines with this message, once there is at least one."""
         return wait_until(lambda: self.logged(message), timeout, f"the log line {message}")
+
+    def handled(self, event_id: str) -> list[dict[str, Any]]:
+        """The end lines of the deliveries of this event that Orion has finished handling.
+
+        Every delivery Bolt hands to a listener ends in exactly one INFO line,
+        `<listener>.done`, logged as the listener returns (a delivery dropped as a duplicate
+        included): once it is there, that delivery has done everything it was going to do,
+        except the background work it started (see `wait_idle`).
+        """
+        return [
+            line
+            for line in self.log_lines()
+            if line.get("event_id") == event_id
+            and line["message"].endswith(".done")
+            and line["severity"] == "INFO"
+        ]
+
+    def wait_handled(
+        self, event_id: str, deliveries: int = 1, timeout: float = 10.0
+    ) -> list[dict[str, Any]]:
+        """The end lines of this event, once `deliveries` deliveries of it have ended."""
+
+        def enough() -> list[dict[str, Any]] | None:
+            lines = self.handled(event_id)
+            return lines if len(lines) >= deliveries else None
+
+        return wait_until(
+            enough,
+            timeout,
+            lambda: f"{deliveries} handled deliveries of {event_id}, not {self.handled(event_id)}",
+        )
+
+    def wait_idle(self, timeout: float = 10.0) -> None:
+        """Wait until nothing Orion was given is still running: no listener, no background
+        work (memory hooks, an acknowledged event waiting for Bolt).
+
+        This is the count graceful shutdown drains (`app.slack.event_scope.in_flight`). An
+        event is counted from the moment it is acknowledged (before its HTTP response is
+        sent) and the work a listener starts in the background is counted before the
+        listener ends; so once a response has come back, or an event's end line has been
+        logged, a count of zero means that work, and everything it started, is over. The
+        count is per process: with two servers running, this waits for both.
+        """
+        wait_until(lambda: in_flight.count == 0, timeout, lambda: f"{in_flight.count} in flight")
 
     def post_event(
         self,

@@ -197,7 +197,7 @@ async def forget_preference(store: ObjectStore, user_id: str, key: str) -> bool:
 def _object(raw: str | None) -> dict[str, object]:
     try:
         data = json.loads(raw) if raw else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit
         return {}
     return data if isinstance(data, dict) else {}
 

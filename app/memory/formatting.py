@@ -30,7 +30,7 @@ def render_preferences(raw: str) -> str:
     """A flat JSON object as a readable list; anything else is shown as it is."""
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit
         return raw.strip()
     if not isinstance(data, dict):
         return raw.strip()

@@ -90,7 +90,7 @@ def _parse(preferences_json: str | None) -> dict[str, object]:
         return {}
     try:
         data = json.loads(preferences_json)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit
         return {}
     if not isinstance(data, dict):
         return {}

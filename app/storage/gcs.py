@@ -131,9 +131,11 @@ class GcsObjectStore:
         from google.api_core import exceptions as google_errors
         from google.auth import exceptions as auth_errors
 
-        gcs = self._connect().within(deadline)
-        cut_short = gcs.timeout < self._request_timeout
+        cut_short = False
         try:
+            # Inside: building the client can fail too (no credentials in production).
+            gcs = self._connect().within(deadline)
+            cut_short = gcs.timeout < self._request_timeout
             return func(gcs, *args)
         except google_errors.RetryError as exc:
             error = failure_of(exc.cause, cut_short)

@@ -40,12 +40,14 @@ def test_an_event_during_loading_is_acked_at_once_and_handled_when_bolt_is_ready
     assert response.status_code == 200 and response.content == b""
     assert loading_orion.app.state.bolt.app is None, "acked before Bolt was ready"
     assert loading_orion.http.get("/healthz").status_code == 200
-    time.sleep(0.2)
-    assert slack.bot_messages(CHANNEL, thread_ts) == []
 
+    bolt_allowed_at = time.monotonic()
     gate.set()
     greeting = slack.wait_for(lambda: slack.bot_messages(CHANNEL, thread_ts), what="greeting")
     assert "Orion" in greeting[0].text
+    # Nothing reached Slack while Bolt was loading: every call Orion made (the fake notes
+    # when it answered each) came after Bolt was let go.
+    assert slack.calls and all(call.at > bolt_allowed_at for call in slack.calls)
 
 
 def test_a_forged_event_during_loading_is_rejected(
@@ -56,8 +58,15 @@ def test_a_forged_event_during_loading_is_rejected(
     assert loading_orion.post_event(payload, secret="forged").status_code == 401
     stale = int(time.time()) - 600
     assert loading_orion.post_event(payload, timestamp=stale).status_code == 401
+    # A genuine event, acknowledged after them and handled once Bolt is loaded: had either
+    # forged one been accepted, it would have been acknowledged first, held for Bolt the
+    # same way, and counted in flight until its own end.
+    genuine = events.assistant_thread_started(USER, CHANNEL, slack.new_ts())
+    assert loading_orion.post_event(genuine).status_code == 200
     gate.set()
-    time.sleep(0.3)
+    loading_orion.wait_handled(genuine["event_id"])
+    loading_orion.wait_idle()
+    assert loading_orion.handled(payload["event_id"]) == []
     assert slack.bot_messages(CHANNEL, thread_ts) == []
 
 

@@ -41,11 +41,14 @@ def test_bad_signature_is_rejected_and_nothing_is_posted(
     orion: OrionServer, slack: FakeSlack
 ) -> None:
     thread_ts = slack.new_ts()
-    response = orion.post_event(
-        events.assistant_thread_started(USER, CHANNEL, thread_ts), secret="not-the-secret"
-    )
+    forged = events.assistant_thread_started(USER, CHANNEL, thread_ts)
+    response = orion.post_event(forged, secret="not-the-secret")
     assert response.status_code == 401
-    time.sleep(0.3)  # give a wrongly accepted event the chance to show up
+    # A genuine event after it is handled to its end: the forged one, had it been accepted,
+    # would have been acknowledged first and counted in flight until its own end.
+    _open_thread(orion, slack)
+    orion.wait_idle()
+    assert orion.handled(forged["event_id"]) == []
     assert slack.thread(CHANNEL, thread_ts) == []
 
 
@@ -164,6 +167,9 @@ def test_top_level_dm_is_acknowledged_without_a_reply(
             lambda: [x for x in orion.log_lines() if x["message"] == "slack.early_ack.dispatched"],
             what="Bolt's handling of the DM",
         )
+        # The listener runs after Bolt's dispatch; its one line is all it does.
+        orion.wait_logged("slack.message.ignored")
+        orion.wait_idle()
     assert dispatched["bolt_status"] == 200
     assert not slack.calls_to("chat.postMessage")
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from tests.e2e.conversation import finished
 from tests.fakes import slack_events as events
+from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
@@ -40,10 +41,35 @@ def test_a_retried_event_is_answered_once(
     assert _post(orion.url, payload).status_code == 200
     for retry in (1, 2):
         assert _post(orion.url, payload, retry_num=retry).status_code == 200
-    slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), what="the answer")
-    time.sleep(0.5)  # room for a duplicate answer to show up, if one were coming
+    # All three deliveries handled to their end (each logs its end line): a duplicate
+    # answer would have been posted before its delivery's line.
+    orion.wait_handled(payload["event_id"], deliveries=3)
+    orion.wait_idle()  # and the turn-end work the answer started
     assert finished(slack, CHANNEL, thread_ts) == ["Only once."]
     assert len(claude.calls) == 1
+    assert len(orion.logged("slack.event.duplicate")) == 2
+
+
+def _log_lines(instance: OrionProcess) -> list[dict[str, Any]]:
+    """The instance's JSON log lines (anything else it printed is skipped)."""
+    lines = []
+    for raw in instance.log().splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict) and "message" in line:
+            lines.append(line)
+    return lines
+
+
+def _handled(instance: OrionProcess, event_id: str) -> list[dict[str, Any]]:
+    """The end line of the instance's delivery of the event, once it has logged it."""
+    return [
+        line
+        for line in _log_lines(instance)
+        if line.get("event_id") == event_id and line["message"] == "slack.user_message.done"
+    ]
 
 
 @pytest.mark.parametrize("retry_num", [1])
@@ -71,9 +97,22 @@ def test_two_instances_sharing_a_bucket_answer_an_event_once(
     with instances[0], instances[1]:
         assert _post(instances[0].url, payload).status_code == 200
         assert _post(instances[1].url, payload, retry_num=retry_num).status_code == 200
-        slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), timeout=30, what="answer")
-        time.sleep(1.0)
+        # Each instance handled its delivery to the end (its end line is in its log): an
+        # answer from the second would have been posted before that line.
+        for instance in instances:
+            wait_until(
+                lambda instance=instance: _handled(instance, payload["event_id"]),
+                30,
+                "the delivery's end line",
+            )
         assert finished(slack, CHANNEL, thread_ts) == ["One answer from one instance."]
+        duplicates = [
+            line
+            for instance in instances
+            for line in _log_lines(instance)
+            if line["message"] == "slack.event.duplicate"
+        ]
+        assert [line["source"] for line in duplicates] == ["claim"]
     assert len(claude.calls) == 1
     claims = [name for name in gcs_emulator.names(gcs_bucket) if name.startswith("events/")]
     assert claims == [f"events/{payload['event_id']}"]

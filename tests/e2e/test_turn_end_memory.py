@@ -21,6 +21,7 @@ from app.slack.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered, system_text
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
+from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import Failure, ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -186,8 +187,10 @@ def test_a_failing_summary_model_leaves_the_reply_intact_and_writes_the_fallback
     ask(orion, slack, claude, thread_ts, question, reply)
 
     summary = bucket.wait_for(session_context_key(thread_ts))
-    # What the person sees is untouched: the answer, and nothing else after it.
-    time.sleep(0.2)
+    # What the person sees is untouched: the answer, and nothing else after it. The
+    # after-turn step is the last thing the turn does, and logs its line at its end.
+    orion.wait_logged("memory.after_turn")
+    orion.wait_idle()
     assert conversation.answers(slack, CHANNEL, thread_ts) == [reply]
     # The fallback: a titled file with excerpts of both sides.
     assert summary.startswith("# ") and f"User: {USER}" in summary
@@ -382,7 +385,10 @@ def test_memory_switched_off_reads_and_writes_no_memory(
     ):
         reply = "Here is a detailed comparison, region by region, with Q2 and Q3 side by side."
         ask(orion, slack, claude, thread_ts, question, reply)
-    time.sleep(0.5)  # room for a wrongly started memory write to land
+    # Every event handled to its end, and the background work each one started (where a
+    # memory write would run) finished too.
+    wait_until(lambda: len(orion.logged("slack.user_message.done")) == 2, 10, "both turns' end")
+    orion.wait_idle()
 
     # Only the retry-dedupe claims are new; every memory object is as it was, unwritten.
     after = bucket.generations()

@@ -3,7 +3,16 @@ directly on a free loopback port with an in-memory backend.
 
 We launch the binary ourselves, stderr to DEVNULL: the wrapper's launcher pipes stderr and
 the server blocks once the pipe fills (DESIGN.md §4). Unlike pure-Python emulators it
-enforces generation preconditions, which the memory store relies on.
+enforces generation preconditions on uploads (`ifGenerationMatch`: create-only, or over a
+given generation), which the store relies on.
+
+It does NOT enforce them on DELETE: a delete with `ifGenerationMatch` naming a stale
+generation deletes the object all the same, where real GCS answers 412. A test that relies
+on a conditional delete being refused (`store.update` deleting an object, the memory tool's
+rename, `test_conditional_delete_refuses_a_stale_generation`) proves nothing here: it runs
+on the local directory store, which enforces the precondition (the `backend` fixture's
+"local"). tests/storage/test_delete_preconditions.py pins the gap, and fails once the
+emulator closes it.
 
 Point google-cloud-storage at `.url` with `STORAGE_EMULATOR_HOST` (see `env()`) or
 `client_options={"api_endpoint": url}` plus `AnonymousCredentials`. The small REST helpers
@@ -162,6 +171,7 @@ class GcsEmulator(StartedInWith):
         return {item["name"]: str(item["generation"]) for item in self._objects(bucket, "")}
 
     def delete(self, bucket: str, name: str) -> None:
+        """Delete unconditionally (the emulator would ignore a generation precondition)."""
         self._call("DELETE", f"/storage/v1/b/{quote(bucket, safe='')}/o/{quote(name, safe='')}")
 
     def _objects(self, bucket: str, prefix: str) -> Iterator[dict[str, Any]]:

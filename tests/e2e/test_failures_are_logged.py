@@ -1,0 +1,400 @@
+"""Every failure Orion survives is visible: one log line, with the traceback and the trace id.
+
+Each case forces one failure on a path that catches an exception and carries on (issue
+18, item 1), end to end: the real Orion HTTP app on loopback, failures injected through the
+fakes (the GCS fault proxy answering 403 on one object, FakeSlack refusing a call, FakeClaude
+failing), or through what is stored (a memory Orion cannot render). It then waits until the
+event has been handled to its end (its `.done` line) and everything it started has finished
+(`wait_idle`), and asserts that the whole log holds exactly one line with an `exception`
+field: the expected one, with a traceback, at WARNING when the person still got what they
+asked for and at ERROR when they did not, carrying the event's trace id. Start-up work
+belongs to no event: its line carries no trace id. The exception's text never reaches the
+person or Claude.
+
+A 403 is what these faults use: an error answer GCS gives at once, which neither the client
+library's retries nor the store's breaker act on, so exactly one operation fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.learning.summary_file import SessionSummary, render_summary
+from app.memory.scopes import (
+    global_context_key,
+    session_context_key,
+    sessions_index_key,
+    user_preferences_key,
+)
+from app.observability.event_context import trace_id_for
+from app.services import build_claude_client
+from app.slack.greeting import GENERIC_GREETING
+from tests.e2e import conversation
+from tests.e2e.memory_bucket import Bucket
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.claude_script import ScriptItem, text
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import OrionServer, make_settings
+
+USER, CHANNEL = "U0OPAL", "D0OPAL"
+# What the fault proxy answers (tests/fakes/fault_proxy.py): in the log, never in Slack.
+INJECTED = "Injected error 403"
+# Long enough to be summarised at turn end (app/learning/transcript.py).
+QUESTION = "Which regions does the payments service run in, and where does it fail over to?"
+ANSWER = "Payments runs in europe-west1 and fails over to europe-west4; the drill is monthly."
+
+Start = Callable[..., OrionServer]
+
+
+# --- what the log says -----------------------------------------------------------------------
+
+
+def tracebacks(orion: OrionServer) -> list[dict[str, Any]]:
+    """Every log line that carries an exception, in order."""
+    return [line for line in orion.log_lines() if line.get("exception")]
+
+
+def the_one_traceback(
+    orion: OrionServer, message: str, severity: str | None = None
+) -> dict[str, Any]:
+    """The only log line with an exception, which must be `message` (at `severity`)."""
+    records = tracebacks(orion)
+    assert [r["message"] for r in records] == [message], records
+    [record] = records
+    if severity is not None:
+        assert record["severity"] == severity
+    assert record["exception"].startswith("Traceback (most recent call last):")
+    return record
+
+
+def of_event(record: dict[str, Any], payload: dict[str, Any]) -> None:
+    """The line carries the event's ids (its trace id is derived from Slack's event id)."""
+    assert record.get("trace_id") == trace_id_for(payload["event_id"])
+    assert record.get("event_id") == payload["event_id"]
+
+
+def finished_with(orion: OrionServer, payload: dict[str, Any]) -> None:
+    """Wait until the event was handled to its end and nothing it started still runs."""
+    orion.wait_handled(payload["event_id"], timeout=conversation.FIRST_EVENT_TIMEOUT)
+    orion.wait_idle()
+
+
+def never_shown(slack: FakeSlack, claude: FakeClaude, *texts: str) -> None:
+    shown = [m.text or "" for m in slack.messages()]
+    sent = json.dumps(claude.requests)
+    for text_ in texts:
+        assert not any(text_ in m for m in shown), f"{text_!r} reached Slack"
+        assert text_ not in sent, f"{text_!r} reached Claude"
+
+
+# --- what a person does ------------------------------------------------------------------------
+
+
+def open_thread(orion: OrionServer, slack: FakeSlack, user: str = USER) -> dict[str, Any]:
+    """Open an assistant thread; returns the event, once Orion has handled it."""
+    thread_ts = slack.open_assistant_thread(CHANNEL)
+    payload = events.assistant_thread_started(user, CHANNEL, thread_ts)
+    assert orion.post_event(payload).status_code == 200
+    finished_with(orion, payload)
+    return payload
+
+
+def thread_of(payload: dict[str, Any]) -> str:
+    return str(payload["event"]["assistant_thread"]["thread_ts"])
+
+
+def ask(
+    orion: OrionServer, slack: FakeSlack, thread_ts: str, question: str = QUESTION
+) -> dict[str, Any]:
+    """The person writes in the thread; returns the event, once Orion has handled it."""
+    payload = conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, question)
+    finished_with(orion, payload)
+    return payload
+
+
+def answer_summaries(claude: FakeClaude, orion: OrionServer) -> None:
+    """Answer the summary model on its own, so the main model's script is left alone."""
+    model = orion.settings.summary_model
+
+    def respond(body: dict[str, Any]) -> ScriptItem | None:
+        return text("# Payments regions\nWhere payments runs.") if body["model"] == model else None
+
+    claude.responder = respond
+
+
+# --- a thread starts (app/slack/thread_started.py, thread_memory.py, memory/loader.py) --------
+
+
+def test_a_memory_that_fails_to_load_at_thread_start_is_logged_once_and_the_greeting_comes(
+    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    orion = orion_on_bucket()
+    gcs_proxy.add_rule(user_preferences_key(USER), status=403, method="GET")
+
+    payload = open_thread(orion, slack)
+
+    assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
+    record = the_one_traceback(orion, "tool.memory.load.scope_failed", "WARNING")
+    of_event(record, payload)
+    assert record["scope"] == "user" and INJECTED in record["exception"]
+    never_shown(slack, claude, INJECTED)
+
+
+def test_a_restore_that_raises_is_logged_once_and_the_greeting_comes(
+    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    orion = orion_on_bucket()
+    # Not a user id memory may be kept for: the restore refuses to build its keys.
+    malformed = "U0not-a-user"
+
+    payload = open_thread(orion, slack, user=malformed)
+
+    assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
+    record = the_one_traceback(orion, "slack.memory_restore_failed", "WARNING")
+    of_event(record, payload)
+    assert "not a Slack user id" in record["exception"]
+    never_shown(slack, claude, "not a Slack user id")
+
+
+def test_a_greeting_slack_refuses_is_logged_once_as_an_error(
+    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    orion = orion_on_bucket()
+    slack.inject_error("chat.postMessage", error="channel_not_found", status=200)
+
+    payload = open_thread(orion, slack)
+
+    assert slack.bot_messages(CHANNEL, thread_of(payload)) == []
+    record = the_one_traceback(orion, "slack.thread_started.failed", "ERROR")
+    of_event(record, payload)
+    assert "channel_not_found" in record["exception"]
+
+
+def test_a_claim_the_store_refuses_is_logged_once_and_the_greeting_comes(
+    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    orion = orion_on_bucket()
+    # The retry-dedupe claim: the event's create-only upload (the thread start's only one
+    # before its greeting).
+    gcs_proxy.add_rule("ifGenerationMatch=0", status=403, method="POST", times=1)
+
+    payload = open_thread(orion, slack)
+
+    assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
+    record = the_one_traceback(orion, "slack.event.claim_unavailable", "WARNING")
+    of_event(record, payload)
+    assert INJECTED in record["exception"]
+    never_shown(slack, claude, INJECTED)
+
+
+# --- a turn (app/agent/turn.py, app/learning/recall.py, app/slack/answering.py) ---------------
+
+
+def test_a_memory_reload_that_fails_is_logged_once_and_the_answer_comes(
+    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    orion = orion_on_bucket()
+    # A thread with no memory saved with it (no thread start seen): the turn reloads it.
+    thread_ts = slack.new_ts()
+    gcs_proxy.add_rule(global_context_key(), status=403, method="GET")
+    claude.reply("Here you go.")
+
+    payload = ask(orion, slack, thread_ts, "What's new?")
+
+    assert conversation.finished(slack, CHANNEL, thread_ts) == ["Here you go."]
+    record = the_one_traceback(orion, "tool.memory.load.scope_failed", "WARNING")
+    of_event(record, payload)
+    assert record["scope"] == "global" and INJECTED in record["exception"]
+    never_shown(slack, claude, INJECTED)
+
+
+def test_a_preferences_file_nested_past_pythons_limit_is_shown_as_it_is(
+    gcs_proxy: FaultyProxy,
+    orion_on_bucket: Start,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    """A file no JSON parser can read (nested deeper than Python's recursion limit) is
+    memory like any other text: shown as it is, no failure, the answer comes."""
+    orion = orion_on_bucket()
+    depth = 5_000
+    bucket.write(user_preferences_key(USER), '{"name": ' + "[" * depth + "]" * depth + "}")
+    thread_ts = slack.new_ts()
+    claude.reply("Here you go.")
+
+    ask(orion, slack, thread_ts, "What's new?")
+
+    assert conversation.finished(slack, CHANNEL, thread_ts) == ["Here you go."]
+    assert not [line for line in orion.log_lines() if "exception" in line]
+    [request] = conversation.main_requests(claude, orion)
+    assert '{"name": [[[' in conversation.system_text(request)
+
+
+def test_a_preference_that_cannot_be_saved_is_logged_once_and_the_answer_comes(
+    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    orion = orion_on_bucket()
+    thread_ts = thread_of(open_thread(orion, slack))  # its memory is saved with the thread
+    gcs_proxy.add_rule(user_preferences_key(USER), status=403, method="GET")
+    claude.reply("Noted, Sam.")
+
+    payload = ask(orion, slack, thread_ts, "Please call me Sam.")
+
+    assert conversation.answers(slack, CHANNEL, thread_ts) == ["Noted, Sam."]
+    record = the_one_traceback(orion, "memory.preferences.write.failed", "WARNING")
+    of_event(record, payload)
+    assert record["keys"] == ["name"] and INJECTED in record["exception"]
+    never_shown(slack, claude, INJECTED)
+
+
+def test_a_summary_that_cannot_be_written_is_logged_once_and_the_answer_comes(
+    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    orion = orion_on_bucket()
+    answer_summaries(claude, orion)
+    thread_ts = thread_of(open_thread(orion, slack))
+    gcs_proxy.add_rule(session_context_key(thread_ts), status=403, method="GET")
+    claude.reply(ANSWER)
+
+    payload = ask(orion, slack, thread_ts)
+
+    assert conversation.answers(slack, CHANNEL, thread_ts) == [ANSWER]
+    record = the_one_traceback(orion, "memory.after_turn.failed", "WARNING")
+    of_event(record, payload)
+    assert INJECTED in record["exception"]
+    never_shown(slack, claude, INJECTED)
+
+
+def test_a_past_summary_recall_cannot_read_is_logged_once_and_the_answer_comes(
+    gcs_proxy: FaultyProxy,
+    orion_on_bucket: Start,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    orion = orion_on_bucket()
+    past, updated = "1712345000.000100", datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
+    index = [{"thread": past, "title": "Q3 budget", "updated": "2026-05-04T10:00:00Z"}]
+    bucket.write(sessions_index_key(USER), json.dumps(index))
+    summary = SessionSummary("Q3 budget", "Cloud spend is over plan.", USER, updated)
+    bucket.write(session_context_key(past), render_summary(summary))
+    thread_ts = thread_of(open_thread(orion, slack))
+    gcs_proxy.add_rule(session_context_key(past), status=403, method="GET")
+    claude.reply_tool_use("recall", {"query": "Q3 budget"})
+    claude.reply("I could not find it.")
+
+    payload = ask(orion, slack, thread_ts, "What did we say about the Q3 budget?")
+
+    assert conversation.answers(slack, CHANNEL, thread_ts) == ["I could not find it."]
+    record = the_one_traceback(orion, "tool.recall.read_failed", "WARNING")
+    of_event(record, payload)
+    assert INJECTED in record["exception"]
+    [result] = conversation.tool_results(conversation.main_requests(claude, orion)[-1])
+    assert not result.get("is_error")
+    never_shown(slack, claude, INJECTED)
+
+
+def test_an_answer_that_fails_is_logged_once_as_an_error(
+    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    orion = orion_on_bucket()
+    thread_ts = thread_of(open_thread(orion, slack))
+    claude.fail(status=529, error_type="overloaded_error", message="Overloaded (opal-7)")
+
+    payload = ask(orion, slack, thread_ts, "Are you there?")
+
+    [apology] = conversation.answers(slack, CHANNEL, thread_ts)
+    assert "Sorry" in apology
+    record = the_one_traceback(orion, "slack.user_message.failed", "ERROR")
+    of_event(record, payload)
+    assert "opal-7" in record["exception"]
+    never_shown(slack, claude, "opal-7", "overloaded_error")
+
+
+# --- background work (app/slack/background.py) ----------------------------------------------
+
+BROKEN_BOLT = "a listener module failed to import (broken-bolt-5e1)"
+
+
+def _bolt_fails(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Orion whose Bolt fails to load, and an event it acknowledged all the same; returns
+    the event and the one log line with a traceback. Handing an acknowledged event to Bolt
+    is the one background work whose failure can be forced: the memory hooks run in the
+    background too, but catch and log their own failures (above)."""
+    settings = make_settings(slack, claude, memory_dir=memory_dir)
+    with OrionServer(settings, bolt_error=RuntimeError(BROKEN_BOLT)) as orion:
+        payload = events.assistant_thread_started(USER, CHANNEL, slack.new_ts())
+        assert orion.post_event(payload).status_code == 200
+        orion.wait_logged("slack.background.failed")
+        orion.wait_idle()
+        record = the_one_traceback(orion, "slack.background.failed")
+    return payload, record
+
+
+def test_background_work_that_fails_is_logged_once_with_its_traceback(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    _, record = _bolt_fails(slack, claude, memory_dir)
+    assert record["task"] == "slack.early_ack" and BROKEN_BOLT in record["exception"]
+    assert slack.calls_to("chat.postMessage") == []
+
+
+def test_background_work_that_fails_is_logged_with_the_events_trace_id_as_an_error(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    payload, record = _bolt_fails(slack, claude, memory_dir)
+    of_event(record, payload)
+    assert record["severity"] == "ERROR"
+
+
+# --- start-up (app/services.py): no event, so no trace id ---------------------------------------
+
+
+def test_a_storage_check_that_fails_at_start_is_logged_once(
+    gcs_proxy: FaultyProxy, gcs_bucket: str, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    gcs_proxy.add_rule("health/probe", status=403, method="GET")
+    settings = make_settings(slack, claude, gcs_memories_bucket=gcs_bucket)
+    with OrionServer(settings, claude_factory=build_claude_client) as orion:
+        orion.wait_logged("storage.check_failed", timeout=30)
+        orion.wait_logged("services.ready", timeout=30)
+        record = the_one_traceback(orion, "storage.check_failed", "WARNING")
+    assert "trace_id" not in record and INJECTED in record["exception"]
+    assert orion.provider.storage_checked
+
+
+def test_a_store_that_cannot_connect_at_start_is_logged_once(
+    slack: FakeSlack,
+    claude: FakeClaude,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Production's GCS client, with credentials that cannot be found.
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
+    settings = make_settings(slack, claude, gcs_memories_bucket="orion-test-no-credentials")
+    with OrionServer(settings, claude_factory=build_claude_client) as orion:
+        orion.wait_logged("storage.check_failed", timeout=30)
+        orion.wait_logged("services.ready", timeout=30)
+        records = tracebacks(orion)
+    # The connection's failure, once; then the start-up check, the store's first real
+    # operation, meets it again and says so itself (app/services.py).
+    assert [(r["message"], r["severity"]) for r in records] == [
+        ("services.store_connect_failed", "WARNING"),
+        ("storage.check_failed", "WARNING"),
+    ]
+    for record in records:
+        assert "trace_id" not in record
+        assert record["exception"].startswith("Traceback (most recent call last):")
+        assert "missing-key.json" in record["exception"]
