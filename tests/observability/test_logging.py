@@ -5,10 +5,29 @@ from __future__ import annotations
 import io
 import json
 import logging
+from collections.abc import Iterator
+
+import pytest
+import structlog
 
 from app.observability.event_context import event_context, trace_id_for
 from app.observability.logging import configure_logging, get_logger
 from app.observability.redaction import register_secrets
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """These tests reconfigure logging (one to DEBUG): put it back, or every later test
+    in this process pays for debug lines (markdown-it's cost 20× a long answer's split)."""
+    root = logging.getLogger()
+    handlers, level, config = root.handlers[:], root.level, structlog.get_config()
+    levels = {name: logging.getLogger(name).level for name in logging.root.manager.loggerDict}
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    structlog.configure(**config)
+    for name, old in levels.items():
+        logging.getLogger(name).setLevel(old)
 
 
 def _lines(stream: io.StringIO) -> list[dict]:
