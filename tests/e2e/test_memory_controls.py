@@ -35,6 +35,7 @@ from app.slack.memory_view import (
     ACTION_FORGET_PREFERENCE,
     UNAVAILABLE,
 )
+from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
@@ -263,7 +264,7 @@ def test_forget_on_a_preference_removes_it_from_the_bucket_and_the_home_tab(
 
 
 def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_greets_generically(
-    orion: OrionServer, slack: FakeSlack, seeded: Bucket
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
     # A real thread first: Orion greets Mira by name and saves that thread's context (with
     # her memory in it) in her DM.
@@ -289,8 +290,38 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
     assert line["kind"] == "everything" and line["objects"] >= len(mira()) + 1
     assert line["user"] == USER and "duration_ms" in line
 
-    _, greeting = open_thread(orion, slack, USER, DM)
+    thread_ts, greeting = open_thread(orion, slack, USER, DM)
     assert greeting == GENERIC_GREETING
+    # And Claude's next request carries none of it.
+    claude.reply("Hello! What should I call you?")
+    conversation.post_user_message(orion, slack, USER, DM, thread_ts, "Hi, who am I?")
+    conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True)
+    [request] = conversation.main_requests(claude, orion)
+    for forgotten in ("Mira", "French", "launch", SECRET):
+        assert forgotten not in json.dumps(request), forgotten
+
+
+def test_a_turn_finishing_while_its_person_erases_everything_writes_nothing_back(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    thread_ts, _ = open_thread(orion, slack, USER, DM)
+    # A slow answer: the person erases everything while Claude is still writing it, and the
+    # turn's end — its summary, index, welcome, and the preference it states — comes after.
+    claude.reply("Noted, Mira. " * 40, chunk_delay=0.05)
+    conversation.post_user_message(
+        orion, slack, USER, DM, thread_ts, "Please call me Mira. Let's plan the launch again."
+    )
+    slack.wait_for(lambda: slack.calls_to("chat.startStream"), what="the answer to start")
+    view = open_home(orion, slack, USER, DM)
+    click(orion, slack, USER, view, ACTION_FORGET_EVERYTHING)
+
+    conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=20)
+    orion.wait_logged("memory.after_turn", timeout=20)
+    orion.wait_idle()
+    left = everything_in(seeded)
+    assert [key for key, content in left.items() if USER in key or USER in content] == []
+    assert [key for key, content in left.items() if "Mira" in content] == []
+    assert orion.logged("memory.erased_during_turn"), "the turn took its own writes back"
 
 
 # --- 4. export --------------------------------------------------------------------------------
