@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import uvicorn
@@ -23,13 +23,22 @@ from slack_bolt.async_app import AsyncApp
 from app.config import RunMode, Settings
 from app.http_server import build_http_app
 from app.observability.setup import configure_observability
-from app.services import ClaudeFactory, ServiceProvider, build_services, build_storage
+from app.services import (
+    ClaudeFactory,
+    ServiceProvider,
+    build_claude_client,
+    build_services,
+    build_storage,
+)
 from app.slack.app import build_bolt_app
 from app.slack.event_scope import in_flight
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_events import sign
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
 
 SIGNING_SECRET = "test-signing-secret-0123456789abcdef"
 BOT_TOKEN = "xoxb-test-bot-token-0000"
@@ -210,3 +219,23 @@ class OrionServer:
         """POST a signed interactivity request (form-encoded `payload=`)."""
         headers = {"Content-Type": "application/x-www-form-urlencoded", **sign(body, secret)}
         return self.http.post("/slack/events", content=body, headers=headers)
+
+
+class HeldClaudeClient:
+    """A `claude_factory` that holds the Claude client's construction until `release()`:
+    a fresh process still importing anthropic, for as long as a test needs."""
+
+    def __init__(self) -> None:
+        self.loading = threading.Event()
+        self.released = threading.Event()
+
+    def __call__(self, settings: Settings) -> AsyncAnthropic:
+        self.loading.set()
+        assert self.released.wait(timeout=30), "the test never released the Claude client"
+        return build_claude_client(settings)
+
+    def wait_loading(self) -> None:
+        assert self.loading.wait(timeout=30), "the Claude client is being built"
+
+    def release(self) -> None:
+        self.released.set()

@@ -31,10 +31,10 @@ from datetime import UTC, datetime, timedelta
 from app.memory.scopes import SESSIONS_PREFIX, THREADS_PREFIX
 from app.storage.store import (
     CREATE_ONLY,
-    ObjectInfo,
     ObjectStore,
     PreconditionFailed,
     StoredObject,
+    StoreLayer,
 )
 
 DEFAULT_RETENTION_DAYS = 30
@@ -69,12 +69,12 @@ class SessionRetention:
         return self.applies_to(key) and updated < (cutoff or self.cutoff())
 
 
-class ExpiringSessionsStore:
+class ExpiringSessionsStore(StoreLayer):
     """An `ObjectStore` in which conversations older than the retention window are gone,
     before the lifecycle rule or the sweep has deleted them."""
 
     def __init__(self, inner: ObjectStore, retention: SessionRetention) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.retention = retention
 
     def __repr__(self) -> str:
@@ -107,15 +107,3 @@ class ExpiringSessionsStore:
         if current is None or not self.retention.expired(key, current.updated):
             return None
         return current.generation
-
-    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
-        return await self.inner.delete(key, if_generation=if_generation)
-
-    async def list(self, prefix: str) -> list[ObjectInfo]:
-        return await self.inner.list(prefix)
-
-    async def connect(self) -> None:
-        await self.inner.connect()
-
-    async def close(self) -> None:
-        await self.inner.close()

@@ -14,34 +14,13 @@ are. Content without secrets is written byte for byte as given.
 from __future__ import annotations
 
 from app.observability.redaction import redact_secret_shapes
-from app.storage.store import ObjectInfo, ObjectStore, StoredObject
+from app.storage.store import StoreLayer
 
 
-class SecretFreeStore:
+class SecretFreeStore(StoreLayer):
     """An `ObjectStore` that redacts secrets from the content of every write."""
-
-    def __init__(self, inner: ObjectStore) -> None:
-        self.inner = inner
-
-    def __repr__(self) -> str:
-        return f"SecretFreeStore({self.inner!r})"
-
-    async def read(self, key: str) -> StoredObject | None:
-        return await self.inner.read(key)
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         return await self.inner.write(
             key, redact_secret_shapes(content), if_generation=if_generation
         )
-
-    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
-        return await self.inner.delete(key, if_generation=if_generation)
-
-    async def list(self, prefix: str) -> list[ObjectInfo]:
-        return await self.inner.list(prefix)
-
-    async def connect(self) -> None:
-        await self.inner.connect()
-
-    async def close(self) -> None:
-        await self.inner.close()

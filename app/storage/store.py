@@ -104,6 +104,36 @@ class ObjectStore(Protocol):
 Transform = Callable[[str | None], str | None]
 
 
+class StoreLayer:
+    """An `ObjectStore` over another one, passing every operation through: a layer that
+    changes some operations (redacting writes, hiding expired objects) overrides just
+    those."""
+
+    def __init__(self, inner: ObjectStore) -> None:
+        self.inner = inner
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.inner!r})"
+
+    async def read(self, key: str) -> StoredObject | None:
+        return await self.inner.read(key)
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        return await self.inner.write(key, content, if_generation=if_generation)
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        return await self.inner.delete(key, if_generation=if_generation)
+
+    async def list(self, prefix: str) -> list[ObjectInfo]:
+        return await self.inner.list(prefix)
+
+    async def connect(self) -> None:
+        await self.inner.connect()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
 class _NotRead:
     """`update` has no earlier read of the object to start from."""
 

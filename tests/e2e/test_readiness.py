@@ -8,14 +8,11 @@ refusing the bot token or failing for a moment. Every wait is on an explicit sig
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
-from anthropic import AsyncAnthropic
 
-from app.config import Settings
 from app.services import build_claude_client
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
@@ -25,6 +22,7 @@ from tests.orion_server import (
     ANTHROPIC_KEY,
     BOT_TOKEN,
     SIGNING_SECRET,
+    HeldClaudeClient,
     OrionServer,
     make_settings,
     orion_servers,
@@ -54,17 +52,12 @@ def healthy(orion: OrionServer) -> bool:
 def test_not_ready_while_the_services_build_and_ready_once_they_are(
     slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
-    loading, release = threading.Event(), threading.Event()
-
-    def slow_claude_client(settings: Settings) -> AsyncAnthropic:
-        loading.set()
-        assert release.wait(timeout=30), "the test never released the Claude client"
-        return build_claude_client(settings)
+    held = HeldClaudeClient()
 
     settings = make_settings(slack, claude, memory_dir=memory_dir)
-    with OrionServer(settings, claude_factory=slow_claude_client) as orion:
+    with OrionServer(settings, claude_factory=held) as orion:
         try:
-            assert loading.wait(timeout=30), "the Claude client is being built"
+            held.wait_loading()
             response = readyz(orion)
             assert response.status_code == 503
             body = response.json()
@@ -74,7 +67,7 @@ def test_not_ready_while_the_services_build_and_ready_once_they_are(
             assert body["reasons"][0] == "services: not ready yet (starting)"
             assert healthy(orion)
         finally:
-            release.set()
+            held.release()
         body = wait_ready(orion)
         assert body["reasons"] == []
         assert {name: check["ok"] for name, check in body["checks"].items()} == {

@@ -11,17 +11,13 @@ the store at all), never about how long anything took: the benchmarks measure th
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from anthropic import AsyncAnthropic
 
-from app.config import Settings
 from app.memory.scopes import user_preferences_key
-from app.services import build_claude_client
 from app.slack.dedupe import event_claim_key
 from app.slack.greeting import GENERIC_GREETING
 from app.slack.presence import THINKING_STATUS
@@ -34,7 +30,7 @@ from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy, ProxiedRequest
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, make_settings
+from tests.orion_server import HeldClaudeClient, OrionServer, make_settings
 
 USER, CHANNEL = "U0HANA", "D0HANA"
 PREFERENCES = {"name": "Hana", "response_style": "bullet points"}
@@ -238,21 +234,16 @@ def test_a_fresh_instance_greets_from_memory_while_the_claude_client_is_still_lo
     preferences = memory_dir / PREFERENCES_KEY
     preferences.parent.mkdir(parents=True)
     preferences.write_text(json.dumps(PREFERENCES))
-    loading, release = threading.Event(), threading.Event()
-
-    def slow_claude_client(settings: Settings) -> AsyncAnthropic:
-        loading.set()
-        assert release.wait(timeout=30), "the test never released the Claude client"
-        return build_claude_client(settings)
+    held = HeldClaudeClient()
 
     settings = make_settings(slack, claude, memory_dir=memory_dir)
-    with OrionServer(settings, claude_factory=slow_claude_client) as orion:
+    with OrionServer(settings, claude_factory=held) as orion:
         try:
             # The server starts building the services once Bolt has loaded.
-            assert loading.wait(timeout=30), "the Claude client is being built"
+            held.wait_loading()
             thread_ts, greeting = open_thread(orion, slack)
             assert greeting.startswith(WELCOME_BACK), "greeted from memory"
-            assert not release.is_set(), "while Claude's client is still loading"
+            assert not held.released.is_set(), "while Claude's client is still loading"
             statuses = [update.status for update in slack.statuses(CHANNEL, thread_ts)]
             assert statuses[0] == RESTORING_STATUS
 
@@ -264,5 +255,5 @@ def test_a_fresh_instance_greets_from_memory_while_the_claude_client_is_still_lo
             )
             assert claude.requests == []
         finally:
-            release.set()
+            held.release()
         conversation.wait_for_answer(slack, CHANNEL, thread_ts, "Ready when you are.")

@@ -16,38 +16,24 @@ from pathlib import Path
 
 from app.storage.gcs import GcsObjectStore
 from app.storage.local_directory import LocalDirectoryStore
-from app.storage.store import ObjectInfo, ObjectStore, StoredObject, update
+from app.storage.store import ObjectStore, StoreLayer, update
 
 KEY = "users/U0123ABCD/preferences.json"
 
 
-class ChangedBeforeDelete:
+class ChangedBeforeDelete(StoreLayer):
     """A store on which someone else rewrites `key` just before a conditional delete of it
     arrives: the race a delete precondition is for, made certain (`times` times)."""
 
     def __init__(self, inner: ObjectStore, key: str, content: str, *, times: int = 1) -> None:
-        self.inner, self.key, self.content, self.remaining = inner, key, content, times
-
-    async def read(self, key: str) -> StoredObject | None:
-        return await self.inner.read(key)
-
-    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
-        return await self.inner.write(key, content, if_generation=if_generation)
+        super().__init__(inner)
+        self.key, self.content, self.remaining = key, content, times
 
     async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
         if key == self.key and if_generation is not None and self.remaining > 0:
             self.remaining -= 1
             await self.inner.write(key, self.content)  # someone else, first
         return await self.inner.delete(key, if_generation=if_generation)
-
-    async def list(self, prefix: str) -> list[ObjectInfo]:
-        return await self.inner.list(prefix)
-
-    async def connect(self) -> None:
-        await self.inner.connect()
-
-    async def close(self) -> None:
-        await self.inner.close()
 
 
 async def test_an_update_that_deletes_keeps_a_change_made_since_its_read(tmp_path: Path) -> None:
