@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
 from app.learning.preferences import StoredPreference
 from app.memory.scopes import user_prefix
+from app.slack import block_kit
 
 CALLBACK_ID = "orion_memory_home"
 ACTION_FORGET_PREFERENCE = "memory.forget_preference"
@@ -34,9 +34,7 @@ MAX_CONVERSATIONS = 15
 
 # Slack's limits (Block Kit reference).
 MAX_BLOCKS = 100
-SECTION_TEXT_CHARS = 3_000
 BUTTON_VALUE_CHARS = 2_000
-HEADER_CHARS = 150
 METADATA_CHARS = 3_000
 # Ours: enough to recognise an item; the download has it whole.
 VALUE_CHARS = 300
@@ -105,7 +103,7 @@ def home_view(
     the person has in all (the inventory may hold only the newest)."""
     blocks = _top(notice)
     if inventory.empty:
-        blocks.append(_section(NOTHING_KEPT))
+        blocks.append(block_kit.section(NOTHING_KEPT))
         return _view(owner, blocks)
     blocks.append(_controls())
     total = max(conversations_total or 0, len(inventory.conversations))
@@ -115,21 +113,23 @@ def home_view(
         ("Recent conversations", inventory.conversations, MAX_CONVERSATIONS, total),
     )
     for title, items, limit, count in groups:
-        blocks += [{"type": "divider"}, _header(f"{title} ({count})")]
+        blocks += [{"type": "divider"}, block_kit.header(f"{title} ({count})")]
         shown: Sequence[object] = items[:limit]
         for n, item in enumerate(shown):
             blocks.append(_item(owner.user, n, item, links))
         if not items:
-            blocks.append(_context("None."))
+            blocks.append(block_kit.context("None."))
         elif count > len(shown):
             more = count - len(shown)
-            blocks.append(_context(f"…and {more} more. *Download my memory* lists them all."))
+            blocks.append(
+                block_kit.context(f"…and {more} more. *Download my memory* lists them all.")
+            )
     return _view(owner, blocks[:MAX_BLOCKS])
 
 
 def message_view(owner: HomeOwner, text: str, *, notice: str | None = None) -> dict[str, Any]:
     """A view with nothing but a message (memory off, storage unavailable)."""
-    return _view(owner, [*_top(notice), _section(text)])
+    return _view(owner, [*_top(notice), block_kit.section(text)])
 
 
 # --- blocks ------------------------------------------------------------------------------
@@ -137,33 +137,33 @@ def message_view(owner: HomeOwner, text: str, *, notice: str | None = None) -> d
 
 def _top(notice: str | None) -> list[dict[str, Any]]:
     blocks = [
-        _header("What Orion remembers about you"),
-        _context(
+        block_kit.header("What Orion remembers about you"),
+        block_kit.context(
             "Only you see this page. Forget anything you'd rather Orion didn't keep, "
             "or download a copy of all of it."
         ),
     ]
     if notice:
-        blocks.append(_section(notice))
+        blocks.append(block_kit.section(notice))
     return blocks
 
 
 def _controls() -> dict[str, Any]:
-    forget_all = _button(
+    forget_all = block_kit.button(
         "Forget everything Orion knows about me", ACTION_FORGET_EVERYTHING, "everything"
     )
     forget_all["style"] = "danger"
     forget_all["confirm"] = {
-        "title": _plain("Forget everything?"),
-        "text": _mrkdwn(
+        "title": block_kit.plain("Forget everything?"),
+        "text": block_kit.mrkdwn(
             "Orion will permanently delete your preferences, its notes about you and the "
             "summaries of your conversations. This can't be undone."
         ),
-        "confirm": _plain("Forget everything"),
-        "deny": _plain("Cancel"),
+        "confirm": block_kit.plain("Forget everything"),
+        "deny": block_kit.plain("Cancel"),
         "style": "danger",
     }
-    download = _button("Download my memory", ACTION_DOWNLOAD, "download")
+    download = block_kit.button("Download my memory", ACTION_DOWNLOAD, "download")
     download["style"] = "primary"
     return {"type": "actions", "block_id": "memory_controls", "elements": [download, forget_all]}
 
@@ -179,14 +179,15 @@ def _item(user: str, n: int, item: object, links: ThreadLinks) -> dict[str, Any]
 
 def _preference(n: int, item: StoredPreference, links: ThreadLinks) -> dict[str, Any]:
     name = item.key.replace("_", " ").capitalize()
-    lines = [f"*{_escape(_clip(name, TITLE_CHARS))}*: {_escape(_clip(item.value, VALUE_CHARS))}"]
+    shown_name = block_kit.escape(block_kit.clip(name, TITLE_CHARS))
+    lines = [f"*{shown_name}*: {block_kit.escape(block_kit.clip(item.value, VALUE_CHARS))}"]
     learned = item.learned
     if learned is not None:
         where = ""
         if learned.channel and learned.thread_ts:
             link = links.to(learned.channel, learned.thread_ts)
             where = f" in <{link}|this conversation>"
-        lines.append(f"Learned {_date(learned.at)}{where}")
+        lines.append(f"Learned {block_kit.date(learned.at)}{where}")
     else:
         lines.append("When it was learned is not recorded")
     return _forgettable(f"preference-{n}", lines, ACTION_FORGET_PREFERENCE, item.key)
@@ -195,32 +196,32 @@ def _preference(n: int, item: StoredPreference, links: ThreadLinks) -> dict[str,
 def _note(user: str, n: int, note: Note) -> dict[str, Any]:
     name = note.key.removeprefix(user_prefix(user))
     lines = [
-        f"*{_escape(_clip(name, TITLE_CHARS))}*",
-        f"{_size(note.size)} · changed {_date(note.updated)}",
+        f"*{block_kit.escape(block_kit.clip(name, TITLE_CHARS))}*",
+        f"{block_kit.size(note.size)} · changed {block_kit.date(note.updated)}",
     ]
     if note.preview.strip():
-        preview = _escape(_clip(note.preview, SUMMARY_CHARS))
+        preview = block_kit.escape(block_kit.clip(note.preview, SUMMARY_CHARS))
         lines.append("\n".join(f"> {line}" for line in preview.splitlines()))
     return _forgettable(f"note-{n}", lines, ACTION_FORGET_NOTE, name)
 
 
 def _conversation(n: int, conversation: Conversation, links: ThreadLinks) -> dict[str, Any]:
-    when = _date(conversation.updated)
+    when = block_kit.date(conversation.updated)
     if conversation.channel:
         link = links.to(conversation.channel, conversation.thread_ts)
         when += f" · <{link}|open the conversation>"
-    lines = [f"*{_escape(_clip(conversation.title, TITLE_CHARS))}*", when]
+    lines = [f"*{block_kit.escape(block_kit.clip(conversation.title, TITLE_CHARS))}*", when]
     if conversation.summary:
         first = next((line for line in conversation.summary.splitlines() if line.strip()), "")
-        lines.append(f"> {_escape(_clip(first, SUMMARY_CHARS))}")
+        lines.append(f"> {block_kit.escape(block_kit.clip(first, SUMMARY_CHARS))}")
     value = conversation.thread_ts
     return _forgettable(f"conversation-{n}", lines, ACTION_FORGET_CONVERSATION, value)
 
 
 def _forgettable(block_id: str, lines: list[str], action_id: str, value: str) -> dict[str, Any]:
-    block = _section("\n".join(lines), block_id=block_id)
+    block = block_kit.section("\n".join(lines), block_id=block_id)
     if len(value) <= BUTTON_VALUE_CHARS:  # else it can't be named: the download still has it
-        block["accessory"] = _button("Forget", action_id, value)
+        block["accessory"] = block_kit.button("Forget", action_id, value)
     return block
 
 
@@ -231,57 +232,3 @@ def _view(owner: HomeOwner, blocks: list[dict[str, Any]]) -> dict[str, Any]:
         "private_metadata": owner.to_metadata(),
         "blocks": blocks,
     }
-
-
-def _header(text: str) -> dict[str, Any]:
-    return {"type": "header", "text": _plain(_clip(text, HEADER_CHARS))}
-
-
-def _section(text: str, *, block_id: str | None = None) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "section", "text": _mrkdwn(_clip(text, SECTION_TEXT_CHARS))}
-    if block_id is not None:
-        block["block_id"] = block_id
-    return block
-
-
-def _context(text: str) -> dict[str, Any]:
-    return {"type": "context", "elements": [_mrkdwn(text)]}
-
-
-def _button(text: str, action_id: str, value: str) -> dict[str, Any]:
-    return {"type": "button", "text": _plain(text), "action_id": action_id, "value": value}
-
-
-def _plain(text: str) -> dict[str, Any]:
-    return {"type": "plain_text", "text": text, "emoji": True}
-
-
-def _mrkdwn(text: str) -> dict[str, Any]:
-    return {"type": "mrkdwn", "text": text}
-
-
-# --- text --------------------------------------------------------------------------------
-
-
-def _escape(text: str) -> str:
-    """Stored text shown as text: Slack reads `<…>` as links and mentions."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _date(moment: datetime) -> str:
-    """Shown in the reader's own time zone by Slack; the fallback is UTC."""
-    utc = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
-    fallback = utc.strftime("%Y-%m-%d %H:%M UTC")
-    return f"<!date^{int(utc.timestamp())}^{{date_short_pretty}} at {{time}}|{fallback}>"
-
-
-def _size(size: int) -> str:
-    if size < 1024:
-        return f"{size} bytes"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
