@@ -12,12 +12,11 @@ start nor a burst of events delays an acknowledgement.
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -89,12 +88,15 @@ def build_http_app(
     async def slack_events(request: Request) -> Response:
         body = await request.body()
         content_type = request.headers.get("content-type")
-        if early_ack.can_ack_early(body, content_type):
+        payload = early_ack.payload_to_ack_early(body, content_type)
+        if payload is not None:
             headers = dict(request.headers)  # once: verification and Bolt both read them
             if not early_ack.is_signed(body, headers):
                 return PlainTextResponse("invalid request", status_code=401)
             ack_first.acknowledged()
-            _dispatch_when_ready(loader, ack_first, body, headers, dict(request.query_params))
+            _dispatch_when_ready(
+                loader, ack_first, body, payload, headers, dict(request.query_params)
+            )
             return Response(status_code=200)
         bolt = await loader.get()
         return await _dispatch(bolt, request, body)
@@ -158,6 +160,7 @@ def _dispatch_when_ready(
     loader: BoltLoader,
     ack_first: AckFirst,
     body: bytes,
+    payload: dict[str, Any],
     headers: dict[str, str],
     query: dict[str, str],
 ) -> None:
@@ -177,18 +180,14 @@ def _dispatch_when_ready(
 
     # Tracked like any listener's background work, so shutdown waits for it; with the
     # event's ids bound, so whatever it logs (a failure too) names the event's trace.
-    with _event_ids(body):
+    with _event_ids(payload):
         run_in_background(dispatch(), name="slack.early_ack", person_waits=True)
 
 
 @contextmanager
-def _event_ids(body: bytes) -> Iterator[None]:
-    """The event's log context, for an Events API body (a click's form has no event id)."""
-    try:
-        payload = json.loads(body) if body[:1] == b"{" else {}
-    except ValueError:
-        payload = {}
-    event_id = payload.get("event_id") if isinstance(payload, dict) else None
+def _event_ids(payload: dict[str, Any]) -> Iterator[None]:
+    """The event's log context, for an Events API payload (a click has no event id)."""
+    event_id = payload.get("event_id")
     if not isinstance(event_id, str):
         yield
         return

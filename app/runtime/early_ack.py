@@ -12,6 +12,7 @@ through Bolt directly.
 from __future__ import annotations
 
 import json
+from typing import Any
 from urllib.parse import parse_qs
 
 from slack_sdk.signature import SignatureVerifier
@@ -28,12 +29,14 @@ class EarlyAck:
         return self._verifier.is_valid_request(body, headers)
 
     @staticmethod
-    def can_ack_early(body: bytes, content_type: str | None) -> bool:
-        """Whether Bolt's answer to this request would be an empty 200."""
-        return request_type(body, content_type) in EARLY_ACK_TYPES
+    def payload_to_ack_early(body: bytes, content_type: str | None) -> dict[str, Any] | None:
+        """The request's payload when Bolt's answer to it would be an empty 200 (so it can
+        be acknowledged here), else None. Parsed once: the dispatch reads its ids from it."""
+        payload = _payload(body, content_type)
+        return payload if payload.get("type") in EARLY_ACK_TYPES else None
 
 
-def request_type(body: bytes, content_type: str | None) -> str | None:
+def _payload(body: bytes, content_type: str | None) -> dict[str, Any]:
     try:
         if content_type and content_type.startswith("application/x-www-form-urlencoded"):
             payload = parse_qs(body.decode()).get("payload", [""])[0]
@@ -41,5 +44,5 @@ def request_type(body: bytes, content_type: str | None) -> str | None:
         else:
             data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        return None
-    return data.get("type") if isinstance(data, dict) else None
+        return {}
+    return data if isinstance(data, dict) else {}
