@@ -71,15 +71,14 @@ def build_storage(settings: Settings) -> Storage:
     secret is ever written (app/memory/secret_free_store.py), and conversations older
     than the retention window read as gone (app/memory/retention.py).
     """
-    from app.memory.retention import ExpiringSessionsStore
-    from app.memory.secret_free_store import SecretFreeStore
+    from app.memory.keeping import kept
     from app.storage.factory import open_object_store
 
     retention = session_retention(settings)
     store = open_object_store(
         settings.gcs_memories_bucket,
         settings.memory_dir,
-        layers=lambda backend: SecretFreeStore(ExpiringSessionsStore(backend, retention)),
+        layers=lambda backend: kept(backend, retention),
     )
     return Storage(store=store, memory_store=store if settings.memory_enabled else None)
 

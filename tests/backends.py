@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from app.memory import keeping
+from app.memory.retention import SessionRetention
 from app.storage.gcs import GcsObjectStore
 from app.storage.local_directory import LocalDirectoryStore
 from app.storage.store import ObjectStore
@@ -28,6 +30,10 @@ class Backend:
     directory: Path | None = None
     emulator: GcsEmulator | None = None
     bucket: str | None = None
+
+    def kept(self) -> ObjectStore:
+        """The store as Orion keeps memories in it (app/memory/keeping.py)."""
+        return keeping.kept(self.store, SessionRetention())
 
     def raw_names(self) -> list[str]:
         if self.emulator is not None:

@@ -16,23 +16,16 @@ from app.learning.preferences import Preference, save_preferences
 from app.learning.session_summary import update_session_summary
 from app.learning.summary_file import SessionSummary, SummaryDraft, parse_summary
 from app.learning.transcript import Utterance
-from app.memory.retention import ExpiringSessionsStore, SessionRetention
 from app.memory.scopes import (
     session_context_key,
     sessions_index_key,
     user_preferences_key,
     user_welcome_key,
 )
-from app.memory.secret_free_store import SecretFreeStore
-from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER, Backend
 
 SLACK_TOKEN = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
 NOW = datetime(2026, 5, 4, 10, 12, tzinfo=UTC)
-
-
-def kept(backend: Backend) -> ObjectStore:
-    return SecretFreeStore(ExpiringSessionsStore(backend.store, SessionRetention()))
 
 
 class Summarizer:
@@ -55,7 +48,7 @@ async def test_a_summary_with_a_slack_token_is_stored_redacted(backend: Backend)
         ThreadMessage("assistant", "Revoke it in the app settings, then rotate the password."),
     ]
     outcome = await update_session_summary(
-        kept(backend),
+        backend.kept(),
         user_id=USER,
         thread_ts=THREAD,
         history=history,
@@ -81,7 +74,7 @@ async def test_a_summary_with_a_slack_token_is_stored_redacted(backend: Backend)
 
 async def test_a_preference_with_a_slack_token_is_stored_redacted(backend: Backend) -> None:
     found = [Preference("name", SLACK_TOKEN), Preference("team", "payments")]
-    assert await save_preferences(kept(backend), USER, found, now=NOW)
+    assert await save_preferences(backend.kept(), USER, found, now=NOW)
 
     stored = json.loads(backend.raw_read(user_preferences_key(USER)) or "")
     assert stored["name"] == "[redacted]" and stored["team"] == "payments"
@@ -90,7 +83,7 @@ async def test_a_preference_with_a_slack_token_is_stored_redacted(backend: Backe
 
 async def test_preferences_without_secrets_are_stored_as_written(backend: Backend) -> None:
     found = [Preference("response_style", "short answers; the password reset flow first")]
-    await save_preferences(kept(backend), USER, found, now=NOW)
+    await save_preferences(backend.kept(), USER, found, now=NOW)
     plain = backend.raw_read(user_preferences_key(USER))
 
     other = backend.store  # the same backend, without the scrubbing layers

@@ -6,24 +6,14 @@ rather than going back through Orion's store.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 
-from app.memory.retention import ExpiringSessionsStore, SessionRetention
 from app.memory.scopes import MemoryScope
 from app.memory.secret_free_store import SecretFreeStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
-from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed
+from app.storage.store import CREATE_ONLY, PreconditionFailed
 from tests.backends import USER, Backend
 from tests.memory.tool.helpers import run
-from tests.memory.tool.test_reference_parity import (
-    GLOBAL_CONTEXT,
-    SEQUENCES,
-    our_outcome,
-    reference_outcome,
-)
 
 SLACK_TOKEN = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
 NOTES = f"/memories/users/{USER}/notes.md"
@@ -40,15 +30,10 @@ def raw_bytes(backend: Backend, key: str) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
 
 
-def kept(backend: Backend) -> ObjectStore:
-    """The backend as Orion keeps memories in it (app/services.py `build_storage`)."""
-    return SecretFreeStore(ExpiringSessionsStore(backend.store, SessionRetention()))
-
-
 async def test_a_memory_tool_create_with_a_slack_token_stores_redacted(
     backend: Backend, scope: MemoryScope
 ) -> None:
-    tool = ScopedMemoryTool(kept(backend), scope)
+    tool = ScopedMemoryTool(backend.kept(), scope)
     text = f"Deploy bot token: {SLACK_TOKEN}\nTeam: payments\n"
 
     result = await run(tool, command="create", path=NOTES, file_text=text)
@@ -62,7 +47,7 @@ async def test_a_memory_tool_create_with_a_slack_token_stores_redacted(
 async def test_edits_that_add_a_secret_store_it_redacted(
     backend: Backend, scope: MemoryScope
 ) -> None:
-    tool = ScopedMemoryTool(kept(backend), scope)
+    tool = ScopedMemoryTool(backend.kept(), scope)
     await run(tool, command="create", path=NOTES, file_text="db: staging\n")
     await run(
         tool,
@@ -79,31 +64,13 @@ async def test_edits_that_add_a_secret_store_it_redacted(
 async def test_text_without_secrets_is_stored_byte_for_byte(
     backend: Backend, scope: MemoryScope
 ) -> None:
-    tool = ScopedMemoryTool(kept(backend), scope)
+    tool = ScopedMemoryTool(backend.kept(), scope)
     text = (
         "We discussed the password reset flow.\r\nCafé ☕, naïve 🙂\n"
         "A bot token starts with xoxb-.\n\n\ttabs and trailing spaces   \n"
     )
     await run(tool, command="create", path=NOTES, file_text=text)
     assert raw_bytes(backend, NOTES_KEY) == text.encode()
-
-
-@pytest.mark.parametrize("sequence", SEQUENCES)
-async def test_answers_still_match_the_reference_implementation(
-    backend: Backend, scope: MemoryScope, tmp_path: Path, sequence: str
-) -> None:
-    # tests/memory/tool/test_reference_parity.py, through the store as Orion composes it.
-    reference = BetaLocalFilesystemMemoryTool(base_path=str(tmp_path / "reference"))
-    global_dir = tmp_path / "reference" / "memories" / "global"
-    global_dir.mkdir(parents=True)
-    (global_dir / "context.md").write_text(GLOBAL_CONTEXT)
-    await backend.store.write("global/context.md", GLOBAL_CONTEXT)
-    ours = ScopedMemoryTool(kept(backend), scope)
-
-    for step, command in enumerate(SEQUENCES[sequence]):
-        expected = reference_outcome(reference, command)
-        actual = await our_outcome(ours, command)
-        assert actual == expected, f"step {step}: {command}"
 
 
 async def test_conditional_writes_keep_their_meaning(backend: Backend) -> None:

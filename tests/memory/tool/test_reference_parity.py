@@ -15,6 +15,8 @@ import pytest
 from anthropic.tools import ToolError
 from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 
+from app.memory import keeping
+from app.memory.retention import SessionRetention
 from app.memory.scopes import MemoryScope, session_prefix
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from tests.backends import THREAD, USER, Backend
@@ -163,16 +165,20 @@ async def our_outcome(tool: ScopedMemoryTool, command: dict[str, Any]) -> tuple[
         return "error", str(error.content)
 
 
+@pytest.mark.parametrize("kept", [False, True], ids=["bare-store", "store-as-kept"])
 @pytest.mark.parametrize("sequence", SEQUENCES)
 async def test_answers_match_the_reference_implementation(
-    backend: Backend, scope: MemoryScope, tmp_path: Path, sequence: str
+    backend: Backend, scope: MemoryScope, tmp_path: Path, sequence: str, kept: bool
 ) -> None:
+    """On the bare backend, and on the store as Orion keeps memories in it (its secret and
+    retention layers must change nothing for content without secrets)."""
     reference = BetaLocalFilesystemMemoryTool(base_path=str(tmp_path / "reference"))
     global_dir = tmp_path / "reference" / "memories" / "global"
     global_dir.mkdir(parents=True)
     (global_dir / "context.md").write_text(GLOBAL_CONTEXT)
     await backend.store.write("global/context.md", GLOBAL_CONTEXT)
-    ours = ScopedMemoryTool(backend.store, scope)
+    store = keeping.kept(backend.store, SessionRetention()) if kept else backend.store
+    ours = ScopedMemoryTool(store, scope)
 
     for step, command in enumerate(SEQUENCES[sequence]):
         expected = reference_outcome(reference, command)
