@@ -1,7 +1,7 @@
-"""Run Orion as a real process (`python -m app.cli serve`), configured by environment.
+"""Run Orion as a real process (`python -m app.cli …`), configured by environment.
 
-Used where a test needs what only separate processes show: cold start, and two
-instances sharing one bucket (as on Cloud Run).
+Used where a test needs what only separate processes show: cold start, two instances
+sharing one bucket (as on Cloud Run), and the commands a person types.
 """
 
 from __future__ import annotations
@@ -18,6 +18,23 @@ import httpx
 from tests.orion_server import ANTHROPIC_KEY, BOT_TOKEN, SIGNING_SECRET
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def run_orion_command(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """`python -m app.cli ARGS` to its end, in a clean environment (PATH, HOME, the repo on
+    PYTHONPATH, and `env`) and an empty working directory: no developer `.env` leaks in."""
+    clean = {"PATH": os.environ["PATH"], "HOME": str(cwd), "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=cwd,
+        env={**clean, **(env or {})},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
 
 
 def free_port() -> int:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +9,7 @@ import pytest
 
 from app.memory.scopes import session_context_key, thread_context_key
 from tests.fakes.slack_api import FakeSlack
+from tests.orion_process import run_orion_command
 
 USER, OTHER = "U0MEMCLI", "U0KEEPME"
 DM = "D0MEMCLI"
@@ -48,24 +46,13 @@ def slack_with_dm() -> Iterator[FakeSlack]:
 
 def _orion(tmp_path: Path, memories: Path, slack: FakeSlack, *args: str, stdin: str = ""):
     env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp_path),
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
         "SLACK_BOT_TOKEN": "xoxb-cli-test",
         "SLACK_API_URL": slack.url,
         "ANTHROPIC_API_KEY": "sk-ant-cli-test",
         "MEMORY_DIR": str(memories),
         "LOG_FORMAT": "json",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", "memory", *args],
-        cwd=tmp_path,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_orion_command(tmp_path, "memory", *args, env=env, stdin=stdin)
 
 
 def _files(root: Path) -> dict[str, str]:

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.orion_process import run_orion_command
 
 SECRET = "xoxp-this-is-a-very-secret-user-token"
 
 
 def _run_orion(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    # A clean environment and an empty working directory: no developer .env leaks in.
-    clean = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), **env}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        cwd=tmp_path,
-        env={**clean, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_orion_command(tmp_path, *args, env=env)
 
 
 def test_missing_configuration_lists_every_missing_variable(tmp_path: Path) -> None:

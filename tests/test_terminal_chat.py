@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import ScriptItem, text
+from tests.orion_process import run_orion_command
 
 USER = "U0NEWCOMER"
 SUMMARY_MODEL = "claude-haiku-summary-test"
@@ -18,23 +16,12 @@ SUMMARY_MODEL = "claude-haiku-summary-test"
 
 def _chat(tmp_path: Path, claude: FakeClaude, stdin: str, *args: str):
     env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp_path),
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
         "ANTHROPIC_API_KEY": "sk-ant-chat-test",
         "ANTHROPIC_BASE_URL": claude.url,
         "SUMMARY_MODEL": SUMMARY_MODEL,
         "MEMORY_DIR": str(tmp_path / "memories"),
     }
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", "chat", *args],
-        cwd=tmp_path,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    return run_orion_command(tmp_path, "chat", *args, env=env, stdin=stdin)
 
 
 def test_a_conversation_in_the_terminal_streams_answers_and_leaves_memories(
