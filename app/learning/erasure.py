@@ -17,6 +17,7 @@ deletions saw the turn's write, or the turn's check sees the tombstone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 from collections import Counter
@@ -100,20 +101,34 @@ async def forget_note(store: ObjectStore, user_id: str, key: str) -> bool:
     return await store.delete(key)
 
 
-async def forget_conversation(
-    store: ObjectStore, user_id: str, thread_ts: str, *, channel: str | None
-) -> int:
-    """One thread of the person's: its summary and notes, its saved context, its index
-    entry. A thread neither in their index nor summarised as theirs is refused."""
+async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) -> int:
+    """One thread of the person's: its summary and notes, its saved context (in the channel
+    their index records) and its index entry; how many objects changed or went, 0 when it
+    is not theirs.
+
+    The index is where the memory tool can write, so it alone proves nothing: a thread whose
+    summary names somebody else only leaves this person's index, and its summary stays
+    with its owner.
+    """
     validate_thread_ts(thread_ts)
-    if not await _is_theirs(store, user_id, thread_ts):
-        raise ValueError("not one of this person's conversations")
+    index, stored = await asyncio.gather(
+        read_index(store, user_id), store.read(session_context_key(thread_ts))
+    )
+    entry = next((e for e in index if e.thread_ts == thread_ts), None)
+    owner = parse_summary(stored.content).user_id if stored is not None else None
+    if entry is None and owner != user_id:
+        return 0
+    if owner not in (None, user_id):
+        await remove_session(store, user_id, thread_ts)
+        return 1
     keys = [obj.key for obj in await store.list(session_prefix(thread_ts))]
-    if channel:
-        keys.append(thread_context_key(channel, thread_ts))
+    if entry is not None and entry.channel:
+        # Not a channel id (an edited index): no context of Orion's is there.
+        with contextlib.suppress(ValueError):
+            keys.append(thread_context_key(entry.channel, thread_ts))
     deleted = await _delete_all(store, keys)
     await remove_session(store, user_id, thread_ts)
-    return deleted
+    return max(1, deleted)
 
 
 async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...]) -> ErasureReport:
@@ -151,10 +166,3 @@ async def _delete_all(store: ObjectStore, keys: list[str]) -> int:
             return await store.delete(key)
 
     return sum(await asyncio.gather(*(delete(key) for key in keys)))
-
-
-async def _is_theirs(store: ObjectStore, user_id: str, thread_ts: str) -> bool:
-    if any(entry.thread_ts == thread_ts for entry in await read_index(store, user_id)):
-        return True
-    stored = await store.read(session_context_key(thread_ts))
-    return stored is not None and parse_summary(stored.content).user_id == user_id

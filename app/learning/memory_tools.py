@@ -21,7 +21,6 @@ from app.learning.erasure import forget_conversation, forget_note
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
 from app.learning.preferences import forget_preference
-from app.learning.session_index import read_index
 from app.memory.scopes import MemoryScope, to_key
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -97,18 +96,8 @@ class ForgetTool(BetaAsyncBuiltinFunctionTool):
                 except ValueError:
                     raise ToolError(f"{item} is not one of this person's notes.") from None
             else:
-                channel = next(
-                    (
-                        e.channel
-                        for e in await read_index(self.store, user_id)
-                        if e.thread_ts == item
-                    ),
-                    None,
-                )
                 try:
-                    forgotten = (
-                        await forget_conversation(self.store, user_id, item, channel=channel) > 0
-                    )
+                    forgotten = await forget_conversation(self.store, user_id, item) > 0
                 except ValueError:
                     raise ToolError(f"{item} is not a conversation id.") from None
             span.update(output={"forgotten": forgotten})

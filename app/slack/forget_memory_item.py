@@ -20,9 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.erasure import forget_conversation, forget_note
 from app.learning.preferences import forget_preference
-from app.learning.session_index import read_index, remove_session
-from app.learning.summary_file import parse_summary
-from app.memory.scopes import session_context_key, to_key, to_memory_path, user_prefix
+from app.memory.scopes import to_key, to_memory_path, user_prefix
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.slack.event_scope import handling
@@ -102,14 +100,7 @@ async def _forget(store: ObjectStore, user: str, kind: str, value: str) -> int:
             return int(await forget_note(store, user, key))
         except ValueError:
             return 0
-    entry = next((e for e in await read_index(store, user) if e.thread_ts == value), None)
-    if entry is None:
-        return 0  # not one of their conversations
-    stored = await store.read(session_context_key(entry.thread_ts))
-    owner = parse_summary(stored.content).user_id if stored is not None else None
-    if owner not in (None, user):
-        # Their index names somebody else's thread (the memory tool can edit the index):
-        # drop the entry, leave the thread's summary to its owner.
-        await remove_session(store, user, entry.thread_ts)
-        return 1
-    return max(1, await forget_conversation(store, user, entry.thread_ts, channel=entry.channel))
+    try:
+        return await forget_conversation(store, user, value)
+    except ValueError:
+        return 0  # not a thread id

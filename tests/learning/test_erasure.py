@@ -93,7 +93,7 @@ async def test_forgetting_one_conversation_or_note_leaves_the_rest(
     await record_session(store, USER, SessionEntry(OTHER_THREAD, "Offsite", NOW, DM))
     await store.write(session_context_key(OTHER_THREAD), "# Offsite\n\nPlanning.\n")
 
-    assert await forget_conversation(store, USER, THREAD, channel=DM) == 3
+    assert await forget_conversation(store, USER, THREAD) == 3
     assert [e.thread_ts for e in await read_index(store, USER)] == [OTHER_THREAD]
     assert backend.raw_read(session_context_key(OTHER_THREAD)) is not None
     assert await forget_note(store, USER, f"users/{USER}/notes/project.md")
@@ -112,3 +112,18 @@ async def test_a_note_of_someone_else_cannot_be_forgotten_through_another_person
             continue
         raise AssertionError(f"{key} was accepted")
     assert backend.raw_read(f"users/{OTHER_USER}/notes/project.md") is not None
+
+
+async def test_a_thread_someone_put_in_their_index_only_leaves_the_index(
+    store: ObjectStore, backend: Backend
+) -> None:
+    # The index is where the memory tool writes: naming another person's thread there must
+    # not let anyone forget that person's summary.
+    await _seed_person(store, OTHER_USER, OTHER_DM, OTHER_THREAD)
+    await record_session(store, USER, SessionEntry(OTHER_THREAD, "Not mine", NOW, OTHER_DM))
+
+    assert await forget_conversation(store, USER, OTHER_THREAD) == 1
+    assert await read_index(store, USER) == []
+    assert backend.raw_read(session_context_key(OTHER_THREAD)) is not None
+    assert backend.raw_read(thread_context_key(OTHER_DM, OTHER_THREAD)) is not None
+    assert await forget_conversation(store, USER, "1712345000.000009") == 0, "not theirs"
