@@ -26,7 +26,7 @@ def memories(tmp_path: Path) -> Path:
     files = {
         f"users/{USER}/preferences.json": PREFERENCES,
         f"users/{USER}/notes/budget.md": NOTE,
-        f"users/{USER}/sessions.json": INDEX,
+        f"people/{USER}/conversations.json": INDEX,
         session_context_key(THREAD): SUMMARY,
         thread_context_key(DM, THREAD): '{"memory": "language: French"}',
         f"users/{OTHER}/preferences.json": '{"language": "German"}',
