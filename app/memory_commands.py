@@ -40,7 +40,7 @@ log = get_logger(__name__)
 # Exit codes, so that a script can tell what happened.
 DONE = 0
 NOT_CONFIRMED = 1
-BAD_INPUT = 2  # a bad user id, or a store that is not there
+BAD_INPUT = 2  # a bad user id, a store that is not there, an export file that can't be written
 NOTHING_FOUND = 3  # an erasure found nothing (without --allow-empty)
 STORE_FAILED = 4
 
@@ -127,7 +127,13 @@ async def _export(store: ObjectStore, user_id: str, output: str | None, out: Tex
         # Created owner-only (0600, from its first byte) and replaced whole: the file holds
         # everything Orion keeps about a person.
         data = document.encode("utf-8")
-        await asyncio.to_thread(replace_file, output, data, modified_ns=time.time_ns())
+        try:
+            await asyncio.to_thread(replace_file, output, data, modified_ns=time.time_ns())
+        except OSError as exc:
+            log.error("memory.export.write_failed", exc_info=exc)
+            reason = exc.strerror or type(exc).__name__
+            print(f"Could not write {output}: {reason}", file=sys.stderr)
+            return BAD_INPUT
         out.write(f"Wrote {len(document)} characters to {output}\n")
     else:
         out.write(document)

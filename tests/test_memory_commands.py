@@ -215,3 +215,15 @@ def test_with_a_bucket_the_commands_name_it_and_need_only_its_settings(
     assert result.returncode != 0
     assert f"gs://{gcs_bucket}-missing" in result.stdout + result.stderr
     assert "Deleted" not in result.stdout
+
+
+def test_an_export_that_cannot_be_written_says_where(tmp_path: Path, memories: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    out = blocked / "export.md"  # under a file: no directory can be made there
+
+    result = _storage_only(tmp_path, "export", USER, "-o", str(out), MEMORY_DIR=str(memories))
+
+    assert result.returncode != 0
+    assert f"Could not write {out}" in result.stderr
+    assert "Wrote" not in result.stdout
