@@ -41,8 +41,12 @@ def validate_user_id(user_id: str) -> str:
     return user_id
 
 
+def is_thread_ts(value: object) -> bool:
+    return isinstance(value, str) and _THREAD_TS.fullmatch(value) is not None
+
+
 def validate_thread_ts(thread_ts: str) -> str:
-    if not isinstance(thread_ts, str) or not _THREAD_TS.fullmatch(thread_ts):
+    if not is_thread_ts(thread_ts):
         raise ValueError(f"not a Slack thread timestamp: {thread_ts!r}")
     return thread_ts
 
@@ -231,8 +235,12 @@ def learned_key(user_id: str) -> str:
     return f"{person_records_prefix(user_id)}learned.json"
 
 
+def is_channel_id(value: object) -> bool:
+    return isinstance(value, str) and _CHANNEL_ID.fullmatch(value) is not None
+
+
 def thread_contexts_prefix(channel_id: str) -> str:
-    if not isinstance(channel_id, str) or not _CHANNEL_ID.fullmatch(channel_id):
+    if not is_channel_id(channel_id):
         raise ValueError(f"not a Slack channel id: {channel_id!r}")
     return f"{THREADS_PREFIX}{channel_id}/"
 
