@@ -29,8 +29,11 @@ import pytest
 
 from app.memory.scopes import user_preferences_key
 from app.runtime.capped_body import MAX_BODY_BYTES
+from app.slack.event_scope import in_flight
 from app.slack.memory_view import ACTION_FORGET_EVERYTHING
+from tests.e2e import conversation
 from tests.fakes import slack_events as events
+from tests.fakes._waiting import wait_until
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import SIGNING_SECRET, OrionServer
 from tests.raw_http import Answer, post_until_answered
@@ -322,3 +325,72 @@ def test_ssl_check_is_answered_only_when_signed(orion: OrionServer) -> None:
 
     assert _post(orion, body, _signed(body, form)).status_code == 200
     assert _post(orion, body, _forged(form)).status_code == 401
+
+
+# --- another workspace -----------------------------------------------------------------------
+
+
+def test_a_signed_event_from_another_team_is_acked_and_ignored(
+    orion: OrionServer, slack: FakeSlack, memory_dir: Path
+) -> None:
+    thread_ts = slack.open_assistant_thread(CHANNEL)
+    foreign = _from_team(events.assistant_thread_started(USER, CHANNEL, thread_ts), OTHER_TEAM)
+
+    response = orion.post_event(foreign)
+
+    assert response.status_code == 200, "acknowledged, so Slack does not redeliver it"
+    orion.wait_idle()
+    [line] = [
+        x for x in orion.logged("slack.other_team.ignored") if x["event_id"] == foreign["event_id"]
+    ]
+    assert line["team_id"] == OTHER_TEAM and line["installed_team_id"] == events.TEAM_ID
+    assert line["severity"] == "WARNING"
+    assert slack.calls_to("chat.postMessage") == []
+    assert slack.calls_to("assistant.threads.setStatus") == []
+    assert _slack_calls(slack) == []
+    assert _stored(memory_dir) == []
+    assert orion.handled(foreign["event_id"]) == []
+
+    # The same event from Orion's own workspace is handled (and stores its claim): the
+    # check above could have failed.
+    conversation.open_thread(orion, slack, USER, CHANNEL)
+    assert _stored(memory_dir) != []
+
+
+def test_a_signed_click_from_another_team_is_ignored(
+    orion: OrionServer, slack: FakeSlack, memory_dir: Path
+) -> None:
+    preferences = _seed_preferences(memory_dir)
+    assert orion.post_event(events.app_home_opened(USER, CHANNEL, tab="home")).status_code == 200
+    [view] = slack.wait_for(lambda: slack.home_views(USER), what="the Home tab")
+    published = len(slack.calls_to("views.publish"))
+    click = _from_team(events.view_block_actions(USER, view, ACTION_FORGET_EVERYTHING), OTHER_TEAM)
+
+    assert orion.post_form(events.form_body(click)).status_code == 200
+
+    orion.wait_idle()
+    [line] = orion.wait_logged("slack.other_team.ignored")
+    assert line["team_id"] == OTHER_TEAM and line["event_id"] == click["trigger_id"]
+    assert json.loads(preferences.read_text()) == PREFERENCES, "nothing erased"
+    assert len(slack.calls_to("views.publish")) == published
+
+
+def test_over_socket_mode_an_event_from_another_team_is_acked_and_ignored(
+    socket_slack: FakeSlack, orion_socket: None
+) -> None:
+    server = socket_slack.socket_mode
+    assert server is not None
+    server.wait_connected(timeout=10)
+    foreign_ts = socket_slack.open_assistant_thread(CHANNEL)
+    foreign = _from_team(events.assistant_thread_started(USER, CHANNEL, foreign_ts), OTHER_TEAM)
+
+    assert server.wait_ack(server.send_events_api(foreign))
+    # A genuine thread start after it is greeted; once nothing is running any more, the
+    # foreign one, had it reached a listener, would have been greeted too.
+    thread_ts = socket_slack.open_assistant_thread(CHANNEL)
+    server.send_events_api(events.assistant_thread_started(USER, CHANNEL, thread_ts))
+    socket_slack.wait_for(lambda: socket_slack.bot_messages(CHANNEL, thread_ts), what="greeting")
+    wait_until(lambda: in_flight.count == 0, 10, "nothing in flight")
+
+    assert socket_slack.bot_messages(CHANNEL, foreign_ts) == []
+    assert socket_slack.statuses(CHANNEL, foreign_ts) == []
