@@ -165,9 +165,11 @@ def _build_bolt(settings: Settings, provider: ServiceProvider) -> AsyncApp:
 
 
 def _unread_refusal(reason: str, status_code: int) -> Response:
-    """A refusal sent before the body was read (all of it, or at all): the connection is
-    closed after it, so the server does not go on receiving a body nobody reads."""
-    return PlainTextResponse(reason, status_code=status_code, headers={"Connection": "close"})
+    """A refusal sent before the body was read (all of it, or at all). The connection is
+    kept, and the server drops the rest of the body as it arrives, holding none of it:
+    closing a connection with unread data resets it, and the sender (or a proxy in front)
+    would likely see the reset instead of this answer (RFC 9112, section 9.6)."""
+    return PlainTextResponse(reason, status_code=status_code)
 
 
 async def _dispatch(bolt: AsyncApp, request: Request, text: str) -> Response:
