@@ -38,7 +38,7 @@ class InstalledTeamOnly(AsyncMiddleware):
         req: AsyncBoltRequest,
         resp: BoltResponse,
         next: Callable[[], Awaitable[BoltResponse]],  # the keyword Bolt calls it with
-    ) -> BoltResponse:
+    ) -> BoltResponse | None:
         installed = req.context.authorize_result
         if installed is not None and _same_installation(req.context, installed):
             return await next()

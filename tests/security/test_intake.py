@@ -63,7 +63,9 @@ def _forged(content_type: str = "application/json") -> dict[str, str]:
     return {"Content-Type": content_type, **events.sign(b"", "not-the-signing-secret")}
 
 
-def _send(orion: OrionServer, headers: dict[str, str], chunks: Iterator[bytes], *, chunked: bool):
+def _send(
+    orion: OrionServer, headers: dict[str, str], chunks: Iterator[bytes], *, chunked: bool
+) -> Answer:
     url = f"{orion.url}/slack/events"
     return asyncio.run(post_until_answered(url, headers, chunks, chunked=chunked))
 
