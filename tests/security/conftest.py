@@ -6,5 +6,7 @@ from tests.e2e.conftest import (  # noqa: F401 (fixtures, found by name)
     memory_dir,
     orion,
     orion_on_bucket,
+    orion_socket,
     slack,
+    socket_slack,
 )
