@@ -8,7 +8,7 @@ bucket: nothing of the erased person (their id, their words), everything of the 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -40,9 +40,11 @@ from tests.e2e.test_memory_controls import (
     seed,
     shown,
 )
+from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer
+from tests.orion_server import OrionServer, orion_servers
 
 # Deeper than Python's recursion limit: json.loads answers RecursionError.
 NESTED = "[" * 50_000 + "]" * 50_000
@@ -224,3 +226,70 @@ def test_malformed_records_and_files_block_neither_the_greeting_nor_the_controls
     orion.wait_idle()
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
     assert OTHER in json.dumps(everything_in(seeded))
+
+
+def test_an_erasure_on_a_second_instance_undoes_a_turn_finishing_on_the_first(
+    orion_on_bucket: Callable[..., OrionServer],
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+) -> None:
+    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    answering, erasing = orion_on_bucket(), orion_on_bucket()
+    thread_ts, _ = open_thread(answering, slack, USER, DM)
+    # A slow answer on the first instance (four pieces, two seconds apart); Mira's click
+    # reaches the second one meanwhile.
+    claude.reply("Noted, Mira. " * 40, chunk_delay=2.0)
+    conversation.post_user_message(
+        answering, slack, USER, DM, thread_ts, "Please call me Mira. Let's plan the launch again."
+    )
+    slack.wait_for(lambda: slack.calls_to("chat.startStream"), what="the answer to start")
+    forget_everything(erasing, slack)
+
+    # (Servers in one process share one log: the last one started collects it.)
+    erasing.wait_logged("memory.erased_during_turn", timeout=30)
+    answering.wait_idle()
+    erasing.wait_idle()
+    nothing_of_mira_and_all_of_otto(seeded, otto_before)
+
+
+@pytest.fixture
+def agent_slack() -> Iterator[FakeSlack]:
+    with FakeSlack(agent_view=True) as fake:
+        yield fake
+
+
+def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
+    gcs_proxy: FaultyProxy,
+    agent_slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_bucket: str,
+) -> None:
+    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    with orion_servers(agent_slack, claude, gcs_memories_bucket=gcs_bucket) as start:
+        orion = start(slack_experience="agent")
+        # Claude is slow to start; Mira erases everything; then Claude saves a note and
+        # streams a long answer, which Mira stops.
+        claude.delay(4)
+        note = {"command": "create", "path": f"/memories/users/{USER}/tea.md", "file_text": "tea"}
+        claude.reply_tool_use("memory", note)
+        claude.reply("Here is a long plan. " * 20, chunk_delay=1.0)
+        text = "I'm Mira and I like tea; plan my week."
+        ts = agent_slack.add_user_message(DM, None, USER, text)
+        assert orion.post_event(events.top_level_dm(USER, DM, text, ts=ts)).status_code == 200
+        claude.wait_for(lambda: claude.calls, what="the turn's first Claude call")
+        forget_everything(orion, agent_slack)
+        seeded.wait_for(f"{user_prefix(USER)}tea.md", timeout=30)
+        streamed = agent_slack.wait_for(
+            lambda: [m for m in agent_slack.bot_messages(DM, ts) if m.text],
+            timeout=30,
+            what="the answer streaming",
+        )
+        stop = events.agent_session_stopped(USER, DM, ts, [streamed[0].ts])
+        assert orion.post_event(stop).status_code == 200
+
+        orion.wait_logged("memory.erased_during_turn", timeout=30)
+        orion.wait_idle()
+        assert orion.logged("slack.turn.stopped")
+        nothing_of_mira_and_all_of_otto(seeded, otto_before)

@@ -1,7 +1,8 @@
 """The Home tab links only to Slack threads, whatever the stored channel values say.
 
-Where a preference was learned and which DM a conversation is in are read back from
-files a person can edit through Claude's memory tool. Stored here: channels such as
+Where a preference was learned is read back from a file a person can edit through
+Claude's memory tool; which DM a conversation is in comes from Orion's own records, checked
+all the same (a record from an older version, a bug, a hand edit). Stored here: channels such as
 `javascript:…`, `https://evil…` and `D123|<!channel>`, and a thread that is not a Slack
 timestamp. The person opens their Home tab through the real Orion HTTP app; the view the
 fake Slack received links only to Slack permalinks Orion built.
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from app.learning.session_index import format_time
-from app.memory.scopes import sessions_index_key, user_preferences_key
+from app.memory.scopes import conversations_index_key, user_preferences_key
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -67,7 +68,7 @@ def hostile_memory() -> dict[str, str]:
     index.append({"thread": GOOD_THREAD, "title": "The good one", "updated": WHEN, "channel": DM})
     return {
         user_preferences_key(USER): json.dumps(preferences),
-        sessions_index_key(USER): json.dumps(index),
+        conversations_index_key(USER): json.dumps(index),
     }
 
 
