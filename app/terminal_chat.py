@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from app.config import Settings
+from app.config import Settings, problem_report
 from app.memory.scopes import user_prefix, validate_user_id
 from app.observability.logging import get_logger
 from app.services import build_services, build_storage
@@ -23,6 +23,8 @@ from app.services import build_services, build_storage
 log = get_logger(__name__)
 
 DEFAULT_USER = "U0TERMINAL"
+# What the chat's error messages start with (app/config.py's problem_report).
+WHO = "orion chat cannot start"
 CHANNEL = "D0TERMINAL"  # a pretend DM: thread contexts and links need a channel id
 PROMPT = "you> "
 
@@ -52,7 +54,8 @@ def run(
     try:
         validate_user_id(user_id)
     except ValueError:
-        print(f"Not a Slack-style user id (like U0123ABCD): {user_id!r}", file=sys.stderr)
+        problem = f"--user: not a Slack user id (like U0123ABCD): {user_id!r}"
+        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
         return 2
     return asyncio.run(_chat(settings, user_id, read_line, out))
 

@@ -60,4 +60,7 @@ def test_a_conversation_in_the_terminal_streams_answers_and_leaves_memories(
 def test_a_bad_user_id_is_refused_clearly(tmp_path: Path) -> None:
     with FakeClaude() as claude:
         result = _chat(tmp_path, claude, "", "--user", "../../etc")
-    assert result.returncode == 2 and "Not a Slack-style user id" in result.stderr
+    assert result.returncode == 2
+    assert result.stderr == (
+        "orion chat cannot start — --user: not a Slack user id (like U0123ABCD): '../../etc'\n"
+    )
