@@ -35,7 +35,17 @@ _SOCKET = "Socket Mode, for local development (needs SLACK_APP_TOKEN)"
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    from app.runtime.stop_signals import EXIT_ON_SIGNAL, interrupt_on_sigterm
+
+    interrupt_on_sigterm()
+    try:
+        return _command(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:  # stopped before serving (or in a one-off command): no drain
+        return EXIT_ON_SIGNAL
+
+
+def _command(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
     if args.command == "memory":
         return memory(args)
     if args.command == "chat":
@@ -153,12 +163,21 @@ def run(settings: Settings, mode: RunMode) -> int:
         serve_http(build_http_app(settings, provider), port=settings.port)
         return 0
     from app.slack.app import build_bolt_app
-    from app.socket_mode import run_socket_mode
+    from app.socket_mode import AppTokenRefused, run_socket_mode
 
     assert settings.slack_app_token is not None  # checked by load_settings
     bolt_app = build_bolt_app(settings, provider, mode=mode)
     app_token = settings.slack_app_token.get_secret_value()
-    asyncio.run(run_socket_mode(bolt_app, provider, app_token=app_token))
+    try:
+        asyncio.run(run_socket_mode(bolt_app, provider, app_token=app_token))
+    except AppTokenRefused as exc:
+        get_logger("orion").error("orion.socket_mode.token_refused", error=exc.error)
+        refused = (
+            f"SLACK_APP_TOKEN: Slack refused it ({exc.error}); it must be an app-level "
+            "token with connections:write, from the app's Basic Information page"
+        )
+        print(problem_report("Orion cannot start", [refused], hint=None), file=sys.stderr)
+        return EXIT_PROBLEM
     return 0
 
 
