@@ -1,6 +1,6 @@
 """`orion` command: `orion` (auto), `orion serve` (HTTP), `orion socket` (Socket Mode), and
 `orion memory show|export|forget USER_ID` for operators (app/memory_commands.py), and
-`orion chat` to try Orion in a terminal, without Slack (app/terminal_chat.py).
+`orion chat` to try Orion in a terminal, without Slack (app/terminal_chat/).
 
 Whatever a person must fix (a setting, an argument, a refused token) is printed in one
 shape (`problem_report` in app/config.py) and ends the command with `EXIT_PROBLEM`, never
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 
 from app.config import (
@@ -132,10 +131,7 @@ def chat(args: argparse.Namespace) -> int:
     if problem := memory_dir_problem(settings):
         print(problem_report(terminal_chat.WHO, [problem]), file=sys.stderr)
         return EXIT_PROBLEM
-    if "LOG_LEVEL" not in os.environ:  # the conversation, not Orion's log lines
-        settings = settings.model_copy(update={"log_level": "WARNING"})
-    configure_observability(settings, stream=sys.stderr)
-    return terminal_chat.run(settings, args.user)
+    return terminal_chat.run(settings, args.user)  # it sets up where logs go
 
 
 def memory_dir_problem(settings: StorageSettings) -> str | None:
