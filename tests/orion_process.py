@@ -65,10 +65,17 @@ def orion_env(*, slack_url: str, claude_url: str, port: int, **extra: str) -> di
 
 class OrionProcess:
     def __init__(
-        self, env: dict[str, str], *, cwd: Path, log_path: Path, command: str = "serve"
+        self,
+        env: dict[str, str],
+        *,
+        cwd: Path,
+        log_path: Path,
+        command: str = "serve",
+        argv: list[str] | None = None,
     ) -> None:
+        """`orion COMMAND`, or `argv` (a script that starts Orion, say)."""
         self.env = env
-        self.command = command
+        self.argv = argv or [sys.executable, "-m", "app.cli", command]
         self.url = f"http://127.0.0.1:{env['PORT']}"
         self._cwd = cwd
         self._log_path = log_path
@@ -79,7 +86,7 @@ class OrionProcess:
         spawned = time.monotonic()
         with self._log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "app.cli", self.command],
+                self.argv,
                 cwd=self._cwd,
                 env=self.env,
                 stdout=log,
