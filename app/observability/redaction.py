@@ -105,13 +105,16 @@ def _labelled(name: str, label: str, anchors: tuple[str, ...]) -> SecretShape:
 SECRET_SHAPES: tuple[SecretShape, ...] = (
     # PEM private keys (RSA, EC, OpenSSH, PKCS#8, PGP), also inside a JSON string such as a
     # service-account key's "private_key" (newlines escaped as `\n`), and cut-off ones
-    # (their base64 lines, not the prose after them).
+    # (their base64 lines, not the prose after them). The body up to the END line is
+    # matched as runs of non-dashes between lone dashes: one way only to split it, so no
+    # backtracking blow-up, and no possessive quantifier, which Python 3.11.2 (Debian 12's
+    # python3) mis-matches here where 3.11.7 does not.
     SecretShape(
         "private_key",
         ("PRIVATE KEY",),
         re.compile(
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:(?:[^-]|-(?!----))*+-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[^-]*(?:-(?!----)[^-]*)*-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
             r"|(?:(?:\s|\\n)+[A-Za-z0-9+/=]{16,})*)"
         ),
     ),
