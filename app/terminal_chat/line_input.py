@@ -10,6 +10,10 @@ A Python built without readline (pyenv on a machine without libreadline's header
 output that is not a terminal, falls back to reading key by key here, in non-canonical
 mode with our own echo: no limit, Backspace, Ctrl-D and Ctrl-C work, no other editing.
 Input that is not a terminal (a pipe, a file) is read as it comes, without a limit either.
+
+(CPython's readline loop looks for signals only when its wait for a key is interrupted: a
+Ctrl-C landing in the microseconds between echoing a key and waiting again counts only
+with the next key. No person is that fast; tests/terminal.py waits for the wait.)
 """
 
 from __future__ import annotations
