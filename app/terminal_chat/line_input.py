@@ -1,7 +1,7 @@
 """Reading one line from the person: with line editing, and whole however long it is.
 
 A terminal in its usual (canonical) mode edits the line itself and hands it over on Enter,
-but holds at most 4,095 bytes of it (Linux's N_TTY buffer, see termios(3)): a longer
+but holds at most 4,095 bytes of it (the size of Linux's line discipline buffer): a longer
 paste is cut, silently. GNU readline (libedit on macOS) reads key by key instead, with no
 such limit, and adds editing and history: `input()` uses it once the `readline` module is
 imported, when stdin and stdout are both terminals.
