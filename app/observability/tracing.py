@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
-from app.observability.redaction import redact
+from app.observability.redaction import redact_everything
 
 if TYPE_CHECKING:
     from langfuse import Langfuse
@@ -57,7 +57,10 @@ def configure_tracing(
 
 
 def mask_secrets(*, data: Any, **_: Any) -> Any:
-    return redact(data)
+    """Langfuse's `mask`: every input, output and metadata value traced passes through it,
+    so neither Orion's own keys nor a secret a person pasted, or one kept in their memory
+    and injected into the prompt, ever reaches Langfuse."""
+    return redact_everything(data)
 
 
 def enabled() -> bool:
