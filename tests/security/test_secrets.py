@@ -1,5 +1,5 @@
 """Secrets a person pastes, or their memory holds, go nowhere: not into a memory file's
-name, not to Langfuse.
+name, not to Langfuse; and erasing a person erases their Langfuse traces.
 
 Through signed events: Orion over HTTP, the fake Slack and Claude, memories in the GCS
 emulator, spans captured as Langfuse's client exports them (tests/conftest.py), and the
@@ -9,16 +9,22 @@ fake Langfuse API for the traces Langfuse holds.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from app.memory.scopes import global_context_key, user_preferences_key
+from app.slack import forget_everything
+from app.slack.memory_view import ACTION_FORGET_EVERYTHING
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, result_text, system_text, tool_results
 from tests.e2e.memory_bucket import Bucket
+from tests.e2e.test_memory_controls import click, open_home, shown
 from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.langfuse_api import FakeLangfuse
 from tests.fakes.slack_api import FakeSlack
+from tests.orion_process import run_orion_command
 from tests.orion_server import OrionServer
 from tests.span_log import SpanLog
 
@@ -142,3 +148,90 @@ def test_pasted_and_remembered_secrets_never_reach_langfuse(
     ):
         assert secret not in exported, secret
         assert json.dumps(secret)[1:-1] not in exported, secret  # nor JSON-escaped
+
+
+# --- erasure reaches Langfuse ---------------------------------------------------------------
+
+
+def _traced_turns(
+    spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> dict[str, str | None]:
+    """A traced turn each for the person and a bystander, held by the fake Langfuse."""
+    for user, dm in ((USER, DM), (OTHER, OTHER_DM)):
+        claude.reply(f"Hello {user}.")
+        _ask(orion, slack, user, dm, "Hello, I'm here for the trace.", f"Hello {user}.")
+    orion.wait_idle()
+    spans.send_to_langfuse()
+    langfuse = spans.langfuse()
+    held = langfuse.traces()
+    assert USER in held.values() and OTHER in held.values()
+    return held
+
+
+def test_forget_everything_deletes_the_persons_langfuse_traces_only(
+    spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    before = _traced_turns(spans, orion, slack, claude)
+    bucket.write(user_preferences_key(USER), json.dumps({"name": "Sam"}))
+    theirs = {trace for trace, user in before.items() if user == USER}
+
+    after = click(orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_EVERYTHING)
+
+    assert forget_everything.DONE in shown(after)
+    [line] = orion.wait_logged("tracing.forget")
+    assert line["traces"] == len(theirs) and line["user"] == USER
+    left = spans.langfuse().traces()
+    assert USER not in left.values()
+    assert left == {trace: user for trace, user in before.items() if user != USER}
+
+
+def test_forget_everything_finishes_when_langfuse_is_down(
+    spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    _traced_turns(spans, orion, slack, claude)
+    bucket.write(user_preferences_key(USER), json.dumps({"name": "Sam"}))
+    spans.langfuse().failing_status = 503
+
+    after = click(orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_EVERYTHING)
+
+    assert forget_everything.DONE in shown(after)
+    assert bucket.read(user_preferences_key(USER)) is None
+    [line] = orion.wait_logged("tracing.forget.failed")
+    assert line["exception"].startswith("Traceback (most recent call last):")
+    assert line["user"] == USER and line.get("trace_id")
+    assert orion.http.get("/healthz").status_code == 200
+
+
+@pytest.fixture
+def langfuse(fake_langfuse: FakeLangfuse) -> Iterator[FakeLangfuse]:
+    fake_langfuse.clear()
+    yield fake_langfuse
+    fake_langfuse.clear()
+
+
+def test_the_operators_forget_command_deletes_the_persons_langfuse_traces(
+    tmp_path: Path, langfuse: FakeLangfuse
+) -> None:
+    memories = tmp_path / "memories"
+    (memories / "users" / USER).mkdir(parents=True)
+    (memories / "users" / USER / "preferences.json").write_text('{"name": "Sam"}')
+    for n in range(3):  # three traces of the person, one of two observations
+        langfuse.record_observation(f"obs-{n}", f"trace-{n}", USER)
+    langfuse.record_observation("obs-0b", "trace-0", USER, "GENERATION")
+    langfuse.record_observation("obs-other", "trace-other", OTHER)
+    env = {
+        "SLACK_BOT_TOKEN": "xoxb-cli-test",
+        "SLACK_API_URL": "http://127.0.0.1:9/api/",  # no Slack: the DM is given
+        "ANTHROPIC_API_KEY": "sk-ant-cli-test",
+        "MEMORY_DIR": str(memories),
+        "LOG_FORMAT": "json",
+        "LANGFUSE_PUBLIC_KEY": "pk-lf-cli-test",
+        "LANGFUSE_SECRET_KEY": "sk-lf-cli-test",
+        "LANGFUSE_BASE_URL": langfuse.url,
+    }
+    done = run_orion_command(tmp_path, "memory", "forget", USER, "--yes", "--dm", DM, env=env)
+
+    assert done.returncode == 0, done.stderr
+    assert "Deleted 3 Langfuse traces." in done.stdout
+    assert langfuse.traces() == {"trace-other": OTHER}
+    assert not (memories / "users" / USER / "preferences.json").exists()
