@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 
 # Every format character (Unicode category Cf: zero-width spaces and joiners, bidi
 # controls, the soft hyphen, the BOM, tag characters...) as of Unicode 14, the version of
@@ -33,39 +34,38 @@ _VISIBLE_RUN = re.compile(f"[^{_INVISIBLE_CLASS}]+")
 
 @dataclass(frozen=True)
 class VisibleText:
-    """`text` is what remains of `original` without its invisible characters.
-
-    `_starts` holds, for each run of visible characters, where it begins in `text` and
-    in `original`; empty when nothing was removed (then both are the same string).
-    """
+    """`text` is what remains of `original` without its invisible characters."""
 
     original: str
     text: str
-    _starts: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
 
     @classmethod
     def of(cls, original: str) -> VisibleText:
         if original.isascii() or INVISIBLE.search(original) is None:
-            return cls(original, original)  # most text: one scan, no copy
-        visible_starts: list[int] = []
-        original_starts: list[int] = []
-        runs: list[str] = []
-        length = 0
-        for run in _VISIBLE_RUN.finditer(original):
-            visible_starts.append(length)
-            original_starts.append(run.start())
-            runs.append(run.group())
-            length += run.end() - run.start()
-        return cls(original, "".join(runs), (tuple(visible_starts), tuple(original_starts)))
+            return cls(original, original)  # most text: no copy
+        return cls(original, INVISIBLE.sub("", original))
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
         """The span of `original` that `text[start:end]` (not empty) came from, with the
         invisible characters between its first and last character."""
-        if not self._starts[0]:
+        if self.text is self.original:
             return start, end
         return self._original_index(start), self._original_index(end - 1) + 1
 
+    @cached_property
+    def _run_starts(self) -> tuple[list[int], list[int]]:
+        """Where each run of visible characters begins, in `text` and in `original`:
+        worked out only when a span is asked for (when a secret was found)."""
+        visible_starts: list[int] = []
+        original_starts: list[int] = []
+        length = 0
+        for run in _VISIBLE_RUN.finditer(self.original):
+            visible_starts.append(length)
+            original_starts.append(run.start())
+            length += run.end() - run.start()
+        return visible_starts, original_starts
+
     def _original_index(self, index: int) -> int:
-        visible_starts, original_starts = self._starts
+        visible_starts, original_starts = self._run_starts
         run = bisect_right(visible_starts, index) - 1
         return original_starts[run] + index - visible_starts[run]
