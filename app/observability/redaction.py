@@ -70,6 +70,14 @@ def _token(prefix: str, rest: str) -> str:
     return f"{literal}(?<![A-Za-z0-9_-]{literal}){rest}"
 
 
+def _word(label: str) -> str:
+    """`label` (in lower case) as a whole word or the end of a longer name: `bearer`,
+    `DB_PASSWORD`, but not `Bearerx` or `mypassword`. As `_token`, checked after the
+    literal is found."""
+    literal = re.escape(label)
+    return f"{literal}(?<![A-Za-z0-9]{literal})"
+
+
 # Characters a fixed-length key may not run on into.
 _END = r"(?![A-Za-z0-9_-])"
 
@@ -179,13 +187,9 @@ def _labelled(
     `DB_PASSWORD=` counts). Each label contains one of `anchors`.
 
     Only an explicit `label: value` or `label=value` counts ("the password reset flow",
-    "the password policy: 12 characters" are kept). Each label is looked for first and its
-    start checked after (the regex engine finds a literal quickly), longest first.
+    "the password policy: 12 characters" are kept). Longest label first.
     """
-    words = "|".join(
-        f"{re.escape(label)}(?<![A-Za-z0-9]{re.escape(label)})"
-        for label in sorted(labels, key=len, reverse=True)
-    )
+    words = "|".join(_word(label) for label in sorted(labels, key=len, reverse=True))
     pattern = re.compile(f"(?:{words}){_LABEL_THEN_VALUE}")
     return SecretShape(name, anchors, pattern, ignore_case=True, confirm=confirm)
 
@@ -311,7 +315,7 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
         "azure_account_key",
         ("accountkey=", "sharedaccesskey="),
         re.compile(
-            r"(?:accountkey=(?<![A-Za-z0-9]accountkey=)|sharedaccesskey=(?<![A-Za-z0-9]sharedaccesskey=))"
+            f"(?:{_word('accountkey')}|{_word('sharedaccesskey')})="
             r"(?P<value>[A-Za-z0-9+/]{20,}+={0,2}+)"
         ),
         ignore_case=True,
@@ -334,7 +338,7 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
     SecretShape(
         "bearer_token",
         ("bearer",),
-        re.compile(r"bearer(?<![A-Za-z0-9]bearer)[ \t]++(?P<value>[A-Za-z0-9._~+/-]{12,}+=*+)"),
+        re.compile(_word("bearer") + r"[ \t]++(?P<value>[A-Za-z0-9._~+/-]{12,}+=*+)"),
         ignore_case=True,
         confirm=_looks_random,
     ),
@@ -342,8 +346,7 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
         "basic_auth",
         ("basic",),
         re.compile(
-            r"basic(?<![A-Za-z0-9]basic)[ \t]++"
-            r"(?P<value>[A-Za-z0-9+/]{6,}+={0,2}+)(?![A-Za-z0-9_-])"
+            _word("basic") + r"[ \t]++(?P<value>[A-Za-z0-9+/]{6,}+={0,2}+)(?![A-Za-z0-9_-])"
         ),
         ignore_case=True,
         confirm=_is_basic_credentials,
