@@ -81,3 +81,4 @@ def register(app: AsyncApp, home: HomeTab) -> None:
                         duration_ms=round((time.perf_counter() - started) * 1000, 1),
                     )
             await home.publish(client, HomeOwner(user, dm), notice=notice)
+            await tracing.forget_person_traces(user)  # after the tab: it may take seconds

@@ -14,7 +14,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818StrReplaceCommand,
 )
 
-from app.memory.tool.access import ScopedAccess, exists
+from app.memory.tool.access import ScopedAccess, check_name_holds_no_secret, exists
 from app.memory.tool.errors import MemoryToolError, conflict
 from app.memory.tool.rendering import numbered_line, split_lines
 from app.storage.store import CREATE_ONLY, PreconditionFailed, update
@@ -27,6 +27,7 @@ class _FileMissing(Exception):
 async def create(access: ScopedAccess, command: BetaMemoryTool20250818CreateCommand) -> str:
     path = command.path
     key = access.writable_key(path)
+    check_name_holds_no_secret(path)
     access.checked_size(path, command.file_text)
     existing = await access.root_listing(key)
     if exists(key, existing):
