@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 
 from app.learning.welcome import Welcome
+from app.slack import block_kit
 
 GENERIC_GREETING = (
     "Hi, I'm Orion. I remember what matters to you across conversations, "
@@ -40,8 +41,13 @@ def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Gr
     on last (in their language: the words were prepared at turn end, see
     app/learning/welcome.py) or, failing that, with their preferences; the first prompt offers
     to continue that topic. A first-time person gets the plain welcome. `welcome` must be
-    fresh (within the retention window): nothing stale is mentioned."""
-    text = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
+    fresh (within the retention window): nothing stale is mentioned.
+
+    The words come from stored memory (a name, a preference, the welcome a model wrote), which
+    a person or a prompt-injected Claude may have filled with Slack markup: escaped, a stored
+    `<https://…|Verify your account>` or `<!channel>` shows as the text it is."""
+    words = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
+    text = block_kit.escape(words)
     if welcome is None:
         return Greeting(text, SUGGESTED_PROMPTS)
     follow_up = welcome.next_step or f"Continue: {welcome.topic}"
