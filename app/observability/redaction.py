@@ -88,9 +88,11 @@ def _labelled(name: str, label: str, anchors: tuple[str, ...]) -> SecretShape:
     # Only an explicit `label: value` or `label=value` counts ("the password reset flow" is
     # kept): after the label, closing quotes or emphasis (`"password": …`, `**Password:**`),
     # then `:` or `=` on the same line. A quoted value (JSON escapes allowed) keeps its
-    # quotes, so JSON stays JSON; an unquoted one ends before the sentence does.
+    # quotes, so JSON stays JSON; an unquoted one ends before the sentence does. The blanks
+    # around the emphasis are possessive (`*+`): a value never starts with one, and two
+    # runs that may meet would otherwise be tried at every split of a long run of blanks.
     pattern = (
-        rf"(?P<label>(?<![A-Za-z0-9]){label}[\"'*]*[ \t]*[:=][ \t]*\**[ \t]*)"
+        rf"(?P<label>(?<![A-Za-z0-9]){label}[\"'*]*[ \t]*[:=][ \t]*+\**[ \t]*+)"
         r"(?P<value>\"(?:[^\"\\\n]|\\.)+\"|'(?:[^'\\\n]|\\.)+'|[^\s\"',;&<>]*[^\s\"',;&<>.!?)])"
     )
     return SecretShape(
