@@ -9,7 +9,7 @@ import asyncio
 import os
 import sys
 
-from app.config import ConfigError, RunMode, Settings, load_settings
+from app.config import ConfigError, OperatorSettings, RunMode, Settings, load_settings
 from app.observability.logging import get_logger
 from app.observability.setup import configure_observability
 
@@ -55,7 +55,8 @@ def memory(argv: list[str]) -> int:
     memory_commands.add_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        settings = Settings()  # type: ignore[call-arg]
+        # The storage settings only: no Slack or Anthropic key is needed to read a store.
+        settings = OperatorSettings()
     except ValidationError as exc:
         print(
             f"Configuration problem: {exc.error_count()} setting(s) missing or invalid "

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # A current, non-deprecated model from the SDK's model list (anthropic.types.ModelParam).
@@ -37,13 +37,87 @@ class SlackExperience(StrEnum):
     AGENT = "agent"
 
 
-class Settings(BaseSettings):
+def _bot_token_shape(value: SecretStr) -> SecretStr:
+    if not value.get_secret_value().startswith("xoxb-"):
+        raise ValueError("must be a bot token starting with xoxb-")
+    return value
+
+
+# SLACK_BOT_TOKEN: required to serve, optional for the operator commands.
+BotToken = Annotated[SecretStr, AfterValidator(_bot_token_shape)]
+
+
+class _FromEnvironment(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
-    slack_bot_token: SecretStr
+    def secret_values(self) -> list[str]:
+        """Every secret's plain value (each `SecretStr` setting), so log and trace
+        redaction can scrub them."""
+        values = [getattr(self, name) for name in type(self).model_fields]
+        return [
+            v.get_secret_value()
+            for v in values
+            if isinstance(v, SecretStr) and v.get_secret_value()
+        ]
+
+
+class StorageSettings(_FromEnvironment):
+    """Where memories and Orion's own records live, and how long conversations are kept.
+    (`STORAGE_EMULATOR_HOST` is read by google-cloud-storage itself.)"""
+
+    gcs_memories_bucket: str | None = None
+    memory_dir: Path = Path(".orion/memories")
+    memory_enabled: bool = True
+    # Conversations (session summaries, thread contexts) older than this are not brought up
+    # again (greetings, "last time", recall) and are deleted (app/memory/retention.py); in
+    # GCS by the bucket's lifecycle rule, whose age (gcs-lifecycle.json) must match.
+    memory_session_retention_days: int = Field(default=30, ge=1, le=3650)
+
+    def store_location(self) -> str:
+        """The store, as an operator must see it to know what they act on: the bucket, or
+        the memory directory as an absolute path (a relative MEMORY_DIR depends on where
+        the command runs)."""
+        if self.gcs_memories_bucket:
+            return f"gs://{self.gcs_memories_bucket}"
+        return str(self.memory_dir.resolve())
+
+
+class ObservabilitySettings(_FromEnvironment):
+    """Logs and traces (app/observability)."""
+
+    langfuse_public_key: SecretStr | None = None
+    langfuse_secret_key: SecretStr | None = None
+    langfuse_base_url: str | None = None
+
+    google_cloud_project: str | None = None
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["auto", "json", "console"] = "auto"
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @property
+    def tracing_enabled(self) -> bool:
+        return self.langfuse_public_key is not None and self.langfuse_secret_key is not None
+
+
+class OperatorSettings(StorageSettings, ObservabilitySettings):
+    """What `orion memory` reads (app/memory_commands.py): the store, logs, and Slack only
+    when a bot token is there to look up a person's DM. Never the Anthropic key or the
+    signing secret: an operator erasing someone needs only the storage settings."""
+
+    slack_bot_token: BotToken | None = None
+    slack_api_url: str = "https://slack.com/api/"
+
+
+class Settings(OperatorSettings):
+    """Everything Orion reads to serve."""
+
+    slack_bot_token: BotToken  # required here: Orion cannot serve without it
     slack_signing_secret: SecretStr | None = None
     slack_app_token: SecretStr | None = None
-    slack_api_url: str = "https://slack.com/api/"
     # Existing installs (assistant_view) keep working unchanged; new apps set `agent`.
     slack_experience: SlackExperience = SlackExperience.ASSISTANT
 
@@ -55,33 +129,12 @@ class Settings(BaseSettings):
     summary_model: str = DEFAULT_SUMMARY_MODEL
     summary_timeout_s: float = Field(default=10.0, gt=0, le=60)
 
-    gcs_memories_bucket: str | None = None
-    memory_dir: Path = Path(".orion/memories")
-    memory_enabled: bool = True
     memory_load_timeout_s: float = Field(default=2.0, gt=0, le=30)
     memory_context_token_budget: int = Field(default=2000, ge=100, le=50_000)
     # The whole after-turn step (session summary and index); it runs after the reply.
     memory_after_turn_timeout_s: float = Field(default=20.0, gt=0, le=120)
-    # Conversations (session summaries, thread contexts) older than this are not brought up
-    # again (greetings, "last time", recall) and are deleted (app/memory/retention.py); in
-    # GCS by the bucket's lifecycle rule, whose age (gcs-lifecycle.json) must match.
-    memory_session_retention_days: int = Field(default=30, ge=1, le=3650)
 
-    langfuse_public_key: SecretStr | None = None
-    langfuse_secret_key: SecretStr | None = None
-    langfuse_base_url: str | None = None
-
-    google_cloud_project: str | None = None
     port: int = Field(default=8080, ge=1, le=65535)
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    log_format: Literal["auto", "json", "console"] = "auto"
-
-    @field_validator("slack_bot_token")
-    @classmethod
-    def _bot_token_shape(cls, value: SecretStr) -> SecretStr:
-        if not value.get_secret_value().startswith("xoxb-"):
-            raise ValueError("must be a bot token starting with xoxb-")
-        return value
 
     @field_validator("slack_app_token")
     @classmethod
@@ -90,29 +143,8 @@ class Settings(BaseSettings):
             raise ValueError("must be an app-level token starting with xapp-")
         return value
 
-    @field_validator("log_level", mode="before")
-    @classmethod
-    def _upper_level(cls, value: object) -> object:
-        return value.upper() if isinstance(value, str) else value
-
-    @property
-    def tracing_enabled(self) -> bool:
-        return self.langfuse_public_key is not None and self.langfuse_secret_key is not None
-
     def default_mode(self) -> RunMode:
         return RunMode.SOCKET if self.slack_app_token is not None else RunMode.HTTP
-
-    def secret_values(self) -> list[str]:
-        """Every secret's plain value, so log and trace redaction can scrub them."""
-        secrets = [
-            self.slack_bot_token,
-            self.slack_signing_secret,
-            self.slack_app_token,
-            self.anthropic_api_key,
-            self.langfuse_public_key,
-            self.langfuse_secret_key,
-        ]
-        return [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]
 
     def problems_for(self, mode: RunMode) -> list[str]:
         """Cross-field rules that depend on how Orion runs."""

@@ -7,6 +7,11 @@ the background and `/healthz` answers at once. Events and clicks are acknowledge
 as their signature checks out and handed to Bolt in the background (app/runtime/early_ack.py)
 once the acknowledgements around them are done (app/runtime/ack_first.py), so neither a cold
 start nor a burst of events delays an acknowledgement.
+
+Every request to `/slack/events` is taken in the same way, whatever it turns out to be:
+signature headers checked (401) and the declared size (413) before the body is read; the
+body read within a cap (app/runtime/capped_body.py, 413); its signature verified (401);
+only then parsed, once (app/runtime/slack_payload.py, 400 when Bolt could not handle it).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
@@ -27,9 +32,12 @@ from app.config import RunMode, Settings
 from app.observability.event_context import event_context
 from app.observability.logging import get_logger
 from app.runtime.ack_first import AckFirst
-from app.runtime.early_ack import EarlyAck
+from app.runtime.capped_body import BodyTooLarge, read_within_cap
+from app.runtime.early_ack import acks_early
 from app.runtime.readiness import readiness
 from app.runtime.slack_auth import SlackAuthCheck
+from app.runtime.slack_payload import MalformedPayload, parse_payload
+from app.runtime.slack_signature import SlackSignature
 from app.services import ServiceProvider
 from app.shutdown import drain
 from app.slack.background import run_in_background
@@ -82,24 +90,39 @@ def build_http_app(
 
     loader = BoltLoader(build_bolt or (lambda: _build_bolt(settings, provider)), bolt_ready)
     assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
-    early_ack = EarlyAck(settings.slack_signing_secret.get_secret_value())
+    signature = SlackSignature(settings.slack_signing_secret.get_secret_value())
     ack_first = AckFirst()
 
     async def slack_events(request: Request) -> Response:
-        body = await request.body()
+        claim = signature.claim(request.headers)
+        if claim is None:
+            return _unread_refusal("invalid request", 401)
+        try:
+            body = await read_within_cap(request)
+        except BodyTooLarge:
+            declared = request.headers.get("content-length")
+            log.info("slack.request.too_large", content_length=declared)
+            return _unread_refusal("request body too large", 413)
+        except ClientDisconnect:
+            return Response(status_code=400)  # nobody is left to read it
+        text = signature.signed_text(body, claim)
+        if text is None:
+            return PlainTextResponse("invalid request", status_code=401)
         content_type = request.headers.get("content-type")
-        payload = early_ack.payload_to_ack_early(body, content_type)
-        if payload is not None:
-            headers = dict(request.headers)  # once: verification and Bolt both read them
-            if not early_ack.is_signed(body, headers):
-                return PlainTextResponse("invalid request", status_code=401)
+        try:
+            payload = parse_payload(text, content_type)
+        except MalformedPayload as exc:
+            # Signed, so Slack's (or someone holding the secret): worth a line.
+            log.warning("slack.request.malformed", reason=str(exc), content_type=content_type)
+            return PlainTextResponse("malformed request body", status_code=400)
+        if acks_early(payload):
             ack_first.acknowledged()
             _dispatch_when_ready(
-                loader, ack_first, body, payload, headers, dict(request.query_params)
+                loader, ack_first, text, payload, dict(request.headers), dict(request.query_params)
             )
             return Response(status_code=200)
         bolt = await loader.get()
-        return await _dispatch(bolt, request, body)
+        return await _dispatch(bolt, request, text)
 
     async def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")
@@ -141,25 +164,29 @@ def _build_bolt(settings: Settings, provider: ServiceProvider) -> AsyncApp:
     return build_bolt_app(settings, provider, mode=RunMode.HTTP)
 
 
-async def _dispatch(bolt: AsyncApp, request: Request, body: bytes) -> Response:
-    from slack_bolt.adapter.starlette.async_handler import (
-        to_async_bolt_request,
-        to_starlette_response,
-    )
+def _unread_refusal(reason: str, status_code: int) -> Response:
+    """A refusal sent before the body was read (all of it, or at all). The connection is
+    kept, and the server drops the rest of the body as it arrives, holding none of it:
+    closing a connection with unread data resets it, and the sender (or a proxy in front)
+    would likely see the reset instead of this answer (RFC 9112, section 9.6)."""
+    return PlainTextResponse(reason, status_code=status_code)
 
-    try:
-        bolt_request = to_async_bolt_request(request, body)
-    except ValueError:
-        # Bolt parses the body before anything else; garbage is a bad request, not a crash.
-        log.warning("slack.request.malformed", content_type=request.headers.get("content-type"))
-        return PlainTextResponse("malformed request body", status_code=400)
+
+async def _dispatch(bolt: AsyncApp, request: Request, text: str) -> Response:
+    from slack_bolt.adapter.starlette.async_handler import to_starlette_response
+    from slack_bolt.request.async_request import AsyncBoltRequest
+
+    # The body is signed and parses as Bolt parses it (app/runtime/slack_payload.py).
+    bolt_request = AsyncBoltRequest(
+        body=text, query=dict(request.query_params), headers=dict(request.headers)
+    )
     return to_starlette_response(await bolt.async_dispatch(bolt_request))
 
 
 def _dispatch_when_ready(
     loader: BoltLoader,
     ack_first: AckFirst,
-    body: bytes,
+    text: str,
     payload: dict[str, Any],
     headers: dict[str, str],
     query: dict[str, str],
@@ -172,7 +199,7 @@ def _dispatch_when_ready(
 
         await ack_first.wait()
         bolt = await loader.get()
-        bolt_request = AsyncBoltRequest(body=body.decode(), query=query, headers=headers)
+        bolt_request = AsyncBoltRequest(body=text, query=query, headers=headers)
         response = await bolt.async_dispatch(bolt_request)
         # Handled events log their own line; one no listener matched (Bolt's 404) only here.
         emit = log.debug if response.status == 200 else log.info

@@ -6,38 +6,60 @@ erasure. `forget` asks for the user id again before it deletes anything, unless 
 The person's DM with Orion (whose saved thread contexts hold copies of their memory) is
 `--dm`, or looked up with Slack's `conversations.open` when a bot token is configured.
 Each command prints what it found or removed, and logs counts only, never content.
+
+An operator must never be told a person was erased when nothing was. So every command
+first says which store it acts on (the bucket, or the memory directory as an absolute
+path: a relative MEMORY_DIR depends on where the command runs), a memory directory that
+does not exist is an error naming it rather than an empty store, and an erasure that
+finds nothing says so and fails unless `--allow-empty`. The commands read only the
+storage settings (OperatorSettings): no Slack or Anthropic key is needed to read a folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TextIO
 
-from app.config import Settings
+from app.config import OperatorSettings
 from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
 from app.memory.scopes import validate_user_id
 from app.observability.logging import get_logger
 from app.services import build_storage
+from app.storage.owner_only_files import replace_file
+from app.storage.store import ObjectStore, StoreError
 
 log = get_logger(__name__)
+
+# Exit codes, so that a script can tell what happened.
+DONE = 0
+NOT_CONFIRMED = 1
+BAD_INPUT = 2  # a bad user id, a store that is not there, an export file that can't be written
+NOTHING_FOUND = 3  # an erasure found nothing (without --allow-empty)
+STORE_FAILED = 4
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["show", "export", "forget"])
     parser.add_argument("user_id", help="the person's Slack user id, e.g. U0123ABCD")
     parser.add_argument("--yes", action="store_true", help="forget without asking again")
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="forget: succeed even when nothing of the person is found",
+    )
     parser.add_argument("--dm", help="the person's DM channel with Orion (else looked up)")
-    parser.add_argument("--output", "-o", help="export: write to this file, not stdout")
+    parser.add_argument("--output", "-o", help="export: write to this file (mode 0600)")
 
 
 def run(
-    settings: Settings,
+    settings: OperatorSettings,
     args: argparse.Namespace,
     *,
     out: TextIO = sys.stdout,
@@ -47,52 +69,109 @@ def run(
         user_id = validate_user_id(args.user_id)
     except ValueError:
         print(f"Not a Slack user id: {args.user_id!r}", file=sys.stderr)
-        return 2
-    return asyncio.run(_run(settings, args, user_id, out, ask))
+        return BAD_INPUT
+    location = settings.store_location()
+    if not settings.gcs_memories_bucket and not settings.memory_dir.is_dir():
+        print(
+            f"No memory directory at {location} (MEMORY_DIR): nothing was read or deleted. "
+            "Run from where Orion runs, or set MEMORY_DIR to an absolute path.",
+            file=sys.stderr,
+        )
+        return BAD_INPUT
+    # The export's document may be stdout itself: then the store is named on stderr.
+    report = sys.stderr if args.action == "export" and not args.output else out
+    report.write(f"Memory store: {location}\n")
+    # Absolute, for the same reason as the store's: the operator sees where it went.
+    output = os.path.abspath(args.output) if args.output else None
+    return asyncio.run(_run(settings, args, user_id, output, out, ask))
 
 
 async def _run(
-    settings: Settings,
+    settings: OperatorSettings,
     args: argparse.Namespace,
     user_id: str,
+    output: str | None,
     out: TextIO,
     ask: Callable[[str], str],
 ) -> int:
     store = build_storage(settings).store
     try:
         if args.action == "show":
-            inventory = await take_inventory(store, user_id, conversations=None)
-            out.write(render_memory(inventory, full=False))
-            log.info("memory.show", via="cli", **inventory.counts())
-        elif args.action == "export":
-            inventory = await take_inventory(store, user_id, full=True, conversations=None)
-            document = render_memory(inventory, full=True)
-            if args.output:
-                await asyncio.to_thread(Path(args.output).write_text, document, "utf-8")
-                out.write(f"Wrote {len(document)} characters to {args.output}\n")
-            else:
-                out.write(document)
-            log.info("memory.export", via="cli", **inventory.counts())
-        else:
-            if not args.yes:
-                typed = ask(f"This erases everything Orion keeps about {user_id}. Type the id: ")
-                if typed.strip() != user_id:
-                    out.write("Not confirmed: nothing was deleted.\n")
-                    return 1
-            dm = args.dm or await _dm_channel(settings, user_id)
-            report = await forget_everything(store, user_id, dm_channels=(dm,) if dm else ())
-            kinds = ", ".join(f"{kind}: {n}" for kind, n in sorted(report.deleted.items()))
-            out.write(f"Deleted {report.total} objects ({kinds}).\n")
-            if not dm:
-                out.write("No DM channel known: saved thread contexts not in the index remain.\n")
-            log.info("memory.forget", via="cli", kind="everything", **report.deleted)
+            return await _show(store, user_id, out)
+        if args.action == "export":
+            return await _export(store, user_id, output, out)
+        return await _forget(settings, store, args, user_id, out, ask)
+    except StoreError as exc:
+        log.error("memory.command.store_failed", action=args.action, exc_info=exc)
+        print(
+            f"The memory store {settings.store_location()} failed ({type(exc).__name__}); "
+            "the log above has the details. It may be partly done: run the command again.",
+            file=sys.stderr,
+        )
+        return STORE_FAILED
     finally:
         await store.close()
-    return 0
 
 
-async def _dm_channel(settings: Settings, user_id: str) -> str | None:
-    """The person's DM with Orion, from Slack; None when Slack can't say."""
+async def _show(store: ObjectStore, user_id: str, out: TextIO) -> int:
+    inventory = await take_inventory(store, user_id, conversations=None)
+    out.write(render_memory(inventory, full=False))
+    log.info("memory.show", via="cli", **inventory.counts())
+    return DONE
+
+
+async def _export(store: ObjectStore, user_id: str, output: str | None, out: TextIO) -> int:
+    inventory = await take_inventory(store, user_id, full=True, conversations=None)
+    document = render_memory(inventory, full=True)
+    if output:
+        # Created owner-only (0600, from its first byte) and replaced whole: the file holds
+        # everything Orion keeps about a person.
+        data = document.encode("utf-8")
+        try:
+            await asyncio.to_thread(replace_file, output, data, modified_ns=time.time_ns())
+        except OSError as exc:
+            log.error("memory.export.write_failed", exc_info=exc)
+            reason = exc.strerror or type(exc).__name__
+            print(f"Could not write {output}: {reason}", file=sys.stderr)
+            return BAD_INPUT
+        out.write(f"Wrote {len(document)} characters to {output}\n")
+    else:
+        out.write(document)
+    log.info("memory.export", via="cli", **inventory.counts())
+    return DONE
+
+
+async def _forget(
+    settings: OperatorSettings,
+    store: ObjectStore,
+    args: argparse.Namespace,
+    user_id: str,
+    out: TextIO,
+    ask: Callable[[str], str],
+) -> int:
+    if not args.yes:
+        typed = ask(f"This erases everything Orion keeps about {user_id}. Type the id: ")
+        if typed.strip() != user_id:
+            out.write("Not confirmed: nothing was deleted.\n")
+            return NOT_CONFIRMED
+    dm = args.dm or await _dm_channel(settings, user_id)
+    report = await forget_everything(store, user_id, dm_channels=(dm,) if dm else ())
+    log.info("memory.forget", via="cli", kind="everything", **report.deleted)
+    if report.total:
+        kinds = ", ".join(f"{kind}: {n}" for kind, n in sorted(report.deleted.items()))
+        out.write(f"Deleted {report.total} objects ({kinds}).\n")
+    else:
+        out.write(f"Found nothing of {user_id} in {settings.store_location()}: nothing deleted.\n")
+    if not dm:
+        out.write("No DM channel known: saved thread contexts not in the index remain.\n")
+    return DONE if report.total or args.allow_empty else NOTHING_FOUND
+
+
+async def _dm_channel(settings: OperatorSettings, user_id: str) -> str | None:
+    """The person's DM with Orion, from Slack; None when Slack can't say (or there is no
+    bot token to ask with)."""
+    if settings.slack_bot_token is None:
+        return None
     from app.slack.web_client import build_web_client
 
     client = build_web_client(

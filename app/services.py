@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.config import Settings
+from app.config import Settings, StorageSettings
 from app.observability.logging import get_logger
 from app.runtime.retrying_build import DEFAULT_BACKOFF, Backoff, BuildStatus, RetryingBuild
 
@@ -63,7 +63,7 @@ class Services:
 ClaudeFactory = Callable[[Settings], "AsyncAnthropic"]
 
 
-def build_storage(settings: Settings) -> Storage:
+def build_storage(settings: StorageSettings) -> Storage:
     """Cheap: the store connects (imports its client library) in `Store.connect()`.
 
     Whatever writes to the store, and whatever reads from it, does so through the rules of
@@ -83,7 +83,7 @@ def build_storage(settings: Settings) -> Storage:
     return Storage(store=store, memory_store=store if settings.memory_enabled else None)
 
 
-def session_retention(settings: Settings) -> SessionRetention:
+def session_retention(settings: StorageSettings) -> SessionRetention:
     from app.memory.retention import SessionRetention
 
     return SessionRetention(days=settings.memory_session_retention_days)

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from app.learning.session_index import format_time
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory.scopes import (
+    conversations_index_key,
     session_context_key,
-    sessions_index_key,
     thread_context_key,
     user_preferences_key,
     user_prefix,
@@ -62,7 +62,7 @@ def person(user: str, dm: str, conversations: int, notes: int, base: int) -> dic
     ]
     objects = {
         user_preferences_key(user): json.dumps({"name": user, "language": "French"}),
-        sessions_index_key(user): json.dumps(index),
+        conversations_index_key(user): json.dumps(index),
     }
     for n in range(notes):
         objects[f"{user_prefix(user)}notes/note-{n:03}.md"] = f"Note {n} about {user}.\n" * 20

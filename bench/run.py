@@ -19,6 +19,7 @@ BENCHMARKS = [
     "bench.memory_erasure",
     "bench.turn_end",
     "bench.throughput",
+    "bench.intake",
 ]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.memory.scopes import session_context_key, thread_context_key
+from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_process import run_orion_command
 
@@ -26,7 +27,7 @@ def memories(tmp_path: Path) -> Path:
     files = {
         f"users/{USER}/preferences.json": PREFERENCES,
         f"users/{USER}/notes/budget.md": NOTE,
-        f"users/{USER}/sessions.json": INDEX,
+        f"people/{USER}/conversations.json": INDEX,
         session_context_key(THREAD): SUMMARY,
         thread_context_key(DM, THREAD): '{"memory": "language: French"}',
         f"users/{OTHER}/preferences.json": '{"language": "German"}',
@@ -98,3 +99,131 @@ def test_a_bad_user_id_is_refused_clearly(
     result = _orion(tmp_path, memories, slack_with_dm, "forget", "../etc", "--yes")
     assert result.returncode == 2 and "Not a Slack user id" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- commands that cannot mislead ------------------------------------------------------------
+
+
+def _storage_only(tmp_path: Path, *args: str, cwd: Path | None = None, **env: str):
+    """The command with nothing but storage settings: no Slack or Anthropic key."""
+    return run_orion_command(cwd or tmp_path, "memory", *args, env={"LOG_FORMAT": "json", **env})
+
+
+def test_each_command_names_the_store_it_acts_on_as_an_absolute_path(
+    tmp_path: Path, memories: Path
+) -> None:
+    # A relative MEMORY_DIR, resolved where the command runs.
+    relative = str(memories.relative_to(tmp_path))
+    for action in ("show", "export"):
+        result = _storage_only(tmp_path, action, USER, MEMORY_DIR=relative)
+        assert result.returncode == 0, result.stderr
+        named = result.stdout if action == "show" else result.stderr  # stdout is the export
+        assert f"Memory store: {memories.resolve()}\n" in named
+
+
+def test_forget_from_another_directory_fails_naming_the_missing_directory(
+    tmp_path: Path, memories: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    relative = str(memories.relative_to(tmp_path))
+    before = _files(memories)
+
+    result = _storage_only(tmp_path, "forget", USER, "--yes", cwd=elsewhere, MEMORY_DIR=relative)
+
+    assert result.returncode != 0
+    assert str((elsewhere / relative).resolve()) in result.stderr
+    assert "Deleted" not in result.stdout and "Traceback" not in result.stderr
+    assert not (elsewhere / relative).exists(), "no empty store was made up"
+    assert _files(memories) == before, "the person's files are untouched"
+    for action in ("show", "export"):
+        shown = _storage_only(tmp_path, action, USER, cwd=elsewhere, MEMORY_DIR=relative)
+        assert shown.returncode != 0 and "Nothing" not in shown.stdout
+        assert str((elsewhere / relative).resolve()) in shown.stderr
+
+
+def test_storage_settings_alone_show_export_and_forget(tmp_path: Path, memories: Path) -> None:
+    store = {"MEMORY_DIR": str(memories)}
+    shown = _storage_only(tmp_path, "show", USER, **store)
+    assert shown.returncode == 0, shown.stderr
+    assert "language: French" in shown.stdout
+
+    out = tmp_path / "export.md"
+    exported = _storage_only(tmp_path, "export", USER, "-o", str(out), **store)
+    assert exported.returncode == 0, exported.stderr
+    assert NOTE.strip() in out.read_text()
+
+    done = _storage_only(tmp_path, "forget", USER, "--yes", "--dm", DM, **store)
+    assert done.returncode == 0, done.stderr
+    assert "Deleted 5 objects" in done.stdout
+    left = _files(memories)
+    assert not [k for k, v in left.items() if USER in k or USER in v or "French" in v]
+
+
+def test_the_export_file_is_readable_by_its_owner_only(tmp_path: Path, memories: Path) -> None:
+    fresh, existing = tmp_path / "fresh.md", tmp_path / "existing.md"
+    existing.write_text("an older export")
+    existing.chmod(0o644)
+    for out in (fresh, existing):
+        result = _storage_only(tmp_path, "export", USER, "-o", str(out), MEMORY_DIR=str(memories))
+        assert result.returncode == 0, result.stderr
+        assert f"to {out}\n" in result.stdout
+        assert out.stat().st_mode & 0o777 == 0o600
+        assert NOTE.strip() in out.read_text()
+
+
+def test_forgetting_someone_orion_has_nothing_of_says_so_and_fails_unless_allowed(
+    tmp_path: Path, memories: Path
+) -> None:
+    nobody = "U0NOBODY"
+    before = _files(memories)
+
+    result = _storage_only(tmp_path, "forget", nobody, "--yes", MEMORY_DIR=str(memories))
+    assert result.returncode != 0
+    assert f"Found nothing of {nobody} in {memories.resolve()}" in result.stdout
+    assert "Deleted" not in result.stdout
+
+    allowed = _storage_only(
+        tmp_path, "forget", nobody, "--yes", "--allow-empty", MEMORY_DIR=str(memories)
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert f"Found nothing of {nobody}" in allowed.stdout
+    others = {k: v for k, v in _files(memories).items() if not k.startswith("erasures/")}
+    assert others == before, "nobody else's memory was touched"
+
+
+def test_with_a_bucket_the_commands_name_it_and_need_only_its_settings(
+    tmp_path: Path, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, f"users/{USER}/preferences.json", PREFERENCES)
+    bucket = {"GCS_MEMORIES_BUCKET": gcs_bucket, **gcs_emulator.env()}
+
+    shown = _storage_only(tmp_path, "show", USER, **bucket)
+    assert shown.returncode == 0, shown.stderr
+    assert f"Memory store: gs://{gcs_bucket}\n" in shown.stdout
+    assert "language: French" in shown.stdout
+
+    done = _storage_only(tmp_path, "forget", USER, "--yes", **bucket)
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"Memory store: gs://{gcs_bucket}\n" in done.stdout and "Deleted 1 objects" in done.stdout
+    )
+    assert gcs_emulator.read(gcs_bucket, f"users/{USER}/preferences.json") is None
+
+    missing = {**bucket, "GCS_MEMORIES_BUCKET": f"{gcs_bucket}-missing"}
+    result = _storage_only(tmp_path, "forget", USER, "--yes", **missing)
+    assert result.returncode != 0
+    assert f"gs://{gcs_bucket}-missing" in result.stdout + result.stderr
+    assert "Deleted" not in result.stdout
+
+
+def test_an_export_that_cannot_be_written_says_where(tmp_path: Path, memories: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    out = blocked / "export.md"  # under a file: no directory can be made there
+
+    result = _storage_only(tmp_path, "export", USER, "-o", str(out), MEMORY_DIR=str(memories))
+
+    assert result.returncode != 0
+    assert f"Could not write {out}" in result.stderr
+    assert "Wrote" not in result.stdout

@@ -53,7 +53,8 @@ def test_a_conversation_in_the_terminal_streams_answers_and_leaves_memories(
     assert f"Memories about {USER} are in {person.resolve()}" in result.stdout
     preferences = json.loads((person / "preferences.json").read_text())
     assert preferences["name"] == "Sam"
-    assert "Terminal chat" in (person / "sessions.json").read_text()
+    records = tmp_path / "memories" / "people" / USER
+    assert "Terminal chat" in (records / "conversations.json").read_text()
 
 
 def test_a_bad_user_id_is_refused_clearly(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["user", "assistant"]
@@ -22,6 +22,8 @@ class ThreadMessage:
     # The thread's opening message, followed by messages that were not read at all (a long
     # thread is read from its newest end): the history must say so.
     opens_cut: bool = False
+    # When it was posted (Slack's ts, in seconds); None for what the turn itself adds.
+    sent_at: float | None = field(default=None, compare=False)
 
 
 def trim_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:

@@ -212,6 +212,18 @@ class Agent:
             log.info("memory.after_turn", ok=True, **fields, **_since(started))
             span.update(output={"ok": True, **fields})
 
+    async def after_unfinished_turn(self, turn: TurnRequest) -> None:
+        """For a turn that failed or was stopped: it has no turn end, but the memory tool may
+        have written during it. If its person asked to be forgotten meanwhile, that goes
+        too. Never raises."""
+        if self._store is None or not turn.user_id:
+            return
+        try:
+            async with asyncio.timeout(self._memory.after_turn_budget_s):
+                await self._unless_erased(turn.user_id, turn.started_at, turn.channel_id)
+        except Exception as exc:
+            log.warning("memory.erasure_check.failed", error=type(exc).__name__, exc_info=exc)
+
     async def _unless_erased(self, user_id: str, since: datetime, channel: str | None) -> None:
         """After writing about `user_id`: if they asked to be forgotten since `since`, what
         was just written goes too (the erasure's tombstone makes this race-free)."""

@@ -1,17 +1,22 @@
 """Forgetting: one thing a person points at, or everything Orion keeps about them.
 
 Everything about a person is found without listing the bucket: their directory
-(`users/{id}/`: preferences, notes, session index, welcome), the summaries and notes of
+(`users/{id}/`: preferences and notes), Orion's records about them (`people/{id}/`: their
+conversation index, welcome, where preferences were learned), the summaries and notes of
 their threads (`sessions/{thread}/`, for the threads their index names and the threads of
 their DM), and the saved contexts of the threads in their DM with Orion
-(`threads/{dm}/`, which hold a copy of the memory restored there). Only a person's own
-click, or an operator's command, erases everything: no tool offers it to the model.
+(`threads/{dm}/`, which hold a copy of the memory restored there). Which threads are
+theirs comes only from Orion's records, never from a file the memory tool can write. Only
+a person's own click, or an operator's command, erases everything: no tool offers it to
+the model.
 
 A turn finishing while its person erases must not write their data back. So an erasure
 first leaves a tombstone — `erasures/{hash of the id}`, which holds no id — and only then
-deletes; a turn that wrote something checks, after its writes, whether its person was
-erased since it began (`erased_since`), and if so erases again. Either the erasure's
-deletions saw the turn's write, or the turn's check sees the tombstone.
+deletes; every writer of the person's data (a turn's summary, index, welcome and memory
+tool — also a turn that failed or was stopped —, a saved thread context, a captured
+preference) checks, after its writes, whether its person was erased since it began
+(`erased_since`), and if so erases again. Either the erasure's deletions saw the write,
+or the writer's check sees the tombstone.
 """
 
 from __future__ import annotations
@@ -24,10 +29,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from app.learning.session_index import format_time, parse_time, read_index, remove_session
-from app.learning.summary_file import parse_summary
+from app.learning.session_index import read_index, remove_session
 from app.memory.scopes import (
-    session_context_key,
+    person_records_prefix,
     session_prefix,
     thread_context_key,
     thread_contexts_prefix,
@@ -35,6 +39,7 @@ from app.memory.scopes import (
     user_prefix,
     validate_thread_ts,
 )
+from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore
 
 ERASURES_PREFIX = "erasures/"
@@ -67,21 +72,34 @@ async def forget_everything(
     """Delete every object holding the person's content; `dm_channels`: their DM(s) with
     Orion, whose thread contexts go too (the index adds the channels it knows)."""
     moment = now or datetime.now(UTC)
-    await store.write(tombstone_key(user_id), json.dumps({"erased_at": format_time(moment)}))
+    # To the microsecond: a turn that began just after the erasure is not taken for one
+    # that was running when it came.
+    await store.write(tombstone_key(user_id), json.dumps({"erased_at": moment.isoformat()}))
     return await _erase(store, user_id, dm_channels)
+
+
+async def erasure_time(store: ObjectStore, user_id: str) -> datetime | None:
+    """When the person last asked to be forgotten (to the second), if ever."""
+    stored = await store.read(tombstone_key(user_id))
+    if stored is None:
+        return None
+    erased_at = load_json_object(stored.content, what="erasure_tombstone").get("erased_at")
+    if not isinstance(erased_at, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(erased_at)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def erased_after(erased_at: datetime | None, since: datetime) -> bool:
+    return erased_at is not None and erased_at >= since
 
 
 async def erased_since(store: ObjectStore, user_id: str, since: datetime) -> bool:
     """Whether the person asked to be forgotten at or after `since`."""
-    stored = await store.read(tombstone_key(user_id))
-    if stored is None:
-        return False
-    try:
-        erased_at = parse_time(json.loads(stored.content).get("erased_at", ""))
-    except (ValueError, AttributeError):
-        return False
-    # The tombstone is written to the second: a turn that began in the same second counts.
-    return erased_at is not None and erased_at >= since.replace(microsecond=0)
+    return erased_after(await erasure_time(store, user_id), since)
 
 
 async def forget_again_if_erased(
@@ -106,24 +124,17 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
     their index records) and its index entry; how many objects changed or went, 0 when it
     is not theirs.
 
-    The index is where the memory tool can write, so it alone proves nothing: a thread whose
-    summary names somebody else only leaves this person's index, and its summary stays
-    with its owner.
+    Whose it is comes from the person's conversation index alone, which only Orion writes:
+    nothing in the summary (which the memory tool can edit) is asked.
     """
     validate_thread_ts(thread_ts)
-    index, stored = await asyncio.gather(
-        read_index(store, user_id), store.read(session_context_key(thread_ts))
-    )
+    index = await read_index(store, user_id, expired_too=True)
     entry = next((e for e in index if e.thread_ts == thread_ts), None)
-    owner = parse_summary(stored.content).user_id if stored is not None else None
-    if entry is None and owner != user_id:
+    if entry is None:
         return 0
-    if owner not in (None, user_id):
-        await remove_session(store, user_id, thread_ts)
-        return 1
     keys = [obj.key for obj in await store.list(session_prefix(thread_ts))]
-    if entry is not None and entry.channel:
-        # Not a channel id (an edited index): no context of Orion's is there.
+    if entry.channel:
+        # Orion recorded it from Slack's event; a malformed one names no context of Orion's.
         with contextlib.suppress(ValueError):
             keys.append(thread_context_key(entry.channel, thread_ts))
     deleted = await _delete_all(store, keys)
@@ -132,7 +143,7 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
 
 
 async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...]) -> ErasureReport:
-    index = await read_index(store, user_id)  # before the person's directory goes
+    index = await read_index(store, user_id, expired_too=True)  # before the records go
     channels = {*dm_channels, *(e.channel for e in index if e.channel)}
     prefixes = []
     for channel in sorted(channels):
@@ -146,13 +157,17 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
         ts for key in context_keys if (ts := thread_of_context_key(key)) is not None
     }
     sessions = await asyncio.gather(*(store.list(session_prefix(ts)) for ts in sorted(threads)))
-    own = await store.list(user_prefix(user_id))
+    own, records = await asyncio.gather(
+        store.list(user_prefix(user_id)), store.list(person_records_prefix(user_id))
+    )
 
     report = ErasureReport()
     for kind, keys in (
         ("person", [obj.key for obj in own]),
         ("sessions", [obj.key for listing in sessions for obj in listing]),
         ("thread_contexts", context_keys),
+        # Last: the index is what finds the rest, should this erasure be cut short.
+        ("records", [obj.key for obj in records]),
     ):
         report.deleted[kind] = await _delete_all(store, keys)
     return report

@@ -4,9 +4,9 @@ an export or an erasure covers.
 
 Three kinds, each from where it lives: preferences (`users/{id}/preferences.json`, with
 when and where each was learned), notes (every other file Claude saved in
-`users/{id}/`), and conversations (the threads of the person's session index, with their
-summaries). Orion's own bookkeeping in the person's directory (the session index, the
-welcome) is not a note; an export and an erasure include it all the same.
+`users/{id}/`), and conversations (the threads of the person's conversation index, among
+Orion's own records, with their summaries). The index is the only thing that says which
+threads are the person's: no file the memory tool can write decides what is shown.
 """
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ from datetime import datetime
 from app.learning.preferences import StoredPreference, parse_preferences
 from app.learning.session_index import SessionEntry, read_index
 from app.learning.summary_file import parse_summary
+from app.memory.retention import cutoff_of
 from app.memory.scopes import (
     session_context_key,
-    sessions_index_key,
     to_memory_path,
     user_preferences_key,
     user_prefix,
-    user_welcome_key,
 )
 from app.storage.store import ObjectStore
 
@@ -50,7 +49,7 @@ class Conversation:
     channel: str | None
     title: str
     updated: datetime
-    summary: str | None  # None when its summary is gone (or not the person's)
+    summary: str | None  # None when its summary is gone
 
 
 @dataclass(frozen=True)
@@ -85,19 +84,16 @@ async def take_inventory(
         store.list(user_prefix(user_id)),
         read_index(store, user_id),
     )
-    bookkeeping = {
-        user_preferences_key(user_id),
-        sessions_index_key(user_id),
-        user_welcome_key(user_id),
-    }
-    note_keys = [obj for obj in objects if obj.key not in bookkeeping]
+    note_keys = [obj for obj in objects if obj.key != user_preferences_key(user_id)]
     limit = asyncio.Semaphore(READ_CONCURRENCY)
     notes = await asyncio.gather(*(_note(store, obj.key, limit, full) for obj in note_keys))
     entries = index if conversations is None else index[:conversations]
-    threads = await asyncio.gather(*(_conversation(store, user_id, e, limit) for e in entries))
+    threads = await asyncio.gather(*(_conversation(store, e, limit) for e in entries))
     return MemoryInventory(
         user_id=user_id,
-        preferences=parse_preferences(preferences.content if preferences else None),
+        preferences=parse_preferences(
+            preferences.content if preferences else None, cutoff=cutoff_of(store)
+        ),
         notes=[note for note in notes if note is not None],
         conversations=list(threads),
         conversations_total=len(index),
@@ -126,17 +122,14 @@ async def _note(store: ObjectStore, key: str, limit: asyncio.Semaphore, full: bo
 
 
 async def _conversation(
-    store: ObjectStore, user_id: str, entry: SessionEntry, limit: asyncio.Semaphore
+    store: ObjectStore, entry: SessionEntry, limit: asyncio.Semaphore
 ) -> Conversation:
     async with limit:
         stored = await store.read(session_context_key(entry.thread_ts))
-    summary = parse_summary(stored.content) if stored is not None else None
-    # The index lives where the memory tool can edit it: trust a summary only if it is theirs.
-    mine = summary is not None and summary.user_id in (None, user_id)
     return Conversation(
         thread_ts=entry.thread_ts,
         channel=entry.channel,
         title=entry.title,
         updated=entry.updated,
-        summary=summary.body if summary is not None and mine else None,
+        summary=parse_summary(stored.content).body if stored is not None else None,
     )

@@ -13,7 +13,10 @@ can see it (and its thread) before forgetting it:
                                                      "channel": "D0123", "thread": "1712.3"}}}
 
 Keys starting with `_` are Orion's bookkeeping, never preferences (app/memory/formatting.py
-leaves them out of the prompt).
+leaves them out of the prompt). Where a preference was learned is about a conversation, so
+it lasts as long as conversations do: after the retention window the thread is neither
+shown nor kept (readers skip it, every write drops it, and the local sweep too); when it
+was learned stays with the preference.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app.learning.session_index import format_time, parse_time
+from app.memory.retention import cutoff_of
 from app.memory.scopes import user_preferences_key
+from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore, update
 
 MAX_VALUE_CHARS = 160
@@ -65,8 +70,9 @@ class StoredPreference:
     learned: Learned | None
 
 
-def parse_preferences(raw: str | None) -> list[StoredPreference]:
-    """The preferences in a file's text, in its order; a broken file reads as none."""
+def parse_preferences(raw: str | None, *, cutoff: datetime | None = None) -> list[StoredPreference]:
+    """The preferences in a file's text, in its order; a broken file reads as none. A
+    thread learned in before `cutoff` is left out."""
     data = _object(raw)
     sources = data.get(LEARNED_KEY)
     sources = sources if isinstance(sources, dict) else {}
@@ -75,7 +81,7 @@ def parse_preferences(raw: str | None) -> list[StoredPreference]:
         if key.startswith("_"):
             continue
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        found.append(StoredPreference(key, shown, _learned(sources.get(key))))
+        found.append(StoredPreference(key, shown, _learned(sources.get(key), cutoff)))
     return found
 
 
@@ -83,10 +89,15 @@ def parse_preferences(raw: str | None) -> list[StoredPreference]:
 
 
 def merge_preferences(
-    current: str | None, found: Sequence[Preference], learned: Learned | None = None
+    current: str | None,
+    found: Sequence[Preference],
+    learned: Learned | None = None,
+    *,
+    cutoff: datetime | None = None,
 ) -> str | None:
     """`current` (the JSON text, or None) with `found` merged in (`current` itself when
-    that changes nothing); each changed key records `learned`, when given.
+    that changes nothing); each changed key records `learned`, when given, and threads
+    learned in before `cutoff` are dropped.
 
     Raises ValueError when the stored file is not a JSON object: it is left for a person
     (or Claude) to fix rather than silently replaced.
@@ -95,7 +106,10 @@ def merge_preferences(
         return current
     data: dict[str, object] = {}
     if current is not None and current.strip():
-        parsed = json.loads(current)
+        try:
+            parsed = json.loads(current)
+        except RecursionError:
+            raise ValueError("preferences.json is nested too deeply") from None
         if not isinstance(parsed, dict):
             raise ValueError("preferences.json is not a JSON object")
         data = parsed
@@ -113,6 +127,8 @@ def merge_preferences(
         for key in merged:
             if not key.startswith("_") and merged[key] != data.get(key):
                 sources[key] = learned.to_json()
+            elif (kept := _learned(sources.get(key), cutoff)) is not None:
+                sources[key] = kept.to_json()
         merged.pop(LEARNED_KEY, None)
         merged[LEARNED_KEY] = {key: sources[key] for key in merged if key in sources}
     return json.dumps(merged, ensure_ascii=False, indent=2)
@@ -169,10 +185,11 @@ async def save_preferences(
         return False
     changed = False
     learned = Learned(now or datetime.now(UTC), channel, thread_ts)
+    cutoff = cutoff_of(store)
 
     def transform(current: str | None) -> str | None:
         nonlocal changed
-        merged = merge_preferences(current, found, learned)
+        merged = merge_preferences(current, found, learned, cutoff=cutoff)
         changed = merged != current
         return merged
 
@@ -195,19 +212,17 @@ async def forget_preference(store: ObjectStore, user_id: str, key: str) -> bool:
 
 
 def _object(raw: str | None) -> dict[str, object]:
-    try:
-        data = json.loads(raw) if raw else {}
-    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit
-        return {}
-    return data if isinstance(data, dict) else {}
+    return load_json_object(raw, what="preferences")
 
 
-def _learned(item: object) -> Learned | None:
+def _learned(item: object, cutoff: datetime | None = None) -> Learned | None:
     if not isinstance(item, dict) or not isinstance(item.get("at"), str):
         return None
     at = parse_time(item["at"])
     if at is None:
         return None
+    if cutoff is not None and at < cutoff:
+        return Learned(at)  # its conversation has expired: when, no longer where
     channel, thread = item.get("channel"), item.get("thread")
     return Learned(
         at,

@@ -2,12 +2,12 @@
 
 "What did we discuss about the Q3 budget last week?" is answered from the session
 summaries the after-turn step writes. The tool searches only the sessions listed in the
-person's own index (`users/{user_id}/sessions.json`), reads at most the newest
-`MAX_SCANNED` of them, and returns the best keyword matches with their titles and dates.
+person's own conversation index (Orion's record, which only Orion writes:
+app/learning/session_index.py), reads at most the newest `MAX_SCANNED` of them, and
+returns the best keyword matches with their titles and dates.
 
 Whose sessions are searched is fixed when the tool is built, from the turn's scope; the
-model's input carries only the query. The index lives where the memory tool can write, so
-each summary's recorded owner is checked too: a session of someone else is never shown.
+model's input carries only the query.
 
 Conversations older than the retention window are not recalled: the store reads their
 summaries as absent (app/memory/retention.py), so their index entries find nothing, and
@@ -84,7 +84,6 @@ class SearchCounts:
     read: int = 0
     missing: int = 0
     failed: int = 0
-    foreign: int = 0
 
 
 def keywords(query: str) -> list[str]:
@@ -146,11 +145,7 @@ async def search_sessions(
             counts.missing += 1
             return None
         counts.read += 1
-        summary = parse_summary(stored.content)
-        if summary.user_id != user_id:
-            counts.foreign += 1
-            return None
-        return summary
+        return parse_summary(stored.content)
 
     summaries = await asyncio.gather(*(load(entry) for entry in entries))
     found = [(e, s) for e, s in zip(entries, summaries, strict=True) if s is not None]
@@ -242,13 +237,10 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                 "read": counts.read,
                 "missing": counts.missing,
                 "failed": counts.failed,
-                "foreign_skipped": counts.foreign,
                 "returned": len(hits),
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             }
             span.update(output=outcome)
-            if counts.foreign:
-                log.warning("tool.recall.foreign_sessions_skipped", count=counts.foreign)
             log.info("tool.recall", **outcome)
             # Searched: the summaries that are there (gone or expired ones are not).
             return render_hits(query, hits, searched=counts.read + counts.failed)

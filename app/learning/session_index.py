@@ -1,16 +1,17 @@
-"""Each person's list of their own summarised threads: `users/{user_id}/sessions.json`.
+"""Each person's list of their own conversations: `people/{user_id}/conversations.json`.
 
-`recall` needs "this person's past sessions" without listing the whole `sessions/` prefix
-(every thread of every person) and without trusting anything to say whose a session is.
-The after-turn step keeps this index, newest first:
+`recall`, the Home tab and forgetting need "this person's past threads" without listing
+the whole `sessions/` prefix (every thread of every person), and they must be able to
+trust the answer: a thread this index lists is the person's, because only Orion writes
+it. It lives among Orion's own records, outside every path the memory tool can reach, and
+the after-turn step keeps it, newest first:
 
     [{"thread": "1712345678.123456", "title": "Q3 budget", "updated": "2026-05-04T10:12:00Z",
       "channel": "D0123ABCD"}]
 
-(`channel`, the DM the thread is in, links the entry to its thread; older entries lack it.)
-
-It lives in the person's own memory directory, so the memory tool can see (and damage)
-it: reading is tolerant, and `recall` still checks each summary's owner.
+(`channel`, the DM the thread is in, links the entry to its thread and its saved context.)
+Every conversation within the retention window is listed: entries older than the window
+are skipped when read and dropped when the index is written.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from app.memory.scopes import sessions_index_key, validate_thread_ts
+from app.memory.retention import cutoff_of
+from app.memory.scopes import conversations_index_key, validate_thread_ts
+from app.memory.tolerant_json import load_json_list
 from app.storage.store import ObjectStore, update
 
-# Enough for months of daily use; recall reads at most a few dozen of them.
-MAX_INDEXED_SESSIONS = 200
+# The retention window bounds the index; this bounds it against a flood of threads (333
+# new conversations a day for 30 days), far beyond what a person holds.
+MAX_INDEXED_SESSIONS = 10_000
 _TIME_LENGTH = len("2026-05-04T10:12:00Z")
 
 
@@ -62,18 +66,11 @@ class SessionEntry:
         return item
 
 
-def parse_index(raw: str | None) -> list[SessionEntry]:
-    """The entries, newest first; anything malformed is skipped, never raised."""
-    if not raw:
-        return []
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return []
-    if not isinstance(data, list):
-        return []
+def parse_index(raw: str | None, *, cutoff: datetime | None = None) -> list[SessionEntry]:
+    """The entries, newest first, none older than `cutoff`; anything malformed is skipped
+    (and logged), never raised."""
     entries: dict[str, SessionEntry] = {}
-    for item in data:
+    for item in load_json_list(raw, what="conversations_index"):
         if not isinstance(item, dict):
             continue
         thread, title, updated = item.get("thread"), item.get("title"), item.get("updated")
@@ -84,7 +81,7 @@ def parse_index(raw: str | None) -> list[SessionEntry]:
             validate_thread_ts(thread)
         except ValueError:
             continue
-        if moment is None:
+        if moment is None or (cutoff is not None and moment < cutoff):
             continue
         channel = item.get("channel")
         entry = SessionEntry(thread, title, moment, channel if isinstance(channel, str) else None)
@@ -93,9 +90,9 @@ def parse_index(raw: str | None) -> list[SessionEntry]:
     return sorted(entries.values(), key=lambda e: e.updated, reverse=True)
 
 
-def with_session(raw: str | None, entry: SessionEntry) -> str:
-    """The index with `entry` added or replaced, newest first, bounded."""
-    others = [e for e in parse_index(raw) if e.thread_ts != entry.thread_ts]
+def with_session(raw: str | None, entry: SessionEntry, *, cutoff: datetime | None = None) -> str:
+    """The index with `entry` added or replaced, newest first, without expired entries."""
+    others = [e for e in parse_index(raw, cutoff=cutoff) if e.thread_ts != entry.thread_ts]
     return _written(sorted([entry, *others], key=lambda e: e.updated, reverse=True))
 
 
@@ -107,7 +104,10 @@ def _written(entries: list[SessionEntry]) -> str:
 
 
 async def record_session(store: ObjectStore, user_id: str, entry: SessionEntry) -> None:
-    await update(store, sessions_index_key(user_id), lambda raw: with_session(raw, entry))
+    cutoff = cutoff_of(store)
+    await update(
+        store, conversations_index_key(user_id), lambda raw: with_session(raw, entry, cutoff=cutoff)
+    )
 
 
 async def remove_session(store: ObjectStore, user_id: str, thread_ts: str) -> None:
@@ -118,7 +118,7 @@ async def remove_session(store: ObjectStore, user_id: str, thread_ts: str) -> No
         kept = [e for e in entries if e.thread_ts != thread_ts]
         return raw if len(kept) == len(entries) else _written(kept)
 
-    await update(store, sessions_index_key(user_id), without)
+    await update(store, conversations_index_key(user_id), without)
 
 
 class IndexedToday:
@@ -129,17 +129,25 @@ class IndexedToday:
     turn: two storage operations fewer for most turns. Only writes that landed are
     remembered, so a failed or abandoned one is retried on the next turn; another
     instance, or this one after forgetting (it is bounded), merely rewrites the entry.
+    An erasure (on any instance) after a write deletes the entry: a person erased since
+    then is not covered, so their next turn writes it again.
     """
 
     def __init__(self, max_entries: int = 10_000) -> None:
         self._max_entries = max_entries
-        self._written: OrderedDict[tuple[str, str], tuple[str, date]] = OrderedDict()
+        self._written: OrderedDict[tuple[str, str], tuple[str, date, datetime]] = OrderedDict()
 
-    def covers(self, user_id: str, entry: SessionEntry) -> bool:
-        return self._written.get((user_id, entry.thread_ts)) == _title_and_day(entry)
+    def covers(
+        self, user_id: str, entry: SessionEntry, *, erased_at: datetime | None = None
+    ) -> bool:
+        written = self._written.get((user_id, entry.thread_ts))
+        if written is None or written[:2] != _title_and_day(entry):
+            return False
+        return erased_at is None or erased_at < written[2]
 
     def remember(self, user_id: str, entry: SessionEntry) -> None:
-        self._written[(user_id, entry.thread_ts)] = _title_and_day(entry)
+        written_at = datetime.now(UTC)
+        self._written[(user_id, entry.thread_ts)] = (*_title_and_day(entry), written_at)
         self._written.move_to_end((user_id, entry.thread_ts))
         while len(self._written) > self._max_entries:
             self._written.popitem(last=False)
@@ -149,6 +157,11 @@ def _title_and_day(entry: SessionEntry) -> tuple[str, date]:
     return entry.title, entry.updated.astimezone(UTC).date()
 
 
-async def read_index(store: ObjectStore, user_id: str) -> list[SessionEntry]:
-    stored = await store.read(sessions_index_key(user_id))
-    return parse_index(stored.content if stored is not None else None)
+async def read_index(
+    store: ObjectStore, user_id: str, *, expired_too: bool = False
+) -> list[SessionEntry]:
+    """The person's conversations within the store's retention window (`expired_too`:
+    every entry still stored, for an erasure)."""
+    stored = await store.read(conversations_index_key(user_id))
+    cutoff = None if expired_too else cutoff_of(store)
+    return parse_index(stored.content if stored is not None else None, cutoff=cutoff)

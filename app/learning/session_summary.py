@@ -6,11 +6,13 @@ about Claude or Slack.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
+from app.learning.erasure import erasure_time
 from app.learning.session_index import IndexedToday, SessionEntry, record_session
 from app.learning.summary_file import (
     MAX_SUMMARY_CHARS,
@@ -30,6 +32,7 @@ from app.learning.transcript import (
     fallback_summary,
     latest_exchange,
     newest_within,
+    said_after,
 )
 from app.learning.welcome import Welcome, save_welcome
 from app.memory.scopes import session_context_key, validate_thread_ts, validate_user_id
@@ -73,16 +76,22 @@ async def update_session_summary(
     optimistic: if another turn of the same thread rewrote the summary meanwhile, the new
     messages are added to that version deterministically instead of overwriting it. The
     person's session index is updated too, unless `indexed` says it already is.
+
+    A person who asked to be forgotten and came back to an old thread gets a summary of
+    what they said since, never of what came before.
     """
     validate_user_id(user_id)
     validate_thread_ts(thread_ts)
-    messages = conversation(history)
+    chars = conversation_chars(conversation(history))
+    if chars < MIN_CONVERSATION_CHARS:  # too little even before anything is left out
+        return SummaryOutcome(written=False, source="skipped", conversation_chars=chars)
+    key = session_context_key(thread_ts)
+    stored, erased_at = await asyncio.gather(store.read(key), erasure_time(store, user_id))
+    messages = conversation(said_after(history, erased_at))
     chars = conversation_chars(messages)
     if chars < MIN_CONVERSATION_CHARS:
         return SummaryOutcome(written=False, source="skipped", conversation_chars=chars)
 
-    key = session_context_key(thread_ts)
-    stored = await store.read(key)
     previous = parse_summary(stored.content) if stored is not None else None
     new_material = latest_exchange(messages) if previous is not None else messages
     new_material = newest_within(new_material, MAX_TRANSCRIPT_CHARS)
@@ -110,7 +119,7 @@ async def update_session_summary(
     written = await update(store, key, transform, already_read=stored) or ""
     title = parse_summary(written).title
     entry = SessionEntry(thread_ts, title, moment, channel)
-    if indexed is None or not indexed.covers(user_id, entry):
+    if indexed is None or not indexed.covers(user_id, entry, erased_at=erased_at):
         await record_session(store, user_id, entry)
         # With the index entry (a thread's first turn of the day, or a new title): how to
         # greet the person next time, read at thread start beside their preferences.

@@ -3,9 +3,10 @@
 The greeting must never cost the thread start a model call or a storage round trip of its
 own. So the end of each turn, whose summary step already asks a small model about the
 conversation, has it also write a sentence welcoming the person back to the topic and a
-short suggestion to continue, in the language the person writes in. Both are kept in
-`users/{id}/welcome.json` beside the person's preferences, and the thread start reads
-them in the same parallel load. A welcome older than the session retention window is
+short suggestion to continue, in the language the person writes in. Both are kept among
+Orion's records about the person (`people/{id}/welcome.json`, out of the memory tool's
+reach, expiring with the conversations), and the thread start reads them in the same
+parallel load as the preferences. A welcome older than the session retention window is
 not mentioned: a stale "last time" is worse than none.
 """
 
@@ -15,7 +16,8 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from app.memory.scopes import user_welcome_key
+from app.memory.scopes import validate_thread_ts, welcome_key
+from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore
 
 
@@ -45,22 +47,28 @@ class Welcome:
 
 def parse_welcome(content: str | None) -> Welcome | None:
     """The stored welcome; None when there is none or it cannot be read."""
-    if not content:
+    data = load_json_object(content, what="welcome")
+    thread, topic, updated = data.get("thread"), data.get("topic"), data.get("updated")
+    if not (isinstance(thread, str) and isinstance(topic, str) and isinstance(updated, str)):
         return None
     try:
-        data = json.loads(content)
-        updated = datetime.fromisoformat(data["updated"])
-        return Welcome(
-            thread_ts=str(data["thread"]),
-            topic=str(data["topic"]),
-            updated=updated if updated.tzinfo else updated.replace(tzinfo=UTC),
-            greeting=data.get("greeting") or None,
-            next_step=data.get("next_step") or None,
-        )
-    except (ValueError, KeyError, TypeError):
+        moment = datetime.fromisoformat(updated)
+        validate_thread_ts(thread)
+    except ValueError:
         return None
+    return Welcome(
+        thread_ts=thread,
+        topic=topic,
+        updated=moment if moment.tzinfo else moment.replace(tzinfo=UTC),
+        greeting=_text(data.get("greeting")),
+        next_step=_text(data.get("next_step")),
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 async def save_welcome(store: ObjectStore, user_id: str, welcome: Welcome) -> None:
     """The latest conversation wins: a plain overwrite."""
-    await store.write(user_welcome_key(user_id), welcome.to_json())
+    await store.write(welcome_key(user_id), welcome.to_json())

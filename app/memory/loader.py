@@ -22,7 +22,7 @@ from app.memory.scopes import (
     global_context_key,
     session_context_key,
     user_preferences_key,
-    user_welcome_key,
+    welcome_key,
 )
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -66,7 +66,7 @@ async def load_memories(
         Scope.GLOBAL: global_context_key(),
         Scope.USER: user_preferences_key(user_id),
         Scope.SESSION: session_context_key(thread_ts),
-        Scope.WELCOME: user_welcome_key(user_id),
+        Scope.WELCOME: welcome_key(user_id),
     }
     with tracing.observe(
         "tool.memory.load", input={"scopes": [s.value for s in keys], "budget_s": budget_s}

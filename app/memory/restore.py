@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from app.memory.formatting import format_memory_context
 from app.memory.loader import LoadedMemories, load_memories
@@ -13,6 +14,9 @@ from app.storage.store import ObjectStore
 class RestoredMemory:
     loaded: LoadedMemories
     context: str | None
+    # When the reads began: a copy of this memory kept anywhere must not outlive an
+    # erasure of its person that came after (app/learning/erasure.py).
+    started_at: datetime
 
     @property
     def complete(self) -> bool:
@@ -23,7 +27,10 @@ class RestoredMemory:
 async def restore_memory(
     store: ObjectStore, *, user_id: str, thread_ts: str, budget_s: float, token_budget: int
 ) -> RestoredMemory:
+    started_at = datetime.now(UTC)
     loaded = await load_memories(store, user_id=user_id, thread_ts=thread_ts, budget_s=budget_s)
     return RestoredMemory(
-        loaded=loaded, context=format_memory_context(loaded.sections(), token_budget=token_budget)
+        loaded=loaded,
+        context=format_memory_context(loaded.sections(), token_budget=token_budget),
+        started_at=started_at,
     )

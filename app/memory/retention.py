@@ -1,8 +1,10 @@
 """How long conversations are kept: `MEMORY_SESSION_RETENTION_DAYS` (30 by default).
 
-A thread's session summary (`sessions/{thread}/…`) and its saved context
-(`threads/{channel}/…`, which holds a copy of the memory restored in it) are about one
-conversation; after the retention window they are neither brought back nor kept.
+A thread's session summary (`sessions/{thread}/…`), its saved context
+(`threads/{channel}/…`, which holds a copy of the memory restored in it) and Orion's
+records of it (`people/{id}/…`: the person's conversation index, the welcome back, the
+thread each preference was learned in) are about conversations; after the retention
+window they are neither brought back nor kept.
 Preferences and everything else in a person's own directory (`users/{id}/…`) never
 expire: they go only when the person forgets them.
 
@@ -28,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from app.memory.scopes import SESSIONS_PREFIX, THREADS_PREFIX
+from app.memory.scopes import PEOPLE_PREFIX, SESSIONS_PREFIX, THREADS_PREFIX
 from app.storage.store import (
     CREATE_ONLY,
     ObjectStore,
@@ -38,8 +40,12 @@ from app.storage.store import (
 )
 
 DEFAULT_RETENTION_DAYS = 30
-# A conversation's objects: its summary and notes, and its saved thread context.
-EXPIRING_PREFIXES = (SESSIONS_PREFIX, THREADS_PREFIX)
+# A conversation's objects: its summary and notes, its saved thread context, and Orion's
+# records about the person's conversations (their index, the welcome back, where each
+# preference was learned). Each record file is rewritten whenever one of its entries is,
+# so a file older than the window holds only expired entries; inside a younger file,
+# readers skip and writers drop the expired entries (`cutoff`).
+EXPIRING_PREFIXES = (SESSIONS_PREFIX, THREADS_PREFIX, PEOPLE_PREFIX)
 
 
 def _utc_now() -> datetime:
@@ -107,3 +113,21 @@ class ExpiringSessionsStore(StoreLayer):
         if current is None or not self.retention.expired(key, current.updated):
             return None
         return current.generation
+
+
+def retention_of(store: ObjectStore) -> SessionRetention | None:
+    """The window `store` enforces on its reads (a store as Orion keeps memories), if any:
+    readers of Orion's records skip entries by the same window the store hides
+    conversations by."""
+    layer: object = store
+    while isinstance(layer, StoreLayer):
+        if isinstance(layer, ExpiringSessionsStore):
+            return layer.retention
+        layer = layer.inner
+    return None
+
+
+def cutoff_of(store: ObjectStore) -> datetime | None:
+    """Entries of Orion's records older than this are expired (None: no window)."""
+    retention = retention_of(store)
+    return retention.cutoff() if retention is not None else None

@@ -41,8 +41,12 @@ def validate_user_id(user_id: str) -> str:
     return user_id
 
 
+def is_thread_ts(value: object) -> bool:
+    return isinstance(value, str) and _THREAD_TS.fullmatch(value) is not None
+
+
 def validate_thread_ts(thread_ts: str) -> str:
-    if not isinstance(thread_ts, str) or not _THREAD_TS.fullmatch(thread_ts):
+    if not is_thread_ts(thread_ts):
         raise ValueError(f"not a Slack thread timestamp: {thread_ts!r}")
     return thread_ts
 
@@ -206,10 +210,37 @@ _CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
 # Outside every MemoryScope root: only Orion itself reads and writes thread contexts (they
 # hold a copy of the memory restored at thread start, so forgetting a person reaches them).
 THREADS_PREFIX = "threads/"
+# Outside every MemoryScope root too: Orion's records about one person's conversations.
+# They decide which threads are whose (what recall searches, what the Home tab shows,
+# what forgetting deletes), so nothing the person or Claude writes may reach them.
+PEOPLE_PREFIX = "people/"
+
+
+def person_records_prefix(user_id: str) -> str:
+    return f"{PEOPLE_PREFIX}{validate_user_id(user_id)}/"
+
+
+def conversations_index_key(user_id: str) -> str:
+    """The person's past threads (thread, title, updated, channel): whose threads are whose."""
+    return f"{person_records_prefix(user_id)}conversations.json"
+
+
+def welcome_key(user_id: str) -> str:
+    """How to greet the person back next time (their latest conversation), written at turn end."""
+    return f"{person_records_prefix(user_id)}welcome.json"
+
+
+def learned_key(user_id: str) -> str:
+    """When and in which thread each of the person's preferences was learned."""
+    return f"{person_records_prefix(user_id)}learned.json"
+
+
+def is_channel_id(value: object) -> bool:
+    return isinstance(value, str) and _CHANNEL_ID.fullmatch(value) is not None
 
 
 def thread_contexts_prefix(channel_id: str) -> str:
-    if not isinstance(channel_id, str) or not _CHANNEL_ID.fullmatch(channel_id):
+    if not is_channel_id(channel_id):
         raise ValueError(f"not a Slack channel id: {channel_id!r}")
     return f"{THREADS_PREFIX}{channel_id}/"
 

@@ -11,6 +11,10 @@ What each part trades, and the benchmark that measures it (`uv run python -m ben
 - `heap`: freezes the long-lived heap and collects the young generation less often,
   trading a little resident memory for no GC pauses in a burst — the same ack figures and
   "Orion process CPU per turn".
+- intake (`slack_signature`, `capped_body`, `slack_payload`): a request from the internet
+  costs at most the body cap (1 MiB) of memory and one HMAC before it is known to be
+  Slack's; nothing parses it before — "intake: memory growth under 10 concurrent 30 MiB
+  unsigned requests" and their time to refusal.
 
 And start-up that heals and says how it is doing: `retrying_build` retries the store and
 services builds with back-off (an instance never stays broken by one failed start),

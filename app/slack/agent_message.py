@@ -104,7 +104,7 @@ def register(
                 presence=session,
                 memory=restore_now if starts else saved,
             )
-            if answered and restored:
+            if answered and restored and user:
                 # After the answer, off the person's path: later messages read it back.
                 await keep_with_thread(
                     lambda context: context_store.save(
@@ -112,4 +112,5 @@ def register(
                     ),
                     {"channel_id": channel, **viewing.of(user)},
                     restored[0],
+                    user,
                 )

@@ -97,6 +97,8 @@ class Answerer:
         )
         services = asyncio.ensure_future(self._provider.get())
         answering = False
+        turn: TurnRequest | None = None
+        finished = False
         try:
             if not message.retried:
                 # At once, beside the work above: nothing else has this delivery.
@@ -131,10 +133,15 @@ class Answerer:
             if text is not None:
                 # Only now, with the reply complete: the summary must never hold it up.
                 run_in_background(agent.after_turn(turn, text), name="memory.after_turn")
+                finished = True
         except Exception as exc:
             log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
             await _apologise(reply, friendly_error(exc))
         finally:
+            if turn is not None and not finished:
+                # Failed or stopped: what the memory tool wrote must not outlive an erasure.
+                agent = services.result().agent  # a turn exists only once services did
+                run_in_background(agent.after_unfinished_turn(turn), name="memory.erasure_check")
             await _discard(saved, history, services)
             if answering:
                 await presence.idle()

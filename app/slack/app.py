@@ -17,6 +17,7 @@ from app.slack import (
     forget_everything,
     forget_memory_item,
     home_tab_opened,
+    installed_team,
     messages_tab_opened,
     other_messages,
     other_tabs,
@@ -47,6 +48,8 @@ def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMo
         process_before_response=False,
     )
     configure_web_client(app.client, base_url=settings.slack_api_url)
+    # First: a request from another workspace reaches no middleware or listener after it.
+    installed_team.register(app)
     context_store = StoredThreadContextStore(provider)
     dedupe = EventDeduplicator(provider)
     answerer = Answerer(provider, dedupe, RunningTurns())

@@ -11,13 +11,14 @@ under the person's directory, a thread); whose item it is always comes from the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
 from app.learning.preferences import StoredPreference
-from app.memory.scopes import user_prefix
+from app.memory.scopes import is_channel_id, is_thread_ts, user_prefix
 from app.slack import block_kit
 
 CALLBACK_ID = "orion_memory_home"
@@ -79,16 +80,37 @@ class HomeOwner:
 class ThreadLinks:
     """Links to a message: the archives permalink (`https://ws.slack.com/archives/D…/p…`,
     the form chat.getPermalink returns, which opens DMs too) when the workspace URL is
-    known, else `app_redirect`, which opens the conversation itself."""
+    known, else `app_redirect`, which opens the conversation itself.
+
+    The only place the Home tab's links are made. The channel and thread come from
+    stored files a person can edit (their preferences, their conversation index), so a
+    link is built only from a Slack channel id and a Slack timestamp: anything else
+    (`javascript:…`, `https://elsewhere`, `D1|<!channel>`) gets no link at all, and
+    every link points at Slack. The workspace URL and team come from Slack's auth.test.
+    """
 
     workspace_url: str | None = None
     team_id: str | None = None
 
-    def to(self, channel: str, ts: str) -> str:
-        if self.workspace_url:
-            return f"{self.workspace_url.rstrip('/')}/archives/{channel}/p{ts.replace('.', '')}"
-        team = f"&team={self.team_id}" if self.team_id else ""
+    def to(self, channel: str | None, ts: str | None) -> str | None:
+        """The link to `ts` in `channel`, or None when either is not Slack's."""
+        if not (channel and ts and is_channel_id(channel) and is_thread_ts(ts)):
+            return None
+        workspace = _slack_workspace_url(self.workspace_url)
+        if workspace:
+            return f"{workspace}/archives/{channel}/p{ts.replace('.', '')}"
+        team = f"&team={self.team_id}" if self.team_id and _TEAM_ID.fullmatch(self.team_id) else ""
         return f"https://slack.com/app_redirect?channel={channel}{team}"
+
+
+# Slack team ids (`T…`), and workspace URLs as auth.test gives them (`https://acme.slack.com/`,
+# Enterprise Grid and GovSlack hosts included): nothing that could end a mrkdwn link.
+_TEAM_ID = re.compile(r"T[A-Z0-9]{1,30}")
+_WORKSPACE_URL = re.compile(r"https://[a-z0-9-]+(?:\.[a-z0-9-]+)+/?")
+
+
+def _slack_workspace_url(url: str | None) -> str | None:
+    return url.rstrip("/") if url and _WORKSPACE_URL.fullmatch(url) else None
 
 
 def home_view(
@@ -184,8 +206,8 @@ def _preference(n: int, item: StoredPreference, links: ThreadLinks) -> dict[str,
     learned = item.learned
     if learned is not None:
         where = ""
-        if learned.channel and learned.thread_ts:
-            link = links.to(learned.channel, learned.thread_ts)
+        link = links.to(learned.channel, learned.thread_ts)
+        if link:
             where = f" in <{link}|this conversation>"
         lines.append(f"Learned {block_kit.date(learned.at)}{where}")
     else:
@@ -207,8 +229,8 @@ def _note(user: str, n: int, note: Note) -> dict[str, Any]:
 
 def _conversation(n: int, conversation: Conversation, links: ThreadLinks) -> dict[str, Any]:
     when = block_kit.date(conversation.updated)
-    if conversation.channel:
-        link = links.to(conversation.channel, conversation.thread_ts)
+    link = links.to(conversation.channel, conversation.thread_ts)
+    if link:
         when += f" · <{link}|open the conversation>"
     lines = [f"*{block_kit.escape(block_kit.clip(conversation.title, TITLE_CHARS))}*", when]
     if conversation.summary:

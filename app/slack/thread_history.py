@@ -79,7 +79,7 @@ class ThreadReader:
         else:
             window = [m for m in messages if m.get("subtype") != ASSISTANT_THREAD_ROOT]
         history += [_as_history(m) for m in window if m.get("ts") != current_ts]
-        history.append(ThreadMessage("user", current_text))
+        history.append(ThreadMessage("user", current_text, sent_at=_seconds(current_ts)))
         return history
 
     def _remember(self, key: tuple[str, str], window: tuple[str, bool]) -> None:
@@ -127,4 +127,17 @@ async def _replies(
 
 def _as_history(message: dict[str, Any], *, opens_cut: bool = False) -> ThreadMessage:
     role = "assistant" if message.get("bot_id") else "user"
-    return ThreadMessage(role, message.get("text") or "", opens_cut=opens_cut)
+    return ThreadMessage(
+        role,
+        message.get("text") or "",
+        opens_cut=opens_cut,
+        sent_at=_seconds(message.get("ts")),
+    )
+
+
+def _seconds(ts: object) -> float | None:
+    """A Slack ts as seconds since the epoch (None when it is not one)."""
+    try:
+        return float(ts) if isinstance(ts, str) else None
+    except ValueError:
+        return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 from app.memory.restore import RestoredMemory, restore_memory
@@ -18,10 +19,14 @@ log = get_logger(__name__)
 MEMORY_CONTEXT_KEY = "orion_memory_context"
 MEMORY_SCOPES_KEY = "orion_memory_scopes"
 MEMORY_LOAD_MS_KEY = "orion_memory_load_ms"
+# Whose memory the context holds, and when it was read: saving it checks that the person
+# has not asked to be forgotten since (thread_context_store.py).
+MEMORY_USER_KEY = "orion_memory_user"
+MEMORY_READ_AT_KEY = "orion_memory_read_at"
 
 
 def thread_context_with_memory(
-    slack_context: dict[str, Any], restored: RestoredMemory
+    slack_context: dict[str, Any], restored: RestoredMemory, user: str
 ) -> dict[str, Any]:
     """Slack's own context fields plus the restored memory, ready to save.
 
@@ -34,8 +39,25 @@ def thread_context_with_memory(
         MEMORY_LOAD_MS_KEY: str(restored.loaded.duration_ms),
     }
     if restored.complete:
-        context[MEMORY_CONTEXT_KEY] = restored.context or ""
+        context |= {
+            MEMORY_CONTEXT_KEY: restored.context or "",
+            MEMORY_USER_KEY: user,
+            MEMORY_READ_AT_KEY: restored.started_at.isoformat(),
+        }
     return context
+
+
+def memory_read(context: dict[str, Any]) -> tuple[str, datetime] | None:
+    """Whose memory a context holds and when it was read; None when it holds none."""
+    user, read_at = context.get(MEMORY_USER_KEY), context.get(MEMORY_READ_AT_KEY)
+    if MEMORY_CONTEXT_KEY not in context or not isinstance(user, str):
+        return None
+    if not isinstance(read_at, str):
+        return None
+    try:
+        return user, datetime.fromisoformat(read_at)
+    except ValueError:
+        return None
 
 
 def memory_context_from(thread_context: dict[str, Any] | None) -> str | None:
@@ -85,12 +107,13 @@ async def keep_with_thread(
     save: Callable[[dict[str, Any]], Awaitable[Any]],
     slack_context: dict[str, Any],
     restored: RestoredMemory,
+    user: str,
 ) -> None:
     """Save the restored memory with the thread's context (`save` writes it), after the
     person has their greeting or answer: they are not waiting for it, and a message that
     comes first simply loads the memory itself."""
     try:
-        await save(thread_context_with_memory(slack_context, restored))
+        await save(thread_context_with_memory(slack_context, restored, user))
     except StoreOffline:
         log.debug("slack.thread_context.save_skipped", reason="store unavailable")
     except Exception as exc:

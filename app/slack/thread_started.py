@@ -88,8 +88,10 @@ def register(
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
                 return
-            if restored is not None:
-                await keep_with_thread(save_thread_context, thread.get("context") or {}, restored)
+            if restored is not None and user:
+                await keep_with_thread(
+                    save_thread_context, thread.get("context") or {}, restored, user
+                )
 
 
 def _greeting(restored: RestoredMemory | None, retention_days: int) -> Greeting:

@@ -1,13 +1,20 @@
-"""Fixtures for end-to-end tests: Orion over HTTP against the fake Slack and Claude."""
+"""Fixtures for end-to-end tests: Orion over HTTP (or Socket Mode) against the fake Slack and
+Claude."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from app.config import RunMode
+from app.services import ServiceProvider
+from app.slack.app import build_bolt_app
+from app.socket_mode import run_socket_mode
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
@@ -62,3 +69,35 @@ def orion_on_bucket(
     # Collect it now, with no loop running (the responder may hold the server).
     claude.responder = None
     gc.collect()
+
+
+@pytest.fixture
+def socket_slack() -> Iterator[FakeSlack]:
+    with FakeSlack(socket_mode=True) as fake:
+        yield fake
+
+
+@pytest.fixture
+def orion_socket(socket_slack: FakeSlack, claude: FakeClaude, tmp_path: Path) -> Iterator[None]:
+    """Orion in Socket Mode, on its own thread and loop, until the test ends."""
+    settings = make_settings(
+        socket_slack, claude, slack_app_token="xapp-test-app-token", memory_dir=tmp_path
+    )
+    provider = ServiceProvider(settings)
+    bolt_app = build_bolt_app(settings, provider, mode=RunMode.SOCKET)
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    def serve() -> None:
+        loop.run_until_complete(
+            run_socket_mode(bolt_app, provider, app_token="xapp-test-app-token", stop=stop)
+        )
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=15)
+        loop.close()

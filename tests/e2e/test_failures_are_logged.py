@@ -27,9 +27,9 @@ import pytest
 
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory.scopes import (
+    conversations_index_key,
     global_context_key,
     session_context_key,
-    sessions_index_key,
     user_preferences_key,
 )
 from app.observability.event_context import trace_id_for
@@ -284,7 +284,7 @@ def test_a_past_summary_recall_cannot_read_is_logged_once_and_the_answer_comes(
     orion = orion_on_bucket()
     past, updated = "1712345000.000100", datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
     index = [{"thread": past, "title": "Q3 budget", "updated": "2026-05-04T10:00:00Z"}]
-    bucket.write(sessions_index_key(USER), json.dumps(index))
+    bucket.write(conversations_index_key(USER), json.dumps(index))
     summary = SessionSummary("Q3 budget", "Cloud spend is over plan.", USER, updated)
     bucket.write(session_context_key(past), render_summary(summary))
     thread_ts = thread_of(open_thread(orion, slack))

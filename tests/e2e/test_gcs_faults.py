@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from app.memory.scopes import (
+    conversations_index_key,
     session_context_key,
-    sessions_index_key,
     thread_context_key,
     user_preferences_key,
 )
@@ -411,9 +411,9 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     memory = remembered(request_for(claude, orion, SECOND_QUESTION))
     assert "Gabi" in memory and "picked Miso" in memory
     slack.wait_for(lambda: orion.logged("memory.after_turn"), what="the next after-turn step")
-    assert [e["thread"] for e in json.loads(bucket.read(sessions_index_key(USER)) or "[]")] == [
-        thread_ts
-    ]
+    assert [
+        e["thread"] for e in json.loads(bucket.read(conversations_index_key(USER)) or "[]")
+    ] == [thread_ts]
 
     assert replies(slack, thread_ts) == [FIRST_ANSWER, SECOND_ANSWER]
     assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)

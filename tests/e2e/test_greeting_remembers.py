@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from app.memory.scopes import user_preferences_key, user_welcome_key
+from app.memory.scopes import user_preferences_key, welcome_key
 from tests.e2e.conversation import open_thread, post_user_message, wait_for_answer
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude
@@ -49,7 +49,7 @@ def test_the_next_thread_welcomes_the_person_back_to_their_topic_in_their_langua
 ) -> None:
     seed(memory_dir, user_preferences_key(USER), json.dumps(PREFERENCES))
     converse(orion, slack, claude)
-    welcome = memory_dir / user_welcome_key(USER)
+    welcome = memory_dir / welcome_key(USER)
     slack.wait_for(welcome.is_file, what="the welcome prepared at turn end")
     asked = len(claude.requests)
 
@@ -76,7 +76,7 @@ def test_a_welcome_older_than_the_retention_window_is_not_mentioned(
         "greeting": "Bon retour, Léa ! On reprend la revue du budget T3 ?",
         "next_step": "Reprendre la revue du budget T3",
     }
-    seed(memory_dir, user_welcome_key(USER), json.dumps(old))
+    seed(memory_dir, welcome_key(USER), json.dumps(old))
 
     thread_ts, greeting = open_thread(orion, slack, USER, CHANNEL)
 

@@ -52,13 +52,20 @@ def test_bad_signature_is_rejected_and_nothing_is_posted(
     assert slack.thread(CHANNEL, thread_ts) == []
 
 
-def test_stale_timestamp_is_rejected(orion: OrionServer, slack: FakeSlack) -> None:
+def test_stale_timestamp_is_rejected_and_nothing_is_posted(
+    orion: OrionServer, slack: FakeSlack
+) -> None:
     thread_ts = slack.new_ts()
     six_minutes_ago = int(time.time()) - 6 * 60
-    response = orion.post_event(
-        events.assistant_thread_started(USER, CHANNEL, thread_ts), timestamp=six_minutes_ago
-    )
+    replayed = events.assistant_thread_started(USER, CHANNEL, thread_ts)
+    response = orion.post_event(replayed, timestamp=six_minutes_ago)
     assert response.status_code == 401
+    # As above: a genuine event after it is handled to its end, and the replayed one is not.
+    _open_thread(orion, slack)
+    orion.wait_idle()
+    assert orion.handled(replayed["event_id"]) == []
+    assert slack.thread(CHANNEL, thread_ts) == []
+    assert slack.statuses(CHANNEL, thread_ts) == []
 
 
 def test_thread_start_greets_and_suggests_prompts(orion: OrionServer, slack: FakeSlack) -> None:

@@ -20,8 +20,8 @@ import pytest
 from app.learning.session_index import format_time
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory.scopes import (
+    conversations_index_key,
     session_context_key,
-    sessions_index_key,
     thread_context_key,
     user_preferences_key,
     user_prefix,
@@ -83,7 +83,7 @@ def mira() -> dict[str, str]:
     return {
         user_preferences_key(USER): json.dumps(preferences),
         f"{user_prefix(USER)}{NOTE_NAME}": NOTE,
-        sessions_index_key(USER): json.dumps(index),
+        conversations_index_key(USER): json.dumps(index),
         session_context_key(THREAD): render_summary(summary),
         thread_context_key(DM, THREAD): json.dumps(context),
     }
@@ -95,7 +95,7 @@ def otto() -> dict[str, str]:
     summary = SessionSummary(title="Roadmap", body="Otto's roadmap.", user_id=OTHER)
     return {
         user_preferences_key(OTHER): json.dumps({"name": "Otto", "language": "German"}),
-        sessions_index_key(OTHER): json.dumps(index),
+        conversations_index_key(OTHER): json.dumps(index),
         session_context_key(OTHER_THREAD): render_summary(summary),
         thread_context_key(OTHER_DM, OTHER_THREAD): json.dumps({"channel_id": None}),
     }

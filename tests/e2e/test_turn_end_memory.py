@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from app.memory.scopes import session_context_key, sessions_index_key, user_preferences_key
+from app.memory.scopes import conversations_index_key, session_context_key, user_preferences_key
 from app.slack.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered, system_text
@@ -157,7 +157,9 @@ def test_a_thread_summary_is_kept_after_each_turn_and_restored_when_the_thread_r
     assert "tools" not in second_call
 
     # The person's own index lists the thread under its title.
-    index = json.loads(bucket.wait_for(sessions_index_key(USER), lambda c: "Q3 budget review" in c))
+    index = json.loads(
+        bucket.wait_for(conversations_index_key(USER), lambda c: "Q3 budget review" in c)
+    )
     assert [(e["thread"], e["title"]) for e in index] == [(thread_ts, "Q3 budget review")]
 
     # The thread's saved context is gone (a lost object, another deployment): the next
@@ -324,11 +326,13 @@ def test_recall_finds_the_right_past_thread_and_never_another_persons(
         user=OTHER,
         channel=OTHER_CHANNEL,
     )
-    index = json.loads(bucket.wait_for(sessions_index_key(USER), lambda c: len(json.loads(c)) == 3))
-    bucket.wait_for(sessions_index_key(OTHER))
-    # Someone (the memory tool, say) slipped Bob's thread into Sam's index.
+    index = json.loads(
+        bucket.wait_for(conversations_index_key(USER), lambda c: len(json.loads(c)) == 3)
+    )
+    bucket.wait_for(conversations_index_key(OTHER))
+    # Sam's own directory (Claude's to write) lists Bob's thread where the index used to be.
     stolen = {"thread": bobs_thread, "title": "Q3 budget", "updated": "2099-01-01T00:00:00Z"}
-    bucket.write(sessions_index_key(USER), json.dumps([stolen, *index]))
+    bucket.write(f"users/{USER}/sessions.json", json.dumps([stolen, *index]))
 
     thread_ts, _ = open_thread(orion, slack)
     # Claude asks for the search, and even tries to name another person: ignored.
@@ -357,7 +361,8 @@ def test_recall_finds_the_right_past_thread_and_never_another_persons(
     assert "sales team" not in found and bobs_thread not in found and "Bob" not in found
     [search] = spans.named("tool.recall")
     outcome = spans.attributes(search)["langfuse.observation.output"]
-    assert (outcome["indexed"], outcome["foreign_skipped"], outcome["returned"]) == (4, 1, 2)
+    # Only Orion's record of Sam's threads is searched: the forged list adds nothing.
+    assert (outcome["indexed"], outcome["returned"]) == (3, 2)
 
 
 # --- 4. memory switched off ------------------------------------------------------------------

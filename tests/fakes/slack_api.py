@@ -7,6 +7,7 @@ a workspace model (slack_model.py) so tests assert what a user would see — `fa
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import itertools
@@ -42,6 +43,8 @@ T = TypeVar("T")
 # Documented limits the app must respect (DESIGN.md §4); exceeding them is an app bug.
 MARKDOWN_TEXT_LIMIT = 12_000  # per call; and for all markdown blocks of one message together
 TEXT_LIMIT = 40_000  # a message's `text`
+# A held call (FakeSlack.hold) goes on by itself after this, so a failed test cannot hang.
+HOLD_LIMIT_S = 30.0
 LOADING_MESSAGES_LIMIT = 10
 SESSION_TITLE_LIMIT = 200
 
@@ -143,6 +146,7 @@ class FakeSlack(HttpFake):
         self._lock = threading.Lock()
         self._calls: list[Call] = []
         self._injections: list[_Injection] = []
+        self._holds: dict[str, threading.Event] = {}
         self._response_urls = itertools.count(1)
         self._stream_break: tuple[int, str] | None = None
         # App Home views by user, oldest first; uploaded files by id; DMs by user.
@@ -211,6 +215,9 @@ class FakeSlack(HttpFake):
 
     async def _serve_method(self, request: web.Request) -> web.Response:
         req = await _parse(request)
+        gate = self._holds.get(req.method)
+        if gate is not None:
+            await asyncio.get_running_loop().run_in_executor(None, gate.wait, HOLD_LIMIT_S)
         try:
             self._authenticate(req)
             injected = self._take_injection(req.method)
@@ -289,6 +296,15 @@ class FakeSlack(HttpFake):
         with self._lock:
             self._injections.append(_Injection(method, error, status, retry_after, times))
 
+    def hold(self, method: str) -> threading.Event:
+        """Keep every call of `method` waiting until the returned event is set (at most
+        HOLD_LIMIT_S), so that a test can make something happen in between; the calls then
+        go on as usual."""
+        gate = threading.Event()
+        with self._lock:
+            self._holds[method] = gate
+        return gate
+
     def clear_errors(self) -> None:
         with self._lock:
             self._injections.clear()
@@ -298,6 +314,7 @@ class FakeSlack(HttpFake):
         several tests."""
         with self._lock:
             self._injections.clear()
+            self._holds.clear()
             self._calls.clear()
             self._stream_break = None
             self._views.clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,18 +21,19 @@ TEAM_ID = "T1"
 # Slack's own root message of an assistant thread: in conversations.replies, not in the pane.
 ASSISTANT_THREAD_ROOT = "assistant_app_thread"
 
-# Slack ts values are "<seconds>.<microseconds>". One clock per process, shared by every
-# FakeSlack and the event builders, so all ts values are unique and increase in creation order.
-_FIRST_TS_MICROS = 1_700_000_000_000_100
+# Slack ts values are "<seconds>.<microseconds>" of the time the message was posted. One
+# clock per process, shared by every FakeSlack and the event builders, so all ts values are
+# unique and increase in creation order, and (as in Slack) follow the wall clock: Orion
+# compares them with its own times (what was said before a person asked to be forgotten).
 _TS_STEP_MICROS = 100
 _clock_lock = threading.Lock()
-_clock = [_FIRST_TS_MICROS]
+_clock = [0]
 
 
 def new_ts() -> str:
     with _clock_lock:
-        micros = _clock[0]
-        _clock[0] += _TS_STEP_MICROS
+        micros = max(_clock[0] + _TS_STEP_MICROS, time.time_ns() // 1_000)
+        _clock[0] = micros
     return format_ts(micros)
 
 

@@ -60,7 +60,7 @@ async def test_forgetting_everything_leaves_nothing_of_the_person_and_all_of_the
     assert {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)} == (
         others_before
     ), "another person's memory is untouched"
-    assert report.deleted == {"person": 3, "sessions": 2, "thread_contexts": 2}
+    assert report.deleted == {"person": 2, "sessions": 2, "thread_contexts": 2, "records": 1}
     assert await erased_since(store, USER, NOW)
     assert not await erased_since(store, OTHER_USER, NOW)
 
@@ -114,16 +114,20 @@ async def test_a_note_of_someone_else_cannot_be_forgotten_through_another_person
     assert backend.raw_read(f"users/{OTHER_USER}/notes/project.md") is not None
 
 
-async def test_a_thread_someone_put_in_their_index_only_leaves_the_index(
+async def test_a_thread_listed_where_the_person_can_write_is_not_theirs_to_forget(
     store: ObjectStore, backend: Backend
 ) -> None:
-    # The index is where the memory tool writes: naming another person's thread there must
-    # not let anyone forget that person's summary.
+    # The person's memory directory is Claude's to write: naming another person's thread
+    # there (where the index used to live) must not let anyone forget that person's memory.
     await _seed_person(store, OTHER_USER, OTHER_DM, OTHER_THREAD)
-    await record_session(store, USER, SessionEntry(OTHER_THREAD, "Not mine", NOW, OTHER_DM))
+    forged = [SessionEntry(OTHER_THREAD, "Not mine", NOW, OTHER_DM).to_json()]
+    await store.write(f"users/{USER}/sessions.json", json.dumps(forged))
+    others_before = {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)}
 
-    assert await forget_conversation(store, USER, OTHER_THREAD) == 1
-    assert await read_index(store, USER) == []
+    assert await forget_conversation(store, USER, OTHER_THREAD) == 0
+    await forget_everything(store, USER, dm_channels=(DM,), now=NOW)
+    assert {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)} == (
+        others_before
+    )
     assert backend.raw_read(session_context_key(OTHER_THREAD)) is not None
     assert backend.raw_read(thread_context_key(OTHER_DM, OTHER_THREAD)) is not None
-    assert await forget_conversation(store, USER, "1712345000.000009") == 0, "not theirs"

@@ -32,10 +32,12 @@ async def _seed(store: ObjectStore) -> None:
     summary = SessionSummary("Q3 budget review", "We compared travel costs.", user_id=USER)
     await store.write(session_context_key(THREAD), render_summary(summary))
     await record_session(store, USER, SessionEntry(THREAD, "Q3 budget review", LEARNED, DM))
-    # Someone else's summary, listed in this person's (editable) index: never shown.
-    foreign = SessionSummary("Secret plans", "Another person's words.", user_id=OTHER_USER)
+    # Someone else's summary, listed where this person (through Claude) can write — the
+    # place the index used to live — and claimed as theirs: never shown as theirs.
+    foreign = SessionSummary("Secret plans", "Another person's words.", user_id=USER)
     await store.write(session_context_key(OTHER_THREAD), render_summary(foreign))
-    await record_session(store, USER, SessionEntry(OTHER_THREAD, "Secret plans", LEARNED))
+    forged = [SessionEntry(OTHER_THREAD, "Secret plans", LEARNED, DM).to_json()]
+    await store.write(f"users/{USER}/sessions.json", json.dumps(forged))
 
 
 async def test_the_inventory_lists_every_kind_with_when_and_where(store: ObjectStore) -> None:
@@ -50,14 +52,16 @@ async def test_the_inventory_lists_every_kind_with_when_and_where(store: ObjectS
         DM,
         THREAD,
     )
-    [note] = inventory.notes  # the index and preferences are bookkeeping, not notes
+    # Preferences are not a note; the forged index is just a file Claude wrote.
+    note, forged = sorted(inventory.notes, key=lambda n: n.path)
+    assert forged.path == f"/memories/users/{USER}/sessions.json"
     assert note.path == f"/memories/users/{USER}/notes/budget.md"
     assert note.size == len(NOTE) and note.preview == "\n".join(NOTE.splitlines()[:3])
     assert note.content is None
     by_thread = {c.thread_ts: c for c in inventory.conversations}
     assert by_thread[THREAD].summary == "We compared travel costs."
     assert by_thread[THREAD].channel == DM
-    assert by_thread[OTHER_THREAD].summary is None, "someone else's summary is never read out"
+    assert list(by_thread) == [THREAD], "only Orion's record says which threads are theirs"
 
 
 async def test_the_export_holds_everything_in_full(store: ObjectStore) -> None:

@@ -12,7 +12,7 @@ from app.agent.tool_registry import ToolRegistry
 from app.learning.recall import RecallTool, keywords
 from app.learning.session_index import SessionEntry, format_time
 from app.learning.summary_file import SessionSummary, render_summary
-from app.memory.scopes import MemoryScope, session_context_key, sessions_index_key
+from app.memory.scopes import MemoryScope, conversations_index_key, session_context_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_USER, THREAD, USER
 
@@ -39,7 +39,7 @@ async def seed(
         await store.write(session_context_key(thread), render_summary(summary))
         entries.append(SessionEntry(thread, title, updated))
     entries.sort(key=lambda e: e.updated, reverse=True)
-    await store.write(sessions_index_key(user), json.dumps([e.to_json() for e in entries]))
+    await store.write(conversations_index_key(user), json.dumps([e.to_json() for e in entries]))
 
 
 def tool(store: ObjectStore, user: str = USER) -> RecallTool:
@@ -103,14 +103,16 @@ async def test_only_the_persons_own_sessions_are_searched(store: ObjectStore) ->
     assert titles(theirs) == ["Q3 budget for sales"]
 
 
-async def test_a_tampered_index_cannot_reach_another_persons_session(store: ObjectStore) -> None:
-    # The index is in the person's writable memory: the model could list anyone's thread.
+async def test_a_forged_index_cannot_reach_another_persons_session(store: ObjectStore) -> None:
+    # The person's memory directory is Claude's to write: listing someone else's thread
+    # there (where the index used to live), or claiming its summary, reaches nothing.
     await seed(store, OTHER_USER, [OTHERS])
-    await seed(store, USER, [*SESSIONS, OTHERS], owner=USER)
-    # Re-write the other person's summary as theirs (seed above claimed it for USER).
+    await seed(store, USER, SESSIONS)
     thread, title, body, day = OTHERS
-    theirs = SessionSummary(title, body, user_id=OTHER_USER, updated=START + day * DAY)
-    await store.write(session_context_key(thread), render_summary(theirs))
+    forged = [SessionEntry(thread, title, START + day * DAY).to_json()]
+    await store.write(f"users/{USER}/sessions.json", json.dumps(forged))
+    claimed = SessionSummary(title, body, user_id=USER, updated=START + day * DAY)
+    await store.write(session_context_key(thread), render_summary(claimed))
 
     result = await tool(store).call({"query": "sales Q3 budget"})
     assert "Q3 budget for sales" not in result and thread not in result

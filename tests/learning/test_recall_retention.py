@@ -9,7 +9,7 @@ from app.learning.recall import RecallTool, search_sessions
 from app.learning.session_index import SessionEntry
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory.retention import ExpiringSessionsStore, SessionRetention
-from app.memory.scopes import MemoryScope, session_context_key, sessions_index_key
+from app.memory.scopes import MemoryScope, conversations_index_key, session_context_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, THREAD, USER, Backend
 
@@ -33,7 +33,7 @@ async def seed(store: ObjectStore) -> None:
     summary = SessionSummary(TITLE, BODY, user_id=USER, updated=now)
     await store.write(session_context_key(OLD_THREAD), render_summary(summary))
     entry = SessionEntry(OLD_THREAD, TITLE, now)
-    await store.write(sessions_index_key(USER), json.dumps([entry.to_json()]))
+    await store.write(conversations_index_key(USER), json.dumps([entry.to_json()]))
 
 
 async def test_a_40_day_old_summary_is_not_recalled(backend: Backend) -> None:

@@ -17,10 +17,10 @@ from app.learning.session_summary import update_session_summary
 from app.learning.summary_file import SessionSummary, SummaryDraft, parse_summary
 from app.learning.transcript import Utterance
 from app.memory.scopes import (
+    conversations_index_key,
     session_context_key,
-    sessions_index_key,
     user_preferences_key,
-    user_welcome_key,
+    welcome_key,
 )
 from tests.backends import THREAD, USER, Backend
 
@@ -59,7 +59,7 @@ async def test_a_summary_with_a_slack_token_is_stored_redacted(backend: Backend)
     assert outcome.written
     raw = {
         key: backend.raw_read(key) or ""
-        for key in (session_context_key(THREAD), sessions_index_key(USER), user_welcome_key(USER))
+        for key in (session_context_key(THREAD), conversations_index_key(USER), welcome_key(USER))
     }
     for key, content in raw.items():
         assert SLACK_TOKEN not in content and "hunter2" not in content, key
@@ -67,7 +67,7 @@ async def test_a_summary_with_a_slack_token_is_stored_redacted(backend: Backend)
     summary = parse_summary(raw[session_context_key(THREAD)])
     assert summary.title == "Rotating [redacted]"
     assert summary.body == "The person shared the bot token [redacted] and password: [redacted]."
-    assert json.loads(raw[user_welcome_key(USER)])["greeting"] == (
+    assert json.loads(raw[welcome_key(USER)])["greeting"] == (
         "Welcome back! Did [redacted] get rotated?"
     )
 

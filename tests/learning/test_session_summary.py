@@ -20,7 +20,7 @@ from app.learning.summary_file import (
     render_summary,
 )
 from app.learning.transcript import Utterance, conversation, fallback_summary, latest_exchange
-from app.memory.scopes import sessions_index_key
+from app.memory.scopes import conversations_index_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, THREAD, USER, Backend
 
@@ -174,7 +174,7 @@ async def test_each_turn_rolls_the_summary_forward(store: ObjectStore, backend: 
     assert stored == SessionSummary(
         "Q3 cloud bill", "Spot instances; proposal drafted.", user_id=USER, updated=NOW
     )
-    [entry] = parse_index(backend.raw_read(sessions_index_key(USER)))
+    [entry] = parse_index(backend.raw_read(conversations_index_key(USER)))
     assert (entry.thread_ts, entry.title, entry.updated) == (THREAD, "Q3 cloud bill", NOW)
 
 
@@ -227,7 +227,7 @@ async def test_the_index_lists_each_thread_once_newest_first(
         summarize=FakeSummarizer(SummaryDraft("Renamed", "Body.")),
         now=later,
     )
-    raw = json.loads(backend.raw_read(sessions_index_key(USER)) or "")
+    raw = json.loads(backend.raw_read(conversations_index_key(USER)) or "")
     assert [(e["thread"], e["title"]) for e in raw] == [
         (THREAD, "Renamed"),
         (OTHER_THREAD, "Q3 cloud bill"),
@@ -251,7 +251,7 @@ async def test_the_index_entry_is_rewritten_once_a_day_or_when_the_title_changes
             indexed=indexed,
             now=at,
         )
-        entries = parse_index(backend.raw_read(sessions_index_key(USER)))
+        entries = parse_index(backend.raw_read(conversations_index_key(USER)))
         return [(e.title, e.updated) for e in entries]
 
     assert await turn(NOW) == [("Q3 cloud bill", NOW)]

@@ -19,7 +19,7 @@ import pytest
 from app.learning.preferences import Preference, save_preferences
 from app.learning.welcome import Welcome, save_welcome
 from app.memory.restore import restore_memory
-from app.memory.scopes import user_preferences_key, user_welcome_key
+from app.memory.scopes import user_preferences_key, welcome_key
 from app.slack.greeting import messages_tab_prompts, thread_greeting
 from app.slack.thread_started import _greeting
 from app.storage.store import ObjectStore
@@ -162,7 +162,7 @@ async def test_an_unreadable_welcome_file_is_ignored_and_the_preferences_greet(
     store: ObjectStore,
 ) -> None:
     await store.write(user_preferences_key(USER), json.dumps(LEA))
-    await store.write(user_welcome_key(USER), '{"thread": "1712000000.000100", "topic": "x"}')
+    await store.write(welcome_key(USER), '{"thread": "1712000000.000100", "topic": "x"}')
 
     text, prompts = await _greeting_from(store)
 

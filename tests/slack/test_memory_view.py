@@ -123,3 +123,23 @@ def test_unreadable_view_metadata_names_no_owner(raw: str | None) -> None:
 def test_view_metadata_round_trips() -> None:
     owner = HomeOwner(USER, DM)
     assert HomeOwner.from_metadata(owner.to_metadata()) == owner
+
+
+@pytest.mark.parametrize(
+    ("channel", "ts"),
+    [
+        ("javascript:alert(1)", "1714000000.000100"),
+        ("D1|<!channel>", "1714000000.000100"),
+        ("https://evil.example", "1714000000.000100"),
+        (None, "1714000000.000100"),
+        (DM, "1714000000.000100|<!here>"),
+        (DM, None),
+    ],
+)
+def test_no_link_unless_a_slack_channel_and_timestamp(channel: str | None, ts: str | None) -> None:
+    assert LINKS.to(channel, ts) is None
+
+
+def test_a_workspace_url_that_is_not_plain_https_falls_back_to_app_redirect() -> None:
+    links = ThreadLinks("javascript:alert(1)//x.slack.com", "T1|<!channel>")
+    assert links.to(DM, "1714000000.000100") == "https://slack.com/app_redirect?channel=D0VIEW"

@@ -1,0 +1,54 @@
+"""Reading back a JSON file Orion keeps: tolerant and bounded.
+
+Orion's records and the person's preferences are JSON that Orion wrote — or that a person,
+through Claude's memory tool, edited into any shape: truncated, a list where an object
+belongs, nested thousands deep (which `json.loads` answers with RecursionError). A file
+that cannot be read is empty to its reader, with one log line (the event's ids come from
+the log context), so that a broken file never blocks a greeting, recall, the Home tab or an
+erasure.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.observability.logging import get_logger
+
+log = get_logger(__name__)
+
+# Far above any file Orion writes (an index of a year of daily threads is ~100 KB); a
+# bigger one is not parsed at all.
+MAX_JSON_CHARS = 2_000_000
+
+
+def load_json(content: str | None, *, what: str) -> Any | None:
+    """The parsed value, or None when there is no content or it cannot be read."""
+    if not content:
+        return None
+    if len(content) > MAX_JSON_CHARS:
+        log.warning("memory.file.unreadable", file=what, reason="too_large", chars=len(content))
+        return None
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError) as exc:  # not JSON, or nested past Python's limit
+        log.warning("memory.file.unreadable", file=what, reason=type(exc).__name__, exc_info=exc)
+        return None
+
+
+def load_json_object(content: str | None, *, what: str) -> dict[str, Any]:
+    """A JSON object's items; {} for anything else (logged when it was not empty)."""
+    data = load_json(content, what=what)
+    if data is None or isinstance(data, dict):
+        return data or {}
+    log.warning("memory.file.unreadable", file=what, reason="not_an_object")
+    return {}
+
+
+def load_json_list(content: str | None, *, what: str) -> list[Any]:
+    """A JSON array's items; [] for anything else (logged when it was not empty)."""
+    data = load_json(content, what=what)
+    if data is None or isinstance(data, list):
+        return data or []
+    log.warning("memory.file.unreadable", file=what, reason="not_a_list")
+    return []
