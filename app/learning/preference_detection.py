@@ -81,11 +81,15 @@ class _Sentence:
 
 
 def _sentences(message: str) -> Iterator[_Sentence]:
+    cut_short = len(message) > MAX_SCANNED_CHARS
     message = collapse_spaces(message[:MAX_SCANNED_CHARS].translate(_APOSTROPHE))
     message = _ABBREVIATION.sub(rf"\1{_HIDDEN_DOT}", message)
-    # The piece after the last split is the unread rest of a long message: dropped.
     pieces = _SENTENCE_BREAK.split(message, maxsplit=MAX_SENTENCES)
-    for raw in pieces[:MAX_SENTENCES]:
+    if len(pieces) > MAX_SENTENCES or cut_short:
+        # The last piece is the unread rest, or a sentence the prefix cut short ("Call me
+        # Sam" of "Call me Samantha"): neither is read.
+        pieces.pop()
+    for raw in pieces:
         sentence = raw.replace(_HIDDEN_DOT, ".").strip()
         if not sentence or sentence.endswith("?"):
             continue  # a question states nothing
