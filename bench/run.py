@@ -20,6 +20,7 @@ BENCHMARKS = [
     "bench.turn_end",
     "bench.throughput",
     "bench.intake",
+    "bench.hostile_input",
 ]
 
 
