@@ -21,6 +21,7 @@ BENCHMARKS = [
     "bench.throughput",
     "bench.intake",
     "bench.secret_shapes",
+    "bench.hostile_input",
 ]
 
 

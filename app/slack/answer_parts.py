@@ -101,6 +101,13 @@ def _read_blocks(lines: list[str]) -> tuple[list[_Fence | None], list[int]]:
 def _cut_lines(lines: list[str], open_after: list[_Fence | None], limit: int) -> list[str]:
     """One block longer than a message, cut between lines (a line longer than a message is
     cut too, at a space where there is one); a cut inside code closes and reopens it."""
+    # A code block whose fence lines fill half a message (a line of thousands of backticks)
+    # cannot be closed and reopened around its content: it is cut like text. Reopening it
+    # would leave no room for content, and the cutting would never end.
+    open_after = [
+        fence if fence is not None and len(fence.opener) + fence.room <= limit // 2 else None
+        for fence in open_after
+    ]
     pieces: list[str] = []
     current = ""  # the message being filled
     fresh = ""  # what `current` started with: nothing, or a reopened code block
@@ -147,4 +154,6 @@ def _parser() -> MarkdownIt:
     # Imported on first use: only answers longer than a message need it.
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark").enable("table")
+    # Blocks only: the cuts never look inside a paragraph's text, and the inline rules
+    # (links, emphasis) cost time quadratic in inputs such as thousands of `[` or `![`.
+    return MarkdownIt("commonmark").enable("table").disable("inline")

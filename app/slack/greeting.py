@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from app.learning.plain_text import one_line
+from app.learning.preferences import MAX_VALUE_CHARS
 from app.learning.welcome import Welcome
 from app.slack import block_kit
 
@@ -91,7 +93,7 @@ def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[s
     return title, [SUGGESTED_PROMPTS[0], REVIEW_PREFERENCES_PROMPT, SUGGESTED_PROMPTS[2]]
 
 
-def _parse(preferences_json: str | None) -> dict[str, object]:
+def _parse(preferences_json: str | None) -> dict[str, str]:
     if not preferences_json:
         return {}
     try:
@@ -101,8 +103,10 @@ def _parse(preferences_json: str | None) -> dict[str, object]:
     if not isinstance(data, dict):
         return {}
     # Keys starting with `_` are Orion's bookkeeping (app/learning/preferences.py).
+    # Flattened and clipped as detection keeps them: the file is also written by Claude's
+    # memory tool, and a greeting is one short line whatever the file holds.
     return {
-        str(k): v
+        str(k): one_line(str(v), MAX_VALUE_CHARS)
         for k, v in data.items()
         if isinstance(v, str | int | float | bool) and not str(k).startswith("_")
     }

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from app.learning.plain_text import one_line
 from app.observability.logging import get_logger
 
 log = get_logger(__name__)
@@ -77,7 +78,7 @@ class AgentSession:
         self, client: AsyncWebClient, *, channel: str, thread_ts: str, title: str | None = None
     ) -> None:
         self._client, self._channel, self._thread_ts = client, channel, thread_ts
-        self._title = " ".join((title or "").split())[:SESSION_TITLE_CHARS]
+        self._title = one_line(title or "", SESSION_TITLE_CHARS)
 
     async def working(self) -> None:
         await self._set("processing")

@@ -11,6 +11,7 @@ An answer longer than one message is split at Markdown block boundaries (answer_
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import aiohttp
@@ -197,7 +198,7 @@ class SlackReplyStream:
         A broken stream's message is rewritten to the first part; if Slack refuses that
         too, it keeps what it shows and only the rest is posted after it.
         """
-        parts = split_markdown(self.text or " ", MAX_MARKDOWN_CHARS)
+        parts = await _messages_of(self.text or " ")
         streamed_ts = self._stream.ts if self._stream is not None else None
         if streamed_ts:
             if not self._expired:
@@ -212,8 +213,8 @@ class SlackReplyStream:
                 parts = parts[1:]
             except STREAM_FAILURES as exc:
                 log.warning("slack.stream_rewrite_failed", error=type(exc).__name__, exc_info=exc)
-                rest = rest_of(self.text, self._shown)
-                parts = split_markdown(rest, MAX_MARKDOWN_CHARS) if rest.strip() else []
+                rest = await asyncio.to_thread(rest_of, self.text, self._shown)
+                parts = await _messages_of(rest) if rest.strip() else []
         for number, part in enumerate(parts, start=1):
             await self._client.chat_postMessage(
                 channel=self._channel,
@@ -221,6 +222,15 @@ class SlackReplyStream:
                 text=part,
                 **_content(part, blocks, metadata, last=number == len(parts)),
             )
+
+
+async def _messages_of(answer: str) -> list[str]:
+    """`answer` as Slack messages. Cutting a long one parses its Markdown, which takes tens
+    of milliseconds per 10,000 characters of some shapes (tables, long lists): in a worker
+    thread, so that the event loop keeps answering everyone else meanwhile."""
+    if len(answer) <= MAX_MARKDOWN_CHARS:
+        return [answer]
+    return await asyncio.to_thread(split_markdown, answer, MAX_MARKDOWN_CHARS)
 
 
 def _content(
