@@ -120,10 +120,11 @@ def retention_of(store: ObjectStore) -> SessionRetention | None:
     readers of Orion's records skip entries by the same window the store hides
     conversations by."""
     layer: object = store
-    while isinstance(layer, StoreLayer):
+    while layer is not None:
         if isinstance(layer, ExpiringSessionsStore):
             return layer.retention
-        layer = layer.inner
+        # Every layer keeps what it wraps as `inner` (StoreLayer, the breaker's GuardedStore).
+        layer = getattr(layer, "inner", None)
     return None
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from app.learning.session_index import format_time
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory.scopes import (
     conversations_index_key,
@@ -282,8 +283,9 @@ def test_a_past_summary_recall_cannot_read_is_logged_once_and_the_answer_comes(
     claude: FakeClaude,
 ) -> None:
     orion = orion_on_bucket()
-    past, updated = "1712345000.000100", datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
-    index = [{"thread": past, "title": "Q3 budget", "updated": "2026-05-04T10:00:00Z"}]
+    # Within the retention window: older entries of Orion's index are not searched at all.
+    past, updated = "1712345000.000100", datetime.now(UTC).replace(microsecond=0)
+    index = [{"thread": past, "title": "Q3 budget", "updated": format_time(updated)}]
     bucket.write(conversations_index_key(USER), json.dumps(index))
     summary = SessionSummary("Q3 budget", "Cloud spend is over plan.", USER, updated)
     bucket.write(session_context_key(past), render_summary(summary))

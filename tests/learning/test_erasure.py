@@ -131,3 +131,23 @@ async def test_a_thread_listed_where_the_person_can_write_is_not_theirs_to_forge
     )
     assert backend.raw_read(session_context_key(OTHER_THREAD)) is not None
     assert backend.raw_read(thread_context_key(OTHER_DM, OTHER_THREAD)) is not None
+
+
+async def test_every_conversation_is_found_however_many_and_whatever_the_person_deleted(
+    store: ObjectStore, backend: Backend
+) -> None:
+    # 250 conversations (the index used to keep 200), and the person had Claude delete their
+    # whole memory directory first: Orion's own index still finds every summary.
+    threads = [f"1712340{n:03d}.000001" for n in range(250)]
+    for n, thread in enumerate(threads):
+        summary = SessionSummary(f"Topic {n}", f"{USER} talked about topic {n}.", user_id=USER)
+        await store.write(session_context_key(thread), render_summary(summary))
+        await record_session(store, USER, SessionEntry(thread, f"Topic {n}", NOW, DM))
+    for obj in await store.list(f"users/{USER}/"):
+        await store.delete(obj.key)
+    assert len(await read_index(store, USER)) == 250
+
+    report = await forget_everything(store, USER, now=NOW)
+
+    assert report.deleted["sessions"] == 250
+    assert _holding(backend, USER) == []
