@@ -1,7 +1,7 @@
 """Storage trouble: what a person waits for when the memory store is slow, down, crowded
 or not yet connected.
 
-DESIGN.md §3 says the person's path holds under the worst storage conditions, not just
+docs/architecture.md says the person's path holds under the worst storage conditions, not just
 healthy ones. This benchmark measures that path under each of them, in one run:
 
 1. Slow storage: every storage request (reads, uploads, deletes, listings) takes

@@ -1,6 +1,6 @@
 """Where each memory lives, and which memory paths one conversation may touch.
 
-Keys are the relative paths of the memory layout (DESIGN §2):
+Keys are the relative paths of the memory layout (docs/interface.md, "Memory layout"):
 
     global/context.md                  organisation-wide, read-only for the model
     users/{user_id}/preferences.json   one person's preferences (and other files)

@@ -10,7 +10,7 @@ serve a person fully, and 503 otherwise, naming what is missing:
 - `storage`: the store is built, has been asked one thing since, and its circuit
   breaker (app/storage/breaker.py) is closed — it is answering. An unreachable bucket
   makes Orion *degraded*, not unready: it still greets and answers, without memories
-  (DESIGN §3), as every other instance does meanwhile; failing readiness would only stop
+  (docs/architecture.md), as every other instance does meanwhile; failing readiness would only stop
   Cloud Run from starting the instances a burst needs. `/readyz` stays 200 and says so
   (`degraded`, with the reason);
 - `slack_auth`: Slack accepted the bot token (`auth.test`, once at start).

@@ -16,7 +16,7 @@ shows its status at once (nobody else has it yet).
 If the claim store is unreachable, Orion prefers answering (at worst twice) over
 dropping the person's message, and says so in the log (once per outage, when the store's
 breaker opens). Claims are tiny; a bucket lifecycle rule deletes `events/` objects after
-a day (see README).
+a day (docs/operations.md).
 """
 
 from __future__ import annotations

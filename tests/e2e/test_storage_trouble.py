@@ -1,4 +1,4 @@
-"""Storage trouble never reaches the person (DESIGN.md §3): what they see when the bucket is
+"""Storage trouble never reaches the person (docs/architecture.md): what they see when the bucket is
 slow, down, or shared with another instance, and when the instance has just started.
 
 End to end through signed events: the real Orion HTTP app, the fake Slack and Claude, and
