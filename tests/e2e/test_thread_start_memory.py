@@ -325,6 +325,9 @@ def test_memory_load_and_injection_are_traced(
     seed_returning_user(memories)
     orion = start_orion(memories)
     thread_ts, _ = open_thread(orion, slack)
+    # The thread start saves the memory with the thread after the greeting: let it finish,
+    # so that the turn finds it (a message that comes first loads the memory itself).
+    orion.wait_idle()
     ask(orion, slack, claude, thread_ts, "What do you remember about me?")
     slack.wait_for(
         lambda: _of_thread(spans, "slack.user_message", thread_ts), what="the turn's root span"
