@@ -2,7 +2,7 @@
 
 Everything about a person is found without listing the bucket: their directory
 (`users/{id}/`: preferences and notes), Orion's records about them (`people/{id}/`: their
-conversation index, welcome, where preferences were learned), the summaries and notes of
+conversation index and welcome), the summaries and notes of
 their threads (`sessions/{thread}/`, for the threads their index names and the threads of
 their DM), and the saved contexts of the threads in their DM with Orion
 (`threads/{dm}/`, which hold a copy of the memory restored there). Which threads are

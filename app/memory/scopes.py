@@ -230,11 +230,6 @@ def welcome_key(user_id: str) -> str:
     return f"{person_records_prefix(user_id)}welcome.json"
 
 
-def learned_key(user_id: str) -> str:
-    """When and in which thread each of the person's preferences was learned."""
-    return f"{person_records_prefix(user_id)}learned.json"
-
-
 def is_channel_id(value: object) -> bool:
     return isinstance(value, str) and _CHANNEL_ID.fullmatch(value) is not None
 
