@@ -237,9 +237,9 @@ def test_an_erasure_on_a_second_instance_undoes_a_turn_finishing_on_the_first(
     otto_before = {key: seeded.read(key) or "" for key in otto()}
     answering, erasing = orion_on_bucket(), orion_on_bucket()
     thread_ts, _ = open_thread(answering, slack, USER, DM)
-    # A slow answer on the first instance (four pieces, two seconds apart); Mira's click
+    # A slow answer on the first instance (four pieces, a second apart); Mira's click
     # reaches the second one meanwhile.
-    claude.reply("Noted, Mira. " * 40, chunk_delay=2.0)
+    claude.reply("Noted, Mira. " * 40, chunk_delay=1.0)
     conversation.post_user_message(
         answering, slack, USER, DM, thread_ts, "Please call me Mira. Let's plan the launch again."
     )
