@@ -89,7 +89,15 @@ class GuardedStore:
         return await self._guarded(lambda: self.inner.list(prefix))
 
     async def connect(self) -> None:
-        await self.inner.connect()
+        """Connect ahead of the first operation. A connection that cannot be made for
+        want of a network (no credentials to be had) is an outage like a request that
+        cannot be sent; a connection made is not an answer from the store."""
+        sent = time.monotonic()
+        try:
+            await self.inner.connect()
+        except StoreUnreachable as error:
+            self._unreachable(error, sent)
+            raise
 
     async def close(self) -> None:
         """Stop probing (at shutdown) and close the store it wraps."""
@@ -115,10 +123,16 @@ class GuardedStore:
         error = attempt.exception()
         if error is None or isinstance(error, PreconditionFailed):
             self._last_answer = time.monotonic()  # a result, a 404 or a 412: it answered
-        elif isinstance(error, StoreUnreachable) and self.available and self._last_answer < sent:
-            self._open(error)
+        elif isinstance(error, StoreUnreachable):
+            self._unreachable(error, sent)
         # Anything else (an error answer, a key refused before sending, no time left to
         # send) says nothing about the store as a whole.
+
+    def _unreachable(self, error: StoreUnreachable, sent: float) -> None:
+        """An operation sent at `sent` could not reach the store: an outage, unless the
+        store has answered anything since."""
+        if self.available and self._last_answer < sent:
+            self._open(error)
 
     def _open(self, error: StoreUnreachable) -> None:
         log.error("store.unavailable", store=repr(self.inner), exc_info=error)

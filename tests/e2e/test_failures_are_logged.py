@@ -39,6 +39,7 @@ from app.slack.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
+from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -387,15 +388,13 @@ def test_a_store_that_cannot_connect_at_start_is_logged_once(
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
     settings = make_settings(slack, claude, gcs_memories_bucket="orion-test-no-credentials")
     with OrionServer(settings, claude_factory=build_claude_client) as orion:
-        orion.wait_logged("storage.check_failed", timeout=30)
+        orion.wait_logged("store.unavailable", timeout=30)
         orion.wait_logged("services.ready", timeout=30)
+        wait_until(lambda: orion.provider.storage_checked, 30, "the start-up check")
         records = tracebacks(orion)
-    # The connection's failure, once; then the start-up check, the store's first real
-    # operation, meets it again and says so itself (app/services.py).
-    assert [(r["message"], r["severity"]) for r in records] == [
-        ("services.store_connect_failed", "WARNING"),
-        ("storage.check_failed", "WARNING"),
-    ]
+    # Without credentials nothing can be sent: the connection's failure opens the store's
+    # breaker, which says so once; the start-up check then finds it open and says nothing.
+    assert [(r["message"], r["severity"]) for r in records] == [("store.unavailable", "ERROR")]
     for record in records:
         assert "trace_id" not in record
         assert record["exception"].startswith("Traceback (most recent call last):")
