@@ -1,6 +1,6 @@
 """A fresh process whose storage is out of reach greets and answers all the same.
 
-The worst conditions for the person's path (DESIGN.md §3) say: storage unreachable costs
+The worst conditions for the person's path (docs/architecture.md) say: storage unreachable costs
 the first event one storage budget at most, then the breaker skips it; and a fresh
 process's greeting needs only Slack and the store. Here the real `orion serve` process
 starts with a bucket it cannot reach, in each way a bucket can be out of reach:
