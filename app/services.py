@@ -17,7 +17,7 @@ Listeners `await provider.storage()` or `await provider.get()` for what they use
 
 Each build is retried with back-off until it succeeds (app/runtime/retrying_build.py): one
 transient failure at start must not leave the instance answering nothing until it is
-restarted. Readiness (`GET /readyz`, app/runtime/readiness.py) reports how far the builds are.
+restarted. Readiness (`GET /readyz`, app/readiness.py) reports how far the builds are.
 """
 
 from __future__ import annotations

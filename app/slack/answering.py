@@ -22,8 +22,8 @@ from app.agent.errors import friendly_error
 from app.agent.request import TurnRequest
 from app.observability import tracing
 from app.observability.logging import get_logger
+from app.runtime.background import run_in_background
 from app.services import ServiceProvider
-from app.slack.background import run_in_background
 from app.slack.dedupe import EventDeduplicator
 from app.slack.presence import Presence
 from app.slack.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks

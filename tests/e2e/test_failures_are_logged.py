@@ -320,7 +320,7 @@ def test_an_answer_that_fails_is_logged_once_as_an_error(
     never_shown(slack, claude, "opal-7", "overloaded_error")
 
 
-# --- background work (app/slack/background.py) ----------------------------------------------
+# --- background work (app/runtime/background.py) ----------------------------------------------
 
 BROKEN_BOLT = "a listener module failed to import (broken-bolt-5e1)"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from app.observability import tracing
 from app.observability.logging import get_logger
-from app.slack.event_scope import in_flight
+from app.runtime.in_flight import in_flight
 
 log = get_logger(__name__)
 
