@@ -33,7 +33,7 @@ from app.memory.scopes import (
     user_preferences_key,
     user_prefix,
 )
-from app.slack.memory_view import ACTION_FORGET_EVERYTHING
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from bench.environment import benchmark_environment
 from bench.stats import median_ms, print_table
 from tests.fakes import slack_events as events

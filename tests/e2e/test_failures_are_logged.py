@@ -34,7 +34,7 @@ from app.memory.scopes import (
 )
 from app.observability.event_context import trace_id_for
 from app.services import build_claude_client
-from app.slack.greeting import GENERIC_GREETING
+from app.slack.conversation.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
@@ -130,7 +130,8 @@ def answer_summaries(claude: FakeClaude, orion: OrionServer) -> None:
     claude.responder = respond
 
 
-# --- a thread starts (app/slack/thread_started.py, thread_memory.py, memory/loader.py) --------
+# --- a thread starts (app/slack/assistant_view/thread_started.py, conversation/thread_memory.py,
+# app/memory/loader.py) ---------------------------------------------------------------------
 
 
 def test_a_memory_that_fails_to_load_at_thread_start_is_logged_once_and_the_greeting_comes(
@@ -195,7 +196,7 @@ def test_a_claim_the_store_refuses_is_logged_once_and_the_greeting_comes(
     never_shown(slack, claude, INJECTED)
 
 
-# --- a turn (app/agent/turn.py, app/learning/recall.py, app/slack/answering.py) ---------------
+# --- a turn (app/agent/turn.py, app/learning/recall.py, app/slack/conversation/answering.py) ---
 
 
 def test_a_memory_reload_that_fails_is_logged_once_and_the_answer_comes(

@@ -26,9 +26,9 @@ from app.memory.scopes import (
     user_preferences_key,
     user_prefix,
 )
-from app.slack import download_memory, forget_everything, forget_memory_item
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.memory_view import (
+from app.slack.conversation.greeting import GENERIC_GREETING
+from app.slack.home import download_memory, forget_everything, forget_memory_item
+from app.slack.home.memory_view import (
     ACTION_DOWNLOAD,
     ACTION_FORGET_EVERYTHING,
     ACTION_FORGET_NOTE,

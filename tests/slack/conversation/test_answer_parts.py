@@ -8,7 +8,7 @@ import re
 
 from markdown_it import MarkdownIt
 
-from app.slack.answer_parts import rest_of, split_markdown
+from app.slack.conversation.answer_parts import rest_of, split_markdown
 
 FENCE_LINE = re.compile(r"^```\w*\n", re.MULTILINE)
 MARKDOWN = MarkdownIt("commonmark")

@@ -1,7 +1,7 @@
 """`app_context_changed` (agent_view): what the person is looking at in Slack changed.
 
 The successor of `assistant_thread_context_changed`, but per person rather than per
-thread: kept (app/slack/viewing.py) for the conversations they start.
+thread: kept (app/slack/agent_view/viewing.py) for the conversations they start.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from app.observability.logging import get_logger
-from app.slack.viewing import Viewing
+from app.slack.agent_view.viewing import Viewing
 
 log = get_logger(__name__)
 

@@ -22,13 +22,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.memory.restore import RestoredMemory
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.answering import Answerer, Incoming
-from app.slack.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.agent_view.viewing import Viewing
+from app.slack.conversation.answering import Answerer, Incoming
+from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.conversation.presence import AgentSession
+from app.slack.conversation.thread_context_store import StoredThreadContextStore
+from app.slack.conversation.thread_memory import keep_with_thread, restore_for, saved_memory
 from app.slack.event_scope import handling
-from app.slack.presence import AgentSession
-from app.slack.thread_context_store import StoredThreadContextStore
-from app.slack.thread_memory import keep_with_thread, restore_for, saved_memory
-from app.slack.viewing import Viewing
 
 log = get_logger(__name__)
 

@@ -22,8 +22,8 @@ from app.learning.memory_inventory import MemoryInventory, take_inventory
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.slack.event_scope import handling
-from app.slack.home_tab import HomeTab, MemoryOff, clicking_user
-from app.slack.memory_view import ACTION_DOWNLOAD, MEMORY_OFF, HomeOwner
+from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user
+from app.slack.home.memory_view import ACTION_DOWNLOAD, MEMORY_OFF, HomeOwner
 
 log = get_logger(__name__)
 

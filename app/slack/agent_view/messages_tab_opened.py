@@ -5,7 +5,7 @@ DM is not a question: Orion posts nothing there. It sets the suggested prompts a
 of the Messages tab (`assistant.threads.setSuggestedPrompts` without a thread: with one,
 agent_view ignores them), by name and with the person's own preferences when Orion knows
 them, at most once per person per day (people open the tab far more often than that).
-The Home tab is home_tab_opened.py.
+The Home tab is home/home_tab_opened.py.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.memory.scopes import user_preferences_key
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.dedupe import EventDeduplicator
+from app.slack.conversation.dedupe import EventDeduplicator
+from app.slack.conversation.greeting import messages_tab_prompts
 from app.slack.event_scope import handling
-from app.slack.greeting import messages_tab_prompts
 from app.storage.breaker import StoreOffline
 from app.storage.deadline import storage_deadline, time_left
 

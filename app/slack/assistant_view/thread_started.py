@@ -29,11 +29,16 @@ from app.memory.loader import Scope
 from app.memory.restore import RestoredMemory
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.conversation.greeting import (
+    GENERIC_GREETING,
+    SUGGESTED_PROMPTS,
+    Greeting,
+    thread_greeting,
+)
+from app.slack.conversation.status import show_status
+from app.slack.conversation.thread_memory import keep_with_thread, restore_for
 from app.slack.event_scope import handling
-from app.slack.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS, Greeting, thread_greeting
-from app.slack.status import show_status
-from app.slack.thread_memory import keep_with_thread, restore_for
 from app.storage.deadline import storage_deadline
 
 log = get_logger(__name__)

@@ -15,8 +15,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.slack.event_scope import handling
-from app.slack.home_tab import HomeTab
-from app.slack.memory_view import HomeOwner
+from app.slack.home.home_tab import HomeTab
+from app.slack.home.memory_view import HomeOwner
 
 HOME_TAB = "home"
 

@@ -24,8 +24,8 @@ from app.memory.scopes import to_key, to_memory_path, user_prefix
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.slack.event_scope import handling
-from app.slack.home_tab import HomeTab, MemoryOff, clicking_user, owner_of
-from app.slack.memory_view import (
+from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user, owner_of
+from app.slack.home.memory_view import (
     ACTION_FORGET_CONVERSATION,
     ACTION_FORGET_NOTE,
     ACTION_FORGET_PREFERENCE,

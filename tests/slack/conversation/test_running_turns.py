@@ -16,7 +16,7 @@ from contextlib import ExitStack, asynccontextmanager
 
 import pytest
 
-from app.slack.running_turns import RunningTurns
+from app.slack.conversation.running_turns import RunningTurns
 
 CHANNEL, OTHER_CHANNEL = "D0STOP", "D0ELSE"
 THREAD, OTHER_THREAD = "1712345678.000100", "1712345678.000200"

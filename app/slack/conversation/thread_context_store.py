@@ -24,7 +24,7 @@ from app.memory.scopes import thread_context_key
 from app.memory.tolerant_json import load_json_object
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.thread_memory import memory_read
+from app.slack.conversation.thread_memory import memory_read
 
 log = get_logger(__name__)
 

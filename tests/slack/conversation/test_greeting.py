@@ -20,8 +20,8 @@ from app.learning.preferences import Preference, save_preferences
 from app.learning.welcome import Welcome, save_welcome
 from app.memory.restore import restore_memory
 from app.memory.scopes import user_preferences_key, welcome_key
-from app.slack.greeting import messages_tab_prompts, thread_greeting
-from app.slack.thread_started import _greeting
+from app.slack.assistant_view.thread_started import _greeting
+from app.slack.conversation.greeting import messages_tab_prompts, thread_greeting
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER
 

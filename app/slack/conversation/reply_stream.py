@@ -19,8 +19,8 @@ from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
-from app.slack.answer_parts import rest_of, split_markdown
-from app.slack.presence import Presence
+from app.slack.conversation.answer_parts import rest_of, split_markdown
+from app.slack.conversation.presence import Presence
 
 log = get_logger(__name__)
 
@@ -46,7 +46,7 @@ def answer_metadata(trace_id: str | None) -> dict[str, Any] | None:
 
 
 def feedback_blocks() -> list[dict[str, Any]]:
-    """Thumbs up/down under the final answer (handled by app/slack/feedback.py)."""
+    """Thumbs up/down under the final answer (handled by app/slack/conversation/feedback.py)."""
     return [
         {
             "type": "context_actions",

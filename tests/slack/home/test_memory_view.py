@@ -14,7 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
 from app.learning.preferences import Learned, StoredPreference
-from app.slack.memory_view import (
+from app.slack.home.memory_view import (
     MAX_BLOCKS,
     MAX_CONVERSATIONS,
     MAX_NOTES,

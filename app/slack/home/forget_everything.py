@@ -20,8 +20,8 @@ from app.learning.erasure import forget_everything
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.slack.event_scope import handling
-from app.slack.home_tab import HomeTab, MemoryOff, clicking_user
-from app.slack.memory_view import ACTION_FORGET_EVERYTHING, MEMORY_OFF, HomeOwner
+from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING, MEMORY_OFF, HomeOwner
 
 log = get_logger(__name__)
 

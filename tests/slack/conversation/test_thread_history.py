@@ -15,7 +15,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.history import ThreadMessage
-from app.slack.thread_history import WINDOW_MESSAGES, ThreadReader
+from app.slack.conversation.thread_history import WINDOW_MESSAGES, ThreadReader
 from app.slack.web_client import build_web_client
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_model import BOT_ID, Message

@@ -10,9 +10,9 @@ from slack_bolt.context.save_thread_context.async_save_thread_context import (
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
 from app.observability.logging import get_logger
-from app.slack.dedupe import EventDeduplicator
+from app.slack.conversation.dedupe import EventDeduplicator
+from app.slack.conversation.thread_context_store import StoredThreadContextStore
 from app.slack.event_scope import handling
-from app.slack.thread_context_store import StoredThreadContextStore
 
 log = get_logger(__name__)
 

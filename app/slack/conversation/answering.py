@@ -24,11 +24,11 @@ from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
 from app.services import ServiceProvider
-from app.slack.dedupe import EventDeduplicator
-from app.slack.presence import Presence
-from app.slack.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
-from app.slack.running_turns import RunningTurns
-from app.slack.thread_history import ThreadReader
+from app.slack.conversation.dedupe import EventDeduplicator
+from app.slack.conversation.presence import Presence
+from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
+from app.slack.conversation.running_turns import RunningTurns
+from app.slack.conversation.thread_history import ThreadReader
 from app.storage.deadline import current_deadline, seconds_until, storage_deadline
 
 log = get_logger(__name__)

@@ -19,7 +19,7 @@ from typing import Any
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
 from app.learning.preferences import StoredPreference
 from app.memory.scopes import is_channel_id, is_thread_ts, user_prefix
-from app.slack import block_kit
+from app.slack.home import block_kit
 
 CALLBACK_ID = "orion_memory_home"
 ACTION_FORGET_PREFERENCE = "memory.forget_preference"

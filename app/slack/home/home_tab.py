@@ -22,7 +22,7 @@ from app.learning.memory_inventory import MemoryInventory, take_inventory
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.memory_view import (
+from app.slack.home.memory_view import (
     MAX_CONVERSATIONS,
     MEMORY_OFF,
     UNAVAILABLE,

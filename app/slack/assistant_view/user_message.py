@@ -1,5 +1,6 @@
 """A message in an assistant thread (assistant_view): answer it with Claude, streamed into
-the thread, with the memory saved with the thread at its start (app/slack/answering.py)."""
+the thread, with the memory saved with the thread at its start
+(app/slack/conversation/answering.py)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
-from app.slack.answering import Answerer, Incoming
-from app.slack.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.conversation.answering import Answerer, Incoming
+from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.conversation.presence import AssistantStatus
+from app.slack.conversation.thread_memory import saved_memory
 from app.slack.event_scope import handling
-from app.slack.presence import AssistantStatus
-from app.slack.thread_memory import saved_memory
 
 log = get_logger(__name__)
 

@@ -26,7 +26,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 
 from app.config import Settings
 from app.services import ServiceProvider, build_services, build_storage
-from app.slack.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.storage.breaker import PROBE_KEY, GuardedStore
 from app.storage.deadline import storage_deadline
 from app.storage.store import ObjectStore

@@ -12,8 +12,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability import tracing
 from app.observability.logging import get_logger
+from app.slack.conversation.reply_stream import ANSWER_METADATA_TYPE, FEEDBACK_ACTION_ID
 from app.slack.event_scope import handling
-from app.slack.reply_stream import ANSWER_METADATA_TYPE, FEEDBACK_ACTION_ID
 
 log = get_logger(__name__)
 

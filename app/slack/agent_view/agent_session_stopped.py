@@ -15,9 +15,9 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
+from app.slack.conversation.presence import AgentSession
+from app.slack.conversation.running_turns import RunningTurns
 from app.slack.event_scope import handling
-from app.slack.presence import AgentSession
-from app.slack.running_turns import RunningTurns
 
 log = get_logger(__name__)
 
