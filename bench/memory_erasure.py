@@ -24,8 +24,8 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from app.learning.session_index import format_time
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
 from app.memory.scopes import (
     conversations_index_key,
     session_context_key,

@@ -5,7 +5,7 @@ from the inventory, so neither can say more (or less) than storage holds."""
 from __future__ import annotations
 
 from app.learning.memory_inventory import MemoryInventory
-from app.learning.session_index import format_time
+from app.learning.timestamps import format_time
 
 
 def render_memory(inventory: MemoryInventory, *, full: bool) -> str:

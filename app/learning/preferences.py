@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from app.learning.session_index import format_time, parse_time
+from app.learning.timestamps import format_time, parse_time
 from app.memory.retention import cutoff_of
 from app.memory.scopes import user_preferences_key
 from app.memory.tolerant_json import load_json_object

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from app.learning.session_index import format_time
+from app.learning.timestamps import format_time
 from app.memory.scopes import (
     conversations_index_key,
     session_context_key,
