@@ -17,12 +17,12 @@ from slack_bolt.context.save_thread_context.async_save_thread_context import (
     AsyncSaveThreadContext,
 )
 from slack_bolt.context.say.async_say import AsyncSay
-from slack_bolt.context.set_status.async_set_status import AsyncSetStatus
 from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
     AsyncSetSuggestedPrompts,
 )
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.welcome import parse_welcome
 from app.memory.loader import Scope
@@ -36,7 +36,7 @@ from app.slack.conversation.greeting import (
     Greeting,
     thread_greeting,
 )
-from app.slack.conversation.status import show_status
+from app.slack.conversation.presence import AssistantStatus
 from app.slack.conversation.thread_memory import keep_with_thread, restore_for
 from app.slack.event_scope import handling
 from app.storage.deadline import storage_deadline
@@ -56,20 +56,18 @@ def register(
         body: dict[str, Any],
         payload: dict[str, Any],
         request: AsyncBoltRequest,
+        client: AsyncWebClient,
         say: AsyncSay,
-        set_status: AsyncSetStatus,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
         save_thread_context: AsyncSaveThreadContext,
     ) -> None:
         thread = payload["assistant_thread"]
         user, thread_ts = thread.get("user_id"), thread["thread_ts"]
+        channel = thread.get("channel_id")
         async with handling(
-            "slack.thread_started",
-            body,
-            user=user,
-            channel=thread.get("channel_id"),
-            thread_ts=thread_ts,
+            "slack.thread_started", body, user=user, channel=channel, thread_ts=thread_ts
         ):
+            status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
             if dedupe.seen_here(body):
                 return
             retried = is_retried_delivery(request)
@@ -79,12 +77,12 @@ def register(
             if not retried:
                 # At once, beside the storage work: nothing else has this delivery. (If it
                 # loses the claim all the same, the winner's greeting replaces the status.)
-                await show_status(set_status, RESTORING_STATUS)
+                await status.progress(RESTORING_STATUS)
             if await claiming:
                 restoring.cancel()
                 return  # another delivery of this event is greeting: leave it be
             if retried:
-                await show_status(set_status, RESTORING_STATUS)
+                await status.progress(RESTORING_STATUS)
             restored = await restoring
             greeting = _greeting(restored, provider.settings.memory_session_retention_days)
             try:

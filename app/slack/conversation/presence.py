@@ -46,7 +46,8 @@ class Presence(Protocol):
 
 
 class AssistantStatus:
-    """assistant_view's status line of one assistant thread."""
+    """assistant_view's status line of one assistant thread: while a message is answered,
+    and while a thread start restores its memory."""
 
     def __init__(self, client: AsyncWebClient, *, channel: str, thread_ts: str) -> None:
         self._client, self._channel, self._thread_ts = client, channel, thread_ts
