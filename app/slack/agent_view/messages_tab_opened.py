@@ -10,7 +10,6 @@ The Home tab is home/home_tab_opened.py.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +24,6 @@ from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.greeting import messages_tab_prompts
 from app.slack.event_scope import handling
 from app.storage.breaker import StoreOffline
-from app.storage.deadline import storage_deadline, time_left
 
 log = get_logger(__name__)
 
@@ -64,10 +62,9 @@ async def _preferences(provider: ServiceProvider, user: str) -> str | None:
     """The person's stored preferences, within the storage budget; None when there are
     none, memory is off, or the store does not answer in time."""
     try:
-        with storage_deadline(provider.settings.memory_load_timeout_s):
-            async with asyncio.timeout(time_left()):
-                store = (await provider.storage()).memory_store
-                stored = await store.read(user_preferences_key(user)) if store else None
+        async with provider.storage_within(provider.settings.memory_load_timeout_s) as storage:
+            store = storage.memory_store
+            stored = await store.read(user_preferences_key(user)) if store else None
     except StoreOffline:
         return None
     except Exception as exc:

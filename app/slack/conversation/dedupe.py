@@ -21,7 +21,6 @@ a day (see README).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -33,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.storage.breaker import StoreOffline
-from app.storage.deadline import storage_deadline, time_left
 from app.storage.store import CREATE_ONLY, PreconditionFailed
 
 if TYPE_CHECKING:
@@ -98,12 +96,10 @@ class EventDeduplicator:
 
     async def _claimed_before(self, claim_id: str) -> bool:
         try:
-            with storage_deadline(CLAIM_BUDGET_S):
-                async with asyncio.timeout(time_left()):
-                    store = (await self._provider.storage()).store
-                    claim = json.dumps({"instance": _INSTANCE, "claimed_at": time.time()})
-                    key = event_claim_key(claim_id)
-                    await store.write(key, claim, if_generation=CREATE_ONLY)
+            async with self._provider.storage_within(CLAIM_BUDGET_S) as storage:
+                claim = json.dumps({"instance": _INSTANCE, "claimed_at": time.time()})
+                key = event_claim_key(claim_id)
+                await storage.store.write(key, claim, if_generation=CREATE_ONLY)
         except PreconditionFailed:
             log.info("slack.event.duplicate", source="claim")
             return True

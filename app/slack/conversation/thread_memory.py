@@ -3,7 +3,6 @@ restored when the conversation starts, saved with the thread, read by every late
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
@@ -74,13 +73,15 @@ async def restore_for(
     None when memory is off or nothing could be read. Never raises: memory is a nicety,
     and a failure here must not cost the person a greeting or an answer."""
     try:
-        async with asyncio.timeout(time_left()):
-            storage = await provider.storage()  # a fresh instance may still be connecting
-        if storage.memory_store is None or not user:
+        # Only getting the store (a fresh instance may still be connecting) is cut off at
+        # the deadline: the restore keeps what arrived by then.
+        async with provider.storage_within() as storage:
+            memory_store = storage.memory_store
+        if memory_store is None or not user:
             return None
         left = time_left()
         return await restore_memory(
-            storage.memory_store,
+            memory_store,
             user_id=user,
             thread_ts=thread_ts,
             budget_s=provider.settings.memory_load_timeout_s if left is None else left,

@@ -9,7 +9,6 @@ a friendly page, never its error; the log has it with its traceback.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,7 +30,6 @@ from app.slack.home.memory_view import (
     home_view,
     message_view,
 )
-from app.storage.deadline import storage_deadline, time_left
 from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
@@ -59,12 +57,10 @@ class HomeTab:
     async def store(self, budget_s: float | None = None) -> AsyncIterator[ObjectStore]:
         """The memory store, with every call inside bounded by `budget_s`; raises
         MemoryOff when memory is switched off."""
-        with storage_deadline(budget_s or self.budget_s):
-            async with asyncio.timeout(time_left()):
-                store = (await self.provider.storage()).memory_store
-                if store is None:
-                    raise MemoryOff
-                yield store
+        async with self.provider.storage_within(budget_s or self.budget_s) as storage:
+            if storage.memory_store is None:
+                raise MemoryOff
+            yield storage.memory_store
 
     async def publish(
         self,
