@@ -9,7 +9,6 @@ later message can use it without reloading). Nothing here waits for the Claude c
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +29,7 @@ from app.memory.restore import RestoredMemory
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.conversation.delivery import Delivery
 from app.slack.conversation.greeting import (
     GENERIC_GREETING,
     SUGGESTED_PROMPTS,
@@ -39,7 +39,6 @@ from app.slack.conversation.greeting import (
 from app.slack.conversation.presence import AssistantStatus
 from app.slack.conversation.thread_memory import keep_with_thread, restore_for
 from app.slack.event_scope import handling
-from app.storage.deadline import storage_deadline
 
 log = get_logger(__name__)
 
@@ -67,23 +66,19 @@ def register(
         async with handling(
             "slack.thread_started", body, user=user, channel=channel, thread_ts=thread_ts
         ):
-            status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
             if dedupe.seen_here(body):
                 return
-            retried = is_retried_delivery(request)
-            with storage_deadline(budget_s):
-                restoring = asyncio.ensure_future(restore_for(provider, user, thread_ts))
-                claiming = asyncio.ensure_future(dedupe.is_duplicate(body))
-            if not retried:
-                # At once, beside the storage work: nothing else has this delivery. (If it
-                # loses the claim all the same, the winner's greeting replaces the status.)
-                await status.progress(RESTORING_STATUS)
-            if await claiming:
-                restoring.cancel()
+            status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
+            delivery = Delivery(
+                dedupe,
+                body,
+                retried=is_retried_delivery(request),
+                budget_s=budget_s,
+                memory=lambda: restore_for(provider, user, thread_ts),
+            )
+            if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
                 return  # another delivery of this event is greeting: leave it be
-            if retried:
-                await status.progress(RESTORING_STATUS)
-            restored = await restoring
+            restored = await delivery.memory
             greeting = _greeting(restored, provider.settings.memory_session_retention_days)
             try:
                 await say(greeting.text)

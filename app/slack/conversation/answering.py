@@ -25,11 +25,12 @@ from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator
+from app.slack.conversation.delivery import Delivery
 from app.slack.conversation.presence import Presence
 from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
 from app.slack.conversation.running_turns import RunningTurns
 from app.slack.conversation.thread_history import ThreadReader
-from app.storage.deadline import current_deadline, seconds_until, storage_deadline
+from app.storage.deadline import seconds_until
 
 log = get_logger(__name__)
 
@@ -82,10 +83,13 @@ class Answerer:
             team_id=message.team_id,
             presence=presence,
         )
-        with storage_deadline(settings.memory_load_timeout_s):
-            deadline = current_deadline()
-            saved = asyncio.ensure_future(memory() if settings.memory_enabled else _none())
-            claiming = asyncio.ensure_future(self._dedupe.is_duplicate(message.body))
+        delivery = Delivery(
+            self._dedupe,
+            message.body,
+            retried=message.retried,
+            budget_s=settings.memory_load_timeout_s,
+            memory=memory if settings.memory_enabled else _none,
+        )
         history = asyncio.ensure_future(
             self._threads.read(
                 client,
@@ -100,15 +104,10 @@ class Answerer:
         turn: TurnRequest | None = None
         finished = False
         try:
-            if not message.retried:
-                # At once, beside the work above: nothing else has this delivery.
-                await presence.working()
-            if await claiming:
+            if not await delivery.claim(presence.working):
                 return False  # another delivery of this event is answering: leave it be
             answering = True
-            if message.retried:
-                await presence.working()
-            memory_context = await _within(saved, deadline)
+            memory_context = await _within(delivery.memory, delivery.deadline)
             agent = (await services).agent
             if message.user:
                 # Beside the answer, not before it: stated preferences are saved at once.
@@ -127,7 +126,7 @@ class Answerer:
                 thread_ts=message.thread_ts,
                 history=await history,
                 memory_context=memory_context,
-                memory_deadline=deadline,
+                memory_deadline=delivery.deadline,
             )
             text = await self._respond(turn, reply, agent)
             if text is not None:
@@ -142,7 +141,7 @@ class Answerer:
                 # Failed or stopped: what the memory tool wrote must not outlive an erasure.
                 agent = services.result().agent  # a turn exists only once services did
                 run_in_background(agent.after_unfinished_turn(turn), name="memory.erasure_check")
-            await _discard(saved, history, services)
+            await _discard(delivery.memory, history, services)
             if answering:
                 await presence.idle()
         return True
