@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from app.learning.welcome import Welcome
+from app.memory.preferences_file import read_preferences
 
 GENERIC_GREETING = (
     "Hi, I'm Orion. I remember what matters to you across conversations, "
@@ -50,7 +50,7 @@ def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Gr
 
 def greeting_for(preferences_json: str | None) -> str:
     """A welcome back that mentions one or two stored preferences; generic otherwise."""
-    preferences = _parse(preferences_json)
+    preferences = read_preferences(preferences_json)
     if not preferences:
         return GENERIC_GREETING
     name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
@@ -77,26 +77,9 @@ REVIEW_PREFERENCES_PROMPT = {
 def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[str, str]]]:
     """The title and prompts at the top of the Messages tab (agent_view): by name, and
     with the person's own preferences to review, when Orion knows them."""
-    preferences = _parse(preferences_json)
+    preferences = read_preferences(preferences_json)
     name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
     title = f"Hi {name}, how can I help?" if name else MESSAGES_TAB_TITLE
     if not preferences:
         return title, SUGGESTED_PROMPTS
     return title, [SUGGESTED_PROMPTS[0], REVIEW_PREFERENCES_PROMPT, SUGGESTED_PROMPTS[2]]
-
-
-def _parse(preferences_json: str | None) -> dict[str, object]:
-    if not preferences_json:
-        return {}
-    try:
-        data = json.loads(preferences_json)
-    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    # Keys starting with `_` are Orion's bookkeeping (app/learning/preferences.py).
-    return {
-        str(k): v
-        for k, v in data.items()
-        if isinstance(v, str | int | float | bool) and not str(k).startswith("_")
-    }

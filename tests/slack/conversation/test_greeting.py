@@ -16,12 +16,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.learning.preferences import Preference, save_preferences
+from app.learning.preferences import Preference, parse_preferences, save_preferences
 from app.learning.welcome import Welcome, save_welcome
+from app.memory.formatting import render_preferences
 from app.memory.restore import restore_memory
 from app.memory.scopes import user_preferences_key, welcome_key
 from app.slack.assistant_view.thread_started import _greeting
-from app.slack.conversation.greeting import messages_tab_prompts, thread_greeting
+from app.slack.conversation.greeting import GENERIC_GREETING, messages_tab_prompts, thread_greeting
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER
 
@@ -47,8 +48,8 @@ def titles(prompts: list[dict[str, str]]) -> list[str]:
 
 @pytest.mark.parametrize(
     "preferences",
-    [None, "", "{}", "not json at all", '["a", "list"]', '{"notes": {"nested": "objects"}}'],
-    ids=["no-file", "empty", "empty-object", "not-json", "not-an-object", "nothing-scalar"],
+    [None, "", "{}", "not json at all", '["a", "list"]', '{"_learned": {}}'],
+    ids=["no-file", "empty", "empty-object", "not-json", "not-an-object", "bookkeeping-only"],
 )
 def test_a_person_orion_knows_nothing_usable_about_gets_the_plain_welcome_and_starter_prompts(
     preferences: str | None,
@@ -90,11 +91,42 @@ def test_a_person_known_only_by_name_is_welcomed_by_it_without_a_preference_list
 
 
 def test_a_returning_person_without_a_name_gets_an_anonymous_welcome_back() -> None:
-    greeting = thread_greeting(json.dumps({"language": "French", "tags": ["a", "b"]}), None)
+    greeting = thread_greeting(json.dumps({"language": "French"}), None)
 
     assert greeting.text == (
         "Welcome back! I'll keep your preferences in mind (language: French). How can I help today?"
     )
+
+
+# --- one rule for every reader of the file ------------------------------------------------------
+
+
+def test_a_list_claude_wrote_is_greeted_as_the_home_tab_and_the_prompt_show_it() -> None:
+    # The memory tool can write any JSON into the file; what the person is greeted with,
+    # what their Home tab lists and what Claude is told are the same preferences.
+    stored = json.dumps({"tags": ["a", "b"], "_learned": {}})
+
+    greeting = thread_greeting(stored, None)
+    listed = [(p.key, p.value) for p in parse_preferences(stored)]
+
+    assert greeting.text == (
+        'Welcome back! I\'ll keep your preferences in mind (tags: ["a", "b"]). '
+        "How can I help today?"
+    )
+    assert listed == [("tags", '["a", "b"]')]
+    assert render_preferences(stored) == '- tags: ["a", "b"]'
+
+
+@pytest.mark.parametrize(
+    "stored",
+    ["not json at all", '["a", "list"]', "[" * 100_000],
+    ids=["not-json", "not-an-object", "nested-past-the-limit"],
+)
+def test_a_file_that_is_not_an_object_holds_no_preferences_for_any_reader(stored: str) -> None:
+    assert thread_greeting(stored, None).text == GENERIC_GREETING
+    assert messages_tab_prompts(stored)[0] == "How can I help?"
+    assert parse_preferences(stored) == []
+    assert render_preferences(stored) == ""
 
 
 # --- a person with a welcome prepared at their last turn end -----------------------------------
