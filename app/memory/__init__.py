@@ -1,5 +1,6 @@
 """The memory model: what Orion remembers and how Claude reaches it.
 
+- `key_prefixes`: every key prefix in the store, what it holds and how long it stays.
 - `scopes`: the memory layout's keys, `/memories/...` path validation, `MemoryScope`.
 - `loader`, `restore`, `formatting`: reading a person's memories within a budget, and
   writing them into the prompt.

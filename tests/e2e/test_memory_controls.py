@@ -19,6 +19,7 @@ import pytest
 
 from app.learning.summary_file import SessionSummary, render_summary
 from app.learning.timestamps import format_time
+from app.memory.key_prefixes import KEY_PREFIXES
 from app.memory.scopes import (
     conversations_index_key,
     session_context_key,
@@ -299,6 +300,10 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
     [request] = conversation.main_requests(claude, orion)
     for forgotten in ("Mira", "French", "launch", SECRET):
         assert forgotten not in json.dumps(request), forgotten
+    # Claims, contexts, a tombstone, a summary: each under a prefix of the one list.
+    orion.wait_idle()
+    listed = tuple(kind.prefix for kind in KEY_PREFIXES)
+    assert [key for key in seeded.names() if not key.startswith(listed)] == []
 
 
 def test_a_turn_finishing_while_its_person_erases_everything_writes_nothing_back(

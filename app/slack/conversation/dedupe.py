@@ -29,6 +29,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from app.memory.key_prefixes import EVENTS_PREFIX
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.storage.breaker import StoreOffline
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-# Claims of handled Slack events (retry dedupe); outside every MemoryScope root.
-EVENTS_PREFIX = "events/"
 _EVENT_ID = re.compile(r"[A-Za-z0-9]{4,64}")
 
 
