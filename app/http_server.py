@@ -1,6 +1,6 @@
 """HTTP mode (Cloud Run): Starlette routes `POST /slack/events`, `GET /healthz` (liveness:
 the process answers) and `GET /readyz` (readiness: whether Orion can do its job now, and if
-not, why; app/runtime/readiness.py).
+not, why; app/readiness.py).
 
 The server listens before Bolt is imported: Bolt (and then the heavy clients) load in
 the background and `/healthz` answers at once. Events and clicks are acknowledged as soon
@@ -31,16 +31,16 @@ from starlette.routing import Route
 from app.config import RunMode, Settings
 from app.observability.event_context import event_context
 from app.observability.logging import get_logger
+from app.readiness import readiness
 from app.runtime.ack_first import AckFirst
+from app.runtime.background import run_in_background
 from app.runtime.capped_body import BodyTooLarge, read_within_cap
 from app.runtime.early_ack import acks_early
-from app.runtime.readiness import readiness
 from app.runtime.slack_auth import SlackAuthCheck
 from app.runtime.slack_payload import MalformedPayload, parse_payload
 from app.runtime.slack_signature import SlackSignature
 from app.services import ServiceProvider
 from app.shutdown import drain
-from app.slack.background import run_in_background
 
 if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp

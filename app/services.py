@@ -15,18 +15,20 @@ background, in the order the person needs them:
 With a local memory directory, a background task also deletes conversations older than
 the retention window, at start-up and then daily (in a bucket, its lifecycle rule does).
 
-Listeners `await provider.storage()` or `await provider.get()` for what they use.
+Listeners `await provider.storage()` or `await provider.get()` for what they use; storage
+work a person waits for runs in `async with provider.storage_within(budget_s)`.
 
 Each build is retried with back-off until it succeeds (app/runtime/retrying_build.py): one
 transient failure at start must not leave the instance answering nothing until it is
-restarted. Readiness (`GET /readyz`, app/runtime/readiness.py) reports how far the builds are.
+restarted. Readiness (`GET /readyz`, app/readiness.py) reports how far the builds are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -270,6 +272,18 @@ class ServiceProvider:
     async def storage(self) -> Storage:
         """The store, without waiting for the Claude client. `NotBuilt` between attempts."""
         return await self._storage.get()
+
+    @contextlib.asynccontextmanager
+    async def storage_within(self, budget_s: float | None = None) -> AsyncIterator[Storage]:
+        """The store for work a person waits for: getting it (a fresh instance may still be
+        connecting) and every storage call made in the block end within `budget_s` — or
+        within the current storage deadline when None; a shorter enclosing deadline always
+        applies. Past it, TimeoutError; between build attempts, `NotBuilt` at once."""
+        from app.storage.deadline import storage_deadline, time_left
+
+        with storage_deadline(budget_s) if budget_s is not None else contextlib.nullcontext():
+            async with asyncio.timeout(time_left()):
+                yield await self.storage()
 
     async def get(self) -> Services:
         """Everything, the Claude client included. `NotBuilt` between attempts (of either)."""

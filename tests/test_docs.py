@@ -10,7 +10,7 @@ What counts as a repository path: a token in an inline code span whose first seg
 an entry at the top of the repository (`app/…`, `tests/…`, `gcs-lifecycle.json`), or any
 YAML / TOML / lock file name — so a mistyped manifest is caught too. Object keys
 (`users/{user_id}/…`), URLs, endpoints (`/slack/events`) and environment variables
-(`$PORT`) are not. Paths under `app/slack/` are skipped while its modules move into rooms.
+(`$PORT`) are not.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ _URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 # Placeholders, variables and wildcards: a pattern, not a path.
 _NOT_A_PATH = re.compile(r"[{}…*<>$|\\]")
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".toml", ".lock")
-_SKIPPED_PREFIX = "app/slack/"
 # A citation of a design document outside the repository ("DESIGN §2", "DESIGN.md §3").
 _DESIGN_CITATION = re.compile("DESIGN" + r"(\.md)?\s*§")
 _DOCS_CITATION = re.compile(r"\bdocs/[\w.-]+\.md\b")
@@ -108,7 +107,7 @@ def test_every_backticked_repository_path_exists(markdown_file: Path) -> None:
     missing = [
         path
         for path in repo_paths(markdown_file.read_text(), _top_level())
-        if not path.startswith(_SKIPPED_PREFIX) and not (ROOT / path).exists()
+        if not (ROOT / path).exists()
     ]
     assert not missing, f"{markdown_file.name} names paths that do not exist: {missing}"
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from app.learning.session_index import read_index, remove_session
+from app.memory.key_prefixes import ERASURES_PREFIX
 from app.memory.scopes import (
     person_records_prefix,
     session_prefix,
@@ -42,7 +43,6 @@ from app.memory.scopes import (
 from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore
 
-ERASURES_PREFIX = "erasures/"
 DELETE_CONCURRENCY = 16
 
 

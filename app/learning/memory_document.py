@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from app.learning.memory_inventory import MemoryInventory
-from app.learning.session_index import format_time
+from app.learning.timestamps import format_time
 
 _BACKTICKS = re.compile("`+")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.learning.plain_text import one_line
-from app.learning.session_index import format_time, parse_time
+from app.learning.timestamps import format_time, parse_time
 
 MAX_TITLE_CHARS = 80
 MAX_SUMMARY_CHARS = 2_000

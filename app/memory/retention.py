@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from app.memory.scopes import PEOPLE_PREFIX, SESSIONS_PREFIX, THREADS_PREFIX
+from app.memory.key_prefixes import KEY_PREFIXES, Lifetime
 from app.storage.store import (
     CREATE_ONLY,
     ObjectStore,
@@ -45,7 +45,7 @@ DEFAULT_RETENTION_DAYS = 30
 # file is rewritten whenever one of its entries is, so a file older than the window holds
 # only expired entries; inside a younger file, readers skip and writers drop the expired
 # entries (`cutoff`).
-EXPIRING_PREFIXES = (SESSIONS_PREFIX, THREADS_PREFIX, PEOPLE_PREFIX)
+EXPIRING_PREFIXES = tuple(p.prefix for p in KEY_PREFIXES if p.lifetime is Lifetime.CONVERSATION)
 
 
 def _utc_now() -> datetime:

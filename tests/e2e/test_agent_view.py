@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from app.memory.scopes import user_preferences_key
-from app.slack.greeting import SUGGESTED_PROMPTS
+from app.slack.conversation.greeting import SUGGESTED_PROMPTS
 from tests.e2e.conversation import LONG_ANSWER, finished, main_requests, remembered
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events

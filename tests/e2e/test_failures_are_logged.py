@@ -35,7 +35,7 @@ from app.memory.scopes import (
 )
 from app.observability.event_context import trace_id_for
 from app.services import build_claude_client
-from app.slack.greeting import GENERIC_GREETING
+from app.slack.conversation.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
@@ -132,7 +132,8 @@ def answer_summaries(claude: FakeClaude, orion: OrionServer) -> None:
     claude.responder = respond
 
 
-# --- a thread starts (app/slack/thread_started.py, thread_memory.py, memory/loader.py) --------
+# --- a thread starts (app/slack/assistant_view/thread_started.py, conversation/thread_memory.py,
+# app/memory/loader.py) ---------------------------------------------------------------------
 
 
 def test_a_memory_that_fails_to_load_at_thread_start_is_logged_once_and_the_greeting_comes(
@@ -197,7 +198,7 @@ def test_a_claim_the_store_refuses_is_logged_once_and_the_greeting_comes(
     never_shown(slack, claude, INJECTED)
 
 
-# --- a turn (app/agent/turn.py, app/learning/recall.py, app/slack/answering.py) ---------------
+# --- a turn (app/agent/turn.py, app/learning/recall.py, app/slack/conversation/answering.py) ---
 
 
 def test_a_memory_reload_that_fails_is_logged_once_and_the_answer_comes(
@@ -218,27 +219,30 @@ def test_a_memory_reload_that_fails_is_logged_once_and_the_answer_comes(
     never_shown(slack, claude, INJECTED)
 
 
-def test_a_preferences_file_nested_past_pythons_limit_is_shown_as_it_is(
+def test_a_preferences_file_nested_past_pythons_limit_holds_no_preferences_and_is_logged(
     gcs_proxy: FaultyProxy,
     orion_on_bucket: Start,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
-    """A file no JSON parser can read (nested deeper than Python's recursion limit) is
-    memory like any other text: shown as it is, no failure, the answer comes."""
+    """A file no JSON parser can read (nested deeper than Python's recursion limit) holds
+    no preferences, for Claude as for the person's Home tab (one rule for every reader):
+    no failure, the answer comes, and the log says which file and why."""
     orion = orion_on_bucket()
     depth = 5_000
     bucket.write(user_preferences_key(USER), '{"name": ' + "[" * depth + "]" * depth + "}")
     thread_ts = slack.new_ts()
     claude.reply("Here you go.")
 
-    ask(orion, slack, thread_ts, "What's new?")
+    payload = ask(orion, slack, thread_ts, "What's new?")
 
     assert conversation.finished(slack, CHANNEL, thread_ts) == ["Here you go."]
-    assert not [line for line in orion.log_lines() if "exception" in line]
+    record = the_one_traceback(orion, "memory.file.unreadable", "WARNING")
+    of_event(record, payload)
+    assert record["file"] == "preferences" and record["reason"] == "RecursionError"
     [request] = conversation.main_requests(claude, orion)
-    assert '{"name": [[[' in conversation.system_text(request)
+    assert "[[[" not in conversation.system_text(request)
 
 
 def test_a_preference_that_cannot_be_saved_is_logged_once_and_the_answer_comes(
@@ -323,7 +327,7 @@ def test_an_answer_that_fails_is_logged_once_as_an_error(
     never_shown(slack, claude, "opal-7", "overloaded_error")
 
 
-# --- background work (app/slack/background.py) ----------------------------------------------
+# --- background work (app/runtime/background.py) ----------------------------------------------
 
 BROKEN_BOLT = "a listener module failed to import (broken-bolt-5e1)"
 

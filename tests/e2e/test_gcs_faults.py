@@ -24,8 +24,8 @@ from app.memory.scopes import (
     thread_context_key,
     user_preferences_key,
 )
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.thread_started import RESTORING_STATUS
+from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.conversation.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import (
     main_requests,

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from app.learning.session_index import format_time
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
+from app.memory.key_prefixes import KEY_PREFIXES
 from app.memory.scopes import (
     conversations_index_key,
     session_context_key,
@@ -26,9 +27,9 @@ from app.memory.scopes import (
     user_preferences_key,
     user_prefix,
 )
-from app.slack import download_memory, forget_everything, forget_memory_item
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.memory_view import (
+from app.slack.conversation.greeting import GENERIC_GREETING
+from app.slack.home import download_memory, forget_everything, forget_memory_item
+from app.slack.home.memory_view import (
     ACTION_DOWNLOAD,
     ACTION_FORGET_EVERYTHING,
     ACTION_FORGET_NOTE,
@@ -299,6 +300,10 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
     [request] = conversation.main_requests(claude, orion)
     for forgotten in ("Mira", "French", "launch", SECRET):
         assert forgotten not in json.dumps(request), forgotten
+    # Claims, contexts, a tombstone, a summary: each under a prefix of the one list.
+    orion.wait_idle()
+    listed = tuple(kind.prefix for kind in KEY_PREFIXES)
+    assert [key for key in seeded.names() if not key.startswith(listed)] == []
 
 
 def test_a_turn_finishing_while_its_person_erases_everything_writes_nothing_back(

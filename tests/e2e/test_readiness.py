@@ -1,5 +1,5 @@
 """`/readyz` tells the truth (503 with the reason until Orion can do its job, 200 once it
-can) while `/healthz` stays a cheap 200 throughout (app/runtime/readiness.py).
+can) while `/healthz` stays a cheap 200 throughout (app/readiness.py).
 
 End to end over HTTP against the real Orion app: the services still building, the bucket
 unreachable (the GCS emulator behind a FaultyProxy answering 503) and back, Slack

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from app.memory.scopes import user_preferences_key
-from app.slack.dedupe import event_claim_key
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.presence import THINKING_STATUS
-from app.slack.thread_started import RESTORING_STATUS
+from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.conversation.dedupe import event_claim_key
+from app.slack.conversation.greeting import GENERIC_GREETING
+from app.slack.conversation.presence import THINKING_STATUS
 from app.storage.breaker import PROBE_KEY
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered

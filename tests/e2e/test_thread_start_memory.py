@@ -20,8 +20,8 @@ import pytest
 
 from app.memory.formatting import CHARS_PER_TOKEN, TRUNCATION_MARKER
 from app.memory.scopes import session_context_key, thread_context_key, user_preferences_key
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.thread_started import RESTORING_STATUS
+from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.conversation.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import remembered
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket

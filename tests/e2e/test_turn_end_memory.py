@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from app.memory.scopes import conversations_index_key, session_context_key, user_preferences_key
-from app.slack.greeting import GENERIC_GREETING
+from app.slack.conversation.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered, system_text
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket

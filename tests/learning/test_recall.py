@@ -10,8 +10,9 @@ from anthropic.tools import ToolError
 
 from app.agent.tool_registry import ToolRegistry
 from app.learning.recall import RecallTool, keywords
-from app.learning.session_index import SessionEntry, format_time
+from app.learning.session_index import SessionEntry
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
 from app.memory.scopes import MemoryScope, conversations_index_key, session_context_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_USER, THREAD, USER

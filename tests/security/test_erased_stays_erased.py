@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from app.learning.session_index import format_time
+from app.learning.timestamps import format_time
 from app.memory.scopes import (
     conversations_index_key,
     session_context_key,
@@ -21,7 +21,7 @@ from app.memory.scopes import (
     user_prefix,
     welcome_key,
 )
-from app.slack.memory_view import ACTION_FORGET_EVERYTHING
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
 from tests.e2e.memory_bucket import Bucket

@@ -29,8 +29,8 @@ import pytest
 
 from app.memory.scopes import user_preferences_key
 from app.runtime.capped_body import MAX_BODY_BYTES
-from app.slack.event_scope import in_flight
-from app.slack.memory_view import ACTION_FORGET_EVERYTHING
+from app.runtime.in_flight import in_flight
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from tests.e2e import conversation
 from tests.fakes import slack_events as events
 from tests.fakes._waiting import wait_until

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from app.memory.scopes import global_context_key, user_preferences_key
-from app.slack import forget_everything
-from app.slack.memory_view import ACTION_FORGET_EVERYTHING
+from app.slack.home import forget_everything
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, result_text, system_text, tool_results
 from tests.e2e.memory_bucket import Bucket
