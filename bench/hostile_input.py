@@ -65,9 +65,9 @@ from app.learning.transcript import (
     newest_within,
 )
 from app.observability import redaction
-from app.slack.answer_parts import split_markdown
-from app.slack.presence import SESSION_TITLE_CHARS
-from app.slack.reply_stream import MAX_MARKDOWN_CHARS
+from app.slack.conversation.answer_parts import split_markdown
+from app.slack.conversation.presence import SESSION_TITLE_CHARS
+from app.slack.conversation.reply_stream import MAX_MARKDOWN_CHARS
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude

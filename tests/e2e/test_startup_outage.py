@@ -23,9 +23,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.presence import THINKING_STATUS
-from app.slack.thread_started import RESTORING_STATUS
+from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.conversation.greeting import GENERIC_GREETING
+from app.slack.conversation.presence import THINKING_STATUS
 from tests.e2e import conversation
 from tests.e2e.conversation import FIRST_EVENT_TIMEOUT
 from tests.fakes import slack_events as events

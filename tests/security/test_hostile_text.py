@@ -48,10 +48,10 @@ from app.memory.scopes import MemoryScope, user_preferences_key
 from app.memory.tool.editing import MAX_LISTED_OCCURRENCES
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.redaction import SHAPE_REDACTED, redact_secret_shapes
-from app.slack.answer_parts import rest_of, split_markdown
-from app.slack.greeting import greeting_for, messages_tab_prompts
-from app.slack.presence import SESSION_TITLE_CHARS
-from app.slack.reply_stream import MAX_MARKDOWN_CHARS
+from app.slack.conversation.answer_parts import rest_of, split_markdown
+from app.slack.conversation.greeting import greeting_for, messages_tab_prompts
+from app.slack.conversation.presence import SESSION_TITLE_CHARS
+from app.slack.conversation.reply_stream import MAX_MARKDOWN_CHARS
 from app.storage.local_directory import LocalDirectoryStore
 from tests.e2e import conversation
 from tests.fakes import claude_script as script
