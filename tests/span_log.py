@@ -53,6 +53,11 @@ class SpanLog:
                     decoded[key] = json.loads(value)
         return decoded
 
+    def duration_ms(self, span: ReadableSpan) -> float:
+        """How long the span was open, in milliseconds (as Orion's log lines give it)."""
+        assert span.start_time is not None and span.end_time is not None, "span not ended"
+        return (span.end_time - span.start_time) / 1_000_000
+
     def send_to_langfuse(self) -> None:
         """Hand every span exported so far to the fake Langfuse, as Langfuse's OTLP
         endpoint would ingest them: then its API lists them, by trace and user."""

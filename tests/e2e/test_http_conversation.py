@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from app.slack.conversation.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS
 from tests.e2e import conversation
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
@@ -70,10 +71,10 @@ def test_stale_timestamp_is_rejected_and_nothing_is_posted(
 
 def test_thread_start_greets_and_suggests_prompts(orion: OrionServer, slack: FakeSlack) -> None:
     thread_ts = _open_thread(orion, slack)
-    greeting = slack.bot_messages(CHANNEL, thread_ts)[0]
-    assert "Orion" in greeting.text
+    # A first-time person: the plain welcome, alone in the thread, and the usual prompts.
+    assert [m.text for m in slack.bot_messages(CHANNEL, thread_ts)] == [GENERIC_GREETING]
     prompts = slack.wait_for(lambda: slack.suggested_prompts(CHANNEL, thread_ts))
-    assert len(prompts[-1].prompts) >= 2
+    assert prompts[-1].prompts == SUGGESTED_PROMPTS
 
 
 def test_question_gets_claudes_answer_with_feedback_buttons(

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.e2e.conversation import finished
 from tests.fakes import slack_events as events
@@ -72,14 +71,12 @@ def _handled(instance: OrionProcess, event_id: str) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.parametrize("retry_num", [1])
 def test_two_instances_sharing_a_bucket_answer_an_event_once(
     tmp_path: Path,
     slack: FakeSlack,
     claude: FakeClaude,
     gcs_emulator: GcsEmulator,
     gcs_bucket: str,
-    retry_num: int,
 ) -> None:
     shared = {"GCS_MEMORIES_BUCKET": gcs_bucket, "STORAGE_EMULATOR_HOST": gcs_emulator.url}
     instances = [
@@ -96,7 +93,8 @@ def test_two_instances_sharing_a_bucket_answer_an_event_once(
     payload = events.user_message_in_thread(USER, CHANNEL, thread_ts, "who answers?", ts=ts)
     with instances[0], instances[1]:
         assert _post(instances[0].url, payload).status_code == 200
-        assert _post(instances[1].url, payload, retry_num=retry_num).status_code == 200
+        # Slack's first retry of the event reaches the other instance.
+        assert _post(instances[1].url, payload, retry_num=1).status_code == 200
         # Each instance handled its delivery to the end (its end line is in its log): an
         # answer from the second would have been posted before that line.
         for instance in instances:

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
@@ -20,6 +19,9 @@ from app.slack.home.memory_view import (
     MAX_NOTES,
     MAX_PREFERENCES,
     NOTHING_KEPT,
+    SUMMARY_CHARS,
+    TITLE_CHARS,
+    VALUE_CHARS,
     HomeOwner,
     ThreadLinks,
     home_view,
@@ -79,10 +81,24 @@ async def test_a_huge_memory_fits_slacks_limits_and_says_how_much_more_there_is(
     assert "Recent conversations (400)" in headers
 
 
-async def test_too_many_blocks_are_refused_by_the_fake_as_by_slack(slack: FakeSlack) -> None:
-    view = {"type": "home", "blocks": [{"type": "divider"}] * (MAX_BLOCKS + 1)}
-    with pytest.raises(SlackApiError):
-        await publish(slack, view)
+async def test_a_huge_memory_shows_the_first_of_each_list_each_clipped_to_be_read(
+    slack: FakeSlack,
+) -> None:
+    view = home_view(HomeOwner(USER, DM), huge_inventory(), LINKS, notice="Forgot rule 0.")
+    await publish(slack, view)
+
+    shown = slack.home_view(USER)  # what the person's Home tab shows now
+    assert shown is not None and "Forgot rule 0." in str(shown["blocks"])
+    sections = [b for b in shown["blocks"] if b["type"] == "section" and "block_id" in b]
+    items = {b["block_id"]: b["text"]["text"] for b in sections}
+    assert list(items) == [
+        *(f"preference-{n}" for n in range(MAX_PREFERENCES)),
+        *(f"note-{n}" for n in range(MAX_NOTES)),
+        *(f"conversation-{n}" for n in range(MAX_CONVERSATIONS)),
+    ]
+    assert items["preference-0"].startswith(f"*Rule 0*: {'x' * (VALUE_CHARS - 1)}…\n")
+    assert f"> {'x' * (SUMMARY_CHARS - 1)}…" in items["note-0"]
+    assert items["conversation-0"].startswith(f"*{'x' * (TITLE_CHARS - 1)}…*\n")
 
 
 def test_stored_text_is_shown_as_text_never_as_slack_markup() -> None:
