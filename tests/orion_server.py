@@ -32,6 +32,7 @@ from app.services import (
     build_storage,
 )
 from app.slack.app import build_bolt_app
+from tests import log_events
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -167,7 +168,7 @@ class OrionServer:
             line
             for line in self.log_lines()
             if line.get("event_id") == event_id
-            and line["message"].endswith(".done")
+            and line["message"].endswith(log_events.DONE)
             and line["severity"] == "INFO"
         ]
 

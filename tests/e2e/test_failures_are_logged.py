@@ -36,6 +36,7 @@ from app.memory.scopes import (
 from app.observability.event_context import trace_id_for
 from app.services import build_claude_client
 from app.slack.conversation.greeting import GENERIC_GREETING
+from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
@@ -145,7 +146,7 @@ def test_a_memory_that_fails_to_load_at_thread_start_is_logged_once_and_the_gree
     payload = open_thread(orion, slack)
 
     assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
-    record = the_one_traceback(orion, "tool.memory.load.scope_failed", "WARNING")
+    record = the_one_traceback(orion, log_events.TOOL_MEMORY_LOAD_SCOPE_FAILED, "WARNING")
     of_event(record, payload)
     assert record["scope"] == "user" and INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
@@ -161,7 +162,7 @@ def test_a_restore_that_raises_is_logged_once_and_the_greeting_comes(
     payload = open_thread(orion, slack, user=malformed)
 
     assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
-    record = the_one_traceback(orion, "slack.memory_restore_failed", "WARNING")
+    record = the_one_traceback(orion, log_events.SLACK_MEMORY_RESTORE_FAILED, "WARNING")
     of_event(record, payload)
     assert "not a Slack user id" in record["exception"]
     never_shown(slack, claude, "not a Slack user id")
@@ -176,7 +177,7 @@ def test_a_greeting_slack_refuses_is_logged_once_as_an_error(
     payload = open_thread(orion, slack)
 
     assert slack.bot_messages(CHANNEL, thread_of(payload)) == []
-    record = the_one_traceback(orion, "slack.thread_started.failed", "ERROR")
+    record = the_one_traceback(orion, log_events.SLACK_THREAD_STARTED_FAILED, "ERROR")
     of_event(record, payload)
     assert "channel_not_found" in record["exception"]
 
@@ -192,7 +193,7 @@ def test_a_claim_the_store_refuses_is_logged_once_and_the_greeting_comes(
     payload = open_thread(orion, slack)
 
     assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
-    record = the_one_traceback(orion, "slack.event.claim_unavailable", "WARNING")
+    record = the_one_traceback(orion, log_events.SLACK_EVENT_CLAIM_UNAVAILABLE, "WARNING")
     of_event(record, payload)
     assert INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
@@ -213,7 +214,7 @@ def test_a_memory_reload_that_fails_is_logged_once_and_the_answer_comes(
     payload = ask(orion, slack, thread_ts, "What's new?")
 
     assert conversation.finished(slack, CHANNEL, thread_ts) == ["Here you go."]
-    record = the_one_traceback(orion, "tool.memory.load.scope_failed", "WARNING")
+    record = the_one_traceback(orion, log_events.TOOL_MEMORY_LOAD_SCOPE_FAILED, "WARNING")
     of_event(record, payload)
     assert record["scope"] == "global" and INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
@@ -238,7 +239,7 @@ def test_a_preferences_file_nested_past_pythons_limit_holds_no_preferences_and_i
     payload = ask(orion, slack, thread_ts, "What's new?")
 
     assert conversation.finished(slack, CHANNEL, thread_ts) == ["Here you go."]
-    record = the_one_traceback(orion, "memory.file.unreadable", "WARNING")
+    record = the_one_traceback(orion, log_events.MEMORY_FILE_UNREADABLE, "WARNING")
     of_event(record, payload)
     assert record["file"] == "preferences" and record["reason"] == "RecursionError"
     [request] = conversation.main_requests(claude, orion)
@@ -256,7 +257,7 @@ def test_a_preference_that_cannot_be_saved_is_logged_once_and_the_answer_comes(
     payload = ask(orion, slack, thread_ts, "Please call me Sam.")
 
     assert conversation.answers(slack, CHANNEL, thread_ts) == ["Noted, Sam."]
-    record = the_one_traceback(orion, "memory.preferences.write.failed", "WARNING")
+    record = the_one_traceback(orion, log_events.MEMORY_PREFERENCES_WRITE_FAILED, "WARNING")
     of_event(record, payload)
     assert record["keys"] == ["name"] and INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
@@ -274,7 +275,7 @@ def test_a_summary_that_cannot_be_written_is_logged_once_and_the_answer_comes(
     payload = ask(orion, slack, thread_ts)
 
     assert conversation.answers(slack, CHANNEL, thread_ts) == [ANSWER]
-    record = the_one_traceback(orion, "memory.after_turn.failed", "WARNING")
+    record = the_one_traceback(orion, log_events.MEMORY_AFTER_TURN_FAILED, "WARNING")
     of_event(record, payload)
     assert INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
@@ -302,7 +303,7 @@ def test_a_past_summary_recall_cannot_read_is_logged_once_and_the_answer_comes(
     payload = ask(orion, slack, thread_ts, "What did we say about the Q3 budget?")
 
     assert conversation.answers(slack, CHANNEL, thread_ts) == ["I could not find it."]
-    record = the_one_traceback(orion, "tool.recall.read_failed", "WARNING")
+    record = the_one_traceback(orion, log_events.TOOL_RECALL_READ_FAILED, "WARNING")
     of_event(record, payload)
     assert INJECTED in record["exception"]
     [result] = conversation.tool_results(conversation.main_requests(claude, orion)[-1])
@@ -321,7 +322,7 @@ def test_an_answer_that_fails_is_logged_once_as_an_error(
 
     [apology] = conversation.answers(slack, CHANNEL, thread_ts)
     assert "Sorry" in apology
-    record = the_one_traceback(orion, "slack.user_message.failed", "ERROR")
+    record = the_one_traceback(orion, log_events.SLACK_USER_MESSAGE_FAILED, "ERROR")
     of_event(record, payload)
     assert "opal-7" in record["exception"]
     never_shown(slack, claude, "opal-7", "overloaded_error")
@@ -343,9 +344,9 @@ def _bolt_fails(
     with OrionServer(settings, bolt_error=RuntimeError(BROKEN_BOLT)) as orion:
         payload = events.assistant_thread_started(USER, CHANNEL, slack.new_ts())
         assert orion.post_event(payload).status_code == 200
-        orion.wait_logged("slack.background.failed")
+        orion.wait_logged(log_events.SLACK_BACKGROUND_FAILED)
         orion.wait_idle()
-        record = the_one_traceback(orion, "slack.background.failed")
+        record = the_one_traceback(orion, log_events.SLACK_BACKGROUND_FAILED)
     return payload, record
 
 
@@ -374,9 +375,9 @@ def test_a_storage_check_that_fails_at_start_is_logged_once(
     gcs_proxy.add_rule("health/probe", status=403, method="GET")
     settings = make_settings(slack, claude, gcs_memories_bucket=gcs_bucket)
     with OrionServer(settings, claude_factory=build_claude_client) as orion:
-        orion.wait_logged("storage.check_failed", timeout=30)
-        orion.wait_logged("services.ready", timeout=30)
-        record = the_one_traceback(orion, "storage.check_failed", "WARNING")
+        orion.wait_logged(log_events.STORAGE_CHECK_FAILED, timeout=30)
+        orion.wait_logged(log_events.SERVICES_READY, timeout=30)
+        record = the_one_traceback(orion, log_events.STORAGE_CHECK_FAILED, "WARNING")
     assert "trace_id" not in record and INJECTED in record["exception"]
     assert orion.provider.storage_checked
 
@@ -392,13 +393,15 @@ def test_a_store_that_cannot_connect_at_start_is_logged_once(
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
     settings = make_settings(slack, claude, gcs_memories_bucket="orion-test-no-credentials")
     with OrionServer(settings, claude_factory=build_claude_client) as orion:
-        orion.wait_logged("store.unavailable", timeout=30)
-        orion.wait_logged("services.ready", timeout=30)
+        orion.wait_logged(log_events.STORE_UNAVAILABLE, timeout=30)
+        orion.wait_logged(log_events.SERVICES_READY, timeout=30)
         wait_until(lambda: orion.provider.storage_checked, 30, "the start-up check")
         records = tracebacks(orion)
     # Without credentials nothing can be sent: the connection's failure opens the store's
     # breaker, which says so once; the start-up check then finds it open and says nothing.
-    assert [(r["message"], r["severity"]) for r in records] == [("store.unavailable", "ERROR")]
+    assert [(r["message"], r["severity"]) for r in records] == [
+        (log_events.STORE_UNAVAILABLE, "ERROR")
+    ]
     for record in records:
         assert "trace_id" not in record
         assert record["exception"].startswith("Traceback (most recent call last):")

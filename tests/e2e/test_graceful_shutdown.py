@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 
+from tests import log_events
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -40,4 +41,4 @@ def test_sigterm_lets_the_answer_in_flight_finish(
     assert exit_code == 0, orion.log()
     answers = [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
     assert answers == ["Finished despite the shutdown."]
-    assert '"orion.shutdown"' in orion.log()
+    assert json.dumps(log_events.ORION_SHUTDOWN) in orion.log()

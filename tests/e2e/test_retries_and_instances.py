@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from tests import log_events
 from tests.e2e.conversation import finished
 from tests.fakes import slack_events as events
 from tests.fakes._waiting import wait_until
@@ -46,7 +47,7 @@ def test_a_retried_event_is_answered_once(
     orion.wait_idle()  # and the turn-end work the answer started
     assert finished(slack, CHANNEL, thread_ts) == ["Only once."]
     assert len(claude.calls) == 1
-    assert len(orion.logged("slack.event.duplicate")) == 2
+    assert len(orion.logged(log_events.SLACK_EVENT_DUPLICATE)) == 2
 
 
 def _log_lines(instance: OrionProcess) -> list[dict[str, Any]]:
@@ -67,7 +68,8 @@ def _handled(instance: OrionProcess, event_id: str) -> list[dict[str, Any]]:
     return [
         line
         for line in _log_lines(instance)
-        if line.get("event_id") == event_id and line["message"] == "slack.user_message.done"
+        if line.get("event_id") == event_id
+        and line["message"] == log_events.SLACK_USER_MESSAGE_DONE
     ]
 
 
@@ -108,7 +110,7 @@ def test_two_instances_sharing_a_bucket_answer_an_event_once(
             line
             for instance in instances
             for line in _log_lines(instance)
-            if line["message"] == "slack.event.duplicate"
+            if line["message"] == log_events.SLACK_EVENT_DUPLICATE
         ]
         assert [line["source"] for line in duplicates] == ["claim"]
     assert len(claude.calls) == 1

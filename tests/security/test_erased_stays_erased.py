@@ -22,6 +22,7 @@ from app.memory.scopes import (
     welcome_key,
 )
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
+from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
 from tests.e2e.memory_bucket import Bucket
@@ -64,9 +65,9 @@ def orion(orion_on_bucket: Callable[..., OrionServer], seeded: Bucket) -> OrionS
 
 def forget_everything(orion: OrionServer, slack: FakeSlack) -> None:
     """Mira presses Forget everything (confirmed) and the erasure completes."""
-    before = len(orion.logged("memory.forget"))
+    before = len(orion.logged(log_events.MEMORY_FORGET))
     click(orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_EVERYTHING)
-    slack.wait_for(lambda: len(orion.logged("memory.forget")) > before, what="the erasure")
+    slack.wait_for(lambda: len(orion.logged(log_events.MEMORY_FORGET)) > before, what="the erasure")
 
 
 def nothing_of_mira_and_all_of_otto(bucket: Bucket, otto_before: dict[str, str]) -> None:
@@ -88,7 +89,7 @@ def test_a_thread_start_that_restored_before_the_erasure_saves_none_of_it_after(
     forget_everything(orion, slack)
     held.set()
 
-    orion.wait_logged("slack.thread_context.erased_since_read")
+    orion.wait_logged(log_events.SLACK_THREAD_CONTEXT_ERASED_SINCE_READ)
     orion.wait_idle()
     assert seeded.read(thread_context_key(DM, thread_ts)) is None
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
@@ -111,7 +112,7 @@ def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
     forget_everything(orion, slack)
 
     conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=30)
-    orion.wait_logged("memory.erased_during_turn", timeout=30)
+    orion.wait_logged(log_events.MEMORY_ERASED_DURING_TURN, timeout=30)
     orion.wait_idle()
     assert seeded.read(f"{user_prefix(USER)}tea.md") is None
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
@@ -220,7 +221,7 @@ def test_malformed_records_and_files_block_neither_the_greeting_nor_the_controls
     [answer] = conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True)
     assert answer == "I could not find it."
     assert "Forget everything" in shown(open_home(orion, slack, USER, DM))
-    assert orion.logged("memory.file.unreadable")
+    assert orion.logged(log_events.MEMORY_FILE_UNREADABLE)
 
     forget_everything(orion, slack)
     orion.wait_idle()
@@ -247,7 +248,7 @@ def test_an_erasure_on_a_second_instance_undoes_a_turn_finishing_on_the_first(
     forget_everything(erasing, slack)
 
     # (Servers in one process share one log: the last one started collects it.)
-    erasing.wait_logged("memory.erased_during_turn", timeout=30)
+    erasing.wait_logged(log_events.MEMORY_ERASED_DURING_TURN, timeout=30)
     answering.wait_idle()
     erasing.wait_idle()
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
@@ -289,7 +290,7 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
         stop = events.agent_session_stopped(USER, DM, ts, [streamed[0].ts])
         assert orion.post_event(stop).status_code == 200
 
-        orion.wait_logged("memory.erased_during_turn", timeout=30)
+        orion.wait_logged(log_events.MEMORY_ERASED_DURING_TURN, timeout=30)
         orion.wait_idle()
-        assert orion.logged("slack.turn.stopped")
+        assert orion.logged(log_events.SLACK_TURN_STOPPED)
         nothing_of_mira_and_all_of_otto(seeded, otto_before)

@@ -17,6 +17,7 @@ import pytest
 from app.memory.scopes import global_context_key, user_preferences_key
 from app.slack.home import forget_everything
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
+from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, result_text, system_text, tool_results
 from tests.e2e.memory_bucket import Bucket
@@ -93,7 +94,7 @@ def test_a_memory_file_named_after_a_secret_is_refused_and_its_name_is_kept_nowh
     assert [name for name in names if GITHUB_PAT in name or "hunter2" in name] == []
     orion.wait_idle()
     logs = orion.log_stream.getvalue()
-    assert "tool.memory.create" in logs
+    assert log_events.TOOL_MEMORY_CREATE in logs
     assert GITHUB_PAT not in logs and "hunter2-prod" not in logs
 
 
@@ -178,7 +179,7 @@ def test_forget_everything_deletes_the_persons_langfuse_traces_only(
     after = click(orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_EVERYTHING)
 
     assert forget_everything.DONE in shown(after)
-    [line] = orion.wait_logged("tracing.forget")
+    [line] = orion.wait_logged(log_events.TRACING_FORGET)
     assert line["traces"] == len(theirs) and line["user"] == USER
     left = spans.langfuse().traces()
     assert USER not in left.values()
@@ -196,7 +197,7 @@ def test_forget_everything_finishes_when_langfuse_is_down(
 
     assert forget_everything.DONE in shown(after)
     assert bucket.read(user_preferences_key(USER)) is None
-    [line] = orion.wait_logged("tracing.forget.failed")
+    [line] = orion.wait_logged(log_events.TRACING_FORGET_FAILED)
     assert line["exception"].startswith("Traceback (most recent call last):")
     assert line["user"] == USER and line.get("trace_id")
     assert orion.http.get("/healthz").status_code == 200
