@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.learning.session_index import format_time
+from app.learning.timestamps import format_time
 from app.memory.scopes import session_context_key, thread_context_key
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from app.learning.session_index import format_time
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
 from app.memory.scopes import (
     conversations_index_key,
     global_context_key,
