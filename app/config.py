@@ -9,9 +9,10 @@ variable without echoing its value.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -162,7 +163,7 @@ class ConfigError(Exception):
     """Configuration is unusable; the message lists every bad variable (never its value)."""
 
 
-def _describe(error: dict) -> str:
+def _describe(error: Mapping[str, Any]) -> str:
     name = "_".join(str(part) for part in error["loc"]).upper() or "configuration"
     if error["type"] == "missing":
         return f"{name}: missing (required)"
@@ -171,10 +172,12 @@ def _describe(error: dict) -> str:
     return f"{name}: {message}"
 
 
-def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
-    """Read and validate settings, raising ConfigError with every problem at once."""
+def load_settings(mode: RunMode | None = None, **overrides: Any) -> Settings:
+    """Read and validate settings, raising ConfigError with every problem at once.
+    `overrides` are field values of any type: pydantic validates them as it does the
+    environment."""
     try:
-        settings = Settings(**overrides)  # type: ignore[arg-type]
+        settings = Settings(**overrides)
     except ValidationError as exc:
         problems = [_describe(error) for error in exc.errors()]
         # The mode rules need a parsed Settings; report the one that matters most anyway,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -188,7 +188,7 @@ def _dispatch_when_ready(
     ack_first: AckFirst,
     text: str,
     payload: dict[str, Any],
-    headers: dict[str, str],
+    headers: dict[str, str | Sequence[str]],  # as Bolt's request takes them
     query: dict[str, str],
 ) -> None:
     """Hand an already-acknowledged request to Bolt once it has loaded and the
@@ -218,7 +218,8 @@ def _event_ids(payload: dict[str, Any]) -> Iterator[None]:
     if not isinstance(event_id, str):
         yield
         return
-    event = payload.get("event") if isinstance(payload.get("event"), dict) else {}
+    event = payload.get("event")
+    event = event if isinstance(event, dict) else {}
     thread = event.get("assistant_thread")
     thread = thread if isinstance(thread, dict) else {}
     with event_context(

@@ -19,7 +19,8 @@ from app.observability.redaction import redact_everything
 if TYPE_CHECKING:
     from langfuse import Langfuse
 
-ObservationType = Literal["span", "generation", "tool", "agent", "event"]
+# The kinds Orion opens as a context (Langfuse's start_as_current_observation takes no "event").
+ObservationType = Literal["span", "generation", "tool", "agent"]
 
 log = get_logger(__name__)
 
@@ -166,7 +167,7 @@ def _delete_traces_of(client: Langfuse, user_id: str) -> int:
             fields="core",
             limit=_OBSERVATIONS_PAGE,
             cursor=cursor,
-            request_options=_API_OPTIONS,  # type: ignore[arg-type]
+            request_options=_API_OPTIONS,
         )
         trace_ids.update((obs.trace_id, None) for obs in page.data if obs.trace_id)
         cursor = page.meta.cursor
@@ -176,7 +177,7 @@ def _delete_traces_of(client: Langfuse, user_id: str) -> int:
     for start in range(0, len(found), _DELETE_BATCH):
         client.api.trace.delete_multiple(
             trace_ids=found[start : start + _DELETE_BATCH],
-            request_options=_API_OPTIONS,  # type: ignore[arg-type]
+            request_options=_API_OPTIONS,
         )
     return len(found)
 

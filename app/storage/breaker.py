@@ -21,7 +21,7 @@ import asyncio
 import contextvars
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from app.observability.logging import get_logger
 from app.storage.deadline import storage_deadline
@@ -117,7 +117,7 @@ class GuardedStore:
         attempt.add_done_callback(lambda done: self._settled(done, sent))
         return await asyncio.shield(attempt)
 
-    def _settled(self, attempt: asyncio.Future[object], sent: float) -> None:
+    def _settled(self, attempt: asyncio.Future[Any], sent: float) -> None:
         if attempt.cancelled() or self._closed:
             return
         error = attempt.exception()

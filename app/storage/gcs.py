@@ -27,6 +27,7 @@ Credentials (the Cloud Run service account).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextvars
 import functools
 import threading
@@ -235,7 +236,8 @@ class GcsObjectStore:
             raise PreconditionFailed(key, if_generation) from exc
         return True
 
-    def _list(self, gcs: Connection, prefix: str) -> list[ObjectInfo]:
+    # builtins.list: inside the class body, `list` names the method above.
+    def _list(self, gcs: Connection, prefix: str) -> builtins.list[ObjectInfo]:
         blobs = gcs.client.list_blobs(
             gcs.bucket, prefix=prefix, timeout=gcs.timeout, retry=gcs.retry
         )

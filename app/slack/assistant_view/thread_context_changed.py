@@ -40,7 +40,9 @@ def register(
                 # Keep what Orion stored with the thread (e.g. its memory context) and
                 # update only the fields Slack sent.
                 channel, thread_ts = thread["channel_id"], thread["thread_ts"]
-                existing = await context_store.find(channel_id=channel, thread_ts=thread_ts) or {}
+                existing: dict[str, Any] = (
+                    await context_store.find(channel_id=channel, thread_ts=thread_ts) or {}
+                )
                 await save_thread_context({**existing, **thread.get("context", {})})
             except Exception:
                 log.exception("slack.thread_context_changed.failed")

@@ -52,7 +52,7 @@ def register(app: AsyncApp) -> None:
                     score_id=_score_id(user, channel, message["ts"]),
                     comment=value,
                 )
-            await _thank(client, body, message, value)
+            await _thank(client, channel, user, message, value)
 
 
 def _score_id(user: str, channel: str, message_ts: str) -> str:
@@ -81,7 +81,8 @@ async def _answer_trace(
                 "slack.feedback.answer_unreadable", error=exc.response.get("error"), exc_info=exc
             )
             return None
-        shown = [m for m in found.get("messages", []) if m.get("ts") == message["ts"]]
+        replies: list[dict[str, Any]] = found.get("messages") or []
+        shown = [m for m in replies if m.get("ts") == message["ts"]]
         metadata = shown[0].get("metadata") if shown else None
     if not metadata or metadata.get("event_type") != ANSWER_METADATA_TYPE:
         return None
@@ -90,14 +91,20 @@ async def _answer_trace(
 
 
 async def _thank(
-    client: AsyncWebClient, body: dict[str, Any], message: dict[str, Any], value: str | None
+    client: AsyncWebClient,
+    channel: str | None,
+    user: str | None,
+    message: dict[str, Any],
+    value: str | None,
 ) -> None:
     """Only the person who clicked sees it: the click registered, nothing else changes."""
+    if not channel or not user:
+        return  # an ephemeral goes to one person in one channel: no one to thank
     text = THANKS_GOOD if value == "good" else THANKS_BAD
     try:
         await client.chat_postEphemeral(
-            channel=(body.get("channel") or {}).get("id"),
-            user=(body.get("user") or {}).get("id"),
+            channel=channel,
+            user=user,
             thread_ts=message.get("thread_ts"),
             text=text,
         )

@@ -62,10 +62,14 @@ class AssistantStatus:
     async def idle(self) -> None:
         """Nothing to do: Slack clears the status line when Orion replies."""
 
-    async def _set(self, status: str, **options: object) -> None:
+    async def _set(self, status: str, *, loading_messages: list[str] | None = None) -> None:
         try:
+            # The SDK leaves out a None argument: a plain status sends no loading messages.
             await self._client.assistant_threads_setStatus(
-                channel_id=self._channel, thread_ts=self._thread_ts, status=status, **options
+                channel_id=self._channel,
+                thread_ts=self._thread_ts,
+                status=status,
+                loading_messages=loading_messages,
             )
         except Exception as exc:
             log.warning("slack.status_failed", error=type(exc).__name__, exc_info=exc)

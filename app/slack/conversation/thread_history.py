@@ -18,7 +18,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.agent.history import MAX_HISTORY_MESSAGES, ThreadMessage
+from app.agent.history import MAX_HISTORY_MESSAGES, Role, ThreadMessage
 
 # Slack recommends pages of 200 (at most 1,000) for this Tier 3 method.
 REPLIES_PAGE_SIZE = 200
@@ -119,14 +119,15 @@ async def _replies(
         )
         # A later page starts with the parent again on some paths: keep each message once.
         seen = {m.get("ts") for m in messages}
-        messages += [m for m in page.get("messages", []) if m.get("ts") not in seen]
+        replies: list[dict[str, Any]] = page.get("messages") or []
+        messages += [m for m in replies if m.get("ts") not in seen]
         cursor = (page.get("response_metadata") or {}).get("next_cursor")
         if not page.get("has_more") or not cursor:
             return messages
 
 
 def _as_history(message: dict[str, Any], *, opens_cut: bool = False) -> ThreadMessage:
-    role = "assistant" if message.get("bot_id") else "user"
+    role: Role = "assistant" if message.get("bot_id") else "user"
     return ThreadMessage(
         role,
         message.get("text") or "",
