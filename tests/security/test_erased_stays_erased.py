@@ -63,6 +63,11 @@ def orion(orion_on_bucket: Callable[..., OrionServer], seeded: Bucket) -> OrionS
     return orion_on_bucket()
 
 
+def ottos_objects(bucket: Bucket) -> dict[str, str]:
+    """Otto's memory as it is now: nothing Mira does may change it."""
+    return {key: bucket.read(key) or "" for key in otto()}
+
+
 def forget_everything(orion: OrionServer, slack: FakeSlack) -> None:
     """Mira presses Forget everything (confirmed) and the erasure completes."""
     before = len(orion.logged(log_events.MEMORY_FORGET))
@@ -80,7 +85,7 @@ def nothing_of_mira_and_all_of_otto(bucket: Bucket, otto_before: dict[str, str])
 def test_a_thread_start_that_restored_before_the_erasure_saves_none_of_it_after(
     orion: OrionServer, slack: FakeSlack, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     # The greeting is out (it knew Mira); the thread start is held just before it saves
     # the restored memory with the thread, and Mira erases everything meanwhile.
     held = slack.hold("assistant.threads.setSuggestedPrompts")
@@ -98,7 +103,7 @@ def test_a_thread_start_that_restored_before_the_erasure_saves_none_of_it_after(
 def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     thread_ts, _ = open_thread(orion, slack, USER, DM)
     # Claude is slow to answer; Mira erases everything meanwhile; then Claude saves a note
     # with the memory tool (after the erasure's deletions) and its next call fails.
@@ -121,7 +126,7 @@ def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
 def test_a_same_day_follow_up_after_the_erasure_is_indexed_and_summarises_only_what_came_after(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     thread_ts, _ = open_thread(orion, slack, USER, DM)
     claude.reply("Sure: the billing page ships on Friday, and Dana writes the copy for it.")
     conversation.post_user_message(
@@ -159,7 +164,7 @@ def test_a_same_day_follow_up_after_the_erasure_is_indexed_and_summarises_only_w
 def test_a_thread_listed_in_the_persons_own_files_is_never_theirs_to_forget(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     thread_ts, _ = open_thread(orion, slack, USER, DM)
     # Mira has Claude list Otto's thread where the index used to live, and try to write
     # Orion's own records; then she asks Claude to forget that conversation, and erases all.
@@ -204,7 +209,7 @@ def test_a_thread_listed_in_the_persons_own_files_is_never_theirs_to_forget(
 def test_malformed_records_and_files_block_neither_the_greeting_nor_the_controls(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     for key in (
         conversations_index_key(USER),
         welcome_key(USER),
@@ -235,7 +240,7 @@ def test_an_erasure_on_a_second_instance_undoes_a_turn_finishing_on_the_first(
     claude: FakeClaude,
     seeded: Bucket,
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     answering, erasing = orion_on_bucket(), orion_on_bucket()
     thread_ts, _ = open_thread(answering, slack, USER, DM)
     # A slow answer on the first instance (four pieces, a second apart); Mira's click
@@ -267,7 +272,7 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
     seeded: Bucket,
     gcs_bucket: str,
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     with orion_servers(agent_slack, claude, gcs_memories_bucket=gcs_bucket) as start:
         orion = start(slack_experience="agent")
         # Claude is slow to start; Mira erases everything; then Claude saves a note and
