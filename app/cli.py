@@ -1,97 +1,152 @@
 """`orion` command: `orion` (auto), `orion serve` (HTTP), `orion socket` (Socket Mode), and
 `orion memory show|export|forget USER_ID` for operators (app/memory_commands.py), and
-`orion chat` to try Orion in a terminal, without Slack (app/terminal_chat.py)."""
+`orion chat` to try Orion in a terminal, without Slack (app/terminal_chat/).
+
+Whatever a person must fix (a setting, an argument, a refused token) is printed in one
+shape (`problem_report` in app/config.py) and ends the command with `EXIT_PROBLEM`, never
+with a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 
-from app.config import ConfigError, OperatorSettings, RunMode, Settings, load_settings
+from app.config import (
+    ConfigError,
+    OperatorSettings,
+    RunMode,
+    Settings,
+    StorageSettings,
+    load_settings,
+    problem_report,
+    read_settings,
+)
 from app.observability.logging import get_logger
 from app.observability.setup import configure_observability
 
+# Something to fix before the command can do its job (what argparse uses for bad usage).
+EXIT_PROBLEM = 2
+
+_SERVE = "the HTTP Events API on 0.0.0.0:$PORT (Cloud Run)"
+_SOCKET = "Socket Mode, for local development (needs SLACK_APP_TOKEN)"
+
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["memory"]:
-        return memory(argv[1:])
-    if argv[:1] == ["chat"]:
-        return chat(argv[1:])
-    parser = argparse.ArgumentParser(
-        prog="orion", description="Orion, a Slack assistant that remembers."
-    )
-    parser.add_argument(
-        "mode",
-        nargs="?",
-        choices=["serve", "socket"],
-        help="serve: HTTP Events API on $PORT; socket: Socket Mode. "
-        "Default: Socket Mode when SLACK_APP_TOKEN is set, else HTTP.",
-    )
-    args = parser.parse_args(argv)
-    requested = {"serve": RunMode.HTTP, "socket": RunMode.SOCKET}.get(args.mode)
+    from app.runtime.stop_signals import EXIT_ON_SIGNAL, interrupt_on_sigterm
+
+    interrupt_on_sigterm()
+    try:
+        return _command(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:  # stopped before serving (or in a one-off command): no drain
+        return EXIT_ON_SIGNAL
+
+
+def _command(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "memory":
+        return memory(args)
+    if args.command == "chat":
+        return chat(args)
+    requested = {"serve": RunMode.HTTP, "socket": RunMode.SOCKET}.get(args.command)
     try:
         settings = load_settings(requested)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
-        return 2
+        return EXIT_PROBLEM
+    if problem := memory_dir_problem(settings):
+        print(problem_report("Orion cannot start", [problem]), file=sys.stderr)
+        return EXIT_PROBLEM
     mode = requested or settings.default_mode()
     configure_observability(settings)
     get_logger("orion").info("orion.start", mode=mode.value, memory_backend=_backend(settings))
-    run(settings, mode)
-    return 0
+    return run(settings, mode)
 
 
-def memory(argv: list[str]) -> int:
-    from pydantic import ValidationError
-
-    from app import memory_commands
+def _parser() -> argparse.ArgumentParser:
+    """Every command and its arguments, in one place: `orion --help` lists them all, and
+    reading them imports nothing a server's start does not need."""
+    from app.terminal_chat import DEFAULT_USER
 
     parser = argparse.ArgumentParser(
-        prog="orion memory", description="See, export or erase what Orion keeps about a person."
+        prog="orion",
+        description="Orion, a Slack assistant that remembers. Without a command: Socket "
+        "Mode when SLACK_APP_TOKEN is set, else HTTP. Settings come from the environment "
+        "and .env (see .env.example).",
     )
-    memory_commands.add_arguments(parser)
-    args = parser.parse_args(argv)
+    commands = parser.add_subparsers(dest="command", title="commands", metavar="[COMMAND]")
+    commands.add_parser("serve", help=_SERVE, description=_SERVE)
+    commands.add_parser("socket", help=_SOCKET, description=_SOCKET)
+    chat_help = "talk to Orion in this terminal, without Slack (needs ANTHROPIC_API_KEY)"
+    chat_parser = commands.add_parser("chat", help=chat_help, description=chat_help)
+    chat_parser.add_argument(
+        "--user",
+        default=DEFAULT_USER,
+        help=f"who you are, as a Slack user id (default: {DEFAULT_USER}, a pretend person)",
+    )
+    memory_help = "see, export or erase what Orion keeps about a person (for operators)"
+    memory_parser = commands.add_parser("memory", help=memory_help, description=memory_help)
+    memory_parser.add_argument("action", choices=["show", "export", "forget"])
+    memory_parser.add_argument("user_id", help="the person's Slack user id, e.g. U0123ABCD")
+    memory_parser.add_argument("--yes", action="store_true", help="forget without asking again")
+    memory_parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="forget: succeed even when nothing of the person is found",
+    )
+    memory_parser.add_argument("--dm", help="the person's DM channel with Orion (else looked up)")
+    memory_parser.add_argument("--output", "-o", help="export: write to this file (mode 0600)")
+    return parser
+
+
+def memory(args: argparse.Namespace) -> int:
+    from app import memory_commands
+
     try:
         # The storage settings only: no Slack or Anthropic key is needed to read a store.
-        settings = OperatorSettings()
-    except ValidationError as exc:
-        print(
-            f"Configuration problem: {exc.error_count()} setting(s) missing or invalid "
-            f"({', '.join(str(e['loc'][0]).upper() for e in exc.errors())})",
-            file=sys.stderr,
-        )
-        return 2
+        settings = read_settings(OperatorSettings)
+    except ConfigError as exc:
+        print(exc.report(memory_commands.WHO), file=sys.stderr)
+        return EXIT_PROBLEM
     configure_observability(settings, stream=sys.stderr)  # stdout is the command's output
     return memory_commands.run(settings, args)
 
 
-def chat(argv: list[str]) -> int:
-    from pydantic import ValidationError
-
+def chat(args: argparse.Namespace) -> int:
     from app import terminal_chat
 
-    parser = argparse.ArgumentParser(
-        prog="orion chat", description="Talk to Orion in this terminal, without Slack."
-    )
-    parser.add_argument("--user", default=terminal_chat.DEFAULT_USER, help="who you are")
-    args = parser.parse_args(argv)
     try:
-        # Slack is not used: a placeholder token satisfies the settings.
-        settings = Settings(slack_bot_token="xoxb-not-used-in-chat")
-    except ValidationError as exc:
-        missing = ", ".join(str(e["loc"][0]).upper() for e in exc.errors())
-        print(f"Configuration problem: {missing} missing or invalid", file=sys.stderr)
-        return 2
-    if "LOG_LEVEL" not in os.environ:  # the conversation, not Orion's log lines
-        settings = settings.model_copy(update={"log_level": "WARNING"})
-    configure_observability(settings, stream=sys.stderr)
-    return terminal_chat.run(settings, args.user)
+        # Slack is not used: a stand-in bot token satisfies the settings, and no Slack
+        # setting (an example value left in .env, say) can stop the chat.
+        settings = read_settings(
+            Settings,
+            slack_bot_token="xoxb-not-used-in-chat",
+            slack_signing_secret=None,
+            slack_app_token=None,
+        )
+    except ConfigError as exc:
+        print(exc.report(terminal_chat.WHO), file=sys.stderr)
+        return EXIT_PROBLEM
+    if problem := memory_dir_problem(settings):
+        print(problem_report(terminal_chat.WHO, [problem]), file=sys.stderr)
+        return EXIT_PROBLEM
+    return terminal_chat.run(settings, args.user)  # it sets up where logs go
 
 
-def run(settings: Settings, mode: RunMode) -> None:
+def memory_dir_problem(settings: StorageSettings) -> str | None:
+    """What is wrong with MEMORY_DIR when Orion keeps its records there (no bucket), found
+    before anyone talks to Orion; None when it is usable (it is created if missing)."""
+    if settings.gcs_memories_bucket:
+        return None
+    from app.storage.local_directory import prepare_directory
+
+    if problem := prepare_directory(settings.memory_dir):
+        return f"MEMORY_DIR: {settings.memory_dir.resolve()} {problem}"
+    return None
+
+
+def run(settings: Settings, mode: RunMode) -> int:
     from app.runtime.heap import collect_young_objects_less_often, freeze_long_lived_objects
     from app.services import ServiceProvider
 
@@ -102,14 +157,24 @@ def run(settings: Settings, mode: RunMode) -> None:
         from app.http_server import build_http_app, serve_http
 
         serve_http(build_http_app(settings, provider), port=settings.port)
-    else:
-        from app.slack.app import build_bolt_app
-        from app.socket_mode import run_socket_mode
+        return 0
+    from app.slack.app import build_bolt_app
+    from app.socket_mode import AppTokenRefused, run_socket_mode
 
-        assert settings.slack_app_token is not None  # checked by load_settings
-        bolt_app = build_bolt_app(settings, provider, mode=mode)
-        app_token = settings.slack_app_token.get_secret_value()
+    assert settings.slack_app_token is not None  # checked by load_settings
+    bolt_app = build_bolt_app(settings, provider, mode=mode)
+    app_token = settings.slack_app_token.get_secret_value()
+    try:
         asyncio.run(run_socket_mode(bolt_app, provider, app_token=app_token))
+    except AppTokenRefused as exc:
+        get_logger("orion").error("orion.socket_mode.token_refused", error=exc.error)
+        refused = (
+            f"SLACK_APP_TOKEN: Slack refused it ({exc.error}); it must be an app-level "
+            "token with connections:write, from the app's Basic Information page"
+        )
+        print(problem_report("Orion cannot start", [refused], hint=None), file=sys.stderr)
+        return EXIT_PROBLEM
+    return 0
 
 
 def _backend(settings: Settings) -> str:

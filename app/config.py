@@ -3,16 +3,18 @@
 Settings come from the environment and an optional `.env` file (pydantic-settings).
 Secrets are `SecretStr` so that a stray `repr()` or log line never shows them, and
 `load_settings` turns validation errors into one readable message that names each bad
-variable without echoing its value.
+variable without echoing its value — in the one shape every error a person must fix
+takes in Orion's commands (`problem_report`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -47,9 +49,21 @@ def _bot_token_shape(value: SecretStr) -> SecretStr:
 # SLACK_BOT_TOKEN: required to serve, optional for the operator commands.
 BotToken = Annotated[SecretStr, AfterValidator(_bot_token_shape)]
 
+# The example values of .env.example ("xoxb-your-bot-token", "pk-lf-your-public-key"): a
+# copied file with a value not yet filled in must not pass for configured.
+_EXAMPLE_VALUE = re.compile(r"^(?:[a-z]+-){0,2}your-", re.IGNORECASE)
+
 
 class _FromEnvironment(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _not_the_example_value(cls, value: object) -> object:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if isinstance(text, str) and _EXAMPLE_VALUE.match(text):
+            raise ValueError("still the example value from .env.example, not a real one")
+        return value
 
     def secret_values(self) -> list[str]:
         """Every secret's plain value (each `SecretStr` setting), so log and trace
@@ -159,8 +173,34 @@ class Settings(OperatorSettings):
         return problems
 
 
+ENV_HINT = "see .env.example"
+
+
+def problem_report(who: str, problems: Sequence[str], *, hint: str | None = ENV_HINT) -> str:
+    """The one shape of every error Orion's commands print for a person to act on (bad
+    settings, a bad argument, a key or token refused): what cannot go on, then each problem
+    as `NAME: what is wrong`, NAME being the variable or argument to change. One problem
+    fits on one line:
+
+        Orion cannot start — SLACK_APP_TOKEN: Slack refused it (invalid_auth); see .env.example
+
+    Several are listed, one per line, under `{who}; fix these ({hint}):`.
+    """
+    if len(problems) == 1:
+        return f"{who} — {problems[0]}" + (f"; {hint}" if hint else "")
+    lines = "\n".join(f"  - {problem}" for problem in problems)
+    return f"{who}; fix these" + (f" ({hint})" if hint else "") + f":\n{lines}"
+
+
 class ConfigError(Exception):
-    """Configuration is unusable; the message lists every bad variable (never its value)."""
+    """Configuration is unusable; `problems` names every bad variable (never its value)."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__(self.report("Orion cannot start"))
+
+    def report(self, who: str) -> str:
+        return problem_report(who, self.problems)
 
 
 def _describe(error: Mapping[str, Any]) -> str:
@@ -172,14 +212,23 @@ def _describe(error: Mapping[str, Any]) -> str:
     return f"{name}: {message}"
 
 
-def load_settings(mode: RunMode | None = None, **overrides: Any) -> Settings:
-    """Read and validate settings, raising ConfigError with every problem at once.
-    `overrides` are field values of any type: pydantic validates them as it does the
-    environment."""
+AnySettings = TypeVar("AnySettings", bound=_FromEnvironment)
+
+
+def read_settings(cls: type[AnySettings], **overrides: Any) -> AnySettings:
+    """`cls` from the environment (and `.env`), raising ConfigError with every problem."""
     try:
-        settings = Settings(**overrides)
+        return cls(**overrides)
     except ValidationError as exc:
-        problems = [_describe(error) for error in exc.errors()]
+        raise ConfigError([_describe(error) for error in exc.errors()]) from None
+
+
+def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
+    """Read and validate settings to serve, raising ConfigError with every problem at once."""
+    try:
+        settings = read_settings(Settings, **overrides)
+    except ConfigError as exc:
+        problems = exc.problems
         # The mode rules need a parsed Settings; report the one that matters most anyway,
         # so a first run lists every missing variable at once.
         if mode is RunMode.SOCKET and not _provided("SLACK_APP_TOKEN"):
@@ -188,10 +237,10 @@ def load_settings(mode: RunMode | None = None, **overrides: Any) -> Settings:
             "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"
         ):
             problems.append("SLACK_SIGNING_SECRET: missing (required in HTTP mode)")
-        raise ConfigError(_format(problems)) from None
+        raise ConfigError(problems) from None
     problems = settings.problems_for(mode or settings.default_mode())
     if problems:
-        raise ConfigError(_format(problems))
+        raise ConfigError(problems)
     return settings
 
 
@@ -201,8 +250,3 @@ def _provided(*names: str) -> bool:
 
     dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
     return any(os.environ.get(name) or dotenv.get(name) for name in names)
-
-
-def _format(problems: list[str]) -> str:
-    lines = "\n".join(f"  - {problem}" for problem in problems)
-    return f"Orion cannot start; fix these environment variables (see .env.example):\n{lines}"

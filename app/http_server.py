@@ -17,7 +17,6 @@ only then parsed, once (app/runtime/slack_payload.py, 400 when Bolt could not ha
 from __future__ import annotations
 
 import asyncio
-import signal
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
@@ -39,6 +38,7 @@ from app.runtime.early_ack import acks_early
 from app.runtime.slack_auth import SlackAuthCheck
 from app.runtime.slack_payload import MalformedPayload, parse_payload
 from app.runtime.slack_signature import SlackSignature
+from app.runtime.stop_signals import StopSignals
 from app.services import ServiceProvider
 from app.shutdown import drain
 
@@ -235,16 +235,22 @@ def serve_http(app: Starlette, *, port: int) -> None:
     import uvicorn
 
     class Server(uvicorn.Server):
-        """uvicorn records the signals it handles and re-raises them once it has shut down
-        gracefully, so a SIGTERM would end the process "killed by signal" (-15). Cloud Run
-        stops instances with SIGTERM: after a clean drain Orion exits 0 instead, by
-        handling SIGTERM itself (uvicorn's public `handle_exit` and `should_exit`)."""
+        """Stops as every Orion process does (app/runtime/stop_signals.py): gracefully on
+        the first SIGINT or SIGTERM, at once on a second, and within a bounded time.
+        uvicorn itself would re-raise the signal once it has shut down, so the process
+        would end "killed by signal" (and Ctrl-C with a KeyboardInterrupt traceback);
+        after a clean drain Orion exits 0 instead (uvicorn's public `handle_exit` and
+        `should_exit`)."""
+
+        def __init__(self, config: uvicorn.Config) -> None:
+            super().__init__(config)
+            self._stop_signals = StopSignals(self._stop_gracefully)
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            if sig == signal.SIGTERM:
-                self.should_exit = True  # shut down gracefully; nothing left to re-raise
-                return
-            super().handle_exit(sig, frame)
+            self._stop_signals.handle(sig)
+
+        def _stop_gracefully(self) -> None:
+            self.should_exit = True
 
     config = uvicorn.Config(
         app,

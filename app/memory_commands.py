@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from app.config import OperatorSettings
+from app.config import OperatorSettings, problem_report
 from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
@@ -38,25 +38,15 @@ from app.storage.store import ObjectStore, StoreError
 
 log = get_logger(__name__)
 
+# What the command's error messages start with (app/config.py's problem_report).
+WHO = "orion memory cannot run"
+
 # Exit codes, so that a script can tell what happened.
 DONE = 0
 NOT_CONFIRMED = 1
 BAD_INPUT = 2  # a bad user id, a store that is not there, an export file that can't be written
 NOTHING_FOUND = 3  # an erasure found nothing (without --allow-empty)
 STORE_FAILED = 4
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["show", "export", "forget"])
-    parser.add_argument("user_id", help="the person's Slack user id, e.g. U0123ABCD")
-    parser.add_argument("--yes", action="store_true", help="forget without asking again")
-    parser.add_argument(
-        "--allow-empty",
-        action="store_true",
-        help="forget: succeed even when nothing of the person is found",
-    )
-    parser.add_argument("--dm", help="the person's DM channel with Orion (else looked up)")
-    parser.add_argument("--output", "-o", help="export: write to this file (mode 0600)")
 
 
 def run(
@@ -69,15 +59,16 @@ def run(
     try:
         user_id = validate_user_id(args.user_id)
     except ValueError:
-        print(f"Not a Slack user id: {args.user_id!r}", file=sys.stderr)
+        problem = f"USER_ID: not a Slack user id (like U0123ABCD): {args.user_id!r}"
+        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
         return BAD_INPUT
     location = settings.store_location()
     if not settings.gcs_memories_bucket and not settings.memory_dir.is_dir():
-        print(
-            f"No memory directory at {location} (MEMORY_DIR): nothing was read or deleted. "
-            "Run from where Orion runs, or set MEMORY_DIR to an absolute path.",
-            file=sys.stderr,
+        problem = (
+            f"MEMORY_DIR: no directory at {location}, so nothing was read or deleted; run "
+            "from where Orion runs, or set MEMORY_DIR to an absolute path"
         )
+        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
         return BAD_INPUT
     # The export's document may be stdout itself: then the store is named on stderr.
     report = sys.stderr if args.action == "export" and not args.output else out
@@ -104,14 +95,19 @@ async def _run(
         return await _forget(settings, store, args, user_id, out, ask)
     except StoreError as exc:
         log.error("memory.command.store_failed", action=args.action, exc_info=exc)
-        print(
-            f"The memory store {settings.store_location()} failed ({type(exc).__name__}); "
-            "the log above has the details. It may be partly done: run the command again.",
-            file=sys.stderr,
+        problem = (
+            f"{_store_variable(settings)}: the store {settings.store_location()} failed "
+            f"({type(exc).__name__}; the log above has the details), so the {args.action} "
+            "may be partly done; run the command again"
         )
+        print(problem_report("orion memory stopped", [problem], hint=None), file=sys.stderr)
         return STORE_FAILED
     finally:
         await store.close()
+
+
+def _store_variable(settings: OperatorSettings) -> str:
+    return "GCS_MEMORIES_BUCKET" if settings.gcs_memories_bucket else "MEMORY_DIR"
 
 
 async def _show(store: ObjectStore, user_id: str, out: TextIO) -> int:
@@ -133,7 +129,8 @@ async def _export(store: ObjectStore, user_id: str, output: str | None, out: Tex
         except OSError as exc:
             log.error("memory.export.write_failed", exc_info=exc)
             reason = exc.strerror or type(exc).__name__
-            print(f"Could not write {output}: {reason}", file=sys.stderr)
+            problem = f"--output: could not write {output} ({reason})"
+            print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
             return BAD_INPUT
         out.write(f"Wrote {len(document)} characters to {output}\n")
     else:

@@ -8,7 +8,8 @@ serve a person fully, and 503 otherwise, naming what is missing:
   until they are: app/runtime/retrying_build.py);
 - `claude`: that client is open;
 - `storage`: the store is built, has been asked one thing since, and its circuit
-  breaker (app/storage/breaker.py) is closed — it is answering. An unreachable bucket
+  breaker (app/storage/breaker.py) is closed — it is answering; or, for a local memory
+  directory, that directory can still be written to. An unreachable bucket
   makes Orion *degraded*, not unready: it still greets and answers, without memories
   (docs/architecture.md), as every other instance does meanwhile; failing readiness would only stop
   Cloud Run from starting the instances a burst needs. `/readyz` stays 200 and says so
@@ -109,8 +110,15 @@ def _storage_check(provider: ServiceProvider) -> Check:
     from app.storage.breaker import GuardedStore
 
     store = storage.store
-    if not isinstance(store, GuardedStore):  # a local directory: nothing to reach
-        return Check(True, "ready", details={"backend": "local"})
+    if not isinstance(store, GuardedStore):  # a local directory: nothing to reach, but
+        # it can stop being usable (removed, replaced by a file, made read-only).
+        from app.storage.local_directory import directory_problem
+
+        details = {"backend": "local"}
+        if problem := directory_problem(provider.settings.memory_dir):
+            reason = f"storage: the memory directory (MEMORY_DIR) {problem}"
+            return Check(False, "unusable", reason, details)
+        return Check(True, "ready", details=details)
     details = {"backend": "gcs", "breaker": "closed" if store.available else "open"}
     if not store.available:
         reason = "storage: unreachable (circuit breaker open until a probe sees it answer)"

@@ -1,20 +1,53 @@
-"""Socket Mode (local development): the same Bolt app over Slack's WebSocket."""
+"""Socket Mode (local development): the same Bolt app over Slack's WebSocket.
+
+Orion asks Slack for the WebSocket URL itself (`apps.connections.open`) before handing it
+to Bolt's handler: the SDK's own connect loop retries every failure every 10 seconds,
+forever, a refused app token included. A token Slack refuses stops Orion with one line
+instead (`AppTokenRefused`); a Slack that cannot be reached is retried, with back-off,
+until it answers or Orion is asked to stop.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
+import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
+from app.runtime.stop_signals import StopSignals
 from app.services import ServiceProvider
 from app.shutdown import drain
 from app.slack.web_client import close_connection_pool, share_connection_pool
 
 log = get_logger(__name__)
+
+T = TypeVar("T")
+
+# apps.connections.open answers that say nothing about the token: worth another try.
+# (The client's retry handlers already wait out `ratelimited` as Slack asks.)
+_TRANSIENT_ERRORS = {
+    "ratelimited",
+    "internal_error",
+    "fatal_error",
+    "service_unavailable",
+    "request_timeout",
+}
+_FIRST_RETRY_S = 1.0
+_MAX_RETRY_S = 30.0
+
+
+class AppTokenRefused(Exception):
+    """Slack refused SLACK_APP_TOKEN (Slack's error code in `error`); retrying cannot help."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 async def run_socket_mode(
@@ -24,22 +57,69 @@ async def run_socket_mode(
     app_token: str,
     stop: asyncio.Event | None = None,
 ) -> None:
-    """Connect and serve until `stop` is set (or SIGINT/SIGTERM), then drain."""
+    """Connect and serve until `stop` is set (or SIGINT/SIGTERM), then drain.
+
+    Raises `AppTokenRefused` when Slack refuses the app token."""
     stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        # Signal handlers can only be installed from the main thread (not in tests).
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-    provider.warm_up()
+    StopSignals(stop.set).install(asyncio.get_running_loop())
     await share_connection_pool(bolt_app.client)
     handler = AsyncSocketModeHandler(bolt_app, app_token)
-    await handler.connect_async()
-    log.info("orion.socket_mode.connected")
     try:
-        await stop.wait()
+        log.info("orion.socket_mode.connecting")
+        got_url, url = await _unless_stopped(stop, _connection_url(bolt_app.client, app_token))
+        if got_url:
+            provider.warm_up()
+            # The handler's client connects to this URL rather than asking for another.
+            handler.client.wss_uri = url
+            connected, _ = await _unless_stopped(stop, handler.connect_async())
+            if connected:
+                log.info("orion.socket_mode.connected")
+                await stop.wait()
     finally:
         await handler.disconnect_async()
         await drain(provider)
         await handler.close_async()
         await close_connection_pool(bolt_app.client)
+
+
+async def _connection_url(client: AsyncWebClient, app_token: str) -> str:
+    """A WebSocket URL from `apps.connections.open`, asking again (with back-off) while
+    Slack cannot be reached or answers with a server-side error."""
+    delay = _FIRST_RETRY_S
+    while True:
+        try:
+            response = await client.apps_connections_open(app_token=app_token)
+            return str(response["url"])
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or f"HTTP {exc.response.status_code}")
+            if error not in _TRANSIENT_ERRORS:
+                raise AppTokenRefused(error) from None
+            log.warning("orion.socket_mode.url_failed", error=error, retry_in_s=delay, exc_info=exc)
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            log.warning(
+                "orion.socket_mode.url_failed",
+                error=type(exc).__name__,
+                retry_in_s=delay,
+                exc_info=exc,
+            )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, _MAX_RETRY_S)
+
+
+async def _unless_stopped(
+    stop: asyncio.Event, work: Coroutine[Any, Any, T]
+) -> tuple[bool, T | None]:
+    """(True, `work`'s result) — or (False, None), with `work` cancelled, when `stop` is
+    set first."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.cancelled():
+        return False, None
+    return True, task.result()

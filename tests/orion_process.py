@@ -7,6 +7,7 @@ sharing one bucket (as on Cloud Run), and the commands a person types.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.fakes._waiting import wait_until
 from tests.orion_server import ANTHROPIC_KEY, BOT_TOKEN, SIGNING_SECRET
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,8 +64,18 @@ def orion_env(*, slack_url: str, claude_url: str, port: int, **extra: str) -> di
 
 
 class OrionProcess:
-    def __init__(self, env: dict[str, str], *, cwd: Path, log_path: Path) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        *,
+        cwd: Path,
+        log_path: Path,
+        command: str = "serve",
+        argv: list[str] | None = None,
+    ) -> None:
+        """`orion COMMAND`, or `argv` (a script that starts Orion, say)."""
         self.env = env
+        self.argv = argv or [sys.executable, "-m", "app.cli", command]
         self.url = f"http://127.0.0.1:{env['PORT']}"
         self._cwd = cwd
         self._log_path = log_path
@@ -74,7 +86,7 @@ class OrionProcess:
         spawned = time.monotonic()
         with self._log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "app.cli", "serve"],
+                self.argv,
                 cwd=self._cwd,
                 env=self.env,
                 stdout=log,
@@ -96,16 +108,28 @@ class OrionProcess:
             time.sleep(0.005)
         raise TimeoutError(f"Orion not healthy after {timeout}s: {self.log()}")
 
-    def stop(self, timeout: float = 15.0) -> int:
-        """SIGTERM, as Cloud Run does; returns the exit code."""
+    def stop(self, timeout: float = 15.0, *, sig: int = signal.SIGTERM) -> int:
+        """SIGTERM, as Cloud Run does (or `sig`: SIGINT is Ctrl-C); returns the exit code,
+        or raises if the process is still there after `timeout`."""
         if self.process is None:
             return 0
-        self.process.terminate()
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
         try:
             return self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            return self.process.wait()
+            self.process.wait()
+            ignored = signal.Signals(sig).name
+            raise AssertionError(f"Orion ignored {ignored}: {self.log()}") from None
+
+    def signal(self, sig: int) -> None:
+        assert self.process is not None
+        self.process.send_signal(sig)
+
+    def wait_logged(self, event: str, timeout: float = 30.0) -> None:
+        """Wait for a JSON log line whose message is `event`."""
+        wait_until(lambda: f'"message": "{event}"' in self.log(), timeout, event)
 
     def log(self) -> str:
         return self._log_path.read_text(errors="replace") if self._log_path.exists() else ""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
-from tests.orion_process import run_orion_command
+import pytest
+
+from tests.orion_process import REPO, run_orion_command
 
 SECRET = "xoxp-this-is-a-very-secret-user-token"
 
@@ -45,3 +48,59 @@ def test_dotenv_file_is_read(tmp_path: Path) -> None:
     result = _run_orion(tmp_path, "serve")
     assert "SLACK_BOT_TOKEN" not in result.stderr  # provided by .env
     assert "PORT" in result.stderr
+
+
+def test_the_example_values_of_env_example_are_refused_by_name(tmp_path: Path) -> None:
+    # A newcomer copies .env.example to .env — even uncommenting every optional line that
+    # holds an example value — and starts Orion before filling anything in.
+    example = (REPO / ".env.example").read_text()
+    lines = [line.removeprefix("# ") for line in example.splitlines()]
+    examples = {
+        name: value
+        for name, _, value in (line.partition("=") for line in lines)
+        if name.isupper() and "your-" in value
+    }
+    (tmp_path / ".env").write_text("".join(f"{n}={v}\n" for n, v in examples.items()))
+
+    result = _run_orion(tmp_path, "serve")
+
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert {"SLACK_BOT_TOKEN", "ANTHROPIC_API_KEY", "LANGFUSE_SECRET_KEY"} <= set(examples)
+    for name, value in examples.items():
+        assert f"{name}: still the example value from .env.example" in result.stderr
+        assert value not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_an_unusable_memory_directory_stops_start_up_in_one_line(
+    tmp_path: Path, where: str
+) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a directory")
+    memories = blocker if where == "a file" else blocker / "memories"
+
+    result = _run_orion(
+        tmp_path,
+        "serve",
+        SLACK_BOT_TOKEN="xoxb-start-up-test",
+        SLACK_SIGNING_SECRET="start-up-test-secret",
+        ANTHROPIC_API_KEY="sk-ant-start-up-test",
+        MEMORY_DIR=str(memories),
+    )
+
+    assert result.returncode == 2
+    problem = "is not a directory" if where == "a file" else "cannot be created"
+    assert result.stderr == (
+        f"Orion cannot start — MEMORY_DIR: {memories} {problem} (Not a directory); "
+        "see .env.example\n"
+    )
+    assert result.stdout == ""
+
+
+def test_help_lists_every_command(tmp_path: Path) -> None:
+    result = _run_orion(tmp_path, "--help")
+
+    assert result.returncode == 0
+    listed = re.findall(r"^ {4}(\w+) ", result.stdout, flags=re.MULTILINE)
+    assert listed == ["serve", "socket", "chat", "memory"]

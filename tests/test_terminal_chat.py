@@ -1,49 +1,81 @@
-"""`orion chat`: a newcomer talks to Orion in a terminal, the real process, no Slack."""
+"""`orion chat`: a newcomer talks to Orion in a terminal, the real process, no Slack.
+
+Piped (stdin from a string) for what does not depend on a terminal; on a pseudo-terminal
+(tests/terminal.py) for what a person at one does: Ctrl-C, long pastes, the spinner.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import termios
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from app.terminal_chat.line_input import LineReader
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import ScriptItem, text
 from tests.orion_process import run_orion_command
+from tests.terminal import Terminal
 
 USER = "U0NEWCOMER"
 SUMMARY_MODEL = "claude-haiku-summary-test"
+KEY = "sk-ant-chat-test-0123456789"
+# Linux's canonical-mode line limit is 4,095 bytes; a paste well past it.
+LONG_LINE = "paste " * 2000
 
 
-def _chat(tmp_path: Path, claude: FakeClaude, stdin: str, *args: str):
-    env = {
-        "ANTHROPIC_API_KEY": "sk-ant-chat-test",
+def _env(tmp_path: Path, claude: FakeClaude, **more: str) -> dict[str, str]:
+    return {
+        "ANTHROPIC_API_KEY": KEY,
         "ANTHROPIC_BASE_URL": claude.url,
         "SUMMARY_MODEL": SUMMARY_MODEL,
         "MEMORY_DIR": str(tmp_path / "memories"),
+        **more,
     }
-    return run_orion_command(tmp_path, "chat", *args, env=env, stdin=stdin)
+
+
+def _chat(tmp_path: Path, claude: FakeClaude, stdin: str, *args: str, **env: str):
+    return run_orion_command(
+        tmp_path, "chat", *args, env=_env(tmp_path, claude, **env), stdin=stdin
+    )
+
+
+def _summaries(body: dict[str, Any]) -> ScriptItem | None:
+    if body["model"] == SUMMARY_MODEL:
+        return text("# Terminal chat\nSam tried Orion from a terminal.")
+    return None
+
+
+@pytest.fixture
+def claude() -> Iterator[FakeClaude]:
+    with FakeClaude() as fake:
+        fake.responder = _summaries
+        yield fake
+
+
+def _questions(claude: FakeClaude) -> list[dict[str, Any]]:
+    return [r for r in claude.requests if r["model"] != SUMMARY_MODEL]
 
 
 def test_a_conversation_in_the_terminal_streams_answers_and_leaves_memories(
-    tmp_path: Path,
+    tmp_path: Path, claude: FakeClaude
 ) -> None:
-    with FakeClaude() as claude:
-
-        def respond(body: dict[str, Any]) -> ScriptItem | None:
-            if body["model"] == SUMMARY_MODEL:
-                return text("# Terminal chat\nSam tried Orion from a terminal.")
-            return None
-
-        claude.responder = respond
-        claude.reply("Nice to meet you, Sam. " * 30)  # long enough to stream in pieces
-        claude.reply("You asked me to call you Sam.")
-        result = _chat(tmp_path, claude, "Please call me Sam.\nWhat is my name?\n", "--user", USER)
-        requests = [r for r in claude.requests if r["model"] != SUMMARY_MODEL]
+    claude.reply("Nice to meet you, Sam. " * 30)  # long enough to stream in pieces
+    claude.reply("You asked me to call you Sam.")
+    result = _chat(tmp_path, claude, "Please call me Sam.\nWhat is my name?\n", "--user", USER)
+    requests = _questions(claude)
 
     assert result.returncode == 0, result.stderr
     assert "Nice to meet you, Sam." in result.stdout
     assert "You asked me to call you Sam." in result.stdout
-    assert "Traceback" not in result.stderr
+    assert result.stderr == ""
     # The second question reached Claude with the first exchange as history, and tools.
     second = requests[-1]
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
@@ -55,9 +87,193 @@ def test_a_conversation_in_the_terminal_streams_answers_and_leaves_memories(
     assert preferences["name"] == "Sam"
     records = tmp_path / "memories" / "people" / USER
     assert "Terminal chat" in (records / "conversations.json").read_text()
+    # Orion's log lines went to the log file, not into the conversation.
+    assert '"memory.after_turn"' in (tmp_path / ".orion" / "chat.log").read_text()
 
 
-def test_a_bad_user_id_is_refused_clearly(tmp_path: Path) -> None:
-    with FakeClaude() as claude:
-        result = _chat(tmp_path, claude, "", "--user", "../../etc")
-    assert result.returncode == 2 and "Not a Slack-style user id" in result.stderr
+def test_a_bad_user_id_is_refused_clearly(tmp_path: Path, claude: FakeClaude) -> None:
+    result = _chat(tmp_path, claude, "", "--user", "../../etc")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "orion chat cannot start — --user: not a Slack user id (like U0123ABCD): '../../etc'\n"
+    )
+
+
+def test_a_refused_key_says_what_to_fix_and_ends_the_chat(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    claude.fail(401, "authentication_error", "invalid x-api-key")
+
+    result = _chat(tmp_path, claude, "hello\nanyone there?\n")
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        "orion chat stopped — ANTHROPIC_API_KEY: Claude refused it (401 authentication_error); "
+        "create a key at console.anthropic.com and set it; see .env.example\n"
+    )
+    assert "Please try again" not in result.stdout
+    assert "Memories about" not in result.stdout
+    assert KEY not in result.stdout + result.stderr
+    assert len(_questions(claude)) == 1, "the chat ended at the first refusal"
+
+
+def test_the_farewell_names_the_memories_only_when_something_was_written(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    nothing_said = _chat(tmp_path, claude, "")
+    memory_off = _chat(tmp_path, claude, "Please call me Sam.\n", MEMORY_ENABLED="false")
+
+    for result in (nothing_said, memory_off):
+        assert result.returncode == 0, result.stderr
+        assert "Memories about" not in result.stdout
+    assert "Saving what this conversation taught" not in memory_off.stdout
+    assert not (tmp_path / "memories" / "users").exists()
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_an_unusable_memory_directory_stops_the_chat_before_it_starts(
+    tmp_path: Path, claude: FakeClaude, where: str
+) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a directory")
+    memories = blocker if where == "a file" else blocker / "memories"
+
+    result = _chat(tmp_path, claude, "hello\n", MEMORY_DIR=str(memories))
+
+    assert result.returncode == 2
+    problem = "is not a directory" if where == "a file" else "cannot be created"
+    assert result.stderr == (
+        f"orion chat cannot start — MEMORY_DIR: {memories} {problem} (Not a directory); "
+        "see .env.example\n"
+    )
+    assert claude.requests == []
+
+
+def test_slack_settings_left_as_examples_do_not_stop_the_chat(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    # A newcomer copied .env.example and filled in only the Claude key.
+    (tmp_path / ".env").write_text(
+        "SLACK_BOT_TOKEN=xoxb-your-bot-token\nSLACK_SIGNING_SECRET=your-signing-secret\n"
+    )
+    claude.reply("Hello from Claude.")
+
+    result = _chat(tmp_path, claude, "hi\n")
+
+    assert result.returncode == 0, result.stderr
+    assert "Hello from Claude." in result.stdout
+
+
+# --- at a terminal ---------------------------------------------------------------------
+
+
+def test_ctrl_c_stops_the_answer_and_ctrl_c_at_an_empty_prompt_ends_the_chat(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    # The first answer streams its first words, then takes its time with the rest.
+    claude.reply("Once upon a time, a very long story began.", chunk_delay=120)
+    claude.reply("Sam, as you asked.")
+    with Terminal(tmp_path, "chat", env=_env(tmp_path, claude)) as terminal:
+        terminal.expect("you> ")
+        terminal.type("Tell me a long story.\r")
+        terminal.expect("Once upon")
+        terminal.ctrl_c(at_prompt=False)
+        stopped = terminal.expect("you> ")
+        terminal.type("Please call me Sam.\r")
+        terminal.expect("Sam, as you asked.")
+        terminal.expect("you> ")
+        terminal.type("half a thought")
+        terminal.expect("half a thought")
+        terminal.ctrl_c()  # with something typed: that line goes, the chat stays
+        terminal.expect("you> ")
+        terminal.ctrl_c()  # at an empty prompt: the end
+        code = terminal.wait()
+        screen = terminal.screen
+
+    assert code == 0
+    assert "(stopped)" in stopped and "a very long story" not in screen
+    assert "Traceback" not in screen
+    assert f"Memories about U0TERMINAL are in {tmp_path / 'memories'}" in screen
+    # The stopped answer was forgotten: the next question came without it.
+    assert [m["content"] for m in _questions(claude)[-1]["messages"]] == ["Please call me Sam."]
+    assert (tmp_path / ".orion" / "chat.log").exists()
+
+
+def test_a_refused_key_at_a_terminal(tmp_path: Path, claude: FakeClaude) -> None:
+    claude.fail(401, "authentication_error", "invalid x-api-key")
+    with Terminal(tmp_path, "chat", env=_env(tmp_path, claude)) as terminal:
+        terminal.expect("you> ")
+        terminal.type("hello\r")
+        code = terminal.wait()
+        screen = terminal.screen
+
+    assert code == 2
+    assert "orion chat stopped — ANTHROPIC_API_KEY: Claude refused it" in screen
+    assert "Traceback" not in screen
+
+
+def test_a_paste_longer_than_the_terminal_line_limit_arrives_whole(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    claude.reply("That was long.")
+    with Terminal(tmp_path, "chat", env=_env(tmp_path, claude)) as terminal:
+        terminal.expect("you> ")
+        terminal.type(LONG_LINE + "\r")
+        terminal.expect("That was long.")
+        terminal.expect("you> ")
+        terminal.ctrl_d()
+        assert terminal.wait() == 0
+
+    assert _questions(claude)[0]["messages"][0]["content"] == LONG_LINE.strip()
+
+
+def test_a_spinner_shows_until_the_first_words(tmp_path: Path, claude: FakeClaude) -> None:
+    claude.delay(2)  # Claude is slow to start answering
+    claude.reply("Here at last.")
+    with Terminal(tmp_path, "chat", env=_env(tmp_path, claude)) as terminal:
+        terminal.expect("you> ")
+        terminal.type("Are you there?\r")
+        waiting = terminal.expect("Here at last.")
+        terminal.expect("you> ")
+        terminal.ctrl_d()
+        terminal.wait()
+
+    assert "thinking…" in waiting
+
+
+def test_sigterm_ends_the_chat_quietly(tmp_path: Path, claude: FakeClaude) -> None:
+    with Terminal(tmp_path, "chat", env=_env(tmp_path, claude)) as terminal:
+        terminal.expect("you> ")
+        terminal.process.send_signal(signal.SIGTERM)
+        code = terminal.wait()
+        screen = terminal.screen
+
+    assert code == 0
+    assert "Traceback" not in screen
+
+
+def test_without_readline_a_line_is_still_read_whole(tmp_path: Path) -> None:
+    # Python built without readline: keys are read one by one, past the terminal's limit.
+    primary, secondary = os.openpty()
+    with (
+        open(secondary, encoding="utf-8", closefd=True) as stdin,
+        open(os.devnull, "w", encoding="utf-8") as screen,
+    ):
+        reader = LineReader(stdin, screen, with_readline=False)
+        typist = threading.Thread(target=_type_once_read_key_by_key, args=(primary,))
+        typist.start()
+        line = reader.read("you> ")
+        typist.join()
+    os.close(primary)
+
+    assert line == LONG_LINE  # whole, and Backspace took the "x" back
+
+
+def _type_once_read_key_by_key(terminal: int) -> None:
+    # Typed in canonical mode, all but the first 4,095 bytes would be dropped by the
+    # terminal itself: wait until the reader has left it.
+    while termios.tcgetattr(terminal)[3] & termios.ICANON:
+        time.sleep(0.001)
+    keys = (LONG_LINE + "x\x7f\r").encode()
+    while keys:
+        keys = keys[os.write(terminal, keys) :]

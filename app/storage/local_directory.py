@@ -185,6 +185,39 @@ class LocalDirectoryStore:
         return found
 
 
+def directory_problem(directory: Path | str) -> str | None:
+    """Why this store cannot keep objects in `directory`, or None: a look only (a stat and
+    an access check, cheap enough for every readiness probe). The phrase names no path
+    and no error text. A directory that does not exist yet is no problem as long as it can
+    be created (the first write does)."""
+    path = Path(directory)
+    while not path.exists():
+        if path.is_symlink() or path.parent == path:
+            return "cannot be created"
+        path = path.parent  # the nearest existing ancestor must let us create it
+    if not path.is_dir():
+        return "is not a directory" if path == Path(directory) else "cannot be created"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "is not writable"
+    return None
+
+
+def prepare_directory(directory: Path | str) -> str | None:
+    """Make sure objects can be kept in `directory`: create it if needed, and write and
+    remove one file in it (what start-up checks, so that no person is the first to find
+    out). None when it works, else why not: a phrase and the system's reason."""
+    path = Path(directory)
+    try:
+        # Created as the store creates it (owner-only), with a file written the same way.
+        probe = f"{path}/{TEMP_PREFIX}write-check-{os.getpid()}"
+        replace_file(probe, b"", modified_ns=time.time_ns())
+        os.unlink(probe)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        return f"{directory_problem(path) or 'cannot be written to'} ({reason})"
+    return None
+
+
 def _check_precondition(key: str, current: int | None, if_generation: int | None) -> None:
     if if_generation is None:
         return

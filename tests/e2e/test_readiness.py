@@ -8,6 +8,7 @@ refusing the bot token or failing for a moment. Every wait is on an explicit sig
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,24 @@ def test_slack_failing_for_a_moment_is_checked_again_until_it_answers(
         [ready] = orion.wait_logged(log_events.SLACK_AUTH_READY)
         assert ready["attempts"] == 2
         assert wait_ready(orion)["checks"]["slack_auth"]["state"] == "ready"
+
+
+def test_a_memory_directory_that_stops_being_usable_is_never_called_fine(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    with OrionServer(make_settings(slack, claude, memory_dir=memory_dir)) as orion:
+        assert wait_ready(orion)["checks"]["storage"]["ok"] is True
+        # Someone removes the directory and leaves a file in its place.
+        shutil.rmtree(memory_dir, ignore_errors=True)
+        memory_dir.write_text("not a directory")
+
+        response = readyz(orion)
+
+        assert response.status_code == 503
+        body = response.json()
+        assert body["checks"]["storage"] == {"ok": False, "state": "unusable", "backend": "local"}
+        assert body["reasons"] == ["storage: the memory directory (MEMORY_DIR) is not a directory"]
+        assert str(memory_dir) not in response.text, "the endpoint is public: no paths"
+
+        memory_dir.unlink()  # gone, but it can be made again: fine once more
+        assert wait_ready(orion)["checks"]["storage"]["ok"] is True

@@ -1,0 +1,176 @@
+"""The terminal side of `orion chat`: the prompt, Ctrl-C, and the farewell.
+
+The main thread waits for the person — for a line, or for an answer to finish — so that
+Ctrl-C reaches it as KeyboardInterrupt wherever it waits; the conversation runs on a
+background loop (app/terminal_chat/background_loop.py):
+
+- Ctrl-C while Orion answers stops that answer and returns to the prompt;
+- Ctrl-C at an empty prompt, or twice in a row, or Ctrl-D, ends the conversation, after
+  saving what it taught Orion (Ctrl-C again skips the saving);
+- SIGTERM ends it at once, without the saving (app/runtime/stop_signals.py bounds it);
+- a key Claude refuses ends it with what to fix (exit code 2).
+
+Orion's log lines go to `.orion/chat.log`, not to the terminal the conversation is in:
+what a person sees here is the conversation and, when something must be fixed, one line.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from app.config import Settings, problem_report
+from app.memory.scopes import validate_user_id
+from app.observability.logging import get_logger
+from app.observability.setup import configure_observability
+from app.runtime.stop_signals import StopSignals
+from app.terminal_chat import WHO
+from app.terminal_chat.background_loop import BackgroundLoop
+from app.terminal_chat.conversation import Conversation, KeyRefused
+from app.terminal_chat.line_input import LineReader
+from app.terminal_chat.terminal_reply import TerminalReply
+
+log = get_logger(__name__)
+
+YOU = "you> "
+ORION = "orion> "
+LOG_FILE = Path(".orion/chat.log")
+STOPPED = "(stopped)"
+EXIT_PROBLEM = 2
+# The end-of-conversation clean-up (closing clients) when the person is in a hurry.
+CLOSE_TIMEOUT_S = 3.0
+
+
+class Terminated(Exception):
+    """SIGTERM: end the conversation now."""
+
+
+def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -> int:
+    try:
+        validate_user_id(user_id)
+    except ValueError:
+        problem = f"--user: not a Slack user id (like U0123ABCD): {user_id!r}"
+        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
+        return EXIT_PROBLEM
+    log_stream = _log_stream()
+    if log_stream is sys.stderr and "LOG_LEVEL" not in os.environ:
+        settings = settings.model_copy(update={"log_level": "WARNING"})
+    configure_observability(settings, stream=log_stream)
+    reader = LineReader(sys.stdin, out)
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    with BackgroundLoop() as loop:
+        out.write("Orion is starting…\n")
+        out.flush()
+        try:
+            conversation = loop.run(Conversation.start(settings, user_id))
+        except (KeyboardInterrupt, Terminated):
+            out.write("\n")
+            return 0
+        try:
+            code = _talk(loop, conversation, reader, out)
+        except Terminated:
+            code, written = 0, False
+        else:
+            _save_learning(loop, conversation, out)
+            written = code == 0 and _memories_written(loop, conversation)
+        _close(loop, conversation)
+    if written:
+        out.write(f"Memories about {user_id} are in {conversation.memory_location()}\n")
+    return code
+
+
+def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, out: TextIO) -> int:
+    out.write(
+        f"Talking to Orion as {conversation.user_id}. Ctrl-C stops an answer; "
+        "Ctrl-D (or Ctrl-C at an empty prompt) ends the conversation.\n\n"
+    )
+    interrupted = False  # the last thing the person did was Ctrl-C at the prompt
+    while True:
+        try:
+            text = reader.read(YOU).strip()
+        except EOFError:
+            out.write("\n")
+            return 0
+        except KeyboardInterrupt:
+            out.write("\n")
+            if interrupted or not reader.typed.strip():
+                return 0
+            interrupted = True
+            continue
+        interrupted = False
+        if not text:
+            continue
+        try:
+            loop.run(_answer(conversation, text, out))
+        except KeyboardInterrupt:
+            out.write(f"\n{STOPPED}\n\n")
+            continue
+        except KeyRefused as refused:
+            out.write("\n")
+            out.flush()
+            problem = (
+                f"ANTHROPIC_API_KEY: Claude refused it ({refused.status} {refused.error_type}); "
+                "create a key at console.anthropic.com and set it"
+            )
+            print(problem_report("orion chat stopped", [problem]), file=sys.stderr)
+            return EXIT_PROBLEM
+        except Exception as exc:  # the conversation goes on, as in Slack
+            from app.agent.errors import friendly_error
+
+            log.warning("chat.turn.failed", error=type(exc).__name__, exc_info=exc)
+            out.write(f"\n{friendly_error(exc)}\n\n")
+            continue
+        out.write("\n\n")
+
+
+async def _answer(conversation: Conversation, text: str, out: TextIO) -> None:
+    async with TerminalReply(out, prefix=ORION) as reply:
+        await conversation.answer(text, reply)
+
+
+def _save_learning(loop: BackgroundLoop, conversation: Conversation, out: TextIO) -> None:
+    if not conversation.learning:
+        return
+    out.write("Saving what this conversation taught Orion… (Ctrl-C skips)\n")
+    out.flush()
+    try:
+        loop.run(conversation.finish_learning())
+    except (KeyboardInterrupt, Terminated):
+        out.write("\n")
+
+
+def _log_stream() -> TextIO:
+    """`.orion/chat.log` (appended to), or, when it cannot be written, the terminal's
+    stderr for warnings and errors only."""
+    try:
+        LOG_FILE.parent.mkdir(parents=True, exist_ok=True)
+        return LOG_FILE.open("a", encoding="utf-8", buffering=1)
+    except OSError:
+        return sys.stderr
+
+
+def _close(loop: BackgroundLoop, conversation: Conversation) -> None:
+    try:
+        loop.run(conversation.close(), timeout=CLOSE_TIMEOUT_S)
+    except (KeyboardInterrupt, Terminated, TimeoutError):
+        pass
+    except Exception as exc:
+        log.warning("chat.close.failed", error=type(exc).__name__, exc_info=exc)
+
+
+def _memories_written(loop: BackgroundLoop, conversation: Conversation) -> bool:
+    try:
+        return loop.run(conversation.memories_written(), timeout=CLOSE_TIMEOUT_S)
+    except (KeyboardInterrupt, Terminated, TimeoutError):
+        return False
+
+
+_stops = StopSignals(lambda: None)
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    _stops.handle(signum)  # a second one, or the deadline, ends the process at once
+    raise Terminated

@@ -1,0 +1,133 @@
+"""One terminal conversation with the agent: its history, the learning after each turn,
+and whether anything about the person was written."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from app.memory.scopes import person_records_prefix, session_prefix, user_prefix
+from app.observability.logging import get_logger
+from app.services import Services, build_services, build_storage
+
+if TYPE_CHECKING:
+    from app.agent.history import ThreadMessage
+    from app.agent.reply_sink import ReplySink
+    from app.config import Settings
+    from app.storage.store import ObjectStore
+
+log = get_logger(__name__)
+
+CHANNEL = "D0TERMINAL"  # a pretend DM: thread contexts and links need a channel id
+
+
+class KeyRefused(Exception):
+    """Claude refused the API key (401, or 403 for a key without access): nothing else
+    can work, so the chat ends saying what to fix."""
+
+    def __init__(self, status: int, error_type: str) -> None:
+        super().__init__(f"{status} {error_type}")
+        self.status = status
+        self.error_type = error_type
+
+
+class Conversation:
+    def __init__(self, settings: Settings, user_id: str, services: Services) -> None:
+        self.settings = settings
+        self.user_id = user_id
+        self._services = services
+        self.thread_ts = f"{int(time.time())}.000001"
+        self._history: list[ThreadMessage] = []
+        self._learning: list[asyncio.Task[None]] = []
+        self._before: dict[str, int] = {}
+
+    @classmethod
+    async def start(cls, settings: Settings, user_id: str) -> Conversation:
+        storage = build_storage(settings)
+        await storage.store.connect()
+        services = await asyncio.to_thread(build_services, settings, storage)
+        conversation = cls(settings, user_id, services)
+        conversation._before = await conversation._kept_about_person()
+        return conversation
+
+    async def answer(self, text: str, reply: ReplySink) -> str:
+        """Answer `text`, streaming to `reply`. Raises KeyRefused, or whatever else stopped
+        the turn (a stopped turn, cancelled, is forgotten: neither it nor its question stays
+        in the history)."""
+        from app.agent.history import ThreadMessage
+        from app.agent.request import TurnRequest
+
+        agent = self._services.agent
+        self._learn(agent.capture_preferences(self.user_id, text, **self._where()))
+        history = [*self._history, ThreadMessage("user", text)]
+        turn = TurnRequest(
+            user_id=self.user_id, channel_id=CHANNEL, thread_ts=self.thread_ts, history=history
+        )
+        try:
+            result = await agent.answer(turn, reply)
+        except Exception as exc:
+            _raise_if_key_refused(exc)
+            raise
+        self._history = [*history, ThreadMessage("assistant", result.text)]
+        self._learn(agent.after_turn(turn, result.text))
+        return result.text
+
+    @property
+    def learning(self) -> bool:
+        """Whether what earlier turns taught Orion is still being saved."""
+        return any(not task.done() for task in self._learning)
+
+    async def finish_learning(self) -> None:
+        await asyncio.gather(*self._learning, return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in self._learning:
+            task.cancel()
+        await asyncio.gather(*self._learning, return_exceptions=True)
+        await self._services.claude.close()
+        await self._services.storage.store.close()
+
+    async def memories_written(self) -> bool:
+        """Whether anything about the person changed since the conversation began: their
+        memories, Orion's records of them, this conversation's summary."""
+        if self._services.storage.memory_store is None:
+            return False  # memory off: nothing is kept
+        try:
+            return await self._kept_about_person() != self._before
+        except Exception as exc:  # the farewell then says nothing about memories
+            log.warning("chat.memory_check.failed", error=type(exc).__name__, exc_info=exc)
+            return False
+
+    def memory_location(self) -> str:
+        """Where the person's memories are (their folder in the store)."""
+        if self.settings.gcs_memories_bucket:
+            return f"gs://{self.settings.gcs_memories_bucket}/{user_prefix(self.user_id)}"
+        return str(self.settings.memory_dir.resolve() / user_prefix(self.user_id))
+
+    def _where(self) -> dict[str, str]:
+        return {"channel": CHANNEL, "thread_ts": self.thread_ts}
+
+    def _learn(self, work: Coroutine[Any, Any, None]) -> None:
+        self._learning.append(asyncio.ensure_future(work))
+
+    async def _kept_about_person(self) -> dict[str, int]:
+        store: ObjectStore = self._services.storage.store
+        prefixes = (
+            user_prefix(self.user_id),
+            person_records_prefix(self.user_id),
+            session_prefix(self.thread_ts),
+        )
+        listings = await asyncio.gather(*(store.list(prefix) for prefix in prefixes))
+        return {info.key: info.generation for listing in listings for info in listing}
+
+
+def _raise_if_key_refused(exc: Exception) -> None:
+    import anthropic
+
+    if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error")
+        kind = error.get("type") if isinstance(error, dict) else None
+        raise KeyRefused(exc.status_code, str(kind or "error")) from exc

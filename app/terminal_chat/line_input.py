@@ -1,0 +1,101 @@
+"""Reading one line from the person: with line editing, and whole however long it is.
+
+A terminal in its usual (canonical) mode edits the line itself and hands it over on Enter,
+but holds at most 4,095 bytes of it (Linux's N_TTY buffer, see termios(3)): a longer
+paste is cut, silently. GNU readline (libedit on macOS) reads key by key instead, with no
+such limit, and adds editing and history: `input()` uses it once the `readline` module is
+imported, when stdin and stdout are both terminals.
+
+A Python built without readline (pyenv on a machine without libreadline's headers), or
+output that is not a terminal, falls back to reading key by key here, in non-canonical
+mode with our own echo: no limit, Backspace, Ctrl-D and Ctrl-C work, no other editing.
+Input that is not a terminal (a pipe, a file) is read as it comes, without a limit either.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import sys
+import termios
+from collections.abc import Iterator
+from typing import TextIO
+
+try:
+    import readline
+except ImportError:  # pragma: no cover - depends on how Python was built
+    readline = None  # type: ignore[assignment]
+
+_ERASE = {b"\x7f", b"\x08"}  # what Backspace sends (DEL, or ^H on some terminals)
+_EOF = b"\x04"  # Ctrl-D
+_ENTER = {b"\r", b"\n"}
+
+
+class LineReader:
+    """`read(prompt)` returns one line; EOFError on Ctrl-D at an empty line, and
+    KeyboardInterrupt on Ctrl-C, after which `typed` is what the line held."""
+
+    def __init__(
+        self,
+        stdin: TextIO = sys.stdin,
+        stdout: TextIO = sys.stdout,
+        *,
+        with_readline: bool = readline is not None,
+    ) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
+        self._keys = stdin.isatty() and not (with_readline and stdout.isatty())
+        self._typed = ""
+
+    @property
+    def typed(self) -> str:
+        if readline is not None and not self._keys:
+            return readline.get_line_buffer()
+        return self._typed
+
+    def read(self, prompt: str) -> str:
+        self._typed = ""
+        if not self._keys:
+            return input(prompt)
+        self._stdout.write(prompt)
+        self._stdout.flush()
+        return self._read_keys(self._stdin.fileno())
+
+    def _read_keys(self, fd: int) -> str:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        with _keys_one_by_one(fd):
+            while True:
+                key = os.read(fd, 1)
+                if not key or (key == _EOF and not self._typed):
+                    raise EOFError
+                if key in _ENTER:
+                    self._echo("\r\n")
+                    return self._typed
+                if key in _ERASE:
+                    if self._typed:
+                        self._typed = self._typed[:-1]
+                        self._echo("\b \b")
+                    continue
+                if (text := decoder.decode(key)) and text.isprintable():
+                    self._typed += text
+                    self._echo(text)
+
+    def _echo(self, text: str) -> None:
+        self._stdout.write(text)
+        self._stdout.flush()
+
+
+@contextlib.contextmanager
+def _keys_one_by_one(fd: int) -> Iterator[None]:
+    """Non-canonical mode without the terminal's echo (we echo, Backspace included), for
+    as long as one line takes; Ctrl-C still raises SIGINT (ISIG stays on)."""
+    saved = termios.tcgetattr(fd)
+    raw = termios.tcgetattr(fd)
+    raw[3] &= ~(termios.ICANON | termios.ECHO)  # lflags
+    raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
+    termios.tcsetattr(fd, termios.TCSANOW, raw)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
