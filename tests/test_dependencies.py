@@ -16,6 +16,7 @@ import importlib.util
 import re
 import sys
 import tomllib
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -43,8 +44,17 @@ def _declared() -> tuple[frozenset[str], frozenset[str]]:
     """(runtime dependencies, dev dependencies), as normalized names."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     runtime = frozenset(_requirement_name(r) for r in project["project"]["dependencies"])
-    dev = frozenset(_requirement_name(r) for r in project["dependency-groups"]["dev"])
+    dev = frozenset(_group(project["dependency-groups"], "dev"))
     return runtime, dev
+
+
+def _group(groups: dict[str, list[str | dict[str, str]]], name: str) -> Iterator[str]:
+    """A dependency group's requirement names, with the groups it includes (PEP 735)."""
+    for item in groups[name]:
+        if isinstance(item, dict):
+            yield from _group(groups, item["include-group"])
+        else:
+            yield _requirement_name(item)
 
 
 def _imported_modules(path: Path) -> set[str]:
