@@ -76,7 +76,14 @@ def _anchors(markdown_file: Path) -> set[str]:
 
 
 def _top_level() -> set[str]:
-    return {entry.name for entry in ROOT.iterdir()}
+    """The repository's own top-level entries: what a fresh clone has, not what running
+    Orion or the tests left beside it (`.venv/`, `.orion/` — the .gitignore's names)."""
+    ignored = {
+        line.strip().strip("/")
+        for line in (ROOT / ".gitignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    return {entry.name for entry in ROOT.iterdir() if entry.name not in ignored}
 
 
 def _docs_ids(paths: list[Path]) -> list[str]:
