@@ -68,16 +68,6 @@ def user_preferences_key(user_id: str) -> str:
     return f"{user_prefix(user_id)}preferences.json"
 
 
-def user_welcome_key(user_id: str) -> str:
-    """How to greet the person next time (their latest conversation), written at turn end."""
-    return f"{user_prefix(user_id)}welcome.json"
-
-
-def sessions_index_key(user_id: str) -> str:
-    """The person's list of past threads (thread, title, updated), read by `recall`."""
-    return f"{user_prefix(user_id)}sessions.json"
-
-
 def session_prefix(thread_ts: str) -> str:
     # '.' would make the directory name look like a file extension (and a hidden-ish name).
     return f"{SESSIONS_PREFIX}{validate_thread_ts(thread_ts).replace('.', '-')}/"
