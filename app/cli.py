@@ -14,6 +14,7 @@ import asyncio
 import sys
 
 from app.config import (
+    EXIT_PROBLEM,
     ConfigError,
     OperatorSettings,
     RunMode,
@@ -25,9 +26,6 @@ from app.config import (
 )
 from app.observability.logging import get_logger
 from app.observability.setup import configure_observability
-
-# Something to fix before the command can do its job (what argparse uses for bad usage).
-EXIT_PROBLEM = 2
 
 _SERVE = "the HTTP Events API on 0.0.0.0:$PORT (Cloud Run)"
 _SOCKET = "Socket Mode, for local development (needs SLACK_APP_TOKEN)"

@@ -174,6 +174,9 @@ class Settings(OperatorSettings):
 
 
 ENV_HINT = "see .env.example"
+# How a command ends after a problem report: something to fix before it can do its job
+# (what argparse uses for bad usage too).
+EXIT_PROBLEM = 2
 
 
 def problem_report(who: str, problems: Sequence[str], *, hint: str | None = ENV_HINT) -> str:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from app.config import OperatorSettings, problem_report
+from app.config import EXIT_PROBLEM, OperatorSettings, problem_report
 from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
@@ -44,7 +44,8 @@ WHO = "orion memory cannot run"
 # Exit codes, so that a script can tell what happened.
 DONE = 0
 NOT_CONFIRMED = 1
-BAD_INPUT = 2  # a bad user id, a store that is not there, an export file that can't be written
+# A bad user id, a store that is not there, an export file that can't be written.
+BAD_INPUT = EXIT_PROBLEM
 NOTHING_FOUND = 3  # an erasure found nothing (without --allow-empty)
 STORE_FAILED = 4
 

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from app.config import Settings, problem_report
+from app.config import EXIT_PROBLEM, Settings, problem_report
 from app.memory.scopes import validate_user_id
 from app.observability.logging import get_logger
 from app.observability.setup import configure_observability
@@ -39,7 +39,6 @@ YOU = "you> "
 ORION = "orion> "
 LOG_FILE = Path(".orion/chat.log")
 STOPPED = "(stopped)"
-EXIT_PROBLEM = 2
 # The end-of-conversation clean-up (closing clients) when the person is in a hurry.
 CLOSE_TIMEOUT_S = 3.0
 
