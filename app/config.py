@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -206,7 +206,7 @@ class ConfigError(Exception):
         return problem_report(who, self.problems)
 
 
-def _describe(error: dict) -> str:
+def _describe(error: Mapping[str, Any]) -> str:
     name = "_".join(str(part) for part in error["loc"]).upper() or "configuration"
     if error["type"] == "missing":
         return f"{name}: missing (required)"
@@ -218,10 +218,10 @@ def _describe(error: dict) -> str:
 AnySettings = TypeVar("AnySettings", bound=_FromEnvironment)
 
 
-def read_settings(cls: type[AnySettings], **overrides: object) -> AnySettings:
+def read_settings(cls: type[AnySettings], **overrides: Any) -> AnySettings:
     """`cls` from the environment (and `.env`), raising ConfigError with every problem."""
     try:
-        return cls(**overrides)  # type: ignore[arg-type]
+        return cls(**overrides)
     except ValidationError as exc:
         raise ConfigError([_describe(error) for error in exc.errors()]) from None
 

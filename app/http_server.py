@@ -1,6 +1,6 @@
 """HTTP mode (Cloud Run): Starlette routes `POST /slack/events`, `GET /healthz` (liveness:
 the process answers) and `GET /readyz` (readiness: whether Orion can do its job now, and if
-not, why; app/runtime/readiness.py).
+not, why; app/readiness.py).
 
 The server listens before Bolt is imported: Bolt (and then the heavy clients) load in
 the background and `/healthz` answers at once. Events and clicks are acknowledged as soon
@@ -17,7 +17,7 @@ only then parsed, once (app/runtime/slack_payload.py, 400 when Bolt could not ha
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -30,17 +30,17 @@ from starlette.routing import Route
 from app.config import RunMode, Settings
 from app.observability.event_context import event_context
 from app.observability.logging import get_logger
+from app.readiness import readiness
 from app.runtime.ack_first import AckFirst
+from app.runtime.background import run_in_background
 from app.runtime.capped_body import BodyTooLarge, read_within_cap
 from app.runtime.early_ack import acks_early
-from app.runtime.readiness import readiness
 from app.runtime.slack_auth import SlackAuthCheck
 from app.runtime.slack_payload import MalformedPayload, parse_payload
 from app.runtime.slack_signature import SlackSignature
 from app.runtime.stop_signals import StopSignals
 from app.services import ServiceProvider
 from app.shutdown import drain
-from app.slack.background import run_in_background
 
 if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
@@ -188,7 +188,7 @@ def _dispatch_when_ready(
     ack_first: AckFirst,
     text: str,
     payload: dict[str, Any],
-    headers: dict[str, str],
+    headers: dict[str, str | Sequence[str]],  # as Bolt's request takes them
     query: dict[str, str],
 ) -> None:
     """Hand an already-acknowledged request to Bolt once it has loaded and the
@@ -218,7 +218,8 @@ def _event_ids(payload: dict[str, Any]) -> Iterator[None]:
     if not isinstance(event_id, str):
         yield
         return
-    event = payload.get("event") if isinstance(payload.get("event"), dict) else {}
+    event = payload.get("event")
+    event = event if isinstance(event, dict) else {}
     thread = event.get("assistant_thread")
     thread = thread if isinstance(thread, dict) else {}
     with event_context(

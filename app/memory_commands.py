@@ -30,6 +30,7 @@ from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
 from app.memory.scopes import validate_user_id
+from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import build_storage
 from app.storage.owner_only_files import replace_file
@@ -162,7 +163,29 @@ async def _forget(
         out.write(f"Found nothing of {user_id} in {settings.store_location()}: nothing deleted.\n")
     if not dm:
         out.write("No DM channel known: saved thread contexts not in the index remain.\n")
+    if settings.tracing_enabled:
+        out.write(_langfuse_outcome(await _forget_traces(settings, user_id)))
     return DONE if report.total or args.allow_empty else NOTHING_FOUND
+
+
+async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None:
+    """The person's Langfuse traces deleted (None when Langfuse could not be asked)."""
+    assert settings.langfuse_public_key and settings.langfuse_secret_key
+    tracing.configure_tracing(
+        public_key=settings.langfuse_public_key.get_secret_value(),
+        secret_key=settings.langfuse_secret_key.get_secret_value(),
+        base_url=settings.langfuse_base_url,
+    )
+    try:
+        return await tracing.forget_person_traces(user_id)
+    finally:
+        tracing.shutdown()
+
+
+def _langfuse_outcome(deleted: int | None) -> str:
+    if deleted is None:
+        return "Langfuse traces were NOT deleted: Langfuse could not be reached (see the log).\n"
+    return f"Deleted {deleted} Langfuse traces.\n"
 
 
 async def _dm_channel(settings: OperatorSettings, user_id: str) -> str | None:

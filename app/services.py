@@ -7,24 +7,28 @@ background, in the order the person needs them:
 
 1. `Storage` — the memory store and Orion's own records. A thread start needs nothing
    else (besides Slack), so a fresh instance greets from memory as soon as the store is
-   connected, while the Claude client is still importing.
+   connected, while the Claude client is still importing. A connect that hangs (no
+   credentials server answering) holds up neither: past a short wait the store is handed
+   out, each operation bounded by its own storage deadline, and the Claude client loads.
 2. `Services` — tracing, the Claude client and the agent, for answering messages.
 
 With a local memory directory, a background task also deletes conversations older than
 the retention window, at start-up and then daily (in a bucket, its lifecycle rule does).
 
-Listeners `await provider.storage()` or `await provider.get()` for what they use.
+Listeners `await provider.storage()` or `await provider.get()` for what they use; storage
+work a person waits for runs in `async with provider.storage_within(budget_s)`.
 
 Each build is retried with back-off until it succeeds (app/runtime/retrying_build.py): one
 transient failure at start must not leave the instance answering nothing until it is
-restarted. Readiness (`GET /readyz`, app/runtime/readiness.py) reports how far the builds are.
+restarted. Readiness (`GET /readyz`, app/readiness.py) reports how far the builds are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -61,6 +65,15 @@ class Services:
 
 
 ClaudeFactory = Callable[[Settings], "AsyncAnthropic"]
+
+# How long the storage build waits for the store to connect (import its library, build
+# its client) before handing the store out all the same. Waiting lets the store's import
+# finish before the Claude client's starts (both at once would only share the CPU); but
+# a connect can hang — in production the client looks its credentials up, and a metadata
+# server that does not answer costs several attempts of seconds each — and the Claude
+# client, so every answer, must not wait for that. The connect goes on in the background;
+# each store operation waits for it within its own storage deadline.
+STORE_CONNECT_WAIT_S = 2.0
 
 
 def build_storage(settings: StorageSettings) -> Storage:
@@ -163,6 +176,7 @@ class ServiceProvider:
         self._claude_factory = claude_factory
         self._on_ready = on_ready  # runs on the loop once the warm-up has built everything
         self._storage_check: asyncio.Task[None] | None = None
+        self._connecting: asyncio.Future[None] | None = None
         self._sweeping: asyncio.Task[None] | None = None
         self._storage: RetryingBuild[Storage]
         self._services: RetryingBuild[Services]
@@ -204,11 +218,20 @@ class ServiceProvider:
 
     async def _build_storage(self) -> Storage:
         storage = build_storage(self.settings)
+        self._connecting = asyncio.ensure_future(self._connect(storage.store))
+        # At most this long: see STORE_CONNECT_WAIT_S. Not cancelled when it is over.
+        await asyncio.wait({self._connecting}, timeout=STORE_CONNECT_WAIT_S)
+        return storage
+
+    async def _connect(self, store: ObjectStore) -> None:
+        from app.storage.store import StoreUnreachable
+
         try:
-            await storage.store.connect()
+            await store.connect()
+        except StoreUnreachable:
+            pass  # its breaker is open and has said so (store.unavailable), and probes on
         except Exception as exc:  # the first real operation will retry and report it
             log.warning("services.store_connect_failed", error=type(exc).__name__, exc_info=exc)
-        return storage
 
     def _check_storage(self, storage: Storage) -> None:
         """Ask the store one cheap thing, beside the first events: if it does not answer,
@@ -220,6 +243,10 @@ class ServiceProvider:
         from app.storage.deadline import storage_deadline
         from app.storage.store import StoreUnreachable
 
+        if self._connecting is not None:
+            # Nobody waits for this: the connect may take its time, and if it fails for
+            # want of a network, the breaker is open already.
+            await self._connecting
         try:
             with storage_deadline(PROBE_TIMEOUT_S):
                 async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
@@ -232,8 +259,9 @@ class ServiceProvider:
 
     async def _build_services(self) -> Services:
         # Storage first: the greeting needs it, and importing both at once would only
-        # share the same CPU between them. A storage build that fails is retried on its
-        # own; this waits for it rather than failing alongside it.
+        # share the same CPU between them (its build waits for its connect only so long:
+        # STORE_CONNECT_WAIT_S). A storage build that fails is retried on its own; this
+        # waits for it rather than failing alongside it.
         storage = await self._storage.wait_built()
         return await asyncio.to_thread(build_services, self.settings, storage, self._claude_factory)
 
@@ -244,6 +272,18 @@ class ServiceProvider:
     async def storage(self) -> Storage:
         """The store, without waiting for the Claude client. `NotBuilt` between attempts."""
         return await self._storage.get()
+
+    @contextlib.asynccontextmanager
+    async def storage_within(self, budget_s: float | None = None) -> AsyncIterator[Storage]:
+        """The store for work a person waits for: getting it (a fresh instance may still be
+        connecting) and every storage call made in the block end within `budget_s` — or
+        within the current storage deadline when None; a shorter enclosing deadline always
+        applies. Past it, TimeoutError; between build attempts, `NotBuilt` at once."""
+        from app.storage.deadline import storage_deadline, time_left
+
+        with storage_deadline(budget_s) if budget_s is not None else contextlib.nullcontext():
+            async with asyncio.timeout(time_left()):
+                yield await self.storage()
 
     async def get(self) -> Services:
         """Everything, the Claude client included. `NotBuilt` between attempts (of either)."""
@@ -272,7 +312,7 @@ class ServiceProvider:
         """Stop building, and close the long-lived clients (at shutdown) that were built."""
         await self._services.close()
         await self._storage.close()
-        for task in (self._storage_check, self._sweeping):
+        for task in (self._connecting, self._storage_check, self._sweeping):
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)

@@ -6,8 +6,8 @@ import asyncio
 
 from app.observability import tracing
 from app.observability.logging import get_logger
+from app.runtime.in_flight import in_flight
 from app.services import ServiceProvider
-from app.slack.event_scope import in_flight
 
 log = get_logger(__name__)
 

@@ -24,8 +24,8 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from app.learning.session_index import format_time
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
 from app.memory.scopes import (
     conversations_index_key,
     session_context_key,
@@ -33,7 +33,7 @@ from app.memory.scopes import (
     user_preferences_key,
     user_prefix,
 )
-from app.slack.memory_view import ACTION_FORGET_EVERYTHING
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from bench.environment import benchmark_environment
 from bench.stats import median_ms, print_table
 from tests.fakes import slack_events as events

@@ -20,6 +20,8 @@ BENCHMARKS = [
     "bench.turn_end",
     "bench.throughput",
     "bench.intake",
+    "bench.secret_shapes",
+    "bench.hostile_input",
 ]
 
 

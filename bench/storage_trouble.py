@@ -1,7 +1,7 @@
 """Storage trouble: what a person waits for when the memory store is slow, down, crowded
 or not yet connected.
 
-DESIGN.md §3 says the person's path holds under the worst storage conditions, not just
+docs/architecture.md says the person's path holds under the worst storage conditions, not just
 healthy ones. This benchmark measures that path under each of them, in one run:
 
 1. Slow storage: every storage request (reads, uploads, deletes, listings) takes
@@ -59,7 +59,7 @@ from typing import Any
 
 import httpx
 
-from app.slack.thread_started import RESTORING_STATUS
+from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from bench.environment import benchmark_environment
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.fakes import claude_script

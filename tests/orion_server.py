@@ -23,6 +23,7 @@ from slack_bolt.async_app import AsyncApp
 from app.config import RunMode, Settings
 from app.http_server import build_http_app
 from app.observability.setup import configure_observability
+from app.runtime.in_flight import in_flight
 from app.services import (
     ClaudeFactory,
     ServiceProvider,
@@ -31,7 +32,7 @@ from app.services import (
     build_storage,
 )
 from app.slack.app import build_bolt_app
-from app.slack.event_scope import in_flight
+from tests import log_events
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -167,7 +168,7 @@ class OrionServer:
             line
             for line in self.log_lines()
             if line.get("event_id") == event_id
-            and line["message"].endswith(".done")
+            and line["message"].endswith(log_events.DONE)
             and line["severity"] == "INFO"
         ]
 
@@ -190,7 +191,7 @@ class OrionServer:
         """Wait until nothing Orion was given is still running: no listener, no background
         work (memory hooks, an acknowledged event waiting for Bolt).
 
-        This is the count graceful shutdown drains (`app.slack.event_scope.in_flight`). An
+        This is the count graceful shutdown drains (`app.runtime.in_flight.in_flight`). An
         event is counted from the moment it is acknowledged (before its HTTP response is
         sent) and the work a listener starts in the background is counted before the
         listener ends; so once a response has come back, or an event's end line has been

@@ -15,17 +15,22 @@ from tests.fakes.langfuse_api import FakeLangfuse
 
 class SpanLog:
     def __init__(
-        self, client: Langfuse, exporter: InMemorySpanExporter, scores: FakeLangfuse | None = None
+        self, client: Langfuse, exporter: InMemorySpanExporter, langfuse: FakeLangfuse | None = None
     ) -> None:
         self._client = client
         self._exporter = exporter
-        self._scores = scores
+        self._langfuse = langfuse
 
     def scores(self) -> list[dict[str, Any]]:
         """The scores Orion sent to Langfuse's API (by id: a repeat replaces the first)."""
-        assert self._scores is not None, "this client sends its scores nowhere"
+        assert self._langfuse is not None, "this client sends its scores nowhere"
         self._client.flush()
-        return self._scores.scores()
+        return self._langfuse.scores()
+
+    def langfuse(self) -> FakeLangfuse:
+        """The fake Langfuse API this client talks to (scores, traces held)."""
+        assert self._langfuse is not None, "this client talks to no Langfuse API"
+        return self._langfuse
 
     def all(self) -> list[ReadableSpan]:
         self._client.flush()
@@ -47,6 +52,26 @@ class SpanLog:
                 with contextlib.suppress(ValueError):
                     decoded[key] = json.loads(value)
         return decoded
+
+    def duration_ms(self, span: ReadableSpan) -> float:
+        """How long the span was open, in milliseconds (as Orion's log lines give it)."""
+        assert span.start_time is not None and span.end_time is not None, "span not ended"
+        return (span.end_time - span.start_time) / 1_000_000
+
+    def send_to_langfuse(self) -> None:
+        """Hand every span exported so far to the fake Langfuse, as Langfuse's OTLP
+        endpoint would ingest them: then its API lists them, by trace and user."""
+        langfuse = self.langfuse()
+        for span in self.all():
+            attributes = span.attributes or {}
+            kind = str(attributes.get("langfuse.observation.type", "span")).upper()
+            user = attributes.get("user.id")
+            langfuse.record_observation(
+                format(span.context.span_id, "016x"),
+                format(span.context.trace_id, "032x"),
+                str(user) if user is not None else None,
+                kind,
+            )
 
     def text(self) -> str:
         """Everything exported, as one string: for "this never appears" assertions."""

@@ -228,6 +228,16 @@ async def test_assistant_thread_chrome_is_recorded(slack: FakeSlack) -> None:
     assert slack.current_status(DM, thread_ts) == ""  # Slack clears it when the bot replies
 
 
+async def test_a_home_view_over_slacks_block_limit_is_refused(slack: FakeSlack) -> None:
+    divider = {"type": "divider"}
+    client = web_client(slack)
+    await client.views_publish(user_id=USER, view={"type": "home", "blocks": [divider] * 100})
+    with pytest.raises(SlackApiError) as refused:
+        await client.views_publish(user_id=USER, view={"type": "home", "blocks": [divider] * 101})
+    assert refused.value.response["error"] == "invalid_arguments"
+    assert len(slack.home_views(USER)) == 1
+
+
 def test_wait_for_refuses_to_block_an_event_loop(slack: FakeSlack) -> None:
     async def misuse() -> None:
         slack.wait_for(lambda: True)

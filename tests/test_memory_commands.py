@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from app.learning.timestamps import format_time
 from app.memory.scopes import session_context_key, thread_context_key
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
@@ -18,7 +20,9 @@ THREAD = "1712345678.123456"
 PREFERENCES = '{"language": "French", "name": "Sam"}'
 NOTE = "Q3 budget: travel is over by 12%.\n"
 SUMMARY = f"# Q3 budget\n\nUser: {USER}\n\nWe compared travel costs.\n"
-INDEX = f'[{{"thread": "{THREAD}", "title": "Q3 budget", "updated": "2026-11-02T09:30:00Z"}}]'
+# Within any retention window: Orion's index skips entries older than it.
+UPDATED = format_time(datetime.now(UTC) - timedelta(days=2))
+INDEX = f'[{{"thread": "{THREAD}", "title": "Q3 budget", "updated": "{UPDATED}"}}]'
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from typing import Any
 import yaml
 
 from app.config import Settings
-from app.memory.retention import EXPIRING_PREFIXES, ExpiringSessionsStore
+from app.memory.key_prefixes import KEY_PREFIXES, Lifetime
+from app.memory.retention import ExpiringSessionsStore
 from app.memory.secret_free_store import SecretFreeStore
 from app.services import build_storage
 from app.storage.breaker import GuardedStore
@@ -89,12 +90,21 @@ def age_of(prefix: str) -> int | None:
     return ages[0] if ages else None
 
 
-def test_the_lifecycle_rule_deletes_conversations_after_the_retention_window() -> None:
+def test_the_lifecycle_rule_deletes_each_prefix_when_the_list_of_prefixes_says() -> None:
     default_days = Settings.model_fields["memory_session_retention_days"].default
-    for prefix in EXPIRING_PREFIXES:
-        assert age_of(prefix) == default_days, prefix
-    age = age_of("events/")
-    assert age is not None and 1 <= age <= 2
+    ages = {
+        Lifetime.CONVERSATION: default_days,  # conversations, after the retention window
+        Lifetime.DAY: 1,  # retry claims
+        Lifetime.KEPT: None,  # never by age
+    }
+    for kind in KEY_PREFIXES:
+        assert age_of(kind.prefix) == ages[kind.lifetime], kind.prefix
+
+
+def test_the_lifecycle_rule_names_only_prefixes_orion_writes() -> None:
+    listed = {kind.prefix for kind in KEY_PREFIXES}
+    for rule in lifecycle_rules():
+        assert set(rule["condition"].get("matchesPrefix", [])) <= listed, rule
 
 
 def test_the_lifecycle_rule_never_touches_preferences_notes_or_global_context() -> None:

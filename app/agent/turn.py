@@ -154,7 +154,9 @@ class Agent:
         with the thread they were stated in."""
         if self._store is None:
             return
-        found = detect_preferences(text)
+        # Bounded (a prefix of the message, in linear time), and still off the event loop:
+        # whatever a message holds, nobody else's event waits for it to be read.
+        found = await asyncio.to_thread(detect_preferences, text)
         if not found:
             return
         keys = sorted({preference.key for preference in found})

@@ -2,7 +2,7 @@
 
 Everything about a person is found without listing the bucket: their directory
 (`users/{id}/`: preferences and notes), Orion's records about them (`people/{id}/`: their
-conversation index, welcome, where preferences were learned), the summaries and notes of
+conversation index and welcome), the summaries and notes of
 their threads (`sessions/{thread}/`, for the threads their index names and the threads of
 their DM), and the saved contexts of the threads in their DM with Orion
 (`threads/{dm}/`, which hold a copy of the memory restored there). Which threads are
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from app.learning.session_index import read_index, remove_session
+from app.memory.key_prefixes import ERASURES_PREFIX
 from app.memory.scopes import (
     person_records_prefix,
     session_prefix,
@@ -42,7 +43,6 @@ from app.memory.scopes import (
 from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore
 
-ERASURES_PREFIX = "erasures/"
 DELETE_CONCURRENCY = 16
 
 

@@ -7,6 +7,12 @@ statement forms; anything else — questions ("do you prefer…?"), reported spe
 said always…"), "I never said that" in the middle of a story — is left alone. Missing a
 preference costs little (Claude can still save it with the memory tool); inventing one
 costs trust, so the patterns are deliberately narrow.
+
+Whatever a message holds, reading it costs little: only its first MAX_SCANNED_CHARS
+characters and MAX_SENTENCES sentences are read (preferences are stated in conversation,
+not at the end of a long paste), each whitespace run is first made one space or one line
+break (app/learning/plain_text.py), and no pattern below runs two quantifiers that could
+share a run of characters, so the work is linear in what is read.
 """
 
 from __future__ import annotations
@@ -15,28 +21,49 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from app.learning.plain_text import collapse_spaces
 from app.learning.preferences import MAX_VALUE_CHARS, Preference
+
+# What is read of one message.
+MAX_SCANNED_CHARS = 4_000
+MAX_SENTENCES = 40
 
 # --- sentences -------------------------------------------------------------------------
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|\s*\n+\s*")
+# On collapsed text: a space after closing punctuation, or a line break.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;]) |\n")
 # "Call me Dr. Okafor" is one sentence: these dots are hidden while splitting.
 _ABBREVIATION = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|St)\.(?=\s)")
 _HIDDEN_DOT = "\u2024"
 _APOSTROPHE = str.maketrans({"’": "'", "‘": "'"})
 # Openers that don't change what the sentence says. "From now on" and friends also make an
-# instruction durable (see _PERSISTENT).
+# instruction durable (see _PERSISTENT). Matched at a position (`match(text, pos)`), one
+# opener after the other.
 _LEAD = re.compile(
-    r"^(?:please|also|actually|and|oh|ok|okay|so|btw|by the way|fyi|just so you know|for the record"
+    r"(?:please|also|actually|and|oh|ok|okay|so|btw|by the way|fyi|just so you know|for the record"
     r"|for future reference|from now on|going forward|in (?:the )?future|remember(?: that)?"
     r"|note(?: that)?|just|hey|hi)\b[\s,:;–—-]*",
     re.IGNORECASE,
 )
-_TRAIL = re.compile(
-    r"(?:[\s,]+(?:please|thanks|thank you|from now on|going forward|in (?:the )?future"
-    r"|for (?:the )?future|if possible|if you can|anymore|again))+$",
-    re.IGNORECASE,
+# Closing fillers, each after a space or comma ("…, please", "… from now on thanks"). Taken
+# off the end one at a time rather than by a pattern anchored at the end, which would be
+# tried (and fail) from every position of a long run of commas.
+_TRAILING_FILLERS = (
+    "please",
+    "thanks",
+    "thank you",
+    "from now on",
+    "going forward",
+    "in future",
+    "in the future",
+    "for future",
+    "for the future",
+    "if possible",
+    "if you can",
+    "anymore",
+    "again",
 )
+_FILLER_SEPARATORS = " ,"
 _PERSISTENT = re.compile(
     r"\b(?:from now on|going forward|in (?:the )?future|for (?:the )?future|anymore)\b",
     re.IGNORECASE,
@@ -54,18 +81,51 @@ class _Sentence:
 
 
 def _sentences(message: str) -> Iterator[_Sentence]:
-    message = _ABBREVIATION.sub(rf"\1{_HIDDEN_DOT}", message.translate(_APOSTROPHE))
-    for raw in _SENTENCE_BREAK.split(message):
+    cut_short = len(message) > MAX_SCANNED_CHARS
+    message = collapse_spaces(message[:MAX_SCANNED_CHARS].translate(_APOSTROPHE))
+    message = _ABBREVIATION.sub(rf"\1{_HIDDEN_DOT}", message)
+    pieces = _SENTENCE_BREAK.split(message, maxsplit=MAX_SENTENCES)
+    if len(pieces) > MAX_SENTENCES or cut_short:
+        # The last piece is the unread rest, or a sentence the prefix cut short ("Call me
+        # Sam" of "Call me Samantha"): neither is read.
+        pieces.pop()
+    for raw in pieces:
         sentence = raw.replace(_HIDDEN_DOT, ".").strip()
         if not sentence or sentence.endswith("?"):
             continue  # a question states nothing
         persistent = bool(_PERSISTENT.search(sentence))
-        sentence = sentence.rstrip(".!;:, ")
-        while (lead := _LEAD.match(sentence)) and lead.end() > 0:
-            sentence = sentence[lead.end() :]
-        sentence = _TRAIL.sub("", sentence).strip()
+        sentence = _without_trailing_fillers(_without_openers(sentence.rstrip(".!;:, ")))
         if sentence:
             yield _Sentence(sentence, persistent)
+
+
+def _without_openers(sentence: str) -> str:
+    start = 0
+    while (lead := _LEAD.match(sentence, start)) and lead.end() > start:
+        start = lead.end()
+    return sentence[start:]
+
+
+def _without_trailing_fillers(sentence: str) -> str:
+    end = len(sentence)
+    while filler := _filler_ending_at(sentence, end):
+        end -= len(filler)
+        while end > 0 and sentence[end - 1] in _FILLER_SEPARATORS:
+            end -= 1
+    return sentence[:end].strip()
+
+
+def _filler_ending_at(sentence: str, end: int) -> str | None:
+    """The closing filler that ends at `end`, after a space or comma; None if there is none."""
+    for filler in _TRAILING_FILLERS:
+        start = end - len(filler)
+        if (
+            start > 0
+            and sentence[start - 1] in _FILLER_SEPARATORS
+            and sentence[start:end].lower() == filler
+        ):
+            return filler
+    return None
 
 
 # --- the statement forms ---------------------------------------------------------------
@@ -165,10 +225,13 @@ def _match(sentence: _Sentence) -> Preference | None:
     if match := _LANGUAGE.fullmatch(text):
         return _value("language", match.group("value").capitalize())
     if match := _PREFER.fullmatch(text):
-        value = match.group("value")
-        if _NOT_A_PREFERENCE.match(value):
+        if _NOT_A_PREFERENCE.match(match.group("value")):
             return None
-        return _value("response_style" if _STYLE_WORDS.search(value) else "prefers", value)
+        # Bounded first: the style words are looked for in a value that can be kept.
+        preference = _value("prefers", match.group("value"))
+        if preference is not None and _STYLE_WORDS.search(preference.value):
+            return Preference("response_style", preference.value)
+        return preference
     if match := _LIKE_ANSWERS.fullmatch(text):
         noun, how = match.group("noun"), match.group("how")
         return _value("response_style", f"{how} {noun}" if " " not in how else f"{noun} {how}")

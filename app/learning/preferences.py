@@ -12,11 +12,11 @@ can see it (and its thread) before forgetting it:
     {"language": "French", "_learned": {"language": {"at": "2026-05-04T10:12:00Z",
                                                      "channel": "D0123", "thread": "1712.3"}}}
 
-Keys starting with `_` are Orion's bookkeeping, never preferences (app/memory/formatting.py
-leaves them out of the prompt). Where a preference was learned is about a conversation, so
-it lasts as long as conversations do: after the retention window the thread is neither
-shown nor kept (readers skip it, every write drops it, and the local sweep too); when it
-was learned stays with the preference.
+Keys starting with `_` are Orion's bookkeeping, never preferences: every reader reads the
+file by one rule (app/memory/preferences_file.py). Where a preference was learned is about
+a conversation, so it lasts as long as conversations do: after the retention window the
+thread is neither shown nor kept (readers skip it, every write drops it, and the local
+sweep too); when it was learned stays with the preference.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from app.learning.session_index import format_time, parse_time
+from app.learning.timestamps import format_time, parse_time
+from app.memory.preferences_file import is_bookkeeping, load_preferences_object, preferences_in
 from app.memory.retention import cutoff_of
 from app.memory.scopes import user_preferences_key
-from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore, update
 
 MAX_VALUE_CHARS = 160
@@ -73,16 +73,13 @@ class StoredPreference:
 def parse_preferences(raw: str | None, *, cutoff: datetime | None = None) -> list[StoredPreference]:
     """The preferences in a file's text, in its order; a broken file reads as none. A
     thread learned in before `cutoff` is left out."""
-    data = _object(raw)
+    data = load_preferences_object(raw)
     sources = data.get(LEARNED_KEY)
     sources = sources if isinstance(sources, dict) else {}
-    found = []
-    for key, value in data.items():
-        if key.startswith("_"):
-            continue
-        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        found.append(StoredPreference(key, shown, _learned(sources.get(key), cutoff)))
-    return found
+    return [
+        StoredPreference(key, shown, _learned(sources.get(key), cutoff))
+        for key, shown in preferences_in(data).items()
+    ]
 
 
 # --- the file --------------------------------------------------------------------------
@@ -125,7 +122,7 @@ def merge_preferences(
         sources = merged.get(LEARNED_KEY)
         sources = dict(sources) if isinstance(sources, dict) else {}
         for key in merged:
-            if not key.startswith("_") and merged[key] != data.get(key):
+            if not is_bookkeeping(key) and merged[key] != data.get(key):
                 sources[key] = learned.to_json()
             elif (kept := _learned(sources.get(key), cutoff)) is not None:
                 sources[key] = kept.to_json()
@@ -136,8 +133,8 @@ def merge_preferences(
 
 def without_preference(current: str | None, key: str) -> str | None:
     """`current` without the preference `key` (and its record); `current` if it has none."""
-    data = _object(current)
-    if key.startswith("_") or key not in data:
+    data = load_preferences_object(current)
+    if is_bookkeeping(key) or key not in data:
         return current
     del data[key]
     sources = data.get(LEARNED_KEY)
@@ -209,10 +206,6 @@ async def forget_preference(store: ObjectStore, user_id: str, key: str) -> bool:
 
     await update(store, user_preferences_key(user_id), transform)
     return forgotten
-
-
-def _object(raw: str | None) -> dict[str, object]:
-    return load_json_object(raw, what="preferences")
 
 
 def _learned(item: object, cutoff: datetime | None = None) -> Learned | None:

@@ -28,7 +28,7 @@ from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
 from app.learning.session_index import SessionEntry, read_index
-from app.learning.summary_file import SessionSummary, parse_summary
+from app.learning.summary_file import MAX_SUMMARY_CHARS, SessionSummary, parse_summary
 from app.memory.scopes import MemoryScope, session_context_key
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -44,6 +44,11 @@ MAX_SCANNED = 50
 READ_CONCURRENCY = 8
 EXCERPT_CHARS = 600
 MAX_QUERY_CHARS = 500
+# A topic is a few words: more would only multiply the searches.
+MAX_KEYWORDS = 10
+# Orion's summaries are at most MAX_SUMMARY_CHARS; one edited by hand or with the memory
+# tool is searched in its first characters only.
+MAX_SEARCHED_CHARS = 2 * MAX_SUMMARY_CHARS
 
 # Words that say "search my past" rather than what to search for.
 _STOPWORD_TEXT = """
@@ -90,16 +95,22 @@ def keywords(query: str) -> list[str]:
             continue
         if len(token) >= 3 or any(ch.isdigit() for ch in token):
             found.append(token)
+            if len(found) == MAX_KEYWORDS:
+                break
     return found
 
 
 def score(summary: SessionSummary, words: list[str]) -> int:
     """Distinct keywords found (as word beginnings: 'budget' finds 'budgets'); a keyword in
     the title counts twice."""
-    title, body = summary.title.lower(), summary.body.lower()
+    title = summary.title[:MAX_SEARCHED_CHARS].lower()
+    body = summary.body[:MAX_SEARCHED_CHARS].lower()
     total = 0
     for word in words:
-        pattern = re.compile(rf"(?<![a-z0-9]){re.escape(word)}")
+        # The word first and the look back after it (no letter or digit before the word):
+        # a pattern that starts with a literal is searched for as quickly as str.find.
+        literal = re.escape(word)
+        pattern = re.compile(rf"{literal}(?<![a-z0-9]{literal})")
         if pattern.search(title):
             total += 2
         elif pattern.search(body):
@@ -137,17 +148,20 @@ async def search_sessions(
         return parse_summary(stored.content)
 
     summaries = await asyncio.gather(*(load(entry) for entry in entries))
-    words = keywords(query)
-    hits = [
-        RecallHit(entry, summary, score(summary, words))
-        for entry, summary in zip(entries, summaries, strict=True)
-        if summary is not None
-    ]
+    found = [(e, s) for e, s in zip(entries, summaries, strict=True) if s is not None]
+    # Up to MAX_KEYWORDS searches in each of MAX_SCANNED summaries: off the event loop.
+    return await asyncio.to_thread(_best, found, keywords(query), limit), counts
+
+
+def _best(
+    found: list[tuple[SessionEntry, SessionSummary]], words: list[str], limit: int
+) -> list[RecallHit]:
+    hits = [RecallHit(entry, summary, score(summary, words)) for entry, summary in found]
     if words:
         hits = [hit for hit in hits if hit.score > 0]
     # Entries are newest first and the sort is stable: ties stay recent first.
     hits.sort(key=lambda hit: hit.score, reverse=True)
-    return hits[:limit], counts
+    return hits[:limit]
 
 
 def render_hits(query: str, hits: list[RecallHit], *, searched: int) -> str:

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
+from app.learning.timestamps import format_time, parse_time
 from app.memory.retention import cutoff_of
 from app.memory.scopes import conversations_index_key, validate_thread_ts
 from app.memory.tolerant_json import load_json_list
@@ -29,27 +30,6 @@ from app.storage.store import ObjectStore, update
 # The retention window bounds the index; this bounds it against a flood of threads (333
 # new conversations a day for 30 days), far beyond what a person holds.
 MAX_INDEXED_SESSIONS = 10_000
-_TIME_LENGTH = len("2026-05-04T10:12:00Z")
-
-
-def format_time(moment: datetime) -> str:
-    """UTC, to the second: how summaries and the index write timestamps."""
-    return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
-
-
-def parse_time(text: str) -> datetime | None:
-    """A time as `format_time` writes it (`2026-05-04T10:12:00Z`), else None.
-
-    `fromisoformat` (which reads the `Z` as UTC since Python 3.11) rather than
-    `strptime`: an index holds up to 200 of them, and strptime took 15 µs each.
-    """
-    text = text.strip()
-    if len(text) != _TIME_LENGTH or text[-1] != "Z" or text[10] != "T":
-        return None
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True)

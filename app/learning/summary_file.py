@@ -14,11 +14,11 @@ it later. The file is Markdown, written for Claude to read:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.learning.session_index import format_time, parse_time
+from app.learning.plain_text import one_line
+from app.learning.timestamps import format_time, parse_time
 
 MAX_TITLE_CHARS = 80
 MAX_SUMMARY_CHARS = 2_000
@@ -76,8 +76,3 @@ def parse_summary(text: str) -> SessionSummary:
         body_start = index + 1
     body = "\n".join(lines[body_start:]).strip()
     return SessionSummary(title=title, body=body, user_id=user_id, updated=updated)
-
-
-def one_line(text: str, limit: int) -> str:
-    flat = re.sub(r"\s+", " ", text).strip()
-    return flat[:limit].rstrip()

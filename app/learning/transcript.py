@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
+from app.learning.plain_text import one_line
 from app.learning.summary_file import (
     MAX_SUMMARY_CHARS,
     MAX_TITLE_CHARS,
     UNTITLED,
     SessionSummary,
     SummaryDraft,
-    one_line,
 )
 
 # Below this many characters of conversation a thread has nothing worth summarising.

@@ -7,8 +7,9 @@ doesn't fit is cut with a visible marker, so Claude knows it saw only part of it
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+
+from app.memory.preferences_file import read_preferences
 
 # A rough, dependency-free estimate that errs on the safe side for English text.
 CHARS_PER_TOKEN = 4
@@ -27,21 +28,9 @@ def estimate_tokens(text: str) -> int:
 
 
 def render_preferences(raw: str) -> str:
-    """A flat JSON object as a readable list; anything else is shown as it is."""
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit
-        return raw.strip()
-    if not isinstance(data, dict):
-        return raw.strip()
-    lines = []
-    for key, value in data.items():
-        if str(key).startswith("_"):
-            continue  # Orion's bookkeeping (when each was learned), not a preference
-        label = str(key).replace("_", " ")
-        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        lines.append(f"- {label}: {shown}")
-    return "\n".join(lines)
+    """The person's preferences (as preferences_file.py reads them) as a readable list."""
+    preferences = read_preferences(raw)
+    return "\n".join(f"- {key.replace('_', ' ')}: {value}" for key, value in preferences.items())
 
 
 def format_memory_context(sections: MemorySections, *, token_budget: int) -> str | None:

@@ -2,9 +2,9 @@
 
 A thread's session summary (`sessions/{thread}/…`), its saved context
 (`threads/{channel}/…`, which holds a copy of the memory restored in it) and Orion's
-records of it (`people/{id}/…`: the person's conversation index, the welcome back, the
-thread each preference was learned in) are about conversations; after the retention
-window they are neither brought back nor kept.
+records of it (`people/{id}/…`: the person's conversation index, the welcome back) are
+about conversations; after the retention window they are neither brought back nor kept,
+and neither is the thread a preference was learned in (app/learning/preferences.py).
 Preferences and everything else in a person's own directory (`users/{id}/…`) never
 expire: they go only when the person forgets them.
 
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from app.memory.scopes import PEOPLE_PREFIX, SESSIONS_PREFIX, THREADS_PREFIX
+from app.memory.key_prefixes import KEY_PREFIXES, Lifetime
 from app.storage.store import (
     CREATE_ONLY,
     ObjectStore,
@@ -41,11 +41,11 @@ from app.storage.store import (
 
 DEFAULT_RETENTION_DAYS = 30
 # A conversation's objects: its summary and notes, its saved thread context, and Orion's
-# records about the person's conversations (their index, the welcome back, where each
-# preference was learned). Each record file is rewritten whenever one of its entries is,
-# so a file older than the window holds only expired entries; inside a younger file,
-# readers skip and writers drop the expired entries (`cutoff`).
-EXPIRING_PREFIXES = (SESSIONS_PREFIX, THREADS_PREFIX, PEOPLE_PREFIX)
+# records about the person's conversations (their index, the welcome back). Each record
+# file is rewritten whenever one of its entries is, so a file older than the window holds
+# only expired entries; inside a younger file, readers skip and writers drop the expired
+# entries (`cutoff`).
+EXPIRING_PREFIXES = tuple(p.prefix for p in KEY_PREFIXES if p.lifetime is Lifetime.CONVERSATION)
 
 
 def _utc_now() -> datetime:
@@ -120,10 +120,11 @@ def retention_of(store: ObjectStore) -> SessionRetention | None:
     readers of Orion's records skip entries by the same window the store hides
     conversations by."""
     layer: object = store
-    while isinstance(layer, StoreLayer):
+    while layer is not None:
         if isinstance(layer, ExpiringSessionsStore):
             return layer.retention
-        layer = layer.inner
+        # Every layer keeps what it wraps as `inner` (StoreLayer, the breaker's GuardedStore).
+        layer = getattr(layer, "inner", None)
     return None
 
 

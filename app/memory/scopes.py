@@ -1,11 +1,12 @@
 """Where each memory lives, and which memory paths one conversation may touch.
 
-Keys are the relative paths of the memory layout (DESIGN §2):
+Keys are the relative paths of the memory layout (docs/interface.md, "Memory layout"):
 
     global/context.md                  organisation-wide, read-only for the model
     users/{user_id}/preferences.json   one person's preferences (and other files)
     sessions/{thread_ts, '.'→'-'}/...  one assistant thread's summary and notes
 
+(Every prefix of the store, Orion's own records included, is listed in key_prefixes.py.)
 The model addresses them as `/memories/{key}`. Everything the model sends is hostile until
 `to_key` accepted it: it rejects traversal (`..`, also percent-encoded or with
 backslashes), look-alikes of `/memories`, empty and hidden segments and control
@@ -18,14 +19,18 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from app.memory.key_prefixes import (
+    GLOBAL_PREFIX,
+    PEOPLE_PREFIX,
+    SESSIONS_PREFIX,
+    THREADS_PREFIX,
+    USERS_PREFIX,
+)
+
 MEMORY_ROOT = "/memories"
 # Generous for real names, small enough to keep keys far below GCS's 1024-byte limit.
 MAX_PATH_LENGTH = 512
 _MAX_KEY_BYTES = 1024
-
-GLOBAL_PREFIX = "global/"
-USERS_PREFIX = "users/"
-SESSIONS_PREFIX = "sessions/"
 
 # Slack user ids: `U…` (and `W…` on Enterprise Grid), upper-case letters and digits.
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,30}")
@@ -61,16 +66,6 @@ def user_prefix(user_id: str) -> str:
 
 def user_preferences_key(user_id: str) -> str:
     return f"{user_prefix(user_id)}preferences.json"
-
-
-def user_welcome_key(user_id: str) -> str:
-    """How to greet the person next time (their latest conversation), written at turn end."""
-    return f"{user_prefix(user_id)}welcome.json"
-
-
-def sessions_index_key(user_id: str) -> str:
-    """The person's list of past threads (thread, title, updated), read by `recall`."""
-    return f"{user_prefix(user_id)}sessions.json"
 
 
 def session_prefix(thread_ts: str) -> str:
@@ -207,13 +202,11 @@ class MemoryScope:
 
 # Slack channel ids: `C…` (channels), `D…` (DMs, where assistant threads live), `G…`.
 _CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
-# Outside every MemoryScope root: only Orion itself reads and writes thread contexts (they
-# hold a copy of the memory restored at thread start, so forgetting a person reaches them).
-THREADS_PREFIX = "threads/"
-# Outside every MemoryScope root too: Orion's records about one person's conversations.
-# They decide which threads are whose (what recall searches, what the Home tab shows,
-# what forgetting deletes), so nothing the person or Claude writes may reach them.
-PEOPLE_PREFIX = "people/"
+# THREADS_PREFIX is outside every MemoryScope root: only Orion itself reads and writes
+# thread contexts (they hold a copy of the memory restored at thread start, so forgetting a
+# person reaches them). PEOPLE_PREFIX too: Orion's records about one person's conversations
+# decide which threads are whose (what recall searches, what the Home tab shows, what
+# forgetting deletes), so nothing the person or Claude writes may reach them.
 
 
 def person_records_prefix(user_id: str) -> str:
@@ -228,11 +221,6 @@ def conversations_index_key(user_id: str) -> str:
 def welcome_key(user_id: str) -> str:
     """How to greet the person back next time (their latest conversation), written at turn end."""
     return f"{person_records_prefix(user_id)}welcome.json"
-
-
-def learned_key(user_id: str) -> str:
-    """When and in which thread each of the person's preferences was learned."""
-    return f"{person_records_prefix(user_id)}learned.json"
 
 
 def is_channel_id(value: object) -> bool:

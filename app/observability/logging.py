@@ -121,4 +121,4 @@ class _NamedWriteLogger(structlog.WriteLogger):
 
 
 def get_logger(name: str) -> FilteringBoundLogger:
-    return structlog.get_logger(name)  # type: ignore[no-any-return]
+    return structlog.get_logger(name)

@@ -8,16 +8,29 @@ every call), and every span below is a free no-op. Span names follow
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
-from app.observability.redaction import redact
+from app.observability.logging import get_logger
+from app.observability.redaction import redact_everything
 
 if TYPE_CHECKING:
     from langfuse import Langfuse
 
-ObservationType = Literal["span", "generation", "tool", "agent", "event"]
+# The kinds Orion opens as a context (Langfuse's start_as_current_observation takes no "event").
+ObservationType = Literal["span", "generation", "tool", "agent"]
+
+log = get_logger(__name__)
+
+# Langfuse's observations API gives at most 1,000 a page; traces are deleted 100 a request.
+_OBSERVATIONS_PAGE = 1_000
+_DELETE_BATCH = 100
+# A bound on a server that keeps answering with a next page: 100,000 observations.
+_MAX_PAGES = 100
+# Erasure is not on a conversation's path, but must not hang on an unreachable server.
+_API_OPTIONS = {"timeout_in_seconds": 10, "max_retries": 1}
 
 
 class _NoopObservation:
@@ -57,7 +70,10 @@ def configure_tracing(
 
 
 def mask_secrets(*, data: Any, **_: Any) -> Any:
-    return redact(data)
+    """Langfuse's `mask`: every input, output and metadata value traced passes through it,
+    so neither Orion's own keys nor a secret a person pasted, or one kept in their memory
+    and injected into the prompt, ever reaches Langfuse."""
+    return redact_everything(data)
 
 
 def enabled() -> bool:
@@ -116,6 +132,54 @@ def score(
             data_type="BOOLEAN",
             comment=comment,
         )
+
+
+async def forget_person_traces(user_id: str) -> int | None:
+    """Delete every Langfuse trace of `user_id` (the person's "Forget everything").
+
+    Langfuse keeps what was traced: the person's messages and the memory injected into
+    the prompt (secrets masked, the rest as it was). Their traces are found by the user id
+    every trace of theirs carries, through Langfuse's public API, and deleted.
+
+    Best effort, never raising: returns how many traces were deleted, or None when tracing
+    is off or Langfuse could not be asked (logged with the traceback). Langfuse lists a
+    trace only once it has processed it (about half a minute), so the traces of the last
+    moments before the erasure can escape.
+    """
+    client = _client
+    if client is None:
+        return None
+    try:
+        deleted = await asyncio.to_thread(_delete_traces_of, client, user_id)
+    except Exception as exc:
+        log.warning("tracing.forget.failed", error=type(exc).__name__, exc_info=exc)
+        return None
+    log.info("tracing.forget", traces=deleted)
+    return deleted
+
+
+def _delete_traces_of(client: Langfuse, user_id: str) -> int:
+    trace_ids: dict[str, None] = {}  # in the order found, each once
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        page = client.api.observations.get_many(
+            user_id=user_id,
+            fields="core",
+            limit=_OBSERVATIONS_PAGE,
+            cursor=cursor,
+            request_options=_API_OPTIONS,
+        )
+        trace_ids.update((obs.trace_id, None) for obs in page.data if obs.trace_id)
+        cursor = page.meta.cursor
+        if not cursor:
+            break
+    found = list(trace_ids)
+    for start in range(0, len(found), _DELETE_BATCH):
+        client.api.trace.delete_multiple(
+            trace_ids=found[start : start + _DELETE_BATCH],
+            request_options=_API_OPTIONS,
+        )
+    return len(found)
 
 
 def flush() -> None:

@@ -20,6 +20,12 @@ Stopping is bounded: `stop_signals` stops gracefully on the first Ctrl-C or SIGT
 once on a second, and in any case within a deadline (tests/runtime/test_stop_signals.py).
 
 And start-up that heals and says how it is doing: `retrying_build` retries the store and
-services builds with back-off (an instance never stays broken by one failed start),
-`slack_auth` checks the bot token once, and `readiness` reports all of it on `/readyz`.
+services builds with back-off (an instance never stays broken by one failed start), and
+`slack_auth` checks the bot token once; app/readiness.py reports both on `/readyz`.
+
+And what the process is still doing: `in_flight` counts running listeners and the work
+they left running (`background`), which graceful shutdown waits for (app/shutdown.py).
+
+Runtime imports nothing of Orion's above app/observability: the layers and the entry
+points use it, never the other way round.
 """

@@ -25,7 +25,7 @@ import itertools
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import Generic, NoReturn, TypeVar, cast
 
 from app.observability.logging import get_logger
 
@@ -156,7 +156,7 @@ class RetryingBuild(Generic[T]):
         """The thing: at once when built; after the attempt in progress, if any; else (an
         attempt failed, the next is not due yet) `NotBuilt` at once."""
         if self._built.is_set():
-            return self._value  # type: ignore[return-value]
+            return self._built_value()
         self.start()
         attempt = self._attempt
         if attempt is None:  # closed before it ever started
@@ -164,14 +164,14 @@ class RetryingBuild(Generic[T]):
         if not attempt.done():
             await asyncio.shield(attempt)
         if self._built.is_set():
-            return self._value  # type: ignore[return-value]
+            return self._built_value()
         raise NotBuilt(self._describe_failure())
 
     async def wait_built(self) -> T:
         """The thing, however many attempts it takes (for a build that depends on it)."""
         self.start()
         await self._built.wait()
-        return self._value  # type: ignore[return-value]
+        return self._built_value()
 
     async def close(self) -> None:
         """Stop retrying (at shutdown). What was built stays; its owner closes it."""
@@ -234,6 +234,11 @@ class RetryingBuild(Generic[T]):
         )
         return True
 
+    def _built_value(self) -> T:
+        # Called only once `_built` is set, i.e. after `_set` stored a T. `_value` is
+        # Optional only before that; a T may itself be None, so no `is not None` check.
+        return cast(T, self._value)
+
     def _set(self, value: T) -> None:
         self._value = value
         self._error = self._detail = self._next_retry_s = None
@@ -250,5 +255,5 @@ class RetryingBuild(Generic[T]):
         )
 
 
-async def _unreachable() -> None:
+async def _unreachable() -> NoReturn:
     raise AssertionError("an already built RetryingBuild never builds")

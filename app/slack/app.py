@@ -1,6 +1,6 @@
 """The Bolt app: the listeners of the configured Slack experience (`SLACK_EXPERIENCE`),
 served over HTTP or Socket Mode. Both experiences answer with the same core
-(app/slack/answering.py); only their Slack edges differ."""
+(app/slack/conversation/answering.py); only their Slack edges differ."""
 
 from __future__ import annotations
 
@@ -8,31 +8,24 @@ from slack_bolt.async_app import AsyncApp, AsyncAssistant
 
 from app.config import RunMode, Settings, SlackExperience
 from app.services import ServiceProvider
-from app.slack import (
+from app.slack import installed_team
+from app.slack.agent_view import (
     agent_message,
     agent_session_stopped,
     app_context_changed,
-    download_memory,
-    feedback,
-    forget_everything,
-    forget_memory_item,
-    home_tab_opened,
-    installed_team,
     messages_tab_opened,
-    other_messages,
-    other_tabs,
     session_title_changed,
-    thread_context_changed,
-    thread_started,
-    user_message,
-    wrong_experience,
 )
-from app.slack.answering import Answerer
-from app.slack.dedupe import EventDeduplicator
-from app.slack.home_tab import HomeTab
-from app.slack.running_turns import RunningTurns
-from app.slack.thread_context_store import StoredThreadContextStore
-from app.slack.viewing import Viewing
+from app.slack.agent_view.viewing import Viewing
+from app.slack.assistant_view import thread_context_changed, thread_started, user_message
+from app.slack.catch_all import other_messages, other_tabs, wrong_experience
+from app.slack.conversation import feedback
+from app.slack.conversation.answering import Answerer
+from app.slack.conversation.dedupe import EventDeduplicator
+from app.slack.conversation.running_turns import RunningTurns
+from app.slack.conversation.thread_context_store import StoredThreadContextStore
+from app.slack.home import download_memory, forget_everything, forget_memory_item, home_tab_opened
+from app.slack.home.home_tab import HomeTab
 from app.slack.web_client import configure_web_client
 
 

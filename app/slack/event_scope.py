@@ -17,41 +17,9 @@ from typing import Any
 from app.observability import tracing
 from app.observability.event_context import event_context
 from app.observability.logging import get_logger
+from app.runtime.in_flight import in_flight
 
 log = get_logger(__name__)
-
-
-class InFlight:
-    """Counts running listeners so shutdown can wait for them to finish."""
-
-    def __init__(self) -> None:
-        self._count = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
-
-    @property
-    def count(self) -> int:
-        return self._count
-
-    def enter(self) -> None:
-        self._count += 1
-        self._idle.clear()
-
-    def leave(self) -> None:
-        self._count -= 1
-        if self._count == 0:
-            self._idle.set()
-
-    async def wait_idle(self, grace_s: float) -> bool:
-        try:
-            async with asyncio.timeout(grace_s):
-                await self._idle.wait()
-            return True
-        except TimeoutError:
-            return False
-
-
-in_flight = InFlight()
 
 
 def event_id_of(body: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ import asyncio
 import contextvars
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from app.observability.logging import get_logger
 from app.storage.deadline import storage_deadline
@@ -89,7 +89,15 @@ class GuardedStore:
         return await self._guarded(lambda: self.inner.list(prefix))
 
     async def connect(self) -> None:
-        await self.inner.connect()
+        """Connect ahead of the first operation. A connection that cannot be made for
+        want of a network (no credentials to be had) is an outage like a request that
+        cannot be sent; a connection made is not an answer from the store."""
+        sent = time.monotonic()
+        try:
+            await self.inner.connect()
+        except StoreUnreachable as error:
+            self._unreachable(error, sent)
+            raise
 
     async def close(self) -> None:
         """Stop probing (at shutdown) and close the store it wraps."""
@@ -109,16 +117,22 @@ class GuardedStore:
         attempt.add_done_callback(lambda done: self._settled(done, sent))
         return await asyncio.shield(attempt)
 
-    def _settled(self, attempt: asyncio.Future[object], sent: float) -> None:
+    def _settled(self, attempt: asyncio.Future[Any], sent: float) -> None:
         if attempt.cancelled() or self._closed:
             return
         error = attempt.exception()
         if error is None or isinstance(error, PreconditionFailed):
             self._last_answer = time.monotonic()  # a result, a 404 or a 412: it answered
-        elif isinstance(error, StoreUnreachable) and self.available and self._last_answer < sent:
-            self._open(error)
+        elif isinstance(error, StoreUnreachable):
+            self._unreachable(error, sent)
         # Anything else (an error answer, a key refused before sending, no time left to
         # send) says nothing about the store as a whole.
+
+    def _unreachable(self, error: StoreUnreachable, sent: float) -> None:
+        """An operation sent at `sent` could not reach the store: an outage, unless the
+        store has answered anything since."""
+        if self.available and self._last_answer < sent:
+            self._open(error)
 
     def _open(self, error: StoreUnreachable) -> None:
         log.error("store.unavailable", store=repr(self.inner), exc_info=error)

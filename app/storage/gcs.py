@@ -27,6 +27,7 @@ Credentials (the Cloud Run service account).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextvars
 import functools
 import threading
@@ -35,7 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from app.storage.deadline import current_deadline
+from app.storage.deadline import current_deadline, seconds_until
 from app.storage.gcs_connection import STORAGE_WORKERS, Connection, failure_of, open_connection
 from app.storage.store import ObjectInfo, PreconditionFailed, StoredObject, StoreUnavailable
 
@@ -102,8 +103,9 @@ class GcsObjectStore:
 
     async def connect(self) -> None:
         """Import the library and build the client now (e.g. after start-up, off the
-        critical path) instead of on the first memory operation."""
-        await asyncio.get_running_loop().run_in_executor(self._executor, self._connect)
+        critical path) instead of on the first memory operation. Fails as an operation
+        would: `StoreUnreachable` when no credentials could be had for want of a network."""
+        await self._run("connect", self.bucket_name, _connected)
 
     async def close(self) -> None:
         """Let the worker threads go; a call still in flight finishes on its own."""
@@ -134,7 +136,7 @@ class GcsObjectStore:
         cut_short = False
         try:
             # Inside: building the client can fail too (no credentials in production).
-            gcs = self._connect().within(deadline)
+            gcs = self._connect(deadline).within(deadline)
             cut_short = gcs.timeout < self._request_timeout
             return func(gcs, *args)
         except google_errors.RetryError as exc:
@@ -150,8 +152,19 @@ class GcsObjectStore:
         ) as exc:
             raise failure_of(exc, cut_short)(f"GCS {operation} {key!r} failed: {exc}") from exc
 
-    def _connect(self) -> Connection:
-        with self._connecting:
+    def _connect(self, deadline: float | None) -> Connection:
+        """The connection, built by the first caller; the others wait for it, but not
+        past their deadline (without one, not past the store's own retry budget).
+        Building it can take long and cannot be cut short from here: in production the
+        client looks its credentials up, and google-auth gives a metadata server that
+        does not answer several attempts of seconds each."""
+        if (connection := self._connection) is not None:
+            return connection
+        wait = seconds_until(deadline)
+        if not self._connecting.acquire(timeout=self._retry_timeout if wait is None else wait):
+            # Not a store failure (nothing was sent): the caller has stopped waiting.
+            raise TimeoutError("no time left in the storage deadline: still connecting")
+        try:
             if self._connection is None:
                 self._connection = open_connection(
                     self.bucket_name,
@@ -162,6 +175,8 @@ class GcsObjectStore:
                     request_timeout=self._request_timeout,
                 )
             return self._connection
+        finally:
+            self._connecting.release()
 
     def _read(self, gcs: Connection, key: str) -> StoredObject | None:
         from google.api_core import exceptions as google_errors
@@ -221,7 +236,8 @@ class GcsObjectStore:
             raise PreconditionFailed(key, if_generation) from exc
         return True
 
-    def _list(self, gcs: Connection, prefix: str) -> list[ObjectInfo]:
+    # builtins.list: inside the class body, `list` names the method above.
+    def _list(self, gcs: Connection, prefix: str) -> builtins.list[ObjectInfo]:
         blobs = gcs.client.list_blobs(
             gcs.bucket, prefix=prefix, timeout=gcs.timeout, retry=gcs.retry
         )
@@ -231,3 +247,7 @@ class GcsObjectStore:
         ]
         found.sort(key=lambda item: item.key)
         return found
+
+
+def _connected(_: Connection) -> None:
+    """What `connect()` does once the connection is there: nothing more."""

@@ -108,13 +108,19 @@ def tune_session(client: Client, pool_size: int) -> None:
 
 def failure_of(cause: BaseException | None, cut_short: bool) -> type[StoreUnavailable]:
     """`StoreUnreachable` when GCS did not answer at all: the connection failed, a server
-    error outlasted the retries, or a request went unanswered for its whole timeout (one
-    the caller's deadline cut short says nothing: the caller stopped waiting). Any other
-    answer (403, 404, 429 on one busy object) is a failure of this call, not an outage."""
+    error outlasted the retries, a request went unanswered for its whole timeout (one
+    the caller's deadline cut short says nothing: the caller stopped waiting), or no
+    credentials could be had (nothing can be sent without them). Any other answer (403,
+    404, 429 on one busy object) is a failure of this call, not an outage."""
     import requests
+    from google.auth import exceptions as auth_errors
 
     if isinstance(cause, requests.ConnectionError | ConnectionError):
         return StoreUnreachable  # refused, reset, no route, DNS, connect timeout
+    if isinstance(cause, auth_errors.DefaultCredentialsError) or _unreachable_auth(cause):
+        # No credentials configured and no metadata server answering (google-auth says
+        # "not found" for both), or the token server could not be reached.
+        return StoreUnreachable
     if isinstance(cause, requests.Timeout):
         return StoreUnavailable if cut_short else StoreUnreachable
     status = getattr(cause, "code", None)  # google.api_core's errors
@@ -124,6 +130,18 @@ def failure_of(cause: BaseException | None, cut_short: bool) -> type[StoreUnavai
     if isinstance(status, int) and status >= 500:
         return StoreUnreachable
     return StoreUnavailable
+
+
+def _unreachable_auth(error: BaseException | None) -> bool:
+    """A google-auth failure to reach its credentials server, directly or as the cause
+    of a failed token refresh."""
+    from google.auth import exceptions as auth_errors
+
+    while error is not None:
+        if isinstance(error, auth_errors.TransportError):
+            return True
+        error = error.__cause__
+    return False
 
 
 def open_connection(

@@ -21,6 +21,7 @@ may be lost.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import os
 import stat
@@ -153,7 +154,8 @@ class LocalDirectoryStore:
         prune_empty_dirs(os.path.dirname(path), stop_at=self._root)
         return True
 
-    def _list(self, prefix: str) -> list[ObjectInfo]:
+    # builtins.list: inside the class body, `list` names the method above.
+    def _list(self, prefix: str) -> builtins.list[ObjectInfo]:
         directory_part = prefix.rpartition("/")[0]
         start = self._path(directory_part) if directory_part else self._root
         found: list[ObjectInfo] = []

@@ -128,5 +128,6 @@ def _raise_if_key_refused(exc: Exception) -> None:
 
     if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
         body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else {}
-        raise KeyRefused(exc.status_code, str(error.get("type") or "error")) from exc
+        error = body.get("error")
+        kind = error.get("type") if isinstance(error, dict) else None
+        raise KeyRefused(exc.status_code, str(kind or "error")) from exc

@@ -116,7 +116,7 @@ async def test_a_greeted_thread_past_the_message_bound_keeps_its_opening_request
     claude: FakeClaude, claude_client: AsyncAnthropic, sink: RecordingSink
 ) -> None:
     # assistant_view: Orion greets first. 42 messages: few enough that the Slack layer
-    # reads the thread whole (app/slack/thread_history.py: up to 60 replies), more than
+    # reads the thread whole (app/slack/conversation/thread_history.py: up to 60 replies), more than
     # build_messages keeps.
     history = [GREETING, user("Help me plan the Lisbon offsite in June.")]
     for n in range(20):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.slack.reply_stream import STREAM_BUFFER_CHARS
+from app.slack.conversation.reply_stream import STREAM_BUFFER_CHARS
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack

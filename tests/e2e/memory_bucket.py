@@ -1,7 +1,7 @@
 """The test's bucket, read and written straight on the GCS emulator (never through Orion
 or a FaultyProxy).
 
-Keys come from `app.memory.scopes`; the layout itself (DESIGN.md §2) is pinned by
+Keys come from `app.memory.scopes`; the layout itself (docs/interface.md) is pinned by
 tests/memory/test_scopes.py.
 """
 

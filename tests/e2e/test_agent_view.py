@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
+from app.agent.errors import BUSY, GENERIC, UNREACHABLE
 from app.memory.scopes import user_preferences_key
-from app.slack.greeting import SUGGESTED_PROMPTS
+from app.slack.conversation.greeting import SUGGESTED_PROMPTS
+from tests import log_events
 from tests.e2e.conversation import LONG_ANSWER, finished, main_requests, remembered
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
@@ -95,7 +97,7 @@ def test_a_reply_in_the_conversation_uses_the_memory_saved_with_it(
     payload = start_conversation(orion, slack, QUESTION)
     thread_ts = payload["event"]["ts"]
     slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), what="the first answer")
-    slack.wait_for(lambda: orion.logged("slack.agent_message.done"))
+    slack.wait_for(lambda: orion.logged(log_events.SLACK_AGENT_MESSAGE_DONE))
 
     claude.reply("Thursday.")
     ts = slack.add_user_message(CHANNEL, thread_ts, USER, "And when do we ship it?")
@@ -106,7 +108,7 @@ def test_a_reply_in_the_conversation_uses_the_memory_saved_with_it(
 
     second = main_requests(claude, orion)[-1]
     assert "French" in remembered(second)
-    before_turn = orion.logged("memory.before_turn")
+    before_turn = orion.logged(log_events.MEMORY_BEFORE_TURN)
     assert before_turn[-1]["source"] == "thread_context", "read back, not reloaded"
     # History: the question that opened the conversation and Orion's first answer.
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
@@ -133,7 +135,7 @@ def test_opening_the_messages_tab_sets_prompts_once_and_posts_nothing(
 ) -> None:
     for _ in range(2):
         assert orion.post_event(events.app_home_opened(USER, CHANNEL)).status_code == 200
-    slack.wait_for(lambda: len(orion.logged("slack.messages_tab_opened.done")) == 2)
+    slack.wait_for(lambda: len(orion.logged(log_events.SLACK_MESSAGES_TAB_OPENED_DONE)) == 2)
 
     [prompts] = slack.messages_tab_prompts(CHANNEL)
     [call] = slack.calls_to("assistant.threads.setSuggestedPrompts")
@@ -158,20 +160,23 @@ def test_stop_cancels_a_slow_answer_keeps_what_was_shown_and_ends_active(
 
     stop = events.agent_session_stopped(USER, CHANNEL, thread_ts, [streaming.ts])
     assert orion.post_event(stop).status_code == 200
-    slack.wait_for(lambda: orion.logged("slack.turn.stopped"), what="the turn stopping")
+    slack.wait_for(lambda: orion.logged(log_events.SLACK_TURN_STOPPED), what="the turn stopping")
     slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
 
     [shown] = slack.bot_messages(CHANNEL, thread_ts)
     assert shown.text and shown.text != LONG_ANSWER, "what was streamed stays, unfinished"
     assert LONG_ANSWER.startswith(shown.text)
     assert session_statuses(slack, thread_ts) == ["processing", "active"]
-    [stopped] = orion.logged("slack.agent_session_stopped.turn")
+    [stopped] = orion.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN)
     assert stopped["running_here"] is True
-    slack.wait_for(lambda: orion.logged("slack.agent_message.done"))
-    # Nothing learned from the stopped turn, and no apology for it.
-    assert not orion.logged("memory.after_turn")
+    slack.wait_for(lambda: orion.logged(log_events.SLACK_AGENT_MESSAGE_DONE))
+    # Nothing learned from the stopped turn, and no apology for it: once the turn is over,
+    # the thread holds that one unfinished answer and none of Orion's apologies.
+    assert not orion.logged(log_events.MEMORY_AFTER_TURN)
     assert [r["model"] for r in claude.requests] == [orion.settings.anthropic_model]
-    assert "_" not in shown.text[-2:], "no apology appended"
+    [after] = slack.bot_messages(CHANNEL, thread_ts)
+    assert LONG_ANSWER.startswith(after.text)
+    assert not [apology for apology in (BUSY, UNREACHABLE, GENERIC) if apology in after.text]
 
 
 def test_a_stop_after_the_answer_still_leaves_the_session_active(
@@ -183,9 +188,9 @@ def test_a_stop_after_the_answer_still_leaves_the_session_active(
     slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
 
     assert orion.post_event(events.agent_session_stopped(USER, CHANNEL, thread_ts)).is_success
-    slack.wait_for(lambda: orion.logged("slack.agent_session_stopped.turn"))
+    slack.wait_for(lambda: orion.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN))
 
-    assert orion.logged("slack.agent_session_stopped.turn")[0]["running_here"] is False
+    assert orion.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN)[0]["running_here"] is False
     assert session_statuses(slack, thread_ts) == ["processing", "active", "active"]
 
 
@@ -205,8 +210,8 @@ def test_a_retried_dm_reaching_a_second_instance_is_answered_once(
         assert second.post_event(payload, retry_num=1).status_code == 200
         slack.wait_for(lambda: "One answer." in finished(slack, CHANNEL, thread_ts))
         # (Logging is set up per process: the instance started last has every line.)
-        slack.wait_for(lambda: len(second.logged("slack.agent_message.done")) == 2)
-        [duplicate] = second.logged("slack.event.duplicate")
+        slack.wait_for(lambda: len(second.logged(log_events.SLACK_AGENT_MESSAGE_DONE)) == 2)
+        [duplicate] = second.logged(log_events.SLACK_EVENT_DUPLICATE)
         assert duplicate["source"] == "claim"
 
     assert finished(slack, CHANNEL, thread_ts) == ["One answer."]
@@ -224,7 +229,7 @@ def test_an_event_of_the_other_experience_says_what_to_configure(
     for _ in range(2):
         started = events.assistant_thread_started(USER, CHANNEL, thread_ts)
         assert orion.post_event(started).status_code == 200
-    [mismatch] = slack.wait_for(lambda: orion.logged("slack.experience_mismatch"))
+    [mismatch] = slack.wait_for(lambda: orion.logged(log_events.SLACK_EXPERIENCE_MISMATCH))
 
     assert mismatch["severity"] == "ERROR"
     assert "SLACK_EXPERIENCE=assistant" in mismatch["hint"]
@@ -249,10 +254,10 @@ def test_with_storage_down_conversations_are_answered_and_the_store_skipped(
             slack.wait_for(lambda t=thread_ts, n=n: f"Answer {n}." in finished(slack, CHANNEL, t))
             slack.wait_for(lambda t=thread_ts: session_statuses(slack, t)[-1:] == ["active"])
             if n == 1:
-                slack.wait_for(lambda: orion.logged("store.unavailable"))
+                slack.wait_for(lambda: orion.logged(log_events.STORE_UNAVAILABLE))
                 opened = time.monotonic()
 
         skipped = [r for r in gcs_proxy.requests if r.started > opened]
         assert all("health%2Fprobe" in r.path_qs for r in skipped), "only the breaker's probes"
-        assert len(orion.logged("store.unavailable")) == 1
+        assert len(orion.logged(log_events.STORE_UNAVAILABLE)) == 1
         assert not [m for m in slack.messages(CHANNEL) if m.is_bot and "rror" in m.text]

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
 from app.memory.scopes import (
     conversations_index_key,
     global_context_key,
@@ -34,10 +35,12 @@ from app.memory.scopes import (
 )
 from app.observability.event_context import trace_id_for
 from app.services import build_claude_client
-from app.slack.greeting import GENERIC_GREETING
+from app.slack.conversation.greeting import GENERIC_GREETING
+from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
+from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -130,7 +133,8 @@ def answer_summaries(claude: FakeClaude, orion: OrionServer) -> None:
     claude.responder = respond
 
 
-# --- a thread starts (app/slack/thread_started.py, thread_memory.py, memory/loader.py) --------
+# --- a thread starts (app/slack/assistant_view/thread_started.py, conversation/thread_memory.py,
+# app/memory/loader.py) ---------------------------------------------------------------------
 
 
 def test_a_memory_that_fails_to_load_at_thread_start_is_logged_once_and_the_greeting_comes(
@@ -142,7 +146,7 @@ def test_a_memory_that_fails_to_load_at_thread_start_is_logged_once_and_the_gree
     payload = open_thread(orion, slack)
 
     assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
-    record = the_one_traceback(orion, "tool.memory.load.scope_failed", "WARNING")
+    record = the_one_traceback(orion, log_events.TOOL_MEMORY_LOAD_SCOPE_FAILED, "WARNING")
     of_event(record, payload)
     assert record["scope"] == "user" and INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
@@ -158,7 +162,7 @@ def test_a_restore_that_raises_is_logged_once_and_the_greeting_comes(
     payload = open_thread(orion, slack, user=malformed)
 
     assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
-    record = the_one_traceback(orion, "slack.memory_restore_failed", "WARNING")
+    record = the_one_traceback(orion, log_events.SLACK_MEMORY_RESTORE_FAILED, "WARNING")
     of_event(record, payload)
     assert "not a Slack user id" in record["exception"]
     never_shown(slack, claude, "not a Slack user id")
@@ -173,7 +177,7 @@ def test_a_greeting_slack_refuses_is_logged_once_as_an_error(
     payload = open_thread(orion, slack)
 
     assert slack.bot_messages(CHANNEL, thread_of(payload)) == []
-    record = the_one_traceback(orion, "slack.thread_started.failed", "ERROR")
+    record = the_one_traceback(orion, log_events.SLACK_THREAD_STARTED_FAILED, "ERROR")
     of_event(record, payload)
     assert "channel_not_found" in record["exception"]
 
@@ -189,13 +193,13 @@ def test_a_claim_the_store_refuses_is_logged_once_and_the_greeting_comes(
     payload = open_thread(orion, slack)
 
     assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
-    record = the_one_traceback(orion, "slack.event.claim_unavailable", "WARNING")
+    record = the_one_traceback(orion, log_events.SLACK_EVENT_CLAIM_UNAVAILABLE, "WARNING")
     of_event(record, payload)
     assert INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
 
 
-# --- a turn (app/agent/turn.py, app/learning/recall.py, app/slack/answering.py) ---------------
+# --- a turn (app/agent/turn.py, app/learning/recall.py, app/slack/conversation/answering.py) ---
 
 
 def test_a_memory_reload_that_fails_is_logged_once_and_the_answer_comes(
@@ -210,33 +214,36 @@ def test_a_memory_reload_that_fails_is_logged_once_and_the_answer_comes(
     payload = ask(orion, slack, thread_ts, "What's new?")
 
     assert conversation.finished(slack, CHANNEL, thread_ts) == ["Here you go."]
-    record = the_one_traceback(orion, "tool.memory.load.scope_failed", "WARNING")
+    record = the_one_traceback(orion, log_events.TOOL_MEMORY_LOAD_SCOPE_FAILED, "WARNING")
     of_event(record, payload)
     assert record["scope"] == "global" and INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
 
 
-def test_a_preferences_file_nested_past_pythons_limit_is_shown_as_it_is(
+def test_a_preferences_file_nested_past_pythons_limit_holds_no_preferences_and_is_logged(
     gcs_proxy: FaultyProxy,
     orion_on_bucket: Start,
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
-    """A file no JSON parser can read (nested deeper than Python's recursion limit) is
-    memory like any other text: shown as it is, no failure, the answer comes."""
+    """A file no JSON parser can read (nested deeper than Python's recursion limit) holds
+    no preferences, for Claude as for the person's Home tab (one rule for every reader):
+    no failure, the answer comes, and the log says which file and why."""
     orion = orion_on_bucket()
     depth = 5_000
     bucket.write(user_preferences_key(USER), '{"name": ' + "[" * depth + "]" * depth + "}")
     thread_ts = slack.new_ts()
     claude.reply("Here you go.")
 
-    ask(orion, slack, thread_ts, "What's new?")
+    payload = ask(orion, slack, thread_ts, "What's new?")
 
     assert conversation.finished(slack, CHANNEL, thread_ts) == ["Here you go."]
-    assert not [line for line in orion.log_lines() if "exception" in line]
+    record = the_one_traceback(orion, log_events.MEMORY_FILE_UNREADABLE, "WARNING")
+    of_event(record, payload)
+    assert record["file"] == "preferences" and record["reason"] == "RecursionError"
     [request] = conversation.main_requests(claude, orion)
-    assert '{"name": [[[' in conversation.system_text(request)
+    assert "[[[" not in conversation.system_text(request)
 
 
 def test_a_preference_that_cannot_be_saved_is_logged_once_and_the_answer_comes(
@@ -250,7 +257,7 @@ def test_a_preference_that_cannot_be_saved_is_logged_once_and_the_answer_comes(
     payload = ask(orion, slack, thread_ts, "Please call me Sam.")
 
     assert conversation.answers(slack, CHANNEL, thread_ts) == ["Noted, Sam."]
-    record = the_one_traceback(orion, "memory.preferences.write.failed", "WARNING")
+    record = the_one_traceback(orion, log_events.MEMORY_PREFERENCES_WRITE_FAILED, "WARNING")
     of_event(record, payload)
     assert record["keys"] == ["name"] and INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
@@ -268,7 +275,7 @@ def test_a_summary_that_cannot_be_written_is_logged_once_and_the_answer_comes(
     payload = ask(orion, slack, thread_ts)
 
     assert conversation.answers(slack, CHANNEL, thread_ts) == [ANSWER]
-    record = the_one_traceback(orion, "memory.after_turn.failed", "WARNING")
+    record = the_one_traceback(orion, log_events.MEMORY_AFTER_TURN_FAILED, "WARNING")
     of_event(record, payload)
     assert INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
@@ -282,8 +289,9 @@ def test_a_past_summary_recall_cannot_read_is_logged_once_and_the_answer_comes(
     claude: FakeClaude,
 ) -> None:
     orion = orion_on_bucket()
-    past, updated = "1712345000.000100", datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
-    index = [{"thread": past, "title": "Q3 budget", "updated": "2026-05-04T10:00:00Z"}]
+    # Within the retention window: older entries of Orion's index are not searched at all.
+    past, updated = "1712345000.000100", datetime.now(UTC).replace(microsecond=0)
+    index = [{"thread": past, "title": "Q3 budget", "updated": format_time(updated)}]
     bucket.write(conversations_index_key(USER), json.dumps(index))
     summary = SessionSummary("Q3 budget", "Cloud spend is over plan.", USER, updated)
     bucket.write(session_context_key(past), render_summary(summary))
@@ -295,7 +303,7 @@ def test_a_past_summary_recall_cannot_read_is_logged_once_and_the_answer_comes(
     payload = ask(orion, slack, thread_ts, "What did we say about the Q3 budget?")
 
     assert conversation.answers(slack, CHANNEL, thread_ts) == ["I could not find it."]
-    record = the_one_traceback(orion, "tool.recall.read_failed", "WARNING")
+    record = the_one_traceback(orion, log_events.TOOL_RECALL_READ_FAILED, "WARNING")
     of_event(record, payload)
     assert INJECTED in record["exception"]
     [result] = conversation.tool_results(conversation.main_requests(claude, orion)[-1])
@@ -314,13 +322,13 @@ def test_an_answer_that_fails_is_logged_once_as_an_error(
 
     [apology] = conversation.answers(slack, CHANNEL, thread_ts)
     assert "Sorry" in apology
-    record = the_one_traceback(orion, "slack.user_message.failed", "ERROR")
+    record = the_one_traceback(orion, log_events.SLACK_USER_MESSAGE_FAILED, "ERROR")
     of_event(record, payload)
     assert "opal-7" in record["exception"]
     never_shown(slack, claude, "opal-7", "overloaded_error")
 
 
-# --- background work (app/slack/background.py) ----------------------------------------------
+# --- background work (app/runtime/background.py) ----------------------------------------------
 
 BROKEN_BOLT = "a listener module failed to import (broken-bolt-5e1)"
 
@@ -336,9 +344,9 @@ def _bolt_fails(
     with OrionServer(settings, bolt_error=RuntimeError(BROKEN_BOLT)) as orion:
         payload = events.assistant_thread_started(USER, CHANNEL, slack.new_ts())
         assert orion.post_event(payload).status_code == 200
-        orion.wait_logged("slack.background.failed")
+        orion.wait_logged(log_events.SLACK_BACKGROUND_FAILED)
         orion.wait_idle()
-        record = the_one_traceback(orion, "slack.background.failed")
+        record = the_one_traceback(orion, log_events.SLACK_BACKGROUND_FAILED)
     return payload, record
 
 
@@ -367,9 +375,9 @@ def test_a_storage_check_that_fails_at_start_is_logged_once(
     gcs_proxy.add_rule("health/probe", status=403, method="GET")
     settings = make_settings(slack, claude, gcs_memories_bucket=gcs_bucket)
     with OrionServer(settings, claude_factory=build_claude_client) as orion:
-        orion.wait_logged("storage.check_failed", timeout=30)
-        orion.wait_logged("services.ready", timeout=30)
-        record = the_one_traceback(orion, "storage.check_failed", "WARNING")
+        orion.wait_logged(log_events.STORAGE_CHECK_FAILED, timeout=30)
+        orion.wait_logged(log_events.SERVICES_READY, timeout=30)
+        record = the_one_traceback(orion, log_events.STORAGE_CHECK_FAILED, "WARNING")
     assert "trace_id" not in record and INJECTED in record["exception"]
     assert orion.provider.storage_checked
 
@@ -385,14 +393,14 @@ def test_a_store_that_cannot_connect_at_start_is_logged_once(
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
     settings = make_settings(slack, claude, gcs_memories_bucket="orion-test-no-credentials")
     with OrionServer(settings, claude_factory=build_claude_client) as orion:
-        orion.wait_logged("storage.check_failed", timeout=30)
-        orion.wait_logged("services.ready", timeout=30)
+        orion.wait_logged(log_events.STORE_UNAVAILABLE, timeout=30)
+        orion.wait_logged(log_events.SERVICES_READY, timeout=30)
+        wait_until(lambda: orion.provider.storage_checked, 30, "the start-up check")
         records = tracebacks(orion)
-    # The connection's failure, once; then the start-up check, the store's first real
-    # operation, meets it again and says so itself (app/services.py).
+    # Without credentials nothing can be sent: the connection's failure opens the store's
+    # breaker, which says so once; the start-up check then finds it open and says nothing.
     assert [(r["message"], r["severity"]) for r in records] == [
-        ("services.store_connect_failed", "WARNING"),
-        ("storage.check_failed", "WARNING"),
+        (log_events.STORE_UNAVAILABLE, "ERROR")
     ]
     for record in records:
         assert "trace_id" not in record

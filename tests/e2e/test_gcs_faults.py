@@ -24,8 +24,9 @@ from app.memory.scopes import (
     thread_context_key,
     user_preferences_key,
 )
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.thread_started import RESTORING_STATUS
+from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.conversation.greeting import GENERIC_GREETING
+from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import (
     main_requests,
@@ -169,13 +170,14 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     assert slack.wait_for(lambda: slack.suggested_prompts(CHANNEL, thread_ts))[-1].prompts
     assert reads.hits >= 3, "each scope's download was refused (and retried)"
     # Retried within the budget, then given up (or cut off by the budget: whichever first).
-    [load] = orion.logged("tool.memory.load.failed") + orion.logged("tool.memory.load.timeout")
+    gave_up, cut_off = log_events.TOOL_MEMORY_LOAD_FAILED, log_events.TOOL_MEMORY_LOAD_TIMEOUT
+    [load] = orion.logged(gave_up) + orion.logged(cut_off)
     assert load["severity"] == "WARNING"
     assert sorted(load["failed"] + load["timed_out"]) == ["global", "session", "user", "welcome"]
     assert load["found"] == [] and load["thread_ts"] == thread_ts
-    assert not orion.logged("slack.thread_started.failed")
+    assert not orion.logged(log_events.SLACK_THREAD_STARTED_FAILED)
     # Only downloads failed: the claim was written meanwhile, so the store is not "down".
-    assert not orion.logged("store.unavailable")
+    assert not orion.logged(log_events.STORE_UNAVAILABLE)
 
     # GCS recovers: Orion is healthy and answers the next message.
     gcs_proxy.clear_rules()
@@ -235,7 +237,7 @@ def test_503_twice_on_the_preferences_read_is_retried_and_the_greeting_is_person
     assert flaky.hits == 2
     downloads = [r.status for r in gcs_proxy.requests if "preferences.json" in r.path_qs]
     assert downloads == [503, 503, 200], "retried until it worked, then left alone"
-    [loaded] = orion.logged("tool.memory.load.success")
+    [loaded] = orion.logged(log_events.TOOL_MEMORY_LOAD_SUCCESS)
     assert "user" in loaded["found"] and loaded["failed"] == loaded["timed_out"] == []
     assert not [line for line in orion.log_lines() if line["severity"] in ("WARNING", "ERROR")]
 
@@ -269,7 +271,7 @@ def test_a_stalled_scope_leaves_the_other_scopes_in_claudes_prompt(
 
     assert stall.hits == 1
     assert greeting.startswith("Welcome back, Gail!")
-    [timeout] = orion.logged("tool.memory.load.timeout")
+    [timeout] = orion.logged(log_events.TOOL_MEMORY_LOAD_TIMEOUT)
     assert timeout["severity"] == "WARNING"
     assert timeout["timed_out"] == ["global"] and timeout["found"] == ["user"]
 
@@ -337,11 +339,11 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     assert result_text(retried) == f"File created successfully at: {NOTES_PATH}"
 
     # One line per command: the failure as an error (Orion's side, not the model's), then ok.
-    first, second = orion.logged("tool.memory.create")
+    first, second = orion.logged(log_events.TOOL_MEMORY_CREATE)
     assert (first["severity"], first["ok"], second["ok"]) == ("ERROR", False, True)
     assert first["error"].startswith("store unavailable")
-    assert [line["severity"] for line in orion.logged("store.unavailable")] == ["ERROR"]
-    assert orion.logged("store.recovered")
+    assert [line["severity"] for line in orion.logged(log_events.STORE_UNAVAILABLE)] == ["ERROR"]
+    assert orion.logged(log_events.STORE_RECOVERED)
     assert_logs_are_clean(orion)
 
     # Nothing lost: the memory is in the bucket, written once.
@@ -391,7 +393,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
 
     send(orion, slack, thread_ts, FIRST_QUESTION)
     wait_reply(slack, thread_ts, FIRST_ANSWER)
-    [failed] = orion.wait_logged("memory.after_turn.failed")
+    [failed] = orion.wait_logged(log_events.MEMORY_AFTER_TURN_FAILED)
 
     # The reply is whole, and nothing follows it.
     assert replies(slack, thread_ts) == [FIRST_ANSWER]
@@ -400,7 +402,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
 
     # GCS recovers while the writes are still being retried: both land.
     gcs_proxy.clear_rules()
-    [saved] = orion.wait_logged("memory.preferences.write")
+    [saved] = orion.wait_logged(log_events.MEMORY_PREFERENCES_WRITE)
     assert saved["changed"] is True
     assert json.loads(bucket.read(PREFERENCES_KEY) or "")["name"] == "Gabi"
     bucket.wait_for(session_context_key(thread_ts), lambda content: "picked Miso" in content)
@@ -410,7 +412,9 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     wait_reply(slack, thread_ts, SECOND_ANSWER)
     memory = remembered(request_for(claude, orion, SECOND_QUESTION))
     assert "Gabi" in memory and "picked Miso" in memory
-    slack.wait_for(lambda: orion.logged("memory.after_turn"), what="the next after-turn step")
+    slack.wait_for(
+        lambda: orion.logged(log_events.MEMORY_AFTER_TURN), what="the next after-turn step"
+    )
     assert [
         e["thread"] for e in json.loads(bucket.read(conversations_index_key(USER)) or "[]")
     ] == [thread_ts]
@@ -445,10 +449,10 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
     gcs_proxy.clear_rules()
 
     assert claims.hits >= 2
-    [unavailable] = orion.logged("slack.event.claim_unavailable")
+    [unavailable] = orion.logged(log_events.SLACK_EVENT_CLAIM_UNAVAILABLE)
     assert unavailable["severity"] == "WARNING"
     assert unavailable["event_id"] == payload["event_id"]
-    [duplicate] = orion.logged("slack.event.duplicate")
+    [duplicate] = orion.logged(log_events.SLACK_EVENT_DUPLICATE)
     assert duplicate["source"] == "memory"
 
     # Answered, once.

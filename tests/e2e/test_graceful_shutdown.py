@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import log_events
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -44,7 +45,7 @@ def test_sigterm_lets_the_answer_in_flight_finish(
     assert exit_code == 0, orion.log()
     answers = [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
     assert answers == ["Finished despite the shutdown."]
-    assert '"orion.shutdown"' in orion.log()
+    assert json.dumps(log_events.ORION_SHUTDOWN) in orion.log()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
@@ -58,7 +59,7 @@ def test_serve_stops_cleanly_on_the_first_signal(
 
     assert exit_code == 0, orion.log()
     assert "Traceback" not in orion.log()
-    assert '"orion.shutdown"' in orion.log()
+    assert json.dumps(log_events.ORION_SHUTDOWN) in orion.log()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
@@ -77,14 +78,14 @@ def test_socket_mode_stops_on_the_first_signal_while_slack_keeps_it_waiting(
     orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log", command="socket")
     try:
         orion.start()
-        orion.wait_logged("orion.socket_mode.connecting")
+        orion.wait_logged(log_events.ORION_SOCKET_MODE_CONNECTING)
         exit_code = orion.stop(sig=sig)
     finally:
         gate.set()
 
     assert exit_code == 0, orion.log()
     assert "Traceback" not in orion.log()
-    assert '"orion.shutdown"' in orion.log()
+    assert json.dumps(log_events.ORION_SHUTDOWN) in orion.log()
 
 
 def test_a_second_signal_stops_at_once(
@@ -104,9 +105,9 @@ def test_a_second_signal_stops_at_once(
         httpx.post(f"{orion.url}/slack/events", content=body, headers=headers)
         slack.wait_for(lambda: claude.calls, timeout=60, what="the Claude request")
         orion.signal(signal.SIGTERM)
-        orion.wait_logged("orion.stopping")
+        orion.wait_logged(log_events.ORION_STOPPING)
         exit_code = orion.stop(sig=signal.SIGINT)  # a person pressing Ctrl-C again
 
     assert exit_code == 128 + signal.SIGINT
-    assert '"orion.stopped_at_once"' in orion.log()
+    assert json.dumps(log_events.ORION_STOPPED_AT_ONCE) in orion.log()
     assert not [m for m in slack.bot_messages(CHANNEL, thread_ts) if m.text == "Too late."]

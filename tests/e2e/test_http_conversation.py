@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from app.slack.conversation.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS
+from tests import log_events
 from tests.e2e import conversation
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
@@ -70,10 +72,10 @@ def test_stale_timestamp_is_rejected_and_nothing_is_posted(
 
 def test_thread_start_greets_and_suggests_prompts(orion: OrionServer, slack: FakeSlack) -> None:
     thread_ts = _open_thread(orion, slack)
-    greeting = slack.bot_messages(CHANNEL, thread_ts)[0]
-    assert "Orion" in greeting.text
+    # A first-time person: the plain welcome, alone in the thread, and the usual prompts.
+    assert [m.text for m in slack.bot_messages(CHANNEL, thread_ts)] == [GENERIC_GREETING]
     prompts = slack.wait_for(lambda: slack.suggested_prompts(CHANNEL, thread_ts))
-    assert len(prompts[-1].prompts) >= 2
+    assert prompts[-1].prompts == SUGGESTED_PROMPTS
 
 
 def test_question_gets_claudes_answer_with_feedback_buttons(
@@ -101,11 +103,11 @@ def test_question_gets_claudes_answer_with_feedback_buttons(
         lambda: [
             x
             for x in orion.log_lines()
-            if x["message"].startswith("slack.user_message") and x["severity"] == "INFO"
+            if x["message"].startswith(log_events.SLACK_USER_MESSAGE) and x["severity"] == "INFO"
         ],
         what="the event's log line",
     )
-    assert done["message"] == "slack.user_message.done" and done["duration_ms"] > 0
+    assert done["message"] == log_events.SLACK_USER_MESSAGE_DONE and done["duration_ms"] > 0
 
 
 def test_long_answer_is_streamed_while_claude_writes_it(
@@ -171,11 +173,11 @@ def test_top_level_dm_is_acknowledged_without_a_reply(
         assert response.status_code == 200
         # Bolt handles it after the ack: a listener matched (no 404 for Slack to retry on).
         [dispatched] = slack.wait_for(
-            lambda: [x for x in orion.log_lines() if x["message"] == "slack.early_ack.dispatched"],
+            lambda: orion.logged(log_events.SLACK_EARLY_ACK_DISPATCHED),
             what="Bolt's handling of the DM",
         )
         # The listener runs after Bolt's dispatch; its one line is all it does.
-        orion.wait_logged("slack.message.ignored")
+        orion.wait_logged(log_events.SLACK_MESSAGE_IGNORED)
         orion.wait_idle()
     assert dispatched["bolt_status"] == 200
     assert not slack.calls_to("chat.postMessage")

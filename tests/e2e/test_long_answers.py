@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests import log_events
 from tests.e2e import conversation
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import MARKDOWN_TEXT_LIMIT, FakeSlack, Message
@@ -76,7 +77,7 @@ def test_40000_characters_without_streaming_arrive_whole_across_messages(
 
     assert len(answer) >= 40_000 and len(messages) >= 4
     _assert_whole_once(messages, answer)
-    assert orion.logged("slack.stream_failed")
+    assert orion.logged(log_events.SLACK_STREAM_FAILED)
 
 
 @pytest.mark.parametrize("failure", ["append_fails", "stream_expires"])

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from app.learning.session_index import format_time
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
+from app.memory.key_prefixes import KEY_PREFIXES
 from app.memory.scopes import (
     conversations_index_key,
     session_context_key,
@@ -26,15 +27,16 @@ from app.memory.scopes import (
     user_preferences_key,
     user_prefix,
 )
-from app.slack import download_memory, forget_everything, forget_memory_item
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.memory_view import (
+from app.slack.conversation.greeting import GENERIC_GREETING
+from app.slack.home import download_memory, forget_everything, forget_memory_item
+from app.slack.home.memory_view import (
     ACTION_DOWNLOAD,
     ACTION_FORGET_EVERYTHING,
     ACTION_FORGET_NOTE,
     ACTION_FORGET_PREFERENCE,
     UNAVAILABLE,
 )
+from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
 from tests.e2e.memory_bucket import Bucket
@@ -226,7 +228,7 @@ def test_the_home_tab_shows_each_preference_note_and_conversation_with_date_and_
     assert "Otto" not in shown(view) and "German" not in shown(view)
     assert json.loads(view["private_metadata"]) == {"user": USER, "dm": DM}
     # Logged with counts, never content.
-    [line] = orion.wait_logged("memory.show")
+    [line] = orion.wait_logged(log_events.MEMORY_SHOW)
     assert (line["user"], line["preferences"], line["notes"], line["conversations"]) == (
         USER,
         2,
@@ -251,7 +253,7 @@ def test_forget_on_a_preference_removes_it_from_the_bucket_and_the_home_tab(
     assert stored["name"] == "Mira", "only that one"
     assert forget_memory_item.FORGOTTEN["preference"] in shown(after)
     assert "French" not in shown(after) and "Mira" in shown(after)
-    [line] = orion.wait_logged("memory.forget")
+    [line] = orion.wait_logged(log_events.MEMORY_FORGET)
     assert (line["kind"], line["objects"], line["via"]) == ("preference", 1, "home")
 
     # A note goes the same way, by its file name in the person's own directory.
@@ -286,7 +288,7 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
     assert {k: g for k, g in seeded.generations().items() if k in others} == generations
     assert forget_everything.DONE in shown(after)
     assert "French" not in shown(after) and NOTE_NAME not in shown(after)
-    [line] = orion.wait_logged("memory.forget")
+    [line] = orion.wait_logged(log_events.MEMORY_FORGET)
     assert line["kind"] == "everything" and line["objects"] >= len(mira()) + 1
     assert line["user"] == USER and "duration_ms" in line
 
@@ -299,6 +301,10 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
     [request] = conversation.main_requests(claude, orion)
     for forgotten in ("Mira", "French", "launch", SECRET):
         assert forgotten not in json.dumps(request), forgotten
+    # Claims, contexts, a tombstone, a summary: each under a prefix of the one list.
+    orion.wait_idle()
+    listed = tuple(kind.prefix for kind in KEY_PREFIXES)
+    assert [key for key in seeded.names() if not key.startswith(listed)] == []
 
 
 def test_a_turn_finishing_while_its_person_erases_everything_writes_nothing_back(
@@ -316,12 +322,12 @@ def test_a_turn_finishing_while_its_person_erases_everything_writes_nothing_back
     click(orion, slack, USER, view, ACTION_FORGET_EVERYTHING)
 
     conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=20)
-    orion.wait_logged("memory.after_turn", timeout=20)
+    orion.wait_logged(log_events.MEMORY_AFTER_TURN, timeout=20)
     orion.wait_idle()
     left = everything_in(seeded)
     assert [key for key, content in left.items() if USER in key or USER in content] == []
     assert [key for key, content in left.items() if "Mira" in content] == []
-    assert orion.logged("memory.erased_during_turn"), "the turn took its own writes back"
+    assert orion.logged(log_events.MEMORY_ERASED_DURING_TURN), "the turn took its own writes back"
 
 
 # --- 4. export --------------------------------------------------------------------------------
@@ -340,7 +346,7 @@ def test_download_posts_a_markdown_file_with_every_item_in_the_persons_dm(
         assert item in file.text, item
     assert [m.subtype for m in slack.messages(DM)] == ["file_share"], "posted in their DM"
     assert download_memory.SENT in shown(after)
-    [line] = orion.wait_logged("memory.export")
+    [line] = orion.wait_logged(log_events.MEMORY_EXPORT)
     assert (line["preferences"], line["notes"], line["conversations"]) == (2, 1, 1)
     assert line["bytes"] == len(file.text.encode())
 
@@ -416,9 +422,9 @@ def test_storage_down_shows_a_friendly_home_tab_and_the_service_stays_healthy(
         text = json.dumps(seen)
         assert "503" not in text and "Error" not in text and "Traceback" not in text
         assert events.buttons(seen) == [], "nothing to click that cannot work"
-    [failed, *_] = orion.wait_logged("memory.show.failed")
+    [failed, *_] = orion.wait_logged(log_events.MEMORY_SHOW_FAILED)
     assert "Traceback" in failed["exception"] and failed["user"] == USER
-    assert orion.wait_logged("memory.forget.failed")[0]["kind"] == "preference"
+    assert orion.wait_logged(log_events.MEMORY_FORGET_FAILED)[0]["kind"] == "preference"
     assert orion.http.get("/healthz").status_code == 200
     gcs_proxy.clear_rules()
     assert "language" in (seeded.read(user_preferences_key(USER)) or "")

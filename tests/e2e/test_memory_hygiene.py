@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from app.memory.scopes import session_context_key, thread_context_key, user_preferences_key
+from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, result_text, tool_results
 from tests.e2e.memory_bucket import Bucket
@@ -114,7 +115,7 @@ def test_the_local_directory_is_swept_at_start_up(
     ]
 
     with OrionServer(make_settings(slack, claude, memory_dir=memory_dir)) as orion:
-        [sweep] = orion.wait_logged("memory.retention.sweep")
+        [sweep] = orion.wait_logged(log_events.MEMORY_RETENTION_SWEEP)
 
     assert sweep["deleted"] == 2 and sweep["retention_days"] == 30
     assert [path for path in old if path.exists()] == []
@@ -124,7 +125,7 @@ def test_the_local_directory_is_swept_at_start_up(
 def test_a_40_day_old_summary_is_not_restored_at_thread_start(
     orion_local: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
-    orion_local.wait_logged("memory.retention.sweep")  # seeded after it: only reads decide
+    orion_local.wait_logged(log_events.MEMORY_RETENTION_SWEEP)  # seeded after it: only reads decide
     seed(memory_dir, user_preferences_key(USER), json.dumps(PREFERENCES), days_old=400)
     old_thread, recent_thread = (
         slack.open_assistant_thread(CHANNEL),

@@ -1,5 +1,5 @@
 """`/readyz` tells the truth (503 with the reason until Orion can do its job, 200 once it
-can) while `/healthz` stays a cheap 200 throughout (app/runtime/readiness.py).
+can) while `/healthz` stays a cheap 200 throughout (app/readiness.py).
 
 End to end over HTTP against the real Orion app: the services still building, the bucket
 unreachable (the GCS emulator behind a FaultyProxy answering 503) and back, Slack
@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from app.services import build_claude_client
+from tests import log_events
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
@@ -94,7 +95,7 @@ def test_an_unreachable_bucket_is_reported_as_degraded_and_cleared_once_it_answe
 
 def _check_outage_then_recovery(orion: OrionServer, gcs_proxy: FaultyProxy, bucket: str) -> None:
     # The start-up check finds out, before any person does.
-    [down] = orion.wait_logged("store.unavailable")
+    [down] = orion.wait_logged(log_events.STORE_UNAVAILABLE)
     assert "event_id" not in down, "found by the check at start, not by someone's event"
     # Degraded, not unready: Orion greets and answers without memories meanwhile.
     response = wait_until(
@@ -108,7 +109,7 @@ def _check_outage_then_recovery(orion: OrionServer, gcs_proxy: FaultyProxy, buck
     assert healthy(orion), "liveness must not restart an instance for a storage outage"
 
     gcs_proxy.clear_rules()
-    orion.wait_logged("store.recovered", timeout=30)
+    orion.wait_logged(log_events.STORE_RECOVERED, timeout=30)
     body = wait_until(
         lambda: (b := wait_ready(orion))["degraded"] is False and b, 30.0, "not degraded"
     )
@@ -122,7 +123,7 @@ def test_slack_refusing_the_token_keeps_it_not_ready_for_good(
     slack.inject_error("auth.test", error="invalid_auth", status=200, times=None)
     with orion_servers(slack, claude, memory_dir=memory_dir) as start:
         orion = start()
-        [refused] = orion.wait_logged("slack.auth.failed")
+        [refused] = orion.wait_logged(log_events.SLACK_AUTH_FAILED)
         assert refused["retry_in_s"] is None, "a refused token is not asked again"
         response = readyz(orion)
         assert response.status_code == 503
@@ -142,9 +143,9 @@ def test_slack_failing_for_a_moment_is_checked_again_until_it_answers(
     slack.inject_error("auth.test", error="bad_gateway", status=502, times=1)
     with orion_servers(slack, claude, memory_dir=memory_dir) as start:
         orion = start()
-        [failed] = orion.wait_logged("slack.auth.failed")
+        [failed] = orion.wait_logged(log_events.SLACK_AUTH_FAILED)
         assert failed["retry_in_s"] == 0.5 and "Traceback" in failed["exception"]
-        [ready] = orion.wait_logged("slack.auth.ready")
+        [ready] = orion.wait_logged(log_events.SLACK_AUTH_READY)
         assert ready["attempts"] == 2
         assert wait_ready(orion)["checks"]["slack_auth"]["state"] == "ready"
 

@@ -17,6 +17,7 @@ from anthropic import AsyncAnthropic
 from app.agent.errors import GENERIC
 from app.config import Settings
 from app.services import build_claude_client
+from tests import log_events
 from tests.e2e import conversation
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
@@ -53,7 +54,7 @@ def test_a_failed_start_heals_without_a_restart_and_whoever_wrote_meanwhile_got_
     flaky = FlakyClaudeClient()
     settings = make_settings(slack, claude, memory_dir=memory_dir)
     with OrionServer(settings, claude_factory=flaky) as orion:
-        [first_failure, *_] = orion.wait_logged("services.failed")
+        [first_failure, *_] = orion.wait_logged(log_events.SERVICES_FAILED)
         assert first_failure["severity"] == "ERROR" and first_failure["attempt"] == 1
         assert first_failure["retry_in_s"] == 0.5, "the first retry comes half a second later"
 
@@ -78,7 +79,7 @@ def test_a_failed_start_heals_without_a_restart_and_whoever_wrote_meanwhile_got_
 
         # The blip passes: the next attempt builds the services, with no restart.
         flaky.heal()
-        [ready] = orion.wait_logged("services.ready", timeout=30)
+        [ready] = orion.wait_logged(log_events.SERVICES_READY, timeout=30)
         wait_until(lambda: orion.http.get("/readyz").status_code == 200, 10, "/readyz 200")
         claude.reply("Up and running.")
         conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, "And now?")
@@ -86,7 +87,7 @@ def test_a_failed_start_heals_without_a_restart_and_whoever_wrote_meanwhile_got_
         assert orion.http.get("/healthz").status_code == 200
 
     # Each failed attempt was logged once, with its traceback, and numbered in order.
-    failures = orion.logged("services.failed")
+    failures = orion.logged(log_events.SERVICES_FAILED)
     assert [f["attempt"] for f in failures] == list(range(1, flaky.calls))
     assert ready["attempts"] == flaky.calls == len(failures) + 1
     for failure in failures:
@@ -96,7 +97,7 @@ def test_a_failed_start_heals_without_a_restart_and_whoever_wrote_meanwhile_got_
     assert delays == [min(0.5 * 2**n, 30.0) for n in range(len(failures))], "backing off"
     # The event that met the failure logged its own line, without repeating the build's
     # traceback (that was logged once, with the attempt).
-    [event_failure] = orion.logged("slack.user_message.failed")
+    [event_failure] = orion.logged(log_events.SLACK_USER_MESSAGE_FAILED)
     assert event_failure["error"] == "NotBuilt" and BLIP not in event_failure["exception"]
     for message in slack.bot_messages(CHANNEL, thread_ts):
         assert "blip-7f3a" not in message.text and "ConnectionError" not in message.text

@@ -1,4 +1,4 @@
-"""Storage trouble never reaches the person (DESIGN.md §3): what they see when the bucket is
+"""Storage trouble never reaches the person (docs/architecture.md): what they see when the bucket is
 slow, down, or shared with another instance, and when the instance has just started.
 
 End to end through signed events: the real Orion HTTP app, the fake Slack and Claude, and
@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 
 from app.memory.scopes import user_preferences_key
-from app.slack.dedupe import event_claim_key
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.presence import THINKING_STATUS
-from app.slack.thread_started import RESTORING_STATUS
+from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.conversation.dedupe import event_claim_key
+from app.slack.conversation.greeting import GENERIC_GREETING
+from app.slack.conversation.presence import THINKING_STATUS
 from app.storage.breaker import PROBE_KEY
+from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
@@ -68,11 +69,11 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
     # The first thread meets the outage: a generic greeting, nothing false ("welcome back").
     _, first_greeting = open_thread(orion, slack)
     assert first_greeting == GENERIC_GREETING
-    [down] = orion.wait_logged("store.unavailable")
+    [down] = orion.wait_logged(log_events.STORE_UNAVAILABLE)
     assert down["severity"] == "ERROR"
     assert "Traceback" in down["exception"] and "503" in down["exception"], "with its cause"
     assert down["event_id"] and down["user"] == USER, "with the event that found out"
-    scope_failures = len(orion.logged("tool.memory.load.scope_failed"))
+    scope_failures = len(orion.logged(log_events.TOOL_MEMORY_LOAD_SCOPE_FAILED))
     opened = time.monotonic()
 
     # While it is down, events do not touch the store at all: a greeting, then a message
@@ -82,20 +83,20 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
     claude.reply(PLAN)
     conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, QUESTION)
     conversation.wait_for_answer(slack, CHANNEL, thread_ts, PLAN)
-    for failed in ("memory.after_turn.failed", "memory.preferences.write.failed"):
+    for failed in (log_events.MEMORY_AFTER_TURN_FAILED, log_events.MEMORY_PREFERENCES_WRITE_FAILED):
         [line] = orion.wait_logged(failed)
         assert (line["thread_ts"], line["user"]) == (thread_ts, USER), "said for whom"
     skipped = [r for r in store_requests(gcs_proxy) if r.started > opened]
     assert skipped == [], "the store was not asked anything while it was down"
-    assert len(orion.logged("store.unavailable")) == 1, "said once, not once per event"
-    assert len(orion.logged("tool.memory.load.scope_failed")) == scope_failures
+    assert len(orion.logged(log_events.STORE_UNAVAILABLE)) == 1, "said once, not once per event"
+    assert len(orion.logged(log_events.TOOL_MEMORY_LOAD_SCOPE_FAILED)) == scope_failures
     request = next(r for r in main_requests(claude, orion) if last_user_text(r) == QUESTION)
     assert "<remembered_context>" not in json.dumps(request["system"])
 
     # The bucket comes back: the probe notices without any event, and memories return.
     gcs_proxy.clear_rules()
     # (Probes back off up to 15 s apart while it stays down.)
-    [recovered] = orion.wait_logged("store.recovered", timeout=30)
+    [recovered] = orion.wait_logged(log_events.STORE_RECOVERED, timeout=30)
     assert recovered["severity"] == "INFO"
     _, third_greeting = open_thread(orion, slack)
     assert third_greeting.startswith(WELCOME_BACK)
@@ -178,13 +179,20 @@ def test_a_message_reads_its_context_beside_the_claim(
 # --- a second instance ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["thread_started", "user_message"])
+@pytest.mark.parametrize(
+    ("kind", "done"),
+    [
+        ("thread_started", log_events.SLACK_THREAD_STARTED_DONE),
+        ("user_message", log_events.SLACK_USER_MESSAGE_DONE),
+    ],
+)
 def test_a_retry_reaching_an_instance_after_another_claimed_it_changes_nothing(
     orion_on_bucket: Callable[..., OrionServer],
     bucket: Bucket,
     slack: FakeSlack,
     claude: FakeClaude,
     kind: str,
+    done: str,
 ) -> None:
     orion = orion_on_bucket()
     thread_ts = slack.open_assistant_thread(CHANNEL)
@@ -197,9 +205,9 @@ def test_a_retry_reaching_an_instance_after_another_claimed_it_changes_nothing(
     bucket.write(event_claim_key(payload["event_id"]), '{"instance": "another"}')
 
     assert orion.post_event(payload, retry_num=1).status_code == 200
-    orion.wait_logged(f"slack.{kind}.done")
+    orion.wait_logged(done)
 
-    [duplicate] = orion.logged("slack.event.duplicate")
+    [duplicate] = orion.logged(log_events.SLACK_EVENT_DUPLICATE)
     assert duplicate["source"] == "claim"
     # Nothing visible: no status set or cleared over the other instance's, no message.
     assert slack.statuses(CHANNEL, thread_ts) == []

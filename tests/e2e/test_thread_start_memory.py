@@ -20,8 +20,8 @@ import pytest
 
 from app.memory.formatting import CHARS_PER_TOKEN, TRUNCATION_MARKER
 from app.memory.scopes import session_context_key, thread_context_key, user_preferences_key
-from app.slack.greeting import GENERIC_GREETING
-from app.slack.thread_started import RESTORING_STATUS
+from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.conversation.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import remembered
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
@@ -325,6 +325,9 @@ def test_memory_load_and_injection_are_traced(
     seed_returning_user(memories)
     orion = start_orion(memories)
     thread_ts, _ = open_thread(orion, slack)
+    # The thread start saves the memory with the thread after the greeting: let it finish,
+    # so that the turn finds it (a message that comes first loads the memory itself).
+    orion.wait_idle()
     ask(orion, slack, claude, thread_ts, "What do you remember about me?")
     slack.wait_for(
         lambda: _of_thread(spans, "slack.user_message", thread_ts), what="the turn's root span"

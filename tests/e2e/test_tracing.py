@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests import log_events
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -63,11 +64,13 @@ def test_feedback_is_one_score_on_the_rated_answers_trace(
 
     for value in ("bad", "bad"):  # a double click
         click(value)
-    slack.wait_for(lambda: len(orion.logged("slack.feedback.done")) == 2, what="both clicks")
+    slack.wait_for(
+        lambda: len(orion.logged(log_events.SLACK_FEEDBACK_DONE)) == 2, what="both clicks"
+    )
     [score] = spans.scores()
     assert (score["traceId"], score["name"], score["value"]) == (answer_trace, "user_feedback", 0)
 
     click("good")  # a change of mind
-    slack.wait_for(lambda: len(orion.logged("slack.feedback.done")) == 3, what="the third")
+    slack.wait_for(lambda: len(orion.logged(log_events.SLACK_FEEDBACK_DONE)) == 3, what="the third")
     [score] = spans.scores()
     assert score["traceId"] == answer_trace and score["value"] == 1

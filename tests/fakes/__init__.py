@@ -1,4 +1,4 @@
-"""Loopback protocol peers that the real SDK clients talk to in tests (DESIGN.md §5).
+"""Loopback protocol peers that the real SDK clients talk to in tests (docs/testing.md).
 
 - slack_api.FakeSlack — Slack Web API (+ workspace model in slack_model)
 - socket_mode.FakeSocketModeServer — Slack Socket Mode WebSocket endpoint

@@ -2,7 +2,7 @@
 directly on a free loopback port with an in-memory backend.
 
 We launch the binary ourselves, stderr to DEVNULL: the wrapper's launcher pipes stderr and
-the server blocks once the pipe fills (DESIGN.md §4). Unlike pure-Python emulators it
+the server blocks once the pipe fills (docs/testing.md). Unlike pure-Python emulators it
 enforces generation preconditions on uploads (`ifGenerationMatch`: create-only, or over a
 given generation), which the store relies on.
 

@@ -3,16 +3,27 @@
 Spans reach tests through an in-memory OpenTelemetry exporter (tests/conftest.py); scores
 do not: the SDK batches them to `POST /api/public/scores`. This fake keeps each score by
 its id, as Langfuse does (a score sent again with the same id replaces the first).
+
+It also holds traces, as Langfuse's read model does: observations, each with its trace id
+and the user id its trace carries. Tests put them there (`record_observation`, or
+`SpanLog.send_to_langfuse` for the spans Orion exported); Orion finds a person's with
+`GET /api/public/v2/observations?userId=…` (cursor-paged) and deletes them with
+`DELETE /api/public/traces` (`{"traceIds": […]}`) or `DELETE /api/public/traces/{id}`.
 """
 
 from __future__ import annotations
 
+import base64
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 
 from tests.fakes._http_server import HttpFake
+
+PROJECT_ID = "fake-project"
+_MAX_PAGE = 1_000  # Langfuse's own limit on `limit`
 
 
 class FakeLangfuse(HttpFake):
@@ -20,14 +31,28 @@ class FakeLangfuse(HttpFake):
         super().__init__()
         self._lock = threading.Lock()
         self._scores: dict[str, dict[str, Any]] = {}
+        self._observations: dict[str, dict[str, Any]] = {}  # by observation id
         self.posts = 0  # score batches received
+        self.failing_status: int | None = None  # every API call answers this, when set
 
     def _routes(self) -> list[web.RouteDef]:
-        return [web.post("/api/public/scores", self._create_scores)]
+        return [
+            web.post("/api/public/scores", self._create_scores),
+            web.get("/api/public/v2/observations", self._list_observations),
+            web.delete("/api/public/traces", self._delete_traces),
+            web.delete("/api/public/traces/{trace_id}", self._delete_trace),
+        ]
 
-    async def _create_scores(self, request: web.Request) -> web.Response:
+    def _refusal(self, request: web.Request) -> web.Response | None:
+        if self.failing_status is not None:
+            return web.json_response({"message": "Failing"}, status=self.failing_status)
         if not request.headers.get("Authorization", "").startswith("Basic "):
             return web.json_response({"message": "Unauthorized"}, status=401)
+        return None
+
+    async def _create_scores(self, request: web.Request) -> web.Response:
+        if (refusal := self._refusal(request)) is not None:
+            return refusal
         body = await request.json()
         batch = body if isinstance(body, list) else [body]
         with self._lock:
@@ -36,6 +61,68 @@ class FakeLangfuse(HttpFake):
                 self._scores[str(score["id"])] = score
         return web.json_response({"message": "Accepted"}, status=202)
 
+    async def _list_observations(self, request: web.Request) -> web.Response:
+        if (refusal := self._refusal(request)) is not None:
+            return refusal
+        query = request.query
+        limit = int(query.get("limit", "50"))
+        if not 1 <= limit <= _MAX_PAGE:
+            return web.json_response({"message": "limit out of range"}, status=400)
+        offset = int(base64.b64decode(query["cursor"])) if "cursor" in query else 0
+        with self._lock:
+            matching = [
+                obs
+                for obs in self._observations.values()
+                if all(
+                    obs.get(field) == query[param]
+                    for param, field in (("userId", "userId"), ("traceId", "traceId"))
+                    if param in query
+                )
+            ]
+        page = matching[offset : offset + limit]
+        meta: dict[str, Any] = {}
+        if offset + limit < len(matching):
+            meta["cursor"] = base64.b64encode(str(offset + limit).encode()).decode()
+        return web.json_response({"data": page, "meta": meta})
+
+    async def _delete_traces(self, request: web.Request) -> web.Response:
+        if (refusal := self._refusal(request)) is not None:
+            return refusal
+        body = await request.json()
+        self._forget(set(body["traceIds"]))
+        return web.json_response({"message": "Traces deleted"})
+
+    async def _delete_trace(self, request: web.Request) -> web.Response:
+        if (refusal := self._refusal(request)) is not None:
+            return refusal
+        self._forget({request.match_info["trace_id"]})
+        return web.json_response({"message": "Trace deleted"})
+
+    def _forget(self, trace_ids: set[str]) -> None:
+        with self._lock:
+            for obs_id in [i for i, o in self._observations.items() if o["traceId"] in trace_ids]:
+                del self._observations[obs_id]
+
+    def record_observation(
+        self, observation_id: str, trace_id: str, user_id: str | None, type_: str = "SPAN"
+    ) -> None:
+        """An observation Langfuse has ingested and processed, so that its API lists it."""
+        observation = {
+            "id": observation_id,
+            "traceId": trace_id,
+            "startTime": datetime.now(UTC).isoformat(),
+            "projectId": PROJECT_ID,
+            "type": type_,
+            "userId": user_id,
+        }
+        with self._lock:
+            self._observations[observation_id] = observation
+
+    def traces(self) -> dict[str, str | None]:
+        """Every trace Langfuse holds, with the user id it carries."""
+        with self._lock:
+            return {obs["traceId"]: obs["userId"] for obs in self._observations.values()}
+
     def scores(self) -> list[dict[str, Any]]:
         with self._lock:
             return list(self._scores.values())
@@ -43,4 +130,6 @@ class FakeLangfuse(HttpFake):
     def clear(self) -> None:
         with self._lock:
             self._scores.clear()
+            self._observations.clear()
             self.posts = 0
+            self.failing_status = None

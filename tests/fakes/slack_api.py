@@ -40,7 +40,7 @@ from tests.fakes.socket_mode import FakeSocketModeServer
 
 T = TypeVar("T")
 
-# Documented limits the app must respect (DESIGN.md §4); exceeding them is an app bug.
+# Slack's documented limits the app must respect; exceeding them is an app bug.
 MARKDOWN_TEXT_LIMIT = 12_000  # per call; and for all markdown blocks of one message together
 TEXT_LIMIT = 40_000  # a message's `text`
 # A held call (FakeSlack.hold) goes on by itself after this, so a failed test cannot hang.

@@ -17,6 +17,7 @@ from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
 from app.learning.session_index import SessionEntry, read_index, record_session
 from app.learning.summary_file import SessionSummary, render_summary
+from app.memory.key_prefixes import KEY_PREFIXES
 from app.memory.scopes import session_context_key, thread_context_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
@@ -52,6 +53,10 @@ async def test_forgetting_everything_leaves_nothing_of_the_person_and_all_of_the
     await store.write(thread_context_key(DM, UNINDEXED_THREAD), json.dumps({"memory": USER}))
     await _seed_person(store, OTHER_USER, OTHER_DM, OTHER_THREAD)
     others_before = {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)}
+    # Something of the person under every prefix that holds people's content: a prefix
+    # added to the list without being taught to erasure fails here.
+    personal = {kind.prefix for kind in KEY_PREFIXES if kind.personal}
+    assert {name.split("/")[0] + "/" for name in _holding(backend, USER)} == personal
 
     report = await forget_everything(store, USER, dm_channels=(DM,), now=NOW)
 
@@ -131,3 +136,23 @@ async def test_a_thread_listed_where_the_person_can_write_is_not_theirs_to_forge
     )
     assert backend.raw_read(session_context_key(OTHER_THREAD)) is not None
     assert backend.raw_read(thread_context_key(OTHER_DM, OTHER_THREAD)) is not None
+
+
+async def test_every_conversation_is_found_however_many_and_whatever_the_person_deleted(
+    store: ObjectStore, backend: Backend
+) -> None:
+    # 250 conversations (the index used to keep 200), and the person had Claude delete their
+    # whole memory directory first: Orion's own index still finds every summary.
+    threads = [f"1712340{n:03d}.000001" for n in range(250)]
+    for n, thread in enumerate(threads):
+        summary = SessionSummary(f"Topic {n}", f"{USER} talked about topic {n}.", user_id=USER)
+        await store.write(session_context_key(thread), render_summary(summary))
+        await record_session(store, USER, SessionEntry(thread, f"Topic {n}", NOW, DM))
+    for obj in await store.list(f"users/{USER}/"):
+        await store.delete(obj.key)
+    assert len(await read_index(store, USER)) == 250
+
+    report = await forget_everything(store, USER, now=NOW)
+
+    assert report.deleted["sessions"] == 250
+    assert _holding(backend, USER) == []

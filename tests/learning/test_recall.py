@@ -10,8 +10,9 @@ from anthropic.tools import ToolError
 
 from app.agent.tool_registry import ToolRegistry
 from app.learning.recall import RecallTool, keywords
-from app.learning.session_index import SessionEntry, format_time
+from app.learning.session_index import SessionEntry, parse_index
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
 from app.memory.scopes import MemoryScope, conversations_index_key, session_context_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_USER, THREAD, USER
@@ -158,4 +159,7 @@ async def test_the_registry_offers_and_runs_it(store: ObjectStore) -> None:
 
 
 def test_index_timestamps_round_trip() -> None:
-    assert format_time(START) == "2026-05-01T09:00:00Z"
+    entry = SessionEntry(SESSIONS[0][0], SESSIONS[0][1], START)
+    # Written as the index's format says, and read back as the same moment.
+    assert entry.to_json()["updated"] == format_time(START) == "2026-05-01T09:00:00Z"
+    assert parse_index(json.dumps([entry.to_json()])) == [entry]

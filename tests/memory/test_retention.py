@@ -16,9 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from app.config import StorageSettings
 from app.memory.loader import Scope, load_memories
 from app.memory.restore import restore_memory
-from app.memory.retention import EXPIRING_PREFIXES, ExpiringSessionsStore, SessionRetention
+from app.memory.retention import (
+    EXPIRING_PREFIXES,
+    ExpiringSessionsStore,
+    SessionRetention,
+    retention_of,
+)
 from app.memory.retention_sweep import keep_sweeping, sweep_expired
 from app.memory.scopes import (
     global_context_key,
@@ -26,6 +32,7 @@ from app.memory.scopes import (
     thread_context_key,
     user_preferences_key,
 )
+from app.services import build_storage
 from app.storage.local_directory import LocalDirectoryStore
 from app.storage.store import CREATE_ONLY, ObjectInfo, ObjectStore, PreconditionFailed, update
 from tests.backends import OTHER_THREAD, THREAD, USER, Backend
@@ -276,3 +283,16 @@ def test_the_window_covers_conversations_only() -> None:
     assert not retention.expired(session_context_key(THREAD), datetime.now(UTC) - 29 * DAY)
     with pytest.raises(ValueError):
         SessionRetention(0)
+
+
+@pytest.mark.parametrize("bucket", [None, "orion-test-bucket"])
+def test_readers_of_orions_records_find_the_window_of_the_store_as_composed(
+    bucket: str | None, tmp_path: Path
+) -> None:
+    # Orion's records skip expired entries by the window the store enforces: whatever layers
+    # the composition root puts around it (the breaker for a bucket), readers must find it.
+    settings = StorageSettings(
+        gcs_memories_bucket=bucket, memory_dir=tmp_path, memory_session_retention_days=12
+    )
+    retention = retention_of(build_storage(settings).store)
+    assert retention is not None and retention.days == 12

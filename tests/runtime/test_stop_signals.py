@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from app.runtime.stop_signals import EXIT_AT_DEADLINE, EXIT_ON_SIGNAL
+from tests import log_events
 from tests.orion_process import REPO
 
 # A server in miniature: its main thread serves until the first signal asks it to stop,
@@ -80,6 +81,6 @@ def test_a_second_signal_ends_it_at_once(tmp_path: Path) -> None:
     assert code == EXIT_ON_SIGNAL
     assert json.loads(output) == {
         "severity": "WARNING",
-        "message": "orion.stopped_at_once",
+        "message": log_events.ORION_STOPPED_AT_ONCE,
         "reason": "a second SIGINT",
     }

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from app.learning.session_index import format_time
+from app.learning.timestamps import format_time
 from app.memory.scopes import (
     conversations_index_key,
     session_context_key,
@@ -21,7 +21,8 @@ from app.memory.scopes import (
     user_prefix,
     welcome_key,
 )
-from app.slack.memory_view import ACTION_FORGET_EVERYTHING
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
+from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
 from tests.e2e.memory_bucket import Bucket
@@ -62,11 +63,16 @@ def orion(orion_on_bucket: Callable[..., OrionServer], seeded: Bucket) -> OrionS
     return orion_on_bucket()
 
 
+def ottos_objects(bucket: Bucket) -> dict[str, str]:
+    """Otto's memory as it is now: nothing Mira does may change it."""
+    return {key: bucket.read(key) or "" for key in otto()}
+
+
 def forget_everything(orion: OrionServer, slack: FakeSlack) -> None:
     """Mira presses Forget everything (confirmed) and the erasure completes."""
-    before = len(orion.logged("memory.forget"))
+    before = len(orion.logged(log_events.MEMORY_FORGET))
     click(orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_EVERYTHING)
-    slack.wait_for(lambda: len(orion.logged("memory.forget")) > before, what="the erasure")
+    slack.wait_for(lambda: len(orion.logged(log_events.MEMORY_FORGET)) > before, what="the erasure")
 
 
 def nothing_of_mira_and_all_of_otto(bucket: Bucket, otto_before: dict[str, str]) -> None:
@@ -79,7 +85,7 @@ def nothing_of_mira_and_all_of_otto(bucket: Bucket, otto_before: dict[str, str])
 def test_a_thread_start_that_restored_before_the_erasure_saves_none_of_it_after(
     orion: OrionServer, slack: FakeSlack, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     # The greeting is out (it knew Mira); the thread start is held just before it saves
     # the restored memory with the thread, and Mira erases everything meanwhile.
     held = slack.hold("assistant.threads.setSuggestedPrompts")
@@ -88,7 +94,7 @@ def test_a_thread_start_that_restored_before_the_erasure_saves_none_of_it_after(
     forget_everything(orion, slack)
     held.set()
 
-    orion.wait_logged("slack.thread_context.erased_since_read")
+    orion.wait_logged(log_events.SLACK_THREAD_CONTEXT_ERASED_SINCE_READ)
     orion.wait_idle()
     assert seeded.read(thread_context_key(DM, thread_ts)) is None
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
@@ -97,7 +103,7 @@ def test_a_thread_start_that_restored_before_the_erasure_saves_none_of_it_after(
 def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     thread_ts, _ = open_thread(orion, slack, USER, DM)
     # Claude is slow to answer; Mira erases everything meanwhile; then Claude saves a note
     # with the memory tool (after the erasure's deletions) and its next call fails.
@@ -111,7 +117,7 @@ def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
     forget_everything(orion, slack)
 
     conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=30)
-    orion.wait_logged("memory.erased_during_turn", timeout=30)
+    orion.wait_logged(log_events.MEMORY_ERASED_DURING_TURN, timeout=30)
     orion.wait_idle()
     assert seeded.read(f"{user_prefix(USER)}tea.md") is None
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
@@ -120,7 +126,7 @@ def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
 def test_a_same_day_follow_up_after_the_erasure_is_indexed_and_summarises_only_what_came_after(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     thread_ts, _ = open_thread(orion, slack, USER, DM)
     claude.reply("Sure: the billing page ships on Friday, and Dana writes the copy for it.")
     conversation.post_user_message(
@@ -158,7 +164,7 @@ def test_a_same_day_follow_up_after_the_erasure_is_indexed_and_summarises_only_w
 def test_a_thread_listed_in_the_persons_own_files_is_never_theirs_to_forget(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     thread_ts, _ = open_thread(orion, slack, USER, DM)
     # Mira has Claude list Otto's thread where the index used to live, and try to write
     # Orion's own records; then she asks Claude to forget that conversation, and erases all.
@@ -203,7 +209,7 @@ def test_a_thread_listed_in_the_persons_own_files_is_never_theirs_to_forget(
 def test_malformed_records_and_files_block_neither_the_greeting_nor_the_controls(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     for key in (
         conversations_index_key(USER),
         welcome_key(USER),
@@ -220,7 +226,7 @@ def test_malformed_records_and_files_block_neither_the_greeting_nor_the_controls
     [answer] = conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True)
     assert answer == "I could not find it."
     assert "Forget everything" in shown(open_home(orion, slack, USER, DM))
-    assert orion.logged("memory.file.unreadable")
+    assert orion.logged(log_events.MEMORY_FILE_UNREADABLE)
 
     forget_everything(orion, slack)
     orion.wait_idle()
@@ -234,12 +240,12 @@ def test_an_erasure_on_a_second_instance_undoes_a_turn_finishing_on_the_first(
     claude: FakeClaude,
     seeded: Bucket,
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     answering, erasing = orion_on_bucket(), orion_on_bucket()
     thread_ts, _ = open_thread(answering, slack, USER, DM)
-    # A slow answer on the first instance (four pieces, two seconds apart); Mira's click
+    # A slow answer on the first instance (four pieces, a second apart); Mira's click
     # reaches the second one meanwhile.
-    claude.reply("Noted, Mira. " * 40, chunk_delay=2.0)
+    claude.reply("Noted, Mira. " * 40, chunk_delay=1.0)
     conversation.post_user_message(
         answering, slack, USER, DM, thread_ts, "Please call me Mira. Let's plan the launch again."
     )
@@ -247,7 +253,7 @@ def test_an_erasure_on_a_second_instance_undoes_a_turn_finishing_on_the_first(
     forget_everything(erasing, slack)
 
     # (Servers in one process share one log: the last one started collects it.)
-    erasing.wait_logged("memory.erased_during_turn", timeout=30)
+    erasing.wait_logged(log_events.MEMORY_ERASED_DURING_TURN, timeout=30)
     answering.wait_idle()
     erasing.wait_idle()
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
@@ -266,7 +272,7 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
     seeded: Bucket,
     gcs_bucket: str,
 ) -> None:
-    otto_before = {key: seeded.read(key) or "" for key in otto()}
+    otto_before = ottos_objects(seeded)
     with orion_servers(agent_slack, claude, gcs_memories_bucket=gcs_bucket) as start:
         orion = start(slack_experience="agent")
         # Claude is slow to start; Mira erases everything; then Claude saves a note and
@@ -289,7 +295,7 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
         stop = events.agent_session_stopped(USER, DM, ts, [streamed[0].ts])
         assert orion.post_event(stop).status_code == 200
 
-        orion.wait_logged("memory.erased_during_turn", timeout=30)
+        orion.wait_logged(log_events.MEMORY_ERASED_DURING_TURN, timeout=30)
         orion.wait_idle()
-        assert orion.logged("slack.turn.stopped")
+        assert orion.logged(log_events.SLACK_TURN_STOPPED)
         nothing_of_mira_and_all_of_otto(seeded, otto_before)

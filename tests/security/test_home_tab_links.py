@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from app.learning.session_index import format_time
+from app.learning.timestamps import format_time
 from app.memory.scopes import conversations_index_key, user_preferences_key
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude

@@ -29,8 +29,9 @@ import pytest
 
 from app.memory.scopes import user_preferences_key
 from app.runtime.capped_body import MAX_BODY_BYTES
-from app.slack.event_scope import in_flight
-from app.slack.memory_view import ACTION_FORGET_EVERYTHING
+from app.runtime.in_flight import in_flight
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
+from tests import log_events
 from tests.e2e import conversation
 from tests.fakes import slack_events as events
 from tests.fakes._waiting import wait_until
@@ -156,7 +157,7 @@ def test_a_signed_body_orion_cannot_handle_is_refused_400_and_nothing_is_posted(
     orion.wait_idle()
     assert _slack_calls(slack) == []
     assert _stored(memory_dir) == []
-    [line] = orion.wait_logged("slack.request.malformed")
+    [line] = orion.wait_logged(log_events.SLACK_REQUEST_MALFORMED)
     assert line["severity"] == "WARNING" and line["reason"]
     assert orion.http.get("/healthz").status_code == 200
 
@@ -169,7 +170,7 @@ def test_a_nested_unsigned_body_is_refused_401(orion: OrionServer, slack: FakeSl
     assert (forged, unsigned) == (401, 401)
     orion.wait_idle()
     assert _slack_calls(slack) == []
-    assert orion.logged("slack.request.malformed") == [], "refused before it was parsed"
+    assert orion.logged(log_events.SLACK_REQUEST_MALFORMED) == [], "refused before it was parsed"
 
 
 def test_a_body_that_is_not_utf8_is_refused_as_unsigned(
@@ -244,7 +245,7 @@ def test_a_30_mib_body_with_content_length_is_refused_413_before_it_is_sent(
 
     assert answer.status == 413
     assert answer.body_bytes_sent < size, "answered while the body was still on its way"
-    [line] = orion.wait_logged("slack.request.too_large")
+    [line] = orion.wait_logged(log_events.SLACK_REQUEST_TOO_LARGE)
     assert line["content_length"] == str(size)
     assert _slack_calls(slack) == []
     assert orion.http.get("/healthz").status_code == 200
@@ -306,7 +307,7 @@ def test_an_unsigned_click_is_refused_401_and_nothing_is_erased(
 
     assert response.status_code == 401
     orion.wait_idle()
-    assert orion.logged("slack.early_ack.dispatched") == [], "never handed to Bolt"
+    assert orion.logged(log_events.SLACK_EARLY_ACK_DISPATCHED) == [], "never handed to Bolt"
     assert json.loads(preferences.read_text()) == PREFERENCES
     assert _slack_calls(slack) == []
 
@@ -343,7 +344,9 @@ def test_a_signed_event_from_another_team_is_acked_and_ignored(
     assert response.status_code == 200, "acknowledged, so Slack does not redeliver it"
     orion.wait_idle()
     [line] = [
-        x for x in orion.logged("slack.other_team.ignored") if x["event_id"] == foreign["event_id"]
+        x
+        for x in orion.logged(log_events.SLACK_OTHER_TEAM_IGNORED)
+        if x["event_id"] == foreign["event_id"]
     ]
     assert line["team_id"] == OTHER_TEAM and line["installed_team_id"] == events.TEAM_ID
     assert line["severity"] == "WARNING"
@@ -371,7 +374,7 @@ def test_a_signed_click_from_another_team_is_ignored(
     assert orion.post_form(events.form_body(click)).status_code == 200
 
     orion.wait_idle()
-    [line] = orion.wait_logged("slack.other_team.ignored")
+    [line] = orion.wait_logged(log_events.SLACK_OTHER_TEAM_IGNORED)
     assert line["team_id"] == OTHER_TEAM and line["event_id"] == click["trigger_id"]
     assert json.loads(preferences.read_text()) == PREFERENCES, "nothing erased"
     assert len(slack.calls_to("views.publish")) == published

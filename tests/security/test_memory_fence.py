@@ -12,12 +12,9 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from app.agent.prompts import MEMORY_CLOSE_TAG, MEMORY_DATA_HEADER, MEMORY_OPEN_TAG
 from app.learning.summary_file import SessionSummary, render_summary
@@ -26,7 +23,7 @@ from tests.e2e import conversation
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, make_settings
+from tests.orion_server import OrionServer
 
 USER, DM = "U0FENCE", "D0FENCE"
 
@@ -51,29 +48,6 @@ FENCE_TAG = re.compile(r"<\s*/?\s*remembered_context\s*>", re.IGNORECASE)
 
 def _tagged(source: str) -> list[str]:
     return [f"[{source} {n}] {payload}" for n, payload in enumerate(HOSTILE)]
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def claude() -> Iterator[FakeClaude]:
-    with FakeClaude() as fake:
-        yield fake
-
-
-@pytest.fixture
-def memory_dir(tmp_path: Path) -> Path:
-    return tmp_path / "memories"
-
-
-@pytest.fixture
-def orion(slack: FakeSlack, claude: FakeClaude, memory_dir: Path) -> Iterator[OrionServer]:
-    with OrionServer(make_settings(slack, claude, memory_dir=memory_dir)) as server:
-        yield server
 
 
 def seed(memory_dir: Path, key: str, text: str) -> None:

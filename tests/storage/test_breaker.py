@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
 from app.storage.breaker import PROBE_KEY, GuardedStore, StoreOffline
 from app.storage.deadline import storage_deadline
 from app.storage.gcs import GcsObjectStore
-from app.storage.store import CREATE_ONLY, PreconditionFailed, StoreUnavailable
+from app.storage.store import CREATE_ONLY, PreconditionFailed, StoreUnavailable, StoreUnreachable
 from tests.fakes._waiting import wait_until_async
+from tests.fakes.blackhole import Blackhole
 from tests.fakes.fault_proxy import FaultyProxy, ProxiedRequest
 from tests.fakes.gcs import GcsEmulator
+from tests.orion_process import free_port
 
 KEY = "users/U0BREAK/notes.md"
 OTHER = "users/U0BREAK/preferences.json"
@@ -113,3 +116,56 @@ async def test_an_error_answer_is_this_calls_failure_not_an_outage(
     assert not isinstance(raised.value, StoreOffline)
     assert store.available, "the bucket answered; it is not down"
     await store.close()
+
+
+# --- production's credentials, out of reach ---------------------------------------------------
+
+
+def _credentials_from(monkeypatch: pytest.MonkeyPatch, home: Path, metadata_server: str) -> str:
+    """Production's configuration (no emulator: Application Default Credentials), with
+    no credentials configured and the metadata server at `metadata_server` (host:port);
+    the bucket's endpoint is a blackhole nothing is ever sent to. A bucket name."""
+    for name in ("STORAGE_EMULATOR_HOST", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GCE_METADATA_IP", metadata_server)
+    monkeypatch.setenv("GCE_METADATA_HOST", metadata_server)
+    return "orion-out-of-reach"
+
+
+async def test_no_metadata_server_answering_is_an_outage_found_by_the_connect(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with Blackhole() as endpoint:
+        monkeypatch.setenv("API_ENDPOINT_OVERRIDE", endpoint.url)
+        bucket = _credentials_from(monkeypatch, tmp_path, f"127.0.0.1:{free_port()}")
+        store = _guarded(bucket)
+
+        # Without credentials nothing can be sent: later events must not each try again.
+        with pytest.raises(StoreUnreachable):
+            await store.connect()
+        assert not store.available
+        with pytest.raises(StoreOffline):
+            await store.read(KEY)
+        await store.close()
+
+
+async def test_an_operation_waits_for_a_connect_in_progress_no_longer_than_its_deadline(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The metadata server takes every request and answers none: google-auth's credentials
+    # lookup (several attempts of seconds each) holds the connect for its whole length.
+    with Blackhole() as endpoint, FaultyProxy(endpoint.url) as metadata_server:
+        hanging = metadata_server.add_rule("", delay=60)
+        monkeypatch.setenv("API_ENDPOINT_OVERRIDE", endpoint.url)
+        bucket = _credentials_from(monkeypatch, tmp_path, f"127.0.0.1:{metadata_server.port}")
+        store = GcsObjectStore(bucket)
+        connecting = asyncio.ensure_future(store.connect())
+        await wait_until_async(lambda: hanging.hits, what="the credentials lookup")
+
+        with storage_deadline(0.2), pytest.raises(TimeoutError):
+            await store.read(KEY)  # no timeout of the caller's own: only the deadline
+
+        assert not connecting.done(), "the read gave up while the connect went on"
+        connecting.cancel()
+        await store.close()

@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from app.memory.scopes import MemoryScope, to_key, to_memory_path
 from app.memory.tool.errors import MemoryToolError
+from app.observability.redaction import redact_secret_shapes
 from app.storage.store import ObjectInfo, ObjectStore
 
 # Memories are read back into prompts: a file larger than this is a sign of hoarding.
@@ -87,6 +88,24 @@ def key_of(path: str) -> str:
         return to_key(path)
     except ValueError as exc:
         raise MemoryToolError(str(exc)) from None
+
+
+def check_name_holds_no_secret(path: str) -> None:
+    """Refuse a new file name with a secret in it (`notes/ghp_….md`).
+
+    Content is scrubbed on its way to the store, but a name is the object's key: it is
+    listed to the model in every later conversation, shown in the Home tab and logged.
+    Scrubbing it would leave the model a file it cannot find by the name it gave, so the
+    model is told instead, and picks another name.
+    """
+    redacted = redact_secret_shapes(path)
+    if redacted != path:
+        raise MemoryToolError(
+            f"Cannot name a file {redacted}: the name holds what looks like a secret (a "
+            "token, key or password). File names are shown in every later conversation "
+            "and to the person, so name the file after what it is about, and keep the "
+            "secret itself out of memory."
+        )
 
 
 def exists(key: str, objects: list[ObjectInfo]) -> bool:

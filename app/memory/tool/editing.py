@@ -14,10 +14,13 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818StrReplaceCommand,
 )
 
-from app.memory.tool.access import ScopedAccess, exists
+from app.memory.tool.access import ScopedAccess, check_name_holds_no_secret, exists
 from app.memory.tool.errors import MemoryToolError, conflict
 from app.memory.tool.rendering import numbered_line, split_lines
 from app.storage.store import CREATE_ONLY, PreconditionFailed, update
+
+# Enough to find the occurrences in a file; more would only lengthen the error result.
+MAX_LISTED_OCCURRENCES = 100
 
 
 class _FileMissing(Exception):
@@ -27,6 +30,7 @@ class _FileMissing(Exception):
 async def create(access: ScopedAccess, command: BetaMemoryTool20250818CreateCommand) -> str:
     path = command.path
     key = access.writable_key(path)
+    check_name_holds_no_secret(path)
     access.checked_size(path, command.file_text)
     existing = await access.root_listing(key)
     if exists(key, existing):
@@ -58,7 +62,7 @@ async def str_replace(
                 log_message=f"No replacement was performed, old_str did not appear in {path}.",
             )
         if count > 1:
-            lines = ", ".join(map(str, _occurrence_lines(content, old)))
+            lines = ", ".join(_occurrence_lines(content, old))
             raise MemoryToolError(
                 f"No replacement was performed. Multiple occurrences of old_str `{old}` "
                 f"in lines: {lines}. Please ensure it is unique",
@@ -115,11 +119,19 @@ async def _edit(
     return content
 
 
-def _occurrence_lines(content: str, needle: str) -> list[int]:
-    """1-based line of every (possibly overlapping) occurrence, as the reference reports."""
-    lines: list[int] = []
+def _occurrence_lines(content: str, needle: str) -> list[str]:
+    """1-based line of every (possibly overlapping) occurrence, as the reference reports;
+    after the first MAX_LISTED_OCCURRENCES, an ellipsis. Lines are counted on from the
+    previous occurrence (the reference counts from the start each time, and an empty or
+    one-letter `old_str` in a large file would take seconds)."""
+    lines: list[str] = []
+    line, counted = 1, 0
     position = content.find(needle)
     while position != -1:
-        lines.append(content.count("\n", 0, position) + 1)
+        if len(lines) == MAX_LISTED_OCCURRENCES:
+            return [*lines, "…"]
+        line += content.count("\n", counted, position)
+        counted = position
+        lines.append(str(line))
         position = content.find(needle, position + 1)
     return lines

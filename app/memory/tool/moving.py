@@ -14,7 +14,7 @@ from anthropic.types.beta import (
 )
 
 from app.memory.scopes import to_memory_path
-from app.memory.tool.access import ScopedAccess, exists, key_of
+from app.memory.tool.access import ScopedAccess, check_name_holds_no_secret, exists, key_of
 from app.memory.tool.errors import MemoryToolError, conflict
 from app.storage.store import CREATE_ONLY, PreconditionFailed, StoredObject
 
@@ -45,6 +45,7 @@ async def rename(access: ScopedAccess, command: BetaMemoryTool20250818RenameComm
     for path, key in ((old_path, old_key), (new_path, new_key)):
         if not access.scope.can_write(key):
             access.deny(path, writing=True)
+    check_name_holds_no_secret(new_path)
     destination = await access.root_listing(new_key)
     if exists(new_key, destination):
         raise MemoryToolError(f"The destination {new_path} already exists")

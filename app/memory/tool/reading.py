@@ -19,7 +19,11 @@ async def view(access: ScopedAccess, command: BetaMemoryTool20250818ViewCommand)
         if not scope.is_root(key):
             stored = await store.read(key)
             if stored is not None:
-                return render_file(path, stored.content, command.view_range)
+                # Numbering lines is a loop in Python: tens of milliseconds for a file of
+                # 100,000 short lines, and the organisation's context has no size limit.
+                return await asyncio.to_thread(
+                    render_file, path, stored.content, command.view_range
+                )
         objects = await store.list(f"{key}/")
     elif key == "" or scope.roots_under(key):
         # Shared directories above this conversation's roots: show only those roots.

@@ -1,5 +1,5 @@
 """One span and one log line per memory command: what was touched, whether it worked,
-how long it took — never what the files contain."""
+how long it took — never what the files contain, nor a secret a path holds."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from app.memory.tool.errors import MemoryToolError
 from app.observability import tracing
 from app.observability.logging import get_logger
+from app.observability.redaction import redact_secret_shapes
 
 log = get_logger(__name__)
 
@@ -28,8 +29,13 @@ def traced_fields(command_input: object) -> dict[str, Any]:
     for name in TRACED_FIELDS:
         if name in command_input:
             value = command_input[name]
-            ok_type = isinstance(value, str | int | list) and not isinstance(value, bool)
-            fields[name] = value if ok_type else repr(value)[:100]
+            if isinstance(value, str):
+                # A path the model made up may hold a secret (it is then refused).
+                fields[name] = redact_secret_shapes(value)
+            elif isinstance(value, int | list) and not isinstance(value, bool):
+                fields[name] = value
+            else:
+                fields[name] = redact_secret_shapes(repr(value)[:100])
     return fields
 
 
@@ -76,6 +82,7 @@ def _record(
         span.update(output={"ok": True}, metadata={"outcome": outcome, "duration_ms": duration_ms})
         log.info(name, **fields, ok=True, duration_ms=duration_ms)
         return
+    error = redact_secret_shapes(error)  # it may quote a path, which may hold a secret
     span.update(
         output={"ok": False, "error": error},
         metadata={"outcome": outcome, "duration_ms": duration_ms},

@@ -16,6 +16,7 @@ from app.memory.tool.access import MAX_FILE_BYTES
 from app.memory.tool.guide import memory_tool_guide
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.logging import configure_logging
+from tests import log_events
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
 from tests.memory.tool.helpers import refused, run
 from tests.span_log import SpanLog
@@ -410,9 +411,9 @@ async def test_each_command_logs_one_line_with_path_outcome_and_duration(
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     memory_lines = [line for line in lines if line["message"].startswith("tool.memory.")]
     assert [line["message"] for line in memory_lines] == [
-        "tool.memory.create",
-        "tool.memory.view",
-        "tool.memory.str_replace",
+        log_events.TOOL_MEMORY_CREATE,
+        log_events.TOOL_MEMORY_VIEW,
+        log_events.TOOL_MEMORY_STR_REPLACE,
     ]
     created, missing, not_replaced = memory_lines
     assert (created["path"], created["ok"], created["severity"]) == (path, True, "INFO")

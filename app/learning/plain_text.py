@@ -1,0 +1,36 @@
+"""Text as people type it, flattened so that scanning it costs one pass.
+
+A Slack message holds up to 40,000 characters of anything: tens of thousands of Unicode
+spaces, tabs and line separators in a row included. Patterns that look for words
+separated by "some whitespace" take time quadratic in such a run; collapsing every run
+into one character first (C-level substitutions, linear, no backtracking) leaves the
+patterns short, single-character separators to find. Whitespace here is Python's: the
+Unicode space separators (Zs), tabs, line and paragraph separators, and the ASCII
+control characters `str.isspace()` accepts.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Every character `str.splitlines()` ends a line at: these runs become one line break.
+_LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# Whitespace other than the line break, in runs: one space each.
+_SPACES = re.compile(r"[^\S\n]+")
+# What is left between two lines: at most a space on either side of each break.
+_BETWEEN_LINES = re.compile(r" ?\n[\n ]*")
+_ANY_SPACE = re.compile(r"\s+")
+
+
+def collapse_spaces(text: str) -> str:
+    """`text` with each run of whitespace made one space, or one line break when the run
+    holds a line break; stripped. Linear in `len(text)`."""
+    lines = _LINE_BREAK.sub("\n", text)
+    return _BETWEEN_LINES.sub("\n", _SPACES.sub(" ", lines)).strip()
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (each whitespace run one space), cut to at most `limit`
+    characters. Linear in `len(text)`."""
+    flat = _ANY_SPACE.sub(" ", text).strip()
+    return flat[:limit].rstrip()

@@ -1,0 +1,31 @@
+"""How Orion's own files write a moment: UTC, to the second, `2026-05-04T10:12:00Z`.
+
+One format for the conversation index, the session summaries, the Home tab's download and
+where each preference was learned, so that each reads what the others wrote.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+_TIME_LENGTH = len("2026-05-04T10:12:00Z")
+
+
+def format_time(moment: datetime) -> str:
+    """UTC, to the second: how summaries and the index write timestamps."""
+    return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
+
+
+def parse_time(text: str) -> datetime | None:
+    """A time as `format_time` writes it (`2026-05-04T10:12:00Z`), else None.
+
+    `fromisoformat` (which reads the `Z` as UTC since Python 3.11) rather than
+    `strptime`: an index holds up to 200 of them, and strptime took 15 µs each.
+    """
+    text = text.strip()
+    if len(text) != _TIME_LENGTH or text[-1] != "Z" or text[10] != "T":
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None

@@ -1,0 +1,91 @@
+"""Every key prefix in Orion's store (a bucket, or the same paths under `MEMORY_DIR`): what
+lives under it, who can reach it and how long it stays. The one list: the key builders
+(scopes.py), retention (retention.py), the retry claims, erasure, the bucket's lifecycle
+rule (gcs-lifecycle.json, held against this list by tests/test_memory_hygiene.py) and the
+docs take their prefixes from here, so a new kind of object starts here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Lifetime(StrEnum):
+    KEPT = "kept"  # until a person forgets it (their own objects) or an operator deletes it
+    CONVERSATION = "retention window"  # deleted MEMORY_SESSION_RETENTION_DAYS after its last write
+    DAY = "one day"  # deleted by the bucket's lifecycle rule after a day
+
+
+@dataclass(frozen=True)
+class KeyPrefix:
+    prefix: str
+    holds: str  # one line: what lives under it
+    lifetime: Lifetime
+    # Claude's memory tool reaches it (`/memories/{key}`, within one conversation's scope).
+    # Everything else is Orion's own: nothing a person or Claude writes decides it.
+    model_reaches: bool
+    # It holds a person's content, found from their id: "Forget everything" deletes it.
+    personal: bool
+
+
+GLOBAL = KeyPrefix(
+    "global/",
+    "organisation-wide context (context.md), loaded for everyone; written by an operator",
+    Lifetime.KEPT,
+    model_reaches=True,  # read-only
+    personal=False,
+)
+USERS = KeyPrefix(
+    "users/",
+    "each person's directory: preferences.json and the notes Claude keeps about them",
+    Lifetime.KEPT,
+    model_reaches=True,
+    personal=True,
+)
+SESSIONS = KeyPrefix(
+    "sessions/",
+    "each thread's summary (context.md) and the notes Claude keeps for it",
+    Lifetime.CONVERSATION,
+    model_reaches=True,
+    personal=True,
+)
+THREADS = KeyPrefix(
+    "threads/",
+    "each thread's saved context, by channel, with a copy of the memory restored there",
+    Lifetime.CONVERSATION,
+    model_reaches=False,
+    personal=True,
+)
+PEOPLE = KeyPrefix(
+    "people/",
+    "Orion's records about each person: their conversations, welcome back, where each "
+    "preference was learned",
+    Lifetime.CONVERSATION,
+    model_reaches=False,
+    personal=True,
+)
+EVENTS = KeyPrefix(
+    "events/",
+    "claims of handled Slack events (retry dedupe) and of once-a-day prompts; no one's id",
+    Lifetime.DAY,
+    model_reaches=False,
+    personal=False,
+)
+ERASURES = KeyPrefix(
+    "erasures/",
+    "tombstones: when a person asked to be forgotten, under a hash of their id",
+    Lifetime.KEPT,
+    model_reaches=False,
+    personal=False,
+)
+
+KEY_PREFIXES = (GLOBAL, USERS, SESSIONS, THREADS, PEOPLE, EVENTS, ERASURES)
+
+GLOBAL_PREFIX = GLOBAL.prefix
+USERS_PREFIX = USERS.prefix
+SESSIONS_PREFIX = SESSIONS.prefix
+THREADS_PREFIX = THREADS.prefix
+PEOPLE_PREFIX = PEOPLE.prefix
+EVENTS_PREFIX = EVENTS.prefix
+ERASURES_PREFIX = ERASURES.prefix

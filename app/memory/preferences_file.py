@@ -1,0 +1,47 @@
+"""A person's preferences file, `users/{user_id}/preferences.json`, as every reader sees
+it: the prompt (formatting.py), the greeting and the Messages tab's prompts, the Home tab
+and the download (through app/learning/preferences.py). One rule, so that none of them
+shows a preference another hides:
+
+- the file is a flat JSON object; anything else (not JSON, a list, nested past Python's
+  limit, far too large) holds no preferences, and is logged once per read
+  (tolerant_json.py);
+- keys starting with `_` are Orion's bookkeeping (when and where each preference was
+  learned: app/learning/preferences.py), never preferences;
+- each other key is a preference, in the file's order, its value shown as text: a string
+  as it is, anything else (a number, a list or an object Claude wrote) as JSON.
+
+Writing the file is app/learning/preferences.py's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.memory.tolerant_json import load_json_object
+
+BOOKKEEPING_MARK = "_"
+
+
+def load_preferences_object(raw: str | None) -> dict[str, Any]:
+    """The file's JSON object, bookkeeping included; {} when it holds none."""
+    return load_json_object(raw, what="preferences")
+
+
+def is_bookkeeping(key: str) -> bool:
+    return key.startswith(BOOKKEEPING_MARK)
+
+
+def preferences_in(data: dict[str, Any]) -> dict[str, str]:
+    """The preferences of a loaded file, each value as text, in the file's order."""
+    return {
+        key: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        for key, value in data.items()
+        if not is_bookkeeping(key)
+    }
+
+
+def read_preferences(raw: str | None) -> dict[str, str]:
+    """The preferences in a file's text, each value as text, in the file's order."""
+    return preferences_in(load_preferences_object(raw))

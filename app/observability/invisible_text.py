@@ -1,0 +1,71 @@
+"""Text seen without its invisible characters, with the way back to the original.
+
+A token pasted as `xoxb-12\u200b34-…` (a zero-width space inside) reads the same to a
+person and works the same once the invisible character is dropped, but no pattern for a
+token matches it. Secret scanning looks at the text with those characters removed
+(`VisibleText.of`) and maps what it finds back to the original (`original_span`), so that
+the original characters, invisible ones included, are what gets replaced.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import cached_property
+
+# Every format character (Unicode category Cf: zero-width spaces and joiners, bidi
+# controls, the soft hyphen, the BOM, tag characters...) as of Unicode 14, the version of
+# this Python (tests/observability/test_invisible_text.py checks that none is missing),
+# and the few characters of other categories that render as nothing: the combining
+# grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian free variation
+# selectors and the variation selectors.
+_INVISIBLE_CLASS = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f"
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u3164\uffa0\ufe00-\ufe0f"
+    "\U000e0100-\U000e01ef"
+)
+INVISIBLE = re.compile(f"[{_INVISIBLE_CLASS}]")
+_VISIBLE_RUN = re.compile(f"[^{_INVISIBLE_CLASS}]+")
+
+
+@dataclass(frozen=True)
+class VisibleText:
+    """`text` is what remains of `original` without its invisible characters."""
+
+    original: str
+    text: str
+
+    @classmethod
+    def of(cls, original: str) -> VisibleText:
+        if original.isascii() or INVISIBLE.search(original) is None:
+            return cls(original, original)  # most text: no copy
+        return cls(original, INVISIBLE.sub("", original))
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of `original` that `text[start:end]` (not empty) came from, with the
+        invisible characters between its first and last character."""
+        if self.text is self.original:
+            return start, end
+        return self._original_index(start), self._original_index(end - 1) + 1
+
+    @cached_property
+    def _run_starts(self) -> tuple[list[int], list[int]]:
+        """Where each run of visible characters begins, in `text` and in `original`:
+        worked out only when a span is asked for (when a secret was found)."""
+        visible_starts: list[int] = []
+        original_starts: list[int] = []
+        length = 0
+        for run in _VISIBLE_RUN.finditer(self.original):
+            visible_starts.append(length)
+            original_starts.append(run.start())
+            length += run.end() - run.start()
+        return visible_starts, original_starts
+
+    def _original_index(self, index: int) -> int:
+        visible_starts, original_starts = self._run_starts
+        run = bisect_right(visible_starts, index) - 1
+        return original_starts[run] + index - visible_starts[run]

@@ -1,0 +1,53 @@
+"""Work a listener starts and does not wait for: the memory hooks around a reply.
+
+Each task is counted in `in_flight`, so graceful shutdown waits for it as for a listener,
+and kept referenced until it ends (the event loop itself holds tasks only weakly). It
+inherits the listener's context: log fields (trace id, user, thread) and the open trace,
+so its spans join the turn's trace. It never raises: the hooks log their own failures,
+and anything that still escapes is logged here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Coroutine
+from typing import Any
+
+from app.observability import tracing
+from app.observability.logging import get_logger
+from app.runtime.in_flight import in_flight
+
+log = get_logger(__name__)
+
+_running: set[asyncio.Task[None]] = set()
+
+
+def run_in_background(
+    work: Coroutine[Any, Any, None], *, name: str, person_waits: bool = False
+) -> asyncio.Task[None]:
+    """`person_waits`: the person sees nothing until this work is done (an event handed to
+    Bolt), so its failure is an ERROR; the memory hooks' (after the reply) are WARNINGs."""
+    in_flight.enter()
+    task = asyncio.create_task(_guarded(work, name, person_waits), name=name)
+    _running.add(task)
+    task.add_done_callback(_finished)
+    return task
+
+
+async def _guarded(work: Coroutine[Any, Any, None], name: str, person_waits: bool) -> None:
+    try:
+        await work
+    except Exception as exc:
+        emit = log.error if person_waits else log.warning
+        emit("slack.background.failed", task=name, error=type(exc).__name__, exc_info=exc)
+    finally:
+        if tracing.enabled():
+            # The listener flushed when it ended; these spans ended later.
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(tracing.flush)
+
+
+def _finished(task: asyncio.Task[None]) -> None:
+    _running.discard(task)
+    in_flight.leave()

@@ -1,0 +1,116 @@
+"""A person's message in Orion's DM (agent_view): start or continue a conversation.
+
+In the Agent messaging experience there is no `assistant_thread_started`: a conversation
+starts as the person's own top-level DM, and Orion answers in that message's thread (the
+conversation's key is `thread_ts or ts`). The first message of a conversation restores the
+person's memories within the same budget as a thread start (beside the retry-dedupe
+claim) and folds them into the answer: the person asked a question, and an answer that
+already knows their preferences greets them better than a welcome posted before it. Its
+session is named after that question. Later messages use the memory saved with the
+conversation once the first answer was complete.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.memory.restore import RestoredMemory
+from app.observability.logging import get_logger
+from app.services import ServiceProvider
+from app.slack.agent_view.viewing import Viewing
+from app.slack.conversation.answering import Answerer, Incoming
+from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.conversation.presence import AgentSession
+from app.slack.conversation.thread_context_store import StoredThreadContextStore
+from app.slack.conversation.thread_memory import keep_with_thread, restore_for, saved_memory
+from app.slack.event_scope import handling
+
+log = get_logger(__name__)
+
+# Message subtypes that are the person writing (file uploads carry their text too).
+_PERSON_SUBTYPES = (None, "file_share")
+
+
+async def _from_person_in_dm(event: dict[str, Any]) -> bool:
+    return (
+        event.get("channel_type") == "im"
+        and event.get("subtype") in _PERSON_SUBTYPES
+        and not event.get("bot_id")
+        and bool(event.get("user"))
+    )
+
+
+def register(
+    app: AsyncApp,
+    answerer: Answerer,
+    dedupe: EventDeduplicator,
+    provider: ServiceProvider,
+    context_store: StoredThreadContextStore,
+    viewing: Viewing,
+) -> None:
+    @app.event("message", matchers=[_from_person_in_dm])
+    async def on_agent_message(
+        body: dict[str, Any],
+        event: dict[str, Any],
+        request: AsyncBoltRequest,
+        client: AsyncWebClient,
+        context: AsyncBoltContext,
+    ) -> None:
+        channel, user, ts = event["channel"], event.get("user"), event["ts"]
+        thread_ts = event.get("thread_ts") or ts
+        starts = thread_ts == ts  # a top-level DM (or a self-threaded root): a new conversation
+        async with handling(
+            "slack.agent_message", body, user=user, channel=channel, thread_ts=thread_ts
+        ):
+            if dedupe.seen_here(body):
+                return
+            if app_context := event.get("app_context"):
+                viewing.saw(user, app_context)
+            text = event.get("text") or ""
+            session = AgentSession(
+                client, channel=channel, thread_ts=thread_ts, title=text if starts else None
+            )
+            restored: list[RestoredMemory] = []
+
+            async def restore_now() -> str | None:
+                memory = await restore_for(provider, user, thread_ts)
+                if memory is None or not memory.complete:
+                    return None  # the agent reloads what is missing, if time is left
+                restored.append(memory)
+                return memory.context or ""
+
+            async def saved() -> str | None:
+                return await saved_memory(
+                    lambda: context_store.find(channel_id=channel, thread_ts=thread_ts)
+                )
+
+            answered = await answerer.answer(
+                Incoming(
+                    body=body,
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    ts=ts,
+                    user=user,
+                    text=text,
+                    team_id=context.team_id,
+                    retried=is_retried_delivery(request),
+                ),
+                client=client,
+                presence=session,
+                memory=restore_now if starts else saved,
+            )
+            if answered and restored and user:
+                # After the answer, off the person's path: later messages read it back.
+                await keep_with_thread(
+                    lambda context: context_store.save(
+                        channel_id=channel, thread_ts=thread_ts, context=context
+                    ),
+                    {"channel_id": channel, **viewing.of(user)},
+                    restored[0],
+                    user,
+                )

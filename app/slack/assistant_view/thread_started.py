@@ -1,0 +1,102 @@
+"""`assistant_thread_started`: restore what Orion remembers, then greet the person.
+
+Order matters for what the person sees: the status appears at once; the retry-dedupe
+claim and the memory reads go out together, under one storage budget (2 s by default),
+so the greeting waits for one storage round trip, not several; the greeting reflects
+what was found; and only then is the restored context saved with the thread (so every
+later message can use it without reloading). Nothing here waits for the Claude client.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from slack_bolt.context.save_thread_context.async_save_thread_context import (
+    AsyncSaveThreadContext,
+)
+from slack_bolt.context.say.async_say import AsyncSay
+from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
+    AsyncSetSuggestedPrompts,
+)
+from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.learning.welcome import parse_welcome
+from app.memory.loader import Scope
+from app.memory.restore import RestoredMemory
+from app.observability.logging import get_logger
+from app.services import ServiceProvider
+from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
+from app.slack.conversation.delivery import Delivery
+from app.slack.conversation.greeting import (
+    GENERIC_GREETING,
+    SUGGESTED_PROMPTS,
+    Greeting,
+    thread_greeting,
+)
+from app.slack.conversation.presence import AssistantStatus
+from app.slack.conversation.thread_memory import keep_with_thread, restore_for
+from app.slack.event_scope import handling
+
+log = get_logger(__name__)
+
+RESTORING_STATUS = "Restoring your preferences..."
+
+
+def register(
+    assistant: AsyncAssistant, provider: ServiceProvider, dedupe: EventDeduplicator
+) -> None:
+    budget_s = provider.settings.memory_load_timeout_s
+
+    @assistant.thread_started
+    async def on_thread_started(
+        body: dict[str, Any],
+        payload: dict[str, Any],
+        request: AsyncBoltRequest,
+        client: AsyncWebClient,
+        say: AsyncSay,
+        set_suggested_prompts: AsyncSetSuggestedPrompts,
+        save_thread_context: AsyncSaveThreadContext,
+    ) -> None:
+        thread = payload["assistant_thread"]
+        user, thread_ts = thread.get("user_id"), thread["thread_ts"]
+        channel = thread.get("channel_id")
+        async with handling(
+            "slack.thread_started", body, user=user, channel=channel, thread_ts=thread_ts
+        ):
+            if dedupe.seen_here(body):
+                return
+            status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
+            delivery = Delivery(
+                dedupe,
+                body,
+                retried=is_retried_delivery(request),
+                budget_s=budget_s,
+                memory=lambda: restore_for(provider, user, thread_ts),
+            )
+            if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
+                return  # another delivery of this event is greeting: leave it be
+            restored = await delivery.memory
+            greeting = _greeting(restored, provider.settings.memory_session_retention_days)
+            try:
+                await say(greeting.text)
+                await set_suggested_prompts(prompts=greeting.prompts)
+            except Exception as exc:
+                log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
+                return
+            if restored is not None and user:
+                await keep_with_thread(
+                    save_thread_context, thread.get("context") or {}, restored, user
+                )
+
+
+def _greeting(restored: RestoredMemory | None, retention_days: int) -> Greeting:
+    if restored is None:
+        return Greeting(GENERIC_GREETING, SUGGESTED_PROMPTS)
+    contents = restored.loaded.contents
+    welcome = parse_welcome(contents.get(Scope.WELCOME))
+    if welcome is not None and not welcome.fresh(datetime.now(UTC), retention_days):
+        welcome = None
+    return thread_greeting(contents.get(Scope.USER), welcome)

@@ -1,0 +1,200 @@
+"""Answer one message with Claude, streamed into its thread: the same in both Slack
+experiences (only how Orion shows it is working, and where the memory comes from, differ).
+
+Everything Claude's first request needs goes out at once: the retry-dedupe claim and the
+memory for the conversation (under one storage budget), the thread's history from Slack,
+and the Claude client (still loading on a fresh instance). A delivery that Slack marks as
+a retry shows nothing until it has won its claim. After the reply is complete, what the
+turn taught Orion is written in the background. A turn the person stops (agent_view's
+Stop button) ends at once: what was streamed stays, nothing is learned from it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.agent.errors import friendly_error
+from app.agent.request import TurnRequest
+from app.observability import tracing
+from app.observability.logging import get_logger
+from app.runtime.background import run_in_background
+from app.services import ServiceProvider
+from app.slack.conversation.dedupe import EventDeduplicator
+from app.slack.conversation.delivery import Delivery
+from app.slack.conversation.presence import Presence
+from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
+from app.slack.conversation.running_turns import RunningTurns
+from app.slack.conversation.thread_history import ThreadReader
+from app.storage.deadline import seconds_until
+
+log = get_logger(__name__)
+
+# The memory block for the system prompt: saved with the conversation, or restored now;
+# None when there is none (the agent then reloads it, within what is left of the budget).
+MemoryLookup = Callable[[], Awaitable[str | None]]
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One message to answer, and the conversation (thread) it belongs to."""
+
+    body: dict[str, Any]  # the event as delivered (its id is what retries share)
+    channel: str
+    thread_ts: str  # the conversation's thread, where the answer goes
+    ts: str
+    user: str | None
+    text: str
+    team_id: str | None
+    retried: bool
+
+
+class Answerer:
+    def __init__(
+        self, provider: ServiceProvider, dedupe: EventDeduplicator, turns: RunningTurns
+    ) -> None:
+        self._provider = provider
+        self._dedupe = dedupe
+        self.turns = turns  # what a Stop cancels
+        self._threads = ThreadReader()
+
+    async def answer(
+        self,
+        message: Incoming,
+        *,
+        client: AsyncWebClient,
+        presence: Presence,
+        memory: MemoryLookup,
+    ) -> bool:
+        """Answer `message`; False when another delivery of it is answering instead.
+
+        Never raises for a failure the person can be told about: they get an apology.
+        """
+        settings = self._provider.settings
+        reply = SlackReplyStream(
+            client,
+            channel=message.channel,
+            thread_ts=message.thread_ts,
+            user_id=message.user,
+            team_id=message.team_id,
+            presence=presence,
+        )
+        delivery = Delivery(
+            self._dedupe,
+            message.body,
+            retried=message.retried,
+            budget_s=settings.memory_load_timeout_s,
+            memory=memory if settings.memory_enabled else _none,
+        )
+        history = asyncio.ensure_future(
+            self._threads.read(
+                client,
+                channel=message.channel,
+                thread_ts=message.thread_ts,
+                current_ts=message.ts,
+                current_text=message.text,
+            )
+        )
+        services = asyncio.ensure_future(self._provider.get())
+        answering = False
+        turn: TurnRequest | None = None
+        finished = False
+        try:
+            if not await delivery.claim(presence.working):
+                return False  # another delivery of this event is answering: leave it be
+            answering = True
+            memory_context = await _within(delivery.memory, delivery.deadline)
+            agent = (await services).agent
+            if message.user:
+                # Beside the answer, not before it: stated preferences are saved at once.
+                run_in_background(
+                    agent.capture_preferences(
+                        message.user,
+                        message.text,
+                        channel=message.channel,
+                        thread_ts=message.thread_ts,
+                    ),
+                    name="memory.preferences",
+                )
+            turn = TurnRequest(
+                user_id=message.user or "",
+                channel_id=message.channel,
+                thread_ts=message.thread_ts,
+                history=await history,
+                memory_context=memory_context,
+                memory_deadline=delivery.deadline,
+            )
+            text = await self._respond(turn, reply, agent)
+            if text is not None:
+                # Only now, with the reply complete: the summary must never hold it up.
+                run_in_background(agent.after_turn(turn, text), name="memory.after_turn")
+                finished = True
+        except Exception as exc:
+            log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
+            await _apologise(reply, friendly_error(exc))
+        finally:
+            if turn is not None and not finished:
+                # Failed or stopped: what the memory tool wrote must not outlive an erasure.
+                agent = services.result().agent  # a turn exists only once services did
+                run_in_background(agent.after_unfinished_turn(turn), name="memory.erasure_check")
+            await _discard(delivery.memory, history, services)
+            if answering:
+                await presence.idle()
+        return True
+
+    async def _respond(self, turn: TurnRequest, reply: SlackReplyStream, agent: Any) -> str | None:
+        """Claude's answer, streamed and finished; None when the person stopped it."""
+
+        async def respond() -> str:
+            result = await agent.answer(turn, reply)
+            # The answer carries its trace, so feedback on it scores that very trace.
+            await reply.finish(
+                blocks=feedback_blocks(), metadata=answer_metadata(tracing.current_trace_id())
+            )
+            return result.text
+
+        work = asyncio.ensure_future(respond())
+        with self.turns.running(turn.channel_id, turn.thread_ts, work):
+            try:
+                return await work
+            except asyncio.CancelledError:
+                if not self.turns.was_stopped(work):
+                    raise  # Orion itself is being cancelled (shutdown)
+                log.info("slack.turn.stopped", shown_chars=len(reply.text))
+                return None
+
+
+async def _none() -> None:
+    return None
+
+
+async def _within(saved: asyncio.Future[str | None], deadline: float | None) -> str | None:
+    """The memory if it arrives before the storage deadline; else None (and the agent
+    reloads with whatever budget is left, or goes without)."""
+    try:
+        return await asyncio.wait_for(asyncio.shield(saved), seconds_until(deadline))
+    except TimeoutError:
+        return None
+    except Exception as exc:  # a lookup is best-effort: the answer goes on without it
+        log.warning("slack.memory_lookup_failed", error=type(exc).__name__, exc_info=exc)
+        return None
+
+
+async def _discard(*tasks: asyncio.Future[Any]) -> None:
+    """Stop what this turn started and no longer needs (a duplicate delivery, a failure
+    before it was awaited), and collect its outcome so nothing is left unobserved."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _apologise(reply: SlackReplyStream, apology: str) -> None:
+    """Show the apology; if even that fails (Slack down), the log line is all we can do."""
+    try:
+        await reply.fail(apology)
+    except Exception as exc:
+        log.error("slack.apology_failed", error=type(exc).__name__, exc_info=exc)

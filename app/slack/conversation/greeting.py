@@ -1,0 +1,102 @@
+"""What Orion says when a thread opens, and the prompts it suggests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.learning.plain_text import one_line
+from app.learning.preferences import MAX_VALUE_CHARS
+from app.learning.welcome import Welcome
+from app.memory.preferences_file import read_preferences
+from app.slack.mrkdwn import escape
+
+GENERIC_GREETING = (
+    "Hi, I'm Orion. I remember what matters to you across conversations, "
+    "so you don't have to repeat yourself. How can I help?"
+)
+
+SUGGESTED_PROMPTS = [
+    {"title": "What do you remember about me?", "message": "What do you remember about me?"},
+    {
+        "title": "Set my preferences",
+        "message": "Please remember: I prefer short answers with bullet points.",
+    },
+    {
+        "title": "Recap our last conversation",
+        "message": "What did we talk about last time?",
+    },
+]
+
+# Preference keys that name the person rather than describe a preference.
+_NAME_KEYS = ("name", "preferred_name", "call_me")
+MAX_PREFERENCES_MENTIONED = 2
+
+
+@dataclass(frozen=True)
+class Greeting:
+    text: str
+    prompts: list[dict[str, str]]
+
+
+def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Greeting:
+    """What a thread opens with. A person Orion knows is welcomed back to what they worked
+    on last (in their language: the words were prepared at turn end, see
+    app/learning/welcome.py) or, failing that, with their preferences; the first prompt offers
+    to continue that topic. A first-time person gets the plain welcome. `welcome` must be
+    fresh (within the retention window): nothing stale is mentioned.
+
+    The words come from stored memory (a name, a preference, the welcome a model wrote), which
+    a person or a prompt-injected Claude may have filled with Slack markup: escaped, a stored
+    `<https://…|Verify your account>` or `<!channel>` shows as the text it is."""
+    words = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
+    text = escape(words)
+    if welcome is None:
+        return Greeting(text, SUGGESTED_PROMPTS)
+    follow_up = welcome.next_step or f"Continue: {welcome.topic}"
+    return Greeting(text, [{"title": follow_up, "message": follow_up}, *SUGGESTED_PROMPTS[:2]])
+
+
+def greeting_for(preferences_json: str | None) -> str:
+    """A welcome back that mentions one or two stored preferences; generic otherwise."""
+    preferences = _preferences(preferences_json)
+    if not preferences:
+        return GENERIC_GREETING
+    name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
+    opening = f"Welcome back, {name}!" if name else "Welcome back!"
+    mentioned = [
+        f"{key.replace('_', ' ')}: {value}"
+        for key, value in list(preferences.items())[:MAX_PREFERENCES_MENTIONED]
+    ]
+    if not mentioned:
+        return f"{opening} How can I help today?"
+    return (
+        f"{opening} I'll keep your preferences in mind ({'; '.join(mentioned)}). "
+        "How can I help today?"
+    )
+
+
+MESSAGES_TAB_TITLE = "How can I help?"
+REVIEW_PREFERENCES_PROMPT = {
+    "title": "Review my preferences",
+    "message": "Which preferences of mine do you keep in mind?",
+}
+
+
+def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[str, str]]]:
+    """The title and prompts at the top of the Messages tab (agent_view): by name, and
+    with the person's own preferences to review, when Orion knows them."""
+    preferences = _preferences(preferences_json)
+    name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
+    title = f"Hi {name}, how can I help?" if name else MESSAGES_TAB_TITLE
+    if not preferences:
+        return title, SUGGESTED_PROMPTS
+    return title, [SUGGESTED_PROMPTS[0], REVIEW_PREFERENCES_PROMPT, SUGGESTED_PROMPTS[2]]
+
+
+def _preferences(preferences_json: str | None) -> dict[str, str]:
+    """The person's preferences, each flattened and clipped as detection keeps them: the
+    file is also written by Claude's memory tool, and a greeting is one short line."""
+    return {
+        key: one_line(value, MAX_VALUE_CHARS)
+        for key, value in read_preferences(preferences_json).items()
+    }

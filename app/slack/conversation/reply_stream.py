@@ -1,0 +1,243 @@
+"""Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens.
+
+Uses Slack's chat streaming (`chat.startStream` / `appendStream` / `stopStream`) once an
+answer outgrows the stream's buffer; a shorter one is posted whole. When streaming is
+unavailable or breaks midway (a stream expires after about five minutes with
+`message_not_in_streaming_state`; Slack may fail a call), the answer is collected and
+written whole at the end: the streamed message is rewritten with `chat.update` to the
+answer's first part and the rest follows in new messages, so everything is shown once.
+An answer longer than one message is split at Markdown block boundaries (answer_parts.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_chat_stream import AsyncChatStream
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.observability.logging import get_logger
+from app.slack.conversation.answer_parts import rest_of, split_markdown
+from app.slack.conversation.presence import Presence
+
+log = get_logger(__name__)
+
+# Fewer Slack calls per answer; Slack's own limit per call is 12,000 characters.
+STREAM_BUFFER_CHARS = 400
+MAX_MARKDOWN_CHARS = 12_000
+FEEDBACK_ACTION_ID = "feedback"
+
+# What can break a stream: Slack refusing a call (after the client's retries), or not
+# answering at all.
+STREAM_FAILURES = (SlackApiError, SlackClientError, aiohttp.ClientError, TimeoutError)
+
+
+# Message metadata on Orion's answers: which trace produced the answer, for its feedback.
+ANSWER_METADATA_TYPE = "orion_answer"
+
+
+def answer_metadata(trace_id: str | None) -> dict[str, Any] | None:
+    """Slack message metadata naming the answer's trace (None when tracing is off)."""
+    if trace_id is None:
+        return None
+    return {"event_type": ANSWER_METADATA_TYPE, "event_payload": {"trace_id": trace_id}}
+
+
+def feedback_blocks() -> list[dict[str, Any]]:
+    """Thumbs up/down under the final answer (handled by app/slack/conversation/feedback.py)."""
+    return [
+        {
+            "type": "context_actions",
+            "elements": [
+                {
+                    "type": "feedback_buttons",
+                    "action_id": FEEDBACK_ACTION_ID,
+                    "positive_button": {
+                        "text": {"type": "plain_text", "text": "Good response"},
+                        "accessibility_label": "Mark this response as good",
+                        "value": "good",
+                    },
+                    "negative_button": {
+                        "text": {"type": "plain_text", "text": "Bad response"},
+                        "accessibility_label": "Mark this response as bad",
+                        "value": "bad",
+                    },
+                }
+            ],
+        }
+    ]
+
+
+class SlackReplyStream:
+    """One answer in one thread; implements the agent's ReplySink."""
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        channel: str,
+        thread_ts: str,
+        user_id: str | None,
+        team_id: str | None,
+        presence: Presence,
+    ) -> None:
+        self._client = client
+        self._presence = presence
+        self._channel = channel
+        self._thread_ts = thread_ts
+        self._user_id = user_id
+        self._team_id = team_id
+        self._stream: AsyncChatStream | None = None
+        self._text: list[str] = []
+        self._chars = 0
+        self._shown = 0  # characters Slack has confirmed showing in the stream
+        self._broken = False  # streaming is unavailable or failed: the end writes it all
+        self._expired = False  # Slack ended the stream itself (it is no longer streaming)
+        self._finished = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self._text)
+
+    async def append(self, markdown: str) -> None:
+        if not markdown:
+            return
+        self._text.append(markdown)
+        self._chars += len(markdown)
+        if self._broken:
+            return
+        try:
+            if self._stream is not None:
+                flushed = await self._stream.append(markdown_text=markdown)
+            elif self._chars >= STREAM_BUFFER_CHARS:
+                # Outgrew one buffer: open the stream with everything held so far.
+                self._stream = await self._open()
+                flushed = await self._stream.append(markdown_text=self.text)
+            else:
+                # Held here: Claude streams a few characters per delta, and the SDK's
+                # stream would spend CPU on each (a debug line) only to buffer it likewise.
+                return
+            if flushed is not None:  # the SDK sent everything appended so far
+                self._shown = self._chars
+        except STREAM_FAILURES as exc:
+            self._on_stream_error(exc)
+
+    async def show_progress(self, status: str) -> None:
+        await self._presence.progress(status)
+
+    async def finish(
+        self,
+        *,
+        blocks: list[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Close the stream with the final blocks, or write the collected answer.
+
+        An answer shorter than the stream's buffer has not reached Slack yet: it is posted
+        whole, in one `chat.postMessage`, instead of a `chat.startStream` and a
+        `chat.stopStream` that would show the person the same message at the same moment.
+        """
+        if self._finished:
+            return
+        self._finished = True
+        if not self._broken and self._stream is not None and self._stream.ts is not None:
+            try:
+                await self._stream.stop(blocks=blocks, metadata=metadata)
+                return
+            except STREAM_FAILURES as exc:
+                self._on_stream_error(exc)
+        await self._write_whole_answer(blocks or [], metadata)
+
+    async def fail(self, apology: str) -> None:
+        """End the turn with an apology, keeping whatever was already shown."""
+        separator = "\n\n" if self._text else ""
+        await self.append(f"{separator}_{apology}_")
+        await self.finish()
+
+    async def _open(self) -> AsyncChatStream:
+        return await self._client.chat_stream(
+            buffer_size=STREAM_BUFFER_CHARS,
+            channel=self._channel,
+            thread_ts=self._thread_ts,
+            recipient_user_id=self._user_id,
+            recipient_team_id=self._team_id,
+        )
+
+    def _on_stream_error(self, exc: Exception) -> None:
+        """From now on collect the answer; `finish` writes it."""
+        self._broken = True
+        error = exc.response.get("error") if isinstance(exc, SlackApiError) else None
+        if error == "message_not_in_streaming_state":
+            self._expired = True
+            log.info("slack.stream_expired", shown_chars=self._shown)
+        else:
+            log.warning(
+                "slack.stream_failed",
+                error=error or type(exc).__name__,
+                shown_chars=self._shown,
+                exc_info=exc,
+            )
+
+    async def _end_stream(self, ts: str) -> None:
+        """Take a broken stream out of its streaming state, else Slack shows it as still
+        being written until it expires."""
+        try:
+            await self._client.chat_stopStream(channel=self._channel, ts=ts)
+        except STREAM_FAILURES as exc:
+            # Still failing: the chat.update that follows is what the person needs.
+            log.warning("slack.stream_stop_failed", error=type(exc).__name__, exc_info=exc)
+
+    async def _write_whole_answer(
+        self, blocks: list[dict[str, Any]], metadata: dict[str, Any] | None
+    ) -> None:
+        """The answer in as many messages as it needs, blocks and metadata on the last.
+
+        A broken stream's message is rewritten to the first part; if Slack refuses that
+        too, it keeps what it shows and only the rest is posted after it.
+        """
+        parts = await _messages_of(self.text or " ")
+        streamed_ts = self._stream.ts if self._stream is not None else None
+        if streamed_ts:
+            if not self._expired:
+                await self._end_stream(streamed_ts)
+            try:
+                await self._client.chat_update(
+                    channel=self._channel,
+                    ts=streamed_ts,
+                    text=parts[0],
+                    **_content(parts[0], blocks, metadata, last=len(parts) == 1),
+                )
+                parts = parts[1:]
+            except STREAM_FAILURES as exc:
+                log.warning("slack.stream_rewrite_failed", error=type(exc).__name__, exc_info=exc)
+                rest = await asyncio.to_thread(rest_of, self.text, self._shown)
+                parts = await _messages_of(rest) if rest.strip() else []
+        for number, part in enumerate(parts, start=1):
+            await self._client.chat_postMessage(
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                text=part,
+                **_content(part, blocks, metadata, last=number == len(parts)),
+            )
+
+
+async def _messages_of(answer: str) -> list[str]:
+    """`answer` as Slack messages. Cutting a long one parses its Markdown, which takes tens
+    of milliseconds per 10,000 characters of some shapes (tables, long lists): in a worker
+    thread, so that the event loop keeps answering everyone else meanwhile."""
+    if len(answer) <= MAX_MARKDOWN_CHARS:
+        return [answer]
+    return await asyncio.to_thread(split_markdown, answer, MAX_MARKDOWN_CHARS)
+
+
+def _content(
+    part: str, blocks: list[dict[str, Any]], metadata: dict[str, Any] | None, *, last: bool
+) -> dict[str, Any]:
+    """One message of an answer; the feedback blocks and the metadata go on the last only."""
+    markdown = {"type": "markdown", "text": part}
+    if not last:
+        return {"blocks": [markdown]}
+    return {"blocks": [markdown, *blocks], "metadata": metadata}

@@ -1,0 +1,84 @@
+""" "Forget everything Orion knows about me" on the Home tab (after Slack's confirm dialog):
+erase all of the clicking person's memory, then show them the now empty tab.
+
+Only this click (or an operator's command) erases everything: no tool offers it to the
+model. It acts on the person who clicked, with their DM with Orion (whose thread contexts
+hold a copy of what was restored there): from the view they clicked in when it was theirs,
+else asked of Slack. The log says how many objects of each kind went, never what they said.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.learning.erasure import forget_everything
+from app.observability import tracing
+from app.observability.logging import get_logger
+from app.slack.event_scope import handling
+from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING, MEMORY_OFF, HomeOwner
+
+log = get_logger(__name__)
+
+# Erasing is not on a conversation's path, and must finish: hundreds of deletions.
+ERASE_BUDGET_S = 60.0
+
+DONE = "Done: Orion has forgotten everything it knew about you."
+FAILED = (
+    "Orion couldn't finish forgetting everything: its memory isn't answering. Some of it "
+    "may still be there; please try again in a few minutes."
+)
+
+
+def register(app: AsyncApp, home: HomeTab) -> None:
+    @app.action(ACTION_FORGET_EVERYTHING)
+    async def on_forget_everything(
+        ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient
+    ) -> None:
+        await ack()
+        user = clicking_user(body)
+        async with handling(
+            "slack.memory_forget_everything", body, user=user, channel=None, thread_ts=None
+        ):
+            if not user:
+                return
+            dm = await home.dm_of(body, client)
+            if dm is None:
+                log.warning("memory.forget.no_dm", kind="everything")
+            started = time.perf_counter()
+            with tracing.observe(
+                "memory.forget", input={"kind": "everything", "via": "home"}
+            ) as span:
+                try:
+                    async with home.store(ERASE_BUDGET_S) as store:
+                        report = await forget_everything(
+                            store, user, dm_channels=(dm,) if dm else ()
+                        )
+                except MemoryOff:
+                    notice = MEMORY_OFF
+                except Exception as exc:
+                    log.warning(
+                        "memory.forget.failed",
+                        kind="everything",
+                        error=type(exc).__name__,
+                        exc_info=exc,
+                    )
+                    notice = FAILED
+                else:
+                    notice = DONE
+                    span.update(output={"objects": report.total, **report.deleted})
+                    log.info(
+                        "memory.forget",
+                        via="home",
+                        kind="everything",
+                        objects=report.total,
+                        **report.deleted,
+                        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                    )
+            await home.publish(client, HomeOwner(user, dm), notice=notice)
+            await tracing.forget_person_traces(user)  # after the tab: it may take seconds

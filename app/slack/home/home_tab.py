@@ -1,0 +1,137 @@
+"""The Home tab, shared by its listeners (home_tab_opened and the memory buttons): read
+what Orion keeps about a person and publish it to their Home tab, and find their DM.
+
+Every listener acts on the person who opened the tab or clicked (`event.user`,
+`body.user.id`): never on anyone named in a button's value or a view's metadata, which
+a crafted payload could fill with somebody else's id. A storage failure shows the person
+a friendly page, never its error; the log has it with its traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.learning.memory_inventory import MemoryInventory, take_inventory
+from app.observability import tracing
+from app.observability.logging import get_logger
+from app.services import ServiceProvider
+from app.slack.home.memory_view import (
+    MAX_CONVERSATIONS,
+    MEMORY_OFF,
+    UNAVAILABLE,
+    HomeOwner,
+    ThreadLinks,
+    home_view,
+    message_view,
+)
+from app.storage.store import ObjectStore
+
+log = get_logger(__name__)
+
+# A DM with the app: `D…` (conversations.open answers one for the person).
+_DM_CHANNEL = re.compile(r"D[A-Z0-9]{2,30}")
+
+
+class MemoryOff(Exception):
+    """Memory is switched off: there is nothing to show, forget or export."""
+
+
+class HomeTab:
+    def __init__(self, provider: ServiceProvider) -> None:
+        self.provider = provider
+        self._links: ThreadLinks | None = None
+
+    @property
+    def budget_s(self) -> float:
+        """Storage's time for showing the tab: more than a greeting's (it reads every
+        note), still short: the person is looking at the tab."""
+        return self.provider.settings.memory_load_timeout_s * 2
+
+    @asynccontextmanager
+    async def store(self, budget_s: float | None = None) -> AsyncIterator[ObjectStore]:
+        """The memory store, with every call inside bounded by `budget_s`; raises
+        MemoryOff when memory is switched off."""
+        async with self.provider.storage_within(budget_s or self.budget_s) as storage:
+            if storage.memory_store is None:
+                raise MemoryOff
+            yield storage.memory_store
+
+    async def publish(
+        self,
+        client: AsyncWebClient,
+        owner: HomeOwner,
+        *,
+        notice: str | None = None,
+        inventory: MemoryInventory | None = None,
+    ) -> None:
+        """Show `owner` what Orion keeps about them (`inventory` when already read)."""
+        links = await self.links(client)
+        try:
+            if inventory is not None:
+                view = home_view(owner, inventory, links, notice=notice)
+            else:
+                async with self.store() as store:
+                    inventory, total = await _inventory(store, owner.user)
+                view = home_view(owner, inventory, links, conversations_total=total, notice=notice)
+        except MemoryOff:
+            view = message_view(owner, MEMORY_OFF, notice=notice)
+        except Exception as exc:
+            log.warning("memory.show.failed", via="home", error=type(exc).__name__, exc_info=exc)
+            view = message_view(owner, UNAVAILABLE, notice=notice)
+        try:
+            await client.views_publish(user_id=owner.user, view=view)
+        except SlackApiError as exc:
+            log.warning("slack.home.publish_failed", error=exc.response.get("error"))
+
+    async def links(self, client: AsyncWebClient) -> ThreadLinks:
+        """How to link to a thread: the workspace's URL, asked once (auth.test)."""
+        if self._links is None:
+            try:
+                found = await client.auth_test()
+            except SlackApiError as exc:
+                log.warning("slack.home.workspace_unknown", error=exc.response.get("error"))
+                return ThreadLinks()
+            self._links = ThreadLinks(found.get("url"), found.get("team_id"))
+        return self._links
+
+    async def dm_of(self, body: dict[str, Any], client: AsyncWebClient) -> str | None:
+        """The clicking person's DM with Orion: from the view it was published with (only
+        if that view was theirs), else asked of Slack (conversations.open)."""
+        shown = owner_of(body).dm
+        if shown and _DM_CHANNEL.fullmatch(shown):
+            return shown
+        try:
+            opened = await client.conversations_open(users=clicking_user(body))
+        except SlackApiError as exc:
+            log.warning("slack.home.dm_unavailable", error=exc.response.get("error"))
+            return None
+        channel = (opened.get("channel") or {}).get("id")
+        return channel if isinstance(channel, str) else None
+
+
+def clicking_user(body: dict[str, Any]) -> str:
+    """Who clicked: Slack's own field of the payload, the only id a listener acts on."""
+    return str((body.get("user") or {}).get("id") or "")
+
+
+def owner_of(body: dict[str, Any]) -> HomeOwner:
+    """The clicking person, with their DM when the view they clicked in was theirs."""
+    user = clicking_user(body)
+    shown = HomeOwner.from_metadata((body.get("view") or {}).get("private_metadata"))
+    return HomeOwner(user, shown.dm if shown is not None and shown.user == user else None)
+
+
+async def _inventory(store: ObjectStore, user: str) -> tuple[MemoryInventory, int]:
+    """The newest part of what Orion keeps about `user`, and how many conversations
+    they have in all."""
+    with tracing.observe("memory.show", input={"via": "home"}) as span:
+        inventory = await take_inventory(store, user, conversations=MAX_CONVERSATIONS)
+        span.update(output=inventory.counts())
+    log.info("memory.show", via="home", **inventory.counts())
+    return inventory, inventory.conversations_total

@@ -1,0 +1,257 @@
+"""The Home tab's view: what Orion keeps about the person looking at it, with a Forget
+button on each item, "Forget everything" (behind Slack's confirm dialog) and "Download".
+
+Pure: it turns an inventory (app/learning/memory_inventory.py) into Block Kit and knows
+Slack's limits — 100 blocks a view, 3,000 characters a section, 2,000 a button value,
+3,000 of private metadata — so long lists are cut ("…and 12 more") and long values
+clipped. A button's value names only the item (a preference key, a note's file name
+under the person's directory, a thread); whose item it is always comes from the click.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.learning.memory_inventory import Conversation, MemoryInventory, Note
+from app.learning.preferences import StoredPreference
+from app.memory.scopes import is_channel_id, is_thread_ts, user_prefix
+from app.slack.home import block_kit
+from app.slack.mrkdwn import escape
+
+CALLBACK_ID = "orion_memory_home"
+ACTION_FORGET_PREFERENCE = "memory.forget_preference"
+ACTION_FORGET_NOTE = "memory.forget_note"
+ACTION_FORGET_CONVERSATION = "memory.forget_conversation"
+ACTION_FORGET_EVERYTHING = "memory.forget_everything"
+ACTION_DOWNLOAD = "memory.download"
+
+# What one view shows of each list; the rest is counted, and the download has it all.
+MAX_PREFERENCES = 20
+MAX_NOTES = 15
+MAX_CONVERSATIONS = 15
+
+# Slack's limits (Block Kit reference).
+MAX_BLOCKS = 100
+BUTTON_VALUE_CHARS = 2_000
+METADATA_CHARS = 3_000
+# Ours: enough to recognise an item; the download has it whole.
+VALUE_CHARS = 300
+TITLE_CHARS = 150
+SUMMARY_CHARS = 280
+
+NOTHING_KEPT = (
+    "Orion doesn't remember anything about you yet. As you talk with it, the preferences "
+    "it learns, the notes it keeps and the conversations it summarises will show up here."
+)
+MEMORY_OFF = "Memory is switched off for this workspace: Orion keeps nothing about you."
+UNAVAILABLE = (
+    "Orion can't reach its memory right now, so it can't show what it remembers about "
+    "you. Please try again in a few minutes."
+)
+
+
+@dataclass(frozen=True)
+class HomeOwner:
+    """Whose Home tab a view is, and their DM with Orion (from `app_home_opened`), kept
+    in the view's private metadata so that "Forget everything" reaches that DM too."""
+
+    user: str
+    dm: str | None = None
+
+    def to_metadata(self) -> str:
+        return json.dumps({"user": self.user, "dm": self.dm})[:METADATA_CHARS]
+
+    @staticmethod
+    def from_metadata(raw: object) -> HomeOwner | None:
+        try:
+            data = json.loads(raw) if isinstance(raw, str) and raw else None
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("user"), str):
+            return None
+        dm = data.get("dm")
+        return HomeOwner(data["user"], dm if isinstance(dm, str) else None)
+
+
+@dataclass(frozen=True)
+class ThreadLinks:
+    """Links to a message: the archives permalink (`https://ws.slack.com/archives/D…/p…`,
+    the form chat.getPermalink returns, which opens DMs too) when the workspace URL is
+    known, else `app_redirect`, which opens the conversation itself.
+
+    The only place the Home tab's links are made. The channel and thread come from
+    stored files a person can edit (their preferences, their conversation index), so a
+    link is built only from a Slack channel id and a Slack timestamp: anything else
+    (`javascript:…`, `https://elsewhere`, `D1|<!channel>`) gets no link at all, and
+    every link points at Slack. The workspace URL and team come from Slack's auth.test.
+    """
+
+    workspace_url: str | None = None
+    team_id: str | None = None
+
+    def to(self, channel: str | None, ts: str | None) -> str | None:
+        """The link to `ts` in `channel`, or None when either is not Slack's."""
+        if not (channel and ts and is_channel_id(channel) and is_thread_ts(ts)):
+            return None
+        workspace = _slack_workspace_url(self.workspace_url)
+        if workspace:
+            return f"{workspace}/archives/{channel}/p{ts.replace('.', '')}"
+        team = f"&team={self.team_id}" if self.team_id and _TEAM_ID.fullmatch(self.team_id) else ""
+        return f"https://slack.com/app_redirect?channel={channel}{team}"
+
+
+# Slack team ids (`T…`), and workspace URLs as auth.test gives them (`https://acme.slack.com/`,
+# Enterprise Grid and GovSlack hosts included): nothing that could end a mrkdwn link.
+_TEAM_ID = re.compile(r"T[A-Z0-9]{1,30}")
+_WORKSPACE_URL = re.compile(r"https://[a-z0-9-]+(?:\.[a-z0-9-]+)+/?")
+
+
+def _slack_workspace_url(url: str | None) -> str | None:
+    return url.rstrip("/") if url and _WORKSPACE_URL.fullmatch(url) else None
+
+
+def home_view(
+    owner: HomeOwner,
+    inventory: MemoryInventory,
+    links: ThreadLinks,
+    *,
+    conversations_total: int | None = None,
+    notice: str | None = None,
+) -> dict[str, Any]:
+    """Everything in `inventory`, grouped; `conversations_total`: how many conversations
+    the person has in all (the inventory may hold only the newest)."""
+    blocks = _top(notice)
+    if inventory.empty:
+        blocks.append(block_kit.section(NOTHING_KEPT))
+        return _view(owner, blocks)
+    blocks.append(_controls())
+    total = max(conversations_total or 0, len(inventory.conversations))
+    groups = (
+        ("Preferences", inventory.preferences, MAX_PREFERENCES, len(inventory.preferences)),
+        ("Notes", inventory.notes, MAX_NOTES, len(inventory.notes)),
+        ("Recent conversations", inventory.conversations, MAX_CONVERSATIONS, total),
+    )
+    for title, items, limit, count in groups:
+        blocks += [{"type": "divider"}, block_kit.header(f"{title} ({count})")]
+        shown: Sequence[object] = items[:limit]
+        for n, item in enumerate(shown):
+            blocks.append(_item(owner.user, n, item, links))
+        if not items:
+            blocks.append(block_kit.context("None."))
+        elif count > len(shown):
+            more = count - len(shown)
+            blocks.append(
+                block_kit.context(f"…and {more} more. *Download my memory* lists them all.")
+            )
+    return _view(owner, blocks[:MAX_BLOCKS])
+
+
+def message_view(owner: HomeOwner, text: str, *, notice: str | None = None) -> dict[str, Any]:
+    """A view with nothing but a message (memory off, storage unavailable)."""
+    return _view(owner, [*_top(notice), block_kit.section(text)])
+
+
+# --- blocks ------------------------------------------------------------------------------
+
+
+def _top(notice: str | None) -> list[dict[str, Any]]:
+    blocks = [
+        block_kit.header("What Orion remembers about you"),
+        block_kit.context(
+            "Only you see this page. Forget anything you'd rather Orion didn't keep, "
+            "or download a copy of all of it."
+        ),
+    ]
+    if notice:
+        blocks.append(block_kit.section(notice))
+    return blocks
+
+
+def _controls() -> dict[str, Any]:
+    forget_all = block_kit.button(
+        "Forget everything Orion knows about me", ACTION_FORGET_EVERYTHING, "everything"
+    )
+    forget_all["style"] = "danger"
+    forget_all["confirm"] = {
+        "title": block_kit.plain("Forget everything?"),
+        "text": block_kit.mrkdwn(
+            "Orion will permanently delete your preferences, its notes about you and the "
+            "summaries of your conversations. This can't be undone."
+        ),
+        "confirm": block_kit.plain("Forget everything"),
+        "deny": block_kit.plain("Cancel"),
+        "style": "danger",
+    }
+    download = block_kit.button("Download my memory", ACTION_DOWNLOAD, "download")
+    download["style"] = "primary"
+    return {"type": "actions", "block_id": "memory_controls", "elements": [download, forget_all]}
+
+
+def _item(user: str, n: int, item: object, links: ThreadLinks) -> dict[str, Any]:
+    if isinstance(item, StoredPreference):
+        return _preference(n, item, links)
+    if isinstance(item, Note):
+        return _note(user, n, item)
+    assert isinstance(item, Conversation)
+    return _conversation(n, item, links)
+
+
+def _preference(n: int, item: StoredPreference, links: ThreadLinks) -> dict[str, Any]:
+    name = item.key.replace("_", " ").capitalize()
+    shown_name = escape(block_kit.clip(name, TITLE_CHARS))
+    lines = [f"*{shown_name}*: {escape(block_kit.clip(item.value, VALUE_CHARS))}"]
+    learned = item.learned
+    if learned is not None:
+        where = ""
+        link = links.to(learned.channel, learned.thread_ts)
+        if link:
+            where = f" in <{link}|this conversation>"
+        lines.append(f"Learned {block_kit.date(learned.at)}{where}")
+    else:
+        lines.append("When it was learned is not recorded")
+    return _forgettable(f"preference-{n}", lines, ACTION_FORGET_PREFERENCE, item.key)
+
+
+def _note(user: str, n: int, note: Note) -> dict[str, Any]:
+    name = note.key.removeprefix(user_prefix(user))
+    lines = [
+        f"*{escape(block_kit.clip(name, TITLE_CHARS))}*",
+        f"{block_kit.size(note.size)} · changed {block_kit.date(note.updated)}",
+    ]
+    if note.preview.strip():
+        preview = escape(block_kit.clip(note.preview, SUMMARY_CHARS))
+        lines.append("\n".join(f"> {line}" for line in preview.splitlines()))
+    return _forgettable(f"note-{n}", lines, ACTION_FORGET_NOTE, name)
+
+
+def _conversation(n: int, conversation: Conversation, links: ThreadLinks) -> dict[str, Any]:
+    when = block_kit.date(conversation.updated)
+    link = links.to(conversation.channel, conversation.thread_ts)
+    if link:
+        when += f" · <{link}|open the conversation>"
+    lines = [f"*{escape(block_kit.clip(conversation.title, TITLE_CHARS))}*", when]
+    if conversation.summary:
+        first = next((line for line in conversation.summary.splitlines() if line.strip()), "")
+        lines.append(f"> {escape(block_kit.clip(first, SUMMARY_CHARS))}")
+    value = conversation.thread_ts
+    return _forgettable(f"conversation-{n}", lines, ACTION_FORGET_CONVERSATION, value)
+
+
+def _forgettable(block_id: str, lines: list[str], action_id: str, value: str) -> dict[str, Any]:
+    block = block_kit.section("\n".join(lines), block_id=block_id)
+    if len(value) <= BUTTON_VALUE_CHARS:  # else it can't be named: the download still has it
+        block["accessory"] = block_kit.button("Forget", action_id, value)
+    return block
+
+
+def _view(owner: HomeOwner, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "type": "home",
+        "callback_id": CALLBACK_ID,
+        "private_metadata": owner.to_metadata(),
+        "blocks": blocks,
+    }

@@ -1,0 +1,160 @@
+"""Which answer a Stop (agent_view's Stop button, `agent_session_stopped`) cancels: the one
+running in that conversation on this instance, and nothing else; and when there is none
+here, the listener is told so (it then sets the session back to `active` itself).
+
+The turns are real asyncio tasks, as `Answerer._respond` runs them: an answer being
+written waits until the test lets it finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import ExitStack, asynccontextmanager
+
+import pytest
+
+from app.slack.conversation.running_turns import RunningTurns
+
+CHANNEL, OTHER_CHANNEL = "D0STOP", "D0ELSE"
+THREAD, OTHER_THREAD = "1712345678.000100", "1712345678.000200"
+
+
+class Answer:
+    """An answer still being written: finishes with its text when the test says so."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._written = asyncio.Event()
+        self.task = asyncio.ensure_future(self._write())
+
+    async def _write(self) -> str:
+        await self._written.wait()
+        return self.text
+
+    async def finish(self) -> str:
+        self._written.set()
+        return await self.task
+
+
+@asynccontextmanager
+async def settled(*answers: Answer) -> AsyncIterator[None]:
+    """Leave no task behind, whatever the test did to them."""
+    try:
+        yield
+    finally:
+        for answer in answers:
+            answer.task.cancel()
+        await asyncio.gather(*(a.task for a in answers), return_exceptions=True)
+
+
+async def test_stop_cancels_the_answer_running_in_that_conversation() -> None:
+    turns = RunningTurns()
+    answer = Answer("Here is the plan for the migration...")
+    async with settled(answer):
+        with turns.running(CHANNEL, THREAD, answer.task):
+            assert turns.stop(CHANNEL, THREAD) is True
+
+            with pytest.raises(asyncio.CancelledError):
+                await answer.task
+            # What lets the answerer tell a Stop from a shutdown.
+            assert turns.was_stopped(answer.task)
+
+
+async def test_stop_leaves_the_answers_of_other_conversations_running() -> None:
+    turns = RunningTurns()
+    stopped = Answer("stopped")
+    same_channel = Answer("Answer in another thread of the DM.")
+    other_channel = Answer("Answer in another person's DM, same thread ts.")
+    async with settled(stopped, same_channel, other_channel):
+        with (
+            turns.running(CHANNEL, OTHER_THREAD, same_channel.task),
+            turns.running(OTHER_CHANNEL, THREAD, other_channel.task),
+            turns.running(CHANNEL, THREAD, stopped.task),
+        ):
+            assert turns.stop(CHANNEL, THREAD)
+
+            assert await same_channel.finish() == "Answer in another thread of the DM."
+            assert await other_channel.finish() == "Answer in another person's DM, same thread ts."
+            assert not turns.was_stopped(same_channel.task)
+            assert not turns.was_stopped(other_channel.task)
+            assert stopped.task.cancelled()
+
+
+async def test_a_stop_with_no_answer_running_here_says_so() -> None:
+    # The answer runs on another instance, or none was asked for: nothing to cancel.
+    assert RunningTurns().stop(CHANNEL, THREAD) is False
+
+
+async def test_a_stop_after_the_answer_finished_cancels_nothing() -> None:
+    turns = RunningTurns()
+    answer = Answer("Done already.")
+    async with settled(answer):
+        with turns.running(CHANNEL, THREAD, answer.task):
+            assert await answer.finish() == "Done already."
+
+            # Still inside the turn (finishing up), but the answer itself is complete.
+            assert turns.stop(CHANNEL, THREAD) is False
+            assert not turns.was_stopped(answer.task)
+
+        assert turns.stop(CHANNEL, THREAD) is False, "and once the turn ended"
+
+
+async def test_a_turn_cancelled_by_a_shutdown_is_not_taken_for_a_stop() -> None:
+    turns = RunningTurns()
+    answer = Answer("...")
+    async with settled(answer):
+        with turns.running(CHANNEL, THREAD, answer.task):
+            answer.task.cancel()  # Orion itself is being cancelled, not the person's Stop
+            with pytest.raises(asyncio.CancelledError):
+                await answer.task
+
+            assert not turns.was_stopped(answer.task)
+
+
+async def test_a_stopped_turn_is_forgotten_once_it_ends() -> None:
+    turns = RunningTurns()
+    answer = Answer("...")
+    async with settled(answer):
+        with turns.running(CHANNEL, THREAD, answer.task):
+            assert turns.stop(CHANNEL, THREAD)
+            await asyncio.gather(answer.task, return_exceptions=True)
+
+        assert not turns.was_stopped(answer.task), "nothing kept after the turn"
+        assert turns.stop(CHANNEL, THREAD) is False
+
+
+async def test_an_instance_keeps_no_answer_after_its_turn_ended() -> None:
+    # One instance answers turn after turn: none may stay referenced once it is over.
+    turns = RunningTurns()
+    answer = Answer("Done.")
+    with turns.running(CHANNEL, THREAD, answer.task):
+        await answer.finish()
+    ended = weakref.ref(answer.task)
+
+    del answer
+    await asyncio.sleep(0)  # one loop iteration: the loop lets go of the finished task
+    gc.collect()
+
+    assert ended() is None
+
+
+async def test_an_earlier_answer_ending_leaves_the_newer_one_in_the_conversation_stoppable() -> (
+    None
+):
+    # The person wrote again before the first answer was done: two turns, one conversation.
+    turns = RunningTurns()
+    first, second = Answer("first answer"), Answer("second answer")
+    async with settled(first, second):
+        with ExitStack() as second_turn:
+            with turns.running(CHANNEL, THREAD, first.task):
+                second_turn.enter_context(turns.running(CHANNEL, THREAD, second.task))
+                assert await first.finish() == "first answer"
+            # The first turn has ended; the second is still being written.
+
+            assert turns.stop(CHANNEL, THREAD) is True
+            with pytest.raises(asyncio.CancelledError):
+                await second.task
+            assert turns.was_stopped(second.task)
