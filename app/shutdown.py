@@ -17,6 +17,9 @@ IN_FLIGHT_GRACE_S = 7.0
 
 async def drain(provider: ServiceProvider) -> None:
     pending = in_flight.count
+    # Logged here, on the event loop: the signal handler that asked for the stop may not
+    # log (app/runtime/stop_signals.py).
+    log.info("orion.stopping", in_flight=pending, grace_s=IN_FLIGHT_GRACE_S)
     finished = await in_flight.wait_idle(IN_FLIGHT_GRACE_S)
     log.info("orion.shutdown", in_flight_at_start=pending, drained=finished)
     await provider.close()

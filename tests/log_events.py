@@ -113,11 +113,11 @@ MEMORY_SHOW_FAILED = _line("memory.show.failed")
 MEMORY_SUMMARY_MODEL_FAILED = _line("memory.summary.model_failed")
 ORION_SHUTDOWN = _line("orion.shutdown")
 ORION_SOCKET_MODE_CONNECTING = _line("orion.socket_mode.connecting")
-# Logged through the stop handler's own helper (app/runtime/stop_signals.py), safe in a
-# signal handler.
-ORION_STOPPING = _written_as("orion.stopping", r'_log\(log\.\w+,\s*"orion\.stopping"')
+ORION_STOPPING = _line("orion.stopping")
+# Written straight to stderr's file descriptor as one JSON object, not through the logger:
+# a signal handler may not take the logger's lock (app/runtime/stop_signals.py).
 ORION_STOPPED_AT_ONCE = _written_as(
-    "orion.stopped_at_once", r'_log\(log\.\w+,\s*"orion\.stopped_at_once"'
+    "orion.stopped_at_once", r'"message":\s*"orion\.stopped_at_once"'
 )
 SLACK_AGENT_SESSION_STOPPED_TURN = _line("slack.agent_session_stopped.turn")
 SLACK_BACKGROUND_FAILED = _line("slack.background.failed")

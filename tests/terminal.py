@@ -10,6 +10,7 @@ person reads it, ANSI escapes removed) and returns everything seen up to it.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 import platform
 import re
@@ -49,17 +50,32 @@ class Terminal:
         )
         os.close(secondary)
         self._fd = primary
+        # Typing while the command echoes: neither side may block on a full buffer.
+        os.set_blocking(primary, False)
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.raw = ""  # everything the command wrote, as written
         self.screen = ""  # the same without escape sequences and carriage returns
         self._unfinished = ""  # an escape sequence split between two reads
         self._read_to = 0  # how far `expect` has read `screen`
 
-    def type(self, text: str | bytes) -> None:
+    def type(self, text: str | bytes, timeout: float = 60.0) -> None:
+        """Type `text` (reading what the command echoes meanwhile: a long paste fills the
+        terminal's buffers both ways)."""
         data = text.encode() if isinstance(text, str) else text
+        deadline = time.monotonic() + timeout
         while data:
-            written = os.write(self._fd, data)
-            data = data[written:]
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the command stopped reading; the screen:\n{self.screen}")
+            _, writable, _ = select.select([], [self._fd], [], 0.01)
+            if writable:
+                with contextlib.suppress(BlockingIOError):
+                    data = data[os.write(self._fd, data) :]
+            self._read(time.monotonic())
+
+    def signal(self, signum: int) -> None:
+        """Send the command a signal once it waits for the keyboard (see `_wait_for_keys`)."""
+        self._wait_for_keys()
+        self.process.send_signal(signum)
 
     def ctrl_c(self, *, at_prompt: bool = True) -> None:
         """Ctrl-C — at a prompt, once the command is waiting for the keyboard (see
@@ -105,13 +121,16 @@ class Terminal:
                 raise AssertionError(f"{text!r} never appeared; the screen:\n{self.screen}")
 
     def wait(self, timeout: float = 60.0) -> int:
-        """The exit code, once the command has ended (reading what it still writes)."""
+        """The exit code, once the command has ended (reading what it still wrote);
+        raises if it is still running after `timeout`."""
         deadline = time.monotonic() + timeout
-        while self.process.poll() is None and time.monotonic() < deadline:
-            self._read(min(deadline, time.monotonic() + 0.1))
+        while self.process.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the command did not end; the screen:\n{self.screen}")
+            self._read(time.monotonic() + 0.1)
         while self._read(time.monotonic() + 0.1):
-            pass
-        return self.process.wait(timeout=1)
+            pass  # until EIO: everything written before the end is on the screen
+        return self.process.returncode
 
     def _read(self, deadline: float) -> bool:
         """Read what is there (waiting until `deadline`); False once the command is gone."""
@@ -120,6 +139,8 @@ class Terminal:
             return self.process.poll() is None
         try:
             data = os.read(self._fd, 65536)
+        except BlockingIOError:
+            return self.process.poll() is None
         except OSError:  # EIO: every holder of the pty has closed it
             return False
         text = self._decoder.decode(data)

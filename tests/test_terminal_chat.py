@@ -244,7 +244,7 @@ def test_a_spinner_shows_until_the_first_words(tmp_path: Path, claude: FakeClaud
 def test_sigterm_ends_the_chat_quietly(tmp_path: Path, claude: FakeClaude) -> None:
     with Terminal(tmp_path, "chat", env=_env(tmp_path, claude)) as terminal:
         terminal.expect("you> ")
-        terminal.process.send_signal(signal.SIGTERM)
+        terminal.signal(signal.SIGTERM)
         code = terminal.wait()
         screen = terminal.screen
 

@@ -16,6 +16,9 @@ What each part trades, and the benchmark that measures it (`uv run python -m ben
   Slack's; nothing parses it before — "intake: memory growth under 10 concurrent 30 MiB
   unsigned requests" and their time to refusal.
 
+Stopping is bounded: `stop_signals` stops gracefully on the first Ctrl-C or SIGTERM, at
+once on a second, and in any case within a deadline (tests/runtime/test_stop_signals.py).
+
 And start-up that heals and says how it is doing: `retrying_build` retries the store and
 services builds with back-off (an instance never stays broken by one failed start), and
 `slack_auth` checks the bot token once; app/readiness.py reports both on `/readyz`.

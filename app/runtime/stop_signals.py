@@ -1,32 +1,37 @@
 """Stopping on Ctrl-C or SIGTERM: gracefully on the first signal, within a bounded time.
 
-The first SIGINT or SIGTERM asks the server to stop gracefully (answers in flight may
-finish, app/shutdown.py). A second one — a person pressing Ctrl-C again — ends the
-process at once. And whatever the graceful stop waits for, the process is gone
-`STOP_DEADLINE_S` after the first signal: a worker thread blocked in a storage or HTTP
-call cannot be interrupted, and Python would otherwise wait for it at exit (with
-google-cloud-storage's default timeouts, a minute or more).
+The first SIGINT or SIGTERM asks the process to stop gracefully (answers in flight may
+finish, app/shutdown.py). A second one — a person pressing Ctrl-C again — ends it at once.
+And whatever the graceful stop waits for, the process is gone `STOP_DEADLINE_S` after the
+first signal: a worker thread blocked in a storage or HTTP call cannot be interrupted, and
+Python would otherwise wait for it at exit (with google-cloud-storage's default timeouts,
+a minute or more).
+
+`StopSignals.handle` may run inside a signal handler proper (uvicorn installs them with
+`signal.signal`), that is, in the main thread between any two of its operations — while
+it holds the logger's lock, say. So it takes no lock: it logs nothing (app/shutdown.py
+logs the stop from the event loop) and starts no Python thread; the deadline is kept by
+faulthandler's watchdog, a C thread that ends the process without the GIL or any lock.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
+import json
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable
-
-from app.observability.logging import get_logger
-
-log = get_logger(__name__)
 
 # Cloud Run sends SIGKILL 10 s after SIGTERM; the graceful stop gets 7 s of it for answers
 # in flight (app/shutdown.py), and the rest for closing clients and flushing traces.
 STOP_DEADLINE_S = 9.5
-# What a shell reports for a process that a signal ended.
+# What a shell reports for a process that Ctrl-C ended.
 EXIT_ON_SIGNAL = 128 + signal.SIGINT
+# How faulthandler's watchdog ends the process at the deadline.
+EXIT_AT_DEADLINE = 1
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -37,19 +42,17 @@ class StopSignals:
         self._graceful = graceful
         self._deadline_s = deadline_s
         self.received = 0
+        # The watchdog writes the threads' stacks somewhere when it fires: not on a
+        # person's terminal. Opened now, as nothing may be opened in a signal handler.
+        self._watchdog_output = open(os.devnull, "w")  # noqa: SIM115 - lives with the process
 
     def handle(self, signum: int) -> None:
-        """Call from a signal handler (or the event loop's). The deadline is armed before
-        anything else, and nothing here may fail before it is (see `_log`)."""
+        """Act on SIGINT or SIGTERM; safe inside a signal handler (see the module's doc)."""
         self.received += 1
-        name = signal.Signals(signum).name
         if self.received > 1:
-            exit_now(f"a second {name}")
-        watchdog = threading.Timer(self._deadline_s, exit_now, args=("the stop deadline",))
-        watchdog.daemon = True  # must not itself keep the process alive
-        watchdog.start()
+            exit_now(f"a second {signal.Signals(signum).name}")
+        faulthandler.dump_traceback_later(self._deadline_s, exit=True, file=self._watchdog_output)
         self._graceful()
-        _log(log.info, "orion.stopping", signal=name, deadline_s=self._deadline_s)
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         """Handle SIGINT and SIGTERM on `loop` (from the main thread; elsewhere, as in
@@ -71,18 +74,18 @@ def _interrupt(_signum: int, _frame: object) -> None:
 
 
 def exit_now(why: str) -> None:
-    """End the process without waiting for anything (threads, clean-ups)."""
-    _log(log.warning, "orion.stopped_at_once", reason=why)
+    """End the process without waiting for anything (threads, clean-ups), saying why in
+    one line written straight to stderr's file descriptor: no lock, no buffer."""
+    if os.isatty(2):
+        line = f"orion: stopped at once ({why})"
+    else:
+        fields = {"severity": "WARNING", "message": "orion.stopped_at_once", "reason": why}
+        line = json.dumps(fields)
+    with contextlib.suppress(OSError):
+        os.write(2, f"{line}\n".encode())
     for stream in (sys.stdout, sys.stderr):
+        # What is buffered goes too; a stream the interrupted code was writing to refuses
+        # (RuntimeError, re-entered), and that buffer is lost.
         with contextlib.suppress(Exception):
             stream.flush()
     os._exit(EXIT_ON_SIGNAL)
-
-
-def _log(emit: Callable[..., object], event: str, **fields: object) -> None:
-    """Log from a signal handler. Python runs the handler in the main thread between two
-    of its operations, possibly in the middle of writing a log line to the same stream:
-    the write then fails ("reentrant call inside BufferedWriter"). Losing that one line
-    is the lesser harm; the stop itself must go on (and no other way to report is left)."""
-    with contextlib.suppress(RuntimeError):
-        emit(event, **fields)

@@ -1,7 +1,7 @@
 """Reading one line from the person: with line editing, and whole however long it is.
 
 A terminal in its usual (canonical) mode edits the line itself and hands it over on Enter,
-but holds at most 4,095 bytes of it (Linux's N_TTY buffer, see termios(3)): a longer
+but holds at most 4,095 bytes of it (the size of Linux's line discipline buffer): a longer
 paste is cut, silently. GNU readline (libedit on macOS) reads key by key instead, with no
 such limit, and adds editing and history: `input()` uses it once the `readline` module is
 imported, when stdin and stdout are both terminals.
@@ -10,6 +10,10 @@ A Python built without readline (pyenv on a machine without libreadline's header
 output that is not a terminal, falls back to reading key by key here, in non-canonical
 mode with our own echo: no limit, Backspace, Ctrl-D and Ctrl-C work, no other editing.
 Input that is not a terminal (a pipe, a file) is read as it comes, without a limit either.
+
+(CPython's readline loop looks for signals only when its wait for a key is interrupted: a
+Ctrl-C landing in the microseconds between echoing a key and waiting again counts only
+with the next key. No person is that fast; tests/terminal.py waits for the wait.)
 """
 
 from __future__ import annotations

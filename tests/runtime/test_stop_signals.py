@@ -4,12 +4,15 @@ once the stop deadline has passed after the first signal — and at once on a se
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+from app.runtime.stop_signals import EXIT_AT_DEADLINE, EXIT_ON_SIGNAL
+from tests import log_events
 from tests.orion_process import REPO
 
 # A server in miniature: its main thread serves until the first signal asks it to stop,
@@ -28,6 +31,7 @@ threading.Thread(target=threading.Event().wait).start()
 print("ready", flush=True)
 while not stopping.wait(0.05):
     pass
+print("stopping", flush=True)
 if len(sys.argv) > 2:  # a graceful stop that itself takes forever
     while True:
         threading.Event().wait(0.05)
@@ -61,8 +65,7 @@ def test_the_process_is_gone_at_the_deadline_whatever_it_waits_for(tmp_path: Pat
 
     code, output = _finish(process)
 
-    assert code == 128 + signal.SIGINT
-    assert "orion.stopped_at_once" in output and "the stop deadline" in output
+    assert code == EXIT_AT_DEADLINE, output
 
 
 def test_a_second_signal_ends_it_at_once(tmp_path: Path) -> None:
@@ -70,10 +73,14 @@ def test_a_second_signal_ends_it_at_once(tmp_path: Path) -> None:
     process = _stuck(3600, "graceful stop that never ends")
     process.send_signal(signal.SIGINT)
     assert process.stdout is not None
-    assert "orion.stopping" in process.stdout.readline()
+    assert process.stdout.readline() == "stopping\n"
     process.send_signal(signal.SIGINT)
 
     code, output = _finish(process)
 
-    assert code == 128 + signal.SIGINT
-    assert "a second SIGINT" in output
+    assert code == EXIT_ON_SIGNAL
+    assert json.loads(output) == {
+        "severity": "WARNING",
+        "message": log_events.ORION_STOPPED_AT_ONCE,
+        "reason": "a second SIGINT",
+    }
