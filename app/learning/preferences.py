@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from app.learning.timestamps import format_time, parse_time
@@ -44,6 +44,10 @@ LEARNED_KEY = "_learned"
 class Preference:
     key: str
     value: str
+    # The canonical name of the language it was stated in ("French"), when known: where it
+    # was said, not what it is, so two statements of one preference are equal whatever
+    # their language.
+    said_in: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -53,11 +57,14 @@ class Learned:
     at: datetime
     channel: str | None = None
     thread_ts: str | None = None
+    said_in: str | None = None  # the language it was stated in, as Preference.said_in
 
     def to_json(self) -> dict[str, str]:
         item = {"at": format_time(self.at)}
         if self.channel and self.thread_ts:
             item |= {"channel": self.channel, "thread": self.thread_ts}
+        if self.said_in:
+            item["said_in"] = self.said_in
         return item
 
 
@@ -121,9 +128,10 @@ def merge_preferences(
     if learned is not None:
         sources = merged.get(LEARNED_KEY)
         sources = dict(sources) if isinstance(sources, dict) else {}
+        said_in = {preference.key: preference.said_in for preference in found}
         for key in merged:
             if not is_bookkeeping(key) and merged[key] != data.get(key):
-                sources[key] = learned.to_json()
+                sources[key] = replace(learned, said_in=said_in.get(key)).to_json()
             elif (kept := _learned(sources.get(key), cutoff)) is not None:
                 sources[key] = kept.to_json()
         merged.pop(LEARNED_KEY, None)
@@ -214,11 +222,15 @@ def _learned(item: object, cutoff: datetime | None = None) -> Learned | None:
     at = parse_time(item["at"])
     if at is None:
         return None
+    said_in = item.get("said_in")
+    said_in = said_in if isinstance(said_in, str) else None
     if cutoff is not None and at < cutoff:
-        return Learned(at)  # its conversation has expired: when, no longer where
+        # Its conversation has expired: when (and in which language), no longer where.
+        return Learned(at, said_in=said_in)
     channel, thread = item.get("channel"), item.get("thread")
     return Learned(
         at,
         channel if isinstance(channel, str) else None,
         thread if isinstance(thread, str) else None,
+        said_in,
     )
