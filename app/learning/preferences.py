@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from app.learning.language_names import canonical_language
 from app.learning.timestamps import format_time, parse_time
 from app.memory.preferences_file import is_bookkeeping, load_preferences_object, preferences_in
 from app.memory.retention import cutoff_of
@@ -87,6 +88,19 @@ def parse_preferences(raw: str | None, *, cutoff: datetime | None = None) -> lis
         StoredPreference(key, shown, _learned(sources.get(key), cutoff))
         for key, shown in preferences_in(data).items()
     ]
+
+
+def spoken_language(raw: str | None) -> str | None:
+    """The language to speak to the person in, by canonical name: the language they asked
+    for ("language": "Französisch" is "French"), else the one they last stated a
+    preference in ("Appelle-moi Camille" is French); None when neither is known."""
+    stored = parse_preferences(raw)
+    for preference in stored:
+        if preference.key == "language" and (asked := canonical_language(preference.value)):
+            return asked
+    said = [p.learned for p in stored if p.learned is not None and p.learned.said_in]
+    latest = max(said, key=lambda learned: learned.at, default=None)
+    return latest.said_in if latest is not None else None
 
 
 # --- the file --------------------------------------------------------------------------

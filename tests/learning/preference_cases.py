@@ -86,6 +86,13 @@ ENGLISH = (
     other("We always use Jira for this."),
     other("Never mind."),
     other("I'm on the fence about this."),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("From now on, call me Alex.", name="Alex"),
+    said("I work for the billing team", team="billing"),
+    asked("Would you call me Sam"),
+    reported("She told me: call me Jo."),
+    other("I'd prefer it if we met later."),
+    said("Answer in Korean from now on", language="Korean"),
 )
 
 FRENCH = (
@@ -126,6 +133,13 @@ FRENCH = (
     other("Appelle-moi demain."),
     other("Nous utilisons toujours Jira pour ça."),
     other("Il travaille dans l'équipe Paiements."),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("Salut ! Appelle-moi Léa.", name="Léa"),
+    said("Je suis dans l'équipe Sécurité", team="Sécurité"),
+    said("Parle-moi en espagnol", language="Spanish"),
+    asked("Comment tu m'appelles ?"),
+    reported("Il disait toujours : appelle-moi Paul."),
+    other("Je préfère qu'on en parle demain."),
 )
 
 SPANISH = (
@@ -164,6 +178,13 @@ SPANISH = (
     negated("No prefiero las listas."),
     other("Llámame mañana."),
     other("Siempre usamos Jira en el equipo."),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("Hola, me llamo Andrés.", name="Andrés"),
+    said("Escríbeme en portugués", language="Portuguese"),
+    said("Soy del equipo de Ventas", team="Ventas"),
+    asked("¿Cómo te llamas?"),
+    reported("Según ella, llámame Ana."),
+    other("Llámame cuando llegues."),
 )
 
 PORTUGUESE = (
@@ -186,7 +207,7 @@ PORTUGUESE = (
     said("Mantenha suas respostas curtas", response_style="Mantenha suas respostas curtas"),
     said("Use sempre o sistema métrico.", always="Use sempre o sistema métrico"),
     said("Sempre cite suas fontes", always="Sempre cite suas fontes"),
-    said("Nunca use emojis", never="Nunca use emojis"),
+    said("Nunca use emojis nas respostas", never="Nunca use emojis nas respostas"),
     said("A partir de agora, não use jargão.", never="não use jargão"),
     said("De agora em diante, responda com exemplos.", always="responda com exemplos"),
     corrected("Não, me chame de Cami.", name="Cami"),
@@ -201,6 +222,13 @@ PORTUGUESE = (
     negated("Eu prefiro não falar disso."),
     other("Me chame amanhã."),
     other("Sempre usamos o Jira aqui."),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("Oi, meu nome é Beatriz.", name="Beatriz"),
+    said("Escreva em italiano", language="Italian"),
+    said("Sou da equipe de Vendas", team="Vendas"),
+    asked("Como você se chama?"),
+    reported("Ele falou: me chame de Rui."),
+    other("Me chame quando chegar."),
 )
 
 ITALIAN = (
@@ -238,6 +266,13 @@ ITALIAN = (
     negated("Preferisco non parlarne."),
     other("Chiamami domani."),
     other("Usiamo sempre Jira qui."),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("Ciao, mi chiamo Luca.", name="Luca"),
+    said("Parlami in spagnolo", language="Spanish"),
+    said("Sono nel team Vendite", team="Vendite"),
+    asked("Come ti chiami?"),
+    reported("Lui ha detto: chiamami Paolo."),
+    other("Chiamami quando arrivi."),
 )
 
 GERMAN = (
@@ -275,6 +310,13 @@ GERMAN = (
     negated("Ich bevorzuge es nicht."),
     other("Nenn mich morgen wieder."),
     other("Wir benutzen immer Jira."),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("Hallo, ich heiße Lena.", name="Lena"),
+    said("Sprich mit mir auf Italienisch", language="Italian"),
+    said("Ich bin im Team Vertrieb", team="Vertrieb"),
+    asked("Wie heißt du?"),
+    reported("Laut ihm soll ich Max heißen."),
+    other("Nenn mich, wenn du fertig bist."),
 )
 
 DUTCH = (
@@ -315,6 +357,13 @@ DUTCH = (
     negated("Ik heb liever niet dat je dat doet."),
     other("Noem me straks even."),
     other("We gebruiken altijd Jira."),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("Hoi, ik heet Lotte.", name="Lotte"),
+    said("Praat in het Spaans met me", language="Spanish"),
+    said("Ik werk in het team Verkoop", team="Verkoop"),
+    asked("Hoe heet je?"),
+    reported("Hij zei: noem me Bram."),
+    other("Noem me als je klaar bent."),
 )
 
 JAPANESE = (
@@ -353,6 +402,13 @@ JAPANESE = (
     other("いつも忙しいです"),
     other("私たちはいつもJiraを使っています"),
     other("後で電話してください"),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("こんにちは。山田と申します。", name="山田"),
+    said("ドイツ語で返信してください", language="German"),
+    said("私は営業チームです", team="営業"),
+    asked("お名前は何ですか"),
+    reported("彼は山田と呼んでと言っていた"),
+    other("山田さんと呼ばれています"),
 )
 
 CHINESE = (
@@ -391,6 +447,13 @@ CHINESE = (
     other("我叫了一辆出租车"),
     other("我们总是用Jira"),
     other("总是很忙"),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("你好，我叫张伟。", name="张伟"),
+    said("用德语回答", language="German"),
+    said("我在销售部门工作", team="销售"),
+    asked("你叫什么名字？"),
+    reported("听说叫我小王就好"),
+    other("我叫他明天来"),
 )
 
 KOREAN = (
@@ -428,6 +491,13 @@ KOREAN = (
     other("우리는 항상 Jira를 사용해요"),
     other("항상 바빠요"),
     other("내일 전화해 주세요"),
+    # Written after the forms above, to check them on sentences they were not tuned on.
+    said("안녕하세요. 제 이름은 박지훈입니다.", name="박지훈"),
+    said("독일어로 답변해 주세요", language="German"),
+    said("저는 영업팀 소속입니다", team="영업"),
+    asked("이름이 뭐예요?"),
+    reported("그가 지훈이라고 불러 달라고 했대"),
+    other("나중에 전화해 주세요"),
 )
 
 CASES: dict[str, tuple[Case, ...]] = {

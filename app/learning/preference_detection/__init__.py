@@ -61,29 +61,45 @@ def detect_preferences(message: str) -> list[Preference]:
     for sentence in sentences(message):
         if _REPORTED.search(sentence):
             continue
-        preference = _first_statement(sentence)
+        preference = _statement(sentence)
         if preference is not None:
             found.append(preference)
     return found
 
 
-def _first_statement(sentence: str) -> Preference | None:
-    for grammar in GRAMMARS:
-        text = sentence.rstrip(_CLOSING)
-        if text.endswith(grammar.asks):
+def _statement(sentence: str) -> Preference | None:
+    """What `sentence` states, in the language whose forms it fits; when it fits several
+    (close languages share words), the one with the most of its own short words, and on
+    a tie the first in GRAMMARS."""
+    fits = [(g, p) for g in GRAMMARS if (p := _statement_in(g, sentence)) is not None]
+    if len(fits) <= 1:
+        return fits[0][1] if fits else None
+    _, preference = max(fits, key=lambda fit: _marks(fit[0], sentence))
+    return preference
+
+
+def _statement_in(grammar: Grammar, sentence: str) -> Preference | None:
+    text = sentence.rstrip(_CLOSING)
+    if text.endswith(grammar.asks):
+        return None
+    durable = grammar.durable is not None and grammar.durable.search(sentence) is not None
+    text = _without_fillers(grammar, _without_openers(grammar, text))
+    if not text:
+        return None
+    for form in grammar.forms:
+        if form.durable_only and not durable:
             continue
-        durable = grammar.durable is not None and grammar.durable.search(sentence) is not None
-        text = _without_fillers(grammar, _without_openers(grammar, text))
-        if not text:
-            continue
-        for form in grammar.forms:
-            if form.durable_only and not durable:
-                continue
-            if (match := form.pattern.fullmatch(text)) and (
-                preference := preference_from(grammar, form, match)
-            ):
-                return preference
+        if (match := form.pattern.fullmatch(text)) and (
+            preference := preference_from(grammar, form, match)
+        ):
+            return preference
     return None
+
+
+def _marks(grammar: Grammar, sentence: str) -> int:
+    if grammar.marks is None:
+        return 0
+    return len({mark.casefold() for mark in grammar.marks.findall(sentence)})
 
 
 def _without_openers(grammar: Grammar, sentence: str) -> str:

@@ -121,6 +121,7 @@ ENGLISH = Grammar(
         r"\b(?:from now on|going forward|in (?:the )?future|for (?:the )?future|anymore)\b"
     ),
     reported=r"\b(?:said|says|told|tells|according to)\b",
+    marks=flags(r"\b(?:the|your|my|to|and|of|with|in)\b"),
     not_names=word_set(
         """
         a an the back later when whenever if after before at on

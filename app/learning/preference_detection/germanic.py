@@ -93,6 +93,7 @@ GERMAN = Grammar(
         no_comma="nein",
     ),
     fillers=("bitte", "danke", "ab jetzt", "von nun an", "ab sofort", "künftig", "in zukunft"),
+    marks=flags(r"\b(?:der|die|das|den|dem|immer|nie|niemals|keine|mir|bitte|auf)\b"),
     durable=flags(r"\b(?:ab jetzt|ab sofort|von nun an|künftig|zukünftig|in zukunft)\b"),
     reported=r"\b(?:sagte|sagt|sagten|meinte|meint|gesagt|laut (?:ihm|ihr|ihnen))\b",
     not_names=word_set(
@@ -139,7 +140,7 @@ DUTCH = Grammar(
         .add(
             "language",
             r"(?:antwoord|schrijf|spreek|praat)(?: me| mij| tegen me| met me)?(?: altijd)?"
-            rf"(?: alleen)? in (?:het )?{LANGUAGE_WORD}",
+            rf"(?: alleen)? in (?:het )?{LANGUAGE_WORD}(?: met me| met mij| tegen me| tegen mij)?",
         )
         .add("language", rf"(?:spreek|praat) {LANGUAGE_WORD} (?:met|tegen) (?:me|mij)")
         .add("language", rf"mijn (?:voorkeurs)?taal is (?:het )?{LANGUAGE_WORD}")
@@ -179,6 +180,7 @@ DUTCH = Grammar(
         "voortaan",
         "in de toekomst",
     ),
+    marks=flags(r"\b(?:de|het|een|altijd|nooit|geen|je|mijn|in)\b"),
     durable=flags(r"\b(?:vanaf nu|voortaan|van nu af aan|in de toekomst)\b"),
     reported=r"\b(?:zei|zegt|zeiden|gezegd|volgens (?:hem|haar|hen))\b",
     not_names=word_set(

@@ -103,6 +103,10 @@ class Grammar:
     # the value, where a form's value can reach.
     not_value: re.Pattern[str] | None = None
     filler_separators: str = " ,"
+    # Short words of this language and few others ("il", "gli" in Italian): when a sentence
+    # fits two languages' forms ("Usa sempre il sistema metrico" reads as Portuguese and
+    # Italian), the one with more of its own words is the language it was said in.
+    marks: re.Pattern[str] | None = None
 
 
 # --- cleaning a value -------------------------------------------------------------------------

@@ -103,6 +103,7 @@ FRENCH = Grammar(
         "à partir de maintenant",
         "à l'avenir",
     ),
+    marks=flags(r"\b(?:le|la|les|des|du|tes|vos|mes|et|pas|jamais|toujours|en)\b"),
     durable=flags(r"\b(?:désormais|dorénavant|à partir de maintenant|à l'avenir)\b"),
     reported=(
         r"\b(?:dit|disait|dira|racontait|raconte|selon (?:lui|elle|eux))\b"
@@ -198,6 +199,7 @@ SPANISH = Grammar(
         "en adelante",
         "en el futuro",
     ),
+    marks=flags(r"\b(?:el|los|las|tus|sus|del|y|con|siempre|nunca|jamás|en)\b"),
     durable=flags(
         r"\b(?:de ahora en adelante|a partir de ahora|desde ahora|en adelante|en el futuro)\b"
     ),
@@ -302,6 +304,10 @@ PORTUGUESE = Grammar(
         "de agora em diante",
         "no futuro",
     ),
+    marks=flags(
+        r"\b(?:o|os|as|um|uma|do|da|dos|das|na|no|nas|nos|suas|seus|sempre|nunca|não|você"
+        r"|em)\b"
+    ),
     durable=flags(
         r"\b(?:daqui em diante|daqui para a frente|a partir de agora|de agora em diante"
         r"|no futuro|doravante)\b"
@@ -394,6 +400,7 @@ ITALIAN = Grammar(
         "da adesso in poi",
         "in futuro",
     ),
+    marks=flags(r"\b(?:il|gli|lo|le|della|delle|dei|tue|sempre|mai|non|in)\b"),
     durable=flags(r"\b(?:d'ora in poi|da ora in poi|da adesso in poi|d'ora in avanti|in futuro)\b"),
     reported=r"\b(?:detto|disse|dice|diceva|dicevano|secondo (?:lui|lei|loro))\b",
     not_names=word_set(
