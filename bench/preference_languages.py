@@ -13,8 +13,9 @@ Beside it, in the same run, the detector as it was before it learned other langu
 
 CPU: `time.thread_time` around one `detect_preferences` call, each message of the set
 repeated and its median kept; per language the median and p99 of those medians. And the
-worst of a few 40,000-character messages shaped against the new patterns (CJK runs, forms
-opened and never closed), each the median of a few runs. Single-threaded, in this process.
+worst of the 40,000-character messages shaped against the patterns
+(tests/security/preference_shapes.py: CJK runs, forms opened and never closed, fillers
+repeated), each the median of a few runs. Single-threaded, in this process.
 
 Run alone with `uv run python -m bench.preference_languages [--quick]`.
 """
@@ -31,33 +32,14 @@ from app.learning.preferences import Preference
 from bench.hostile_input import _old_module
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.learning.preference_cases import CASES, Case
+from tests.security.preference_shapes import PREFERENCE_SHAPES
 
 GOAL_PRECISION, GOAL_RECALL = 1.0, 0.9
 # The last revision whose detector read English only.
 BEFORE_REV = "6f7ebd8"
 BEFORE_PATH = "app/learning/preference_detection.py"
-SLACK_LIMIT = 40_000
 
 Detect = Callable[[str], Sequence[Preference]]
-
-
-def _filled(unit: str, length: int = SLACK_LIMIT) -> str:
-    return (unit * (length // len(unit) + 1))[:length]
-
-
-HOSTILE = {
-    "叫我 + one ideograph": "叫我" + _filled("小"),
-    "いつも + kana, never closed": "いつも" + _filled("あ"),
-    "kana + ないでください": _filled("あ", SLACK_LIMIT - 7) + "ないでください",
-    "절대 + Hangul, spaced": "절대 " + _filled("가 "),
-    "Nenn mich + x-": "Nenn mich " + _filled("x-"),
-    "Utilise toujours + word": "Utilise toujours " + _filled("a"),
-    "。！？ repeated": _filled("。！？"),
-    "¿ repeated": _filled("¿"),
-    "mixed scripts": _filled("a字가あ。 "),
-    "s'il te plaît fillers": "Appelle-moi Sam" + _filled(", s'il te plaît"),
-    "99-char sentences, 40 read": _filled("いつも" + "あ" * 94 + "。"),
-}
 
 
 def score(detect: Detect, cases: Sequence[Case]) -> tuple[float | None, float]:
@@ -110,12 +92,13 @@ def run(quick: bool) -> list[tuple[str, str]]:
         )
     hostile_repeat = 3 if quick else 7
     worst = {
-        name: cpu_s(detect_preferences, text, hostile_repeat) for name, text in HOSTILE.items()
+        name: cpu_s(detect_preferences, text, hostile_repeat)
+        for name, text in PREFERENCE_SHAPES.items()
     }
     worst_name = max(worst, key=worst.__getitem__)
     rows.append(
         (
-            f"preferences, {len(HOSTILE)} hostile 40,000-char messages: worst CPU ms "
+            f"preferences, {len(PREFERENCE_SHAPES)} hostile 40,000-char messages: worst CPU ms "
             f"(median of {hostile_repeat}), which",
             f"{worst[worst_name] * 1000:.1f} ({worst_name})",
         )

@@ -100,7 +100,8 @@ def spoken_language(raw: str | None) -> str | None:
             return asked
     said = [p.learned for p in stored if p.learned is not None and p.learned.said_in]
     latest = max(said, key=lambda learned: learned.at, default=None)
-    return latest.said_in if latest is not None else None
+    # Canonical again: the file is also written by Claude's memory tool.
+    return canonical_language(latest.said_in) if latest and latest.said_in else None
 
 
 # --- the file --------------------------------------------------------------------------
