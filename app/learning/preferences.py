@@ -7,10 +7,15 @@ replaces the earlier one (contradictions resolve to the latest), except `always`
 preference_detection.
 
 Beside the values, `_learned` records when and where each was last learned, so a person
-can see it (and its thread) before forgetting it:
+can see it (and its thread) before forgetting it, and the language it was said in, so
+that Orion can greet them in it (`spoken_language`):
 
     {"language": "French", "_learned": {"language": {"at": "2026-05-04T10:12:00Z",
-                                                     "channel": "D0123", "thread": "1712.3"}}}
+                                                     "channel": "D0123", "thread": "1712.3",
+                                                     "said_in": "German"}}}
+
+Whatever language a preference is stated in, it replaces the earlier one of its kind: a
+language is stored by its canonical name (app/learning/language_names.py).
 
 Keys starting with `_` are Orion's bookkeeping, never preferences: every reader reads the
 file by one rule (app/memory/preferences_file.py). Where a preference was learned is about
