@@ -93,6 +93,15 @@ ENGLISH = (
     reported("She told me: call me Jo."),
     other("I'd prefer it if we met later."),
     said("Answer in Korean from now on", language="Korean"),
+    # A second batch, written the same way.
+    said("Going forward, reply in Spanish.", language="Spanish"),
+    said("My name is Priya.", name="Priya"),
+    reported("My boss says always use metric units."),
+    negated("I wouldn't say my team is great."),
+    asked("Is my timezone still Europe/Paris?"),
+    other("Always the same story with this build."),
+    said("Never add emoji to your answers", never="add emoji to your answers"),
+    other("I'm in the office today."),
 )
 
 FRENCH = (
@@ -140,6 +149,15 @@ FRENCH = (
     asked("Comment tu m'appelles ?"),
     reported("Il disait toujours : appelle-moi Paul."),
     other("Je préfère qu'on en parle demain."),
+    # A second batch, written the same way.
+    said("Bonjour, je m'appelle Chloé.", name="Chloé"),
+    said("Écris-moi en italien", language="Italian"),
+    said("Je préfère les tableaux", response_style="les tableaux"),
+    negated("Je n'ai jamais dit que je m'appelais Chloé."),
+    asked("Pourquoi tu m'appelles Chloé ?"),
+    reported("Selon elle, appelle-moi Chloé."),
+    other("Il faut toujours vérifier les chiffres."),
+    said("Ne mets jamais de titres", never="Ne mets jamais de titres"),
 )
 
 SPANISH = (
@@ -185,6 +203,15 @@ SPANISH = (
     asked("¿Cómo te llamas?"),
     reported("Según ella, llámame Ana."),
     other("Llámame cuando llegues."),
+    # A second batch, written the same way.
+    said("Escríbeme en francés", language="French"),
+    said("Prefiero tablas", response_style="tablas"),
+    negated("Nunca dije que me llamo Ana."),
+    asked("¿Por qué me llamas Ana?"),
+    reported("Ella me dijo: llámame Ana."),
+    other("Hay que verificar siempre los datos."),
+    said("No uses nunca títulos", never="No uses nunca títulos"),
+    said("Mi nombre es Diego Ramírez", name="Diego Ramírez"),
 )
 
 PORTUGUESE = (
@@ -229,6 +256,15 @@ PORTUGUESE = (
     asked("Como você se chama?"),
     reported("Ele falou: me chame de Rui."),
     other("Me chame quando chegar."),
+    # A second batch, written the same way.
+    said("Escreva em alemão", language="German"),
+    said("Eu prefiro tabelas", response_style="tabelas"),
+    negated("Eu nunca disse que me chamo Ana."),
+    asked("Por que você me chama de Ana?"),
+    reported("Ela me disse: me chame de Ana."),
+    other("É preciso sempre verificar os dados."),
+    said("Não use nunca títulos", never="Não use nunca títulos"),
+    said("Meu nome é Lucas Souza", name="Lucas Souza"),
 )
 
 ITALIAN = (
@@ -273,6 +309,15 @@ ITALIAN = (
     asked("Come ti chiami?"),
     reported("Lui ha detto: chiamami Paolo."),
     other("Chiamami quando arrivi."),
+    # A second batch, written the same way.
+    said("Scrivimi in tedesco", language="German"),
+    said("Preferisco le tabelle", response_style="le tabelle"),
+    negated("Non ho mai detto che mi chiamo Anna."),
+    asked("Perché mi chiami Anna?"),
+    reported("Lei mi ha detto: chiamami Anna."),
+    other("Bisogna sempre verificare i dati."),
+    said("Non mettere mai titoli", never="Non mettere mai titoli"),
+    said("Il mio nome è Sofia Bianchi", name="Sofia Bianchi"),
 )
 
 GERMAN = (
@@ -317,6 +362,15 @@ GERMAN = (
     asked("Wie heißt du?"),
     reported("Laut ihm soll ich Max heißen."),
     other("Nenn mich, wenn du fertig bist."),
+    # A second batch, written the same way.
+    said("Schreib mir auf Niederländisch", language="Dutch"),
+    said("Ich bevorzuge Tabellen", response_style="Tabellen"),
+    negated("Ich habe nie gesagt, dass ich Anna heiße."),
+    asked("Warum nennst du mich Anna?"),
+    reported("Sie meinte: Nenn mich Anna."),
+    other("Man muss immer die Zahlen prüfen."),
+    said("Setze niemals Überschriften", never="Setze niemals Überschriften"),
+    said("Mein Name ist Paul Schmidt", name="Paul Schmidt"),
 )
 
 DUTCH = (
@@ -364,6 +418,15 @@ DUTCH = (
     asked("Hoe heet je?"),
     reported("Hij zei: noem me Bram."),
     other("Noem me als je klaar bent."),
+    # A second batch, written the same way.
+    said("Schrijf me in het Duits", language="German"),
+    said("Ik heb liever tabellen", response_style="tabellen"),
+    negated("Ik heb nooit gezegd dat ik Anna heet."),
+    asked("Waarom noem je me Anna?"),
+    reported("Volgens haar: noem me Anna."),
+    other("Je moet altijd de cijfers controleren."),
+    said("Gebruik nooit koppen", never="Gebruik nooit koppen"),
+    said("Mijn naam is Pieter Jansen", name="Pieter Jansen"),
 )
 
 JAPANESE = (
@@ -409,6 +472,15 @@ JAPANESE = (
     asked("お名前は何ですか"),
     reported("彼は山田と呼んでと言っていた"),
     other("山田さんと呼ばれています"),
+    # A second batch, written the same way.
+    said("中国語で答えてください", language="Chinese"),
+    said("表形式の方がいいです", response_style="表形式"),
+    negated("サムと呼んでほしいとは言っていません"),
+    asked("なぜサムと呼ぶのですか？"),
+    reported("田中さんがサムと呼んでと言っていました"),
+    other("いつも数字を確認する必要があります"),
+    said("絶対に見出しを付けないでください", never="絶対に見出しを付けないでください"),
+    said("私の名前は鈴木です", name="鈴木"),
 )
 
 CHINESE = (
@@ -454,6 +526,15 @@ CHINESE = (
     asked("你叫什么名字？"),
     reported("听说叫我小王就好"),
     other("我叫他明天来"),
+    # A second batch, written the same way.
+    said("用韩语回答", language="Korean"),
+    said("我更喜欢表格", response_style="表格"),
+    negated("我从没说过我叫小明"),
+    asked("你为什么叫我小明？"),
+    reported("他说过叫我小明"),
+    other("总是要检查数字"),
+    said("永远不要加标题", never="永远不要加标题"),
+    said("我的名字是陈静", name="陈静"),
 )
 
 KOREAN = (
@@ -498,6 +579,15 @@ KOREAN = (
     asked("이름이 뭐예요?"),
     reported("그가 지훈이라고 불러 달라고 했대"),
     other("나중에 전화해 주세요"),
+    # A second batch, written the same way.
+    said("중국어로 답해 주세요", language="Chinese"),
+    said("저는 표를 선호해요", response_style="표"),
+    negated("샘이라고 불러 달라고 한 적 없어요"),
+    asked("왜 저를 샘이라고 불러요?"),
+    reported("팀장님이 샘이라고 불러 달라고 했어요"),
+    other("항상 숫자를 확인해야 해요"),
+    said("절대 제목을 붙이지 마세요", never="절대 제목을 붙이지 마세요"),
+    said("제 이름은 이서준입니다", name="이서준"),
 )
 
 CASES: dict[str, tuple[Case, ...]] = {

@@ -139,7 +139,8 @@ CHINESE = Grammar(
             r"|详细一点|简洁一点)(?:一些|一点|些)?(?:吧)?",
         )
         .add("never", rf"(?:永远|绝对|千万|再也|以后都)(?:不要|别|不准|不许)(?:再)?{_ZH_VERBS}.*")
-        .add("always", rf"(?:总是|始终|每次都|一直|永远)(?:要|请)?{_ZH_VERBS}.*")
+        # "总是要检查数字" is "one must always check the numbers": no "要" here.
+        .add("always", rf"(?:总是|始终|每次都|一直|永远)(?:请)?{_ZH_VERBS}.*")
         .add("never", rf"(?:都)?(?:不要|别)(?:再)?{_ZH_VERBS}.*", durable_only=True)
         .add("always", rf"(?:请)?{_ZH_VERBS}.*", durable_only=True)
         .done()
@@ -218,6 +219,6 @@ KOREAN = Grammar(
     asks=("까", "까요", "니", "나요", "냐", "는지"),
     not_preferred=flags(r"(?:그것|이것|저것|그거|이거)"),
     not_value=flags(r"아니|않"),
-    style=flags(r"요약|짧게|짧은|간결|자세히|자세한|글머리|표로|존댓말|반말|말투|목록"),
+    style=flags(r"요약|짧게|짧은|간결|자세히|자세한|글머리|표로|^표$|존댓말|반말|말투|목록"),
     filler_separators=", ",
 )

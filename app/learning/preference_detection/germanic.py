@@ -151,7 +151,8 @@ DUTCH = Grammar(
         .add(
             "prefers",
             r"ik (?:heb liever|geef de voorkeur aan|prefereer) (?P<value>(?:de|het|een|korte"
-            r"|lange|beknopte|(?-i:[A-Z])).{2,})",
+            r"|lange|beknopte|(?=(?:tabellen|lijsten|voorbeelden|opsommingstekens)\b)"
+            r"|(?-i:[A-Z])).{2,})",
         )
         .add("prefers", r"mijn voorkeur gaat uit naar (?P<value>.{2,})")
         .add("response_style", r"(?:houd|hou) (?:je |jouw |de |uw )?antwoorden .+")

@@ -171,7 +171,11 @@ SPANISH = Grammar(
             r"(?:prefiero|preferiría|mi preferencia es) (?P<value>(?:el|la|los|las|un|una|unos"
             r"|unas|mis|(?-i:[A-ZÁÉÍÓÚÑ])).{2,})",
         )
-        .add("response_style", r"(?:prefiero|preferiría) (?P<value>respuestas .+)")
+        .add(
+            "response_style",
+            r"(?:prefiero|preferiría) (?P<value>(?:respuestas|tablas|listas|viñetas|ejemplos"
+            r"|párrafos)\b.*)",
+        )
         .add("response_style", r"(?:mantén|mantenga) (?:tus |sus |las )?respuestas .+")
         .add("response_style", r"me gustan (?:las )?respuestas .+")
         .add("always", rf"siempre (?:{_ES_VERBS}) .+")
@@ -274,7 +278,11 @@ PORTUGUESE = Grammar(
             r"(?:eu )?(?:prefiro|preferiria) (?P<value>(?:(?:o|a|os|as|um|uma|uns|umas) "
             r"|(?-i:[A-ZÁÉÍÓÚÂÊÔÃÕÇ])).{2,})",
         )
-        .add("response_style", r"(?:eu )?(?:prefiro|preferiria) (?P<value>respostas .+)")
+        .add(
+            "response_style",
+            r"(?:eu )?(?:prefiro|preferiria) (?P<value>(?:respostas|tabelas|listas|tópicos"
+            r"|exemplos|parágrafos)\b.*)",
+        )
         .add("response_style", r"(?:mantenha|mantém) (?:suas |tuas |as )?respostas .+")
         .add("response_style", r"(?:eu )?gosto de respostas .+")
         .add("always", rf"sempre (?:{_PT_VERBS}) .+")
@@ -371,7 +379,11 @@ ITALIAN = Grammar(
             r"(?:io )?(?:preferisco|preferirei) (?P<value>(?:il|lo|la|i|gli|le|l'|un|una|uno"
             r"|dei|delle|(?-i:[A-ZÀ-Ý])).{2,})",
         )
-        .add("response_style", r"(?:io )?(?:preferisco|preferirei) (?P<value>risposte .+)")
+        .add(
+            "response_style",
+            r"(?:io )?(?:preferisco|preferirei) (?P<value>(?:risposte|tabelle|elenchi|esempi"
+            r"|paragrafi)\b.*)",
+        )
         .add("response_style", r"(?:mantieni|tieni|mantenga) (?:le |tue |le tue )?risposte .+")
         .add("response_style", r"mi piacciono (?:le )?risposte .+")
         .add("always", rf"(?:{_IT_VERBS}) (?:[\w'-]+ )?sempre .+")
