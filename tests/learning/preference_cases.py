@@ -8,6 +8,11 @@ require precision 1.0) and by the benchmark's table (bench/preference_languages.
 A statement's expected value is what Orion keeps: names and values as said, a language
 by its canonical name, a rule as the person said it (in English, without "always" /
 "never", as Orion has always kept them).
+
+The first cases of each language were written beside the forms. The two later batches
+("Written after the forms above", "A second batch") were written before the detector ran
+on them: 58 of 60, then 75 of 80 came out as labelled (one false positive, "总是要检查数字",
+and one response style filed as `prefers`); the forms were corrected after.
 """
 
 from __future__ import annotations
