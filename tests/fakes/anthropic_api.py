@@ -52,8 +52,8 @@ class ClaudeCall:
 
 @dataclass(frozen=True)
 class FirstText:
-    """A streamed response's first text delta: when it was written to the connection
-    (`time.monotonic()`), and the request it answers."""
+    """A streamed response's first text delta: when it was sent (`time.monotonic()`, just
+    before the write), and the request it answers."""
 
     at: float
     body: dict[str, Any]
@@ -302,11 +302,13 @@ class FakeClaude(HttpFake):
         text_sent = False
         try:
             for event in events:
-                await response.write(event.encode())
                 if not text_sent and _is_text_delta(event):
+                    # Noted as it leaves: the write may yield, and the client may act on
+                    # the delta before the write returns.
                     text_sent = True
                     with self._lock:
                         self._first_texts.append(FirstText(time.monotonic(), body or {}))
+                await response.write(event.encode())
                 if chunk_delay and event.name == "content_block_delta":
                     await asyncio.sleep(chunk_delay)
             if drop:
