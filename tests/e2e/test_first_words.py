@@ -22,7 +22,7 @@ USER, CHANNEL = "U0FIRST", "D0FIRST"
 FIRST = "How do we deploy the billing service?"
 SECOND = "Check what you remember about me, then tell me more."
 ANSWER = " ".join(f"step{n}" for n in range(60))  # ~420 characters
-DELTA_CHARS, PAUSE_S = 24, 0.2  # 18 deltas over 3.4 s
+DELTA_CHARS, PAUSE_S = 24, 0.12  # 18 deltas over 2 s
 
 
 @pytest.fixture(params=["assistant", "agent"])
