@@ -227,7 +227,7 @@ def _appends(answers: list[Answer]) -> str:
 
 
 def run(quick: bool) -> list[tuple[str, str]]:
-    plan = Plan(conversations=3, at_once=3, answer_chars=720) if quick else Plan(20, 10, 2_000)
+    plan = Plan(conversations=3, at_once=3, answer_chars=480) if quick else Plan(20, 10, 2_000)
     answer = _answer_text(plan.answer_chars)
     with (
         benchmark_environment(),
