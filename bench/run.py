@@ -14,6 +14,7 @@ from bench.stats import print_table
 BENCHMARKS = [
     "bench.cold_start",
     "bench.thread_start",
+    "bench.first_words",
     "bench.storage_trouble",
     "bench.memory_latency",
     "bench.memory_erasure",

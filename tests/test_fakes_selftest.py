@@ -343,6 +343,20 @@ async def test_claude_streams_text(claude: FakeClaude, claude_client: AsyncAnthr
     assert claude.requests[0]["stream"] is True
 
 
+async def test_claude_keeps_a_models_pace_and_notes_its_first_text(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    answer = "Sonnet writes about twenty-four characters at a time, every eighty ms."
+    claude.reply(answer, chunk_delay=0.001, delta_chars=24)
+    async with claude_client.messages.stream(model=MODEL, max_tokens=64, messages=HELLO) as s:
+        deltas = [delta async for delta in s.text_stream]
+
+    assert "".join(deltas) == answer
+    assert [len(d) for d in deltas] == [24, 24, len(answer) - 48]
+    [first] = claude.first_texts
+    assert first.body["messages"] == HELLO
+
+
 async def test_claude_streams_memory_tool_use_on_the_beta_client(
     claude: FakeClaude, claude_client: AsyncAnthropic
 ) -> None:

@@ -8,15 +8,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.slack.conversation.reply_stream import STREAM_BUFFER_CHARS
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
 
-# Several times longer than the reply stream's buffer: Orion streams it (in several
-# appends) where a shorter answer is posted whole.
-LONG_ANSWER = " ".join(f"word{n}" for n in range(STREAM_BUFFER_CHARS))
+# About 3,000 characters: Claude (the fake) sends it in several deltas, and Orion streams it
+# in several Slack calls when Claude writes it slowly enough.
+LONG_ANSWER = " ".join(f"word{n}" for n in range(400))
 
 # The first event of a test may still be building the services (the anthropic and
 # google-cloud-storage imports take several seconds on a small machine).

@@ -24,12 +24,13 @@ from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import FakeSlack, Message
 from tests.orion_server import OrionServer, make_settings
 
 USER, CHANNEL = "U0IRIS", "D0IRIS"
 PREFERENCES = {"name": "Iris", "language": "French", "response_style": "bullet points"}
 QUESTION = "Can you outline the launch plan for the new billing page?"
+STOPPED = "Stopped. Ask again whenever you're ready."
 
 
 @pytest.fixture
@@ -74,7 +75,8 @@ def test_a_first_dm_gets_a_personal_streamed_answer_in_its_thread(
     [answer] = slack.bot_messages(CHANNEL, thread_ts)
     assert answer.thread_ts == thread_ts, "in the thread of the person's own message"
     [started] = slack.calls_to("chat.startStream")
-    assert started.args["thread_ts"] == thread_ts and slack.calls_to("chat.appendStream")
+    assert started.args["thread_ts"] == thread_ts
+    assert LONG_ANSWER.startswith(started.args["markdown_text"]), "opened with the first words"
     assert any(block["type"] == "context_actions" for block in answer.blocks)
     # The memories were restored at once and reached Claude: the greeting folds into it.
     [request] = main_requests(claude, orion)
@@ -147,10 +149,13 @@ def test_opening_the_messages_tab_sets_prompts_once_and_posts_nothing(
     assert slack.calls_to("agents.sessions.setStatus") == []
 
 
-def test_stop_cancels_a_slow_answer_keeps_what_was_shown_and_ends_active(
-    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+@pytest.mark.parametrize(
+    "slack_ended_the_stream", [True, False], ids=["slack_ended_it", "still_streaming"]
+)
+def test_stop_keeps_what_was_shown_confirms_in_one_line_and_ends_active(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, slack_ended_the_stream: bool
 ) -> None:
-    claude.reply(LONG_ANSWER, chunk_delay=1.0)  # four pieces, a second apart
+    claude.reply(LONG_ANSWER, chunk_delay=1.0)  # six pieces, a second apart
     payload = start_conversation(orion, slack, QUESTION)
     thread_ts = payload["event"]["ts"]
     [streaming] = slack.wait_for(
@@ -158,25 +163,55 @@ def test_stop_cancels_a_slow_answer_keeps_what_was_shown_and_ends_active(
         what="the first part of the answer",
     )
 
+    if slack_ended_the_stream:
+        slack.expire_streams()  # as Slack does with the streams it names in the event
     stop = events.agent_session_stopped(USER, CHANNEL, thread_ts, [streaming.ts])
     assert orion.post_event(stop).status_code == 200
-    slack.wait_for(lambda: orion.logged(log_events.SLACK_TURN_STOPPED), what="the turn stopping")
+    shown, confirmation = slack.wait_for(
+        lambda: _two(slack.bot_messages(CHANNEL, thread_ts)), what="the stop's confirmation"
+    )
     slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
 
-    [shown] = slack.bot_messages(CHANNEL, thread_ts)
-    assert shown.text and shown.text != LONG_ANSWER, "what was streamed stays, unfinished"
-    assert LONG_ANSWER.startswith(shown.text)
+    # What was streamed stays, unfinished, and no longer streaming; one line says so.
+    assert shown.ts == streaming.ts and not shown.streaming
+    assert shown.text and shown.text != LONG_ANSWER and LONG_ANSWER.startswith(shown.text)
+    assert confirmation.text == STOPPED and confirmation.thread_ts == thread_ts
+    # The session: processing, then active once the confirmation is in the thread.
     assert session_statuses(slack, thread_ts) == ["processing", "active"]
+    [posted] = [c for c in slack.calls_to("chat.postMessage") if c.args["text"] == STOPPED]
+    assert posted.at < slack.calls_to("agents.sessions.setStatus")[-1].at
     [stopped] = orion.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN)
     assert stopped["running_here"] is True
     slack.wait_for(lambda: orion.logged(log_events.SLACK_AGENT_MESSAGE_DONE))
-    # Nothing learned from the stopped turn, and no apology for it: once the turn is over,
-    # the thread holds that one unfinished answer and none of Orion's apologies.
+    # Nothing learned from the stopped turn, no apology, and nothing more written to it.
     assert not orion.logged(log_events.MEMORY_AFTER_TURN)
     assert [r["model"] for r in claude.requests] == [orion.settings.anthropic_model]
-    [after] = slack.bot_messages(CHANNEL, thread_ts)
-    assert LONG_ANSWER.startswith(after.text)
-    assert not [apology for apology in (BUSY, UNREACHABLE, GENERIC) if apology in after.text]
+    after = slack.bot_messages(CHANNEL, thread_ts)
+    assert [m.text for m in after] == [shown.text, STOPPED]
+    assert not [apology for apology in (BUSY, UNREACHABLE, GENERIC) if apology in after[0].text]
+
+
+def test_stop_before_the_first_words_is_confirmed_alone(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    claude.delay(10)  # Claude has not written anything yet when the person stops
+    claude.reply("Too late to be shown.")
+    thread_ts = start_conversation(orion, slack, QUESTION)["event"]["ts"]
+    claude.wait_for(lambda: claude.requests, what="the request to Claude")
+
+    assert orion.post_event(events.agent_session_stopped(USER, CHANNEL, thread_ts)).is_success
+    [confirmation] = slack.wait_for(
+        lambda: finished(slack, CHANNEL, thread_ts), what="the stop's confirmation"
+    )
+    slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
+
+    assert confirmation == STOPPED
+    assert session_statuses(slack, thread_ts) == ["processing", "active"]
+    assert not slack.calls_to("chat.startStream")
+
+
+def _two(messages: list[Message]) -> list[Message] | None:
+    return messages if len(messages) == 2 else None
 
 
 def test_a_stop_after_the_answer_still_leaves_the_session_active(

@@ -76,19 +76,26 @@ def test_claude_timeout_ends_in_an_apology(
 
 
 @pytest.mark.parametrize(
-    ("method", "answer"),
+    ("method", "answer", "chunk_delay"),
     [
-        ("chat.postMessage", "Delivered after a rate limit."),
-        ("chat.startStream", conversation.LONG_ANSWER),
+        ("chat.startStream", conversation.LONG_ANSWER, 0.0),
+        # Written slowly enough for Orion to append while Claude still writes.
+        ("chat.appendStream", conversation.LONG_ANSWER, 0.3),
+        ("chat.stopStream", "Delivered after a rate limit.", 0.0),
     ],
-    ids=["short_answer_posted", "long_answer_streamed"],
+    ids=["stream_start", "stream_append", "stream_end"],
 )
 def test_slack_rate_limit_on_chat_is_retried(
-    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, method: str, answer: str
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    method: str,
+    answer: str,
+    chunk_delay: float,
 ) -> None:
     thread_ts = slack.new_ts()
     slack.inject_error(method, error="ratelimited", status=429, retry_after=1, times=1)
-    claude.reply(answer)
+    claude.reply(answer, chunk_delay=chunk_delay)
     _ask(orion, slack, thread_ts, "Hello")
     assert _wait_finished(slack, thread_ts, 1) == [answer]
     assert slack.calls_to(method)[0].error == "ratelimited"

@@ -89,9 +89,10 @@ def test_question_gets_claudes_answer_with_feedback_buttons(
     assert answer == "The **capital of France** is Paris."
     final = slack.bot_messages(CHANNEL, thread_ts)[-1]
     assert any(block.get("type") == "context_actions" for block in final.blocks or [])
-    # Shorter than the stream's buffer: one message, posted whole, with no stream opened.
-    assert not slack.calls_to("chat.startStream")
-    assert [c.args["text"] for c in slack.calls_to("chat.postMessage")][-1] == answer
+    # Streamed from its first words on: the message opened with the start of the answer.
+    [started] = slack.calls_to("chat.startStream")
+    assert started.args["thread_ts"] == thread_ts
+    assert answer.startswith(started.args["markdown_text"])
     statuses = [update.status for update in slack.statuses(CHANNEL, thread_ts)]
     assert statuses[0] == "Restoring your preferences..."
     assert "is thinking..." in statuses

@@ -89,7 +89,9 @@ def test_a_stream_breaking_after_5000_characters_still_shows_the_whole_answer_on
         slack.break_streams_after(5_000)
         claude.reply(answer)
     else:
-        claude.reply(answer, chunk_delay=0.01)
+        # Slow enough (3 s in all) that the stream expires while Claude still writes: Orion
+        # writes to a stream at most once a second after the first words.
+        claude.reply(answer, chunk_delay=0.05)
     thread_ts = _ask(orion, slack, answer)
     if failure == "stream_expires":
         slack.wait_for(

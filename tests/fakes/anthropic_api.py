@@ -5,6 +5,9 @@
 `responder` callback; with nothing scripted it echoes the last user text. Both JSON
 (`stream: false`) and SSE (`stream: true`) responses are served. The SDK's beta client uses
 the same path and names its betas in the `anthropic-beta` header (recorded as `ClaudeCall.betas`).
+A streamed reply can keep a model's pace (`delta_chars` with `chunk_delay`), and the moment
+each stream's first text was sent is recorded (`first_texts`), for benchmarks that time what
+follows it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import itertools
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -46,6 +50,15 @@ class ClaudeCall:
     betas: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class FirstText:
+    """A streamed response's first text delta: when it was sent (`time.monotonic()`, just
+    before the write), and the request it answers."""
+
+    at: float
+    body: dict[str, Any]
+
+
 class _ApiError(Exception):
     def __init__(self, status: int, error_type: str, message: str) -> None:
         super().__init__(message)
@@ -58,6 +71,7 @@ class FakeClaude(HttpFake):
         self._lock = threading.Lock()
         self._script: deque[ScriptItem] = deque()
         self._calls: list[ClaudeCall] = []
+        self._first_texts: list[FirstText] = []
         self._pending_delay = 0.0
         self._request_ids = itertools.count(1)
         # Consulted before the script: return an item to answer this request, or None.
@@ -75,8 +89,8 @@ class FakeClaude(HttpFake):
         with self._lock:
             self._script.append(item)
 
-    def reply(self, text: str, *, chunk_delay: float = 0.0) -> None:
-        self.enqueue(script.text(text, chunk_delay=chunk_delay))
+    def reply(self, text: str, *, chunk_delay: float = 0.0, delta_chars: int | None = None) -> None:
+        self.enqueue(script.text(text, chunk_delay=chunk_delay, delta_chars=delta_chars))
 
     def reply_tool_use(
         self,
@@ -139,6 +153,7 @@ class FakeClaude(HttpFake):
             self._script.clear()
             self._pending_delay = 0.0
             self._calls.clear()
+            self._first_texts.clear()
             self.responder = None
 
     @property
@@ -153,6 +168,12 @@ class FakeClaude(HttpFake):
     def calls(self) -> list[ClaudeCall]:
         with self._lock:
             return list(self._calls)
+
+    @property
+    def first_texts(self) -> list[FirstText]:
+        """Each streamed response's first text delta, in the order they were sent."""
+        with self._lock:
+            return list(self._first_texts)
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -235,7 +256,7 @@ class FakeClaude(HttpFake):
         if isinstance(item, Reply):
             if stream:
                 events = script.render_sse(body, item)
-                return await self._stream(request, events, item.chunk_delay)
+                return await self._stream(request, events, item.chunk_delay, body=body)
             return web.json_response(script.render_json(body, item), headers=self._headers())
         if isinstance(item, Failure):
             extra = {} if item.retry_after is None else {"retry-after": str(item.retry_after)}
@@ -269,6 +290,7 @@ class FakeClaude(HttpFake):
         events: list[script.Event],
         chunk_delay: float,
         drop: bool = False,
+        body: dict[str, Any] | None = None,
     ) -> web.StreamResponse:
         headers = {
             **self._headers(),
@@ -277,8 +299,15 @@ class FakeClaude(HttpFake):
         }
         response = web.StreamResponse(status=200, headers=headers)
         await response.prepare(request)
+        text_sent = False
         try:
             for event in events:
+                if not text_sent and _is_text_delta(event):
+                    # Noted as it leaves: the write may yield, and the client may act on
+                    # the delta before the write returns.
+                    text_sent = True
+                    with self._lock:
+                        self._first_texts.append(FirstText(time.monotonic(), body or {}))
                 await response.write(event.encode())
                 if chunk_delay and event.name == "content_block_delta":
                     await asyncio.sleep(chunk_delay)
@@ -288,6 +317,10 @@ class FakeClaude(HttpFake):
         except ConnectionResetError:
             pass  # the client went away mid-stream; nothing left to tell it
         return response
+
+
+def _is_text_delta(event: script.Event) -> bool:
+    return event.name == "content_block_delta" and event.data["delta"]["type"] == "text_delta"
 
 
 def _drop(request: web.Request) -> web.StreamResponse:
@@ -317,6 +350,7 @@ __all__ = [
     "Drop",
     "Failure",
     "FakeClaude",
+    "FirstText",
     "MidStreamFailure",
     "Reply",
     "ScriptItem",

@@ -39,6 +39,9 @@ class Reply:
     delay: float = 0.0
     # Pause between streamed deltas, to simulate a slow model.
     chunk_delay: float = 0.0
+    # Stream text in deltas of exactly this many characters (with `chunk_delay`, a model's
+    # pace: Sonnet writes about 24 characters every 80 ms); None: a few word-aligned deltas.
+    delta_chars: int | None = None
 
 
 @dataclass
@@ -179,6 +182,13 @@ def split_text(value: str, pieces: int = 4) -> list[str]:
     return [p + (" " if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
 
 
+def paced_text(value: str, delta_chars: int | None) -> list[str]:
+    """The text deltas of `value`: `split_text`'s, or pieces of `delta_chars` characters."""
+    if delta_chars is None:
+        return split_text(value)
+    return [value[i : i + delta_chars] for i in range(0, len(value), delta_chars)]
+
+
 def _split_json(value: str) -> list[str]:
     """Tool input arrives as an empty delta then a few partial_json pieces."""
     if len(value) < 3:
@@ -187,11 +197,13 @@ def _split_json(value: str) -> list[str]:
     return ["", value[:third], value[third : 2 * third], value[2 * third :]]
 
 
-def block_events(index: int, block: dict[str, Any]) -> Iterator[Event]:
+def block_events(
+    index: int, block: dict[str, Any], delta_chars: int | None = None
+) -> Iterator[Event]:
     kind = block.get("type")
     if kind == "text":
         yield _event("content_block_start", index=index, content_block={"type": "text", "text": ""})
-        for piece in split_text(block["text"]):
+        for piece in paced_text(block["text"], delta_chars):
             delta = {"type": "text_delta", "text": piece}
             yield _event("content_block_delta", index=index, delta=delta)
     elif kind in ("tool_use", "server_tool_use"):
@@ -217,7 +229,7 @@ def block_events(index: int, block: dict[str, Any]) -> Iterator[Event]:
 def render_sse(request: dict[str, Any], reply: Reply) -> list[Event]:
     events = message_start(request, reply.content)
     for index, block in enumerate(reply.content):
-        events.extend(block_events(index, block))
+        events.extend(block_events(index, block, reply.delta_chars))
     usage = {"output_tokens": estimate_usage(request, reply.content).output_tokens}
     delta = {"stop_reason": reply.stop_reason, "stop_sequence": None}
     events.append(_event("message_delta", delta=delta, usage=usage))

@@ -1,10 +1,12 @@
 """`agent_session_stopped` (agent_view): the person pressed Stop while Orion was working.
 
 The turn running in that conversation on this instance is cancelled at once: what was
-already streamed stays in the thread (Slack stopped the stream itself), nothing is learned
+already streamed stays in the thread, its stream ended (Slack usually ends it itself), one
+short line confirms the stop (app/slack/conversation/answering.py), nothing is learned
 from the cancelled turn, and the session goes back to `active` as the turn ends. Slack
 does not change the session's status on a Stop, so when no turn runs here (it ran on
-another instance, or had just finished) the session is set `active` from here.
+another instance, or had just finished) the session is set `active` from here; nothing is
+confirmed then, as this instance stopped nothing.
 """
 
 from __future__ import annotations

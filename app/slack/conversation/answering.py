@@ -6,7 +6,8 @@ memory for the conversation (under one storage budget), the thread's history fro
 and the Claude client (still loading on a fresh instance). A delivery that Slack marks as
 a retry shows nothing until it has won its claim. After the reply is complete, what the
 turn taught Orion is written in the background. A turn the person stops (agent_view's
-Stop button) ends at once: what was streamed stays, nothing is learned from it.
+Stop button) ends at once: what was streamed stays, one short line confirms the stop, and
+nothing is learned from it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ log = get_logger(__name__)
 # The memory block for the system prompt: saved with the conversation, or restored now;
 # None when there is none (the agent then reloads it, within what is left of the budget).
 MemoryLookup = Callable[[], Awaitable[str | None]]
+
+# What the person sees in the thread once their Stop has ended the answer.
+STOPPED_CONFIRMATION = "Stopped. Ask again whenever you're ready."
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,7 @@ class Answerer:
                 # Failed or stopped: what the memory tool wrote must not outlive an erasure.
                 agent = services.result().agent  # a turn exists only once services did
                 run_in_background(agent.after_unfinished_turn(turn), name="memory.erasure_check")
+            reply.discard()  # a no-op once the reply has ended (answered, apologised, stopped)
             await _discard(delivery.memory, history, services)
             if answering:
                 await presence.idle()
@@ -164,7 +169,8 @@ class Answerer:
             except asyncio.CancelledError:
                 if not self.turns.was_stopped(work):
                     raise  # Orion itself is being cancelled (shutdown)
-                log.info("slack.turn.stopped", shown_chars=len(reply.text))
+                log.info("slack.turn.stopped", written_chars=len(reply.text))
+                await reply.stop(STOPPED_CONFIRMATION)
                 return None
 
 

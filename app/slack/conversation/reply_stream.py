@@ -1,12 +1,14 @@
 """Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens.
 
-Uses Slack's chat streaming (`chat.startStream` / `appendStream` / `stopStream`) once an
-answer outgrows the stream's buffer; a shorter one is posted whole. When streaming is
-unavailable or breaks midway (a stream expires after about five minutes with
-`message_not_in_streaming_state`; Slack may fail a call), the answer is collected and
-written whole at the end: the streamed message is rewritten with `chat.update` to the
-answer's first part and the rest follows in new messages, so everything is shown once.
-An answer longer than one message is split at Markdown block boundaries (answer_parts.py).
+The answer goes out through Slack's chat streaming (`chat.startStream` / `appendStream`
+/ `stopStream`) from its first words, paced within Slack's limits (paced_stream.py).
+When streaming is unavailable or breaks midway (a stream expires after about five
+minutes with `message_not_in_streaming_state`; Slack may fail a call), the answer is
+collected and written whole at the end: the streamed message is rewritten with
+`chat.update` to the answer's first part and the rest follows in new messages, so
+everything is shown once. An answer longer than one message is split at Markdown block
+boundaries (answer_parts.py). A stopped answer keeps what it showed, and a short line
+confirms the stop.
 """
 
 from __future__ import annotations
@@ -14,25 +16,22 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import aiohttp
-from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
 from app.slack.conversation.answer_parts import rest_of, split_markdown
+from app.slack.conversation.paced_stream import (
+    MAX_MARKDOWN_CHARS,
+    NOT_STREAMING,
+    STREAM_FAILURES,
+    PacedStream,
+    slack_error,
+)
 from app.slack.conversation.presence import Presence
 
 log = get_logger(__name__)
 
-# Fewer Slack calls per answer; Slack's own limit per call is 12,000 characters.
-STREAM_BUFFER_CHARS = 400
-MAX_MARKDOWN_CHARS = 12_000
 FEEDBACK_ACTION_ID = "feedback"
-
-# What can break a stream: Slack refusing a call (after the client's retries), or not
-# answering at all.
-STREAM_FAILURES = (SlackApiError, SlackClientError, aiohttp.ClientError, TimeoutError)
 
 
 # Message metadata on Orion's answers: which trace produced the answer, for its feedback.
@@ -88,13 +87,15 @@ class SlackReplyStream:
         self._presence = presence
         self._channel = channel
         self._thread_ts = thread_ts
-        self._user_id = user_id
-        self._team_id = team_id
-        self._stream: AsyncChatStream | None = None
+        self._stream = PacedStream(
+            client,
+            channel=channel,
+            thread_ts=thread_ts,
+            user_id=user_id,
+            team_id=team_id,
+            on_failure=self._on_stream_error,
+        )
         self._text: list[str] = []
-        self._chars = 0
-        self._shown = 0  # characters Slack has confirmed showing in the stream
-        self._broken = False  # streaming is unavailable or failed: the end writes it all
         self._expired = False  # Slack ended the stream itself (it is no longer streaming)
         self._finished = False
 
@@ -103,27 +104,11 @@ class SlackReplyStream:
         return "".join(self._text)
 
     async def append(self, markdown: str) -> None:
+        """Never waits for Slack: Claude's stream goes on while Slack takes its time."""
         if not markdown:
             return
         self._text.append(markdown)
-        self._chars += len(markdown)
-        if self._broken:
-            return
-        try:
-            if self._stream is not None:
-                flushed = await self._stream.append(markdown_text=markdown)
-            elif self._chars >= STREAM_BUFFER_CHARS:
-                # Outgrew one buffer: open the stream with everything held so far.
-                self._stream = await self._open()
-                flushed = await self._stream.append(markdown_text=self.text)
-            else:
-                # Held here: Claude streams a few characters per delta, and the SDK's
-                # stream would spend CPU on each (a debug line) only to buffer it likewise.
-                return
-            if flushed is not None:  # the SDK sent everything appended so far
-                self._shown = self._chars
-        except STREAM_FAILURES as exc:
-            self._on_stream_error(exc)
+        self._stream.push(markdown)
 
     async def show_progress(self, status: str) -> None:
         await self._presence.progress(status)
@@ -134,21 +119,12 @@ class SlackReplyStream:
         blocks: list[dict[str, Any]] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Close the stream with the final blocks, or write the collected answer.
-
-        An answer shorter than the stream's buffer has not reached Slack yet: it is posted
-        whole, in one `chat.postMessage`, instead of a `chat.startStream` and a
-        `chat.stopStream` that would show the person the same message at the same moment.
-        """
+        """Close the stream with the final blocks, or write the collected answer."""
         if self._finished:
             return
         self._finished = True
-        if not self._broken and self._stream is not None and self._stream.ts is not None:
-            try:
-                await self._stream.stop(blocks=blocks, metadata=metadata)
-                return
-            except STREAM_FAILURES as exc:
-                self._on_stream_error(exc)
+        if await self._stream.close(blocks=blocks, metadata=metadata):
+            return
         await self._write_whole_answer(blocks or [], metadata)
 
     async def fail(self, apology: str) -> None:
@@ -157,27 +133,33 @@ class SlackReplyStream:
         await self.append(f"{separator}_{apology}_")
         await self.finish()
 
-    async def _open(self) -> AsyncChatStream:
-        return await self._client.chat_stream(
-            buffer_size=STREAM_BUFFER_CHARS,
-            channel=self._channel,
-            thread_ts=self._thread_ts,
-            recipient_user_id=self._user_id,
-            recipient_team_id=self._team_id,
-        )
+    async def stop(self, confirmation: str) -> None:
+        """The person stopped the answer: what it showed stays, ended; `confirmation`
+        follows in the thread. Text Claude wrote that Slack has not shown is dropped."""
+        self._finished = True
+        await self._stream.abandon()
+        try:
+            await self._client.chat_postMessage(
+                channel=self._channel, thread_ts=self._thread_ts, text=confirmation
+            )
+        except STREAM_FAILURES as exc:
+            log.warning("slack.stop_confirmation_failed", error=type(exc).__name__, exc_info=exc)
+
+    def discard(self) -> None:
+        """The turn is torn down without an end (Orion shutting down): no more calls."""
+        self._stream.cancel()
 
     def _on_stream_error(self, exc: Exception) -> None:
-        """From now on collect the answer; `finish` writes it."""
-        self._broken = True
-        error = exc.response.get("error") if isinstance(exc, SlackApiError) else None
-        if error == "message_not_in_streaming_state":
+        """From now on the answer is only collected; `finish` writes it."""
+        error = slack_error(exc)
+        if error == NOT_STREAMING:
             self._expired = True
-            log.info("slack.stream_expired", shown_chars=self._shown)
+            log.info("slack.stream_expired", shown_chars=self._stream.shown, exc_info=exc)
         else:
             log.warning(
                 "slack.stream_failed",
                 error=error or type(exc).__name__,
-                shown_chars=self._shown,
+                shown_chars=self._stream.shown,
                 exc_info=exc,
             )
 
@@ -199,7 +181,7 @@ class SlackReplyStream:
         too, it keeps what it shows and only the rest is posted after it.
         """
         parts = await _messages_of(self.text or " ")
-        streamed_ts = self._stream.ts if self._stream is not None else None
+        streamed_ts = self._stream.ts
         if streamed_ts:
             if not self._expired:
                 await self._end_stream(streamed_ts)
@@ -213,7 +195,7 @@ class SlackReplyStream:
                 parts = parts[1:]
             except STREAM_FAILURES as exc:
                 log.warning("slack.stream_rewrite_failed", error=type(exc).__name__, exc_info=exc)
-                rest = await asyncio.to_thread(rest_of, self.text, self._shown)
+                rest = await asyncio.to_thread(rest_of, self.text, self._stream.shown)
                 parts = await _messages_of(rest) if rest.strip() else []
         for number, part in enumerate(parts, start=1):
             await self._client.chat_postMessage(

@@ -1,0 +1,162 @@
+"""An answer's stream against the fake Slack, through the real AsyncWebClient: the first
+words go out at once, later text is coalesced into few calls (one in flight at a time, each
+within Slack's 12,000 characters), and whatever Slack does — answer slowly, rate limit,
+fail — the text arrives whole and in order, or the failure is reported once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.slack.conversation.paced_stream import APPEND_INTERVAL_S, MAX_MARKDOWN_CHARS, PacedStream
+from app.slack.web_client import build_web_client
+from tests.fakes.slack_api import FakeSlack, Message
+
+CHANNEL, THREAD, USER = "D0PACE", "1700000000.000100", "U0PACE"
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def client(slack: FakeSlack) -> AsyncIterator[AsyncWebClient]:
+    # Orion's own client: its retry handlers honour Retry-After.
+    yield build_web_client(token="xoxb-pace", base_url=slack.url)
+
+
+class Failures(list[Exception]):
+    def __call__(self, exc: Exception) -> None:
+        self.append(exc)
+
+
+def _stream(client: AsyncWebClient, failures: Failures) -> PacedStream:
+    return PacedStream(
+        client, channel=CHANNEL, thread_ts=THREAD, user_id=USER, team_id=None, on_failure=failures
+    )
+
+
+def _message(slack: FakeSlack) -> Message:
+    [message] = slack.bot_messages(CHANNEL, THREAD)
+    return message
+
+
+async def test_the_first_words_go_out_alone_and_the_rest_in_few_calls(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    failures = Failures()
+    stream = _stream(client, failures)
+    pieces = [f"piece {n}, " for n in range(200)]
+
+    stream.push("Hello")
+    [started] = await slack.wait_for_async(lambda: slack.calls_to("chat.startStream"))
+    for piece in pieces:
+        stream.push(piece)
+    assert await stream.close(blocks=None, metadata=None)
+
+    assert started.args["markdown_text"] == "Hello", "sent without waiting for more"
+    assert _message(slack).text == "Hello" + "".join(pieces)
+    assert not _message(slack).streaming
+    assert len(slack.calls_to("chat.appendStream")) <= 1, "200 deltas, coalesced"
+    assert failures == []
+
+
+async def test_whitespace_alone_opens_nothing_and_leaves_with_the_next_words(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    stream = _stream(client, Failures())
+
+    stream.push("\n\n")
+    await asyncio.sleep(0.05)
+    assert slack.calls == [], "no stream opened for a blank line"
+    stream.push("The answer.")
+    assert await stream.close(blocks=None, metadata=None)
+
+    [started] = slack.calls_to("chat.startStream")
+    assert started.args["markdown_text"] == "\n\nThe answer."
+    assert _message(slack).text == "\n\nThe answer."
+
+
+async def test_a_slow_slack_gets_one_call_at_a_time_carrying_all_that_arrived(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    stream = _stream(client, Failures())
+    stream.push("First words. ")
+    await slack.wait_for_async(lambda: slack.calls_to("chat.startStream"))
+    gate = slack.hold("chat.appendStream")  # Slack takes its time answering appends
+
+    pieces = [f"word{n} " for n in range(300)]
+    for piece in pieces[:100]:
+        stream.push(piece)
+    await asyncio.sleep(APPEND_INTERVAL_S + 0.2)  # an append is now waiting on Slack
+    for piece in pieces[100:]:
+        stream.push(piece)  # never waits for Slack
+    closing = asyncio.create_task(stream.close(blocks=None, metadata=None))
+    await asyncio.sleep(0.05)
+    assert not closing.done(), "the end waits for the call in flight"
+    gate.set()
+    assert await closing
+
+    assert _message(slack).text == "First words. " + "".join(pieces), "whole, in order"
+    assert 1 <= len(slack.calls_to("chat.appendStream")) <= 2, "none queued behind another"
+
+
+async def test_a_rate_limited_append_is_retried_after_retry_after_and_loses_nothing(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    failures = Failures()
+    stream = _stream(client, failures)
+    slack.inject_error("chat.appendStream", error="ratelimited", status=429, retry_after=1)
+
+    stream.push("One. ")
+    await slack.wait_for_async(lambda: slack.calls_to("chat.startStream"))
+    stream.push("Two. ")
+    await slack.wait_for_async(lambda: slack.calls_to("chat.appendStream"), timeout=5)
+    stream.push("Three.")  # arrives while the append waits out Retry-After
+    assert await stream.close(blocks=None, metadata=None)
+
+    assert _message(slack).text == "One. Two. Three."
+    assert [c.error for c in slack.calls_to("chat.appendStream")] == ["ratelimited", None]
+    assert failures == []
+
+
+async def test_slack_failing_mid_stream_is_reported_once_and_nothing_more_is_sent(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    failures = Failures()
+    stream = _stream(client, failures)
+    slack.inject_error("chat.appendStream", error="internal_error", status=200, times=None)
+
+    stream.push("Shown. ")
+    await slack.wait_for_async(lambda: slack.calls_to("chat.startStream"))
+    stream.push("Never shown.")
+    await slack.wait_for_async(lambda: slack.calls_to("chat.appendStream"), timeout=5)
+    stream.push(" Nor this.")
+
+    assert not await stream.close(blocks=None, metadata=None), "the caller writes it whole"
+    assert [type(f).__name__ for f in failures] == ["SlackApiError"]
+    assert len(slack.calls_to("chat.appendStream")) == 1
+    assert slack.calls_to("chat.stopStream") == []
+    assert stream.shown == len("Shown. ")
+
+
+async def test_text_beyond_one_calls_limit_goes_in_several_calls(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    stream = _stream(client, Failures())
+    answer = "".join(f"Sentence {n} of a very long answer. " for n in range(1_200))  # ~40,000
+
+    for start in range(0, len(answer), 500):
+        stream.push(answer[start : start + 500])
+    assert await stream.close(blocks=None, metadata=None)
+
+    assert len(answer) >= 40_000 and _message(slack).text == answer
+    writes = [c for c in slack.calls if c.method.endswith("Stream")]
+    assert len(writes) >= 4
+    assert all(c.error is None for c in slack.calls)  # the fake refuses more than 12,000
+    assert all(len(c.args.get("markdown_text") or "") <= MAX_MARKDOWN_CHARS for c in writes)
