@@ -10,7 +10,7 @@ contributes and what they share is grammar.py). Anything else — reported speec
 dit…", "er sagte…", "彼は…と言った"), negations, stories that merely contain the words — is
 left alone. Missing a preference costs little (Claude can still save it with the memory
 tool); inventing one costs trust, so the forms are deliberately narrow. The labelled set
-in bench/preference_cases.py measures both, per language (bench/preference_languages.py).
+in tests/learning/preference_cases.py measures both, per language (bench/preference_languages.py).
 
 Each preference found carries the language it was said in (`Preference.said_in`), so
 that Orion can greet the person in it (app/slack/conversation/greeting.py). A language
