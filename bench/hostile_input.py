@@ -256,11 +256,11 @@ def _cpu_rows(label: str, work: Callable[[str], None], runs: int) -> list[tuple[
     ]
 
 
-def _old_module(name: str, path: str) -> types.ModuleType | None:
-    """The module at BEFORE_REV, imported under a private name; None without git."""
+def _old_module(name: str, path: str, rev: str = BEFORE_REV) -> types.ModuleType | None:
+    """The module at `rev`, imported under a private name; None without git."""
     try:
         source = subprocess.run(
-            ["git", "show", f"{BEFORE_REV}:{path}"],
+            ["git", "show", f"{rev}:{path}"],
             cwd=REPO,
             capture_output=True,
             text=True,

@@ -23,6 +23,7 @@ BENCHMARKS = [
     "bench.intake",
     "bench.secret_shapes",
     "bench.hostile_input",
+    "bench.preference_languages",
 ]
 
 

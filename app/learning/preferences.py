@@ -7,10 +7,15 @@ replaces the earlier one (contradictions resolve to the latest), except `always`
 preference_detection.
 
 Beside the values, `_learned` records when and where each was last learned, so a person
-can see it (and its thread) before forgetting it:
+can see it (and its thread) before forgetting it, and the language it was said in, so
+that Orion can greet them in it (`spoken_language`):
 
     {"language": "French", "_learned": {"language": {"at": "2026-05-04T10:12:00Z",
-                                                     "channel": "D0123", "thread": "1712.3"}}}
+                                                     "channel": "D0123", "thread": "1712.3",
+                                                     "said_in": "German"}}}
+
+Whatever language a preference is stated in, it replaces the earlier one of its kind: a
+language is stored by its canonical name (app/learning/language_names.py).
 
 Keys starting with `_` are Orion's bookkeeping, never preferences: every reader reads the
 file by one rule (app/memory/preferences_file.py). Where a preference was learned is about
@@ -23,9 +28,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from app.learning.language_names import canonical_language
 from app.learning.timestamps import format_time, parse_time
 from app.memory.preferences_file import is_bookkeeping, load_preferences_object, preferences_in
 from app.memory.retention import cutoff_of
@@ -44,6 +50,10 @@ LEARNED_KEY = "_learned"
 class Preference:
     key: str
     value: str
+    # The canonical name of the language it was stated in ("French"), when known: where it
+    # was said, not what it is, so two statements of one preference are equal whatever
+    # their language.
+    said_in: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -53,11 +63,14 @@ class Learned:
     at: datetime
     channel: str | None = None
     thread_ts: str | None = None
+    said_in: str | None = None  # the language it was stated in, as Preference.said_in
 
     def to_json(self) -> dict[str, str]:
         item = {"at": format_time(self.at)}
         if self.channel and self.thread_ts:
             item |= {"channel": self.channel, "thread": self.thread_ts}
+        if self.said_in:
+            item["said_in"] = self.said_in
         return item
 
 
@@ -80,6 +93,20 @@ def parse_preferences(raw: str | None, *, cutoff: datetime | None = None) -> lis
         StoredPreference(key, shown, _learned(sources.get(key), cutoff))
         for key, shown in preferences_in(data).items()
     ]
+
+
+def spoken_language(raw: str | None) -> str | None:
+    """The language to speak to the person in, by canonical name: the language they asked
+    for ("language": "Französisch" is "French"), else the one they last stated a
+    preference in ("Appelle-moi Camille" is French); None when neither is known."""
+    stored = parse_preferences(raw)
+    for preference in stored:
+        if preference.key == "language" and (asked := canonical_language(preference.value)):
+            return asked
+    said = [p.learned for p in stored if p.learned is not None and p.learned.said_in]
+    latest = max(said, key=lambda learned: learned.at, default=None)
+    # Canonical again: the file is also written by Claude's memory tool.
+    return canonical_language(latest.said_in) if latest and latest.said_in else None
 
 
 # --- the file --------------------------------------------------------------------------
@@ -121,9 +148,10 @@ def merge_preferences(
     if learned is not None:
         sources = merged.get(LEARNED_KEY)
         sources = dict(sources) if isinstance(sources, dict) else {}
+        said_in = {preference.key: preference.said_in for preference in found}
         for key in merged:
             if not is_bookkeeping(key) and merged[key] != data.get(key):
-                sources[key] = learned.to_json()
+                sources[key] = replace(learned, said_in=said_in.get(key)).to_json()
             elif (kept := _learned(sources.get(key), cutoff)) is not None:
                 sources[key] = kept.to_json()
         merged.pop(LEARNED_KEY, None)
@@ -214,11 +242,15 @@ def _learned(item: object, cutoff: datetime | None = None) -> Learned | None:
     at = parse_time(item["at"])
     if at is None:
         return None
+    said_in = item.get("said_in")
+    said_in = said_in if isinstance(said_in, str) else None
     if cutoff is not None and at < cutoff:
-        return Learned(at)  # its conversation has expired: when, no longer where
+        # Its conversation has expired: when (and in which language), no longer where.
+        return Learned(at, said_in=said_in)
     channel, thread = item.get("channel"), item.get("thread")
     return Learned(
         at,
         channel if isinstance(channel, str) else None,
         thread if isinstance(thread, str) else None,
+        said_in,
     )

@@ -142,7 +142,7 @@ def test_opening_the_messages_tab_sets_prompts_once_and_posts_nothing(
     [prompts] = slack.messages_tab_prompts(CHANNEL)
     [call] = slack.calls_to("assistant.threads.setSuggestedPrompts")
     assert "thread_ts" not in call.args, "agent_view's prompts belong to the tab"
-    assert prompts.title == "Hi Iris, how can I help?"
+    assert prompts.title == "Bonjour Iris, comment puis-je vous aider ?"  # she asked for French
     assert prompts.prompts[0] == SUGGESTED_PROMPTS[0] and len(prompts.prompts) == 3
     assert any("preferences" in p["title"] for p in prompts.prompts)
     assert slack.messages(CHANNEL) == [], "opening the DM never posts anything"

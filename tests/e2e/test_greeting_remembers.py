@@ -80,7 +80,7 @@ def test_a_welcome_older_than_the_retention_window_is_not_mentioned(
 
     thread_ts, greeting = open_thread(orion, slack, USER, CHANNEL)
 
-    assert greeting.startswith("Welcome back, Léa!") and "budget" not in greeting
+    assert greeting.startswith("Bon retour, Léa !") and "budget" not in greeting
     [prompts] = slack.wait_for(lambda: slack.suggested_prompts(CHANNEL, thread_ts))
     assert not any("budget" in p["title"] for p in prompts.prompts)
 

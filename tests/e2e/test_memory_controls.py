@@ -271,7 +271,7 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
     # A real thread first: Orion greets Mira by name and saves that thread's context (with
     # her memory in it) in her DM.
     thread_ts, greeting = open_thread(orion, slack, USER, DM)
-    assert greeting.startswith("Welcome back, Mira!")
+    assert greeting.startswith("Bon retour, Mira !"), "in her language, French"
     seeded.wait_for(thread_context_key(DM, thread_ts), lambda content: "Mira" in content)
     others = {key: seeded.read(key) for key in otto()}
     generations = {k: g for k, g in seeded.generations().items() if k in others}

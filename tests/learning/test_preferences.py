@@ -173,7 +173,7 @@ async def test_a_contradicting_preference_replaces_the_old_one_with_its_time_and
 
     [language] = parse_preferences(backend.raw_read(KEY))
     assert (language.key, language.value) == ("language", "German"), "one value: the latest"
-    assert language.learned == Learned(later, "D0A", "2.2")
+    assert language.learned == Learned(later, "D0A", "2.2", said_in="English")
 
 
 async def test_forgetting_one_preference_keeps_the_others(

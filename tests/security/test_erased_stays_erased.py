@@ -90,7 +90,7 @@ def test_a_thread_start_that_restored_before_the_erasure_saves_none_of_it_after(
     # the restored memory with the thread, and Mira erases everything meanwhile.
     held = slack.hold("assistant.threads.setSuggestedPrompts")
     thread_ts, greeting = open_thread(orion, slack, USER, DM)
-    assert greeting.startswith("Welcome back, Mira!")
+    assert greeting.startswith("Bon retour, Mira !"), "in her language, French"
     forget_everything(orion, slack)
     held.set()
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.learning.plain_text import one_line
-from app.learning.preferences import MAX_VALUE_CHARS
+from app.learning.preferences import MAX_VALUE_CHARS, spoken_language
 from app.learning.welcome import Welcome
 from app.memory.preferences_file import read_preferences
+from app.slack.conversation.greeting_words import ENGLISH, GreetingWords, greeting_words
 from app.slack.mrkdwn import escape
 
 GENERIC_GREETING = (
@@ -52,30 +53,31 @@ def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Gr
     text = escape(words)
     if welcome is None:
         return Greeting(text, SUGGESTED_PROMPTS)
-    follow_up = welcome.next_step or f"Continue: {welcome.topic}"
+    follow_up = welcome.next_step or _known(preferences_json)[1].continue_topic.format(
+        topic=welcome.topic
+    )
     return Greeting(text, [{"title": follow_up, "message": follow_up}, *SUGGESTED_PROMPTS[:2]])
 
 
 def greeting_for(preferences_json: str | None) -> str:
-    """A welcome back that mentions one or two stored preferences; generic otherwise."""
-    preferences = _preferences(preferences_json)
+    """A welcome back, by name, in the person's language (greeting_words.py), that
+    mentions one or two stored preferences; generic otherwise."""
+    preferences, words = _known(preferences_json)
     if not preferences:
         return GENERIC_GREETING
     name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
-    opening = f"Welcome back, {name}!" if name else "Welcome back!"
+    opening = words.welcome_back_named.format(name=name) if name else words.welcome_back
     mentioned = [
         f"{key.replace('_', ' ')}: {value}"
         for key, value in list(preferences.items())[:MAX_PREFERENCES_MENTIONED]
     ]
     if not mentioned:
-        return f"{opening} How can I help today?"
-    return (
-        f"{opening} I'll keep your preferences in mind ({'; '.join(mentioned)}). "
-        "How can I help today?"
-    )
+        return f"{opening} {words.how_can_i_help_today}"
+    keeping = words.keeping_preferences.format(mentioned="; ".join(mentioned))
+    return f"{opening} {keeping} {words.how_can_i_help_today}"
 
 
-MESSAGES_TAB_TITLE = "How can I help?"
+MESSAGES_TAB_TITLE = ENGLISH.tab_title
 REVIEW_PREFERENCES_PROMPT = {
     "title": "Review my preferences",
     "message": "Which preferences of mine do you keep in mind?",
@@ -85,12 +87,21 @@ REVIEW_PREFERENCES_PROMPT = {
 def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[str, str]]]:
     """The title and prompts at the top of the Messages tab (agent_view): by name, and
     with the person's own preferences to review, when Orion knows them."""
-    preferences = _preferences(preferences_json)
+    preferences, words = _known(preferences_json)
     name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
-    title = f"Hi {name}, how can I help?" if name else MESSAGES_TAB_TITLE
+    title = words.tab_title_named.format(name=name) if name else words.tab_title
     if not preferences:
         return title, SUGGESTED_PROMPTS
     return title, [SUGGESTED_PROMPTS[0], REVIEW_PREFERENCES_PROMPT, SUGGESTED_PROMPTS[2]]
+
+
+def _known(preferences_json: str | None) -> tuple[dict[str, str], GreetingWords]:
+    """The person's preferences, and the words to greet them in: their language's when
+    Orion knows one (the file is read again for it only when it holds preferences)."""
+    preferences = _preferences(preferences_json)
+    if not preferences:
+        return preferences, ENGLISH
+    return preferences, greeting_words(spoken_language(preferences_json))
 
 
 def _preferences(preferences_json: str | None) -> dict[str, str]:

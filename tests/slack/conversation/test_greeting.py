@@ -91,10 +91,11 @@ def test_a_person_known_only_by_name_is_welcomed_by_it_without_a_preference_list
 
 
 def test_a_returning_person_without_a_name_gets_an_anonymous_welcome_back() -> None:
-    greeting = thread_greeting(json.dumps({"language": "French"}), None)
+    greeting = thread_greeting(json.dumps({"timezone": "Europe/Paris"}), None)
 
     assert greeting.text == (
-        "Welcome back! I'll keep your preferences in mind (language: French). How can I help today?"
+        "Welcome back! I'll keep your preferences in mind (timezone: Europe/Paris). "
+        "How can I help today?"
     )
 
 
@@ -184,8 +185,9 @@ async def test_a_welcome_is_used_within_the_retention_window_and_never_after(
         assert text == "Bon retour, Léa ! On reprend la revue du budget T3 ?"
         assert prompts[0] == "Reprendre la revue du budget T3"
     else:
-        # Stale: the preferences still greet the person, "last time" is not brought up.
-        assert text.startswith("Welcome back, Léa! I'll keep your preferences in mind")
+        # Stale: the preferences still greet the person (in French, as she asked), "last
+        # time" is not brought up.
+        assert text.startswith("Bon retour, Léa ! Je garde vos préférences en tête.")
         assert "budget" not in text.casefold()
         assert prompts == STARTERS
 
@@ -198,7 +200,7 @@ async def test_an_unreadable_welcome_file_is_ignored_and_the_preferences_greet(
 
     text, prompts = await _greeting_from(store)
 
-    assert text.startswith("Welcome back, Léa!")
+    assert text.startswith("Bon retour, Léa !")
     assert prompts == STARTERS
 
 
@@ -223,11 +225,11 @@ async def test_preferences_as_orion_saves_them_greet_without_its_bookkeeping(
     title, tab_prompts = messages_tab_prompts(stored.content)
 
     assert text == (
-        "Welcome back, Léa! I'll keep your preferences in mind (language: French). "
-        "How can I help today?"
+        "Bon retour, Léa ! Je garde vos préférences en tête. "
+        "Comment puis-je vous aider aujourd'hui ?"
     )
     assert prompts == STARTERS
-    assert title == "Hi Léa, how can I help?"
+    assert title == "Bonjour Léa, comment puis-je vous aider ?"
     assert "Review my preferences" in titles(tab_prompts)
 
 
@@ -263,7 +265,7 @@ def test_the_messages_tab_offers_no_review_to_someone_known_only_by_name() -> No
 def test_the_messages_tab_offers_a_review_but_no_name_to_someone_known_by_preferences() -> None:
     title, prompts = messages_tab_prompts(json.dumps({"language": "French"}))
 
-    assert title == "How can I help?"
+    assert title == "Comment puis-je vous aider ?"
     assert "Review my preferences" in titles(prompts)
 
 
@@ -275,3 +277,59 @@ def test_the_messages_tab_for_a_stranger_has_the_plain_title_and_starters(
 
     assert title == "How can I help?"
     assert titles(prompts) == STARTERS
+
+
+# --- in the person's language ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        ({"name": "Camille", "language": "French"}, "Bon retour, Camille ! "),
+        ({"name": "Camille", "language": "Französisch"}, "Bon retour, Camille ! "),
+        ({"name": "Jonas", "language": "German"}, "Willkommen zurück, Jonas! "),
+        ({"name": "Lucía", "language": "español"}, "¡Hola de nuevo, Lucía! "),
+        ({"name": "João", "language": "Portuguese"}, "Que bom ter você de volta, João! "),
+        ({"name": "Giulia", "language": "Italian"}, "Ciao di nuovo, Giulia! "),
+        ({"name": "Daan", "language": "Dutch"}, "Welkom terug, Daan! "),
+        ({"name": "サム", "language": "日本語"}, "サムさん、おかえりなさい！"),
+        ({"name": "小明", "language": "Chinese"}, "欢迎回来，小明！"),
+        ({"name": "지민", "language": "한국어"}, "지민님, 다시 오셨네요!"),
+        # A language Orion does not greet in: English, by name.
+        ({"name": "Olga", "language": "Russian"}, "Welcome back, Olga! "),
+    ],
+)
+def test_a_person_who_asked_for_a_language_is_greeted_in_it_by_name(
+    stored: dict[str, str], expected: str
+) -> None:
+    assert thread_greeting(json.dumps(stored), None).text.startswith(expected)
+
+
+def test_without_a_language_preference_the_language_they_last_spoke_in_greets() -> None:
+    # "Appelle-moi Camille", then later "Meine Zeitzone ist Europe/Berlin": the newest
+    # statement's language wins.
+    learned = {
+        "name": {"at": "2026-05-01T09:00:00Z", "said_in": "French"},
+        "timezone": {"at": "2026-05-03T09:00:00Z", "said_in": "German"},
+    }
+    stored = {"name": "Camille", "timezone": "Europe/Berlin", "_learned": learned}
+
+    greeting = thread_greeting(json.dumps(stored), None)
+
+    assert greeting.text == (
+        "Willkommen zurück, Camille! Ich behalte deine Präferenzen im Blick. "
+        "Wie kann ich dir heute helfen?"
+    )
+    assert messages_tab_prompts(json.dumps(stored))[0] == "Hallo Camille, wie kann ich helfen?"
+
+
+def test_the_offer_to_continue_is_in_the_persons_language_when_no_model_wrote_one() -> None:
+    bare = Welcome(thread_ts="1712000000.000100", topic="Budget T3", updated=BUDGET_WELCOME.updated)
+
+    greeting = thread_greeting(json.dumps(LEA), bare)
+
+    assert greeting.text == (
+        "Bon retour, Léa ! Je garde vos préférences en tête. "
+        "Comment puis-je vous aider aujourd'hui ?"
+    )
+    assert titles(greeting.prompts)[0] == "Reprendre : Budget T3"
