@@ -87,18 +87,12 @@ def test_a_stream_breaking_after_5000_characters_still_shows_the_whole_answer_on
     answer = _long_answer(30_000)
     if failure == "append_fails":
         slack.break_streams_after(5_000)
-        claude.reply(answer)
     else:
-        # Slow enough (3 s in all) that the stream expires while Claude still writes: Orion
-        # writes to a stream at most once a second after the first words.
-        claude.reply(answer, chunk_delay=0.05)
+        slack.expire_streams_after(5_000)
+    # Slow enough (3 s in all) that the stream breaks while Claude still writes: Orion
+    # writes to a stream at most once a second after the first words.
+    claude.reply(answer, chunk_delay=0.05)
     thread_ts = _ask(orion, slack, answer)
-    if failure == "stream_expires":
-        slack.wait_for(
-            lambda: [m for m in slack.bot_messages(CHANNEL, thread_ts) if len(m.text) > 5_000],
-            what="5,000 characters streamed",
-        )
-        slack.expire_streams()
 
     messages = _answer_messages(slack, thread_ts, answer)
 
@@ -115,7 +109,9 @@ def test_a_broken_stream_that_cannot_be_rewritten_keeps_its_text_and_the_rest_fo
     answer = _long_answer(20_000)
     slack.break_streams_after(5_000)
     slack.inject_error("chat.update", error="internal_error", status=200, times=None)
-    claude.reply(answer)
+    # Paced, so the break meets an append while Claude still writes (an answer that arrived
+    # whole would end its stream with one chat.stopStream carrying the rest).
+    claude.reply(answer, chunk_delay=0.05)
     thread_ts = _ask(orion, slack, answer)
 
     messages = _answer_messages(slack, thread_ts, answer)

@@ -47,6 +47,8 @@ TEXT_LIMIT = 40_000  # a message's `text`
 HOLD_LIMIT_S = 30.0
 LOADING_MESSAGES_LIMIT = 10
 SESSION_TITLE_LIMIT = 200
+# What Slack answers about a stream that is no longer streaming (it expired, or ended).
+EXPIRED = "message_not_in_streaming_state"
 
 # Block Kit limits of a published view (views.publish answers `invalid_arguments` beyond them).
 VIEW_BLOCKS_LIMIT = 100
@@ -340,6 +342,14 @@ class FakeSlack(HttpFake):
         with self._lock:
             self._stream_break = (chars, error)
 
+    def expire_streams_after(self, chars: int) -> None:
+        """End a stream's streaming state, as Slack does after a few minutes, at the first
+        chat.appendStream once it shows `chars` characters: that call and every later one
+        (stopStream too) fail with `message_not_in_streaming_state`. Unlike
+        `expire_streams`, it does not race the answer's writer."""
+        with self._lock:
+            self._stream_break = (chars, EXPIRED)
+
     def expire_streams(self) -> None:
         """End the streaming state of every open stream, as Slack does after a few minutes:
         the text so far stays visible; appendStream/stopStream then fail with
@@ -573,7 +583,7 @@ class FakeSlack(HttpFake):
     def _streaming_message(self, args: dict[str, Any]) -> Message:
         message = self._own_message(args)
         if not message.streaming:
-            raise SlackError("message_not_in_streaming_state")
+            raise SlackError(EXPIRED)
         return message
 
     def _append_stream(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -581,6 +591,8 @@ class FakeSlack(HttpFake):
         with self._lock:
             stream_break = self._stream_break
         if stream_break is not None and len(message.text) >= stream_break[0]:
+            if stream_break[1] == EXPIRED:
+                message.streaming = False
             raise SlackError(stream_break[1])
         text, chunks = _stream_text(args)
         message.text += text
