@@ -120,8 +120,7 @@ def _threads(index: SearchIndex) -> set[str]:
 
 
 def _ranked(index: SearchIndex, query: str, limit: int, exclude: str | None) -> list[Ranked]:
-    documents = [d for d in index.documents if d.thread_ts != exclude]
-    return rank(documents, query_terms(query[:MAX_QUERY_CHARS]), limit)
+    return rank(index, query_terms(query[:MAX_QUERY_CHARS]), limit, exclude=exclude)
 
 
 async def _hit(store: ObjectStore, ranked: Ranked, counts: SearchCounts) -> RecallHit | None:

@@ -5,21 +5,23 @@ BM25 favours the words that are rare in this person's history (a topic named onc
 is small enough to keep here rather than take a library (the well-known ones need numpy
 and scipy). Standard parameters: k1 = 1.2, b = 0.75.
 
-Nothing is built per search: the entries' term strings are joined into one text, and
-each query term is found in it with `str.find` (C speed) — a word by its beginning, so
-inflected forms match (search_terms.stem), a character pair whole. A hit's entry is
-found by bisecting the entries' offsets. The cost is a few scans of the text per query
-term, bounded by MAX_QUERY_TERMS; no pattern can backtrack.
+Nothing is built per search but one text of every entry's terms (SearchIndex.text): each
+query term is found in it with `str.find` (C) — a word by its beginning, so inflected
+forms match (search_terms.stem), a character pair whole — and a hit's entry by bisecting
+the entries' offsets. The cost is one scan of the text per query term, bounded by
+MAX_QUERY_TERMS (a question in Chinese, Japanese, Korean or Thai asks for every other
+pair only: search_terms.query_terms); no pattern, nothing can backtrack.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 
-from app.learning.search_index import SearchDocument
+from app.learning.search_index import SearchDocument, SearchIndex
 from app.learning.search_terms import is_bigram, stem
 
 K1 = 1.2
@@ -32,44 +34,46 @@ class Ranked:
     score: float
 
 
-def rank(documents: list[SearchDocument], terms: list[str], limit: int) -> list[Ranked]:
-    """The best `limit` documents for `terms`, best first, newest first on ties; with no
-    terms, the newest. Documents matching no term are left out."""
+def rank(
+    index: SearchIndex, terms: list[str], limit: int, *, exclude: str | None = None
+) -> list[Ranked]:
+    """The best `limit` entries for `terms`, best first, newest first on ties; with no
+    terms, the newest. Entries matching no term, and the thread `exclude`, are left out."""
+    documents = index.documents
     if not terms:
-        return [Ranked(d, 0.0) for d in documents[:limit]]
+        return [Ranked(d, 0.0) for d in documents if d.thread_ts != exclude][:limit]
     if not documents:
         return []
-    # " a b c \n d e \n": every term has a space before and after it.
-    text = " " + " \n ".join(d.terms for d in documents) + " "
-    starts: list[int] = []
-    offset = 0
-    for document in documents:
-        starts.append(offset)
-        offset += len(document.terms) + 3
-    count = len(documents)
+    text, starts, count = index.text, index.starts, len(documents)
+    # Every term has a space before it: the spaces count the terms (two per entry are
+    # separators).
     average_length = max(1.0, (text.count(" ") - count) / count)
     scores: Counter[int] = Counter()
     for term in terms:
-        frequencies = _hits(text, starts, term)
-        if not frequencies:
+        found = _hits(text, starts, term)
+        if not found:
             continue
-        idf = math.log(1 + (count - len(frequencies) + 0.5) / (len(frequencies) + 0.5))
-        for index, frequency in frequencies.items():
-            length = documents[index].terms.count(" ") + 1
+        idf = math.log(1 + (count - len(found) + 0.5) / (len(found) + 0.5))
+        for at, frequency in found.items():
+            length = documents[at].terms.count(" ") + 1
             norm = K1 * (1 - B + B * length / average_length)
-            scores[index] += idf * frequency * (K1 + 1) / (frequency + norm)
-    # Documents are newest first: on equal scores the lower index (newer) wins.
-    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
-    return [Ranked(documents[index], score) for index, score in best]
+            scores[at] += idf * frequency * (K1 + 1) / (frequency + norm)
+    if exclude is not None:
+        for at, document in enumerate(documents):
+            if document.thread_ts == exclude:
+                scores.pop(at, None)
+    # Entries are newest first: on equal scores the lower index (newer) wins.
+    best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+    return [Ranked(documents[at], score) for at, score in best]
 
 
 def _hits(text: str, starts: list[int], term: str) -> Counter[int]:
-    """How often each document holds `term` (a word: any word it begins)."""
+    """How often each entry holds `term` (a word: any word it begins)."""
     needle = f" {term} " if is_bigram(term) else f" {stem(term)}"
-    frequencies: Counter[int] = Counter()
+    found: Counter[int] = Counter()
     position = text.find(needle)
     while position != -1:
-        frequencies[bisect_right(starts, position) - 1] += 1
-        # From the space that ends this term: the next one may start there.
+        found[bisect_right(starts, position) - 1] += 1
+        # From the space that ends this term: the next term starts with it.
         position = text.find(needle, position + len(needle) - 1)
-    return frequencies
+    return found

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 # Longer "words" are cut: German compounds fit, a hostile 40,000-letter run costs one term.
 MAX_TERM_CHARS = 32
 # A question names a topic in a few words; a long query would only multiply the lookups.
-MAX_QUERY_TERMS = 24
+MAX_QUERY_TERMS = 32
 
 _ACCENTS = re.compile("[\u0300-\u036f]+")
 # Scripts written without spaces between words (or with particles glued on, Korean):
@@ -69,6 +69,16 @@ _QUERY_FILLER_TEXT = """
 """
 
 
+# The same, in the scripts written without spaces: cut out of a question's runs before
+# they are cut into pairs, so that "what did we decide about" leaves room for the topic.
+_UNSPACED_FILLER_TEXT = """
+    について 何を 何が 話しました 話した 決めました 決めた ましたか でしたか ですか 私たち
+    我们 关于 什么 讨论 决定 了吗 的是
+    우리 대해 무엇을 무슨 이야기 결정했나요 했나요 했었나요
+    เรา ตัดสินใจ อะไร เรื่อง คุย กัน ได้ ไว้ บ้าง
+"""
+
+
 def normalise(text: str) -> str:
     """NFKC, casefolded, accents of Latin, Greek and Cyrillic letters dropped."""
     folded = unicodedata.normalize("NFKC", text).casefold()
@@ -79,10 +89,18 @@ def normalise(text: str) -> str:
 
 
 _QUERY_FILLER = frozenset(normalise(word) for word in _QUERY_FILLER_TEXT.split())
+# Longest first: a phrase is cut whole before a shorter one inside it.
+_UNSPACED_FILLER = re.compile(
+    "|".join(
+        re.escape(normalise(phrase))
+        for phrase in sorted(_UNSPACED_FILLER_TEXT.split(), key=len, reverse=True)
+    )
+)
 
 
-def _terms(text: str) -> Iterator[str]:
-    """Every term of `text`, in order, repeats included."""
+def _terms(text: str, *, question: bool = False) -> Iterator[str]:
+    """Every term of `text`, in order, repeats included (`question`: without the phrases
+    that only ask, in scripts written without spaces)."""
     for run in _WORD_RUN.findall(normalise(text)):
         if run.isascii():
             if len(run) >= 2:
@@ -92,17 +110,29 @@ def _terms(text: str) -> Iterator[str]:
             if not piece:
                 continue
             if _UNSPACED_RUN.fullmatch(piece):
-                yield from _bigrams(piece)
+                if not question:
+                    yield from _bigrams(piece)
+                    continue
+                for part in _UNSPACED_FILLER.split(piece):
+                    yield from _bigrams(part, every_other=True)
             elif len(piece) >= 2:
                 yield _word(piece)
 
 
-def _bigrams(piece: str) -> Iterator[str]:
+def _bigrams(piece: str, *, every_other: bool = False) -> Iterator[str]:
+    """The overlapping pairs of `piece` (a document holds them all); `every_other`: pairs
+    that cover each character once (a question: a document holding the same text holds
+    them too, and each pair looked up is one scan of the index)."""
+    if not piece:
+        return
     if len(piece) == 1:
         yield piece  # a one-character word (猫): itself
         return
-    for start in range(len(piece) - 1):
+    last = len(piece) - 2
+    for start in range(0, last + 1, 2 if every_other else 1):
         yield piece[start : start + 2]
+    if every_other and last % 2:
+        yield piece[last:]
 
 
 def _word(piece: str) -> str:
@@ -131,7 +161,8 @@ def title_terms(title: str) -> set[str]:
 def query_terms(query: str) -> list[str]:
     """The terms worth looking up for a question, each once, in order, without the words
     that only ask to search ("what did we talk about?" names nothing: no terms)."""
-    named = (term for term in dict.fromkeys(_terms(query)) if term not in _QUERY_FILLER)
+    asked = _terms(query, question=True)
+    named = (term for term in dict.fromkeys(asked) if term not in _QUERY_FILLER)
     return list(itertools.islice(named, MAX_QUERY_TERMS))
 
 
