@@ -22,6 +22,7 @@ BENCHMARKS = [
     "bench.intake",
     "bench.secret_shapes",
     "bench.hostile_input",
+    "bench.recall_search",
 ]
 
 

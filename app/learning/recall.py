@@ -108,15 +108,12 @@ async def search_sessions(
         backfilled = await fill_in(store, user_id, stored, index)
         index, counts.backfilled = backfilled.index, backfilled.read
     ranked = await asyncio.to_thread(_ranked, index, query, limit, exclude_thread)
-    counts.indexed = len(index.documents) - (exclude_thread in _threads(index))
+    current = any(d.thread_ts == exclude_thread for d in index.documents)
+    counts.indexed = len(index.documents) - current
     hits = await asyncio.gather(*(_hit(store, r, counts) for r in ranked))
     if ranked and counts.failed == len(ranked):
         raise SearchFailed(f"{counts.failed} summaries could not be read")
     return [hit for hit in hits if hit is not None], counts
-
-
-def _threads(index: SearchIndex) -> set[str]:
-    return {document.thread_ts for document in index.documents}
 
 
 def _ranked(index: SearchIndex, query: str, limit: int, exclude: str | None) -> list[Ranked]:

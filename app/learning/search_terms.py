@@ -72,7 +72,8 @@ _QUERY_FILLER_TEXT = """
 # The same, in the scripts written without spaces: cut out of a question's runs before
 # they are cut into pairs, so that "what did we decide about" leaves room for the topic.
 _UNSPACED_FILLER_TEXT = """
-    について 何を 何が 話しました 話した 決めました 決めた ましたか でしたか ですか 私たち
+    について 何を 何が 話しましたか 話しました 話した 決めましたか 決めました 決めた ましたか
+    でしたか ですか 私たち
     我们 关于 什么 讨论 决定 了吗 的是
     우리 대해 무엇을 무슨 이야기 결정했나요 했나요 했었나요
     เรา ตัดสินใจ อะไร เรื่อง คุย กัน ได้ ไว้ บ้าง
@@ -113,7 +114,10 @@ def _terms(text: str, *, question: bool = False) -> Iterator[str]:
                 if not question:
                     yield from _bigrams(piece)
                     continue
-                for part in _UNSPACED_FILLER.split(piece):
+                parts = _UNSPACED_FILLER.split(piece)
+                for part in parts:
+                    if len(part) == 1 and len(parts) > 1:
+                        continue  # a particle left beside a cut phrase (か, を, 를)
                     yield from _bigrams(part, every_other=True)
             elif len(piece) >= 2:
                 yield _word(piece)
