@@ -79,6 +79,11 @@ class SearchCounts:
     missing: int = 0
     failed: int = 0
     backfilled: int = 0  # summaries read to fill in the index (once per person)
+    backfill_failed: int = 0  # and those that could not be read (tried again next time)
+
+    @property
+    def unreadable(self) -> int:
+        return self.failed + self.backfill_failed
 
 
 class SearchFailed(Exception):
@@ -107,6 +112,7 @@ async def search_sessions(
     if not index.complete:
         backfilled = await fill_in(store, user_id, stored, index)
         index, counts.backfilled = backfilled.index, backfilled.read
+        counts.backfill_failed = backfilled.failed
     ranked = await asyncio.to_thread(_ranked, index, query, limit, exclude_thread)
     current = any(d.thread_ts == exclude_thread for d in index.documents)
     counts.indexed = len(index.documents) - current
@@ -136,12 +142,19 @@ async def _hit(store: ObjectStore, ranked: Ranked, counts: SearchCounts) -> Reca
     return RecallHit(thread, updated, parse_summary(stored.content), ranked.score)
 
 
-def render_hits(query: str, hits: list[RecallHit], *, searched: int) -> str:
-    """`searched`: how many conversations the index holds (besides the current one)."""
-    if searched == 0:
+def render_hits(query: str, hits: list[RecallHit], *, searched: int, unreadable: int = 0) -> str:
+    """`searched`: how many conversations the index holds (besides the current one);
+    `unreadable`: how many summaries could not be read just now (never "nothing")."""
+    note = (
+        f"\n\n({unreadable} earlier conversation(s) could not be read just now and were not "
+        "searched: say so rather than that nothing exists.)"
+        if unreadable
+        else ""
+    )
+    if searched == 0 and not unreadable:
         return "There are no summaries of earlier conversations with this person yet."
     if not hits:
-        return f'No earlier conversation with this person matches "{query}".'
+        return f'No earlier conversation with this person matches "{query}".{note}'
     heading = (
         f'Earlier conversations with this person matching "{query}", best match first:'
         if query.strip()
@@ -156,7 +169,7 @@ def render_hits(query: str, hits: list[RecallHit], *, searched: int) -> str:
         parts.append(
             f"{number}. {hit.summary.title} (last updated {date}, thread {hit.thread_ts})\n{body}"
         )
-    return "\n\n".join(parts)
+    return "\n\n".join(parts) + note
 
 
 class RecallTool(BetaAsyncBuiltinFunctionTool):
@@ -212,6 +225,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             outcome = {
                 "indexed": counts.indexed,
                 "backfilled": counts.backfilled,
+                "backfill_failed": counts.backfill_failed,
                 "read": counts.read,
                 "missing": counts.missing,
                 "failed": counts.failed,
@@ -220,7 +234,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             }
             span.update(output=outcome)
             log.info("tool.recall", **outcome)
-            return render_hits(query, hits, searched=counts.indexed)
+            return render_hits(query, hits, searched=counts.indexed, unreadable=counts.unreadable)
 
 
 def _parse_input(input: object) -> tuple[str, int]:

@@ -71,7 +71,13 @@ async def fill_in(
                 summary = await store.read(session_context_key(entry.thread_ts))
             except Exception as exc:
                 failures += 1
-                log.warning("memory.search_index.backfill_read_failed", exc_info=exc)
+                # The same line as a search's own summary read: recall could not read it.
+                log.warning(
+                    "tool.recall.read_failed",
+                    error=type(exc).__name__,
+                    during="fill_in",
+                    exc_info=exc,
+                )
                 return None
         if summary is None:
             return None  # expired or forgotten: nothing to find
