@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from app.learning.search_terms import MAX_TERM_CHARS, document_terms, title_terms
 from app.learning.session_index import MAX_INDEXED_SESSIONS
@@ -108,19 +108,13 @@ def parse_search_index(raw: str | None, *, cutoff: datetime | None = None) -> Se
         if data:
             log.warning("memory.file.unreadable", file="search_index", reason="no_docs")
         return SearchIndex([])
-    floor = int(cutoff.timestamp()) if cutoff is not None else None
-    documents: dict[str, SearchDocument] = {}
-    malformed = 0
-    for item in items[:MAX_INDEXED_SESSIONS]:
-        document = _document(item)
-        if document is None:
-            malformed += 1
-            continue
-        if floor is not None and document.updated < floor:
-            continue
-        known = documents.get(document.thread_ts)
-        if known is None or known.updated < document.updated:
-            documents[document.thread_ts] = document
+    floor = int(cutoff.timestamp()) if cutoff is not None else 0
+    sound = [item for item in items[:MAX_INDEXED_SESSIONS] if _sound(item)]
+    malformed = min(len(items), MAX_INDEXED_SESSIONS) - len(sound)
+    # One C call per entry (a tuple of its three values), and the expired left out.
+    documents = [_make(item) for item in sound if item[1] >= floor]
+    if len({d.thread_ts for d in documents}) < len(documents):
+        documents = _newest_per_thread(documents)  # written twice (an edited index)
     if malformed or len(items) > MAX_INDEXED_SESSIONS:
         log.warning(
             "memory.file.unreadable",
@@ -129,20 +123,37 @@ def parse_search_index(raw: str | None, *, cutoff: datetime | None = None) -> Se
             skipped=malformed + max(0, len(items) - MAX_INDEXED_SESSIONS),
         )
     complete = data.get("complete") is True and not malformed
-    return SearchIndex(_newest_first(documents.values()), complete=complete)
+    return SearchIndex(_newest_first(documents), complete=complete)
 
 
-def _document(item: object) -> SearchDocument | None:
+def _sound(item: object) -> bool:
+    """An entry as Orion writes it: [thread, Unix seconds, terms]. `type(...) is`: a bool
+    is not a time. Terms hold no line break (ranking joins the entries with line breaks):
+    one that does was not written by Orion."""
     if type(item) is not list or len(item) != 3:
-        return None
+        return False
     thread, updated, terms = item
-    # `type(...) is`: a bool is not a time. Terms hold no line break (ranking joins the
-    # entries with line breaks): one that does was not written by Orion.
-    if type(updated) is not int or type(terms) is not str or not 0 <= updated < 2**40:
-        return None
-    if len(terms) > MAX_DOCUMENT_CHARS or "\n" in terms or not is_thread_ts(thread):
-        return None
-    return SearchDocument(thread, updated, terms)
+    return (
+        type(updated) is int
+        and type(terms) is str
+        and 0 <= updated < 2**40
+        and len(terms) <= MAX_DOCUMENT_CHARS
+        and "\n" not in terms
+        and is_thread_ts(thread)
+    )
+
+
+def _make(item: list[Any]) -> SearchDocument:
+    return SearchDocument._make(item)
+
+
+def _newest_per_thread(documents: list[SearchDocument]) -> list[SearchDocument]:
+    newest: dict[str, SearchDocument] = {}
+    for document in documents:
+        known = newest.get(document.thread_ts)
+        if known is None or known.updated < document.updated:
+            newest[document.thread_ts] = document
+    return list(newest.values())
 
 
 def _newest_first(documents: Iterable[SearchDocument]) -> list[SearchDocument]:

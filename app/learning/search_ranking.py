@@ -18,7 +18,6 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
-from collections import Counter
 from dataclasses import dataclass
 
 from app.learning.search_index import SearchDocument, SearchIndex
@@ -48,16 +47,19 @@ def rank(
     # Every term has a space before it: the spaces count the terms (two per entry are
     # separators).
     average_length = max(1.0, (text.count(" ") - count) / count)
-    scores: Counter[int] = Counter()
+    scores: dict[int, float] = {}
+    lengths: dict[int, int] = {}
     for term in terms:
         found = _hits(text, starts, term)
         if not found:
             continue
         idf = math.log(1 + (count - len(found) + 0.5) / (len(found) + 0.5))
         for at, frequency in found.items():
-            length = documents[at].terms.count(" ") + 1
+            length = lengths.get(at)
+            if length is None:
+                length = lengths[at] = documents[at].terms.count(" ") + 1
             norm = K1 * (1 - B + B * length / average_length)
-            scores[at] += idf * frequency * (K1 + 1) / (frequency + norm)
+            scores[at] = scores.get(at, 0.0) + idf * frequency * (K1 + 1) / (frequency + norm)
     if exclude is not None:
         for at, document in enumerate(documents):
             if document.thread_ts == exclude:
@@ -67,13 +69,14 @@ def rank(
     return [Ranked(documents[at], score) for at, score in best]
 
 
-def _hits(text: str, starts: list[int], term: str) -> Counter[int]:
+def _hits(text: str, starts: list[int], term: str) -> dict[int, int]:
     """How often each entry holds `term` (a word: any word it begins)."""
     needle = f" {term} " if is_bigram(term) else f" {stem(term)}"
-    found: Counter[int] = Counter()
-    position = text.find(needle)
+    step = len(needle) - 1  # from the space that ends a term: the next starts with it
+    find, found = text.find, {}
+    position = find(needle)
     while position != -1:
-        found[bisect_right(starts, position) - 1] += 1
-        # From the space that ends this term: the next term starts with it.
-        position = text.find(needle, position + len(needle) - 1)
+        at = bisect_right(starts, position) - 1
+        found[at] = found.get(at, 0) + 1
+        position = find(needle, position + step)
     return found
