@@ -29,6 +29,7 @@ its entries are sound (logged), and the next write rewrites it from what was rea
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import Iterable
@@ -222,11 +223,17 @@ async def record_search_document(
 ) -> None:
     """Add or replace the thread's entry (at turn end, with its summary)."""
     cutoff = cutoff_of(store)
-    await update(
-        store,
-        search_index_key(user_id),
-        lambda raw: with_documents(raw, [document], cutoff=cutoff),
-    )
+    key = search_index_key(user_id)
+    stored = await store.read(key)
+    read = stored.content if stored is not None else None
+    # Rewriting a long history's index takes milliseconds: off the event loop, from the
+    # version just read; only a concurrent writer's version is redone in `update`.
+    written = await asyncio.to_thread(with_documents, read, [document], cutoff=cutoff)
+
+    def transform(raw: str | None) -> str:
+        return written if raw is read else with_documents(raw, [document], cutoff=cutoff)
+
+    await update(store, key, transform, already_read=stored)
 
 
 async def remove_search_documents(store: ObjectStore, user_id: str, threads: set[str]) -> None:
