@@ -10,7 +10,7 @@ at once both land.
 
 It is a separate object from the conversation index, which the Home tab and erasure read
 and which is rewritten only when a thread's title or day changes: this one changes on
-every turn, and is about ten times its size. Compact, so that reading, parsing and
+every turn, and is two to three times its size. Compact, so that reading, parsing and
 ranking 2,000 conversations stays within a few milliseconds (bench/recall_search.py):
 
     {"version":1,"complete":true,"docs":[["1712345678.123456",1777889520,"q3 budget …"],…]}
@@ -96,7 +96,8 @@ def document_for(thread_ts: str, title: str, body: str, updated: datetime) -> Se
         title[:MAX_INDEXED_CHARS], body[:MAX_INDEXED_CHARS], limit=MAX_DOCUMENT_TERMS
     )
     # The title names the topic: its terms count twice (BM25's term frequency).
-    repeated = [t for t in terms if t in title_terms(title)]
+    in_title = title_terms(title[:MAX_INDEXED_CHARS])
+    repeated = [t for t in terms if t in in_title]
     return SearchDocument(thread_ts, int(updated.timestamp()), " ".join([*terms, *repeated]))
 
 
