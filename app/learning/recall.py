@@ -58,7 +58,8 @@ DESCRIPTION = (
     "Search summaries of your earlier conversations with the person you are talking to "
     "(other Slack threads, newest first on ties). Use it when they refer to something "
     "discussed before ('what did we decide about the Q3 budget?', 'recap our last "
-    "conversation'). Pass the topic as keywords; an empty topic lists the most recent "
+    "conversation'). Pass the topic as a few words, in the language the conversation was "
+    "held in (any language works); an empty topic lists the most recent "
     "conversations. Results give each conversation's title, date and summary. Only this "
     "person's own conversations are ever searched."
 )
@@ -188,7 +189,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                 "properties": {
                     "query": {
                         "type": "string",
-                        "description": "Keywords for the topic, e.g. 'Q3 budget'.",
+                        "description": "The topic, e.g. 'Q3 budget' or '予算会議'.",
                     },
                     "limit": {
                         "type": "integer",
