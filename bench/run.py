@@ -24,6 +24,7 @@ BENCHMARKS = [
     "bench.secret_shapes",
     "bench.hostile_input",
     "bench.preference_languages",
+    "bench.recall_search",
 ]
 
 

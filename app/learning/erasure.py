@@ -2,7 +2,7 @@
 
 Everything about a person is found without listing the bucket: their directory
 (`users/{id}/`: preferences and notes), Orion's records about them (`people/{id}/`: their
-conversation index and welcome), the summaries and notes of
+conversation index, search index and welcome), the summaries and notes of
 their threads (`sessions/{thread}/`, for the threads their index names and the threads of
 their DM), and the saved contexts of the threads in their DM with Orion
 (`threads/{dm}/`, which hold a copy of the memory restored there). Which threads are
@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from app.learning.search_index import remove_search_documents
 from app.learning.session_index import read_index, remove_session
 from app.memory.key_prefixes import ERASURES_PREFIX
 from app.memory.scopes import (
@@ -139,6 +140,7 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
             keys.append(thread_context_key(entry.channel, thread_ts))
     deleted = await _delete_all(store, keys)
     await remove_session(store, user_id, thread_ts)
+    await remove_search_documents(store, user_id, {thread_ts})
     return max(1, deleted)
 
 

@@ -1,34 +1,42 @@
 """`recall`: Claude's way to look through the current person's past conversations.
 
 "What did we discuss about the Q3 budget last week?" is answered from the session
-summaries the after-turn step writes. The tool searches only the sessions listed in the
-person's own conversation index (Orion's record, which only Orion writes:
-app/learning/session_index.py), reads at most the newest `MAX_SCANNED` of them, and
-returns the best keyword matches with their titles and dates.
+summaries the after-turn step writes. A search reads the person's search index (Orion's
+own record, which only Orion writes: app/learning/search_index.py) once, ranks every
+conversation it lists with BM25 (app/learning/search_ranking.py), in any language
+(app/learning/search_terms.py), and then reads only the summaries of the best `limit`:
+at most 1 + `limit` storage reads however long the person's history. An index that does
+not cover the person's older conversations yet is filled in first, once
+(app/learning/search_backfill.py).
 
 Whose sessions are searched is fixed when the tool is built, from the turn's scope; the
 model's input carries only the query.
 
-Conversations older than the retention window are not recalled: the store reads their
-summaries as absent (app/memory/retention.py), so their index entries find nothing, and
-a person whose every conversation has expired is told there is nothing to search.
+Conversations older than the retention window are not recalled: the index skips their
+entries and the store reads their summaries as absent (app/memory/retention.py). When
+storage cannot be read, the model is told the search could not be made — never that
+there is nothing to find.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
-from app.learning.session_index import SessionEntry, read_index
-from app.learning.summary_file import MAX_SUMMARY_CHARS, SessionSummary, parse_summary
+from app.learning.search_backfill import fill_in
+from app.learning.search_index import SearchIndex, parse_search_index, read_search_index
+from app.learning.search_ranking import Ranked, rank
+from app.learning.search_terms import query_terms
+from app.learning.summary_file import SessionSummary, parse_summary
+from app.memory.retention import cutoff_of
 from app.memory.scopes import MemoryScope, session_context_key
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -39,33 +47,19 @@ log = get_logger(__name__)
 RECALL_TOOL_NAME = "recall"
 DEFAULT_RESULTS = 5
 MAX_RESULTS = 10
-# Newest sessions read per search: bounds the cost for people with long histories.
-MAX_SCANNED = 50
-READ_CONCURRENCY = 8
 EXCERPT_CHARS = 600
 MAX_QUERY_CHARS = 500
-# A topic is a few words: more would only multiply the searches.
-MAX_KEYWORDS = 10
-# Orion's summaries are at most MAX_SUMMARY_CHARS; one edited by hand or with the memory
-# tool is searched in its first characters only.
-MAX_SEARCHED_CHARS = 2 * MAX_SUMMARY_CHARS
-
-# Words that say "search my past" rather than what to search for.
-_STOPWORD_TEXT = """
-    a about again ago all an and any anything are as at be been before but by can could
-    conversation conversations did discuss discussed discussing discussion do does earlier
-    for from had has have how i in into is it its last me month my of on or our past
-    previous recall remember said say session sessions should something talk talked
-    talking tell that the there this those time to today us was we week were what when
-    where which who why with would year yesterday you your"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_TOKEN = re.compile(r"[a-z0-9][a-z0-9'-]*")
+COULD_NOT_SEARCH = (
+    "Could not search earlier conversations right now: the memory store did not answer. "
+    "Tell the person you could not look it up this time — not that nothing was found."
+)
 
 DESCRIPTION = (
     "Search summaries of your earlier conversations with the person you are talking to "
     "(other Slack threads, newest first on ties). Use it when they refer to something "
     "discussed before ('what did we decide about the Q3 budget?', 'recap our last "
-    "conversation'). Pass the topic as keywords; an empty topic lists the most recent "
+    "conversation'). Pass the topic as a few words, in the language the conversation was "
+    "held in (any language works); an empty topic lists the most recent "
     "conversations. Results give each conversation's title, date and summary. Only this "
     "person's own conversations are ever searched."
 )
@@ -73,9 +67,10 @@ DESCRIPTION = (
 
 @dataclass(frozen=True)
 class RecallHit:
-    entry: SessionEntry
+    thread_ts: str
+    updated: datetime
     summary: SessionSummary
-    score: int
+    score: float
 
 
 @dataclass
@@ -84,38 +79,16 @@ class SearchCounts:
     read: int = 0
     missing: int = 0
     failed: int = 0
+    backfilled: int = 0  # summaries read to fill in the index (once per person)
+    backfill_failed: int = 0  # and those that could not be read (tried again next time)
+
+    @property
+    def unreadable(self) -> int:
+        return self.failed + self.backfill_failed
 
 
-def keywords(query: str) -> list[str]:
-    """The words worth matching, in order, without duplicates or filler."""
-    found: list[str] = []
-    for token in _TOKEN.findall(query.lower()):
-        token = token.strip("'-")
-        if token in _STOPWORDS or token in found:
-            continue
-        if len(token) >= 3 or any(ch.isdigit() for ch in token):
-            found.append(token)
-            if len(found) == MAX_KEYWORDS:
-                break
-    return found
-
-
-def score(summary: SessionSummary, words: list[str]) -> int:
-    """Distinct keywords found (as word beginnings: 'budget' finds 'budgets'); a keyword in
-    the title counts twice."""
-    title = summary.title[:MAX_SEARCHED_CHARS].lower()
-    body = summary.body[:MAX_SEARCHED_CHARS].lower()
-    total = 0
-    for word in words:
-        # The word first and the look back after it (no letter or digit before the word):
-        # a pattern that starts with a literal is searched for as quickly as str.find.
-        literal = re.escape(word)
-        pattern = re.compile(rf"{literal}(?<![a-z0-9]{literal})")
-        if pattern.search(title):
-            total += 2
-        elif pattern.search(body):
-            total += 1
-    return total
+class SearchFailed(Exception):
+    """Storage did not give what a search needs: the search was not made."""
 
 
 async def search_sessions(
@@ -126,49 +99,63 @@ async def search_sessions(
     limit: int = DEFAULT_RESULTS,
     exclude_thread: str | None = None,
 ) -> tuple[list[RecallHit], SearchCounts]:
-    """The person's best-matching past sessions, best first, recent first on ties."""
+    """The person's best-matching past sessions, best first, recent first on ties.
+
+    Raises whatever storage raises when the index cannot be read, and `SearchFailed` when
+    none of the best matches' summaries could be."""
     counts = SearchCounts()
-    entries = [e for e in await read_index(store, user_id) if e.thread_ts != exclude_thread]
-    counts.indexed = len(entries)
-    entries = entries[:MAX_SCANNED]
-    gate = asyncio.Semaphore(READ_CONCURRENCY)
-
-    async def load(entry: SessionEntry) -> SessionSummary | None:
-        async with gate:
-            try:
-                stored = await store.read(session_context_key(entry.thread_ts))
-            except Exception as exc:
-                counts.failed += 1
-                log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
-                return None
-        if stored is None:
-            counts.missing += 1
-            return None
-        counts.read += 1
-        return parse_summary(stored.content)
-
-    summaries = await asyncio.gather(*(load(entry) for entry in entries))
-    found = [(e, s) for e, s in zip(entries, summaries, strict=True) if s is not None]
-    # Up to MAX_KEYWORDS searches in each of MAX_SCANNED summaries: off the event loop.
-    return await asyncio.to_thread(_best, found, keywords(query), limit), counts
+    stored = await read_search_index(store, user_id)
+    cutoff = cutoff_of(store)
+    content = stored.content if stored is not None else None
+    # Up to 1.5 MB of JSON for a long history, and a hostile 40,000-character query:
+    # parsing and ranking run off the event loop.
+    index = await asyncio.to_thread(parse_search_index, content, cutoff=cutoff)
+    if not index.complete:
+        backfilled = await fill_in(store, user_id, stored, index)
+        index, counts.backfilled = backfilled.index, backfilled.read
+        counts.backfill_failed = backfilled.failed
+    ranked = await asyncio.to_thread(_ranked, index, query, limit, exclude_thread)
+    current = any(d.thread_ts == exclude_thread for d in index.documents)
+    counts.indexed = len(index.documents) - current
+    hits = await asyncio.gather(*(_hit(store, r, counts) for r in ranked))
+    if ranked and counts.failed == len(ranked):
+        raise SearchFailed(f"{counts.failed} summaries could not be read")
+    return [hit for hit in hits if hit is not None], counts
 
 
-def _best(
-    found: list[tuple[SessionEntry, SessionSummary]], words: list[str], limit: int
-) -> list[RecallHit]:
-    hits = [RecallHit(entry, summary, score(summary, words)) for entry, summary in found]
-    if words:
-        hits = [hit for hit in hits if hit.score > 0]
-    # Entries are newest first and the sort is stable: ties stay recent first.
-    hits.sort(key=lambda hit: hit.score, reverse=True)
-    return hits[:limit]
+def _ranked(index: SearchIndex, query: str, limit: int, exclude: str | None) -> list[Ranked]:
+    return rank(index, query_terms(query[:MAX_QUERY_CHARS]), limit, exclude=exclude)
 
 
-def render_hits(query: str, hits: list[RecallHit], *, searched: int) -> str:
-    if searched == 0:
+async def _hit(store: ObjectStore, ranked: Ranked, counts: SearchCounts) -> RecallHit | None:
+    thread = ranked.document.thread_ts
+    try:
+        stored = await store.read(session_context_key(thread))
+    except Exception as exc:
+        counts.failed += 1
+        log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
+        return None
+    if stored is None:
+        counts.missing += 1  # expired or forgotten since the index was written
+        return None
+    counts.read += 1
+    updated = datetime.fromtimestamp(ranked.document.updated, UTC)
+    return RecallHit(thread, updated, parse_summary(stored.content), ranked.score)
+
+
+def render_hits(query: str, hits: list[RecallHit], *, searched: int, unreadable: int = 0) -> str:
+    """`searched`: how many conversations the index holds (besides the current one);
+    `unreadable`: how many summaries could not be read just now (never "nothing")."""
+    note = (
+        f"\n\n({unreadable} earlier conversation(s) could not be read just now and were not "
+        "searched: say so rather than that nothing exists.)"
+        if unreadable
+        else ""
+    )
+    if searched == 0 and not unreadable:
         return "There are no summaries of earlier conversations with this person yet."
     if not hits:
-        return f'No earlier conversation with this person matches "{query}".'
+        return f'No earlier conversation with this person matches "{query}".{note}'
     heading = (
         f'Earlier conversations with this person matching "{query}", best match first:'
         if query.strip()
@@ -179,12 +166,11 @@ def render_hits(query: str, hits: list[RecallHit], *, searched: int) -> str:
         body = hit.summary.body
         if len(body) > EXCERPT_CHARS:
             body = body[: EXCERPT_CHARS - 1].rstrip() + "…"
-        date = hit.entry.updated.strftime("%Y-%m-%d")
+        date = hit.updated.strftime("%Y-%m-%d")
         parts.append(
-            f"{number}. {hit.summary.title} (last updated {date}, thread {hit.entry.thread_ts})\n"
-            f"{body}"
+            f"{number}. {hit.summary.title} (last updated {date}, thread {hit.thread_ts})\n{body}"
         )
-    return "\n\n".join(parts)
+    return "\n\n".join(parts) + note
 
 
 class RecallTool(BetaAsyncBuiltinFunctionTool):
@@ -203,7 +189,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                 "properties": {
                     "query": {
                         "type": "string",
-                        "description": "Keywords for the topic, e.g. 'Q3 budget'.",
+                        "description": "The topic, e.g. 'Q3 budget' or '予算会議'.",
                     },
                     "limit": {
                         "type": "integer",
@@ -223,17 +209,24 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
         with tracing.observe(
             "tool.recall",
             as_type="tool",
-            input={"query_chars": len(query), "keywords": len(keywords(query)), "limit": limit},
+            input={"query_chars": len(query), "limit": limit},
         ) as span:
-            hits, counts = await search_sessions(
-                self.store,
-                user_id=self.scope.user_id,
-                query=query,
-                limit=limit,
-                exclude_thread=self.scope.thread_ts,
-            )
+            try:
+                hits, counts = await search_sessions(
+                    self.store,
+                    user_id=self.scope.user_id,
+                    query=query,
+                    limit=limit,
+                    exclude_thread=self.scope.thread_ts,
+                )
+            except Exception as exc:
+                log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=exc)
+                span.update(output={"failed": type(exc).__name__})
+                raise ToolError(COULD_NOT_SEARCH) from exc
             outcome = {
                 "indexed": counts.indexed,
+                "backfilled": counts.backfilled,
+                "backfill_failed": counts.backfill_failed,
                 "read": counts.read,
                 "missing": counts.missing,
                 "failed": counts.failed,
@@ -242,8 +235,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             }
             span.update(output=outcome)
             log.info("tool.recall", **outcome)
-            # Searched: the summaries that are there (gone or expired ones are not).
-            return render_hits(query, hits, searched=counts.read + counts.failed)
+            return render_hits(query, hits, searched=counts.indexed, unreadable=counts.unreadable)
 
 
 def _parse_input(input: object) -> tuple[str, int]:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from app.learning.erasure import erasure_time
+from app.learning.search_index import document_for, record_search_document
 from app.learning.session_index import IndexedToday, SessionEntry, record_session
 from app.learning.summary_file import (
     MAX_SUMMARY_CHARS,
@@ -117,10 +118,17 @@ async def update_session_summary(
         return render_summary(summary)
 
     written = await update(store, key, transform, already_read=stored) or ""
-    title = parse_summary(written).title
-    entry = SessionEntry(thread_ts, title, moment, channel)
-    if indexed is None or not indexed.covers(user_id, entry, erased_at=erased_at):
-        await record_session(store, user_id, entry)
+    kept = parse_summary(written)
+    entry = SessionEntry(thread_ts, kept.title, moment, channel)
+    # The search entry changes with every summary: written on every turn, beside the
+    # conversation index's entry (when that one changes).
+    search_entry = record_search_document(
+        store, user_id, document_for(thread_ts, kept.title, kept.body, moment)
+    )
+    if indexed is not None and indexed.covers(user_id, entry, erased_at=erased_at):
+        await search_entry
+    else:
+        await asyncio.gather(record_session(store, user_id, entry), search_entry)
         # With the index entry (a thread's first turn of the day, or a new title): how to
         # greet the person next time, read at thread start beside their preferences.
         welcome = Welcome(

@@ -59,8 +59,8 @@ THREADS = KeyPrefix(
 )
 PEOPLE = KeyPrefix(
     "people/",
-    "Orion's records about each person: their conversations, welcome back, where each "
-    "preference was learned",
+    "Orion's records about each person: their conversations and the search index over "
+    "them, welcome back, where each preference was learned",
     Lifetime.CONVERSATION,
     model_reaches=False,
     personal=True,

@@ -2,9 +2,10 @@
 
 A thread's session summary (`sessions/{thread}/…`), its saved context
 (`threads/{channel}/…`, which holds a copy of the memory restored in it) and Orion's
-records of it (`people/{id}/…`: the person's conversation index, the welcome back) are
-about conversations; after the retention window they are neither brought back nor kept,
-and neither is the thread a preference was learned in (app/learning/preferences.py).
+records of it (`people/{id}/…`: the person's conversation and search indexes, the welcome
+back) are about conversations; after the retention window they are neither brought back
+nor kept, and neither is the thread a preference was learned in
+(app/learning/preferences.py).
 Preferences and everything else in a person's own directory (`users/{id}/…`) never
 expire: they go only when the person forgets them.
 
@@ -41,7 +42,7 @@ from app.storage.store import (
 
 DEFAULT_RETENTION_DAYS = 30
 # A conversation's objects: its summary and notes, its saved thread context, and Orion's
-# records about the person's conversations (their index, the welcome back). Each record
+# records about the person's conversations (their indexes, the welcome back). Each record
 # file is rewritten whenever one of its entries is, so a file older than the window holds
 # only expired entries; inside a younger file, readers skip and writers drop the expired
 # entries (`cutoff`).

@@ -218,6 +218,11 @@ def conversations_index_key(user_id: str) -> str:
     return f"{person_records_prefix(user_id)}conversations.json"
 
 
+def search_index_key(user_id: str) -> str:
+    """The terms of each of the person's past threads, for `recall` (search_index.py)."""
+    return f"{person_records_prefix(user_id)}search.json"
+
+
 def welcome_key(user_id: str) -> str:
     """How to greet the person back next time (their latest conversation), written at turn end."""
     return f"{person_records_prefix(user_id)}welcome.json"

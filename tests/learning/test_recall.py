@@ -9,7 +9,8 @@ import pytest
 from anthropic.tools import ToolError
 
 from app.agent.tool_registry import ToolRegistry
-from app.learning.recall import RecallTool, keywords
+from app.learning.recall import RecallTool
+from app.learning.search_terms import query_terms
 from app.learning.session_index import SessionEntry, parse_index
 from app.learning.summary_file import SessionSummary, render_summary
 from app.learning.timestamps import format_time
@@ -64,8 +65,8 @@ def titles(result: str) -> list[str]:
         ("what did we talk about?", []),
     ],
 )
-def test_keywords_drop_the_words_that_only_ask_to_search(query: str, expected: list[str]) -> None:
-    assert keywords(query) == expected
+def test_queries_drop_the_words_that_only_ask_to_search(query: str, expected: list[str]) -> None:
+    assert query_terms(query) == expected
 
 
 async def test_best_match_first_then_recent_first_on_ties(store: ObjectStore) -> None:

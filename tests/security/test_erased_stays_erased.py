@@ -185,6 +185,16 @@ def test_a_thread_listed_in_the_persons_own_files_is_never_theirs_to_forget(
             "file_text": json.dumps(forged),
         },
     )
+    claude.reply_tool_use(
+        "memory",
+        {
+            "command": "create",
+            "path": f"/memories/people/{USER}/search.json",
+            "file_text": json.dumps(
+                {"version": 1, "complete": True, "docs": [[OTHER_THREAD, 1, "x"]]}
+            ),
+        },
+    )
     claude.reply_tool_use("forget", {"kind": "conversation", "id": OTHER_THREAD})
     claude.reply("Done.")
     conversation.post_user_message(orion, slack, USER, DM, thread_ts, "Forget Otto's thread.")
@@ -194,7 +204,8 @@ def test_a_thread_listed_in_the_persons_own_files_is_never_theirs_to_forget(
         for request in conversation.main_requests(claude, orion)
         for result in conversation.tool_results(request)
     ]
-    assert any(text.startswith("Access denied: /memories/people/") for text in results), results
+    denied = [text for text in results if text.startswith("Access denied: /memories/people/")]
+    assert len(denied) == 2, results
     assert any("no conversation" in text for text in results), results
     assert {key: seeded.read(key) or "" for key in otto()} == otto_before
     view = open_home(orion, slack, USER, DM)

@@ -23,6 +23,7 @@ import sys
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,9 @@ from app.learning.preference_detection import (
     detect_preferences,
 )
 from app.learning.preferences import MAX_VALUE_CHARS, Preference
-from app.learning.recall import MAX_KEYWORDS, MAX_SEARCHED_CHARS, keywords, score
+from app.learning.search_index import MAX_INDEXED_CHARS, SearchIndex, document_for
+from app.learning.search_ranking import rank
+from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
 from app.learning.summary_file import (
     MAX_SUMMARY_CHARS,
     MAX_TITLE_CHARS,
@@ -273,19 +276,24 @@ def test_a_fence_longer_than_half_a_message_is_cut_like_text() -> None:
 # --- recall (the model's query, the stored summaries) ---------------------------------------
 
 
-def test_recall_keywords_are_few_whatever_the_query(hostile: str) -> None:
-    assert len(keywords(hostile)) <= MAX_KEYWORDS
+def test_recall_query_terms_are_few_whatever_the_query(hostile: str) -> None:
+    terms = query_terms(hostile)
+    assert len(terms) <= MAX_QUERY_TERMS and all(len(t) <= MAX_TERM_CHARS for t in terms)
     many = " ".join(f"topic{n}" for n in range(100))
-    assert keywords(many) == [f"topic{n}" for n in range(MAX_KEYWORDS)]
+    assert query_terms(many) == [f"topic{n}" for n in range(MAX_QUERY_TERMS)]
 
 
-def test_recall_scores_the_start_of_a_hostile_summary(hostile: str) -> None:
-    words = ["budget"]
-    assert score(SessionSummary("Notes", "Budget: " + hostile), words) == 1
-    assert score(SessionSummary("Notes", hostile), words) == 0
-    assert MAX_SEARCHED_CHARS < SLACK_LIMIT
-    assert score(SessionSummary("Notes", hostile + " budget"), words) == 0  # past the start
-    assert score(SessionSummary("Q3 budget " + hostile, hostile), ["q3", "budget"]) == 4
+def _found(title: str, body: str, terms: list[str]) -> bool:
+    document = document_for("1712345678.000100", title, body, datetime.now(UTC))
+    return rank(SearchIndex([document]), terms, 1) != []
+
+
+def test_recall_indexes_the_start_of_a_hostile_summary(hostile: str) -> None:
+    assert _found("Notes", "Budget: " + hostile, ["budget"])
+    assert not _found("Notes", hostile, ["budget"])
+    assert MAX_INDEXED_CHARS < SLACK_LIMIT
+    assert not _found("Notes", hostile + " budget", ["budget"])  # past the start
+    assert _found("Q3 budget " + hostile, hostile, ["q3", "budget"])
 
 
 # --- the memory tool (the model's edits) ----------------------------------------------------

@@ -1,0 +1,82 @@
+"""Ranking a person's conversations for a question: BM25 over their search index.
+
+BM25 favours the words that are rare in this person's history (a topic named once beats
+"meeting", which every summary has) and does not let long summaries win by length. It
+is small enough to keep here rather than take a library (the well-known ones need numpy
+and scipy). Standard parameters: k1 = 1.2, b = 0.75.
+
+Nothing is built per search but one text of every entry's terms (SearchIndex.text): each
+query term is found in it with `str.find` (C) — a word by its beginning, so inflected
+forms match (search_terms.stem), a character pair whole — and a hit's entry by bisecting
+the entries' offsets. The cost is one scan of the text per query term, bounded by
+MAX_QUERY_TERMS (a question in Chinese, Japanese, Korean or Thai asks for every other
+pair only: search_terms.query_terms); no pattern, nothing can backtrack.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from app.learning.search_index import SearchDocument, SearchIndex
+from app.learning.search_terms import is_bigram, stem
+
+K1 = 1.2
+B = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    document: SearchDocument
+    score: float
+
+
+def rank(
+    index: SearchIndex, terms: list[str], limit: int, *, exclude: str | None = None
+) -> list[Ranked]:
+    """The best `limit` entries for `terms`, best first, newest first on ties; with no
+    terms, the newest. Entries matching no term, and the thread `exclude`, are left out."""
+    documents = index.documents
+    if not terms:
+        return [Ranked(d, 0.0) for d in documents if d.thread_ts != exclude][:limit]
+    if not documents:
+        return []
+    text, starts, count = index.text, index.starts, len(documents)
+    # Every term has a space before it: the spaces count the terms (two per entry are
+    # separators).
+    average_length = max(1.0, (text.count(" ") - count) / count)
+    scores: dict[int, float] = {}
+    lengths: dict[int, int] = {}
+    for term in terms:
+        found = _hits(text, starts, term)
+        if not found:
+            continue
+        idf = math.log(1 + (count - len(found) + 0.5) / (len(found) + 0.5))
+        for at, frequency in found.items():
+            length = lengths.get(at)
+            if length is None:
+                length = lengths[at] = documents[at].terms.count(" ") + 1
+            norm = K1 * (1 - B + B * length / average_length)
+            scores[at] = scores.get(at, 0.0) + idf * frequency * (K1 + 1) / (frequency + norm)
+    if exclude is not None:
+        for at, document in enumerate(documents):
+            if document.thread_ts == exclude:
+                scores.pop(at, None)
+    # Entries are newest first: on equal scores the lower index (newer) wins.
+    best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+    return [Ranked(documents[at], score) for at, score in best]
+
+
+def _hits(text: str, starts: list[int], term: str) -> dict[int, int]:
+    """How often each entry holds `term` (a word: any word it begins)."""
+    needle = f" {term} " if is_bigram(term) else f" {stem(term)}"
+    step = len(needle) - 1  # from the space that ends a term: the next starts with it
+    find, found = text.find, {}
+    position = find(needle)
+    while position != -1:
+        at = bisect_right(starts, position) - 1
+        found[at] = found.get(at, 0) + 1
+        position = find(needle, position + step)
+    return found

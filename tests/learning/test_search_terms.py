@@ -1,0 +1,162 @@
+"""What `recall` matches on in each script, and how it ranks (search_terms, search_ranking)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.learning.search_index import SearchIndex, document_for
+from app.learning.search_ranking import rank
+from app.learning.search_terms import (
+    MAX_QUERY_TERMS,
+    MAX_TERM_CHARS,
+    document_terms,
+    normalise,
+    query_terms,
+)
+
+NOW = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Réunion d'ÉQUIPE", "reunion d'equipe"),  # accents and case folded
+        ("Straße", "strasse"),  # casefold, not lower
+        ("ＱＵＡＲＴＥＲ ３", "quarter 3"),  # NFKC: full-width letters and digits
+        ("ﬁnance", "finance"),  # NFKC: ligature
+        ("ΣΥΖΉΤΗΣΗ", "συζητηση"),  # Greek: tonos dropped, final sigma folded
+        ("Ёлка", "елка"),  # Cyrillic: ё is е
+        ("हिन्दी", "हिन्दी"),  # Devanagari vowel signs and virama stay
+        ("한국어", "한국어"),  # Hangul syllables stay whole (not Jamo)
+        ("ガイド", "ガイド"),  # kana voicing marks stay
+    ],
+)
+def test_text_is_normalised_the_same_way_everywhere(text: str, expected: str) -> None:
+    assert normalise(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Q3 budget, the Q3 BUDGET!", ["q3", "budget", "the"]),
+        ("Бюджет на маркетинг", ["бюджет", "на", "маркетинг"]),
+        ("Ο προϋπολογισμός", ["προυπολογισμοσ"]),  # final sigma folded; a letter is no word
+        ("الميزانية والتسويق", ["ميزانية", "تسويق"]),  # the article (and "and the") cut
+        ("תקציב השיווק", ["תקציב", "השיווק"]),
+        ("बजट बैठक", ["बजट", "बैठक"]),  # whole words, vowel signs included
+        ("予算会議", ["予算", "算会", "会議"]),  # Japanese/Chinese: overlapping pairs
+        ("예산 회의", ["예산", "회의"]),
+        ("งบประมาณ", ["งบ", "บป", "ปร", "ระ", "ะม", "มา", "าณ"]),  # Thai: pairs
+        ("猫", ["猫"]),  # a one-character word is itself
+        ("GPT4を使う", ["gpt4", "を使", "使う"]),  # scripts split inside one run
+        ("snake_case", ["snake", "case"]),
+    ],
+)
+def test_each_script_is_cut_into_the_terms_it_is_searched_by(
+    text: str, expected: list[str]
+) -> None:
+    assert document_terms(text, "", limit=100) == expected
+
+
+def test_questions_leave_out_the_words_that_only_ask_in_every_language() -> None:
+    assert query_terms("What did we discuss about the Q3 budget last week?") == ["q3", "budget"]
+    assert query_terms("Qu'avons-nous décidé sur le budget ?") == ["decide", "budget"]
+    assert query_terms("Что мы обсуждали о бюджете?") == ["бюджете"]
+    # Japanese, Chinese, Korean and Thai phrases that only ask are cut before the pairs.
+    assert query_terms("予算について何を話しましたか") == ["予算"]
+    assert query_terms("我们关于预算讨论了什么") == ["预算"]
+    assert query_terms("예산에 대해 무슨 이야기를 했나요") == ["예산", "산에"]
+    assert query_terms("เราคุยอะไรกันเรื่องงบประมาณ") == ["งบ", "ปร", "ะม", "าณ"]
+    assert query_terms("what did we talk about?") == []
+
+
+def test_questions_and_documents_are_bounded() -> None:
+    huge_word = "a" * 40_000
+    assert document_terms(huge_word, "", limit=10) == ["a" * MAX_TERM_CHARS]
+    words = " ".join(f"w{n}" for n in range(1000))
+    assert len(document_terms(words, words, limit=200)) == 200
+    assert len(query_terms(words)) == MAX_QUERY_TERMS
+    assert len(query_terms("予算" * 20_000)) <= MAX_QUERY_TERMS
+
+
+def _index(*conversations: tuple[str, str, str]) -> SearchIndex:
+    """Entries for (thread, title, body), the first the newest."""
+    return SearchIndex(
+        [
+            document_for(thread, title, body, NOW - n * timedelta(hours=1))
+            for n, (thread, title, body) in enumerate(conversations)
+        ]
+    )
+
+
+def _ranked(index: SearchIndex, question: str, limit: int = 5) -> list[str]:
+    return [r.document.thread_ts for r in rank(index, query_terms(question), limit)]
+
+
+def test_rare_words_outweigh_common_ones() -> None:
+    index = _index(
+        ("1.1", "Weekly meeting", "The weekly meeting: hiring and budget."),
+        ("2.2", "Meeting notes", "Another meeting about the roadmap."),
+        ("3.3", "Kubernetes migration", "The meeting about the kubernetes migration."),
+        ("4.4", "Meeting", "A meeting."),
+    )
+    assert _ranked(index, "meeting about kubernetes")[0] == "3.3"
+
+
+def test_a_word_in_the_title_counts_more_and_equal_scores_go_newest_first() -> None:
+    index = _index(
+        ("1.1", "Offsite", "Notes on the budget."),
+        ("2.2", "Budget review", "Numbers."),
+        ("3.3", "Offsite", "Notes on the budget."),
+    )
+    assert _ranked(index, "budget") == ["2.2", "1.1", "3.3"]
+
+
+def test_inflected_and_unaccented_forms_find_each_other() -> None:
+    index = _index(
+        ("1.1", "Бюджет на маркетинг", "Урезать рекламу."),
+        ("2.2", "Réunion d'équipe", "Planning des congés."),
+        ("3.3", "Budgets", "Vendor contracts."),
+    )
+    assert _ranked(index, "о бюджете")[0] == "1.1"
+    assert _ranked(index, "reunion equipe")[0] == "2.2"
+    assert _ranked(index, "budget")[0] == "3.3"
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("来期の予算会議について", "1.1"),
+        ("预算会议", "2.2"),
+        ("예산 회의는 어땠나요?", "3.3"),
+        ("เรื่องงบประมาณการตลาด", "4.4"),
+        ("ماذا عن الميزانية؟", "5.5"),
+        ("Τι είπαμε για τον προϋπολογισμό;", "6.6"),
+    ],
+)
+def test_each_script_finds_its_own_conversation(question: str, expected: str) -> None:
+    index = _index(
+        ("1.1", "予算会議の準備", "来期の予算会議に向けてクラウド費用を削減する。"),
+        ("2.2", "预算会议", "我们讨论了明年的预算会议。"),
+        ("3.3", "예산 회의", "다음 분기 예산 회의를 준비했습니다."),
+        ("4.4", "งบประมาณการตลาด", "ทบทวนงบประมาณการตลาดของไตรมาสนี้"),
+        ("5.5", "الميزانية", "راجعنا الميزانية للربع القادم."),
+        ("6.6", "Προϋπολογισμός", "Συζητήσαμε τον προϋπολογισμό."),
+        ("7.7", "Weekly sync", "Nothing in particular."),
+    )
+    assert _ranked(index, question)[0] == expected
+
+
+def test_nothing_matching_is_nothing_and_no_terms_is_the_newest() -> None:
+    index = _index(("1.1", "Budget", "x"), ("2.2", "Hiring", "y"))
+    assert _ranked(index, "kubernetes") == []
+    assert _ranked(index, "what did we talk about?", limit=1) == ["1.1"]
+    assert rank(SearchIndex([]), ["budget"], 5) == []
+
+
+def test_the_current_thread_is_left_out() -> None:
+    index = _index(("1.1", "Budget", "x"), ("2.2", "Budget", "y"))
+    found = rank(index, ["budget"], 5, exclude="1.1")
+    assert [r.document.thread_ts for r in found] == ["2.2"]

@@ -1,0 +1,202 @@
+"""Attacks on recall's search index (`people/{id}/search.json`) and on the search itself.
+
+The index decides which threads a search can return, so nothing the person or Claude
+writes may reach it; a corrupted or hostile one (malformed entries, wrong types, huge
+terms, another person's threads, 2 MB and more) is read as far as it is sound, logged,
+and rewritten by the next turn end — it never blocks a search. Questions and summaries of
+any shape and length cost bounded work. Both backends throughout.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from app.learning.erasure import forget_conversation, forget_everything
+from app.learning.recall import MAX_QUERY_CHARS, RecallTool
+from app.learning.search_index import (
+    MAX_DOCUMENT_CHARS,
+    MAX_DOCUMENT_TERMS,
+    SearchIndex,
+    document_for,
+    parse_search_index,
+    record_search_document,
+    render_search_index,
+)
+from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
+from app.learning.session_index import SessionEntry, record_session
+from app.learning.summary_file import SessionSummary, render_summary
+from app.memory.scopes import MemoryScope, search_index_key, session_context_key
+from app.memory.tolerant_json import MAX_JSON_CHARS
+from app.memory.tool.scoped_tool import ScopedMemoryTool
+from app.observability.logging import configure_logging
+from app.storage.store import ObjectStore
+from tests import log_events
+from tests.backends import OTHER_USER, THREAD, USER, Backend
+from tests.memory.tool.helpers import refused
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+MINE, THEIRS, CURRENT = "1712000001.000001", "1712000002.000002", "1712999999.000009"
+INDEX_PATH = f"/memories/people/{USER}/search.json"
+
+
+async def seed(store: ObjectStore) -> None:
+    """Mira's conversation about the Lisbon offsite; Otto's about his Lisbon salary talk."""
+    for user, thread, title, body in (
+        (USER, MINE, "Offsite in Lisbon", "Venue booked in Alfama."),
+        (OTHER_USER, THEIRS, "Salary review in Lisbon", "Otto's raise: 8%."),
+    ):
+        summary = SessionSummary(title, body, user_id=user, updated=NOW)
+        await store.write(session_context_key(thread), render_summary(summary))
+        await record_session(store, user, SessionEntry(thread, title, NOW, "D0123ABCD"))
+        await record_search_document(store, user, document_for(thread, title, body, NOW))
+
+
+@pytest.fixture
+def log_stream() -> io.StringIO:
+    stream = io.StringIO()
+    configure_logging(level="INFO", fmt="json", stream=stream)
+    return stream
+
+
+def logged(stream: io.StringIO) -> list[str]:
+    return [json.loads(line)["message"] for line in stream.getvalue().splitlines()]
+
+
+async def search(store: ObjectStore, query: str = "Lisbon") -> str:
+    return await RecallTool(store, MemoryScope(USER, CURRENT)).call({"query": query})
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        {"command": "view", "path": INDEX_PATH},
+        {"command": "create", "path": INDEX_PATH, "file_text": "{}"},
+        {"command": "str_replace", "path": INDEX_PATH, "old_str": "a", "new_str": "b"},
+        {"command": "insert", "path": INDEX_PATH, "insert_line": 0, "insert_text": "x"},
+        {"command": "delete", "path": INDEX_PATH},
+        {"command": "rename", "old_path": INDEX_PATH, "new_path": f"/memories/users/{USER}/s"},
+        {"command": "rename", "old_path": f"/memories/users/{USER}/a.md", "new_path": INDEX_PATH},
+    ],
+    ids=lambda c: c["command"],
+)
+async def test_the_memory_tool_cannot_read_or_write_the_search_index(
+    backend: Backend, command: dict[str, Any]
+) -> None:
+    await seed(backend.store)
+    tool = ScopedMemoryTool(backend.store, MemoryScope(USER, THREAD))
+    await backend.store.write(f"users/{USER}/a.md", "mine")
+    before = backend.raw_read(search_index_key(USER))
+
+    message = await refused(tool, command)
+
+    assert message.startswith("Access denied:") and "Alfama" not in message
+    assert backend.raw_read(search_index_key(USER)) == before
+
+
+def _sound_entry() -> list[Any]:
+    return document_for(MINE, "Offsite in Lisbon", "Venue booked in Alfama.", NOW).to_json()
+
+
+HOSTILE_ENTRIES: dict[str, Any] = {
+    "not a list": {"thread": MINE},
+    "too short": [MINE, 1],
+    "time as a string": [MINE, "2026-01-01", "lisbon"],
+    "time as a bool": [MINE, True, "lisbon"],
+    "negative time": [MINE, -5, "lisbon"],
+    "terms as a list": [MINE, 1, ["lisbon"]],
+    "terms over the bound": [MINE, 1, "lisbon " * MAX_DOCUMENT_CHARS],
+    "a line break in the terms": [MINE, 1, "lisbon\nlisbon"],
+    "a path for a thread": ["../../users/U0999ZZZZ/secret", 1, "lisbon"],
+    "nested deep": [[[[[[[[[[[]]]]]]]]]]],
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_ENTRIES))
+async def test_malformed_entries_are_skipped_logged_and_dropped_by_the_next_write(
+    backend: Backend, name: str, log_stream: io.StringIO
+) -> None:
+    await seed(backend.store)
+    hostile = {"version": 1, "complete": True, "docs": [HOSTILE_ENTRIES[name], _sound_entry()]}
+    await backend.store.write(search_index_key(USER), json.dumps(hostile))
+    found = await search(backend.store)
+    assert "Offsite in Lisbon" in found and "Otto" not in found and "secret" not in found
+    assert log_events.MEMORY_FILE_UNREADABLE in logged(log_stream)
+
+    await record_search_document(backend.store, USER, document_for(CURRENT, "Today", "", NOW))
+    rewritten = json.loads(backend.raw_read(search_index_key(USER)) or "")
+    assert [entry[0] for entry in rewritten["docs"]] == [CURRENT, MINE]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json at all {",
+        "[" * 100_000 + "]" * 100_000,  # nested past Python's recursion limit
+        json.dumps({"version": 1, "docs": {"a": 1}}),
+        json.dumps(["a list, not an object"]),
+        json.dumps({"docs": [[MINE, 1, "x" * 1000]] * 3000}),  # 2 MB and more
+    ],
+    ids=["not-json", "nested", "docs-not-a-list", "not-an-object", "over-2-MB"],
+)
+async def test_an_unreadable_index_is_read_as_empty_then_filled_in_and_rewritten(
+    backend: Backend, content: str, log_stream: io.StringIO
+) -> None:
+    await seed(backend.store)
+    await backend.store.write(search_index_key(USER), content)
+    found = await search(backend.store)
+    # Read as empty (logged), then filled in from the person's own conversation index:
+    # the search still finds her conversation, and only hers.
+    assert "Offsite in Lisbon" in found and "Salary" not in found
+    assert log_events.MEMORY_FILE_UNREADABLE in logged(log_stream)
+    rewritten = parse_search_index(backend.raw_read(search_index_key(USER)))
+    assert [d.thread_ts for d in rewritten.documents] == [MINE] and rewritten.complete
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "\u2003" * 40_000,  # a run of Unicode spaces
+        "(" * 20_000 + ")" * 20_000,  # nested brackets
+        "?!" * 20_000,  # repeated punctuation
+        "a" * 40_000,  # one word
+        "予算" * 20_000,  # one run of ideographs
+        "lisbon " * 5_700,  # many words
+        "ก่" * 20_000,  # Thai letters and tone marks
+        "é\u0301\u0301" * 13_000,  # combining marks piled up
+    ],
+    ids=["spaces", "brackets", "punctuation", "word", "cjk", "words", "thai", "marks"],
+)
+async def test_a_40000_character_question_costs_bounded_work(backend: Backend, query: str) -> None:
+    await seed(backend.store)
+    assert len(query) >= 39_000
+    terms = query_terms(query[:MAX_QUERY_CHARS])
+    assert len(terms) <= MAX_QUERY_TERMS and all(len(t) <= MAX_TERM_CHARS for t in terms)
+    found = await search(backend.store, query)
+    assert "Otto" not in found and "Salary" not in found
+
+
+def test_a_40000_character_summary_makes_a_bounded_entry() -> None:
+    body = " ".join(f"word{n}" for n in range(8_000))[:40_000]
+    document = document_for(MINE, "x" * 40_000, body, NOW)
+    assert len(document.terms.split()) <= 2 * MAX_DOCUMENT_TERMS
+    assert len(document.terms) <= MAX_DOCUMENT_CHARS
+    # And a flood of such entries stays far below what the reader parses at all.
+    rendered = render_search_index(SearchIndex([document] * 20_000))
+    assert len(rendered) < MAX_JSON_CHARS
+
+
+async def test_a_corrupted_index_blocks_neither_forgetting_one_conversation_nor_everything(
+    backend: Backend,
+) -> None:
+    await seed(backend.store)
+    await backend.store.write(search_index_key(USER), "[" * 100_000)
+    assert await forget_conversation(backend.store, USER, MINE) >= 1
+    assert backend.raw_read(session_context_key(MINE)) is None
+    await forget_everything(backend.store, USER)
+    assert backend.raw_read(search_index_key(USER)) is None
+    assert THEIRS in (backend.raw_read(search_index_key(OTHER_USER)) or "")
