@@ -219,6 +219,9 @@ def without_threads(raw: str | None, threads: set[str]) -> str | None:
     return render_search_index(SearchIndex(kept, current.complete))
 
 
+WRITE_ATTEMPTS = 10
+
+
 async def record_search_document(
     store: ObjectStore, user_id: str, document: SearchDocument
 ) -> None:
@@ -234,7 +237,10 @@ async def record_search_document(
     def transform(raw: str | None) -> str:
         return written if raw is read else with_documents(raw, [document], cutoff=cutoff)
 
-    await update(store, key, transform, already_read=stored)
+    # More tries than `update`'s default: every turn end of the person's concurrent threads,
+    # on any instance, rewrites this one object, and a write that gives up loses the entry
+    # until the thread is continued. It runs after the answer, so waiting costs nobody.
+    await update(store, key, transform, attempts=WRITE_ATTEMPTS, already_read=stored)
 
 
 async def remove_search_documents(store: ObjectStore, user_id: str, threads: set[str]) -> None:
