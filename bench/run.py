@@ -15,6 +15,7 @@ BENCHMARKS = [
     "bench.cold_start",
     "bench.thread_start",
     "bench.storage_trouble",
+    "bench.burst",
     "bench.memory_latency",
     "bench.memory_erasure",
     "bench.turn_end",
