@@ -3,10 +3,10 @@
 Order matters for what the person sees: the status appears at once; the retry-dedupe
 claim and the memory reads go out together, under one storage budget (2 s by default),
 so the greeting waits for one storage round trip, not several; the greeting reflects
-what was found; and only then is the restored context saved with the thread (so every
-later message can use it without reloading) — once nobody else on the instance is still
-waiting for their greeting (app/runtime/people_first.py). Nothing here waits for the
-Claude client.
+what was found; and only then are the suggested prompts set and the restored context
+saved with the thread (so every later message can use it without reloading) — once nobody
+else on the instance is still waiting for their greeting (app/runtime/people_first.py).
+Nothing here waits for the Claude client.
 """
 
 from __future__ import annotations
@@ -90,14 +90,15 @@ def register(
                 except Exception as exc:
                     log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
                     return
+            # The prompts below the greeting, and the save nobody watches, come once the
+            # greetings of the others who wait are out (in a burst; at once otherwise).
+            await people_waiting.until_nobody_waits()
             try:
                 await set_suggested_prompts(prompts=greeting.prompts)
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
                 return
             if restored is not None and user:
-                # Nobody watches the save: the greetings of others who wait go first.
-                await people_waiting.until_nobody_waits()
                 await keep_with_thread(
                     save_thread_context, thread.get("context") or {}, restored, user
                 )
