@@ -146,11 +146,9 @@ def memory_dir_problem(settings: StorageSettings) -> str | None:
 
 def run(settings: Settings, mode: RunMode) -> int:
     from app.runtime.heap import collect_young_objects_less_often, freeze_long_lived_objects
-    from app.runtime.thread_switching import switch_threads_sooner
     from app.services import ServiceProvider
 
     collect_young_objects_less_often()
-    switch_threads_sooner()
     provider = ServiceProvider(settings, on_ready=freeze_long_lived_objects)
     if mode is RunMode.HTTP:
         # Bolt itself is loaded after the server listens (see app/http_server.py).
