@@ -80,5 +80,9 @@ class Waiting:
 
 async def after_people(work: Coroutine[Any, Any, T]) -> T:
     """`work`, once nobody waits (or after MAX_DEFER_S)."""
-    await people_waiting.until_nobody_waits()
+    try:
+        await people_waiting.until_nobody_waits()
+    except BaseException:
+        work.close()  # cancelled while waiting (shutdown): it never started
+        raise
     return await work
