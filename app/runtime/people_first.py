@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -56,8 +57,20 @@ class PeopleWaiting:
                     await self._nobody.wait()
 
 
-# One per process: every listener of the instance shares the CPU.
-people_waiting = PeopleWaiting()
+_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, PeopleWaiting] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def people_waiting() -> PeopleWaiting:
+    """Those waiting on the running event loop: in production, every listener of the
+    instance (they share its CPU); a process running several loops (tests, one server
+    each) keeps each loop's count apart."""
+    loop = asyncio.get_running_loop()
+    people = _by_loop.get(loop)
+    if people is None:
+        people = _by_loop[loop] = PeopleWaiting()
+    return people
 
 
 class Waiting:
@@ -81,7 +94,7 @@ class Waiting:
 async def after_people(work: Coroutine[Any, Any, T]) -> T:
     """`work`, once nobody waits (or after MAX_DEFER_S)."""
     try:
-        await people_waiting.until_nobody_waits()
+        await people_waiting().until_nobody_waits()
     except BaseException:
         work.close()  # cancelled while waiting (shutdown): it never started
         raise

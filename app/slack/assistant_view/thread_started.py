@@ -71,7 +71,7 @@ def register(
         ):
             if dedupe.seen_here(body):
                 return
-            with people_waiting.arrive():
+            with people_waiting().arrive():
                 status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
                 delivery = Delivery(
                     dedupe,
@@ -92,7 +92,7 @@ def register(
                     return
             # The prompts below the greeting, and the save nobody watches, come once the
             # greetings of the others who wait are out (in a burst; at once otherwise).
-            await people_waiting.until_nobody_waits()
+            await people_waiting().until_nobody_waits()
             try:
                 await set_suggested_prompts(prompts=greeting.prompts)
             except Exception as exc:

@@ -105,7 +105,7 @@ class Answerer:
         turn: TurnRequest | None = None
         finished = False
         # Until Claude is asked: other people's after-work waits (people_first.py).
-        waiting = people_waiting.arrive()
+        waiting = people_waiting().arrive()
         try:
             if not await delivery.claim(presence.working):
                 return False  # another delivery of this event is answering: leave it be
