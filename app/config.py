@@ -87,6 +87,10 @@ class StorageSettings(_FromEnvironment):
     # again (greetings, "last time", recall) and are deleted (app/memory/retention.py); in
     # GCS by the bucket's lifecycle rule, whose age (gcs-lifecycle.json) must match.
     memory_session_retention_days: int = Field(default=30, ge=1, le=3650)
+    # How old the organisation's context (global/context.md), read once and shared by
+    # every conversation on the instance, may be when a conversation uses it
+    # (app/memory/shared_context.py): an operator's edit shows within this bound.
+    memory_global_context_max_age_s: float = Field(default=10.0, ge=0, le=3600)
 
     def store_location(self) -> str:
         """The store, as an operator must see it to know what they act on: the bucket, or

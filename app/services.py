@@ -85,6 +85,7 @@ def build_storage(settings: StorageSettings) -> Storage:
     than the retention window read as gone (app/memory/retention.py).
     """
     from app.memory.keeping import kept
+    from app.memory.shared_context import SharedContextCache
     from app.storage.factory import open_object_store
 
     retention = session_retention(settings)
@@ -93,7 +94,11 @@ def build_storage(settings: StorageSettings) -> Storage:
         settings.memory_dir,
         layers=lambda backend: kept(backend, retention),
     )
-    return Storage(store=store, memory_store=store if settings.memory_enabled else None)
+    if not settings.memory_enabled:
+        return Storage(store=store, memory_store=None)
+    # Above the breaker: while storage is down, a context read moments ago still serves.
+    shared = SharedContextCache(store, max_age_s=settings.memory_global_context_max_age_s)
+    return Storage(store=store, memory_store=shared)
 
 
 def session_retention(settings: StorageSettings) -> SessionRetention:

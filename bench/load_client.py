@@ -1,4 +1,6 @@
-"""Post N signed events at once from a separate process; print each ack latency (JSON).
+"""Post N signed events at once from a separate process; print each ack latency (JSON),
+or with `"sent_at": true` in the spec also when each was sent (`time.monotonic()`, the
+clock the fakes note their calls on), for a benchmark that times what follows the ack.
 
 Kept out of the benchmark's own process, whose threads serve the fakes: timing the acks
 there would also time the fakes' work. The client is deliberately thin — one keep-alive
@@ -63,7 +65,10 @@ def _http_request(method: str, host: str, path: str, headers: dict, body: bytes)
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-async def _post_all(url: str, health_url: str, requests: list[dict]) -> list[float]:
+async def _post_all(
+    url: str, health_url: str, requests: list[dict]
+) -> tuple[list[float], list[float]]:
+    """When each request was sent (`time.monotonic()`) and its ack latency."""
     loop = asyncio.get_running_loop()
     target = urlsplit(url)
     host, port = target.hostname or "127.0.0.1", target.port or 80
@@ -79,18 +84,23 @@ async def _post_all(url: str, health_url: str, requests: list[dict]) -> list[flo
         for r in requests
     ]
     sent: list[float] = []
+    sent_at: list[float] = []
     responses = []
     for connection, post in zip(connections, posts, strict=True):
+        sent_at.append(time.monotonic())
         sent.append(time.perf_counter())
         responses.append(connection.send(post))
     arrived = await asyncio.gather(*responses)
     for connection in connections:
         assert connection.transport is not None
         connection.transport.close()
-    return [done - start for start, done in zip(sent, arrived, strict=True)]
+    return sent_at, [done - start for start, done in zip(sent, arrived, strict=True)]
 
 
 if __name__ == "__main__":
     spec = json.load(sys.stdin)
-    latencies = uvloop.run(_post_all(spec["url"], spec["health_url"], spec["requests"]))
-    print(json.dumps(latencies))
+    sent_at, latencies = uvloop.run(_post_all(spec["url"], spec["health_url"], spec["requests"]))
+    if spec.get("sent_at"):
+        print(json.dumps({"sent_at": sent_at, "latencies": latencies}))
+    else:
+        print(json.dumps(latencies))

@@ -14,6 +14,7 @@ from app.config import Settings
 from app.memory.key_prefixes import KEY_PREFIXES, Lifetime
 from app.memory.retention import ExpiringSessionsStore
 from app.memory.secret_free_store import SecretFreeStore
+from app.memory.shared_context import SharedContextCache
 from app.services import build_storage
 from app.storage.breaker import GuardedStore
 from app.storage.gcs import GcsObjectStore
@@ -43,7 +44,9 @@ def layers(store: ObjectStore) -> list[type]:
 async def test_the_local_directory_is_kept_secret_free(tmp_path: Path) -> None:
     storage = build_storage(settings(memory_dir=tmp_path / "memories"))
     assert layers(storage.store) == [SecretFreeStore, ExpiringSessionsStore, LocalDirectoryStore]
-    assert storage.memory_store is storage.store
+    # Memory reads share the organisation's context, over the very same store.
+    assert isinstance(storage.memory_store, SharedContextCache)
+    assert storage.memory_store.inner is storage.store
 
     await storage.store.write(NOTES_KEY, f"bot token {SLACK_TOKEN}")
     assert (tmp_path / "memories" / NOTES_KEY).read_text() == "bot token [redacted]"

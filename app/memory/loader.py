@@ -1,13 +1,14 @@
 """Load what Orion remembers for one conversation: its scopes, in parallel, on a budget.
 
 The global context, the person's preferences, the thread's summary and how to welcome the
-person back are read at the same time. When the budget runs out, whatever has arrived is
-used and the rest is cancelled, and every read is bounded by the same budget inside the
-store too (its retries included). A missing scope is normal (first-time user, new
-thread, a thread whose summary is older than the retention window, which the store reads
-as absent: app/memory/retention.py); a failing one is a warning — except while the store
-is known to be down, which its breaker has already logged once; if everything fails the
-conversation goes on without memory.
+person back are read at the same time (the global context is the same for everyone: the
+store a caller passes may share it, app/memory/shared_context.py). When the budget runs
+out, whatever has arrived is used and the rest is cancelled, and every read is bounded by
+the same budget inside the store too (its retries included). A missing scope is normal
+(first-time user, new thread, a thread whose summary is older than the retention window,
+which the store reads as absent: app/memory/retention.py); a failing one is a warning —
+except while the store is known to be down, which its breaker has already logged once; if
+everything fails the conversation goes on without memory.
 """
 
 from __future__ import annotations
@@ -60,14 +61,18 @@ class LoadedMemories:
 
 
 async def load_memories(
-    store: ObjectStore, *, user_id: str, thread_ts: str, budget_s: float
+    store: ObjectStore, *, user_id: str, thread_ts: str, budget_s: float, new_thread: bool = False
 ) -> LoadedMemories:
+    """`new_thread`: the thread has just opened, so it has no summary yet: not asked for
+    (one storage request fewer per greeting), reported as missing."""
     keys = {
         Scope.GLOBAL: global_context_key(),
         Scope.USER: user_preferences_key(user_id),
         Scope.SESSION: session_context_key(thread_ts),
         Scope.WELCOME: welcome_key(user_id),
     }
+    if new_thread:
+        del keys[Scope.SESSION]
     with tracing.observe(
         "tool.memory.load", input={"scopes": [s.value for s in keys], "budget_s": budget_s}
     ) as span:
@@ -83,6 +88,8 @@ async def load_memories(
 
         contents: dict[Scope, str] = {}
         missing, failed, timed_out, offline = [], [], [], []
+        if new_thread:
+            missing.append(Scope.SESSION)
         for scope, task in tasks.items():
             if task not in done:
                 timed_out.append(scope)

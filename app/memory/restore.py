@@ -25,10 +25,18 @@ class RestoredMemory:
 
 
 async def restore_memory(
-    store: ObjectStore, *, user_id: str, thread_ts: str, budget_s: float, token_budget: int
+    store: ObjectStore,
+    *,
+    user_id: str,
+    thread_ts: str,
+    budget_s: float,
+    token_budget: int,
+    new_thread: bool = False,
 ) -> RestoredMemory:
     started_at = datetime.now(UTC)
-    loaded = await load_memories(store, user_id=user_id, thread_ts=thread_ts, budget_s=budget_s)
+    loaded = await load_memories(
+        store, user_id=user_id, thread_ts=thread_ts, budget_s=budget_s, new_thread=new_thread
+    )
     return RestoredMemory(
         loaded=loaded,
         context=format_memory_context(loaded.sections(), token_budget=token_budget),

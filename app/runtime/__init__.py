@@ -11,6 +11,10 @@ What each part trades, and the benchmark that measures it (`uv run python -m ben
 - `heap`: freezes the long-lived heap and collects the young generation less often,
   trading a little resident memory for no GC pauses in a burst — the same ack figures and
   "Orion process CPU per turn".
+- `people_first`: work nobody watches (saving a thread's context, a turn's summary) waits
+  until nobody on the instance waits for a greeting or for Claude (at most 3 s), trading
+  that delay for greetings and answers that do not queue behind it — "burst: Orion, 80
+  people at once".
 - intake (`slack_signature`, `capped_body`, `slack_payload`): a request from the internet
   costs at most the body cap (1 MiB) of memory and one HMAC before it is known to be
   Slack's; nothing parses it before — "intake: memory growth under 10 concurrent 30 MiB

@@ -20,11 +20,12 @@ log = get_logger(__name__)
 if TYPE_CHECKING:
     from google.cloud.storage import Bucket, Client
 
-# Cloud Run's --concurrency (40) times the storage round trips one event makes at once
-# (a claim beside three memory reads: 160), with room for the thread-context saves and
-# after-turn writes still running. Idle threads cost a little memory; a queued read costs
-# the person a round trip. With 64 threads, 40 thread starts at L = 0.2 s took a p95 of
-# 4.9 L (bench/storage_trouble.py); with 256, 3.6 L.
+# Cloud Run's default concurrency (80) times the storage round trips one thread start
+# makes at once (a claim beside two reads of the person's own records: 240; the
+# organisation's context is shared, app/memory/shared_context.py), with a little room for
+# the saves and after-turn writes that run once nobody waits. Idle threads cost a little
+# memory; a queued read costs the person a round trip. With 64 threads, 40 thread starts
+# at L = 0.2 s took a p95 of 4.9 L (bench/storage_trouble.py); with 256, 3.6 L.
 STORAGE_WORKERS = 256
 
 # Orion leaves the library's OpenTelemetry spans off, yet for their attributes it still

@@ -173,7 +173,8 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     gave_up, cut_off = log_events.TOOL_MEMORY_LOAD_FAILED, log_events.TOOL_MEMORY_LOAD_TIMEOUT
     [load] = orion.logged(gave_up) + orion.logged(cut_off)
     assert load["severity"] == "WARNING"
-    assert sorted(load["failed"] + load["timed_out"]) == ["global", "session", "user", "welcome"]
+    # Every scope read failed (a thread that has just opened has no summary to read).
+    assert sorted(load["failed"] + load["timed_out"]) == ["global", "user", "welcome"]
     assert load["found"] == [] and load["thread_ts"] == thread_ts
     assert not orion.logged(log_events.SLACK_THREAD_STARTED_FAILED)
     # Only downloads failed: the claim was written meanwhile, so the store is not "down".

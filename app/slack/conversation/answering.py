@@ -24,6 +24,7 @@ from app.agent.request import TurnRequest
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
+from app.runtime.people_first import after_people, people_waiting
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.delivery import Delivery
@@ -107,6 +108,8 @@ class Answerer:
         answering = False
         turn: TurnRequest | None = None
         finished = False
+        # Until Claude is asked: other people's after-work waits (people_first.py).
+        waiting = people_waiting().arrive()
         try:
             if not await delivery.claim(presence.working):
                 return False  # another delivery of this event is answering: leave it be
@@ -132,15 +135,20 @@ class Answerer:
                 memory_context=memory_context,
                 memory_deadline=delivery.deadline,
             )
+            waiting.served()
             text = await self._respond(turn, reply, agent)
             if text is not None:
-                # Only now, with the reply complete: the summary must never hold it up.
-                run_in_background(agent.after_turn(turn, text), name="memory.after_turn")
+                # Only now, with the reply complete, and once nobody waits to be answered:
+                # the summary must never hold up this reply nor anyone else's.
+                run_in_background(
+                    after_people(agent.after_turn(turn, text)), name="memory.after_turn"
+                )
                 finished = True
         except Exception as exc:
             log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
             await _apologise(reply, friendly_error(exc))
         finally:
+            waiting.served()
             if turn is not None and not finished:
                 # Failed or stopped: what the memory tool wrote must not outlive an erasure.
                 agent = services.result().agent  # a turn exists only once services did

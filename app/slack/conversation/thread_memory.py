@@ -67,11 +67,12 @@ def memory_context_from(thread_context: dict[str, Any] | None) -> str | None:
 
 
 async def restore_for(
-    provider: ServiceProvider, user: str | None, thread_ts: str
+    provider: ServiceProvider, user: str | None, thread_ts: str, *, new_thread: bool = False
 ) -> RestoredMemory | None:
     """What Orion remembers for this conversation, within the current storage deadline;
     None when memory is off or nothing could be read. Never raises: memory is a nicety,
-    and a failure here must not cost the person a greeting or an answer."""
+    and a failure here must not cost the person a greeting or an answer. `new_thread`:
+    the thread has just opened (it has no summary to read)."""
     try:
         # Only getting the store (a fresh instance may still be connecting) is cut off at
         # the deadline: the restore keeps what arrived by then.
@@ -86,6 +87,7 @@ async def restore_for(
             thread_ts=thread_ts,
             budget_s=provider.settings.memory_load_timeout_s if left is None else left,
             token_budget=provider.settings.memory_context_token_budget,
+            new_thread=new_thread,
         )
     except Exception as exc:
         log.warning("slack.memory_restore_failed", error=type(exc).__name__, exc_info=exc)

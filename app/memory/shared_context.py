@@ -1,0 +1,95 @@
+"""The organisation's context, read once for everyone on this instance, not once per person.
+
+`global/context.md` is the same for every conversation: without this layer, 80 people
+opening threads at once make 80 reads of the same object, each costing the instance
+milliseconds of CPU in the storage client while the others wait for it. Here reads of
+keys under `global/` are shared:
+
+- a read already under way is joined, not repeated (a burst makes one request);
+- what it returned (also "absent") is served for `max_age_s` after that read was sent,
+  then read again. So a greeting or a turn sees the context as it was at most `max_age_s`
+  ago: an operator's edit of `global/context.md` reaches every instance within that bound
+  (MEMORY_GLOBAL_CONTEXT_MAX_AGE_S, default 10 s; 0 shares only reads under way). A
+  failed or cancelled read is never kept.
+
+Only `global/` is shared: it is written by an operator, read-only to Claude's memory tool,
+and holds nothing personal, so no erasure can be hidden by it and a second instance's copy
+is bounded by the same age. Everything a person owns (preferences, welcome, summaries,
+thread contexts, tombstones) passes straight through, read fresh on every call. A write or
+delete of a shared key through this layer drops the kept copy at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from app.memory.key_prefixes import GLOBAL_PREFIX
+from app.storage.store import ObjectStore, StoredObject, StoreLayer
+
+DEFAULT_MAX_AGE_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    stored: StoredObject | None
+    sent_at: float  # time.monotonic() when the read that returned it was sent
+
+
+class SharedContextCache(StoreLayer):
+    """An `ObjectStore` that shares reads of the organisation's context (`global/`)."""
+
+    def __init__(self, inner: ObjectStore, *, max_age_s: float = DEFAULT_MAX_AGE_S) -> None:
+        super().__init__(inner)
+        self._max_age_s = max_age_s
+        self._kept: dict[str, _Kept] = {}
+        self._reading: dict[str, asyncio.Future[StoredObject | None]] = {}
+
+    async def read(self, key: str) -> StoredObject | None:
+        if not key.startswith(GLOBAL_PREFIX):
+            return await self.inner.read(key)
+        kept = self._kept.get(key)
+        if kept is not None and time.monotonic() - kept.sent_at < self._max_age_s:
+            return kept.stored
+        reading = self._reading.get(key)
+        if reading is None:
+            # Its own task, so that one reader giving up (its budget ran out) does not
+            # cancel the read for everyone who joined it.
+            reading = asyncio.ensure_future(self._read_and_keep(key))
+            self._reading[key] = reading
+            reading.add_done_callback(lambda done: self._done(key, done))
+        return await asyncio.shield(reading)
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        self._forget(key)
+        try:
+            return await self.inner.write(key, content, if_generation=if_generation)
+        finally:
+            self._forget(key)
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        self._forget(key)
+        try:
+            return await self.inner.delete(key, if_generation=if_generation)
+        finally:
+            self._forget(key)
+
+    async def _read_and_keep(self, key: str) -> StoredObject | None:
+        sent_at = time.monotonic()
+        stored = await self.inner.read(key)
+        if self._reading.get(key) is asyncio.current_task():
+            # Not dropped meanwhile by a write through this layer: what it read stands.
+            self._kept[key] = _Kept(stored, sent_at)
+        return stored
+
+    def _done(self, key: str, reading: asyncio.Future[StoredObject | None]) -> None:
+        if self._reading.get(key) is reading:
+            del self._reading[key]
+        if not reading.cancelled():
+            # Seen here: when every reader has stopped waiting, nobody else would see it.
+            reading.exception()
+
+    def _forget(self, key: str) -> None:
+        self._kept.pop(key, None)
+        self._reading.pop(key, None)

@@ -1,0 +1,373 @@
+"""Bursts: as many people as one Cloud Run instance serves at once (concurrency 80) open a
+thread at the same moment while every storage request takes L = 0.2 s, then each sends a
+first message at the same moment. Orion beside a plain baseline bot (bench/baseline_bot.py:
+Bolt + anthropic + google-cloud-storage, no tuning), in the same run, at the same L,
+against the same fakes.
+
+For each bot and burst size (40 and 80; `--quick`: 20), in several rounds:
+- event posted → greeting visible (p50 / p95), and how many greetings named the person's
+  own stored preference (recognised);
+- first message posted → the turn's first request reaching Claude (p50 / p95);
+- the bot process's CPU per greeting and per first message (user + system, from the OS,
+  from the posts until storage has gone quiet: the saves after each greeting, the
+  end-of-turn work after each answer included), and storage requests per greeting and per
+  message (counted by the proxy in front of the emulator, background work included);
+- a floor for the burst's slowest greeting: one storage round trip plus the bot's own CPU
+  for the whole burst on one core (a Python process runs on one core at a time).
+Rounds use fresh people (preferences seeded straight into the emulator, outside the
+proxy): each greeting is someone's first, as in the morning rush. The figures are the
+medians over rounds of each round's p50 / p95, so that one round slowed by another
+process on the machine does not decide them.
+
+The latency sits in a FaultyProxy in front of the GCS emulator, for the reason
+bench/thread_start.py gives. Events are posted by a separate load process
+(bench/load_client.py) that notes when each was sent; when the greeting arrived is the
+fake Slack's own note of its `chat.postMessage`, and when Claude got a turn's first request
+the fake Claude's (each message carries a unique word): the harness polls only for "all
+done", every 20 ms, so that its own CPU stays off the two cores the bots share with it.
+
+`uv run python -m bench.burst [--quick]`
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from bench.stats import percentile_ms, print_table
+from tests.fakes import claude_script
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.claude_script import Reply
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.gcs import GcsEmulator
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_process import OrionProcess, free_port, orion_env
+from tests.orion_server import SIGNING_SECRET
+
+LATENCY_S = 0.2  # L: every storage request
+SIZES = (40, 80)
+QUICK_SIZES = (20,)
+ROUNDS = 5
+QUICK_ROUNDS = 1
+POLL_S = 0.02
+TIMEOUT_S = 60.0
+SETTLE_LIMIT_S = 30.0
+QUIET_S = LATENCY_S + 0.4  # no storage request for this long: the background work is over
+
+GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron.\n" * 20
+TOKEN = re.compile(r"\bkw[0-9a-f]{8}\b")
+BOTS = ("Orion", "baseline")
+
+
+class FirstRequests:
+    """FakeClaude's responder: notes (`time.monotonic()`, on the fake's loop, as the request
+    comes in) the first request naming each token, and answers every request briefly."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._arrived: dict[str, float] = {}
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        now = time.monotonic()
+        with self._lock:
+            for token in TOKEN.findall(last_user_text(body)):
+                self._arrived.setdefault(token, now)
+        return claude_script.text("Heron is the staging cluster.")
+
+    def at(self, token: str) -> float | None:
+        with self._lock:
+            return self._arrived.get(token)
+
+
+@dataclass
+class Bot:
+    name: str
+    process: OrionProcess
+    cpu: psutil.Process
+
+
+@dataclass
+class Burst:
+    """One burst of one bot: what each person saw, and what it cost the bot."""
+
+    greetings: list[float] = field(default_factory=list)
+    recognised: int = 0
+    first_requests: list[float] = field(default_factory=list)
+    cpu_per_greeting_ms: float = 0.0
+    cpu_per_message_ms: float = 0.0
+    requests_per_greeting: float = 0.0
+    requests_per_message: float = 0.0
+    missing: int = 0
+
+
+@dataclass(frozen=True)
+class Thread:
+    user: str
+    channel: str
+    ts: str
+
+
+def _preference(user: str) -> str:
+    return f"short answers for {user}"
+
+
+def _post_all(url: str, bodies: list[dict[str, Any]]) -> list[float]:
+    """Post the events at once from bench/load_client.py; when each was sent."""
+    requests = []
+    for payload in bodies:
+        body = events.json_body(payload)
+        headers = {"Content-Type": "application/json", **events.sign(body, SIGNING_SECRET)}
+        requests.append({"body": body.decode(), "headers": headers})
+    spec = {
+        "url": f"{url}/slack/events",
+        "health_url": f"{url}/healthz",
+        "requests": requests,
+        "sent_at": True,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.load_client"],
+        input=json.dumps(spec),
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+        timeout=TIMEOUT_S,
+    )
+    return json.loads(done.stdout)["sent_at"]
+
+
+def _wait(predicate: Callable[[], bool], timeout: float = TIMEOUT_S) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(POLL_S)
+    return True
+
+
+def _settle(proxy: FaultyProxy) -> None:
+    """Wait until no storage request has been seen for QUIET_S."""
+    deadline = time.monotonic() + SETTLE_LIMIT_S
+    seen, quiet_since = len(proxy.requests), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = len(proxy.requests)
+        if now != seen:
+            seen, quiet_since = now, time.monotonic()
+        elif time.monotonic() - quiet_since >= QUIET_S:
+            return
+
+
+def _cpu_s(bot: Bot) -> float:
+    times = bot.cpu.cpu_times()
+    return times.user + times.system
+
+
+def _first_posts(slack: FakeSlack, since: int, threads: list[Thread]) -> dict[Thread, Any]:
+    """Each thread's first bot message posted since call number `since` (the greeting)."""
+    wanted = {(t.channel, t.ts): t for t in threads}
+    found: dict[Thread, Any] = {}
+    for call in slack.calls[since:]:
+        if call.method != "chat.postMessage":
+            continue
+        thread = wanted.get((call.args.get("channel"), call.args.get("thread_ts")))
+        if thread is not None and thread not in found:
+            found[thread] = call
+    return found
+
+
+def _burst(
+    bot: Bot,
+    size: int,
+    tag: str,
+    *,
+    emulator: GcsEmulator,
+    bucket: str,
+    proxy: FaultyProxy,
+    slack: FakeSlack,
+    arrivals: FirstRequests,
+) -> Burst:
+    users = [f"U0{tag}{i:03d}" for i in range(size)]
+    for user in users:
+        preferences = {"response_style": _preference(user), "timezone": "Europe/Berlin"}
+        emulator.write(bucket, f"users/{user}/preferences.json", json.dumps(preferences))
+    threads = []
+    for user in users:
+        channel = "D" + user[1:]
+        threads.append(Thread(user, channel, slack.open_assistant_thread(channel)))
+    result = Burst()
+
+    # Thread starts, all at once.
+    calls, requests, cpu = len(slack.calls), len(proxy.requests), _cpu_s(bot)
+    sent = _post_all(
+        bot.process.url,
+        [events.assistant_thread_started(t.user, t.channel, t.ts) for t in threads],
+    )
+    _wait(lambda: len(_first_posts(slack, calls, threads)) == size)
+    _wait(lambda: all(slack.suggested_prompts(t.channel, t.ts) for t in threads))
+    _settle(proxy)
+    result.cpu_per_greeting_ms = (_cpu_s(bot) - cpu) * 1000 / size
+    result.requests_per_greeting = (len(proxy.requests) - requests) / size
+    greetings = _first_posts(slack, calls, threads)
+    for thread, at in zip(threads, sent, strict=True):
+        call = greetings.get(thread)
+        if call is None:
+            result.missing += 1
+            continue
+        result.greetings.append(call.at - at)
+        result.recognised += _preference(thread.user) in (call.args.get("text") or "")
+
+    # First messages, all at once.
+    tokens, payloads = [], []
+    for thread in threads:
+        token = "kw" + uuid.uuid4().hex[:8]
+        text = f"Quick question about {token}: which cluster do we use for staging?"
+        ts = slack.add_user_message(thread.channel, thread.ts, thread.user, text)
+        tokens.append(token)
+        payloads.append(
+            events.user_message_in_thread(thread.user, thread.channel, thread.ts, text, ts)
+        )
+    requests, cpu = len(proxy.requests), _cpu_s(bot)
+    sent = _post_all(bot.process.url, payloads)
+    _wait(lambda: all(arrivals.at(token) is not None for token in tokens))
+    _wait(lambda: all(len(slack.bot_messages(t.channel, t.ts)) > 1 for t in threads))
+    _settle(proxy)
+    result.cpu_per_message_ms = (_cpu_s(bot) - cpu) * 1000 / size
+    result.requests_per_message = (len(proxy.requests) - requests) / size
+    for token, at in zip(tokens, sent, strict=True):
+        arrived = arrivals.at(token)
+        if arrived is None:
+            result.missing += 1
+        else:
+            result.first_requests.append(arrived - at)
+    return result
+
+
+@contextmanager
+def _bots(
+    slack: FakeSlack, claude: FakeClaude, bucket: str, storage_url: str, workdir: Path
+) -> Iterator[list[Bot]]:
+    """Orion (`orion serve`, JSON logs at INFO as deployed) and the baseline bot, each its
+    own process, configured alike."""
+    with ExitStack() as stack:
+        bots = []
+        for name in BOTS:
+            env = orion_env(
+                slack_url=slack.url,
+                claude_url=claude.url,
+                port=free_port(),
+                STORAGE_EMULATOR_HOST=storage_url,
+                GCS_MEMORIES_BUCKET=bucket,
+            )
+            argv = None if name == "Orion" else [sys.executable, "-m", "bench.baseline_bot"]
+            process = OrionProcess(env, cwd=workdir, log_path=workdir / f"{name}.log", argv=argv)
+            stack.enter_context(process)
+            assert process.process is not None
+            bots.append(Bot(name, process, psutil.Process(process.process.pid)))
+        yield bots
+
+
+def run(quick: bool) -> list[tuple[str, str]]:
+    sizes, rounds = (QUICK_SIZES, QUICK_ROUNDS) if quick else (SIZES, ROUNDS)
+    results: dict[tuple[str, int], list[Burst]] = {}
+    with (
+        GcsEmulator() as emulator,
+        FaultyProxy(emulator.url) as proxy,
+        FakeSlack() as slack,
+        FakeClaude() as claude,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        arrivals = FirstRequests()
+        claude.responder = arrivals
+        bucket = f"orion-bench-{uuid.uuid4().hex[:12]}"
+        emulator.create_bucket(bucket)
+        emulator.write(bucket, "global/context.md", GLOBAL_CONTEXT)
+        with _bots(slack, claude, bucket, proxy.url, Path(tmp)) as bots:
+            common = {
+                "emulator": emulator,
+                "bucket": bucket,
+                "proxy": proxy,
+                "slack": slack,
+                "arrivals": arrivals,
+            }
+            for n, bot in enumerate(bots):  # warm: clients built, connections open
+                _burst(bot, 2, f"W{n}", **common)
+            proxy.add_rule("", delay=LATENCY_S)  # every request, every method
+            for round_ in range(rounds):
+                for size in sizes:
+                    for n, bot in enumerate(bots):
+                        tag = f"R{round_}{n}S{size}"
+                        results.setdefault((bot.name, size), []).append(
+                            _burst(bot, size, tag, **common)
+                        )
+            proxy.clear_rules()
+    rows = []
+    for size in sizes:
+        for name in BOTS:
+            rows += _rows(name, size, rounds, results[(name, size)])
+    return rows
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _rows(name: str, size: int, rounds: int, bursts: list[Burst]) -> list[tuple[str, str]]:
+    label = (
+        f"burst: {name}, {size} people at once, every storage request +{LATENCY_S:g} s, "
+        f"median of {rounds} round{'s' if rounds > 1 else ''}"
+    )
+    greeting_p50 = _median([percentile_ms(b.greetings, 50) for b in bursts if b.greetings])
+    greeting_p95 = _median([percentile_ms(b.greetings, 95) for b in bursts if b.greetings])
+    first_p50 = _median([percentile_ms(b.first_requests, 50) for b in bursts if b.first_requests])
+    first_p95 = _median([percentile_ms(b.first_requests, 95) for b in bursts if b.first_requests])
+    cpu = _median([b.cpu_per_greeting_ms for b in bursts])
+    goal_ms = (2 * LATENCY_S + 0.4) * 1000
+    floor_ms = LATENCY_S * 1000 + cpu * size
+    missing = sum(b.missing for b in bursts)
+    return [
+        (
+            f"{label}: thread start → greeting, p50 / p95 (goal p95 ≤ {goal_ms:.0f} ms)",
+            f"{greeting_p50:.0f} / {greeting_p95:.0f} ms",
+        ),
+        (
+            f"{label}: recognised (greeted with their own preference), worst round",
+            f"{min(b.recognised for b in bursts)}/{size}",
+        ),
+        (
+            f"{label}: first message → first Claude request, p50 / p95",
+            f"{first_p50:.0f} / {first_p95:.0f} ms",
+        ),
+        (
+            f"{label}: CPU per greeting / per first message (incl. work after each)",
+            f"{cpu:.1f} / {_median([b.cpu_per_message_ms for b in bursts]):.1f} ms",
+        ),
+        (
+            f"{label}: storage requests per greeting / per first message",
+            f"{_median([b.requests_per_greeting for b in bursts]):.1f} / "
+            f"{_median([b.requests_per_message for b in bursts]):.1f}",
+        ),
+        (
+            f"{label}: floor for the last greeting (L + the burst's CPU on one core)",
+            f"{floor_ms:.0f} ms",
+        ),
+        (f"{label}: greetings or requests that never came", str(missing)),
+    ]
+
+
+if __name__ == "__main__":
+    print_table(run(quick="--quick" in sys.argv))

@@ -1,0 +1,174 @@
+"""The organisation's context is read once per instance and shared (app/memory/shared_context.py),
+through the GCS emulator: a burst of thread starts makes one read of it; an operator's edit
+reaches the next conversation once the copy is older than its bound; nothing personal is
+kept, so an erasure made elsewhere (another instance, an operator) leaves nothing of the
+person in the next conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.learning.erasure import forget_everything
+from app.memory.keeping import kept
+from app.memory.retention import SessionRetention
+from app.memory.scopes import thread_context_key, user_preferences_key
+from app.slack.conversation.greeting import GENERIC_GREETING
+from app.storage.gcs import GcsObjectStore
+from tests.e2e import conversation
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
+from tests.fakes import claude_script as script
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import OrionServer
+
+USER, CHANNEL = "U0SHARE", "D0SHARE"
+PREFERENCES = {"name": "Ines", "response_style": "tables please"}
+FIRST_CONTEXT = "Kestrel Labs ships on Thursdays."
+EDITED_CONTEXT = "Kestrel Labs now ships on Tuesdays."
+MAX_AGE_S = 0.5
+
+
+def _ask(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, thread_ts: str, text: str
+) -> str:
+    """Send a message in the thread; the memory block of Claude's request for it."""
+    answer = f"Answer to: {text}"
+    claude.responder = lambda body: script.text(answer) if last_user_text(body) == text else None
+    conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, text)
+    conversation.wait_for_answer(slack, CHANNEL, thread_ts, answer)
+    [request] = [r for r in claude.requests if last_user_text(r) == text]
+    return conversation.remembered(request)
+
+
+def _global_reads(proxy: FaultyProxy) -> list[Any]:
+    return [r for r in proxy.requests if r.method == "GET" and "global%2Fcontext.md" in r.path_qs]
+
+
+def test_a_burst_of_thread_starts_reads_the_organisations_context_once(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    bucket.write(GLOBAL_KEY, FIRST_CONTEXT)
+    orion = orion_on_bucket(memory_global_context_max_age_s=60)
+    gcs_proxy.add_rule("", delay=0.2)  # every read slow: the starts overlap
+    people = [(f"U0BURST{n}", f"D0BURST{n}") for n in range(8)]
+    for user, _ in people:
+        bucket.write(user_preferences_key(user), json.dumps({"name": f"Person {user[-1]}"}))
+    threads = [slack.open_assistant_thread(channel) for _, channel in people]
+
+    for (user, channel), thread_ts in zip(people, threads, strict=True):
+        payload = events.assistant_thread_started(user, channel, thread_ts)
+        assert orion.post_event(payload).status_code == 200
+    greetings = [
+        slack.wait_for(lambda c=c, t=t: slack.bot_messages(c, t), what="a greeting")[0].text
+        for (_, c), t in zip(people, threads, strict=True)
+    ]
+
+    # Everyone is greeted as themselves; their preferences were each read, the shared
+    # context once for all of them.
+    for (user, _), greeting in zip(people, greetings, strict=True):
+        assert greeting.startswith(f"Welcome back, Person {user[-1]}!")
+    prefs = [r for r in gcs_proxy.requests if "preferences.json" in r.path_qs]
+    assert len(prefs) == len(people)
+    assert len(_global_reads(gcs_proxy)) == 1
+    # Each thread keeps that context with its own memory, for the turns to come.
+    for (_, channel), thread_ts in zip(people, threads, strict=True):
+        bucket.wait_for(thread_context_key(channel, thread_ts), lambda c: FIRST_CONTEXT in c)
+
+
+def test_an_edit_of_the_organisations_context_reaches_the_next_conversation(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    bucket.write(GLOBAL_KEY, FIRST_CONTEXT)
+    bucket.write(user_preferences_key(USER), json.dumps(PREFERENCES))
+    orion = orion_on_bucket(memory_global_context_max_age_s=MAX_AGE_S)
+    thread_ts, _ = conversation.open_thread(orion, slack, USER, CHANNEL)
+    orion.wait_idle()
+    assert FIRST_CONTEXT in _ask(orion, slack, claude, thread_ts, "When do we ship?")
+
+    bucket.write(GLOBAL_KEY, EDITED_CONTEXT)  # an operator edits it in the bucket
+    time.sleep(MAX_AGE_S + 0.1)  # the documented bound: the kept copy is now too old
+    thread_ts, _ = conversation.open_thread(orion, slack, USER, CHANNEL)
+    orion.wait_idle()
+
+    block = _ask(orion, slack, claude, thread_ts, "And when do we ship now?")
+    assert EDITED_CONTEXT in block and FIRST_CONTEXT not in block
+    assert "tables please" in block, "the person's own preferences come along as before"
+
+
+def test_an_erasure_made_elsewhere_leaves_nothing_personal_in_the_next_conversation(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    gcs_bucket: str,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    bucket.write(GLOBAL_KEY, FIRST_CONTEXT)
+    bucket.write(user_preferences_key(USER), json.dumps(PREFERENCES))
+    # A long bound: whatever this instance keeps, it keeps for the rest of the test.
+    orion = orion_on_bucket(memory_global_context_max_age_s=600)
+    thread_ts, greeting = conversation.open_thread(orion, slack, USER, CHANNEL)
+    assert greeting.startswith("Welcome back, Ines!")
+    orion.wait_idle()
+    assert "tables please" in _ask(orion, slack, claude, thread_ts, "What do I like?")
+    orion.wait_idle()
+
+    # Another instance (here: an operator's command on the same bucket) erases Ines.
+    elsewhere = kept(GcsObjectStore(gcs_bucket), SessionRetention())
+    asyncio.run(forget_everything(elsewhere, USER, dm_channels=(CHANNEL,)))
+
+    thread_ts, greeting = conversation.open_thread(orion, slack, USER, CHANNEL)
+    assert greeting == GENERIC_GREETING
+    orion.wait_idle()
+    block = _ask(orion, slack, claude, thread_ts, "Do you know me?")
+    assert "Ines" not in block and "tables please" not in block
+    assert FIRST_CONTEXT in block, "the organisation's context is nobody's: it stays"
+
+
+def test_in_a_burst_every_greeting_comes_before_any_thread_context_is_saved(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+) -> None:
+    # The save nobody watches waits for the greetings people do (app/runtime/people_first.py).
+    orion = orion_on_bucket()
+    people = [(f"U0WAIT{n}", f"D0WAIT{n}") for n in range(6)]
+    # One person's memory is slower to come than everyone else's (the first rule that
+    # matches wins): the others are greeted first, and their saves must wait for theirs.
+    gcs_proxy.add_rule("U0WAIT5", delay=1.0, method="GET")
+    gcs_proxy.add_rule("", delay=0.2)  # every request slow: the thread starts overlap
+    threads = [slack.open_assistant_thread(channel) for _, channel in people]
+    for (user, channel), thread_ts in zip(people, threads, strict=True):
+        payload = events.assistant_thread_started(user, channel, thread_ts)
+        assert orion.post_event(payload).status_code == 200
+
+    for (_, channel), thread_ts in zip(people, threads, strict=True):
+        bucket.wait_for(thread_context_key(channel, thread_ts))
+    greeted = [
+        call.at
+        for call in slack.calls_to("chat.postMessage")
+        if call.args.get("thread_ts") in threads
+    ]
+    saves = [
+        r
+        for r in gcs_proxy.requests
+        if r.method == "POST" and "uploadType" in r.path_qs and "ifGeneration" not in r.path_qs
+    ]
+    assert len(greeted) == len(people) and len(saves) == len(people)
+    assert min(save.started for save in saves) > max(greeted)
