@@ -108,8 +108,10 @@ async def update_session_summary(
 
     moment = now or datetime.now(UTC)
     read_content = stored.content if stored is not None else None
+    created: list[bool] = []  # whether the write found no summary (the last try's answer)
 
     def transform(current: str | None) -> str:
+        created[:] = [current is None]
         final = draft
         if current != read_content and current is not None:
             # Someone else summarised this thread since we read it: build on their version.
@@ -125,7 +127,11 @@ async def update_session_summary(
     search_entry = record_search_document(
         store, user_id, document_for(thread_ts, kept.title, kept.body, moment)
     )
-    if indexed is not None and indexed.covers(user_id, entry, erased_at=erased_at):
+    # A thread without a summary is new to the index, or was forgotten (on any instance)
+    # since this one wrote its entry: what `indexed` remembers no longer says it is listed,
+    # and a search entry alone would be found by recall but shown nowhere to forget.
+    fresh = any(created)
+    if indexed is not None and not fresh and indexed.covers(user_id, entry, erased_at=erased_at):
         await search_entry
     else:
         await asyncio.gather(record_session(store, user_id, entry), search_entry)

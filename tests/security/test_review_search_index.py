@@ -1,0 +1,63 @@
+"""Attacker's review of the per-person search index (people/{id}/search.json): a
+conversation the person forgot must not come back where they cannot see or forget it.
+Runs on both backends (the GCS emulator enforces the generation preconditions)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from app.agent.history import ThreadMessage
+from app.learning.erasure import forget_conversation
+from app.learning.recall import RecallTool
+from app.learning.search_index import parse_search_index
+from app.learning.session_index import IndexedToday, read_index
+from app.learning.session_summary import update_session_summary
+from app.learning.summary_file import SummaryDraft
+from app.memory.scopes import MemoryScope, search_index_key
+from app.storage.store import ObjectStore
+from tests.backends import THREAD, USER, Backend
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+ELSEWHERE = "1712999999.000001"  # the thread recall is asked from
+
+
+async def _summarize(previous: object, material: object) -> SummaryDraft:
+    return SummaryDraft("Salary negotiation", "Asked for a raise; the target is 95k.")
+
+
+async def _turn_end(store: ObjectStore, indexed: IndexedToday, words: str) -> None:
+    history = [
+        ThreadMessage("user", f"Help me prepare my salary negotiation. {words}"),
+        ThreadMessage("assistant", "Aim for 95k and lead with the projects you shipped."),
+    ]
+    await update_session_summary(
+        store,
+        user_id=USER,
+        thread_ts=THREAD,
+        channel="D0123ABCD",
+        history=history,
+        summarize=_summarize,
+        indexed=indexed,
+        now=NOW,
+    )
+
+
+async def test_a_forgotten_conversation_continued_the_same_day_stays_forgettable(
+    store: ObjectStore, backend: Backend
+) -> None:
+    # One instance's turn ends remember the conversation index entries they wrote today.
+    indexed = IndexedToday()
+    await _turn_end(store, indexed, "First try.")
+    assert await forget_conversation(store, USER, THREAD) > 0  # Home tab: Forget
+
+    await _turn_end(store, indexed, "Second try.")  # the person writes in that thread again
+
+    searchable = {
+        d.thread_ts for d in parse_search_index(backend.raw_read(search_index_key(USER))).documents
+    }
+    listed = {e.thread_ts for e in await read_index(store, USER)}
+    assert searchable <= listed, "recall finds a conversation the Home tab does not list"
+    # So the person can forget it again, and then recall finds nothing.
+    assert await forget_conversation(store, USER, THREAD) > 0
+    found = await RecallTool(store, MemoryScope(USER, ELSEWHERE)).call({"query": "salary"})
+    assert "Salary negotiation" not in found
