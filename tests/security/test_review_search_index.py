@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from app.agent.history import ThreadMessage
 from app.learning.erasure import forget_conversation
 from app.learning.recall import RecallTool
@@ -14,8 +16,10 @@ from app.learning.session_index import IndexedToday, read_index
 from app.learning.session_summary import update_session_summary
 from app.learning.summary_file import SummaryDraft
 from app.memory.scopes import MemoryScope, search_index_key
+from app.storage.gcs import GcsObjectStore
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER, Backend
+from tests.fakes.fault_proxy import FaultyProxy
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 ELSEWHERE = "1712999999.000001"  # the thread recall is asked from
@@ -61,3 +65,22 @@ async def test_a_forgotten_conversation_continued_the_same_day_stays_forgettable
     assert await forget_conversation(store, USER, THREAD) > 0
     found = await RecallTool(store, MemoryScope(USER, ELSEWHERE)).call({"query": "salary"})
     assert "Salary negotiation" not in found
+
+
+async def test_a_forget_cut_short_by_storage_can_be_retried_until_its_search_entry_goes(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=1.0)
+    await _turn_end(store, IndexedToday(), "First try.")
+    # Storage refuses the search index while the person clicks Forget: the click fails…
+    gcs_proxy.add_rule(search_index_key(USER), status=503)
+    with pytest.raises(Exception):  # noqa: B017 - whatever the storage client raises
+        await forget_conversation(store, USER, THREAD)
+    gcs_proxy.clear_rules()
+
+    await forget_conversation(store, USER, THREAD)  # …and they click again
+
+    stored = await store.read(search_index_key(USER))
+    left = parse_search_index(stored.content if stored else None).documents
+    assert [d.thread_ts for d in left] == [], "the forgotten words stay in the search index"
+    await store.close()
