@@ -15,7 +15,7 @@ from app.learning.search_index import parse_search_index
 from app.learning.session_index import IndexedToday, read_index
 from app.learning.session_summary import update_session_summary
 from app.learning.summary_file import SummaryDraft
-from app.memory.scopes import MemoryScope, search_index_key
+from app.memory.scopes import MemoryScope, conversations_index_key, search_index_key
 from app.storage.gcs import GcsObjectStore
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER, Backend
@@ -83,4 +83,20 @@ async def test_a_forget_cut_short_by_storage_can_be_retried_until_its_search_ent
     stored = await store.read(search_index_key(USER))
     left = parse_search_index(stored.content if stored else None).documents
     assert [d.thread_ts for d in left] == [], "the forgotten words stay in the search index"
+    await store.close()
+
+
+async def test_a_turn_end_whose_conversation_index_write_fails_makes_no_search_entry(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=1.0)
+    gcs_proxy.add_rule(conversations_index_key(USER), status=503)
+    with pytest.raises(Exception):  # noqa: B017 - the caller logs whatever storage raised
+        await _turn_end(store, IndexedToday(), "First try.")
+    gcs_proxy.clear_rules()
+
+    # Recall may not find what the Home tab does not list (and so cannot forget).
+    stored = await store.read(search_index_key(USER))
+    left = parse_search_index(stored.content if stored else None).documents
+    assert [d.thread_ts for d in left] == []
     await store.close()
