@@ -4,18 +4,24 @@ Runs on both backends (the GCS emulator enforces the generation preconditions)."
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from app.agent.history import ThreadMessage
-from app.learning.erasure import forget_conversation
+from app.learning.erasure import forget_conversation, tombstone_key
 from app.learning.recall import RecallTool
 from app.learning.search_index import parse_search_index
-from app.learning.session_index import IndexedToday, read_index
+from app.learning.session_index import IndexedToday, SessionEntry, read_index, record_session
 from app.learning.session_summary import update_session_summary
-from app.learning.summary_file import SummaryDraft
-from app.memory.scopes import MemoryScope, conversations_index_key, search_index_key
+from app.learning.summary_file import SessionSummary, SummaryDraft, render_summary
+from app.memory.scopes import (
+    MemoryScope,
+    conversations_index_key,
+    search_index_key,
+    session_context_key,
+)
 from app.storage.gcs import GcsObjectStore
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER, Backend
@@ -100,3 +106,25 @@ async def test_a_turn_end_whose_conversation_index_write_fails_makes_no_search_e
     left = parse_search_index(stored.content if stored else None).documents
     assert [d.thread_ts for d in left] == []
     await store.close()
+
+
+async def test_a_first_search_while_an_erasure_is_under_way_indexes_nothing_erased(
+    store: ObjectStore, backend: Backend
+) -> None:
+    # Months of history from before the search index: a summary and its index entry.
+    earlier = NOW - timedelta(days=3)
+    summary = SessionSummary("Salary negotiation", "Target 95k.", user_id=USER, updated=earlier)
+    await store.write(session_context_key(THREAD), render_summary(summary))
+    await record_session(store, USER, SessionEntry(THREAD, "Salary negotiation", earlier, "D1"))
+    # The person pressed Forget everything a moment ago: its tombstone is down, its
+    # deletions (records last) have not reached these objects yet, and the person has
+    # already asked something in a new thread, whose search fills the index in.
+    erased_at = datetime.now(UTC)
+    await store.write(tombstone_key(USER), json.dumps({"erased_at": erased_at.isoformat()}))
+
+    await RecallTool(store, MemoryScope(USER, ELSEWHERE)).call({"query": "salary"})
+
+    # The erasure's listing of the person's records came before this object existed: what
+    # it holds would outlive the erasure.
+    written = parse_search_index(backend.raw_read(search_index_key(USER))).documents
+    assert [d.thread_ts for d in written] == []
