@@ -202,6 +202,9 @@ class Agent:
                     "memory.after_turn.failed", error=error, exc_info=exc, **_since(started)
                 )
                 span.update(level="WARNING", output={"ok": False, "error": error})
+                # What the turn wrote before this failure (the memory tool's files, the
+                # writes that landed) must not outlive an erasure either.
+                await self.after_unfinished_turn(turn)
                 return
             fields = {
                 "written": outcome.written,

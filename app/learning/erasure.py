@@ -139,8 +139,10 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
         with contextlib.suppress(ValueError):
             keys.append(thread_context_key(entry.channel, thread_ts))
     deleted = await _delete_all(store, keys)
-    await remove_session(store, user_id, thread_ts)
+    # The index entry last: it is what makes the thread this person's, so a forgetting
+    # that storage cuts short can be clicked again and finish.
     await remove_search_documents(store, user_id, {thread_ts})
+    await remove_session(store, user_id, thread_ts)
     return max(1, deleted)
 
 

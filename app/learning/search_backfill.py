@@ -12,7 +12,9 @@ complete once nothing is missing. Each later search reads the index alone again.
 What is added must not outlive a forgetting that ran while the summaries were read:
 like every writer of a person's data, the backfill then checks the erasure tombstone
 (app/learning/erasure.py) and erases again, and it drops the entries of threads the
-conversation index no longer lists (a conversation forgotten meanwhile).
+conversation index no longer lists (a conversation forgotten meanwhile). Conversations
+last updated before the person's latest erasure are never added: that erasure may still
+be deleting them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from app.learning.erasure import forget_again_if_erased
+from app.learning.erasure import erased_after, erasure_time, forget_again_if_erased
 from app.learning.search_index import (
     SearchDocument,
     SearchIndex,
@@ -59,7 +61,15 @@ async def fill_in(
     can be; a storage failure here still returns what was read, for this search."""
     started = datetime.now(UTC)
     covered = {document.thread_ts for document in index.documents}
-    missing = [e for e in await read_index(store, user_id) if e.thread_ts not in covered]
+    listed, erased_at = await asyncio.gather(
+        read_index(store, user_id), erasure_time(store, user_id)
+    )
+    # A conversation last updated before the person asked to be forgotten is erased, even
+    # if the erasure, still under way, has not deleted it yet: its deletions may already
+    # have passed this index by.
+    missing = [
+        e for e in listed if e.thread_ts not in covered and not erased_after(erased_at, e.updated)
+    ]
     batch = missing[:MAX_BACKFILL_READS]
     gate = asyncio.Semaphore(READ_CONCURRENCY)
     failures = 0

@@ -108,8 +108,10 @@ async def update_session_summary(
 
     moment = now or datetime.now(UTC)
     read_content = stored.content if stored is not None else None
+    created: list[bool] = []  # whether the write found no summary (the last try's answer)
 
     def transform(current: str | None) -> str:
+        created[:] = [current is None]
         final = draft
         if current != read_content and current is not None:
             # Someone else summarised this thread since we read it: build on their version.
@@ -120,15 +122,19 @@ async def update_session_summary(
     written = await update(store, key, transform, already_read=stored) or ""
     kept = parse_summary(written)
     entry = SessionEntry(thread_ts, kept.title, moment, channel)
-    # The search entry changes with every summary: written on every turn, beside the
-    # conversation index's entry (when that one changes).
-    search_entry = record_search_document(
-        store, user_id, document_for(thread_ts, kept.title, kept.body, moment)
-    )
-    if indexed is not None and indexed.covers(user_id, entry, erased_at=erased_at):
-        await search_entry
+    # The search entry changes with every summary: written on every turn, after the
+    # conversation index's entry (when that one changes). Recall must find only threads
+    # the Home tab lists, where the person can forget them: a search entry alone would be
+    # found but shown nowhere. A thread without a summary is new to the index, or was
+    # forgotten (on any instance) since this one wrote its entry: what `indexed`
+    # remembers no longer says it is listed.
+    document = document_for(thread_ts, kept.title, kept.body, moment)
+    fresh = any(created)
+    if indexed is not None and not fresh and indexed.covers(user_id, entry, erased_at=erased_at):
+        await record_search_document(store, user_id, document)
     else:
-        await asyncio.gather(record_session(store, user_id, entry), search_entry)
+        await record_session(store, user_id, entry)
+        await record_search_document(store, user_id, document)
         # With the index entry (a thread's first turn of the day, or a new title): how to
         # greet the person next time, read at thread start beside their preferences.
         welcome = Welcome(

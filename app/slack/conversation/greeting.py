@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from app.learning.plain_text import one_line
@@ -31,6 +32,11 @@ SUGGESTED_PROMPTS = [
 # Preference keys that name the person rather than describe a preference.
 _NAME_KEYS = ("name", "preferred_name", "call_me")
 MAX_PREFERENCES_MENTIONED = 2
+# Unicode's explicit direction controls: embeddings and overrides (U+202A–U+202E) and
+# isolates (U+2066–U+2069). One left open in a stored name turns the rest of Orion's line
+# around ("Welcome back, Eve" then the greeting shown backwards). The marks (U+200E/F),
+# which change no text but their neighbours', stay.
+_DIRECTION_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,10 @@ def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Gr
 
     The words come from stored memory (a name, a preference, the welcome a model wrote), which
     a person or a prompt-injected Claude may have filled with Slack markup: escaped, a stored
-    `<https://…|Verify your account>` or `<!channel>` shows as the text it is."""
+    `<https://…|Verify your account>` or `<!channel>` shows as the text it is, and a
+    direction override cannot turn the rest of the line around."""
     words = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
-    text = escape(words)
+    text = escape(_DIRECTION_CONTROLS.sub("", words))
     if welcome is None:
         return Greeting(text, SUGGESTED_PROMPTS)
     follow_up = welcome.next_step or _known(preferences_json)[1].continue_topic.format(
@@ -90,6 +97,7 @@ def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[s
     preferences, words = _known(preferences_json)
     name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
     title = words.tab_title_named.format(name=name) if name else words.tab_title
+    title = _DIRECTION_CONTROLS.sub("", title)
     if not preferences:
         return title, SUGGESTED_PROMPTS
     return title, [SUGGESTED_PROMPTS[0], REVIEW_PREFERENCES_PROMPT, SUGGESTED_PROMPTS[2]]

@@ -28,6 +28,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError, SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
+from app.runtime.background import run_in_background
 
 log = get_logger(__name__)
 
@@ -75,9 +76,11 @@ class PacedStream:
         self.ts: str | None = None  # the streamed message, once chat.startStream answered
         self.shown = 0  # characters Slack has confirmed receiving
         self.failed = False
+        self._ended_by_slack = False  # a call failed because the stream had expired
         self._unsent: list[str] = []
         self._unsent_visible = False  # anything but whitespace among `_unsent`
         self._writer: asyncio.Task[None] | None = None
+        self._handed_off = False  # a Stop left the call in flight to end the stream after
         self._closing = asyncio.Event()
         self._last_call = float("-inf")  # event-loop time the latest call started
 
@@ -125,9 +128,23 @@ class PacedStream:
         self._closing.set()
         if self._writer is not None and not self._writer.done():
             await asyncio.wait({self._writer}, timeout=ABANDON_WAIT_S)
-            self.cancel()
-            await self._settled()
-        if self.ts is None or self.failed:
+        if self._writer is not None and not self._writer.done():
+            # Slack still holds the call, which may open the stream: it is ended once Slack
+            # answers, without keeping the person waiting for the confirmation (the writer
+            # makes no further call: the stream is closing).
+            self._handed_off = True
+            run_in_background(self._end_after_writer(), name="slack.stream_end_after_stop")
+            return
+        await self._end()
+
+    async def _end_after_writer(self) -> None:
+        await self._settled()
+        await self._end()
+
+    async def _end(self) -> None:
+        """Take the stream out of its streaming state (a stopped answer)."""
+        # A stream that failed otherwise is still streaming in Slack: it is ended too.
+        if self.ts is None or self._ended_by_slack:
             return
         try:
             await self._client.chat_stopStream(channel=self._channel, ts=self.ts)
@@ -138,8 +155,9 @@ class PacedStream:
                 log.warning("slack.stream_stop_failed", error=type(exc).__name__, exc_info=exc)
 
     def cancel(self) -> None:
-        """Drop a call in flight (the turn is being torn down)."""
-        if self._writer is not None:
+        """Drop a call in flight (the turn is being torn down); not one a Stop left to end
+        the stream once Slack answers."""
+        if self._writer is not None and not self._handed_off:
             self._writer.cancel()
 
     async def _settled(self) -> None:
@@ -211,4 +229,5 @@ class PacedStream:
         if self.failed:
             return
         self.failed = True
+        self._ended_by_slack = slack_error(exc) == NOT_STREAMING
         self._on_failure(exc)
