@@ -92,7 +92,9 @@ async def fill_in(
         if summary is None:
             return None  # expired or forgotten: nothing to find
         parsed = parse_summary(summary.content)
-        return document_for(entry.thread_ts, parsed.title, parsed.body, entry.updated)
+        return await asyncio.to_thread(
+            document_for, entry.thread_ts, parsed.title, parsed.body, entry.updated
+        )
 
     found = [d for d in await asyncio.gather(*(document(e) for e in batch)) if d is not None]
     complete = len(missing) <= MAX_BACKFILL_READS and failures == 0

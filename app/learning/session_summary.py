@@ -128,7 +128,9 @@ async def update_session_summary(
     # found but shown nowhere. A thread without a summary is new to the index, or was
     # forgotten (on any instance) since this one wrote its entry: what `indexed`
     # remembers no longer says it is listed.
-    document = document_for(thread_ts, kept.title, kept.body, moment)
+    # Normalising a summary's words costs milliseconds for the strangest Unicode (NFKC
+    # expands some characters eighteenfold): off the event loop.
+    document = await asyncio.to_thread(document_for, thread_ts, kept.title, kept.body, moment)
     fresh = any(created)
     if indexed is not None and not fresh and indexed.covers(user_id, entry, erased_at=erased_at):
         await record_search_document(store, user_id, document)

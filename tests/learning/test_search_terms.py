@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.learning.search_index import SearchIndex, document_for
-from app.learning.search_ranking import rank
+from app.learning.search_ranking import MAX_HITS_PER_TERM, rank
 from app.learning.search_terms import (
     MAX_QUERY_TERMS,
     MAX_TERM_CHARS,
@@ -160,3 +160,14 @@ def test_the_current_thread_is_left_out() -> None:
     index = _index(("1.1", "Budget", "x"), ("2.2", "Budget", "y"))
     found = rank(index, ["budget"], 5, exclude="1.1")
     assert [r.document.thread_ts for r in found] == ["2.2"]
+
+
+def test_a_term_found_everywhere_is_credited_in_the_newest_entries_only() -> None:
+    # Every entry holds the word twice (title terms count twice): the cap is met halfway.
+    entries = MAX_HITS_PER_TERM
+    index = _index(*((f"{n}.1", "Budget", "x") for n in range(entries, 0, -1)))
+    credited = rank(index, query_terms("budget"), limit=entries)
+    assert [r.document.thread_ts for r in credited[:3]] == [
+        f"{n}.1" for n in (entries, entries - 1, entries - 2)
+    ]
+    assert len(credited) == MAX_HITS_PER_TERM // 2
