@@ -188,10 +188,12 @@ class Agent:
         """
         if self._store is None or not turn.user_id:
             return
-        started = time.perf_counter()
         with tracing.observe(
             "memory.after_turn", input={"history_messages": len(turn.history)}
         ) as span:
+            # From inside the span: the logged duration is the step's own, within its span
+            # (opening a span can take milliseconds on a busy instance).
+            started = time.perf_counter()
             try:
                 async with asyncio.timeout(self._memory.after_turn_budget_s):
                     outcome = await self._write_summary(self._store, turn, answer)

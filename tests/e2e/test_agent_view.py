@@ -17,7 +17,7 @@ import pytest
 
 from app.agent.errors import BUSY, GENERIC, UNREACHABLE
 from app.memory.scopes import user_preferences_key
-from app.slack.conversation.greeting import SUGGESTED_PROMPTS
+from app.slack.conversation.greeting_words import GREETING_WORDS
 from tests import log_events
 from tests.e2e.conversation import LONG_ANSWER, finished, main_requests, remembered
 from tests.e2e.memory_bucket import Bucket
@@ -143,8 +143,8 @@ def test_opening_the_messages_tab_sets_prompts_once_and_posts_nothing(
     [call] = slack.calls_to("assistant.threads.setSuggestedPrompts")
     assert "thread_ts" not in call.args, "agent_view's prompts belong to the tab"
     assert prompts.title == "Bonjour Iris, comment puis-je vous aider ?"  # she asked for French
-    assert prompts.prompts[0] == SUGGESTED_PROMPTS[0] and len(prompts.prompts) == 3
-    assert any("preferences" in p["title"] for p in prompts.prompts)
+    french = GREETING_WORDS["French"]
+    assert prompts.prompts == [french.suggested()[0], french.review(), french.suggested()[2]]
     assert slack.messages(CHANNEL) == [], "opening the DM never posts anything"
     assert slack.calls_to("agents.sessions.setStatus") == []
 
@@ -226,7 +226,11 @@ def test_a_stop_after_the_answer_still_leaves_the_session_active(
     slack.wait_for(lambda: orion.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN))
 
     assert orion.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN)[0]["running_here"] is False
-    assert session_statuses(slack, thread_ts) == ["processing", "active", "active"]
+    # The status is set after that line is logged: waited for, not raced.
+    slack.wait_for(
+        lambda: session_statuses(slack, thread_ts) == ["processing", "active", "active"],
+        what="the session set active again",
+    )
 
 
 def test_a_retried_dm_reaching_a_second_instance_is_answered_once(

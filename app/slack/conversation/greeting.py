@@ -17,17 +17,7 @@ GENERIC_GREETING = (
     "so you don't have to repeat yourself. How can I help?"
 )
 
-SUGGESTED_PROMPTS = [
-    {"title": "What do you remember about me?", "message": "What do you remember about me?"},
-    {
-        "title": "Set my preferences",
-        "message": "Please remember: I prefer short answers with bullet points.",
-    },
-    {
-        "title": "Recap our last conversation",
-        "message": "What did we talk about last time?",
-    },
-]
+SUGGESTED_PROMPTS = ENGLISH.suggested()
 
 # Preference keys that name the person rather than describe a preference.
 _NAME_KEYS = ("name", "preferred_name", "call_me")
@@ -58,12 +48,11 @@ def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Gr
     direction override cannot turn the rest of the line around."""
     words = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
     text = escape(_DIRECTION_CONTROLS.sub("", words))
+    language = _known(preferences_json)[1]
     if welcome is None:
-        return Greeting(text, SUGGESTED_PROMPTS)
-    follow_up = welcome.next_step or _known(preferences_json)[1].continue_topic.format(
-        topic=welcome.topic
-    )
-    return Greeting(text, [{"title": follow_up, "message": follow_up}, *SUGGESTED_PROMPTS[:2]])
+        return Greeting(text, language.suggested())
+    follow_up = welcome.next_step or language.continue_topic.format(topic=welcome.topic)
+    return Greeting(text, [{"title": follow_up, "message": follow_up}, *language.suggested()[:2]])
 
 
 def greeting_for(preferences_json: str | None) -> str:
@@ -84,11 +73,6 @@ def greeting_for(preferences_json: str | None) -> str:
     return f"{opening} {keeping} {words.how_can_i_help_today}"
 
 
-MESSAGES_TAB_TITLE = ENGLISH.tab_title
-REVIEW_PREFERENCES_PROMPT = {
-    "title": "Review my preferences",
-    "message": "Which preferences of mine do you keep in mind?",
-}
 
 
 def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[str, str]]]:
@@ -98,9 +82,10 @@ def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[s
     name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
     title = words.tab_title_named.format(name=name) if name else words.tab_title
     title = _DIRECTION_CONTROLS.sub("", title)
+    prompts = words.suggested()
     if not preferences:
-        return title, SUGGESTED_PROMPTS
-    return title, [SUGGESTED_PROMPTS[0], REVIEW_PREFERENCES_PROMPT, SUGGESTED_PROMPTS[2]]
+        return title, prompts
+    return title, [prompts[0], words.review(), prompts[2]]
 
 
 def _known(preferences_json: str | None) -> tuple[dict[str, str], GreetingWords]:

@@ -4,12 +4,17 @@ A person Orion knows is greeted in their language (app/learning/preferences.py's
 `spoken_language`: the language they asked for, else the one they last stated a
 preference in), with their name. English is the default; a language without an entry
 here is greeted in English. Only English lists the preferences it mentions: elsewhere the
-keys ("response_style") would be English words in the middle of the sentence.
+keys ("response_style") would be English words in the middle of the sentence. The
+suggested prompts under a greeting are in the same language: a click sends the prompt's
+message as the person's own words, and Orion answers in the language it is asked in.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+# A suggested prompt: its title, and the message a click sends.
+Prompt = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -21,6 +26,20 @@ class GreetingWords:
     continue_topic: str  # {topic}: the prompt offering to pick the last topic up again
     tab_title: str  # the Messages tab's title (agent_view)
     tab_title_named: str  # {name}
+    # Under the greeting: what Orion remembers, setting a preference, the last conversation.
+    prompts: tuple[Prompt, Prompt, Prompt]
+    review_preferences: Prompt  # in the Messages tab, for a person with preferences
+
+    def suggested(self) -> list[dict[str, str]]:
+        return [_as_slack(prompt) for prompt in self.prompts]
+
+    def review(self) -> dict[str, str]:
+        return _as_slack(self.review_preferences)
+
+
+def _as_slack(prompt: Prompt) -> dict[str, str]:
+    title, message = prompt
+    return {"title": title, "message": message}
 
 
 ENGLISH = GreetingWords(
@@ -31,6 +50,15 @@ ENGLISH = GreetingWords(
     continue_topic="Continue: {topic}",
     tab_title="How can I help?",
     tab_title_named="Hi {name}, how can I help?",
+    prompts=(
+        ("What do you remember about me?", "What do you remember about me?"),
+        ("Set my preferences", "Please remember: I prefer short answers with bullet points."),
+        ("Recap our last conversation", "What did we talk about last time?"),
+    ),
+    review_preferences=(
+        "Review my preferences",
+        "Which preferences of mine do you keep in mind?",
+    ),
 )
 
 GREETING_WORDS: dict[str, GreetingWords] = {
@@ -43,6 +71,15 @@ GREETING_WORDS: dict[str, GreetingWords] = {
         continue_topic="Reprendre : {topic}",
         tab_title="Comment puis-je vous aider ?",
         tab_title_named="Bonjour {name}, comment puis-je vous aider ?",
+        prompts=(
+            ("Que sais-tu de moi ?", "Que retiens-tu de moi ?"),
+            ("Régler mes préférences", "Retiens : je préfère des réponses courtes en puces."),
+            ("Résumer notre dernière conversation", "De quoi avons-nous parlé la dernière fois ?"),
+        ),
+        review_preferences=(
+            "Revoir mes préférences",
+            "Quelles préférences gardes-tu en tête pour moi ?",
+        ),
     ),
     "Spanish": GreetingWords(
         welcome_back="¡Hola de nuevo!",
@@ -52,6 +89,12 @@ GREETING_WORDS: dict[str, GreetingWords] = {
         continue_topic="Continuar: {topic}",
         tab_title="¿En qué puedo ayudarte?",
         tab_title_named="Hola {name}, ¿en qué puedo ayudarte?",
+        prompts=(
+            ("¿Qué recuerdas de mí?", "¿Qué recuerdas de mí?"),
+            ("Definir mis preferencias", "Recuerda: prefiero respuestas cortas con viñetas."),
+            ("Resumir nuestra última conversación", "¿De qué hablamos la última vez?"),
+        ),
+        review_preferences=("Revisar mis preferencias", "¿Qué preferencias mías tienes en cuenta?"),
     ),
     "Portuguese": GreetingWords(
         welcome_back="Que bom ter você de volta!",
@@ -61,6 +104,15 @@ GREETING_WORDS: dict[str, GreetingWords] = {
         continue_topic="Continuar: {topic}",
         tab_title="Como posso ajudar?",
         tab_title_named="Olá {name}, como posso ajudar?",
+        prompts=(
+            ("O que você lembra de mim?", "O que você lembra de mim?"),
+            ("Definir minhas preferências", "Lembre-se: prefiro respostas curtas em tópicos."),
+            ("Resumir nossa última conversa", "Sobre o que falamos da última vez?"),
+        ),
+        review_preferences=(
+            "Rever minhas preferências",
+            "Quais preferências minhas você leva em conta?",
+        ),
     ),
     "Italian": GreetingWords(
         welcome_back="Ciao di nuovo!",
@@ -70,6 +122,15 @@ GREETING_WORDS: dict[str, GreetingWords] = {
         continue_topic="Continua: {topic}",
         tab_title="Come posso aiutarti?",
         tab_title_named="Ciao {name}, come posso aiutarti?",
+        prompts=(
+            ("Cosa ricordi di me?", "Cosa ricordi di me?"),
+            (
+                "Imposta le mie preferenze",
+                "Ricorda: preferisco risposte brevi con elenchi puntati.",
+            ),
+            ("Riassumi la nostra ultima conversazione", "Di cosa abbiamo parlato l'ultima volta?"),
+        ),
+        review_preferences=("Rivedi le mie preferenze", "Quali mie preferenze tieni a mente?"),
     ),
     "German": GreetingWords(
         welcome_back="Willkommen zurück!",
@@ -79,6 +140,15 @@ GREETING_WORDS: dict[str, GreetingWords] = {
         continue_topic="Weitermachen: {topic}",
         tab_title="Wie kann ich helfen?",
         tab_title_named="Hallo {name}, wie kann ich helfen?",
+        prompts=(
+            ("Was weißt du über mich?", "Was weißt du noch über mich?"),
+            ("Meine Präferenzen festlegen", "Merk dir: Ich mag kurze Antworten mit Stichpunkten."),
+            ("Unser letztes Gespräch zusammenfassen", "Worüber haben wir zuletzt gesprochen?"),
+        ),
+        review_preferences=(
+            "Meine Präferenzen ansehen",
+            "Welche meiner Präferenzen behältst du im Blick?",
+        ),
     ),
     "Dutch": GreetingWords(
         welcome_back="Welkom terug!",
@@ -88,6 +158,18 @@ GREETING_WORDS: dict[str, GreetingWords] = {
         continue_topic="Verdergaan: {topic}",
         tab_title="Waarmee kan ik je helpen?",
         tab_title_named="Hoi {name}, waarmee kan ik je helpen?",
+        prompts=(
+            ("Wat weet je nog van mij?", "Wat weet je nog van mij?"),
+            (
+                "Mijn voorkeuren instellen",
+                "Onthoud: ik heb liever korte antwoorden met opsommingstekens.",
+            ),
+            ("Ons laatste gesprek samenvatten", "Waar hadden we het de vorige keer over?"),
+        ),
+        review_preferences=(
+            "Mijn voorkeuren bekijken",
+            "Met welke voorkeuren van mij houd je rekening?",
+        ),
     ),
     "Japanese": GreetingWords(
         welcome_back="おかえりなさい！",
@@ -97,6 +179,12 @@ GREETING_WORDS: dict[str, GreetingWords] = {
         continue_topic="続ける：{topic}",
         tab_title="何をお手伝いしましょうか？",
         tab_title_named="{name}さん、何をお手伝いしましょうか？",
+        prompts=(
+            ("私について何を覚えていますか？", "私について何を覚えていますか？"),
+            ("好みを設定する", "覚えておいてください：短い箇条書きの回答が好きです。"),
+            ("前回の会話をまとめる", "前回は何について話しましたか？"),
+        ),
+        review_preferences=("好みを確認する", "私のどんな好みを覚えていますか？"),
     ),
     "Chinese": GreetingWords(
         welcome_back="欢迎回来！",
@@ -106,6 +194,12 @@ GREETING_WORDS: dict[str, GreetingWords] = {
         continue_topic="继续：{topic}",
         tab_title="需要我帮什么忙？",
         tab_title_named="{name}，你好！需要我帮什么忙？",
+        prompts=(
+            ("你记得我什么？", "你记得我的哪些信息？"),
+            ("设置我的偏好", "请记住：我喜欢简短的要点式回答。"),
+            ("回顾上次的对话", "我们上次聊了什么？"),
+        ),
+        review_preferences=("查看我的偏好", "你记住了我的哪些偏好？"),
     ),
     "Korean": GreetingWords(
         welcome_back="다시 오셨네요!",
@@ -115,6 +209,12 @@ GREETING_WORDS: dict[str, GreetingWords] = {
         continue_topic="이어서 하기: {topic}",
         tab_title="무엇을 도와드릴까요?",
         tab_title_named="{name}님, 무엇을 도와드릴까요?",
+        prompts=(
+            ("저에 대해 무엇을 기억하나요?", "저에 대해 무엇을 기억하나요?"),
+            ("선호 사항 설정", "기억해 주세요: 짧은 글머리 기호 답변을 선호해요."),
+            ("지난 대화 요약", "지난번에 무슨 이야기를 했죠?"),
+        ),
+        review_preferences=("선호 사항 보기", "제 선호 사항 중 무엇을 기억하고 있나요?"),
     ),
 }
 

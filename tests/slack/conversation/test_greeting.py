@@ -23,10 +23,17 @@ from app.memory.restore import restore_memory
 from app.memory.scopes import user_preferences_key, welcome_key
 from app.slack.assistant_view.thread_started import _greeting
 from app.slack.conversation.greeting import GENERIC_GREETING, messages_tab_prompts, thread_greeting
+from app.slack.conversation.greeting_words import GREETING_WORDS
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER
 
 STARTERS = ["What do you remember about me?", "Set my preferences", "Recap our last conversation"]
+# Léa asked for French: the prompts under her greeting are French too.
+LEAS_STARTERS = [
+    "Que sais-tu de moi ?",
+    "Régler mes préférences",
+    "Résumer notre dernière conversation",
+]
 RETENTION_DAYS = 30
 
 LEA = {"name": "Léa", "language": "French"}
@@ -142,7 +149,7 @@ def test_a_saved_welcome_greets_in_the_persons_language_and_offers_to_continue_f
         "message": "Reprendre la revue du budget T3",
     }
     # The follow-up takes the place of "Recap our last conversation".
-    assert titles(greeting.prompts) == ["Reprendre la revue du budget T3", *STARTERS[:2]]
+    assert titles(greeting.prompts) == ["Reprendre la revue du budget T3", *LEAS_STARTERS[:2]]
 
 
 def test_a_welcome_without_words_of_its_own_greets_from_preferences_and_offers_the_topic() -> None:
@@ -189,7 +196,7 @@ async def test_a_welcome_is_used_within_the_retention_window_and_never_after(
         # time" is not brought up.
         assert text.startswith("Bon retour, Léa ! Je garde vos préférences en tête.")
         assert "budget" not in text.casefold()
-        assert prompts == STARTERS
+        assert prompts == LEAS_STARTERS
 
 
 async def test_an_unreadable_welcome_file_is_ignored_and_the_preferences_greet(
@@ -201,7 +208,7 @@ async def test_an_unreadable_welcome_file_is_ignored_and_the_preferences_greet(
     text, prompts = await _greeting_from(store)
 
     assert text.startswith("Bon retour, Léa !")
-    assert prompts == STARTERS
+    assert prompts == LEAS_STARTERS
 
 
 async def test_a_first_time_person_with_nothing_stored_gets_the_plain_welcome(
@@ -228,9 +235,9 @@ async def test_preferences_as_orion_saves_them_greet_without_its_bookkeeping(
         "Bon retour, Léa ! Je garde vos préférences en tête. "
         "Comment puis-je vous aider aujourd'hui ?"
     )
-    assert prompts == STARTERS
+    assert prompts == LEAS_STARTERS
     assert title == "Bonjour Léa, comment puis-je vous aider ?"
-    assert "Review my preferences" in titles(tab_prompts)
+    assert "Revoir mes préférences" in titles(tab_prompts)
 
 
 def test_without_memory_the_thread_opens_with_the_plain_welcome() -> None:
@@ -266,7 +273,11 @@ def test_the_messages_tab_offers_a_review_but_no_name_to_someone_known_by_prefer
     title, prompts = messages_tab_prompts(json.dumps({"language": "French"}))
 
     assert title == "Comment puis-je vous aider ?"
-    assert "Review my preferences" in titles(prompts)
+    assert titles(prompts) == [
+        "Que sais-tu de moi ?",
+        "Revoir mes préférences",
+        "Résumer notre dernière conversation",
+    ]
 
 
 @pytest.mark.parametrize("preferences", [None, "not json", "[]"])
@@ -332,4 +343,25 @@ def test_the_offer_to_continue_is_in_the_persons_language_when_no_model_wrote_on
         "Bon retour, Léa ! Je garde vos préférences en tête. "
         "Comment puis-je vous aider aujourd'hui ?"
     )
-    assert titles(greeting.prompts)[0] == "Reprendre : Budget T3"
+    assert titles(greeting.prompts) == [
+        "Reprendre : Budget T3",
+        "Que sais-tu de moi ?",
+        "Régler mes préférences",
+    ]
+
+
+@pytest.mark.parametrize("language", sorted(GREETING_WORDS))
+def test_the_prompts_under_the_greeting_are_in_the_persons_language(language: str) -> None:
+    words = GREETING_WORDS[language]
+    stored = json.dumps({"name": "Sam", "language": language, "timezone": "Europe/Paris"})
+
+    greeting = thread_greeting(stored, None)
+    _, tab_prompts = messages_tab_prompts(stored)
+
+    assert greeting.prompts == words.suggested()
+    assert tab_prompts[1] == words.review()
+    # Each says something of its own: a click sends the message as the person's words.
+    sent = [p["message"] for p in [*greeting.prompts, tab_prompts[1]]]
+    assert len(set(sent)) == 4 and all(message.strip() for message in sent)
+    if language != "English":
+        assert not set(sent) & {p["message"] for p in GREETING_WORDS["English"].suggested()}
