@@ -73,8 +73,6 @@ def greeting_for(preferences_json: str | None) -> str:
     return f"{opening} {keeping} {words.how_can_i_help_today}"
 
 
-
-
 def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[str, str]]]:
     """The title and prompts at the top of the Messages tab (agent_view): by name, and
     with the person's own preferences to review, when Orion knows them."""
