@@ -32,12 +32,10 @@ done", every 20 ms, so that its own CPU stays off the two cores the bots share w
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -49,10 +47,9 @@ from typing import Any
 import psutil
 
 from bench.stats import percentile_ms, print_table
-from tests.fakes import claude_script
+from bench.storage_trouble import FirstRequests, settle
 from tests.fakes import slack_events as events
-from tests.fakes.anthropic_api import FakeClaude, last_user_text
-from tests.fakes.claude_script import Reply
+from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
@@ -66,32 +63,12 @@ ROUNDS = 5
 QUICK_ROUNDS = 1
 POLL_S = 0.02
 TIMEOUT_S = 60.0
-SETTLE_LIMIT_S = 30.0
 QUIET_S = LATENCY_S + 0.4  # no storage request for this long: the background work is over
 
 GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron.\n" * 20
-TOKEN = re.compile(r"\bkw[0-9a-f]{8}\b")
+
+
 BOTS = ("Orion", "baseline")
-
-
-class FirstRequests:
-    """FakeClaude's responder: notes (`time.monotonic()`, on the fake's loop, as the request
-    comes in) the first request naming each token, and answers every request briefly."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._arrived: dict[str, float] = {}
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        now = time.monotonic()
-        with self._lock:
-            for token in TOKEN.findall(last_user_text(body)):
-                self._arrived.setdefault(token, now)
-        return claude_script.text("Heron is the staging cluster.")
-
-    def at(self, token: str) -> float | None:
-        with self._lock:
-            return self._arrived.get(token)
 
 
 @dataclass
@@ -159,19 +136,6 @@ def _wait(predicate: Callable[[], bool], timeout: float = TIMEOUT_S) -> bool:
     return True
 
 
-def _settle(proxy: FaultyProxy) -> None:
-    """Wait until no storage request has been seen for QUIET_S."""
-    deadline = time.monotonic() + SETTLE_LIMIT_S
-    seen, quiet_since = len(proxy.requests), time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.05)
-        now = len(proxy.requests)
-        if now != seen:
-            seen, quiet_since = now, time.monotonic()
-        elif time.monotonic() - quiet_since >= QUIET_S:
-            return
-
-
 def _cpu_s(bot: Bot) -> float:
     times = bot.cpu.cpu_times()
     return times.user + times.system
@@ -219,7 +183,7 @@ def _burst(
     )
     _wait(lambda: len(_first_posts(slack, calls, threads)) == size)
     _wait(lambda: all(slack.suggested_prompts(t.channel, t.ts) for t in threads))
-    _settle(proxy)
+    settle(proxy, QUIET_S)
     result.cpu_per_greeting_ms = (_cpu_s(bot) - cpu) * 1000 / size
     result.requests_per_greeting = (len(proxy.requests) - requests) / size
     greetings = _first_posts(slack, calls, threads)
@@ -245,7 +209,7 @@ def _burst(
     sent = _post_all(bot.process.url, payloads)
     _wait(lambda: all(arrivals.at(token) is not None for token in tokens))
     _wait(lambda: all(len(slack.bot_messages(t.channel, t.ts)) > 1 for t in threads))
-    _settle(proxy)
+    settle(proxy, QUIET_S)
     result.cpu_per_message_ms = (_cpu_s(bot) - cpu) * 1000 / size
     result.requests_per_message = (len(proxy.requests) - requests) / size
     for token, at in zip(tokens, sent, strict=True):
@@ -291,7 +255,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
         FakeClaude() as claude,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        arrivals = FirstRequests()
+        arrivals = FirstRequests(clock=time.monotonic)  # compared with the load client's
         claude.responder = arrivals
         bucket = f"orion-bench-{uuid.uuid4().hex[:12]}"
         emulator.create_bucket(bucket)

@@ -133,14 +133,17 @@ def _wait(predicate: Callable[[], object], timeout: float) -> float | None:
 
 class FirstRequests:
     """FakeClaude's responder: notes when the first request naming each token arrives
-    (on the fake's loop, as the request comes in) and answers every request briefly."""
+    (`clock()`, on the fake's loop, as the request comes in) and answers every request
+    briefly. The clock is the one the caller compares with (another process's send times
+    need `time.monotonic`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._clock = clock
         self._lock = threading.Lock()
         self._arrived: dict[str, float] = {}
 
     def __call__(self, body: dict[str, Any]) -> Reply:
-        now = time.perf_counter()
+        now = self._clock()
         with self._lock:
             for token in TOKEN.findall(last_user_text(body)):
                 self._arrived.setdefault(token, now)
@@ -256,7 +259,7 @@ def _ask(
     return arrived - started
 
 
-def _settle(proxy: FaultyProxy, quiet_s: float) -> None:
+def settle(proxy: FaultyProxy, quiet_s: float) -> None:
     """Wait until no storage request has completed for `quiet_s` (longer than any one
     request takes): the background work of the previous step is over."""
     deadline = time.monotonic() + SETTLE_LIMIT_S
@@ -329,7 +332,7 @@ def _slow_storage(quick: bool) -> list[tuple[str, str]]:
             # Warm-up, no latency: the GCS client's connections and Claude's are open.
             thread, _ = _start_thread(orion, slack, user)
             _ask(orion, slack, arrivals, thread)
-            _settle(proxy, 0.3)
+            settle(proxy, 0.3)
             first = len(proxy.requests)
             proxy.add_rule("", delay=LATENCY_S)  # every request, every method
             results = [_slow_run(orion, slack, arrivals, proxy, user, quiet_s) for _ in range(runs)]
@@ -350,10 +353,10 @@ def _slow_run(
 ) -> SlowRun:
     before = len(proxy.requests)
     thread, greeting = _start_thread(orion, slack, user)
-    _settle(proxy, quiet_s)
+    settle(proxy, quiet_s)
     middle = len(proxy.requests)
     message = _ask(orion, slack, arrivals, thread) if greeting.seconds is not None else None
-    _settle(proxy, quiet_s)
+    settle(proxy, quiet_s)
     log = proxy.requests
     return SlowRun(
         greeting,
@@ -486,7 +489,7 @@ def _crowd(quick: bool) -> list[tuple[str, str]]:
         ):
             warm, _ = _start_thread(orion, slack, "U0STWARM")
             _ask(orion, slack, arrivals, warm)
-            _settle(proxy, 0.3)
+            settle(proxy, 0.3)
             proxy.add_rule("", delay=CROWD_LATENCY_S)
             threads = [_open_thread(slack, user) for user in users]
             greetings = _crowd_greetings(orion, slack, threads)
@@ -498,9 +501,9 @@ def _crowd(quick: bool) -> list[tuple[str, str]]:
                 [0.0] * people,
                 CROWD_TIMEOUT_S,
             )
-            _settle(proxy, quiet_s)
+            settle(proxy, quiet_s)
             requests = _crowd_messages(orion, slack, arrivals, threads)
-            _settle(proxy, quiet_s)
+            settle(proxy, quiet_s)
             proxy.clear_rules()
     label = (
         f"{PREFIX}: {people} people at once"
