@@ -2,12 +2,27 @@
 
 Slack reads `<…>` as links, mentions and `<!channel>`-style broadcasts, and `&` starts an
 entity. Anything a person or Claude wrote — a name, a preference, a summary, a welcome —
-is escaped before Orion posts or publishes it, so it can never become a link Orion posted.
+is escaped before Orion posts or publishes it, so it can never become a link Orion posted,
+and loses Unicode's explicit direction controls, so it can never turn the rest of Orion's
+line around.
 """
 
 from __future__ import annotations
 
+import re
+
+# Embeddings and overrides (U+202A–U+202E) and isolates (U+2066–U+2069). One left open in a
+# stored name shows the rest of the line backwards ("Welcome back, Eve" then the greeting
+# reversed). The marks (U+200E/F), which change no text but their neighbours', stay.
+_DIRECTION_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def without_direction_controls(text: str) -> str:
+    """`text` for a plain-text field (a title): its direction controls dropped."""
+    return _DIRECTION_CONTROLS.sub("", text)
+
 
 def escape(text: str) -> str:
     """`text` shown as itself in a Slack message or a mrkdwn block."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    shown = without_direction_controls(text)
+    return shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from app.memory.scopes import user_preferences_key
 from tests.e2e.conversation import open_thread
+from tests.e2e.test_memory_controls import open_home, shown
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
 
@@ -32,3 +33,17 @@ def test_a_stored_name_with_direction_overrides_cannot_reverse_the_greeting(
 
     assert DIRECTION_CONTROLS.search(greeting) is None, repr(greeting)
     assert "Eve&lt;@U0BOSS&gt;さん" in greeting, "greeted by name, in Japanese, escaped"
+
+
+def test_a_stored_name_with_direction_overrides_cannot_reverse_the_home_tab(
+    orion: OrionServer, slack: FakeSlack, memory_dir: Path
+) -> None:
+    # The same stored words on the Home tab: every stored value is shown through one escape.
+    preferences = memory_dir / user_preferences_key(USER)
+    preferences.parent.mkdir(parents=True)
+    preferences.write_text(json.dumps({"name": "Eve\u202e<@U0BOSS>", "tone": "\u2067formal"}))
+
+    view = shown(open_home(orion, slack, USER, DM))
+
+    assert DIRECTION_CONTROLS.search(view) is None, repr(view)
+    assert "Eve<@U0BOSS>" in view and "formal" in view, "shown as the text it is"

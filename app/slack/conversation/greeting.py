@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from app.learning.plain_text import one_line
@@ -10,7 +9,7 @@ from app.learning.preferences import MAX_VALUE_CHARS, spoken_language
 from app.learning.welcome import Welcome
 from app.memory.preferences_file import read_preferences
 from app.slack.conversation.greeting_words import ENGLISH, GreetingWords, greeting_words
-from app.slack.mrkdwn import escape
+from app.slack.mrkdwn import escape, without_direction_controls
 
 GENERIC_GREETING = (
     "Hi, I'm Orion. I remember what matters to you across conversations, "
@@ -22,11 +21,6 @@ SUGGESTED_PROMPTS = ENGLISH.suggested()
 # Preference keys that name the person rather than describe a preference.
 _NAME_KEYS = ("name", "preferred_name", "call_me")
 MAX_PREFERENCES_MENTIONED = 2
-# Unicode's explicit direction controls: embeddings and overrides (U+202A–U+202E) and
-# isolates (U+2066–U+2069). One left open in a stored name turns the rest of Orion's line
-# around ("Welcome back, Eve" then the greeting shown backwards). The marks (U+200E/F),
-# which change no text but their neighbours', stay.
-_DIRECTION_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True)
@@ -47,7 +41,7 @@ def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Gr
     `<https://…|Verify your account>` or `<!channel>` shows as the text it is, and a
     direction override cannot turn the rest of the line around."""
     words = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
-    text = escape(_DIRECTION_CONTROLS.sub("", words))
+    text = escape(words)
     language = _known(preferences_json)[1]
     if welcome is None:
         return Greeting(text, language.suggested())
@@ -79,7 +73,7 @@ def messages_tab_prompts(preferences_json: str | None) -> tuple[str, list[dict[s
     preferences, words = _known(preferences_json)
     name = next((str(preferences.pop(k)) for k in _NAME_KEYS if k in preferences), None)
     title = words.tab_title_named.format(name=name) if name else words.tab_title
-    title = _DIRECTION_CONTROLS.sub("", title)
+    title = without_direction_controls(title)
     prompts = words.suggested()
     if not preferences:
         return title, prompts
