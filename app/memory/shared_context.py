@@ -26,10 +26,7 @@ import time
 from dataclasses import dataclass
 
 from app.memory.key_prefixes import GLOBAL_PREFIX
-from app.observability.logging import get_logger
 from app.storage.store import ObjectStore, StoredObject, StoreLayer
-
-log = get_logger(__name__)
 
 DEFAULT_MAX_AGE_S = 10.0
 
@@ -89,12 +86,11 @@ class SharedContextCache(StoreLayer):
     def _done(self, key: str, reading: asyncio.Future[StoredObject | None]) -> None:
         if self._reading.get(key) is reading:
             del self._reading[key]
-        if not reading.cancelled() and (failure := reading.exception()) is not None:
-            # Logged here: when every reader has stopped waiting (their budget ran out),
-            # nobody else sees it. A reader still waiting logs it as its own too.
-            log.info(
-                "memory.shared_read.failed", key=key, error=type(failure).__name__, exc_info=failure
-            )
+        if not reading.cancelled():
+            # Retrieved, not logged: every reader still waiting gets it and logs it once
+            # (the loader's scope_failed); a reader whose budget ran out has logged its
+            # timeout. Logging here too would say one failure twice.
+            reading.exception()
 
     def _forget(self, key: str) -> None:
         self._kept.pop(key, None)
