@@ -2,7 +2,8 @@
 nothing of memories, people or Slack.
 
 - `store`: the interface (`ObjectStore`), its errors, and optimistic `update`.
-- `gcs` (with `gcs_connection`, `gcs_blob`) and `local_directory`: the two backends.
+- `gcs` (with `gcs_connection`, and `gcs_json_api` for reads and writes) and
+  `local_directory`: the two backends.
 - `breaker`: fail fast while the store is unreachable; `deadline`: one budget per event.
 - `factory`: picks and connects the configured backend.
 

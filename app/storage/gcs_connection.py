@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,10 @@ from app.storage.store import StoreUnavailable, StoreUnreachable
 log = get_logger(__name__)
 
 if TYPE_CHECKING:
+    from google.auth.credentials import Credentials
     from google.cloud.storage import Bucket, Client
+
+    from app.storage.gcs_json_api import Endpoint
 
 # Cloud Run's default concurrency (80) times the storage round trips one thread start
 # makes at once (a claim beside two reads of the person's own records: 240; the
@@ -43,6 +47,15 @@ class Connection:
     retry: Any  # google.api_core.retry.Retry
     conditional_retry: Any  # google.cloud.storage.retry.ConditionalRetryPolicy
     timeout: float
+    # The same bucket, credentials and proxy for reads and writes over aiohttp
+    # (app/storage/gcs_json_api.py).
+    endpoint: Endpoint
+
+    def async_retry(self, predicate: Callable[[BaseException], bool]) -> Any:
+        """google-api-core's retry for coroutines, with the same back-off as `retry`."""
+        from google.api_core.retry import AsyncRetry
+
+        return AsyncRetry(predicate=predicate, initial=0.1, maximum=2.0, multiplier=2.0)
 
     def within(self, deadline: float | None) -> Connection:
         """The same connection with its timeout and retries cut to end by `deadline`."""
@@ -63,6 +76,7 @@ class Connection:
                 retry, is_generation_specified, ["query_params"]
             ),
             timeout=min(self.timeout, left),
+            endpoint=self.endpoint,
         )
 
 
@@ -92,7 +106,6 @@ def tune_session(client: Client, pool_size: int) -> None:
       endpoint: look them up once, for it, and keep them on the session.
     """
     import requests.adapters
-    import requests.utils
 
     session = requests_session(client)
     if session is None:  # a library that no longer has it: keep its default behaviour
@@ -100,11 +113,37 @@ def tune_session(client: Client, pool_size: int) -> None:
     for adapter in session.adapters.values():
         if isinstance(adapter, requests.adapters.HTTPAdapter):
             adapter.init_poolmanager(pool_size, pool_size)
-    session.proxies.update(requests.utils.get_environ_proxies(client.api_endpoint))
+    session.proxies.update(environment_proxies(client.api_endpoint))
     if session.verify is True:
         bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
         session.verify = bundle or True
     session.trust_env = False
+
+
+def environment_proxies(url: str) -> dict[str, str]:
+    """The forward proxies the environment names for `url` (none when NO_PROXY covers it)."""
+    import requests.utils
+
+    return dict(requests.utils.get_environ_proxies(url))
+
+
+def proxy_for(url: str) -> str | None:
+    proxies = environment_proxies(url)
+    return proxies.get(url.partition(":")[0]) or proxies.get("all")
+
+
+def credentials_for(project: str | None) -> tuple[Credentials, str | None]:
+    """The credentials the library would pick: none against an emulator, else Application
+    Default Credentials (on Cloud Run, the service account's, from the metadata server)."""
+    if os.environ.get("STORAGE_EMULATOR_HOST"):
+        from google.auth.credentials import AnonymousCredentials
+
+        return AnonymousCredentials(), project
+    import google.auth
+    from google.cloud import storage
+
+    credentials, default_project = google.auth.default(scopes=storage.Client.SCOPE)
+    return credentials, project or default_project
 
 
 def failure_of(cause: BaseException | None, cut_short: bool) -> type[StoreUnavailable]:
@@ -113,17 +152,21 @@ def failure_of(cause: BaseException | None, cut_short: bool) -> type[StoreUnavai
     the caller's deadline cut short says nothing: the caller stopped waiting), or no
     credentials could be had (nothing can be sent without them). Any other answer (403,
     404, 429 on one busy object) is a failure of this call, not an outage."""
+    import aiohttp
     import requests
     from google.auth import exceptions as auth_errors
 
-    if isinstance(cause, requests.ConnectionError | ConnectionError):
+    if isinstance(cause, requests.ConnectionError | aiohttp.ConnectionTimeoutError):
         return StoreUnreachable  # refused, reset, no route, DNS, connect timeout
     if isinstance(cause, auth_errors.DefaultCredentialsError) or _unreachable_auth(cause):
         # No credentials configured and no metadata server answering (google-auth says
         # "not found" for both), or the token server could not be reached.
         return StoreUnreachable
-    if isinstance(cause, requests.Timeout):
+    # Before the connection errors: aiohttp's read timeouts are both.
+    if isinstance(cause, requests.Timeout | TimeoutError):
         return StoreUnavailable if cut_short else StoreUnreachable
+    if isinstance(cause, aiohttp.ClientConnectionError | ConnectionError):
+        return StoreUnreachable  # refused, reset, dropped mid-answer
     status = getattr(cause, "code", None)  # google.api_core's errors
     if not isinstance(status, int):
         response = getattr(cause, "response", None)  # the media download's errors
@@ -149,12 +192,14 @@ def open_connection(
     bucket_name: str,
     *,
     client: Client | None,
+    credentials: Credentials | None,
     project: str | None,
     pool_size: int,
     retry_timeout: float,
     request_timeout: float,
 ) -> Connection:
-    """Import the library and build the client, its session and its retry policies."""
+    """Import the library and build the client, its session and its retry policies.
+    `credentials` (tests) replaces what the environment would give."""
     os.environ.setdefault(*_NO_BUCKET_METADATA)
     from google.cloud import storage
     from google.cloud.storage.retry import (
@@ -163,14 +208,29 @@ def open_connection(
         is_generation_specified,
     )
 
-    client = client or storage.Client(project=project)
+    from app.storage.gcs_json_api import Endpoint
+
+    if credentials is None:
+        credentials, project = credentials_for(project)
+    if client is None:
+        emulated = os.environ.get("STORAGE_EMULATOR_HOST")
+        # Against an emulator the library picks its own (anonymous) credentials and project.
+        client = storage.Client(project=project, credentials=None if emulated else credentials)
     tune_session(client, pool_size)
     retry = DEFAULT_RETRY.with_delay(initial=0.1, maximum=2.0, multiplier=2.0)
     retry = retry.with_timeout(retry_timeout)
+    api = client.api_endpoint.rstrip("/")
     return Connection(
         client=client,
         bucket=client.bucket(bucket_name),
         retry=retry,
         conditional_retry=ConditionalRetryPolicy(retry, is_generation_specified, ["query_params"]),
         timeout=request_timeout,
+        endpoint=Endpoint(
+            api=api,
+            bucket=bucket_name,
+            credentials=credentials,
+            proxy=proxy_for(api),
+            pool_size=pool_size,
+        ),
     )

@@ -38,6 +38,7 @@ class Rule:
     status: int | None = None
     remaining: int | None = None
     method: str | None = None
+    corrupt: bool = False  # forward, but flip the answer's first byte (a damaged transfer)
     hits: int = 0
 
     def matches(self, method: str, raw: str) -> bool:
@@ -53,6 +54,8 @@ class ProxiedRequest:
     status: int
     # The rule that applied, if any.
     rule: str | None
+    # The request's Authorization header, if any (what credentials the client sent).
+    authorization: str | None = None
     # When the request arrived and when its answer was ready (`time.monotonic()`), to tell
     # which requests were in flight together.
     started: float = 0.0
@@ -89,11 +92,13 @@ class FaultyProxy(HttpFake):
         status: int | None = None,
         times: int | None = None,
         method: str | None = None,
+        corrupt: bool = False,
     ) -> Rule:
         """For requests whose path+query contains `match`: wait `delay` seconds, then answer
-        `status` (with a GCS-style JSON error) or, without status, forward. `times=None`
-        applies until `clear_rules()`. The first applicable rule wins."""
-        rule = Rule(match, delay, status, times, method)
+        `status` (with a GCS-style JSON error) or, without status, forward (with
+        `corrupt`, its answer's first byte flipped). `times=None` applies until
+        `clear_rules()`. The first applicable rule wins."""
+        rule = Rule(match, delay, status, times, method, corrupt)
         with self._lock:
             self._rules.append(rule)
         return rule
@@ -145,6 +150,8 @@ class FaultyProxy(HttpFake):
             skip_auto_headers=("Accept-Encoding", "User-Agent", "Content-Type"),
         ) as upstream:
             payload = await upstream.read()
+            if rule is not None and rule.corrupt and payload:
+                payload = bytes([payload[0] ^ 0x01]) + payload[1:]
             out_headers = [
                 (k, v) for k, v in upstream.headers.items() if k.lower() not in _SKIP_RESPONSE
             ]
@@ -161,6 +168,7 @@ class FaultyProxy(HttpFake):
             _origin_form(request.raw_path),
             status,
             rule and rule.match,
+            request.headers.get("Authorization"),
             started,
             time.monotonic(),
         )

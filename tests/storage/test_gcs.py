@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from google.auth.credentials import Credentials
+from google.auth.exceptions import RefreshError
 
 from app.storage import gcs as gcs_store
 from app.storage.gcs import GcsObjectStore
@@ -187,21 +190,7 @@ async def test_a_proxy_named_in_the_environment_is_still_used(
     assert _object_statuses(proxy) == [200, 200]
 
 
-# --- the two private names of google-cloud-storage Orion relies on (app/storage) ---------
-
-
-async def test_the_library_still_hands_its_download_headers_to_timed_blob(
-    gcs_bucket: str,
-) -> None:
-    store = _store(gcs_bucket)
-    before = time.time()
-    await store.write(KEY, "x")
-    stored = await store.read(KEY)
-    assert stored is not None
-    assert stored.updated is not None and abs(stored.updated.timestamp() - before) < 60, (
-        "google-cloud-storage no longer calls Blob._extract_headers_from_download on a "
-        "download: app/storage/gcs_blob.py TimedBlob needs another way to keep Last-Modified"
-    )
+# --- the one private name of google-cloud-storage Orion relies on (app/storage) ----------
 
 
 async def test_the_library_still_has_a_requests_session_to_tune(gcs_bucket: str) -> None:
@@ -218,3 +207,99 @@ async def test_the_library_still_has_a_requests_session_to_tune(gcs_bucket: str)
     )
     pools = [a.poolmanager.connection_pool_kw.get("maxsize") for a in session.adapters.values()]
     assert gcs_store.STORAGE_WORKERS in pools
+
+
+# --- reads and writes over the JSON API (app/storage/gcs_json_api.py) ---------------------
+
+
+class _ExpiringToken(Credentials):
+    """google-auth credentials whose token must be refreshed before use, counting refreshes
+    (what a service account's token does on Cloud Run, without a metadata server)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__()
+        self.refreshes = 0
+        self._fail = fail
+
+    def refresh(self, request: Any) -> None:
+        self.refreshes += 1
+        if self._fail:
+            raise RefreshError("the token server said no")
+        self.token = f"token-{self.refreshes}"
+        self.expiry = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) + datetime.timedelta(
+            hours=1
+        )
+
+
+async def test_a_burst_refreshes_an_expired_token_once_and_sends_it_as_bearer(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, KEY, "remembered")
+    credentials = _ExpiringToken()
+    store = GcsObjectStore(gcs_bucket, credentials=credentials)
+
+    read = await asyncio.gather(*(store.read(KEY) for _ in range(20)))
+    await store.write(KEY, "changed", if_generation=read[0].generation if read[0] else None)
+
+    assert {stored.content for stored in read if stored} == {"remembered"}
+    assert credentials.refreshes == 1
+    sent = [
+        r.authorization
+        for r in gcs_proxy.requests
+        if "/o/" in r.path_qs or r.path_qs.endswith("/o")
+    ]
+    assert sent and set(sent) == {"Bearer token-1"}
+
+
+async def test_a_token_that_cannot_be_refreshed_is_a_store_failure_not_a_crash(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    store = GcsObjectStore(gcs_bucket, credentials=_ExpiringToken(fail=True))
+
+    with pytest.raises(StoreUnavailable):
+        await store.read(KEY)
+    with pytest.raises(StoreUnavailable):
+        await store.write(KEY, "x", if_generation=CREATE_ONLY)
+
+    assert _object_statuses(gcs_proxy) == []  # nothing went out unauthenticated
+
+
+async def test_a_download_damaged_in_transit_is_retried_not_returned(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, KEY, "remembered exactly")
+    gcs_proxy.add_rule(KEY, corrupt=True, times=1, method="GET")
+
+    stored = await _store(gcs_bucket).read(KEY)
+
+    assert stored is not None and stored.content == "remembered exactly"
+    assert _object_statuses(gcs_proxy) == [200, 200]  # the damaged answer, then a good one
+
+
+async def test_a_download_always_damaged_is_a_store_failure(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, KEY, "remembered exactly")
+    gcs_proxy.add_rule(KEY, corrupt=True, method="GET")
+
+    with pytest.raises(StoreUnavailable):
+        await _store(gcs_bucket, retry_timeout=0.5).read(KEY)
+
+
+async def test_one_store_serves_event_loops_one_after_another(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    # `orion memory …` and the terminal chat run their own loops; a session is per loop.
+    store = GcsObjectStore(gcs_bucket)
+    await store.write(KEY, "first loop")
+
+    def in_a_new_loop() -> str | None:
+        async def read() -> str | None:
+            stored = await store.read(KEY)
+            return stored.content if stored else None
+
+        return asyncio.run(read())
+
+    assert await asyncio.to_thread(in_a_new_loop) == "first loop"
+    stored = await store.read(KEY)
+    assert stored is not None and stored.content == "first loop"
