@@ -11,12 +11,13 @@ tests/ and bench/ against those plus the dev group.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import importlib.util
 import re
 import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -87,9 +88,16 @@ def _file_owner(module: str, candidates: list[str]) -> set[str]:
     return set(candidates)
 
 
+@functools.cache
+def _packages_distributions() -> Mapping[str, list[str]]:
+    """Which distributions provide each top-level module: reading every installed
+    distribution's metadata takes about half a second, once."""
+    return importlib.metadata.packages_distributions()
+
+
 def _distributions(module: str) -> set[str]:
     """The installed distributions that may provide `module` (empty: none installed)."""
-    candidates = importlib.metadata.packages_distributions().get(module.split(".")[0], [])
+    candidates = _packages_distributions().get(module.split(".")[0], [])
     if len(candidates) > 1:
         return {_normalized(d) for d in _file_owner(module, candidates)}
     return {_normalized(d) for d in candidates}
