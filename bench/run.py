@@ -16,6 +16,7 @@ BENCHMARKS = [
     "bench.thread_start",
     "bench.first_words",
     "bench.storage_trouble",
+    "bench.storage_request_cpu",
     "bench.burst",
     "bench.memory_latency",
     "bench.memory_erasure",
