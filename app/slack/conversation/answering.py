@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
+from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -31,8 +32,13 @@ from app.slack.conversation.delivery import Delivery
 from app.slack.conversation.presence import Presence
 from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
 from app.slack.conversation.running_turns import RunningTurns
+from app.slack.conversation.task_display import TaskDisplaySupport
 from app.slack.conversation.thread_history import ThreadReader
+from app.slack.conversation.thread_links import ThreadLinks
 from app.storage.deadline import seconds_until
+
+if TYPE_CHECKING:
+    from slack_bolt.context.async_context import AsyncBoltContext
 
 log = get_logger(__name__)
 
@@ -56,6 +62,15 @@ class Incoming:
     text: str
     team_id: str | None
     retried: bool
+    # The workspace's URL (Bolt's authorization has it from auth.test), for links to
+    # past conversations; None: links open the DM through Slack's app_redirect.
+    workspace_url: str | None = None
+
+
+def workspace_url(context: AsyncBoltContext) -> str | None:
+    """The workspace's URL, as Bolt's authorization learnt it (auth.test), if it did."""
+    authorized = context.authorize_result
+    return authorized.url if authorized is not None else None
 
 
 class Answerer:
@@ -66,6 +81,8 @@ class Answerer:
         self._dedupe = dedupe
         self.turns = turns  # what a Stop cancels
         self._threads = ThreadReader()
+        # Which workspaces refused Slack's task display: for the life of the process.
+        self.task_display = TaskDisplaySupport()
 
     async def answer(
         self,
@@ -87,6 +104,8 @@ class Answerer:
             user_id=message.user,
             team_id=message.team_id,
             presence=presence,
+            task_display=self.task_display,
+            links=ThreadLinks(message.workspace_url, message.team_id),
         )
         delivery = Delivery(
             self._dedupe,
@@ -114,6 +133,9 @@ class Answerer:
             if not await delivery.claim(presence.working):
                 return False  # another delivery of this event is answering: leave it be
             answering = True
+            if settings.memory_enabled:
+                # Shown once this delivery is the one answering (a retry's twin shows nothing).
+                await reply.show_task(restore_started())
             memory_context = await _within(delivery.memory, delivery.deadline)
             agent = (await services).agent
             if message.user:
