@@ -34,7 +34,7 @@ from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadat
 from app.slack.conversation.running_turns import RunningTurns
 from app.slack.conversation.task_display import TaskDisplaySupport
 from app.slack.conversation.thread_history import ThreadReader
-from app.slack.conversation.thread_links import ThreadLinks
+from app.slack.conversation.thread_links import ThreadLinks, WorkspaceLinks
 from app.storage.deadline import seconds_until
 
 if TYPE_CHECKING:
@@ -81,8 +81,10 @@ class Answerer:
         self._dedupe = dedupe
         self.turns = turns  # what a Stop cancels
         self._threads = ThreadReader()
-        # Which workspaces refused Slack's task display: for the life of the process.
+        # Which workspaces refused Slack's task display, and each one's URL (for links to
+        # past conversations): for the life of the process.
         self.task_display = TaskDisplaySupport()
+        self._workspaces = WorkspaceLinks()
 
     async def answer(
         self,
@@ -105,7 +107,7 @@ class Answerer:
             team_id=message.team_id,
             presence=presence,
             task_display=self.task_display,
-            links=ThreadLinks(message.workspace_url, message.team_id),
+            links=self._links(client, message),
         )
         delivery = Delivery(
             self._dedupe,
@@ -180,6 +182,21 @@ class Answerer:
             if answering:
                 await presence.idle()
         return True
+
+    def _links(self, client: AsyncWebClient, message: Incoming) -> Callable[[], ThreadLinks]:
+        """How this answer links to past conversations: with the URL Bolt's authorization
+        knows, else the one Slack tells (asked beside the answer, once per workspace, so
+        the answer never waits for it; until then, links open the conversation)."""
+        url, team = message.workspace_url, message.team_id
+        if url:
+            links = ThreadLinks(url, team)
+            return lambda: links
+        if self._workspaces.known(team).workspace_url is None:
+            run_in_background(self._ask_workspace(client, team), name="slack.workspace_links")
+        return lambda: self._workspaces.known(team)
+
+    async def _ask_workspace(self, client: AsyncWebClient, team: str | None) -> None:
+        await self._workspaces.get(client, team)
 
     async def _respond(self, turn: TurnRequest, reply: SlackReplyStream, agent: Any) -> str | None:
         """Claude's answer, streamed and finished; None when the person stopped it."""

@@ -19,6 +19,7 @@ that did not finish is shown as not done.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -97,7 +98,7 @@ class SlackReplyStream:
         team_id: str | None,
         presence: Presence,
         task_display: TaskDisplaySupport | None = None,
-        links: ThreadLinks | None = None,
+        links: Callable[[], ThreadLinks] | None = None,
     ) -> None:
         """`task_display`: which workspaces take Slack's task display (None: never show
         it); `links`: how to link to a past conversation's thread."""
@@ -105,7 +106,7 @@ class SlackReplyStream:
         self._presence = presence
         self._channel = channel
         self._thread_ts = thread_ts
-        self._links = links or ThreadLinks(team_id=team_id)
+        self._links = links or (lambda: ThreadLinks(team_id=team_id))
         self._tasks = TaskBoard()
         self._stream = PacedStream(
             client,
@@ -146,13 +147,13 @@ class SlackReplyStream:
         if self._finished:
             return
         self._tasks.record(task)
-        self._stream.push_task(task_chunk(task, self._links))
+        self._stream.push_task(task_chunk(task, self._links()))
 
     def _end_tasks(self, output: str) -> None:
         """Every task still in progress, shown as not done with the stream's end: none
         outlives the answer."""
         for task in self._tasks.end_unfinished(output):
-            self._stream.push_task(task_chunk(task, self._links), send=False)
+            self._stream.push_task(task_chunk(task, self._links()), send=False)
 
     async def finish(
         self,
