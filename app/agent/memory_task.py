@@ -53,9 +53,16 @@ def restore_finished(*, restored: bool, found: bool) -> MemoryTask:
     return MemoryTask(RESTORE_TASK_ID, RESTORE_TITLE, "complete", output)
 
 
+# Square brackets start a Markdown link (`[text](url)`): shown as parentheses, a title
+# can never become one.
+_NO_LINKS = str.maketrans("[]", "()")
+
+
 def plain(text: str, limit: int) -> str:
     """`text` as one short line of visible characters: no controls, no format characters
-    (direction overrides, zero-width ones), cut at `limit` with an ellipsis."""
-    visible = "".join(c for c in text[: limit * 4] if unicodedata.category(c) not in ("Cc", "Cf"))
+    (direction overrides, zero-width ones), no Markdown link, cut at `limit` with an
+    ellipsis. Linear, and reads at most a few times `limit` of `text`."""
+    head = one_line(text[: limit * 4].translate(_NO_LINKS), limit * 4)
+    visible = "".join(c for c in head if unicodedata.category(c) not in ("Cc", "Cf"))
     flat = one_line(visible, limit + 1)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
