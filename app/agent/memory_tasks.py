@@ -72,9 +72,12 @@ class MemoryTasks:
             self._recalls.take() if self._recalls is not None and name == RECALL_TOOL_NAME else []
         )
         if task.id == MORE_TASK_ID:
+            # One task for many calls: an error once any of them could not be done.
             self._more_failed += outcome.failed
-            failed = f" ({self._more_failed} couldn't be done)" if self._more_failed else ""
-            return replace(task, status="complete", output=f"Done{failed}")
+            if not self._more_failed:
+                return replace(task, status="complete", output="Done")
+            output = f"{self._more_failed} of them couldn't be done"
+            return replace(task, status="error", output=output)
         status, output = _result(name, tool_input, outcome, len(found))
         sources = tuple(
             TaskSource(f.thread_ts, f.channel, plain(f.title, SOURCE_TITLE_CHARS))
@@ -98,11 +101,9 @@ def _title(name: str, tool_input: object) -> str:
     if name == RECALL_TOOL_NAME:
         query = tool_input.get("query") if isinstance(tool_input, Mapping) else None
         words = plain(query, QUERY_CHARS) if isinstance(query, str) else ""
-        return (
-            f"Searching past conversations for “{words}”"
-            if words
-            else ("Looking through recent conversations")
-        )
+        if not words:
+            return "Looking through recent conversations"
+        return f"Searching past conversations for “{words}”"
     if name == OVERVIEW_TOOL_NAME:
         return "Listing what I remember about you"
     if name == FORGET_TOOL_NAME:
@@ -137,7 +138,10 @@ def _result(
         done = "saved" if writes else "read"
         return "error", f"Couldn't reach my memory, so nothing was {done}"
     if outcome.failed:
-        return ("error", "Not done") if writes else ("complete", "Nothing there yet")
+        # The model's request could not be met: a file it looked for is not there yet;
+        # anything else (a write refused, an unknown tool) was not done.
+        reading = name == "memory" and not writes
+        return ("complete", "Nothing there yet") if reading else ("error", "Not done")
     if name != "memory":
         return "complete", "Done"
     command = _command(tool_input)[0]
