@@ -71,14 +71,14 @@ class MemoryTasks:
         found = (
             self._recalls.take() if self._recalls is not None and name == RECALL_TOOL_NAME else []
         )
+        status, output = _result(name, tool_input, outcome, len(found))
         if task.id == MORE_TASK_ID:
             # One task for many calls: an error once any of them could not be done.
-            self._more_failed += outcome.failed
+            self._more_failed += status == "error"
             if not self._more_failed:
                 return replace(task, status="complete", output="Done")
             output = f"{self._more_failed} of them couldn't be done"
             return replace(task, status="error", output=output)
-        status, output = _result(name, tool_input, outcome, len(found))
         sources = tuple(
             TaskSource(f.thread_ts, f.channel, plain(f.title, SOURCE_TITLE_CHARS))
             for f in found[:MAX_SOURCES]
