@@ -62,13 +62,14 @@ class Incoming:
     text: str
     team_id: str | None
     retried: bool
-    # The workspace's URL (Bolt's authorization has it from auth.test), for links to
-    # past conversations; None: links open the DM through Slack's app_redirect.
+    # The workspace's URL when Bolt's authorization carries it, for links to past
+    # conversations; None: Orion asks Slack (auth.test) once per workspace.
     workspace_url: str | None = None
 
 
 def workspace_url(context: AsyncBoltContext) -> str | None:
-    """The workspace's URL, as Bolt's authorization learnt it (auth.test), if it did."""
+    """The workspace's URL, if Bolt's authorization carries it (single-team Bolt drops the
+    one its auth.test answered)."""
     authorized = context.authorize_result
     return authorized.url if authorized is not None else None
 
