@@ -25,6 +25,8 @@ from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_bolt.request import payload_utils
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.models.blocks.block_elements import UrlSourceElement
+from slack_sdk.models.messages.chunk import PlanUpdateChunk, TaskUpdateChunk
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -114,6 +116,49 @@ async def test_posted_and_streamed_replies_appear_in_the_thread(slack: FakeSlack
     # slack_sdk's ChatStream sends text only as `chunks`, all three stream methods as JSON.
     assert slack.calls_to("chat.appendStream")
     assert all("chunks" in c.args for c in slack.calls_to("chat.appendStream"))
+
+
+async def test_slack_sdk_task_chunks_show_as_tasks_and_a_workspace_can_refuse_them(
+    slack: FakeSlack,
+) -> None:
+    client = web_client(slack)
+    thread_ts = slack.add_user_message(DM, None, USER, "hi")
+    source = UrlSourceElement(url="https://x.slack.com/archives/D1/p1", text="Earlier")
+    stream = await client.chat_stream(
+        channel=DM,
+        thread_ts=thread_ts,
+        recipient_team_id="T1",
+        recipient_user_id=USER,
+        task_display_mode="plan",
+    )
+    await stream.append(chunks=[TaskUpdateChunk(id="a", title="Search", status="in_progress")])
+    await stream.append(markdown_text="Found it.", chunks=[PlanUpdateChunk(title="Plan")])
+    done = TaskUpdateChunk(id="a", title="Search", status="complete", sources=[source])
+    await stream.stop(chunks=[done])
+
+    [message] = slack.bot_messages(DM, thread_ts)
+    assert message.text == "Found it." and message.task_display_mode == "plan"
+    [task] = slack.tasks(DM, thread_ts)
+    assert (task.id, task.status, task.statuses) == ("a", "complete", ["in_progress", "complete"])
+    assert task.sources == [
+        {"type": "url", "url": "https://x.slack.com/archives/D1/p1", "text": "Earlier"}
+    ]
+
+    # Beyond Slack's limits, or in a workspace without the display, the call is refused.
+    too_long = TaskUpdateChunk(id="b", title="x" * 257, status="complete")
+    with pytest.raises(SlackApiError):
+        await client.chat_startStream(channel=DM, thread_ts=thread_ts, chunks=[too_long])
+    slack.refuse_task_display("invalid_arguments")
+    with pytest.raises(SlackApiError) as refused:
+        await client.chat_startStream(
+            channel=DM,
+            thread_ts=thread_ts,
+            chunks=[TaskUpdateChunk(id="c", title="t", status="pending")],
+        )
+    assert refused.value.response["error"] == "invalid_arguments"
+    assert (await client.chat_startStream(channel=DM, thread_ts=thread_ts, markdown_text="ok"))[
+        "ok"
+    ]
 
 
 async def test_replies_carry_metadata_only_when_asked(slack: FakeSlack) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.agent.memory_tasks import MemoryTasks
 from app.agent.reply_sink import ReplySink
 from app.agent.tool_registry import ToolRegistry
 from app.observability import tracing
@@ -45,8 +46,11 @@ async def run_agent_loop(
     tools: ToolRegistry,
     sink: ReplySink,
     max_iterations: int = MAX_ITERATIONS,
+    tasks: MemoryTasks | None = None,
 ) -> LoopResult:
-    """Run one turn. Claude API errors propagate; tool errors become tool results."""
+    """Run one turn. Claude API errors propagate; tool errors become tool results. Each
+    tool call is shown to the person as a task (`tasks`, by default on `sink`)."""
+    tasks = tasks or MemoryTasks(sink)
     conversation = list(messages)
     answer_parts: list[str] = []
     usage = {"input": 0, "output": 0}
@@ -79,7 +83,7 @@ async def run_agent_loop(
                 "content": [b.model_dump(exclude_none=True) for b in final.content],
             }
         )
-        results = [await tools.run(b.id, b.name, b.input) for b in tool_uses]
+        results = [await tasks.run(tools, b) for b in tool_uses]
         conversation.append({"role": "user", "content": results})
 
     log.warning("agent.max_iterations", iterations=max_iterations)

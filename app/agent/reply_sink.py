@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from app.agent.memory_task import MemoryTask
 
 
 class ReplySink(Protocol):
@@ -12,4 +15,9 @@ class ReplySink(Protocol):
 
     async def show_progress(self, status: str) -> None:
         """Tell the person what Orion is doing between pieces of the answer."""
+        ...
+
+    async def show_task(self, task: MemoryTask) -> None:
+        """Show what Orion is doing with memory (a task's latest state), where the sink can;
+        never waits for the answer's display."""
         ...

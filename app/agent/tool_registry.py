@@ -4,21 +4,33 @@ Tools are the SDK's own tool objects (`BetaAsyncBuiltinFunctionTool`: the memory
 subclass, `beta_async_tool` functions), so their `to_dict()` is exactly what the API
 expects. Running a call never raises: a `ToolError` becomes a model-visible error
 result, and any other failure becomes a generic error result (the details are logged,
-never shown to the model or the user).
+never shown to the model or the user). `outcome` also says whether a call failed, and
+whether on Orion's side (storage down, a bug) rather than in the model's request.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 
+from app.memory.tool.errors import MemoryToolError
 from app.observability.logging import get_logger
 
 log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    result: dict[str, Any]  # the `tool_result` content block
+    failed: bool = False
+    # Failed on Orion's side (storage unavailable, an unexpected error), not because of
+    # what the model asked: nothing the call should have done was done.
+    internal: bool = False
 
 
 class ToolRegistry:
@@ -33,8 +45,13 @@ class ToolRegistry:
 
     async def run(self, tool_use_id: str, name: str, tool_input: object) -> dict[str, Any]:
         """Run one `tool_use` block and return its `tool_result` content block."""
+        return (await self.outcome(tool_use_id, name, tool_input)).result
+
+    async def outcome(self, tool_use_id: str, name: str, tool_input: object) -> ToolOutcome:
+        """Run one `tool_use` block: its `tool_result` block, and how it went."""
         started = time.perf_counter()
         tool = self._tools.get(name)
+        internal = False
         try:
             if tool is None:
                 raise ToolError(f"Unknown tool: {name}")
@@ -42,9 +59,11 @@ class ToolRegistry:
             content, is_error = _as_text(output), False
         except ToolError as exc:
             content, is_error = _as_text(exc.content), True
+            internal = isinstance(exc, MemoryToolError) and exc.internal
         except Exception:
             log.exception("tool.failed", tool=name)
             content, is_error = f"The {name} tool failed unexpectedly. Try again later.", True
+            internal = True
         log.debug(
             "tool.call",
             tool=name,
@@ -55,7 +74,7 @@ class ToolRegistry:
         result["content"] = content
         if is_error:
             result["is_error"] = True
-        return result
+        return ToolOutcome(result, failed=is_error, internal=internal)
 
 
 def _as_text(output: object) -> str | list[Any]:

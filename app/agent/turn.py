@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 from app.agent.history import ThreadMessage, build_messages
 from app.agent.loop import LoopResult, run_agent_loop
+from app.agent.memory_task import restore_finished
+from app.agent.memory_tasks import MemoryTasks
 from app.agent.prompts import build_system_prompt
 from app.agent.reply_sink import ReplySink
 from app.agent.request import TurnRequest
@@ -30,6 +32,7 @@ from app.agent.toolbox import tools_for_turn
 from app.learning.erasure import forget_again_if_erased
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
+from app.learning.recall import RecallLog
 from app.learning.session_index import IndexedToday
 from app.learning.session_summary import SummaryOutcome, update_session_summary
 from app.memory.formatting import estimate_tokens
@@ -80,8 +83,10 @@ class Agent:
 
     async def answer(self, turn: TurnRequest, sink: ReplySink) -> LoopResult:
         scope = MemoryScope(turn.user_id, turn.thread_ts)
+        recalls = RecallLog()
+        tasks = MemoryTasks(sink, recalls)
         with tracing.observe("agent.turn", input={"history_messages": len(turn.history)}) as span:
-            memory_context = await self._before_turn(turn)
+            memory_context = await self._before_turn(turn, tasks)
             system = build_system_prompt(
                 memory_guide=memory_tool_guide(scope) if self._store is not None else None,
                 memory_context=memory_context,
@@ -92,8 +97,9 @@ class Agent:
                 model=self._model,
                 system=system,
                 messages=build_messages(turn.history),
-                tools=tools_for_turn(store=self._store, scope=scope),
+                tools=tools_for_turn(store=self._store, scope=scope, recalls=recalls),
                 sink=sink,
+                tasks=tasks,
             )
             span.update(
                 output={"chars": len(result.text)},
@@ -101,8 +107,9 @@ class Agent:
             )
         return result
 
-    async def _before_turn(self, turn: TurnRequest) -> str | None:
-        """The memory block for this turn: the thread's saved one, or freshly loaded.
+    async def _before_turn(self, turn: TurnRequest, tasks: MemoryTasks) -> str | None:
+        """The memory block for this turn: the thread's saved one, or freshly loaded; the
+        person is shown how the restore went (`tasks`).
 
         A failure here costs the turn its memory, never its answer.
         """
@@ -111,7 +118,7 @@ class Agent:
         started = time.perf_counter()
         with tracing.observe("memory.before_turn") as span:
             try:
-                context, source = await self._memory_context(self._store, turn)
+                context, source, complete = await self._memory_context(self._store, turn)
             except Exception as exc:
                 log.warning(
                     "memory.before_turn.failed",
@@ -120,7 +127,9 @@ class Agent:
                     **_since(started),
                 )
                 span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
+                await tasks.show(restore_finished(restored=False, found=False))
                 return None
+            await tasks.show(restore_finished(restored=complete, found=bool(context)))
             tokens = estimate_tokens(context) if context else 0
             outcome = {"source": source, "token_estimate": tokens, "injected": bool(context)}
             tracing.event("memory.context.inject", metadata=outcome)
@@ -130,14 +139,15 @@ class Agent:
 
     async def _memory_context(
         self, store: ObjectStore, turn: TurnRequest
-    ) -> tuple[str | None, str]:
+    ) -> tuple[str | None, str, bool]:
+        """The memory block, where it came from, and whether every read answered."""
         if turn.memory_context is not None:
-            return turn.memory_context, "thread_context"
+            return turn.memory_context, "thread_context", True
         budget_s = self._memory.load_budget_s
         if (left := seconds_until(turn.memory_deadline)) is not None:
             budget_s = min(budget_s, left)
         if budget_s <= 0:
-            return None, "out_of_budget"
+            return None, "out_of_budget", False  # storage was too slow to answer in time
         restored = await restore_memory(
             store,
             user_id=turn.user_id,
@@ -145,7 +155,7 @@ class Agent:
             budget_s=budget_s,
             token_budget=self._memory.token_budget,
         )
-        return restored.context, "reloaded"
+        return restored.context, "reloaded", restored.complete
 
     async def capture_preferences(
         self, user_id: str, text: str, *, channel: str | None = None, thread_ts: str | None = None

@@ -12,6 +12,10 @@ not cover the person's older conversations yet is filled in first, once
 Whose sessions are searched is fixed when the tool is built, from the turn's scope; the
 model's input carries only the query.
 
+A turn that shows its work (app/agent/memory_tasks.py) passes a `RecallLog`: each search
+then also records the conversations it found, with the DM each is in (from the person's
+conversation index, read beside the search), so that the person can open them.
+
 Conversations older than the retention window are not recalled: the index skips their
 entries and the store reads their summaries as absent (app/memory/retention.py). When
 storage cannot be read, the model is told the search could not be made — never that
@@ -35,6 +39,7 @@ from app.learning.search_backfill import fill_in
 from app.learning.search_index import SearchIndex, parse_search_index, read_search_index
 from app.learning.search_ranking import Ranked, rank
 from app.learning.search_terms import query_terms
+from app.learning.session_index import read_index
 from app.learning.summary_file import SessionSummary, parse_summary
 from app.memory.retention import cutoff_of
 from app.memory.scopes import MemoryScope, session_context_key
@@ -85,6 +90,31 @@ class SearchCounts:
     @property
     def unreadable(self) -> int:
         return self.failed + self.backfill_failed
+
+
+@dataclass(frozen=True)
+class RecalledConversation:
+    """A conversation a search found: its thread, its title, and the DM it is in (None
+    when the person's conversation index does not list it)."""
+
+    thread_ts: str
+    title: str
+    channel: str | None
+
+
+class RecallLog:
+    """The conversations the latest search of a turn found, until taken. A turn runs its
+    tool calls one after the other, so each search's are taken before the next."""
+
+    def __init__(self) -> None:
+        self._found: list[RecalledConversation] = []
+
+    def record(self, found: list[RecalledConversation]) -> None:
+        self._found = found
+
+    def take(self) -> list[RecalledConversation]:
+        found, self._found = self._found, []
+        return found
 
 
 class SearchFailed(Exception):
@@ -176,9 +206,12 @@ def render_hits(query: str, hits: list[RecallHit], *, searched: int, unreadable:
 class RecallTool(BetaAsyncBuiltinFunctionTool):
     """Search the turn's own user's past session summaries."""
 
-    def __init__(self, store: ObjectStore, scope: MemoryScope) -> None:
+    def __init__(
+        self, store: ObjectStore, scope: MemoryScope, *, log: RecallLog | None = None
+    ) -> None:
         self.store = store
         self.scope = scope
+        self.log = log
 
     def to_dict(self) -> BetaToolParam:
         return {
@@ -211,6 +244,8 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             as_type="tool",
             input={"query_chars": len(query), "limit": limit},
         ) as span:
+            # Where each conversation is: read beside the search, only to show the person.
+            channels = asyncio.ensure_future(self._channels()) if self.log is not None else None
             try:
                 hits, counts = await search_sessions(
                     self.store,
@@ -220,9 +255,19 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                     exclude_thread=self.scope.thread_ts,
                 )
             except Exception as exc:
+                if channels is not None:
+                    channels.cancel()
                 log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=exc)
                 span.update(output={"failed": type(exc).__name__})
                 raise ToolError(COULD_NOT_SEARCH) from exc
+            if self.log is not None and channels is not None:
+                where = await channels
+                self.log.record(
+                    [
+                        RecalledConversation(h.thread_ts, h.summary.title, where.get(h.thread_ts))
+                        for h in hits
+                    ]
+                )
             outcome = {
                 "indexed": counts.indexed,
                 "backfilled": counts.backfilled,
@@ -236,6 +281,16 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             span.update(output=outcome)
             log.info("tool.recall", **outcome)
             return render_hits(query, hits, searched=counts.indexed, unreadable=counts.unreadable)
+
+    async def _channels(self) -> dict[str, str]:
+        """Each of the person's conversations' DM, from their own conversation index (only
+        Orion writes it); empty when it cannot be read: the search goes on regardless."""
+        try:
+            entries = await read_index(self.store, self.scope.user_id)
+        except Exception as exc:
+            log.warning("tool.recall.channels_unavailable", error=type(exc).__name__, exc_info=exc)
+            return {}
+        return {e.thread_ts: e.channel for e in entries if e.channel}
 
 
 def _parse_input(input: object) -> tuple[str, int]:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from app.agent.memory_task import MemoryTask
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 FRAME_S = 0.1
@@ -44,6 +47,9 @@ class TerminalReply:
         self._stop_spinning()
         self._out.write(f"\n  ({status})\n")
         self._out.flush()
+
+    async def show_task(self, task: MemoryTask) -> None:
+        """Nothing more to print: `show_progress` already names each step on a terminal."""
 
     async def _spin(self) -> None:
         for frame in itertools.cycle(FRAMES):

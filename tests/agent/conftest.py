@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from anthropic import AsyncAnthropic
 
+from app.agent.memory_task import MemoryTask
 from app.config import Settings
 from app.services import build_claude_client
 from tests.fakes.anthropic_api import FakeClaude
@@ -16,11 +17,13 @@ MODEL = "claude-main-test"
 
 
 class RecordingSink:
-    """A `ReplySink` that keeps every piece of the answer and every progress status."""
+    """A `ReplySink` that keeps every piece of the answer, every progress status and
+    every state of every task shown."""
 
     def __init__(self) -> None:
         self.pieces: list[str] = []
         self.progress: list[str] = []
+        self.tasks: list[MemoryTask] = []
 
     @property
     def text(self) -> str:
@@ -31,6 +34,9 @@ class RecordingSink:
 
     async def show_progress(self, status: str) -> None:
         self.progress.append(status)
+
+    async def show_task(self, task: MemoryTask) -> None:
+        self.tasks.append(task)
 
 
 @pytest.fixture(scope="package")

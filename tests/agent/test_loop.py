@@ -184,6 +184,15 @@ async def test_failing_tools_become_error_results_and_the_turn_still_gets_its_an
         ],
     }
     assert "hunter2" not in json.dumps(claude.requests)
+    # Each call shows as a task that finishes: a missing file is only that; a crash on
+    # Orion's side is an error, and what the person sees names no detail of it.
+    finished = {task.id: task for task in sink.tasks if task.status != "in_progress"}
+    assert [(t.title, t.status, t.output) for t in finished.values()] == [
+        ("Working on it", "error", "Not done"),
+        ("Reading missing.md", "complete", "Nothing there yet"),
+        ("Working on it", "error", "Couldn't reach my memory, so nothing was read"),
+    ]
+    assert "hunter2" not in repr(sink.tasks)
 
 
 async def test_claude_that_keeps_calling_tools_is_stopped_with_a_note_after_the_step_limit(
@@ -275,3 +284,20 @@ async def test_a_tool_call_cut_off_by_the_token_limit_is_not_run(
     )
     assert sink.progress == []
     assert not (tmp_path / "memories" / "users" / USER / "notes.md").exists()
+
+
+async def test_many_tool_calls_show_as_ten_tasks_and_one_for_the_rest(
+    claude: FakeClaude, claude_client: AsyncAnthropic, sink: RecordingSink, tmp_path: Path
+) -> None:
+    views = [
+        {"type": "tool_use", "id": f"toolu_v{n}", "name": "memory", "input": VIEW_ROOT}
+        for n in range(25)
+    ]
+    claude.reply_blocks(views)
+    claude.reply("Looked.")
+
+    await run(claude_client, local_tools(tmp_path), sink)
+
+    latest = {task.id: task for task in sink.tasks}
+    assert len(latest) == 11 and all(t.status == "complete" for t in latest.values())
+    assert latest["memory-more"].title == "15 more memory steps"

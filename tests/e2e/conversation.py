@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import Call, FakeSlack
 from tests.orion_server import OrionServer
 
 # About 3,000 characters: Claude (the fake) sends it in several deltas, and Orion streams it
@@ -95,6 +95,33 @@ def wait_for_answer(
         timeout=timeout,
         what=f"the answer {answer!r}",
     )
+
+
+def shown_text(call: Call) -> str:
+    """The answer's text a stream call carries: `markdown_text`, or markdown chunks (beside
+    task updates, text travels as chunks)."""
+    chunks = call.args.get("chunks") or []
+    text = "".join(c.get("text") or "" for c in chunks if c.get("type") == "markdown_text")
+    return (call.args.get("markdown_text") or "") + text
+
+
+def opening_words(slack: FakeSlack, channel: str | None = None) -> list[str]:
+    """For each streamed answer (in `channel`), one after the other, the text of its first
+    stream call that carries any: a memory task may open the stream before the words."""
+    words: list[str] = []
+    waiting = False
+    for call in slack.calls:
+        if call.error or (channel is not None and call.args.get("channel") != channel):
+            continue
+        if call.method == "chat.startStream":
+            waiting = True
+        if waiting and call.method in _STREAM_CALLS and (text := shown_text(call)):
+            words.append(text)
+            waiting = False
+    return words
+
+
+_STREAM_CALLS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
 
 
 # --- what Claude is sent --------------------------------------------------------------------

@@ -19,7 +19,13 @@ from app.agent.errors import BUSY, GENERIC, UNREACHABLE
 from app.memory.scopes import user_preferences_key
 from app.slack.conversation.greeting_words import GREETING_WORDS
 from tests import log_events
-from tests.e2e.conversation import LONG_ANSWER, finished, main_requests, remembered
+from tests.e2e.conversation import (
+    LONG_ANSWER,
+    finished,
+    main_requests,
+    opening_words,
+    remembered,
+)
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
@@ -76,7 +82,8 @@ def test_a_first_dm_gets_a_personal_streamed_answer_in_its_thread(
     assert answer.thread_ts == thread_ts, "in the thread of the person's own message"
     [started] = slack.calls_to("chat.startStream")
     assert started.args["thread_ts"] == thread_ts
-    assert LONG_ANSWER.startswith(started.args["markdown_text"]), "opened with the first words"
+    [first_words] = opening_words(slack, CHANNEL)
+    assert LONG_ANSWER.startswith(first_words), "streamed from the first words"
     assert any(block["type"] == "context_actions" for block in answer.blocks)
     # The memories were restored at once and reached Claude: the greeting folds into it.
     [request] = main_requests(claude, orion)
@@ -200,14 +207,14 @@ def test_stop_before_the_first_words_is_confirmed_alone(
     claude.wait_for(lambda: claude.requests, what="the request to Claude")
 
     assert orion.post_event(events.agent_session_stopped(USER, CHANNEL, thread_ts)).is_success
-    [confirmation] = slack.wait_for(
-        lambda: finished(slack, CHANNEL, thread_ts), what="the stop's confirmation"
-    )
+    slack.wait_for(lambda: STOPPED in finished(slack, CHANNEL, thread_ts), what="the stop")
     slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
 
-    assert confirmation == STOPPED
+    # Nothing of the answer was shown: only the stop's line (and the memory restored).
+    assert [text for text in finished(slack, CHANNEL, thread_ts) if text] == [STOPPED]
     assert session_statuses(slack, thread_ts) == ["processing", "active"]
-    assert not slack.calls_to("chat.startStream")
+    assert opening_words(slack, CHANNEL) == []
+    assert all(task.status != "in_progress" for task in slack.tasks(CHANNEL, thread_ts))
 
 
 def _two(messages: list[Message]) -> list[Message] | None:

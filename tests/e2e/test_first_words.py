@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conversation import finished
+from tests.e2e.conversation import finished, opening_words
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import ScriptItem, text, tool_use
@@ -106,6 +106,6 @@ def test_first_words_show_while_claude_writes_also_after_a_memory_lookup(
     )
     # Each answer was opened with its first words, not held for a buffer (a 400-character
     # one would hold all but the last deltas of this answer).
-    opened = [c.args["markdown_text"] for c in slack.calls_to("chat.startStream")]
+    opened = opening_words(slack)
     assert len(opened) == 2
     assert all(ANSWER.startswith(words) and len(words) < len(ANSWER) // 2 for words in opened)

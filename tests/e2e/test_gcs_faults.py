@@ -323,10 +323,14 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     send(orion, slack, thread_ts, "Remember that I lead the payments migration.")
     wait_reply(slack, thread_ts, SAVED_ANSWER, timeout=PAST_RETRY_BUDGET)
 
-    # The person sees the answer (and meanwhile saw Orion checking its memory), nothing else.
+    # The person sees the answer, nothing else; meanwhile Orion showed its memory work: the
+    # save that failed as not done (never as saved), and the retry's save as done.
     assert replies(slack, thread_ts)[1:] == [SAVED_ANSWER]
-    statuses = [update.status for update in slack.statuses(CHANNEL, thread_ts)]
-    assert "is checking its memory..." in statuses
+    saves = [t for t in slack.tasks(CHANNEL, thread_ts) if t.title == "Saving notes.md"]
+    assert [(t.status, t.output) for t in saves] == [
+        ("error", "Couldn't reach my memory, so nothing was saved"),
+        ("complete", "Saved"),
+    ]
     assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
 
     # Claude got a model-visible error it can act on, then the retry's success.

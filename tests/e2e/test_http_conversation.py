@@ -92,7 +92,8 @@ def test_question_gets_claudes_answer_with_feedback_buttons(
     # Streamed from its first words on: the message opened with the start of the answer.
     [started] = slack.calls_to("chat.startStream")
     assert started.args["thread_ts"] == thread_ts
-    assert answer.startswith(started.args["markdown_text"])
+    [first_words] = conversation.opening_words(slack, CHANNEL)
+    assert answer.startswith(first_words)
     statuses = [update.status for update in slack.statuses(CHANNEL, thread_ts)]
     assert statuses[0] == "Restoring your preferences..."
     assert "is thinking..." in statuses

@@ -29,12 +29,15 @@ from tests.fakes.slack_model import (
     BOT_ID,
     BOT_USER_ID,
     SESSION_STATUSES,
+    TASK_STATUSES,
     TEAM_ID,
     AgentSession,
     Message,
     StatusUpdate,
     SuggestedPrompts,
+    Task,
     Workspace,
+    tasks_of,
 )
 from tests.fakes.socket_mode import FakeSocketModeServer
 
@@ -49,6 +52,11 @@ LOADING_MESSAGES_LIMIT = 10
 SESSION_TITLE_LIMIT = 200
 # What Slack answers about a stream that is no longer streaming (it expired, or ended).
 EXPIRED = "message_not_in_streaming_state"
+
+# Streamed chunks: a task's title, details and output; the display modes Slack knows.
+TASK_TEXT_LIMIT = 256
+TASK_DISPLAY_MODES = ("plan", "timeline")
+CHUNK_TYPES = ("markdown_text", "task_update", "plan_update", "blocks")
 
 # Block Kit limits of a published view (views.publish answers `invalid_arguments` beyond them).
 VIEW_BLOCKS_LIMIT = 100
@@ -151,6 +159,8 @@ class FakeSlack(HttpFake):
         self._holds: dict[str, threading.Event] = {}
         self._response_urls = itertools.count(1)
         self._stream_break: tuple[int, str] | None = None
+        # A workspace without Slack's agent display refuses stream calls that carry it.
+        self._refuse_task_display: str | None = None
         # App Home views by user, oldest first; uploaded files by id; DMs by user.
         self._views: dict[str, list[dict[str, Any]]] = {}
         self._view_ids = itertools.count(1)
@@ -319,6 +329,7 @@ class FakeSlack(HttpFake):
             self._holds.clear()
             self._calls.clear()
             self._stream_break = None
+            self._refuse_task_display = None
             self._views.clear()
             self._files.clear()
             self._dms.clear()
@@ -341,6 +352,21 @@ class FakeSlack(HttpFake):
         with `error` (the text so far stays visible; stopping the stream still works)."""
         with self._lock:
             self._stream_break = (chars, error)
+
+    def refuse_task_display(self, error: str = "invalid_arguments") -> None:
+        """Behave like a workspace without the agent display: every stream call carrying
+        chunks other than markdown text, or a `task_display_mode`, fails with `error`."""
+        with self._lock:
+            self._refuse_task_display = error
+
+    def _check_task_display(self, args: dict[str, Any]) -> None:
+        displays = "task_display_mode" in args or any(
+            chunk.get("type") != "markdown_text" for chunk in args.get("chunks") or []
+        )
+        with self._lock:
+            refusal = self._refuse_task_display
+        if displays and refusal is not None:
+            raise SlackError(refusal)
 
     def expire_streams_after(self, chars: int) -> None:
         """End a stream's streaming state, as Slack does after a few minutes, at the first
@@ -384,6 +410,11 @@ class FakeSlack(HttpFake):
     def finished_bot_messages(self, channel: str) -> int:
         """How many of the bot's messages in the channel are finished (not streaming)."""
         return self.workspace.count(lambda m: m.channel == channel and m.is_bot and not m.streaming)
+
+    def tasks(self, channel: str, thread_ts: str) -> list[Task]:
+        """The tasks the bot's streamed messages in the thread show, as the person sees
+        them: each task's latest update (with its sources), oldest task first."""
+        return [t for m in self.bot_messages(channel, thread_ts) for t in tasks_of(m.chunks)]
 
     def statuses(self, channel: str, thread_ts: str) -> list[StatusUpdate]:
         """Every assistant.threads.setStatus of the thread, in order."""
@@ -565,6 +596,10 @@ class FakeSlack(HttpFake):
     def _start_stream(self, args: dict[str, Any]) -> dict[str, Any]:
         channel = _required(args, "channel")
         thread_ts = _required(args, "thread_ts")
+        self._check_task_display(args)
+        mode = args.get("task_display_mode")
+        if mode is not None and mode not in TASK_DISPLAY_MODES:
+            raise SlackError("invalid_arguments")
         text, chunks = _stream_text(args)
         message = self.workspace.add(
             Message(
@@ -576,6 +611,7 @@ class FakeSlack(HttpFake):
                 bot_id=BOT_ID,
                 streaming=True,
                 chunks=chunks,
+                task_display_mode=mode,
             )
         )
         return {"channel": channel, "ts": message.ts}
@@ -588,6 +624,7 @@ class FakeSlack(HttpFake):
 
     def _append_stream(self, args: dict[str, Any]) -> dict[str, Any]:
         message = self._streaming_message(args)
+        self._check_task_display(args)
         with self._lock:
             stream_break = self._stream_break
         if stream_break is not None and len(message.text) >= stream_break[0]:
@@ -601,6 +638,7 @@ class FakeSlack(HttpFake):
 
     def _stop_stream(self, args: dict[str, Any]) -> dict[str, Any]:
         message = self._streaming_message(args)
+        self._check_task_display(args)
         text, chunks = _stream_text(args)
         message.text += text
         message.chunks.extend(chunks)
@@ -930,12 +968,44 @@ def _stream_text(args: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     text = markdown or ""
     others: list[dict[str, Any]] = []
     for chunk in args.get("chunks") or []:
+        if chunk.get("type") not in CHUNK_TYPES:
+            raise SlackError("invalid_arguments")
         if chunk.get("type") == "markdown_text":
             _check_markdown(chunk.get("text"))
             text += chunk.get("text") or ""
         else:
+            _check_chunk(chunk)
             others.append(chunk)
+    _check_markdown(text)
     return text, others
+
+
+def _check_chunk(chunk: dict[str, Any]) -> None:
+    """Slack's shape of a task or plan update; anything else is refused."""
+    title = chunk.get("title") or ""
+    if chunk["type"] == "plan_update" and not 0 < len(title) <= TASK_TEXT_LIMIT:
+        raise SlackError("invalid_arguments")
+    if chunk["type"] != "task_update":
+        return
+    if not isinstance(chunk.get("id"), str) or not chunk["id"]:
+        raise SlackError("invalid_arguments")
+    if chunk.get("status") not in TASK_STATUSES:
+        raise SlackError("invalid_arguments")
+    if not 0 < len(chunk.get("title") or "") <= TASK_TEXT_LIMIT:
+        raise SlackError("invalid_arguments")
+    for name in ("details", "output"):
+        if len(chunk.get(name) or "") > TASK_TEXT_LIMIT:
+            raise SlackError("invalid_arguments")
+    for source in chunk.get("sources") or []:
+        url, label = source.get("url"), source.get("text")
+        if (
+            source.get("type") != "url"
+            or not isinstance(url, str)
+            or not url.startswith("https://")
+        ):
+            raise SlackError("invalid_arguments")
+        if not isinstance(label, str) or not label:
+            raise SlackError("invalid_arguments")
 
 
 def _truthy(value: Any) -> bool:

@@ -50,6 +50,8 @@ class Message:
     streaming: bool = False
     # Non-markdown stream chunks (task_update, plan_update, ...) in arrival order.
     chunks: list[dict[str, Any]] = field(default_factory=list)
+    # How the stream's tasks show (chat.startStream's `task_display_mode`), if it said.
+    task_display_mode: str | None = None
     subtype: str | None = None
     edited: bool = False
     deleted: bool = False
@@ -82,6 +84,42 @@ class Message:
         if include_metadata and self.metadata is not None:
             out["metadata"] = copy.deepcopy(self.metadata)
         return out
+
+
+TASK_STATUSES = ("pending", "in_progress", "complete", "error")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of a streamed message as the person sees it at the end: the latest update
+    of its id, and every status it went through."""
+
+    id: str
+    title: str
+    status: str
+    output: str | None
+    details: str | None
+    sources: list[dict[str, Any]]
+    statuses: list[str]
+
+
+def tasks_of(chunks: list[dict[str, Any]]) -> list[Task]:
+    """The tasks `chunks` show, in the order they first appeared."""
+    tasks: dict[str, Task] = {}
+    for chunk in chunks:
+        if chunk.get("type") != "task_update":
+            continue
+        seen = tasks.get(chunk["id"])
+        tasks[chunk["id"]] = Task(
+            id=chunk["id"],
+            title=chunk["title"],
+            status=chunk["status"],
+            output=chunk.get("output"),
+            details=chunk.get("details"),
+            sources=copy.deepcopy(chunk.get("sources") or []),
+            statuses=[*(seen.statuses if seen else []), chunk["status"]],
+        )
+    return list(tasks.values())
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from app.memory.restore import RestoredMemory
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.agent_view.viewing import Viewing
-from app.slack.conversation.answering import Answerer, Incoming
+from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import AgentSession
 from app.slack.conversation.thread_context_store import StoredThreadContextStore
@@ -99,6 +99,7 @@ def register(
                     text=text,
                     team_id=context.team_id,
                     retried=is_retried_delivery(request),
+                    workspace_url=workspace_url(context),
                 ),
                 client=client,
                 presence=session,

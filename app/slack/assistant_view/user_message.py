@@ -15,7 +15,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
-from app.slack.conversation.answering import Answerer, Incoming
+from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import AssistantStatus
 from app.slack.conversation.thread_memory import saved_memory
@@ -49,6 +49,7 @@ def register(assistant: AsyncAssistant, answerer: Answerer, dedupe: EventDedupli
                 text=payload.get("text") or "",
                 team_id=context.team_id,
                 retried=is_retried_delivery(request),
+                workspace_url=workspace_url(context),
             )
             await answerer.answer(
                 message,

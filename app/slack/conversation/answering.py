@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
+from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -31,8 +32,13 @@ from app.slack.conversation.delivery import Delivery
 from app.slack.conversation.presence import Presence
 from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
 from app.slack.conversation.running_turns import RunningTurns
+from app.slack.conversation.task_display import TaskDisplaySupport
 from app.slack.conversation.thread_history import ThreadReader
+from app.slack.conversation.thread_links import ThreadLinks, WorkspaceLinks
 from app.storage.deadline import seconds_until
+
+if TYPE_CHECKING:
+    from slack_bolt.context.async_context import AsyncBoltContext
 
 log = get_logger(__name__)
 
@@ -56,6 +62,16 @@ class Incoming:
     text: str
     team_id: str | None
     retried: bool
+    # The workspace's URL when Bolt's authorization carries it, for links to past
+    # conversations; None: Orion asks Slack (auth.test) once per workspace.
+    workspace_url: str | None = None
+
+
+def workspace_url(context: AsyncBoltContext) -> str | None:
+    """The workspace's URL, if Bolt's authorization carries it (single-team Bolt drops the
+    one its auth.test answered)."""
+    authorized = context.authorize_result
+    return authorized.url if authorized is not None else None
 
 
 class Answerer:
@@ -66,6 +82,10 @@ class Answerer:
         self._dedupe = dedupe
         self.turns = turns  # what a Stop cancels
         self._threads = ThreadReader()
+        # Which workspaces refused Slack's task display, and each one's URL (for links to
+        # past conversations): for the life of the process.
+        self.task_display = TaskDisplaySupport()
+        self._workspaces = WorkspaceLinks()
 
     async def answer(
         self,
@@ -87,6 +107,8 @@ class Answerer:
             user_id=message.user,
             team_id=message.team_id,
             presence=presence,
+            task_display=self.task_display,
+            links=self._links(client, message),
         )
         delivery = Delivery(
             self._dedupe,
@@ -114,6 +136,9 @@ class Answerer:
             if not await delivery.claim(presence.working):
                 return False  # another delivery of this event is answering: leave it be
             answering = True
+            if settings.memory_enabled:
+                # Shown once this delivery is the one answering (a retry's twin shows nothing).
+                await reply.show_task(restore_started())
             memory_context = await _within(delivery.memory, delivery.deadline)
             agent = (await services).agent
             if message.user:
@@ -158,6 +183,21 @@ class Answerer:
             if answering:
                 await presence.idle()
         return True
+
+    def _links(self, client: AsyncWebClient, message: Incoming) -> Callable[[], ThreadLinks]:
+        """How this answer links to past conversations: with the URL Bolt's authorization
+        knows, else the one Slack tells (asked beside the answer, once per workspace, so
+        the answer never waits for it; until then, links open the conversation)."""
+        url, team = message.workspace_url, message.team_id
+        if url:
+            links = ThreadLinks(url, team)
+            return lambda: links
+        if self._workspaces.known(team).workspace_url is None:
+            run_in_background(self._ask_workspace(client, team), name="slack.workspace_links")
+        return lambda: self._workspaces.known(team)
+
+    async def _ask_workspace(self, client: AsyncWebClient, team: str | None) -> None:
+        await self._workspaces.get(client, team)
 
     async def _respond(self, turn: TurnRequest, reply: SlackReplyStream, agent: Any) -> str | None:
         """Claude's answer, streamed and finished; None when the person stopped it."""

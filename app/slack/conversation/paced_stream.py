@@ -15,20 +15,35 @@ next call. `close` sends what is left with `chat.stopStream`.
 
 Text that is only whitespace (the blank line between two steps of an answer) does not
 open the stream nor make a call of its own: it goes with the next visible text.
+
+What Orion does with memory meanwhile (task_display.py) travels the same way: a task's
+update is queued like text, in order, and leaves with the next call as a `task_update`
+chunk (several updates of one task in one call: only the latest). A task may open the
+stream before the answer has words; the first words then go at once, not an interval
+later. A call with chunks that Slack refuses (a workspace without the display) is sent
+again without them, and from then on no chunk is sent: the text never waits on the
+display, and there is never a second writer.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError, SlackRequestError
+from slack_sdk.models.messages.chunk import Chunk, MarkdownTextChunk, TaskUpdateChunk
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
+from app.slack.conversation.task_display import (
+    CHUNKS_REFUSED,
+    TASK_DISPLAY_MODE,
+    plan_chunk,
+)
 
 log = get_logger(__name__)
 
@@ -53,6 +68,36 @@ def slack_error(exc: BaseException) -> str | None:
     return exc.response.get("error") if isinstance(exc, SlackApiError) else None
 
 
+@dataclass
+class _Piece:
+    """What one call carries: text, and the tasks' latest updates in their order among it."""
+
+    text: str = ""
+    parts: list[str | TaskUpdateChunk] = field(default_factory=list)
+
+    @property
+    def has_tasks(self) -> bool:
+        return any(isinstance(part, TaskUpdateChunk) for part in self.parts)
+
+    def chunks(self, *, with_plan: bool) -> list[Chunk]:
+        """The call's `chunks`: text as markdown_text chunks (slack_sdk's ChatStream sends
+        text that way beside other chunks), each task once, at its first place."""
+        chunks: list[Chunk] = [plan_chunk()] if with_plan else []
+        latest: dict[str, TaskUpdateChunk] = {}
+        for part in self.parts:
+            if isinstance(part, TaskUpdateChunk):
+                latest[part.id] = part
+        placed: set[str] = set()
+        for part in self.parts:
+            if isinstance(part, str):
+                if part:
+                    chunks.append(MarkdownTextChunk(text=part))
+            elif part.id not in placed:
+                placed.add(part.id)
+                chunks.append(latest[part.id])
+        return chunks
+
+
 class PacedStream:
     """The Slack side of one answer's stream. `on_failure` hears of the first failure;
     from then on nothing more is sent (the caller writes the answer another way)."""
@@ -66,7 +111,11 @@ class PacedStream:
         user_id: str | None,
         team_id: str | None,
         on_failure: Callable[[Exception], None],
+        tasks_allowed: bool = False,
+        on_tasks_refused: Callable[[str | None], None] | None = None,
     ) -> None:
+        """`tasks_allowed`: the workspace is not known to refuse the task display;
+        `on_tasks_refused` hears Slack's error when it does."""
         self._client = client
         self._channel = channel
         self._thread_ts = thread_ts
@@ -77,12 +126,21 @@ class PacedStream:
         self.shown = 0  # characters Slack has confirmed receiving
         self.failed = False
         self._ended_by_slack = False  # a call failed because the stream had expired
-        self._unsent: list[str] = []
+        self._unsent: list[str | TaskUpdateChunk] = []
         self._unsent_visible = False  # anything but whitespace among `_unsent`
+        self._tasks_allowed = tasks_allowed
+        self._on_tasks_refused = on_tasks_refused
+        self._plan_shown = False  # the plan's title went with the first task
+        self._nudge = asyncio.Event()  # the first words, or the end, wake a waiting writer
         self._writer: asyncio.Task[None] | None = None
         self._handed_off = False  # a Stop left the call in flight to end the stream after
         self._closing = asyncio.Event()
         self._last_call = float("-inf")  # event-loop time the latest call started
+
+    @property
+    def shows_tasks(self) -> bool:
+        """Task updates can be shown (the workspace has not refused them)."""
+        return self._tasks_allowed and not self.failed
 
     def push(self, text: str) -> None:
         """Queue `text` for the stream; a call goes out now or when the interval allows."""
@@ -92,6 +150,21 @@ class PacedStream:
         if text.isspace():
             return
         self._unsent_visible = True
+        if self.shown == 0:
+            self._nudge.set()  # the first words: not held for the interval
+        self._wake_writer()
+
+    def push_task(self, update: TaskUpdateChunk, *, send: bool = True) -> None:
+        """Queue a task's update; `send=False`: only with the stream's end (a stopped
+        answer's tasks, which must not open a stream of their own)."""
+        if not self.shows_tasks or (self._closing.is_set() and send):
+            return
+        self._unsent.append(update)
+        if send:
+            self._unsent_visible = True
+            self._wake_writer()
+
+    def _wake_writer(self) -> None:
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write(), name="slack.stream_writer")
 
@@ -100,32 +173,26 @@ class PacedStream:
     ) -> bool:
         """Send the rest and end the stream with `blocks` and `metadata`; False when there
         is no stream to end (nothing visible was written, or Slack failed)."""
-        self._closing.set()
+        self._close_now()
         await self._settled()
         if self.failed or self.ts is None:
             return False
-        rest = self._take_all()
         try:
-            while len(rest) > MAX_MARKDOWN_CHARS:
-                await self._append(rest[:MAX_MARKDOWN_CHARS])
-                rest = rest[MAX_MARKDOWN_CHARS:]
-            await self._client.chat_stopStream(
-                channel=self._channel,
-                ts=self.ts,
-                markdown_text=rest or None,
-                blocks=blocks or None,
-                metadata=metadata,
-            )
+            rest = self._take(MAX_MARKDOWN_CHARS)
+            while self._unsent:
+                await self._send(rest)
+                rest = self._take(MAX_MARKDOWN_CHARS)
+            await self._send(rest, blocks=blocks or None, metadata=metadata, last=True)
         except STREAM_FAILURES as exc:
             self._fail(exc)
             return False
-        self.shown += len(rest)
         return True
 
     async def abandon(self) -> None:
         """Stop writing (the person stopped the answer): what Slack shows stays, and the
-        message leaves its streaming state. Slack has usually ended it already."""
-        self._closing.set()
+        message leaves its streaming state (with the tasks queued `send=False`). Slack has
+        usually ended it already."""
+        self._close_now()
         if self._writer is not None and not self._writer.done():
             await asyncio.wait({self._writer}, timeout=ABANDON_WAIT_S)
         if self._writer is not None and not self._writer.done():
@@ -146,8 +213,10 @@ class PacedStream:
         # A stream that failed otherwise is still streaming in Slack: it is ended too.
         if self.ts is None or self._ended_by_slack:
             return
+        # Only the tasks: the text Slack has not shown is dropped with the stop.
+        tasks = _Piece(parts=[p for p in self._take_all() if isinstance(p, TaskUpdateChunk)])
         try:
-            await self._client.chat_stopStream(channel=self._channel, ts=self.ts)
+            await self._send(tasks, last=True)
         except STREAM_FAILURES as exc:
             if slack_error(exc) == NOT_STREAMING:
                 log.info("slack.stream_already_ended", shown_chars=self.shown, exc_info=exc)
@@ -170,60 +239,133 @@ class PacedStream:
             while self._unsent_visible and not self.failed:
                 if self.ts is not None and not await self._turn():
                     return  # closing: `close` sends the rest with the stream's end
-                piece = self._take(MAX_MARKDOWN_CHARS)
-                if self.ts is None:
-                    await self._start(piece)
-                else:
-                    await self._append(piece)
+                await self._send(self._take(MAX_MARKDOWN_CHARS))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # whatever breaks the stream, the answer is written whole
             self._fail(exc)
 
+    def _close_now(self) -> None:
+        self._closing.set()
+        self._nudge.set()
+
     async def _turn(self) -> bool:
-        """Wait until the next call may start; False if the stream is closing meanwhile."""
-        delay = self._last_call + APPEND_INTERVAL_S - asyncio.get_running_loop().time()
-        if delay > 0:
+        """Wait until the next call may start; False if the stream is closing meanwhile.
+        The answer's first words do not wait (a task may have opened the stream)."""
+        while not self._closing.is_set():
+            delay = self._last_call + APPEND_INTERVAL_S - asyncio.get_running_loop().time()
+            if delay <= 0 or (self.shown == 0 and self._nudge.is_set()):
+                return True
+            self._nudge.clear()
+            if self.shown == 0 and any(
+                isinstance(p, str) and not p.isspace() for p in self._unsent
+            ):
+                return True
             try:
-                await asyncio.wait_for(self._closing.wait(), delay)
+                await asyncio.wait_for(self._nudge.wait(), delay)
             except TimeoutError:
                 return True
-        return not self._closing.is_set()
+        return False
 
-    async def _start(self, piece: str) -> None:
+    async def _send(
+        self,
+        piece: _Piece,
+        *,
+        blocks: list[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        last: bool = False,
+    ) -> None:
+        """One call: start the stream, append to it, or (`last`) stop it. A call with
+        tasks that Slack refuses goes again without them, and no task is sent again."""
+        if piece.has_tasks and self._tasks_allowed:
+            try:
+                await self._call(
+                    piece, piece.chunks(with_plan=not self._plan_shown), blocks, metadata, last
+                )
+                self._plan_shown = True
+                return
+            except SlackApiError as exc:
+                if slack_error(exc) not in CHUNKS_REFUSED:
+                    raise
+                self._refuse_tasks(exc)
+        text = _Piece(piece.text, [piece.text])
+        if last or text.text.strip() or (self.ts is not None and text.text):
+            await self._call(text, None, blocks, metadata, last)
+
+    async def _call(
+        self,
+        piece: _Piece,
+        chunks: list[Chunk] | None,
+        blocks: list[dict[str, Any]] | None,
+        metadata: dict[str, Any] | None,
+        last: bool,
+    ) -> None:
+        # With chunks the text is among them, else it is `markdown_text` as always.
+        markdown = None if chunks is not None else piece.text or None
         self._last_call = asyncio.get_running_loop().time()
-        response = await self._client.chat_startStream(
-            channel=self._channel,
-            thread_ts=self._thread_ts,
-            markdown_text=piece,
-            recipient_user_id=self._user_id,
-            recipient_team_id=self._team_id,
-        )
-        ts = response.get("ts")
-        if not ts:
-            raise SlackRequestError("chat.startStream answered without the message's ts")
-        self.ts = str(ts)
-        self.shown += len(piece)
+        if self.ts is None:
+            response = await self._client.chat_startStream(
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                markdown_text=markdown,
+                chunks=chunks,
+                task_display_mode=TASK_DISPLAY_MODE if chunks else None,
+                recipient_user_id=self._user_id,
+                recipient_team_id=self._team_id,
+            )
+            ts = response.get("ts")
+            if not ts:
+                raise SlackRequestError("chat.startStream answered without the message's ts")
+            self.ts = str(ts)
+        elif last:
+            await self._client.chat_stopStream(
+                channel=self._channel,
+                ts=self.ts,
+                markdown_text=markdown,
+                chunks=chunks,
+                blocks=blocks,
+                metadata=metadata,
+            )
+        else:
+            await self._client.chat_appendStream(
+                channel=self._channel, ts=self.ts, markdown_text=markdown, chunks=chunks
+            )
+        self.shown += len(piece.text)
 
-    async def _append(self, piece: str) -> None:
-        assert self.ts is not None
-        self._last_call = asyncio.get_running_loop().time()
-        await self._client.chat_appendStream(channel=self._channel, ts=self.ts, markdown_text=piece)
-        self.shown += len(piece)
+    def _refuse_tasks(self, exc: SlackApiError) -> None:
+        """The workspace does not take the task display: text only, from now on."""
+        log.info("slack.task_display_refused", error=slack_error(exc), exc_info=exc)
+        self._tasks_allowed = False
+        self._unsent = [p for p in self._unsent if isinstance(p, str)]
+        self._unsent_visible = any(not p.isspace() for p in self._unsent if isinstance(p, str))
+        if self._on_tasks_refused is not None:
+            self._on_tasks_refused(slack_error(exc))
 
-    def _take(self, limit: int) -> str:
-        """The first `limit` unsent characters, taken out of the queue."""
-        text = self._take_all()
-        piece, rest = text[:limit], text[limit:]
-        if rest:
-            self._unsent = [rest]
-            self._unsent_visible = not rest.isspace()
+    def _take(self, limit: int) -> _Piece:
+        """The unsent text (its first `limit` characters) and the task updates queued
+        before its cut, in order, taken out of the queue."""
+        items = self._take_all()
+        piece, room = _Piece(), limit
+        for n, item in enumerate(items):
+            if isinstance(item, TaskUpdateChunk):
+                piece.parts.append(item)
+                continue
+            head = item[:room]
+            piece.parts.append(head)
+            piece.text += head
+            room -= len(head)
+            if len(head) < len(item):
+                self._unsent = [item[len(head) :], *items[n + 1 :]]
+                self._unsent_visible = any(
+                    isinstance(p, TaskUpdateChunk) or not p.isspace() for p in self._unsent
+                )
+                break
         return piece
 
-    def _take_all(self) -> str:
-        text = "".join(self._unsent)
+    def _take_all(self) -> list[str | TaskUpdateChunk]:
+        items = self._unsent
         self._unsent, self._unsent_visible = [], False
-        return text
+        return items
 
     def _fail(self, exc: Exception) -> None:
         if self.failed:

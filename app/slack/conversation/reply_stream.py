@@ -9,15 +9,22 @@ collected and written whole at the end: the streamed message is rewritten with
 everything is shown once. An answer longer than one message is split at Markdown block
 boundaries (answer_parts.py). A stopped answer keeps what it showed, and a short line
 confirms the stop.
+
+What Orion does with memory meanwhile is shown in the same stream as Slack's task display
+(task_display.py), where the workspace takes it; elsewhere the status line says it, as
+before. No task is left in progress: when the answer ends, is stopped or fails, a task
+that did not finish is shown as not done.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from app.agent.memory_task import MemoryTask
 from app.observability.logging import get_logger
 from app.slack.conversation.answer_parts import rest_of, split_markdown
 from app.slack.conversation.paced_stream import (
@@ -28,6 +35,14 @@ from app.slack.conversation.paced_stream import (
     slack_error,
 )
 from app.slack.conversation.presence import Presence
+from app.slack.conversation.task_display import (
+    STOPPED,
+    UNFINISHED,
+    TaskBoard,
+    TaskDisplaySupport,
+    task_chunk,
+)
+from app.slack.conversation.thread_links import ThreadLinks
 
 log = get_logger(__name__)
 
@@ -82,11 +97,17 @@ class SlackReplyStream:
         user_id: str | None,
         team_id: str | None,
         presence: Presence,
+        task_display: TaskDisplaySupport | None = None,
+        links: Callable[[], ThreadLinks] | None = None,
     ) -> None:
+        """`task_display`: which workspaces take Slack's task display (None: never show
+        it); `links`: how to link to a past conversation's thread."""
         self._client = client
         self._presence = presence
         self._channel = channel
         self._thread_ts = thread_ts
+        self._links = links or (lambda: ThreadLinks(team_id=team_id))
+        self._tasks = TaskBoard()
         self._stream = PacedStream(
             client,
             channel=channel,
@@ -94,6 +115,12 @@ class SlackReplyStream:
             user_id=user_id,
             team_id=team_id,
             on_failure=self._on_stream_error,
+            tasks_allowed=task_display is not None and task_display.allowed(team_id),
+            on_tasks_refused=(
+                (lambda error: task_display.refused(team_id, error))
+                if task_display is not None
+                else None
+            ),
         )
         self._text: list[str] = []
         self._expired = False  # Slack ended the stream itself (it is no longer streaming)
@@ -111,7 +138,22 @@ class SlackReplyStream:
         self._stream.push(markdown)
 
     async def show_progress(self, status: str) -> None:
-        await self._presence.progress(status)
+        """The status line, unless the tasks show the work (no second display of it)."""
+        if not self._stream.shows_tasks:
+            await self._presence.progress(status)
+
+    async def show_task(self, task: MemoryTask) -> None:
+        """Queue the task's update for the answer's stream; never waits for Slack."""
+        if self._finished:
+            return
+        self._tasks.record(task)
+        self._stream.push_task(task_chunk(task, self._links()))
+
+    def _end_tasks(self, output: str) -> None:
+        """Every task still in progress, shown as not done with the stream's end: none
+        outlives the answer."""
+        for task in self._tasks.end_unfinished(output):
+            self._stream.push_task(task_chunk(task, self._links()), send=False)
 
     async def finish(
         self,
@@ -122,6 +164,7 @@ class SlackReplyStream:
         """Close the stream with the final blocks, or write the collected answer."""
         if self._finished:
             return
+        self._end_tasks(UNFINISHED)
         self._finished = True
         if await self._stream.close(blocks=blocks, metadata=metadata):
             return
@@ -136,6 +179,7 @@ class SlackReplyStream:
     async def stop(self, confirmation: str) -> None:
         """The person stopped the answer: what it showed stays, ended; `confirmation`
         follows in the thread. Text Claude wrote that Slack has not shown is dropped."""
+        self._end_tasks(STOPPED)
         self._finished = True
         await self._stream.abandon()
         try:

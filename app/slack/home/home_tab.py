@@ -21,6 +21,7 @@ from app.learning.memory_inventory import MemoryInventory, take_inventory
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
+from app.slack.conversation.thread_links import WorkspaceLinks
 from app.slack.home.memory_view import (
     MAX_CONVERSATIONS,
     MEMORY_OFF,
@@ -45,7 +46,7 @@ class MemoryOff(Exception):
 class HomeTab:
     def __init__(self, provider: ServiceProvider) -> None:
         self.provider = provider
-        self._links: ThreadLinks | None = None
+        self._links = WorkspaceLinks()
 
     @property
     def budget_s(self) -> float:
@@ -91,14 +92,7 @@ class HomeTab:
 
     async def links(self, client: AsyncWebClient) -> ThreadLinks:
         """How to link to a thread: the workspace's URL, asked once (auth.test)."""
-        if self._links is None:
-            try:
-                found = await client.auth_test()
-            except SlackApiError as exc:
-                log.warning("slack.home.workspace_unknown", error=exc.response.get("error"))
-                return ThreadLinks()
-            self._links = ThreadLinks(found.get("url"), found.get("team_id"))
-        return self._links
+        return await self._links.get(client, None)
 
     async def dm_of(self, body: dict[str, Any], client: AsyncWebClient) -> str | None:
         """The clicking person's DM with Orion: from the view it was published with (only

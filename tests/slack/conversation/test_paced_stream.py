@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from slack_sdk.models.messages.chunk import TaskUpdateChunk
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.slack.conversation.paced_stream import APPEND_INTERVAL_S, MAX_MARKDOWN_CHARS, PacedStream
@@ -160,3 +161,76 @@ async def test_text_beyond_one_calls_limit_goes_in_several_calls(
     assert len(writes) >= 4
     assert all(c.error is None for c in slack.calls)  # the fake refuses more than 12,000
     assert all(len(c.args.get("markdown_text") or "") <= MAX_MARKDOWN_CHARS for c in writes)
+
+
+def _task(task_id: str, status: str) -> TaskUpdateChunk:
+    return TaskUpdateChunk(id=task_id, title=f"Task {task_id}", status=status)
+
+
+async def test_a_task_may_open_the_stream_and_the_first_words_still_go_next_without_waiting(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    stream = PacedStream(
+        client,
+        channel=CHANNEL,
+        thread_ts=THREAD,
+        user_id=USER,
+        team_id=None,
+        on_failure=Failures(),
+        tasks_allowed=True,
+    )
+    stream.push_task(_task("restore", "in_progress"))
+    [opened] = await slack.wait_for_async(lambda: slack.calls_to("chat.startStream"))
+    stream.push_task(_task("restore", "complete"))
+    stream.push("First words")
+    # The very next call carries the words, whatever the interval since the start said.
+    [first] = await slack.wait_for_async(lambda: slack.calls_to("chat.appendStream"))
+    for n in range(50):  # fifty updates of five tasks while the interval runs
+        stream.push_task(_task(f"t{n % 5}", "in_progress" if n < 45 else "complete"))
+    stream.push(" and the rest.")
+    assert await stream.close(blocks=None, metadata=None)
+
+    assert opened.args["task_display_mode"] == "plan"
+    assert [c["type"] for c in opened.args["chunks"]] == ["plan_update", "task_update"]
+    assert [c.get("text") for c in first.args["chunks"] if c["type"] == "markdown_text"] == [
+        "First words"
+    ]
+    message = _message(slack)
+    assert message.text == "First words and the rest."
+    tasks = {task.id: task for task in slack.tasks(CHANNEL, THREAD)}
+    assert list(tasks) == ["restore", "t0", "t1", "t2", "t3", "t4"]
+    assert all(task.status == "complete" for task in tasks.values())
+    # Each task's updates coalesced: one per call at most, five calls in all.
+    assert len(slack.calls) <= 5
+    for call in slack.calls:
+        ids = [c["id"] for c in call.args.get("chunks") or [] if c["type"] == "task_update"]
+        assert len(ids) == len(set(ids))
+
+
+async def test_chunks_refused_by_the_workspace_are_dropped_and_the_text_still_streams(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    slack.refuse_task_display("invalid_arguments")
+    refusals: list[str | None] = []
+    stream = PacedStream(
+        client,
+        channel=CHANNEL,
+        thread_ts=THREAD,
+        user_id=USER,
+        team_id=None,
+        on_failure=Failures(),
+        tasks_allowed=True,
+        on_tasks_refused=refusals.append,
+    )
+    stream.push_task(_task("restore", "in_progress"))
+    stream.push("Hello")
+    await slack.wait_for_async(lambda: [c for c in slack.calls if c.error is None])
+    assert not stream.shows_tasks
+    stream.push_task(_task("restore", "complete"))  # not sent: the display is off
+    stream.push(", world.")
+    assert await stream.close(blocks=None, metadata=None)
+
+    assert refusals == ["invalid_arguments"]
+    assert _message(slack).text == "Hello, world."
+    assert slack.tasks(CHANNEL, THREAD) == []
+    assert [c.error for c in slack.calls] == ["invalid_arguments", None, None]

@@ -1,0 +1,68 @@
+"""One task the person sees while Orion works with memory (restoring, searching past
+conversations, reading and saving files), and the restore's task: plain data, kept
+import-light (no SDK) so that the Slack layer can show tasks without loading Claude's
+client. app/agent/memory_tasks.py makes the tool calls' tasks.
+
+Every title is plain text built from fixed words plus short, flattened pieces of what the
+model asked (a file's name, a search's words): a hostile path or query can neither run
+long nor carry line breaks or invisible controls.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from app.learning.plain_text import one_line
+
+TaskStatus = Literal["in_progress", "complete", "error"]
+
+RESTORE_TASK_ID = "memory-restore"
+RESTORE_TITLE = "Restoring what I remember about you"
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """A past conversation a task used: its thread, where it is, and its title."""
+
+    thread_ts: str
+    channel: str
+    title: str
+
+
+@dataclass(frozen=True)
+class MemoryTask:
+    id: str
+    title: str
+    status: TaskStatus
+    output: str | None = None
+    sources: tuple[TaskSource, ...] = ()
+
+
+def restore_started() -> MemoryTask:
+    return MemoryTask(RESTORE_TASK_ID, RESTORE_TITLE, "in_progress")
+
+
+def restore_finished(*, restored: bool, found: bool) -> MemoryTask:
+    """`restored`: every read answered; `found`: there was something to remember."""
+    if not restored:
+        output = "Couldn't reach my memory just now, so I'm answering without all of it"
+        return MemoryTask(RESTORE_TASK_ID, RESTORE_TITLE, "error", output)
+    output = "Restored your preferences and notes" if found else "Nothing saved about you yet"
+    return MemoryTask(RESTORE_TASK_ID, RESTORE_TITLE, "complete", output)
+
+
+# Square brackets start a Markdown link (`[text](url)`): shown as parentheses, a title
+# can never become one.
+_NO_LINKS = str.maketrans("[]", "()")
+
+
+def plain(text: str, limit: int) -> str:
+    """`text` as one short line of visible characters: no controls, no format characters
+    (direction overrides, zero-width ones), no Markdown link, cut at `limit` with an
+    ellipsis. Linear, and reads at most a few times `limit` of `text`."""
+    head = one_line(text[: limit * 4].translate(_NO_LINKS), limit * 4)
+    visible = "".join(c for c in head if unicodedata.category(c) not in ("Cc", "Cf"))
+    flat = one_line(visible, limit + 1)
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

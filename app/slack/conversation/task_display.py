@@ -1,0 +1,129 @@
+"""Orion's memory tasks (app/agent/memory_task.py) as Slack's agent display: `task_update`
+chunks streamed with the answer (`chat.startStream` / `appendStream` / `stopStream`),
+shown together in one plan block (`task_display_mode: plan`) under a `plan_update` title.
+
+The chunks are slack_sdk's own models (`TaskUpdateChunk`, `PlanUpdateChunk`,
+`UrlSourceElement`). What they carry is bounded to Slack's limits (256 characters a
+title, details or output) and escaped like every other text Orion posts
+(app/slack/mrkdwn.py). A source is a link to a past conversation's thread made by
+ThreadLinks, so it always points at Slack, or it is left out.
+
+A workspace that does not take these chunks (Slack refuses the call: an older experience,
+a plan without the feature) is remembered for the life of the process, per team: its
+answers stream as plain text and the status line shows the work, as before, without a
+refused call every message.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import replace
+
+from slack_sdk.models.blocks.block_elements import UrlSourceElement
+from slack_sdk.models.messages.chunk import PlanUpdateChunk, TaskUpdateChunk
+
+from app.agent.memory_task import MemoryTask
+from app.observability.logging import get_logger
+from app.slack.conversation.thread_links import ThreadLinks
+from app.slack.mrkdwn import escape
+
+log = get_logger(__name__)
+
+TASK_DISPLAY_MODE = "plan"
+PLAN_TITLE = "Working with my memory"
+# Slack's limit on a task's title, details and output.
+TASK_TEXT_CHARS = 256
+SOURCE_TEXT_CHARS = 100
+# What Slack answers when it does not take `chunks` / `task_display_mode` (or the stream
+# method itself): the display is then left out, and the answer streams as text.
+CHUNKS_REFUSED = frozenset(
+    {
+        "invalid_arguments",
+        "invalid_chunks",
+        "unknown_method",
+        "not_allowed",
+        "not_supported",
+        "feature_not_enabled",
+        "method_not_supported_for_channel_type",
+    }
+)
+# A task still in progress when the answer ends: it did not finish, and is not claimed.
+UNFINISHED = "Didn't finish"
+STOPPED = "Stopped before it finished"
+
+
+class TaskDisplaySupport:
+    """Which workspaces refused the task display, remembered for the process (bounded:
+    an Orion serving more teams than this forgets the oldest and asks Slack again)."""
+
+    def __init__(self, max_teams: int = 10_000) -> None:
+        self._refused: OrderedDict[str, None] = OrderedDict()
+        self._max_teams = max_teams
+
+    def allowed(self, team_id: str | None) -> bool:
+        return (team_id or "") not in self._refused
+
+    def refused(self, team_id: str | None, error: str | None) -> None:
+        key = team_id or ""
+        if key not in self._refused:
+            log.info("slack.task_display.unsupported", team_id=team_id, error=error)
+        self._refused[key] = None
+        while len(self._refused) > self._max_teams:
+            self._refused.popitem(last=False)
+
+
+def plan_chunk() -> PlanUpdateChunk:
+    return PlanUpdateChunk(title=PLAN_TITLE)
+
+
+def task_chunk(task: MemoryTask, links: ThreadLinks) -> TaskUpdateChunk:
+    """The task as Slack shows it: its sources are links to their threads."""
+    sources = [
+        UrlSourceElement(
+            url=url, text=_bounded(source.title or "A past conversation", SOURCE_TEXT_CHARS)
+        )
+        for source in task.sources
+        if (url := links.to(source.channel, source.thread_ts))
+    ]
+    return TaskUpdateChunk(
+        id=task.id,
+        title=_bounded(task.title, TASK_TEXT_CHARS),
+        status=task.status,
+        output=_bounded(task.output, TASK_TEXT_CHARS) if task.output else None,
+        sources=sources or None,
+    )
+
+
+def _bounded(text: str, limit: int) -> str:
+    """`text` escaped, within `limit` characters once escaped (an entity is never cut)."""
+    shown = escape(text)
+    if len(shown) <= limit:
+        return shown
+    cut = shown[: limit - 1]
+    if (amp := cut.rfind("&")) > cut.rfind(";"):
+        cut = cut[:amp]
+    return cut.rstrip() + "…"
+
+
+class TaskBoard:
+    """The latest state of each task of one answer, to end the ones still in progress."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, MemoryTask] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._tasks)
+
+    def record(self, task: MemoryTask) -> None:
+        self._tasks[task.id] = task
+
+    def end_unfinished(self, output: str) -> list[MemoryTask]:
+        """The tasks still in progress, ended as not done (`error`, with `output`)."""
+        ended = [
+            replace(task, status="error", output=output)
+            for task in self._tasks.values()
+            if task.status == "in_progress"
+        ]
+        for task in ended:
+            self.record(task)
+        return ended

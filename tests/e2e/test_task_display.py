@@ -1,0 +1,273 @@
+"""What Orion does with memory while it answers, shown with Slack's task display, end to end.
+
+Orion over HTTP against the fake Slack and Claude, in both experiences. Mira has talked to
+Orion before: her memory holds the summaries of two conversations and her conversation
+index. She asks; Claude searches her past conversations (`recall`) and saves a note (the
+memory tool). What the tests read is what Mira sees in her DM: the answer, and the tasks
+of the streamed message (`FakeSlack.tasks`: each task's final state, with its sources).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
+from app.memory.scopes import conversations_index_key, session_context_key
+from tests.e2e.conversation import finished, open_thread, post_user_message, wait_for_answer
+from tests.e2e.memory_bucket import Bucket
+from tests.fakes import claude_script as script
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.slack_api import FakeSlack, Task
+from tests.orion_server import OrionServer, make_settings
+
+USER, DM = "U0MIRA", "D0MIRA"
+WORKSPACE = "https://orion-test.slack.com"  # the fake's auth.test answers it
+LISBON = ("1770000000.000100", "Offsite venue in Lisbon", "Picked the Alfama venue for June.")
+BUDGET = ("1770000500.000200", "Q3 budget review", "Cut cloud costs by a fifth.")
+QUERY = "offsite venue Lisbon"
+NOTE = {
+    "command": "create",
+    "path": f"/memories/users/{USER}/offsite.md",
+    "file_text": "Offsite: the Alfama venue, in June.\n",
+}
+ANSWER = "We picked the Alfama venue in Lisbon for June; I noted it for next time."
+QUESTION = "Where did we decide to hold the offsite?"
+STOPPED = "Stopped. Ask again whenever you're ready."
+
+RESTORE = "Restoring what I remember about you"
+SEARCH = f"Searching past conversations for “{QUERY}”"
+SAVE = "Saving offsite.md"
+
+
+def history(user: str, dm: str, threads: list[tuple[str, str, str]]) -> dict[str, str]:
+    """The objects a person's past conversations left: summaries and conversation index."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    objects, index = {}, []
+    for n, (thread, title, body) in enumerate(threads):
+        updated = now - timedelta(days=len(threads) - n)
+        summary = SessionSummary(title, body, user_id=user, updated=updated)
+        objects[session_context_key(thread)] = render_summary(summary)
+        index.insert(
+            0, {"thread": thread, "title": title, "updated": format_time(updated), "channel": dm}
+        )
+    objects[conversations_index_key(user)] = json.dumps(index)
+    return objects
+
+
+def seed(memory_dir: Path, objects: dict[str, str]) -> None:
+    for key, content in objects.items():
+        path = memory_dir / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+
+
+def link(channel: str, thread_ts: str) -> str:
+    return f"{WORKSPACE}/archives/{channel}/p{thread_ts.replace('.', '')}"
+
+
+@pytest.fixture(params=["assistant", "agent"])
+def experience(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def slack(experience: str) -> Iterator[FakeSlack]:
+    with FakeSlack(agent_view=experience == "agent") as fake:
+        yield fake
+
+
+@pytest.fixture
+def orion(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path, experience: str
+) -> Iterator[OrionServer]:
+    seed(memory_dir, history(USER, DM, [LISBON, BUDGET]))
+    settings = make_settings(slack, claude, memory_dir=memory_dir, slack_experience=experience)
+    with OrionServer(settings) as server:
+        yield server
+
+
+def ask(orion: OrionServer, slack: FakeSlack, experience: str, question: str) -> str:
+    """Mira asks in a new conversation; returns its thread."""
+    if experience == "assistant":
+        thread_ts, _ = open_thread(orion, slack, USER, DM)
+        post_user_message(orion, slack, USER, DM, thread_ts, question)
+        return thread_ts
+    ts = slack.add_user_message(DM, None, USER, question)
+    assert orion.post_event(events.top_level_dm(USER, DM, question, ts=ts)).status_code == 200
+    return ts
+
+
+def answer_with(claude: FakeClaude, orion: OrionServer, *steps: script.ScriptItem) -> None:
+    """Claude's answering model takes `steps`, in order (then answers ANSWER); the summary
+    model, writing in the background after each answer, takes none of them."""
+    queue = list(steps)
+
+    def respond(body: dict[str, Any]) -> script.ScriptItem:
+        if body["model"] != orion.settings.anthropic_model:
+            return script.text("A short summary.")
+        return queue.pop(0) if queue else script.text(ANSWER)
+
+    claude.responder = respond
+
+
+def tasks_by_title(slack: FakeSlack, thread_ts: str) -> dict[str, Task]:
+    return {task.title: task for task in slack.tasks(DM, thread_ts)}
+
+
+def test_restoring_searching_and_saving_show_as_tasks_that_finish_with_the_threads_found(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, experience: str
+) -> None:
+    answer_with(
+        claude,
+        orion,
+        script.tool_use("recall", {"query": QUERY}),
+        script.tool_use("memory", NOTE),
+    )
+
+    thread_ts = ask(orion, slack, experience, QUESTION)
+    wait_for_answer(slack, DM, thread_ts, ANSWER)
+
+    tasks = tasks_by_title(slack, thread_ts)
+    assert list(tasks) == [RESTORE, SEARCH, SAVE]
+    assert (tasks[RESTORE].status, tasks[RESTORE].output) == (
+        "complete",
+        "Nothing saved about you yet",
+    )
+    search, save = tasks[SEARCH], tasks[SAVE]
+    assert search.status == "complete" and search.output is not None
+    assert search.output.startswith("Found ")
+    # The conversation found first is the Lisbon one, linked to its own thread.
+    assert search.sources[0] == {"type": "url", "url": link(DM, LISBON[0]), "text": LISBON[1]}
+    assert all(source["url"].startswith(f"{WORKSPACE}/archives/{DM}/") for source in search.sources)
+    assert (save.status, save.output) == ("complete", "Saved")
+    # One streamed message: the tasks in a plan, and the answer whole.
+    [message] = [m for m in slack.bot_messages(DM, thread_ts) if m.chunks]
+    assert message.task_display_mode == "plan" and message.text == ANSWER
+    assert {"type": "plan_update", "title": "Working with my memory"} in message.chunks
+    # The tasks show the work: no status line says it a second time.
+    statuses = [update.status for update in slack.statuses(DM, thread_ts)]
+    assert "is looking through past conversations..." not in statuses
+
+
+def test_a_workspace_without_the_task_display_gets_the_status_line_and_is_not_asked_again(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, experience: str
+) -> None:
+    slack.refuse_task_display("invalid_arguments")
+    for _ in (1, 2):
+        answer_with(claude, orion, script.tool_use("recall", {"query": QUERY}))
+        thread_ts = ask(orion, slack, experience, QUESTION)
+        wait_for_answer(slack, DM, thread_ts, ANSWER)
+        assert slack.tasks(DM, thread_ts) == []
+        if experience == "assistant":
+            statuses = [update.status for update in slack.statuses(DM, thread_ts)]
+            assert "is looking through past conversations..." in statuses
+
+    # Refused once, remembered: the second answer streamed as plain text from its start.
+    refused = [c for c in slack.calls if c.error == "invalid_arguments"]
+    assert len(refused) == 1
+    assert all(
+        "chunks" not in c.args and "task_display_mode" not in c.args
+        for c in slack.calls
+        if c.method.endswith("Stream") and c.error is None
+    )
+
+
+def test_fifty_tool_calls_stay_a_short_list_in_a_few_slack_calls(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, experience: str
+) -> None:
+    views = [
+        {
+            "type": "tool_use",
+            "id": script.new_tool_use_id(),
+            "name": "memory",
+            "input": {"command": "view", "path": f"/memories/users/{USER}/note-{n}.md"},
+        }
+        for n in range(50)
+    ]
+    answer_with(claude, orion, script.Reply(views, stop_reason="tool_use"))
+
+    thread_ts = ask(orion, slack, experience, QUESTION)
+    wait_for_answer(slack, DM, thread_ts, ANSWER)
+
+    tasks = slack.tasks(DM, thread_ts)
+    assert len(tasks) == 12, "the restore, ten calls, and one task for the other forty"
+    assert tasks[-1].title == "40 more memory steps" and tasks[-1].status == "complete"
+    assert all(task.status == "complete" for task in tasks)
+    streamed = [c for c in slack.calls if c.method.endswith("Stream")]
+    assert len(streamed) <= 6, [c.method for c in streamed]
+    assert len(slack.statuses(DM, thread_ts)) <= 3
+
+
+def test_storage_down_shows_what_could_not_be_done_and_the_answer_still_comes(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    experience: str,
+) -> None:
+    for key, content in history(USER, DM, [LISBON, BUDGET]).items():
+        bucket.write(key, content)
+    orion = orion_on_bucket(slack_experience=experience, memory_load_timeout_s=0.5)
+    gcs_proxy.add_rule("", status=503)  # the bucket is down
+    answer_with(
+        claude,
+        orion,
+        script.tool_use("recall", {"query": QUERY}),
+        script.tool_use("memory", NOTE),
+    )
+
+    thread_ts = ask(orion, slack, experience, QUESTION)
+    wait_for_answer(slack, DM, thread_ts, ANSWER, timeout=60)
+
+    tasks = tasks_by_title(slack, thread_ts)
+    assert tasks[RESTORE].status == "error"
+    assert tasks[SEARCH].status == "error" and tasks[SEARCH].sources == []
+    assert tasks[SEARCH].output == "Couldn't search past conversations just now"
+    assert (tasks[SAVE].status, tasks[SAVE].output) == (
+        "error",
+        "Couldn't reach my memory, so nothing was saved",
+    )
+    assert all("found" not in (task.output or "").lower() for task in tasks.values())
+
+
+@pytest.mark.parametrize("experience", ["agent"])
+def test_a_stop_during_a_slow_search_leaves_no_task_in_progress(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    experience: str,
+) -> None:
+    for key, content in history(USER, DM, [LISBON, BUDGET]).items():
+        bucket.write(key, content)
+    orion = orion_on_bucket(slack_experience="agent")
+    answer_with(claude, orion, script.tool_use("recall", {"query": QUERY}))
+    gcs_proxy.add_rule(f"people/{USER}/", delay=20)  # her indexes take their time
+
+    thread_ts = ask(orion, slack, experience, QUESTION)
+
+    def searching() -> Any:
+        return [t for t in slack.tasks(DM, thread_ts) if t.title == SEARCH]
+
+    slack.wait_for(searching, timeout=30, what="the search shown in progress")
+    assert orion.post_event(events.agent_session_stopped(USER, DM, thread_ts)).is_success
+    slack.wait_for(
+        lambda: "Stopped. Ask again whenever you're ready." in finished(slack, DM, thread_ts)
+    )
+    gcs_proxy.clear_rules()
+
+    [search] = searching()
+    assert (search.status, search.output) == ("error", "Stopped before it finished")
+    assert all(task.status != "in_progress" for task in slack.tasks(DM, thread_ts))
+    assert ANSWER not in finished(slack, DM, thread_ts)
