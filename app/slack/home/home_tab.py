@@ -31,6 +31,7 @@ from app.slack.home.memory_view import (
     message_view,
 )
 from app.storage.store import ObjectStore
+from app.storage.team_scope import Tenant, current_tenant
 
 log = get_logger(__name__)
 
@@ -45,7 +46,8 @@ class MemoryOff(Exception):
 class HomeTab:
     def __init__(self, provider: ServiceProvider) -> None:
         self.provider = provider
-        self._links: ThreadLinks | None = None
+        # By workspace: in distribution mode each has its own URL (None: the one workspace).
+        self._links: dict[Tenant | None, ThreadLinks] = {}
 
     @property
     def budget_s(self) -> float:
@@ -90,15 +92,17 @@ class HomeTab:
             log.warning("slack.home.publish_failed", error=exc.response.get("error"))
 
     async def links(self, client: AsyncWebClient) -> ThreadLinks:
-        """How to link to a thread: the workspace's URL, asked once (auth.test)."""
-        if self._links is None:
+        """How to link to a thread: the workspace's URL, asked once per workspace
+        (auth.test, with that workspace's token)."""
+        tenant = current_tenant()
+        if (links := self._links.get(tenant)) is None:
             try:
                 found = await client.auth_test()
             except SlackApiError as exc:
                 log.warning("slack.home.workspace_unknown", error=exc.response.get("error"))
                 return ThreadLinks()
-            self._links = ThreadLinks(found.get("url"), found.get("team_id"))
-        return self._links
+            links = self._links[tenant] = ThreadLinks(found.get("url"), found.get("team_id"))
+        return links
 
     async def dm_of(self, body: dict[str, Any], client: AsyncWebClient) -> str | None:
         """The clicking person's DM with Orion: from the view it was published with (only
