@@ -102,6 +102,14 @@ def bound_tenant(tenant: Tenant) -> Iterator[Tenant]:
         _bound.reset(token)
 
 
+def bind_for_this_task(tenant: Tenant) -> None:
+    """Scope everything the current task does from here on (and the tasks it starts) to
+    `tenant`. For Bolt's middleware: Bolt runs the listeners after its middleware chain
+    has returned, outside any block a middleware could open. Each request is handled in
+    a task of its own, so the binding ends with it."""
+    _bound.set(_Binding(tenant, datetime.now(UTC)))
+
+
 def current_tenant() -> Tenant | None:
     binding = _bound.get()
     return binding.tenant if binding is not None else None

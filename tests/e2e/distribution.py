@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import httpx
 
 from app.config import Settings
+from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer, make_settings
@@ -71,6 +73,7 @@ def install(
     enterprise_id: str | None = None,
     is_enterprise_install: bool = False,
     rotating: bool = False,
+    token_lifetime_s: int = 43_200,
 ) -> httpx.Response:
     """The whole install, as an admin of `team_id` goes through it; returns the last page."""
     page, state = start_install(orion)
@@ -80,6 +83,7 @@ def install(
         enterprise_id=enterprise_id,
         is_enterprise_install=is_enterprise_install,
         rotating=rotating,
+        token_lifetime_s=token_lifetime_s,
     )
     return finish_install(orion, code=code, state=state, cookie=state)
 
@@ -90,3 +94,75 @@ def succeeded(page: httpx.Response) -> bool:
 
 def failed(page: httpx.Response) -> bool:
     return "Something Went Wrong" in page.text
+
+
+# --- what a person does in one of the workspaces ------------------------------------------
+
+
+def open_thread_in(
+    orion: OrionServer, slack: FakeSlack, team: str, user: str, channel: str
+) -> tuple[str, str]:
+    """`user` of `team` opens an assistant thread; returns its ts and Orion's greeting."""
+    thread_ts = slack.open_assistant_thread(channel)
+    started = events.in_team(events.assistant_thread_started(user, channel, thread_ts), team)
+    assert orion.post_event(started).status_code == 200
+    [greeting] = slack.wait_for(
+        lambda: slack.bot_messages(channel, thread_ts), timeout=30, what=f"a greeting in {team}"
+    )
+    return thread_ts, greeting.text
+
+
+def say_in(
+    orion: OrionServer,
+    slack: FakeSlack,
+    team: str,
+    user: str,
+    channel: str,
+    thread_ts: str,
+    text: str,
+) -> None:
+    ts = slack.add_user_message(channel, thread_ts, user, text)
+    payload = events.user_message_in_thread(user, channel, thread_ts, text, ts=ts)
+    assert orion.post_event(events.in_team(payload, team)).status_code == 200
+
+
+def open_home_in(
+    orion: OrionServer, slack: FakeSlack, team: str, user: str, dm: str
+) -> dict[str, Any]:
+    """`user` of `team` opens Orion's Home tab; returns the view published for them there."""
+    before = len(slack.home_views(user, team))
+    opened = events.in_team(events.app_home_opened(user, dm, tab="home"), team)
+    assert orion.post_event(opened).status_code == 200
+    views = slack.wait_for(
+        lambda: (v := slack.home_views(user, team)) and len(v) > before and v,
+        timeout=30,
+        what=f"a Home tab view for {user} in {team}",
+    )
+    return views[-1]
+
+
+def click_in(
+    orion: OrionServer,
+    slack: FakeSlack,
+    team: str,
+    user: str,
+    view: dict[str, Any],
+    action_id: str,
+) -> dict[str, Any]:
+    before = len(slack.home_views(user, team))
+    payload = events.in_team(events.view_block_actions(user, view, action_id), team)
+    assert orion.post_form(events.form_body(payload)).status_code == 200
+    views = slack.wait_for(
+        lambda: (v := slack.home_views(user, team)) and len(v) > before and v,
+        timeout=30,
+        what=f"a Home tab view for {user} in {team} after the click",
+    )
+    return views[-1]
+
+
+def stored_keys(memory_dir: Path) -> list[str]:
+    return sorted(
+        p.relative_to(memory_dir).as_posix()
+        for p in memory_dir.rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    )

@@ -103,6 +103,7 @@ class Installed:
     is_enterprise_install: bool
     bot_token: str
     refresh_token: str | None  # token rotation on: the bot token expires
+    lifetime_s: int = 43_200  # a rotating token's (Slack's: 12 hours)
 
 
 @dataclass
@@ -429,10 +430,12 @@ class FakeSlack(HttpFake):
         enterprise_id: str | None = None,
         is_enterprise_install: bool = False,
         rotating: bool = False,
+        token_lifetime_s: int = ROTATED_TOKEN_LIFETIME_S,
     ) -> str:
         """What Slack does when an admin approves the install on its authorize page: a
         one-time `code` for the redirect, exchanged once with oauth.v2.access for a new bot
-        token of that workspace (with a refresh token when `rotating`)."""
+        token of that workspace (with a refresh token when `rotating`, the token then
+        expiring after `token_lifetime_s`)."""
         code = f"code-{next(self._token_ids)}-{uuid_hex()}"
         number = next(self._token_ids)
         owner = team_id or enterprise_id or "none"
@@ -442,6 +445,7 @@ class FakeSlack(HttpFake):
             is_enterprise_install=is_enterprise_install,
             bot_token=f"xoxb-{owner}-{number}-{uuid_hex()}",
             refresh_token=f"xoxe-1-{owner}-{number}-{uuid_hex()}" if rotating else None,
+            lifetime_s=token_lifetime_s,
         )
         with self._lock:
             self._codes[code] = installed
@@ -641,6 +645,7 @@ class FakeSlack(HttpFake):
                 is_enterprise_install=old.is_enterprise_install,
                 bot_token=f"xoxb-{owner}-{number}-{uuid_hex()}",
                 refresh_token=f"xoxe-1-{owner}-{number}-{uuid_hex()}",
+                lifetime_s=ROTATED_TOKEN_LIFETIME_S,
             )
             self._revoked.add(old.bot_token)
             self._installed[new.bot_token] = new
@@ -670,10 +675,7 @@ class FakeSlack(HttpFake):
             "is_enterprise_install": installed.is_enterprise_install,
         }
         if installed.refresh_token is not None:
-            answer |= {
-                "refresh_token": installed.refresh_token,
-                "expires_in": ROTATED_TOKEN_LIFETIME_S,
-            }
+            answer |= {"refresh_token": installed.refresh_token, "expires_in": installed.lifetime_s}
         return answer
 
     def _auth_test(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -103,6 +103,11 @@ def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) 
         installation_store=installation_store,
         state_store=ObjectStoreOAuthStateStore(store, expiration_seconds=STATE_EXPIRATION_S),
         state_expiration_seconds=STATE_EXPIRATION_S,
+        # Orion acts with bot tokens only: an event is authorized from the bot record,
+        # whose token is rotated (and saved) at most once per event. (Through the
+        # installation records, Bolt would rotate the same refresh token twice for an
+        # event that names no user, and Slack refuses a refresh token used before.)
+        installation_store_bot_only=True,
         token_rotation_expiration_minutes=TOKEN_ROTATION_EXPIRATION_MINUTES,
     )
     # Bolt's own, but with Orion's client: a token rotation (oauth.v2.access) goes to
@@ -113,6 +118,7 @@ def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) 
         client_id=settings.slack_client_id,
         client_secret=client_secret,
         token_rotation_expiration_minutes=TOKEN_ROTATION_EXPIRATION_MINUTES,
+        bot_only=True,
         client=client,
     )
     return OrionOAuthFlow(client=client, settings=oauth_settings)

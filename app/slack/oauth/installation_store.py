@@ -4,13 +4,15 @@ Slack's SDK stores installations in files, SQLite, SQLAlchemy or S3; Orion keeps
 where it keeps everything else, under `installations/` (app/memory/key_prefixes.py): one
 record per workspace (or organisation-wide installation) and its bot, by id —
 
-    installations/{enterprise_id or -}/{team_id or -}/installation.json
-    installations/{enterprise_id or -}/{team_id or -}/bot.json
+    installations/{enterprise_id or -}/{team_id or -}/installation.json   who, when, scopes
+    installations/{enterprise_id or -}/{team_id or -}/bot.json            the bot token
 
-These are the only objects that hold tokens (bot token, refresh token when the app rotates
-them). They sit beneath every workspace's scope (app/storage/team_scope.py refuses the
-prefix), beneath the secret redaction of memories (a token is what they must keep), and
-outside every path the memory tool maps. Ids are checked against Slack's shapes first: a
+`bot.json` is the only object that holds a token (the bot token, and its refresh token
+when the app rotates them): one place, so a rotation leaves no stale copy behind; the
+installation record is read back with the bot's token filled in. Both sit beneath every
+workspace's scope (app/storage/team_scope.py refuses the prefix), beneath the secret
+redaction of memories (a token is what they must keep), and outside every path the memory
+tool maps. Ids are checked against Slack's shapes first: a
 team id that looks like a path names no installation.
 
 Two instances finishing the same install (or a rotation racing an install) each write
@@ -68,7 +70,8 @@ class ObjectStoreInstallationStore(AsyncInstallationStore):
         tenant = tenant_of(
             installation.enterprise_id, installation.team_id, installation.is_enterprise_install
         )
-        await self._save_newest(installation_prefix(tenant) + INSTALLATION, _record(installation))
+        record = _record(installation, without=_TOKEN_FIELDS)
+        await self._save_newest(installation_prefix(tenant) + INSTALLATION, record)
         if installation.bot_token is not None:
             await self.async_save_bot(installation.to_bot())
 
@@ -102,6 +105,15 @@ class ObjectStoreInstallationStore(AsyncInstallationStore):
         installation = Installation(**data)
         if user_id is not None and installation.user_id != user_id:
             return None  # Orion keeps the installer's record only; no one else's user token
+        bot = await self.async_find_bot(
+            enterprise_id=enterprise_id,
+            team_id=team_id,
+            is_enterprise_install=is_enterprise_install,
+        )
+        if bot is not None:
+            installation.bot_token = bot.bot_token
+            installation.bot_refresh_token = bot.bot_refresh_token
+            installation.bot_token_expires_at = bot.bot_token_expires_at
         return installation
 
     async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
@@ -160,8 +172,15 @@ class ObjectStoreInstallationStore(AsyncInstallationStore):
             await self._store.delete(installation_prefix(tenant) + name)
 
 
-def _record(model: Installation | Bot) -> str:
-    return json.dumps(model.to_dict_for_copying(), default=_timestamp, sort_keys=True)
+# Kept in bot.json alone (and no user token at all: Orion asks for no user scopes).
+_TOKEN_FIELDS = frozenset(
+    {"bot_token", "bot_refresh_token", "bot_token_expires_at", "user_token", "user_refresh_token"}
+)
+
+
+def _record(model: Installation | Bot, *, without: frozenset[str] = frozenset()) -> str:
+    fields = {k: v for k, v in model.to_dict_for_copying().items() if k not in without}
+    return json.dumps(fields, default=_timestamp, sort_keys=True)
 
 
 def _timestamp(value: object) -> str:

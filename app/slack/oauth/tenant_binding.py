@@ -21,7 +21,7 @@ from slack_bolt.response import BoltResponse
 from app.observability.logging import get_logger
 from app.slack.event_scope import event_id_of
 from app.slack.oauth.installation_store import tenant_of
-from app.storage.team_scope import InvalidTenant, bound_tenant
+from app.storage.team_scope import InvalidTenant, bind_for_this_task
 
 log = get_logger(__name__)
 
@@ -42,13 +42,14 @@ class BindTenant(AsyncMiddleware):
         except InvalidTenant:
             log.warning("slack.tenant.refused", event_id=event_id_of(req.body))
             return BoltResponse(status=200, body="")
-        with (
-            bound_tenant(tenant),
-            structlog.contextvars.bound_contextvars(
-                team_id=tenant.team_id, enterprise_id=tenant.enterprise_id
-            ),
-        ):
-            return await next()
+        # For the rest of this request's task: Bolt runs the listeners after its middleware
+        # chain has returned (`next()` only lets the chain go on), so a `with` block here
+        # would have ended before them.
+        bind_for_this_task(tenant)
+        structlog.contextvars.bind_contextvars(
+            team_id=tenant.team_id, enterprise_id=tenant.enterprise_id
+        )
+        return await next()
 
 
 def register(app: AsyncApp) -> None:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import time
 
+import pytest
 from slack_sdk.oauth.installation_store import Installation
 
 from app.slack.oauth.installation_store import ObjectStoreInstallationStore
@@ -15,6 +16,13 @@ from tests.backends import Backend
 
 TEAM = "TAAAA1"
 ORG = "EORG001"
+
+
+@pytest.fixture(autouse=True)
+async def connected(backend: Backend) -> None:
+    """Connected ahead, as Orion's start does: the stores' own short budget is for their
+    requests, not for importing the GCS client on a busy machine."""
+    await backend.store.connect()
 
 
 def installation(
