@@ -34,6 +34,7 @@ from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
+from tests.span_log import SpanLog
 
 TEAM_A, TEAM_B, TEAM_NONE = "TAAAA1", "TBBBB2", "TNOPE3"
 USER = "U0SAME01"  # the same user id in two workspaces: two different people
@@ -241,3 +242,21 @@ def test_a_rotating_token_is_refreshed_and_the_refresh_token_kept(
         c for c in slack.calls if c.method not in ("oauth.v2.access",) and c.at > refresh.at
     ]
     assert answered and {c.token for c in answered} == {rotated["bot_token"]}
+
+
+def test_traces_and_logs_name_the_workspace(
+    spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    install(orion, slack, TEAM_A)
+    claude.reply("Traced in A.")
+    thread_ts, _ = open_thread_in(orion, slack, TEAM_A, USER, DM_A)
+    say_in(orion, slack, TEAM_A, USER, DM_A, thread_ts, "trace me")
+    wait_for_answer(slack, DM_A, thread_ts, "Traced in A.")
+    slack.wait_for(lambda: spans.named("slack.user_message"), what="the root span")
+
+    [root] = spans.named("slack.user_message")
+    attributes = spans.attributes(root)
+    assert attributes["user.id"] == USER
+    assert json.loads(attributes["langfuse.trace.metadata.team_id"]) == TEAM_A
+    [done] = orion.logged("slack.user_message.done")
+    assert done["team_id"] == TEAM_A
