@@ -15,7 +15,7 @@ import pytest
 from app.config import DEFAULT_BOT_SCOPES
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
-from tests.e2e.conversation import main_requests, wait_for_answer
+from tests.e2e.conversation import main_requests, open_thread, post_user_message, wait_for_answer
 from tests.e2e.distribution import (
     CLIENT_ID,
     authorize_link,
@@ -33,7 +33,7 @@ from tests.fakes import claude_script as script
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer
+from tests.orion_server import OrionServer, make_settings
 from tests.span_log import SpanLog
 
 TEAM_A, TEAM_B, TEAM_NONE = "TAAAA1", "TBBBB2", "TNOPE3"
@@ -260,3 +260,30 @@ def test_traces_and_logs_name_the_workspace(
     assert json.loads(attributes["langfuse.trace.metadata.team_id"]) == TEAM_A
     [done] = orion.logged("slack.user_message.done")
     assert done["team_id"] == TEAM_A
+
+
+def test_readiness_has_no_single_token_to_check(orion: OrionServer) -> None:
+    response = orion.http.get("/readyz")
+    slack_auth = response.json()["checks"]["slack_auth"]
+    assert slack_auth == {"ok": True, "state": "per_team"}
+
+
+def test_single_workspace_mode_keeps_todays_keys_and_has_no_install_routes(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    # SLACK_BOT_TOKEN set (a client id too, as an app that also distributes may have):
+    # one workspace, the keys as they always were, no migration.
+    settings = make_settings(slack, claude, memory_dir=memory_dir, slack_client_id=CLIENT_ID)
+    with OrionServer(settings) as orion:
+        assert orion.http.get("/slack/install").status_code == 404
+        answer_with_summary(orion, claude, answer="Hello Otto!", summary=SUMMARY_B)
+        thread_ts, _ = open_thread(orion, slack, USER, DM_B)
+        post_user_message(orion, slack, USER, DM_B, thread_ts, "Please call me Otto.")
+        wait_for_answer(slack, DM_B, thread_ts, "Hello Otto!")
+        orion.wait_logged("memory.after_turn", timeout=30)
+        orion.wait_idle()
+
+    keys = stored_keys(memory_dir)
+    assert f"users/{USER}/preferences.json" in keys
+    assert any(key.startswith(f"threads/{DM_B}/") for key in keys)
+    assert not [key for key in keys if "/teams/" in key or key.startswith("installations/")]
