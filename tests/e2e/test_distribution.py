@@ -130,6 +130,8 @@ def test_each_workspaces_events_are_answered_with_its_own_token(
     done = [line for line in orion.log_lines() if line["message"].endswith(".done")]
     assert done and {line.get("team_id") for line in done} == {TEAM_A, TEAM_B}
     assert not [line for line in orion.log_lines() if line.get("error") == "TenantNotBound"]
+    logged = orion.log_stream.getvalue()
+    assert token_a not in logged and token_b not in logged, "no token in any log line"
 
 
 def test_the_same_user_id_in_two_workspaces_shares_nothing(
