@@ -130,15 +130,17 @@ def test_a_turn_still_running_when_its_workspace_uninstalls_writes_nothing_back(
     remember_in(orion, slack, claude, TEAM_B, DM_B, "Otto")
     claude.responder = None
     thread_ts, _ = open_thread_in(orion, slack, TEAM_A, USER, DM_A)
-    # A slow answer: the workspace uninstalls while Claude is still writing it; the turn's
-    # end (summary, index, the name it learned) comes after.
-    claude.reply("Noted, Mira. " * 40, chunk_delay=0.05)
+    # The workspace uninstalls while the answer is still being written: its end (and so
+    # the turn's end — summary, index, the name it learned) waits until after.
+    finishing = slack.hold("chat.stopStream")
+    claude.reply("Noted, Mira.")
     say_in(orion, slack, TEAM_A, USER, DM_A, thread_ts, "Please call me Mira.")
     slack.wait_for(lambda: slack.calls_to("chat.startStream"), what="the answer to start")
     b_before = of_team(contents(memory_dir), TEAM_B)
 
     orion.post_event(events.app_uninstalled(TEAM_A))
     orion.wait_logged(FORGOTTEN, timeout=15)
+    finishing.set()
     slack.wait_for(lambda: len(slack.calls_to("chat.stopStream")) >= 2, timeout=30)
     orion.wait_idle(timeout=30)
     taken_back = [line for line in orion.log_lines() if line.get("error") == "TenantUninstalled"]
