@@ -1,5 +1,5 @@
 """`orion` command: `orion` (auto), `orion serve` (HTTP), `orion socket` (Socket Mode), and
-`orion memory show|export|forget USER_ID` for operators (app/memory_commands.py), and
+`orion memory show|export|forget USER_ID [--team T…]` for operators (app/memory_commands.py), and
 `orion chat` to try Orion in a terminal, without Slack (app/terminal_chat/).
 
 Whatever a person must fix (a setting, an argument, a refused token) is printed in one
@@ -95,6 +95,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     memory_parser.add_argument("--dm", help="the person's DM channel with Orion (else looked up)")
     memory_parser.add_argument("--output", "-o", help="export: write to this file (mode 0600)")
+    memory_parser.add_argument(
+        "--team",
+        help="distribution mode: the person's workspace (team id, e.g. T0123ABCD); required there",
+    )
+    memory_parser.add_argument(
+        "--enterprise",
+        help="distribution mode: the workspace's Enterprise Grid organisation (E…), if any; "
+        "alone (no --team) for an organisation-wide installation",
+    )
     return parser
 
 

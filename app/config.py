@@ -46,8 +46,14 @@ def _bot_token_shape(value: SecretStr) -> SecretStr:
     return value
 
 
-# SLACK_BOT_TOKEN: required to serve, optional for the operator commands.
+# SLACK_BOT_TOKEN: required to serve one workspace, optional for the operator commands,
+# absent in distribution mode (each workspace's token comes from its installation).
 BotToken = Annotated[SecretStr, AfterValidator(_bot_token_shape)]
+
+# The bot scopes an installation asks for when SLACK_SCOPES is unset: manifest.yaml's
+# (tests/test_manifest.py holds the two together).
+DEFAULT_BOT_SCOPES = ("assistant:write", "chat:write", "im:history", "files:write", "im:write")
+DEFAULT_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize"
 
 # The example values of .env.example ("xoxb-your-bot-token", "pk-lf-your-public-key"): a
 # copied file with a value not yet filled in must not pass for configured.
@@ -79,6 +85,12 @@ class _FromEnvironment(BaseSettings):
 class StorageSettings(_FromEnvironment):
     """Where memories and Orion's own records live, and how long conversations are kept.
     (`STORAGE_EMULATOR_HOST` is read by google-cloud-storage itself.)"""
+
+    @property
+    def keys_per_team(self) -> bool:
+        """Whether every key of a person's content (and of Orion's records) is scoped by
+        Slack team: in distribution mode (see `OperatorSettings.distribution`)."""
+        return False
 
     gcs_memories_bucket: str | None = None
     memory_dir: Path = Path(".orion/memories")
@@ -129,13 +141,35 @@ class OperatorSettings(StorageSettings, ObservabilitySettings):
 
     slack_bot_token: BotToken | None = None
     slack_api_url: str = "https://slack.com/api/"
+    # Public (it is in every install link); with no bot token it means distribution mode.
+    slack_client_id: str | None = None
+
+    @property
+    def distribution(self) -> bool:
+        """One deployment serving many workspaces: an OAuth app (SLACK_CLIENT_ID) and no
+        single workspace's bot token. Each workspace's token then comes from its
+        installation, and its people's memory lives under its own keys."""
+        return self.slack_client_id is not None and self.slack_bot_token is None
+
+    @property
+    def keys_per_team(self) -> bool:
+        return self.distribution
 
 
 class Settings(OperatorSettings):
     """Everything Orion reads to serve."""
 
-    slack_bot_token: BotToken  # required here: Orion cannot serve without it
+    # Required to serve one workspace (`problems_for`); absent in distribution mode.
+    slack_bot_token: BotToken | None = None
     slack_signing_secret: SecretStr | None = None
+    # Distribution mode (OAuth installs): SLACK_CLIENT_ID (above) and this.
+    slack_client_secret: SecretStr | None = None
+    # Comma-separated bot scopes an installation asks for (default DEFAULT_BOT_SCOPES).
+    slack_scopes: str | None = None
+    # The Redirect URL registered with the app, e.g. https://HOST/slack/oauth_redirect;
+    # needed when the app lists several (Slack then requires it in the exchange too).
+    slack_oauth_redirect_url: str | None = None
+    slack_authorize_url: str = DEFAULT_AUTHORIZE_URL
     slack_app_token: SecretStr | None = None
     # Existing installs (assistant_view) keep working unchanged; new apps set `agent`.
     slack_experience: SlackExperience = SlackExperience.ASSISTANT
@@ -162,18 +196,44 @@ class Settings(OperatorSettings):
             raise ValueError("must be an app-level token starting with xapp-")
         return value
 
+    @property
+    def bot_scopes(self) -> list[str]:
+        if self.slack_scopes is None:
+            return list(DEFAULT_BOT_SCOPES)
+        return [scope.strip() for scope in self.slack_scopes.split(",") if scope.strip()]
+
     def default_mode(self) -> RunMode:
         return RunMode.SOCKET if self.slack_app_token is not None else RunMode.HTTP
 
     def problems_for(self, mode: RunMode) -> list[str]:
         """Cross-field rules that depend on how Orion runs."""
-        problems = []
+        problems = self._slack_app_problems(mode)
         if mode is RunMode.HTTP and self.slack_signing_secret is None:
             problems.append("SLACK_SIGNING_SECRET: missing (required in HTTP mode)")
         if mode is RunMode.SOCKET and self.slack_app_token is None:
             problems.append("SLACK_APP_TOKEN: missing (required in Socket Mode)")
         if (self.langfuse_public_key is None) != (self.langfuse_secret_key is None):
             problems.append("LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY: set both or neither")
+        return problems
+
+    def _slack_app_problems(self, mode: RunMode) -> list[str]:
+        """One workspace (a bot token) or many (an OAuth app), never half of either."""
+        if self.slack_bot_token is not None:
+            return []
+        if self.slack_client_id is None and self.slack_client_secret is None:
+            return ["SLACK_BOT_TOKEN: missing (required)"]
+        problems = []
+        if self.slack_client_id is None:
+            problems.append("SLACK_CLIENT_ID: missing (required with SLACK_CLIENT_SECRET)")
+        if self.slack_client_secret is None:
+            problems.append("SLACK_CLIENT_SECRET: missing (required with SLACK_CLIENT_ID)")
+        if mode is RunMode.SOCKET:
+            problems.append(
+                "SLACK_APP_TOKEN: Socket Mode serves one workspace; distribution mode "
+                "(SLACK_CLIENT_ID without SLACK_BOT_TOKEN) runs over HTTP only"
+            )
+        if not self.bot_scopes:
+            problems.append("SLACK_SCOPES: names no scope")
         return problems
 
 
@@ -236,8 +296,10 @@ def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
         settings = read_settings(Settings, **overrides)
     except ConfigError as exc:
         problems = exc.problems
-        # The mode rules need a parsed Settings; report the one that matters most anyway,
+        # The mode rules need a parsed Settings; report the ones that matter most anyway,
         # so a first run lists every missing variable at once.
+        if not _provided("SLACK_BOT_TOKEN", "SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"):
+            problems.insert(0, "SLACK_BOT_TOKEN: missing (required)")
         if mode is RunMode.SOCKET and not _provided("SLACK_APP_TOKEN"):
             problems.append("SLACK_APP_TOKEN: missing (required in Socket Mode)")
         elif mode is not RunMode.SOCKET and not _provided(

@@ -1,6 +1,7 @@
 """HTTP mode (Cloud Run): Starlette routes `POST /slack/events`, `GET /healthz` (liveness:
 the process answers) and `GET /readyz` (readiness: whether Orion can do its job now, and if
-not, why; app/readiness.py).
+not, why; app/readiness.py). In distribution mode also `GET /slack/install` and
+`GET /slack/oauth_redirect`, Bolt's OAuth flow (app/slack/oauth/flow.py).
 
 The server listens before Bolt is imported: Bolt (and then the heavy clients) load in
 the background and `/healthz` answers at once. Events and clicks are acknowledged as soon
@@ -48,6 +49,9 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 BoltFactory = Callable[[], "AsyncApp"]
+# Bolt's default paths of its OAuth flow (AsyncOAuthSettings), which the flow keeps.
+INSTALL_PATH = "/slack/install"
+OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"
 
 
 class BoltLoader:
@@ -86,7 +90,8 @@ def build_http_app(
 
     def bolt_ready(bolt: AsyncApp) -> None:
         provider.warm_up()
-        slack_auth.start(bolt.client)
+        if not settings.distribution:  # each workspace's token is checked per event there
+            slack_auth.start(bolt.client)
 
     loader = BoltLoader(build_bolt or (lambda: _build_bolt(settings, provider)), bolt_ready)
     assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
@@ -127,8 +132,22 @@ def build_http_app(
     async def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")
 
+    async def oauth(request: Request) -> Response:
+        """The install page and the redirect back from Slack: Bolt's flow."""
+        from slack_bolt.adapter.starlette.async_handler import to_starlette_response
+        from slack_bolt.request.async_request import AsyncBoltRequest
+
+        flow = (await loader.get()).oauth_flow
+        assert flow is not None  # distribution mode builds it
+        bolt_request = AsyncBoltRequest(
+            body="", query=request.url.query, headers=dict(request.headers)
+        )
+        if request.url.path == flow.install_path:
+            return to_starlette_response(await flow.handle_installation(bolt_request))
+        return to_starlette_response(await flow.handle_callback(bolt_request))
+
     async def readyz(_: Request) -> Response:
-        report = readiness(provider, slack_auth)
+        report = readiness(provider, None if settings.distribution else slack_auth)
         return JSONResponse(
             report.as_json(),
             status_code=200 if report.ready else 503,
@@ -146,14 +165,17 @@ def build_http_app(
 
             await close_connection_pool(loader.app.client)
 
-    app = Starlette(
-        routes=[
-            Route("/slack/events", slack_events, methods=["POST"]),
-            Route("/healthz", healthz, methods=["GET"]),
-            Route("/readyz", readyz, methods=["GET"]),
-        ],
-        lifespan=lifespan,
-    )
+    routes = [
+        Route("/slack/events", slack_events, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+    ]
+    if settings.distribution:
+        routes += [
+            Route(INSTALL_PATH, oauth, methods=["GET"]),
+            Route(OAUTH_REDIRECT_PATH, oauth, methods=["GET"]),
+        ]
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.state.bolt = loader
     return app
 

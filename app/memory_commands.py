@@ -13,6 +13,13 @@ path: a relative MEMORY_DIR depends on where the command runs), a memory directo
 does not exist is an error naming it rather than an empty store, and an erasure that
 finds nothing says so and fails unless `--allow-empty`. The commands read only the
 storage settings (OperatorSettings): no Slack or Anthropic key is needed to read a folder.
+
+In distribution mode (many workspaces: SLACK_CLIENT_ID without SLACK_BOT_TOKEN) a user id
+names a person only within a workspace: `--team T…` (and `--enterprise E…` for a
+workspace of an Enterprise Grid organisation; `--enterprise` alone for an
+organisation-wide installation) is required, and the command acts on that workspace's
+keys alone (app/storage/team_scope.py). Outside it, `--team` is refused: the keys are not
+scoped, and an operator must not believe they acted on one workspace only.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from app.observability.logging import get_logger
 from app.services import build_storage
 from app.storage.owner_only_files import replace_file
 from app.storage.store import ObjectStore, StoreError
+from app.storage.team_scope import InvalidTenant, Tenant, bound_tenant
 
 log = get_logger(__name__)
 
@@ -63,6 +71,11 @@ def run(
         problem = f"USER_ID: not a Slack user id (like U0123ABCD): {args.user_id!r}"
         print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
         return BAD_INPUT
+    try:
+        tenant = _tenant(settings, args)
+    except ValueError as exc:
+        print(problem_report(WHO, [str(exc)], hint=None), file=sys.stderr)
+        return BAD_INPUT
     location = settings.store_location()
     if not settings.gcs_memories_bucket and not settings.memory_dir.is_dir():
         problem = (
@@ -74,9 +87,35 @@ def run(
     # The export's document may be stdout itself: then the store is named on stderr.
     report = sys.stderr if args.action == "export" and not args.output else out
     report.write(f"Memory store: {location}\n")
+    if tenant is not None:
+        report.write(f"Workspace: {tenant.segment}\n")
     # Absolute, for the same reason as the store's: the operator sees where it went.
     output = os.path.abspath(args.output) if args.output else None
-    return asyncio.run(_run(settings, args, user_id, output, out, ask))
+    if tenant is None:
+        return asyncio.run(_run(settings, args, user_id, output, out, ask))
+    with bound_tenant(tenant):  # every store operation of the command: this workspace's
+        return asyncio.run(_run(settings, args, user_id, output, out, ask))
+
+
+def _tenant(settings: OperatorSettings, args: argparse.Namespace) -> Tenant | None:
+    """The workspace the command acts in (distribution mode), None outside it."""
+    team, enterprise = getattr(args, "team", None), getattr(args, "enterprise", None)
+    if not settings.keys_per_team:
+        if team or enterprise:
+            raise ValueError(
+                "--team: only in distribution mode (SLACK_CLIENT_ID set, SLACK_BOT_TOKEN "
+                "unset); this store's keys are one workspace's"
+            )
+        return None
+    if not team and not enterprise:
+        raise ValueError(
+            "--team: required in distribution mode: the person's workspace (T…), as a user "
+            "id names a person only within one"
+        )
+    try:
+        return Tenant(enterprise or None, team or None)
+    except InvalidTenant as exc:
+        raise ValueError(f"--team/--enterprise: {exc} (like T0123ABCD / E0123ABCD)") from None
 
 
 async def _run(

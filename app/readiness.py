@@ -14,7 +14,9 @@ serve a person fully, and 503 otherwise, naming what is missing:
   (docs/architecture.md), as every other instance does meanwhile; failing readiness would only stop
   Cloud Run from starting the instances a burst needs. `/readyz` stays 200 and says so
   (`degraded`, with the reason);
-- `slack_auth`: Slack accepted the bot token (`auth.test`, once at start).
+- `slack_auth`: Slack accepted the bot token (`auth.test`, once at start). In
+  distribution mode there is no one token: each workspace's is checked by Bolt on each of
+  its events, and an unknown workspace gets no answer; the check says `per_team`.
 
 It reads state already in memory: no request goes out per probe, so probing often costs
 nothing and a slow dependency cannot make the probe itself time out. The body names
@@ -67,13 +69,18 @@ class Readiness:
         }
 
 
-def readiness(provider: ServiceProvider, slack_auth: SlackAuthCheck) -> Readiness:
+def readiness(provider: ServiceProvider, slack_auth: SlackAuthCheck | None) -> Readiness:
+    """`slack_auth` None: distribution mode (every workspace's own token)."""
     return Readiness(
         {
             "services": _build_check("services", provider.services_status),
             "claude": _claude_check(provider),
             "storage": _storage_check(provider),
-            "slack_auth": _build_check("slack_auth", slack_auth.status()),
+            "slack_auth": (
+                _build_check("slack_auth", slack_auth.status())
+                if slack_auth is not None
+                else Check(True, "per_team")
+            ),
         }
     )
 

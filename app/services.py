@@ -54,6 +54,10 @@ class Storage:
     # reads and writes go through `memory_store`, which is None when memory is switched off.
     store: ObjectStore
     memory_store: ObjectStore | None
+    # Distribution mode only: the store beneath every team's scope, for the deployment's
+    # own records — installations (tokens: never redacted, never a team's), install
+    # states, uninstall tombstones — and the retention sweep across teams. None otherwise.
+    deployment_store: ObjectStore | None = None
 
 
 @dataclass(frozen=True)
@@ -82,23 +86,28 @@ def build_storage(settings: StorageSettings) -> Storage:
     Whatever writes to the store, and whatever reads from it, does so through the rules of
     what Orion may keep, layered once beneath everything (and beneath the breaker): no
     secret is ever written (app/memory/secret_free_store.py), and conversations older
-    than the retention window read as gone (app/memory/retention.py).
+    than the retention window read as gone (app/memory/retention.py). In distribution
+    mode every key is the bound team's (app/storage/team_scope.py), beneath those rules.
     """
     from app.memory.keeping import kept
     from app.memory.shared_context import SharedContextCache
+    from app.memory.team_keys import team_scoped
     from app.storage.factory import open_object_store
 
     retention = session_retention(settings)
-    store = open_object_store(
-        settings.gcs_memories_bucket,
-        settings.memory_dir,
-        layers=lambda backend: kept(backend, retention),
-    )
+    backends: list[ObjectStore] = []
+
+    def layers(backend: ObjectStore) -> ObjectStore:
+        backends.append(backend)
+        return kept(team_scoped(backend) if settings.keys_per_team else backend, retention)
+
+    store = open_object_store(settings.gcs_memories_bucket, settings.memory_dir, layers=layers)
+    deployment_store = backends[0] if settings.keys_per_team else None
     if not settings.memory_enabled:
-        return Storage(store=store, memory_store=None)
+        return Storage(store=store, memory_store=None, deployment_store=deployment_store)
     # Above the breaker: while storage is down, a context read moments ago still serves.
     shared = SharedContextCache(store, max_age_s=settings.memory_global_context_max_age_s)
-    return Storage(store=store, memory_store=shared)
+    return Storage(store=store, memory_store=shared, deployment_store=deployment_store)
 
 
 def session_retention(settings: StorageSettings) -> SessionRetention:
@@ -219,7 +228,11 @@ class ServiceProvider:
         from app.memory.retention_sweep import keep_sweeping
 
         storage = await self._storage.wait_built()
-        await keep_sweeping(storage.store, session_retention(self.settings))
+        # Every team's conversations at once, in distribution mode (their keys keep
+        # their kind's prefix: app/storage/team_scope.py).
+        await keep_sweeping(
+            storage.deployment_store or storage.store, session_retention(self.settings)
+        )
 
     async def _build_storage(self) -> Storage:
         storage = build_storage(self.settings)

@@ -4,7 +4,7 @@
 
 and inside app/slack, by room:
 
-    app.py → assistant_view/, agent_view/, home/, catch_all/ → conversation/ → the wiring
+    app.py → assistant_view/, agent_view/, home/, catch_all/, oauth/ → conversation/ → the wiring
     (event_scope, web_client, installed_team)
 
 Every module of `app/` is read with `ast` (nothing is imported), and each `app.*` import
@@ -77,7 +77,7 @@ def _area(module: str) -> str | None:
 # core both experiences share (conversation/) and the wiring at the top of app/slack; the
 # experiences, home/ and catch_all/ never import each other. Only app.py, which registers
 # every listener, imports them all; nothing imports app.py but the entry points.
-SLACK_ROOMS = {"assistant_view", "agent_view", "conversation", "home", "catch_all"}
+SLACK_ROOMS = {"assistant_view", "agent_view", "conversation", "home", "catch_all", "oauth"}
 SHARED_ROOM = "conversation"
 SLACK_WIRING = {"event_scope", "web_client", "installed_team", "mrkdwn"}
 SLACK_APP = "app"

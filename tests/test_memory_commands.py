@@ -235,3 +235,76 @@ def test_an_export_that_cannot_be_written_says_where(tmp_path: Path, memories: P
         f"orion memory cannot run — --output: could not write {out} (Not a directory)"
     )
     assert "Wrote" not in result.stdout
+
+
+# --- distribution mode: one workspace at a time ---------------------------------------------
+
+TEAM_A, TEAM_B = "TAAAA1", "TBBBB2"
+
+
+def _distribution_orion(tmp_path: Path, memories: Path, *args: str, stdin: str = ""):
+    env = {"SLACK_CLIENT_ID": "1111.2222", "MEMORY_DIR": str(memories), "LOG_FORMAT": "json"}
+    return run_orion_command(tmp_path, "memory", *args, env=env, stdin=stdin)
+
+
+@pytest.fixture
+def two_workspaces(tmp_path: Path) -> Path:
+    """The same user id in two workspaces (two people), as distribution mode keeps them."""
+    root = tmp_path / "memories"
+    for team, language in ((TEAM_A, "French"), (TEAM_B, "German")):
+        files = {
+            f"users/teams/-/{team}/{USER}/preferences.json": f'{{"language": "{language}"}}',
+            f"users/teams/-/{team}/{USER}/notes/budget.md": f"{team}'s note\n",
+        }
+        for key, content in files.items():
+            (root / key).parent.mkdir(parents=True, exist_ok=True)
+            (root / key).write_text(content)
+    return root
+
+
+def test_in_distribution_mode_each_command_acts_in_the_one_workspace_named(
+    tmp_path: Path, two_workspaces: Path
+) -> None:
+    shown = _distribution_orion(tmp_path, two_workspaces, "show", USER, "--team", TEAM_A)
+    assert shown.returncode == 0, shown.stderr
+    assert "language: French" in shown.stdout and "German" not in shown.stdout
+    assert f"Workspace: teams/-/{TEAM_A}" in shown.stdout
+    b_before = {k: v for k, v in _files(two_workspaces).items() if TEAM_B in k}
+
+    forgot = _distribution_orion(
+        tmp_path, two_workspaces, "forget", USER, "--team", TEAM_A, "--yes"
+    )
+
+    assert forgot.returncode == 0, forgot.stderr
+    left = _files(two_workspaces)
+    assert [key for key in left if TEAM_A in key and not key.startswith("erasures/")] == []
+    assert {k: v for k, v in left.items() if TEAM_B in k and not k.startswith("erasures/")} == (
+        b_before
+    )
+
+
+@pytest.mark.parametrize(
+    "extra, problem",
+    [
+        ((), "--team: required in distribution mode"),
+        (("--team", "../TAAAA1"), "--team/--enterprise: not a Slack team id"),
+        (("--team", TEAM_A, "--enterprise", "E/../x"), "not a Slack enterprise id"),
+    ],
+)
+def test_in_distribution_mode_a_missing_or_bad_team_is_refused_touching_nothing(
+    tmp_path: Path, two_workspaces: Path, extra: tuple[str, ...], problem: str
+) -> None:
+    before = _files(two_workspaces)
+    result = _distribution_orion(tmp_path, two_workspaces, "forget", USER, "--yes", *extra)
+    assert result.returncode == 2
+    assert problem in result.stderr and "Traceback" not in result.stderr
+    assert _files(two_workspaces) == before
+
+
+def test_a_team_is_refused_outside_distribution_mode(
+    tmp_path: Path, memories: Path, slack_with_dm: FakeSlack
+) -> None:
+    before = _files(memories)
+    result = _orion(tmp_path, memories, slack_with_dm, "forget", USER, "--yes", "--team", TEAM_A)
+    assert result.returncode == 2 and "--team: only in distribution mode" in result.stderr
+    assert _files(memories) == before

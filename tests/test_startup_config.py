@@ -104,3 +104,33 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     assert result.returncode == 0
     listed = re.findall(r"^ {4}(\w+) ", result.stdout, flags=re.MULTILINE)
     assert listed == ["serve", "socket", "chat", "memory"]
+
+
+def test_distribution_mode_needs_no_bot_token_but_both_client_credentials(
+    tmp_path: Path,
+) -> None:
+    result = _run_orion(
+        tmp_path, "serve", SLACK_CLIENT_ID="1111.2222", ANTHROPIC_API_KEY="sk-ant-x"
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "SLACK_CLIENT_SECRET: missing (required with SLACK_CLIENT_ID)" in result.stderr
+    assert "SLACK_SIGNING_SECRET: missing" in result.stderr
+    assert "SLACK_BOT_TOKEN" not in result.stderr
+
+
+def test_socket_mode_in_distribution_mode_is_a_clear_configuration_error(
+    tmp_path: Path,
+) -> None:
+    secret = "client-secret-never-printed-0123"
+    result = _run_orion(
+        tmp_path,
+        "socket",
+        SLACK_CLIENT_ID="1111.2222",
+        SLACK_CLIENT_SECRET=secret,
+        SLACK_APP_TOKEN="xapp-start-up-test",
+        ANTHROPIC_API_KEY="sk-ant-x",
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "Socket Mode serves one workspace" in result.stderr
+    assert "distribution mode" in result.stderr and "runs over HTTP only" in result.stderr
+    assert secret not in result.stderr + result.stdout

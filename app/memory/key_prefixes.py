@@ -27,6 +27,9 @@ class KeyPrefix:
     model_reaches: bool
     # It holds a person's content, found from their id: "Forget everything" deletes it.
     personal: bool
+    # Distribution mode: the same for every workspace, never under a team's keys
+    # (app/storage/team_scope.py). Every other prefix is scoped by team there.
+    deployment_wide: bool = False
 
 
 GLOBAL = KeyPrefix(
@@ -80,7 +83,48 @@ ERASURES = KeyPrefix(
     personal=False,
 )
 
-KEY_PREFIXES = (GLOBAL, USERS, SESSIONS, THREADS, PEOPLE, EVENTS, ERASURES)
+# Distribution mode only (one deployment, many workspaces): Orion's records of the
+# deployment itself, reached only by the installation flow and uninstall, never by a
+# workspace's events or the memory tool (app/storage/team_scope.py refuses them).
+INSTALLATIONS = KeyPrefix(
+    "installations/",
+    "each workspace's installation: its bot token (and refresh token) — the only place "
+    "tokens are kept",
+    Lifetime.KEPT,
+    model_reaches=False,
+    personal=False,
+    deployment_wide=True,
+)
+OAUTH_STATES = KeyPrefix(
+    "oauth-states/",
+    "the random state of each install started, consumed once (valid ten minutes)",
+    Lifetime.DAY,
+    model_reaches=False,
+    personal=False,
+    deployment_wide=True,
+)
+UNINSTALLS = KeyPrefix(
+    "uninstalls/",
+    "tombstones: when a workspace uninstalled Orion, by its team (and enterprise) id",
+    Lifetime.KEPT,
+    model_reaches=False,
+    personal=False,
+    deployment_wide=True,
+)
+
+KEY_PREFIXES = (
+    GLOBAL,
+    USERS,
+    SESSIONS,
+    THREADS,
+    PEOPLE,
+    EVENTS,
+    ERASURES,
+    INSTALLATIONS,
+    OAUTH_STATES,
+    UNINSTALLS,
+)
+TEAM_SCOPED_PREFIXES = tuple(kind.prefix for kind in KEY_PREFIXES if not kind.deployment_wide)
 
 GLOBAL_PREFIX = GLOBAL.prefix
 USERS_PREFIX = USERS.prefix
@@ -89,3 +133,6 @@ THREADS_PREFIX = THREADS.prefix
 PEOPLE_PREFIX = PEOPLE.prefix
 EVENTS_PREFIX = EVENTS.prefix
 ERASURES_PREFIX = ERASURES.prefix
+INSTALLATIONS_PREFIX = INSTALLATIONS.prefix
+OAUTH_STATES_PREFIX = OAUTH_STATES.prefix
+UNINSTALLS_PREFIX = UNINSTALLS.prefix

@@ -16,7 +16,9 @@ Only `global/` is shared: it is written by an operator, read-only to Claude's me
 and holds nothing personal, so no erasure can be hidden by it and a second instance's copy
 is bounded by the same age. Everything a person owns (preferences, welcome, summaries,
 thread contexts, tombstones) passes straight through, read fresh on every call. A write or
-delete of a shared key through this layer drops the kept copy at once.
+delete of a shared key through this layer drops the kept copy at once. In distribution
+mode each workspace has its own `global/` (app/storage/team_scope.py): copies are kept
+per workspace, so one workspace's context never answers another's read.
 """
 
 from __future__ import annotations
@@ -27,8 +29,13 @@ from dataclasses import dataclass
 
 from app.memory.key_prefixes import GLOBAL_PREFIX
 from app.storage.store import ObjectStore, StoredObject, StoreLayer
+from app.storage.team_scope import Tenant, current_tenant
 
 DEFAULT_MAX_AGE_S = 10.0
+
+
+# A shared object: whose (the workspace bound in distribution mode, else None) and its key.
+_Shared = tuple[Tenant | None, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,22 +50,23 @@ class SharedContextCache(StoreLayer):
     def __init__(self, inner: ObjectStore, *, max_age_s: float = DEFAULT_MAX_AGE_S) -> None:
         super().__init__(inner)
         self._max_age_s = max_age_s
-        self._kept: dict[str, _Kept] = {}
-        self._reading: dict[str, asyncio.Future[StoredObject | None]] = {}
+        self._kept: dict[_Shared, _Kept] = {}
+        self._reading: dict[_Shared, asyncio.Future[StoredObject | None]] = {}
 
     async def read(self, key: str) -> StoredObject | None:
         if not key.startswith(GLOBAL_PREFIX):
             return await self.inner.read(key)
-        kept = self._kept.get(key)
+        shared = (current_tenant(), key)
+        kept = self._kept.get(shared)
         if kept is not None and time.monotonic() - kept.sent_at < self._max_age_s:
             return kept.stored
-        reading = self._reading.get(key)
+        reading = self._reading.get(shared)
         if reading is None:
             # Its own task, so that one reader giving up (its budget ran out) does not
-            # cancel the read for everyone who joined it.
-            reading = asyncio.ensure_future(self._read_and_keep(key))
-            self._reading[key] = reading
-            reading.add_done_callback(lambda done: self._done(key, done))
+            # cancel the read for everyone who joined it. (It inherits the tenant.)
+            reading = asyncio.ensure_future(self._read_and_keep(shared))
+            self._reading[shared] = reading
+            reading.add_done_callback(lambda done: self._done(shared, done))
         return await asyncio.shield(reading)
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
@@ -75,17 +83,17 @@ class SharedContextCache(StoreLayer):
         finally:
             self._forget(key)
 
-    async def _read_and_keep(self, key: str) -> StoredObject | None:
+    async def _read_and_keep(self, shared: _Shared) -> StoredObject | None:
         sent_at = time.monotonic()
-        stored = await self.inner.read(key)
-        if self._reading.get(key) is asyncio.current_task():
+        stored = await self.inner.read(shared[1])
+        if self._reading.get(shared) is asyncio.current_task():
             # Not dropped meanwhile by a write through this layer: what it read stands.
-            self._kept[key] = _Kept(stored, sent_at)
+            self._kept[shared] = _Kept(stored, sent_at)
         return stored
 
-    def _done(self, key: str, reading: asyncio.Future[StoredObject | None]) -> None:
-        if self._reading.get(key) is reading:
-            del self._reading[key]
+    def _done(self, shared: _Shared, reading: asyncio.Future[StoredObject | None]) -> None:
+        if self._reading.get(shared) is reading:
+            del self._reading[shared]
         if not reading.cancelled():
             # Retrieved, not logged: every reader still waiting gets it and logs it once
             # (the loader's scope_failed); a reader whose budget ran out has logged its
@@ -93,5 +101,6 @@ class SharedContextCache(StoreLayer):
             reading.exception()
 
     def _forget(self, key: str) -> None:
-        self._kept.pop(key, None)
-        self._reading.pop(key, None)
+        shared = (current_tenant(), key)
+        self._kept.pop(shared, None)
+        self._reading.pop(shared, None)

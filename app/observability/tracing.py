@@ -92,17 +92,26 @@ def observe(name: str, *, as_type: ObservationType = "span", **fields: Any) -> I
 
 @contextmanager
 def trace(
-    name: str, *, user_id: str | None, session_id: str | None, **fields: Any
+    name: str,
+    *,
+    user_id: str | None,
+    session_id: str | None,
+    team_id: str | None = None,
+    **fields: Any,
 ) -> Iterator[Any]:
-    """Open the root observation of one handled Slack event, tagged with user and thread."""
+    """Open the root observation of one handled Slack event, tagged with user and thread
+    (and, serving many workspaces, the workspace: the same user id in two is two people)."""
     if _client is None:
         yield _NOOP
         return
     from langfuse import propagate_attributes
 
+    metadata = {"team_id": team_id} if team_id else None
     with (
         _client.start_as_current_observation(name=name, as_type="span", **fields) as obs,
-        propagate_attributes(user_id=user_id, session_id=session_id, trace_name=name),
+        propagate_attributes(
+            user_id=user_id, session_id=session_id, trace_name=name, metadata=metadata
+        ),
     ):
         yield obs
 

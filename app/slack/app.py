@@ -30,19 +30,10 @@ from app.slack.web_client import configure_web_client
 
 
 def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMode) -> AsyncApp:
-    http = mode is RunMode.HTTP
-    signing_secret = settings.slack_signing_secret
-    app = AsyncApp(
-        token=settings.slack_bot_token.get_secret_value(),
-        signing_secret=signing_secret.get_secret_value() if http and signing_secret else None,
-        # Socket Mode messages arrive over an authenticated WebSocket, not signed HTTP.
-        request_verification_enabled=http,
-        # Ack first, work after: Slack retries anything not acked within 3 seconds.
-        process_before_response=False,
-    )
-    configure_web_client(app.client, base_url=settings.slack_api_url)
-    # First: a request from another workspace reaches no middleware or listener after it.
-    installed_team.register(app)
+    if settings.distribution:
+        app = _distribution_app(settings, provider)
+    else:
+        app = _single_workspace_app(settings, mode)
     context_store = StoredThreadContextStore(provider)
     dedupe = EventDeduplicator(provider)
     answerer = Answerer(provider, dedupe, RunningTurns())
@@ -58,6 +49,50 @@ def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMo
     _register_memory_controls(app, home)
     other_tabs.register(app)  # after the tabs' own listeners: tabs nobody shows
     other_messages.register(app)  # last: messages no listener above wanted
+    return app
+
+
+def _single_workspace_app(settings: Settings, mode: RunMode) -> AsyncApp:
+    """One workspace, one bot token (SLACK_BOT_TOKEN), over HTTP or Socket Mode."""
+    http = mode is RunMode.HTTP
+    signing_secret = settings.slack_signing_secret
+    assert settings.slack_bot_token is not None  # load_settings requires one outside distribution
+    app = AsyncApp(
+        token=settings.slack_bot_token.get_secret_value(),
+        signing_secret=signing_secret.get_secret_value() if http and signing_secret else None,
+        # Socket Mode messages arrive over an authenticated WebSocket, not signed HTTP.
+        request_verification_enabled=http,
+        # Ack first, work after: Slack retries anything not acked within 3 seconds.
+        process_before_response=False,
+    )
+    configure_web_client(app.client, base_url=settings.slack_api_url)
+    # First: a request from another workspace reaches no middleware or listener after it.
+    installed_team.register(app)
+    return app
+
+
+def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp:
+    """Many workspaces (docs/distribution.md), over HTTP only: each installs through
+    Slack's OAuth flow, each event is answered with its own workspace's token, and runs
+    on its own workspace's keys."""
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from app.slack.oauth import tenant_binding, uninstall
+    from app.slack.oauth.deployment_store import ProvidedDeploymentStore
+    from app.slack.oauth.flow import build_oauth
+
+    assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
+    client = configure_web_client(AsyncWebClient(), base_url=settings.slack_api_url)
+    oauth_flow = build_oauth(settings, ProvidedDeploymentStore(provider), client)
+    app = AsyncApp(
+        signing_secret=settings.slack_signing_secret.get_secret_value(),
+        client=client,
+        oauth_flow=oauth_flow,  # its settings' authorize answers every request
+        process_before_response=False,
+    )
+    # First of Orion's middleware (after Bolt's authorization): the workspace is bound.
+    tenant_binding.register(app)
+    uninstall.register(app, provider, oauth_flow.settings.installation_store)
     return app
 
 

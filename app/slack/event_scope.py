@@ -18,6 +18,7 @@ from app.observability import tracing
 from app.observability.event_context import event_context
 from app.observability.logging import get_logger
 from app.runtime.in_flight import in_flight
+from app.storage.team_scope import current_tenant
 
 log = get_logger(__name__)
 
@@ -30,6 +31,12 @@ def event_id_of(body: dict[str, Any]) -> str:
         or (body.get("container") or {}).get("message_ts")
         or "unknown"
     )
+
+
+def _team_label() -> str | None:
+    """The workspace the event came from, in distribution mode (bound before listeners)."""
+    tenant = current_tenant()
+    return tenant.label if tenant is not None else None
 
 
 @asynccontextmanager
@@ -48,7 +55,7 @@ async def handling(
             event_context(
                 event_id=event_id_of(body), user=user, channel=channel, thread_ts=thread_ts
             ),
-            tracing.trace(name, user_id=user, session_id=thread_ts) as span,
+            tracing.trace(name, user_id=user, session_id=thread_ts, team_id=_team_label()) as span,
         ):
             started = time.perf_counter()
             # One INFO line per event, at its end: a line costs about 0.1 ms of CPU.

@@ -14,6 +14,7 @@ import itertools
 import json
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -72,6 +73,9 @@ CONFIRM_TITLE_LIMIT = 100
 CONFIRM_TEXT_LIMIT = 300
 CONFIRM_BUTTON_LIMIT = 30
 
+# What Slack answers as a rotating token's lifetime (12 hours).
+ROTATED_TOKEN_LIFETIME_S = 43_200
+
 # Form-encoded requests carry structured arguments as JSON strings.
 _JSON_ARGS = (
     "blocks",
@@ -94,6 +98,20 @@ class Call:
     error: str | None = None
     # When it was answered (`time.monotonic()`), to order it against other fakes' requests.
     at: float = field(default_factory=time.monotonic)
+    # The token the call was made with (None: none, or client credentials).
+    token: str | None = None
+
+
+@dataclass
+class Installed:
+    """A workspace (or organisation) that installed the app through `oauth.v2.access`."""
+
+    team_id: str | None
+    enterprise_id: str | None
+    is_enterprise_install: bool
+    bot_token: str
+    refresh_token: str | None  # token rotation on: the bot token expires
+    lifetime_s: int = 43_200  # a rotating token's (Slack's: 12 hours)
 
 
 @dataclass
@@ -167,6 +185,16 @@ class FakeSlack(HttpFake):
         self._files: dict[str, UploadedFile] = {}
         self._file_ids = itertools.count(1)
         self._dms: dict[str, str] = {}
+        # Distribution mode (OAuth installs): codes handed out and not yet exchanged, the
+        # installations (by bot token) and the tokens revoked since.
+        self.client_id: str | None = None
+        self.client_secret: str | None = None
+        self._codes: dict[str, Installed] = {}
+        self._installed: dict[str, Installed] = {}
+        self._refresh_tokens: dict[str, Installed] = {}
+        self._revoked: set[str] = set()
+        self._token_ids = itertools.count(1)
+        self._calling: Installed | None = None  # whose token the call being answered used
         self.socket_mode: FakeSocketModeServer | None = None
         self._owns_socket_mode = False
         if socket_mode is True:
@@ -176,6 +204,7 @@ class FakeSlack(HttpFake):
             self.socket_mode = socket_mode
         self._handlers: dict[str, Handler] = {
             "auth.test": self._auth_test,
+            "oauth.v2.access": self._oauth_access,
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
             "chat.delete": self._delete,
@@ -243,6 +272,7 @@ class FakeSlack(HttpFake):
             handler = self._handlers.get(req.method, _fallback)
             # Model updates happen under the workspace lock so a test never sees half a call.
             with self.workspace.lock:
+                self._calling = self._installed.get(req.token or "")
                 result = handler(req.args)
         except SlackError as e:
             self._record(req, e.error)
@@ -279,8 +309,13 @@ class FakeSlack(HttpFake):
 
     def _authenticate(self, req: _Request) -> None:
         token = req.token
+        if req.method == "oauth.v2.access":
+            self._authenticate_client(req)
+            return
         if not token:
             raise SlackError("not_authed")
+        if token in self._revoked:
+            raise SlackError("token_revoked")
         if req.method == "apps.connections.open":
             if not token.startswith("xapp-"):
                 raise SlackError("not_allowed_token_type")
@@ -289,9 +324,23 @@ class FakeSlack(HttpFake):
         elif not token.startswith(("xoxb-", "xoxp-")):
             raise SlackError("invalid_auth")
 
+    def _authenticate_client(self, req: _Request) -> None:
+        """oauth.v2.access authenticates the app (HTTP Basic, as slack_sdk sends it, or
+        client_id/client_secret arguments), not a token."""
+        auth = req.headers.get("Authorization", "")
+        client_id, client_secret = req.args.get("client_id"), req.args.get("client_secret")
+        if auth.startswith("Basic "):
+            decoded = base64.b64decode(auth.removeprefix("Basic ")).decode()
+            client_id, _, client_secret = decoded.partition(":")
+        if (client_id, client_secret) != (self.client_id, self.client_secret):
+            raise SlackError(
+                "invalid_client_id" if client_id != self.client_id else "bad_client_secret"
+            )
+
     def _record(self, req: _Request, error: str | None) -> None:
         with self._lock:
-            self._calls.append(Call(req.method, req.args, req.headers, error))
+            token = req.token if req.method != "oauth.v2.access" else None
+            self._calls.append(Call(req.method, req.args, req.headers, error, token=token))
 
     # --- error injection ---
 
@@ -394,6 +443,77 @@ class FakeSlack(HttpFake):
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
+    # --- distribution mode: installs through OAuth ---
+
+    def accept_client(self, client_id: str, client_secret: str) -> None:
+        """The app's credentials, which oauth.v2.access checks."""
+        self.client_id, self.client_secret = client_id, client_secret
+
+    def approve_install(
+        self,
+        team_id: str | None,
+        *,
+        enterprise_id: str | None = None,
+        is_enterprise_install: bool = False,
+        rotating: bool = False,
+        token_lifetime_s: int = ROTATED_TOKEN_LIFETIME_S,
+    ) -> str:
+        """What Slack does when an admin approves the install on its authorize page: a
+        one-time `code` for the redirect, exchanged once with oauth.v2.access for a new bot
+        token of that workspace (with a refresh token when `rotating`, the token then
+        expiring after `token_lifetime_s`)."""
+        code = f"code-{next(self._token_ids)}-{uuid_hex()}"
+        number = next(self._token_ids)
+        owner = team_id or enterprise_id or "none"
+        installed = Installed(
+            team_id=team_id,
+            enterprise_id=enterprise_id,
+            is_enterprise_install=is_enterprise_install,
+            bot_token=f"xoxb-{owner}-{number}-{uuid_hex()}",
+            refresh_token=f"xoxe-1-{owner}-{number}-{uuid_hex()}" if rotating else None,
+            lifetime_s=token_lifetime_s,
+        )
+        with self._lock:
+            self._codes[code] = installed
+        return code
+
+    def installed_token(self, team_id: str | None, enterprise_id: str | None = None) -> str:
+        """The newest bot token handed to this workspace (or organisation)."""
+        with self._lock:
+            tokens = [
+                token
+                for token, installed in self._installed.items()
+                if (installed.team_id, installed.enterprise_id) == (team_id, enterprise_id)
+                and token not in self._revoked
+            ]
+        assert tokens, f"no installation of {team_id or enterprise_id}"
+        return tokens[-1]
+
+    def issued_tokens(self, team_id: str | None, enterprise_id: str | None = None) -> set[str]:
+        """Every bot token this workspace was handed, revoked ones included."""
+        with self._lock:
+            return {
+                token
+                for token, installed in self._installed.items()
+                if (installed.team_id, installed.enterprise_id) == (team_id, enterprise_id)
+            }
+
+    def revoke_tokens_of(self, team_id: str | None, enterprise_id: str | None = None) -> None:
+        """The app was uninstalled: every token of that workspace stops working."""
+        with self._lock:
+            for token, installed in self._installed.items():
+                if (installed.team_id, installed.enterprise_id) == (team_id, enterprise_id):
+                    self._revoked.add(token)
+
+    def calls_with_token(self, token: str) -> list[Call]:
+        return [c for c in self.calls if c.token == token]
+
+    def team_of(self, call: Call) -> str | None:
+        """The workspace whose token made `call` (None: not an installed workspace's)."""
+        with self._lock:
+            installed = self._installed.get(call.token or "")
+        return installed.team_id or installed.enterprise_id if installed else None
+
     def thread(self, channel: str, thread_ts: str) -> list[Message]:
         """Messages of the thread as the user sees them, oldest first: the parent if it is an
         ordinary message, then the replies."""
@@ -439,14 +559,16 @@ class FakeSlack(HttpFake):
         """The agent_view session of a conversation (None until Orion created one)."""
         return self.workspace.session(channel, thread_ts)
 
-    def home_views(self, user: str) -> list[dict[str, Any]]:
-        """Every Home tab view published for `user` (views.publish), oldest first."""
+    def home_views(self, user: str, team: str | None = None) -> list[dict[str, Any]]:
+        """Every Home tab view published for `user` (views.publish), oldest first; in
+        `team` only, when given (the same user id in two workspaces is two people)."""
         with self._lock:
-            return json.loads(json.dumps(self._views.get(user, [])))
+            views = json.loads(json.dumps(self._views.get(user, [])))
+        return [v for v in views if team is None or v["team_id"] == team]
 
-    def home_view(self, user: str) -> dict[str, Any] | None:
+    def home_view(self, user: str, team: str | None = None) -> dict[str, Any] | None:
         """The Home tab `user` sees now: the latest view published for them."""
-        views = self.home_views(user)
+        views = self.home_views(user, team)
         return views[-1] if views else None
 
     def files(self, channel: str | None = None) -> list[UploadedFile]:
@@ -528,7 +650,79 @@ class FakeSlack(HttpFake):
 
     # --- Web API methods (run under the workspace lock) ---
 
+    def _oauth_access(self, args: dict[str, Any]) -> dict[str, Any]:
+        if args.get("grant_type") == "refresh_token":
+            return self._refresh(str(args.get("refresh_token") or ""))
+        with self._lock:
+            installed = self._codes.pop(str(args.get("code") or ""), None)
+            if installed is None:
+                raise SlackError("invalid_code")
+            self._installed[installed.bot_token] = installed
+            if installed.refresh_token is not None:
+                self._refresh_tokens[installed.refresh_token] = installed
+        return self._granted(installed)
+
+    def _refresh(self, refresh_token: str) -> dict[str, Any]:
+        """Token rotation: a new bot token (and refresh token) for an expiring one."""
+        with self._lock:
+            old = self._refresh_tokens.pop(refresh_token, None)
+            if old is None:
+                raise SlackError("invalid_refresh_token")
+            number = next(self._token_ids)
+            owner = old.team_id or old.enterprise_id or "none"
+            new = Installed(
+                team_id=old.team_id,
+                enterprise_id=old.enterprise_id,
+                is_enterprise_install=old.is_enterprise_install,
+                bot_token=f"xoxb-{owner}-{number}-{uuid_hex()}",
+                refresh_token=f"xoxe-1-{owner}-{number}-{uuid_hex()}",
+                lifetime_s=ROTATED_TOKEN_LIFETIME_S,
+            )
+            self._revoked.add(old.bot_token)
+            self._installed[new.bot_token] = new
+            self._refresh_tokens[str(new.refresh_token)] = new
+        return {
+            "access_token": new.bot_token,
+            "refresh_token": new.refresh_token,
+            "expires_in": ROTATED_TOKEN_LIFETIME_S,
+            "token_type": "bot",
+            "scope": "chat:write",
+        }
+
+    def _granted(self, installed: Installed) -> dict[str, Any]:
+        answer: dict[str, Any] = {
+            "app_id": APP_ID,
+            "authed_user": {"id": "UINSTALLER"},
+            "scope": "assistant:write,chat:write,im:history,files:write,im:write",
+            "token_type": "bot",
+            "access_token": installed.bot_token,
+            "bot_user_id": BOT_USER_ID,
+            "team": {"id": installed.team_id, "name": f"Team {installed.team_id}"}
+            if installed.team_id and not installed.is_enterprise_install
+            else None,
+            "enterprise": {"id": installed.enterprise_id, "name": "Org"}
+            if installed.enterprise_id
+            else None,
+            "is_enterprise_install": installed.is_enterprise_install,
+        }
+        if installed.refresh_token is not None:
+            answer |= {"refresh_token": installed.refresh_token, "expires_in": installed.lifetime_s}
+        return answer
+
     def _auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
+        installed = self._calling
+        if installed is not None:  # an installed workspace's token: its own ids
+            return {
+                "url": f"https://{(installed.team_id or 'org').lower()}.slack.com/",
+                "team": f"Team {installed.team_id}",
+                "user": "orion",
+                "team_id": installed.team_id,
+                "enterprise_id": installed.enterprise_id,
+                "user_id": BOT_USER_ID,
+                "bot_id": BOT_ID,
+                "app_id": APP_ID,
+                "is_enterprise_install": installed.is_enterprise_install,
+            }
         return {
             "url": "https://orion-test.slack.com/",
             "team": "Orion Test",
@@ -768,10 +962,12 @@ class FakeSlack(HttpFake):
         if isinstance(view, str):
             view = json.loads(view)
         _check_view(view)
+        installed = self._calling
         published = {
             **copy.deepcopy(view),
             "id": f"V{next(self._view_ids):08d}",
-            "team_id": TEAM_ID,
+            # The workspace whose token published it (distribution mode), else the one.
+            "team_id": installed.team_id if installed is not None else TEAM_ID,
             "app_id": APP_ID,
             "bot_id": BOT_ID,
             "state": {"values": {}},
@@ -842,6 +1038,10 @@ class FakeSlack(HttpFake):
         if self.socket_mode is None or not self.socket_mode.running:
             raise SlackError("socket_mode_not_enabled")
         return {"url": self.socket_mode.issue_url()}
+
+
+def uuid_hex() -> str:
+    return uuid.uuid4().hex[:12]
 
 
 def _fallback(args: dict[str, Any]) -> dict[str, Any]:

@@ -344,3 +344,55 @@ def signed_headers(
         headers["X-Slack-Retry-Num"] = str(retry_num)
         headers["X-Slack-Retry-Reason"] = retry_reason
     return headers
+
+
+def in_team(
+    payload: dict[str, Any],
+    team_id: str | None,
+    *,
+    enterprise_id: str | None = None,
+    is_enterprise_install: bool = False,
+) -> dict[str, Any]:
+    """`payload` (any builder's) as Slack sends it from another workspace — or, with
+    `is_enterprise_install`, to an app installed organisation-wide: every field Slack
+    fills with the workspace's (and organisation's) id."""
+    out = json.loads(json.dumps(payload))
+    if out.get("type") == "event_callback":
+        out["team_id"] = team_id
+        out["context_team_id"] = team_id
+        out["context_enterprise_id"] = enterprise_id
+        if enterprise_id is not None:
+            out["enterprise_id"] = enterprise_id
+        for authorization in out.get("authorizations") or []:
+            authorization["team_id"] = None if is_enterprise_install else team_id
+            authorization["enterprise_id"] = enterprise_id
+            authorization["is_enterprise_install"] = is_enterprise_install
+        event = out.get("event") or {}
+        if "team" in event:
+            event["team"] = team_id
+        return out
+    # Interactivity (block_actions): the team and the clicking user's team.
+    out["team"] = {"id": team_id, "domain": f"team-{team_id}".lower()}
+    if enterprise_id is not None:
+        out["enterprise"] = {"id": enterprise_id, "name": "Org"}
+    out["is_enterprise_install"] = is_enterprise_install
+    if isinstance(out.get("user"), dict):
+        out["user"]["team_id"] = team_id
+    return out
+
+
+def app_uninstalled(team_id: str, *, enterprise_id: str | None = None) -> dict[str, Any]:
+    """What Slack sends when a workspace removes the app."""
+    return in_team(
+        event_callback({"type": "app_uninstalled", "event_ts": new_ts()}, team_id=team_id),
+        team_id,
+        enterprise_id=enterprise_id,
+    )
+
+
+def tokens_revoked(
+    team_id: str, *, bot: list[str] | None = None, oauth: list[str] | None = None
+) -> dict[str, Any]:
+    tokens = {"bot": bot or [], "oauth": oauth or []}
+    event = {"type": "tokens_revoked", "tokens": tokens, "event_ts": new_ts()}
+    return in_team(event_callback(event, team_id=team_id), team_id)

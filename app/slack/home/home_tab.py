@@ -32,6 +32,7 @@ from app.slack.home.memory_view import (
     message_view,
 )
 from app.storage.store import ObjectStore
+from app.storage.team_scope import current_tenant
 
 log = get_logger(__name__)
 
@@ -46,6 +47,7 @@ class MemoryOff(Exception):
 class HomeTab:
     def __init__(self, provider: ServiceProvider) -> None:
         self.provider = provider
+        # By workspace: in distribution mode each has its own URL (None: the one workspace).
         self._links = WorkspaceLinks()
 
     @property
@@ -91,8 +93,10 @@ class HomeTab:
             log.warning("slack.home.publish_failed", error=exc.response.get("error"))
 
     async def links(self, client: AsyncWebClient) -> ThreadLinks:
-        """How to link to a thread: the workspace's URL, asked once (auth.test)."""
-        return await self._links.get(client, None)
+        """How to link to a thread: the workspace's URL, asked once per workspace
+        (auth.test, with that workspace's token)."""
+        tenant = current_tenant()
+        return await self._links.get(client, tenant.label if tenant else None)
 
     async def dm_of(self, body: dict[str, Any], client: AsyncWebClient) -> str | None:
         """The clicking person's DM with Orion: from the view it was published with (only

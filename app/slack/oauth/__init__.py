@@ -1,0 +1,1 @@
+"""Distribution mode: installing Orion in many workspaces through Slack's OAuth flow."""

@@ -1,0 +1,124 @@
+"""Bolt's OAuth flow, as Orion runs it: `GET /slack/install` and `GET /slack/oauth_redirect`.
+
+Bolt does the protocol: the install page with the authorize link (client id, scopes,
+state), the state cookie checked against the browser that started, the state consumed
+once, `code` exchanged with `oauth.v2.access` at SLACK_API_URL, `auth.test` for the bot
+id, and its success or failure page. Orion adds where things are kept (the object store:
+installation_store.py, state_store.py) and what happens when that store fails: the
+installer sees Bolt's failure page, which links back to the install — never a stack
+trace, never a half-stored install. Events are then authorized per workspace from the
+stored installation (`authorize`), rotating tokens when the app has rotation on.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
+from slack_bolt.error import BoltError
+from slack_bolt.oauth.async_callback_options import AsyncFailureArgs
+from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+from slack_sdk.oauth.installation_store import Installation
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.config import Settings
+from app.observability.logging import get_logger
+from app.slack.oauth.installation_store import ObjectStoreInstallationStore
+from app.slack.oauth.state_store import ObjectStoreOAuthStateStore
+from app.storage.store import ObjectStore, StoreError
+from app.storage.team_scope import InvalidTenant
+
+log = get_logger(__name__)
+
+# How long before a rotating token expires Bolt refreshes it (Slack's tokens live 12 h).
+TOKEN_ROTATION_EXPIRATION_MINUTES = 120
+STATE_EXPIRATION_S = 600
+# What the store failing looks like to the flow: it gave up, or ran out of time.
+_STORAGE_FAILURES = (StoreError, TimeoutError)
+
+
+class OrionOAuthFlow(AsyncOAuthFlow):
+    async def handle_installation(self, request: AsyncBoltRequest) -> BoltResponse:
+        try:
+            return await super().handle_installation(request)
+        except _STORAGE_FAILURES as exc:
+            # The state could not be kept: no link that would fail at its end is shown.
+            log.warning("slack.oauth.install_failed", reason="storage_error", exc_info=exc)
+            return await self._failure(request, "storage_error", 503)
+
+    async def handle_callback(self, request: AsyncBoltRequest) -> BoltResponse:
+        try:
+            return await super().handle_callback(request)
+        except _STORAGE_FAILURES as exc:
+            # The state could not be checked: nothing was exchanged or stored.
+            log.warning("slack.oauth.install_failed", reason="storage_error", exc_info=exc)
+            return await self._failure(request, "storage_error", 503)
+
+    async def store_installation(
+        self, request: AsyncBoltRequest, installation: Installation
+    ) -> None:
+        try:
+            await super().store_installation(request, installation)
+        except (*_STORAGE_FAILURES, InvalidTenant) as exc:
+            log.warning("slack.oauth.install_failed", reason="storage_error", exc_info=exc)
+            # Bolt answers a BoltError here with its failure page ("storage_error").
+            raise BoltError("the installation could not be stored") from exc
+        log.info(
+            "slack.oauth.installed",
+            team_id=installation.team_id,
+            enterprise_id=installation.enterprise_id,
+            is_enterprise_install=installation.is_enterprise_install,
+            rotating=installation.bot_refresh_token is not None,
+        )
+
+    async def _failure(self, request: AsyncBoltRequest, reason: str, status: int) -> BoltResponse:
+        return await self.failure_handler(
+            AsyncFailureArgs(
+                request=request,
+                reason=reason,
+                suggested_status_code=status,
+                settings=self.settings,
+                default=self.default_callback_options,
+            )
+        )
+
+
+def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) -> OrionOAuthFlow:
+    """The flow, and the per-workspace authorization of events (its settings' `authorize`,
+    which Bolt uses for every request), on `store` (the deployment store) and `client`
+    (Orion's Web API client: SLACK_API_URL, retries)."""
+    assert settings.slack_client_id is not None and settings.slack_client_secret is not None
+    client_secret = settings.slack_client_secret.get_secret_value()
+    installation_store = ObjectStoreInstallationStore(store)
+    oauth_settings = AsyncOAuthSettings(
+        client_id=settings.slack_client_id,
+        client_secret=client_secret,
+        scopes=settings.bot_scopes,
+        user_scopes=[],
+        redirect_uri=settings.slack_oauth_redirect_url,
+        authorization_url=settings.slack_authorize_url,
+        installation_store=installation_store,
+        state_store=ObjectStoreOAuthStateStore(store, expiration_seconds=STATE_EXPIRATION_S),
+        state_expiration_seconds=STATE_EXPIRATION_S,
+        # Orion acts with bot tokens only: an event is authorized from the bot record,
+        # whose token is rotated (and saved) at most once per event. (Through the
+        # installation records, Bolt would rotate the same refresh token twice for an
+        # event that names no user, and Slack refuses a refresh token used before.)
+        installation_store_bot_only=True,
+        token_rotation_expiration_minutes=TOKEN_ROTATION_EXPIRATION_MINUTES,
+    )
+    # Bolt's own, but with Orion's client: a token rotation (oauth.v2.access) goes to
+    # SLACK_API_URL like every other call.
+    oauth_settings.authorize = AsyncInstallationStoreAuthorize(
+        logger=logging.getLogger(__name__),
+        installation_store=installation_store,
+        client_id=settings.slack_client_id,
+        client_secret=client_secret,
+        token_rotation_expiration_minutes=TOKEN_ROTATION_EXPIRATION_MINUTES,
+        bot_only=True,
+        client=client,
+    )
+    return OrionOAuthFlow(client=client, settings=oauth_settings)

@@ -1,0 +1,202 @@
+"""slack_sdk's `AsyncInstallationStore` on Orion's object store (GCS or the directory).
+
+Slack's SDK stores installations in files, SQLite, SQLAlchemy or S3; Orion keeps them
+where it keeps everything else, under `installations/` (app/memory/key_prefixes.py): one
+record per workspace (or organisation-wide installation) and its bot, by id —
+
+    installations/{enterprise_id or -}/{team_id or -}/installation.json   who, when, scopes
+    installations/{enterprise_id or -}/{team_id or -}/bot.json            the bot token
+
+`bot.json` is the only object that holds a token (the bot token, and its refresh token
+when the app rotates them): one place, so a rotation leaves no stale copy behind; the
+installation record is read back with the bot's token filled in. Both sit beneath every
+workspace's scope (app/storage/team_scope.py refuses the prefix), beneath the secret
+redaction of memories (a token is what they must keep), and outside every path the memory
+tool maps. Ids are checked against Slack's shapes first: a
+team id that looks like a path names no installation.
+
+Two instances finishing the same install (or a rotation racing an install) each write
+conditionally (`update`): the newer installation wins, the other write succeeds without
+undoing it. Every operation is bounded (`STORE_BUDGET_S`): a storage outage fails an
+install (the flow answers with its failure page) or an event's authorization, never hangs it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from logging import Logger
+from typing import Any
+
+from slack_sdk.oauth.installation_store import Bot, Installation
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+
+from app.memory.key_prefixes import INSTALLATIONS_PREFIX
+from app.observability.logging import get_logger
+from app.storage.deadline import storage_deadline
+from app.storage.store import ObjectStore, update
+from app.storage.team_scope import NO_ID, InvalidTenant, Tenant
+
+log = get_logger(__name__)
+
+# An install or an event's authorization waits at most this long for one record.
+STORE_BUDGET_S = 5.0
+INSTALLATION = "installation.json"
+BOT = "bot.json"
+
+
+def installation_prefix(tenant: Tenant) -> str:
+    return f"{INSTALLATIONS_PREFIX}{tenant.enterprise_id or NO_ID}/{tenant.team_id or NO_ID}/"
+
+
+def tenant_of(
+    enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool | None
+) -> Tenant:
+    """The installation's tenant: an organisation-wide one is the organisation's alone."""
+    return Tenant(enterprise_id or None, None if is_enterprise_install else team_id or None)
+
+
+class ObjectStoreInstallationStore(AsyncInstallationStore):
+    def __init__(self, store: ObjectStore) -> None:
+        self._store = store
+
+    @property
+    def logger(self) -> Logger:  # the interface's; Orion logs through structlog
+        import logging
+
+        return logging.getLogger(__name__)
+
+    async def async_save(self, installation: Installation) -> None:
+        tenant = tenant_of(
+            installation.enterprise_id, installation.team_id, installation.is_enterprise_install
+        )
+        record = _record(installation, without=_TOKEN_FIELDS)
+        await self._save_newest(installation_prefix(tenant) + INSTALLATION, record)
+        if installation.bot_token is not None:
+            await self.async_save_bot(installation.to_bot())
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        if bot.bot_token is None:
+            return
+        tenant = tenant_of(bot.enterprise_id, bot.team_id, bot.is_enterprise_install)
+        await self._save_newest(installation_prefix(tenant) + BOT, _record(bot))
+
+    async def async_find_bot(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        is_enterprise_install: bool | None = False,
+    ) -> Bot | None:
+        data = await self._read(enterprise_id, team_id, is_enterprise_install, BOT)
+        return Bot(**data) if data is not None else None
+
+    async def async_find_installation(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        user_id: str | None = None,
+        is_enterprise_install: bool | None = False,
+    ) -> Installation | None:
+        data = await self._read(enterprise_id, team_id, is_enterprise_install, INSTALLATION)
+        if data is None:
+            return None
+        installation = Installation(**data)
+        if user_id is not None and installation.user_id != user_id:
+            return None  # Orion keeps the installer's record only; no one else's user token
+        bot = await self.async_find_bot(
+            enterprise_id=enterprise_id,
+            team_id=team_id,
+            is_enterprise_install=is_enterprise_install,
+        )
+        if bot is not None:
+            installation.bot_token = bot.bot_token
+            installation.bot_refresh_token = bot.bot_refresh_token
+            installation.bot_token_expires_at = bot.bot_token_expires_at
+        return installation
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await self._delete(enterprise_id, team_id, BOT)
+
+    async def async_delete_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
+    ) -> None:
+        if user_id is not None:
+            found = await self.async_find_installation(
+                enterprise_id=enterprise_id, team_id=team_id, user_id=user_id
+            )
+            if found is None:
+                return  # not the installer: nothing of theirs is kept
+        await self._delete(enterprise_id, team_id, INSTALLATION)
+
+    async def async_delete_all(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await self.async_delete_bot(enterprise_id=enterprise_id, team_id=team_id)
+        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
+
+    async def _save_newest(self, key: str, record: str) -> None:
+        installed_at = _installed_at(record)
+
+        def newest(current: str | None) -> str:
+            if current is not None and _installed_at(current) > installed_at:
+                return current  # a newer install (or rotation) got there first: it stands
+            return record
+
+        with storage_deadline(STORE_BUDGET_S):
+            await update(self._store, key, newest)
+
+    async def _read(
+        self,
+        enterprise_id: str | None,
+        team_id: str | None,
+        is_enterprise_install: bool | None,
+        name: str,
+    ) -> dict[str, Any] | None:
+        try:
+            tenant = tenant_of(enterprise_id, team_id, is_enterprise_install)
+        except InvalidTenant:
+            log.warning("slack.installation.invalid_ids", team_id_shape=_shape(team_id))
+            return None
+        with storage_deadline(STORE_BUDGET_S):
+            stored = await self._store.read(installation_prefix(tenant) + name)
+        return json.loads(stored.content) if stored is not None else None
+
+    async def _delete(self, enterprise_id: str | None, team_id: str | None, name: str) -> None:
+        """`team_id` None: the organisation-wide installation of `enterprise_id`."""
+        try:
+            tenant = tenant_of(enterprise_id, team_id, team_id is None)
+        except InvalidTenant:
+            log.warning("slack.installation.invalid_ids", team_id_shape=_shape(team_id))
+            return
+        with storage_deadline(STORE_BUDGET_S):
+            await self._store.delete(installation_prefix(tenant) + name)
+
+
+# Kept in bot.json alone (and no user token at all: Orion asks for no user scopes).
+_TOKEN_FIELDS = frozenset(
+    {"bot_token", "bot_refresh_token", "bot_token_expires_at", "user_token", "user_refresh_token"}
+)
+
+
+def _record(model: Installation | Bot, *, without: frozenset[str] = frozenset()) -> str:
+    fields = {k: v for k, v in model.to_dict_for_copying().items() if k not in without}
+    return json.dumps(fields, default=_timestamp, sort_keys=True)
+
+
+def _timestamp(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot store {type(value).__name__}")
+
+
+def _installed_at(record: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(json.loads(record)["installed_at"])
+    except (ValueError, KeyError, TypeError):
+        return datetime.min.replace(tzinfo=UTC)  # unreadable: any real install replaces it
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _shape(value: str | None) -> str:
+    """How logs describe an id that was refused, without repeating what it said."""
+    return "absent" if value is None else f"{len(value)} characters"

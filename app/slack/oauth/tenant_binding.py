@@ -1,0 +1,56 @@
+"""Distribution mode: every event and click runs as its own workspace.
+
+Registered after Bolt's authorization (which found the workspace's installation, or
+answered nothing at all), this binds the workspace — from the ids in Slack's signed
+payload, as Bolt read them for that authorization — to everything the request does:
+each store operation goes to that workspace's keys (app/storage/team_scope.py), and every
+log line and trace names it. A request whose ids are not Slack's shape (a team id that
+looks like a path) reaches no listener.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import structlog
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+
+from app.observability.logging import get_logger
+from app.slack.event_scope import event_id_of
+from app.slack.oauth.installation_store import tenant_of
+from app.storage.team_scope import InvalidTenant, bind_for_this_task
+
+log = get_logger(__name__)
+
+
+class BindTenant(AsyncMiddleware):
+    async def async_process(
+        self,
+        *,
+        req: AsyncBoltRequest,
+        resp: BoltResponse,
+        next: Callable[[], Awaitable[BoltResponse]],  # the keyword Bolt calls it with
+    ) -> BoltResponse | None:
+        context = req.context
+        try:
+            tenant = tenant_of(
+                context.enterprise_id, context.team_id, context.is_enterprise_install
+            )
+        except InvalidTenant:
+            log.warning("slack.tenant.refused", event_id=event_id_of(req.body))
+            return BoltResponse(status=200, body="")
+        # For the rest of this request's task: Bolt runs the listeners after its middleware
+        # chain has returned (`next()` only lets the chain go on), so a `with` block here
+        # would have ended before them.
+        bind_for_this_task(tenant)
+        structlog.contextvars.bind_contextvars(
+            team_id=tenant.team_id, enterprise_id=tenant.enterprise_id
+        )
+        return await next()
+
+
+def register(app: AsyncApp) -> None:
+    app.use(BindTenant())

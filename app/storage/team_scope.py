@@ -1,0 +1,214 @@
+"""One deployment, many Slack workspaces: each workspace's objects under its own keys.
+
+In distribution mode every key of a person's content and of Orion's own records is scoped
+by the *tenant* — the installation an event came from: one workspace (`T…`), or a whole
+Enterprise Grid organisation (`E…`) installed at once. Above this layer nothing changes:
+the memory tool still sees `/memories/users/{user_id}/…`, the loader reads
+`users/{user_id}/preferences.json`. Here each key gets the tenant inserted after its first
+segment (`users/U1/notes.md` → `users/teams/-/T1/U1/notes.md`): every kind of object keeps
+its prefix, so the bucket's lifecycle rule (which matches prefixes only) still deletes
+old conversations of every tenant.
+
+The tenant is bound per event (`bound_tenant`) from the ids in Slack's signed payload,
+never from anything a person or Claude writes; tasks started inside inherit it. With no
+tenant bound, every scoped operation is refused (`TenantNotBound`): a code path that
+forgot to bind one fails loudly instead of reading or writing across workspaces.
+
+Uninstalling erases a tenant: a tombstone first (`tombstone_key`), then the
+deletions. Every write through this layer checks, after writing, whether its tenant was
+uninstalled since the event began, and if so takes the write back (`TenantUninstalled`):
+either the erasure's listing saw the write, or the writer's check sees the tombstone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from app.storage.store import ObjectInfo, ObjectStore, StoredObject, StoreError, StoreLayer
+
+# Slack's id shapes: T… for a workspace, E… for an organisation. Nothing else (a path, a
+# dot, a lower-case letter) may become a key segment.
+_TEAM_ID = re.compile(r"T[A-Z0-9]{2,30}")
+_ENTERPRISE_ID = re.compile(r"E[A-Z0-9]{2,30}")
+# The segment inserted after each key's first one; "-" where the id is absent.
+TENANTS_SEGMENT = "teams"
+NO_ID = "-"
+# Read unscoped: the breaker's health probe names nobody's object.
+_UNSCOPED_READS = ("health/",)
+
+
+class TenantNotBound(StoreError):
+    """A scoped operation ran with no tenant bound (a bug: refused, never guessed)."""
+
+
+class TenantUninstalled(StoreError):
+    """The tenant was uninstalled while this event ran: what it wrote was taken back."""
+
+
+class InvalidTenant(ValueError):
+    """A team or enterprise id that is not Slack's shape."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    """One installation's ids: a workspace (`team_id`, with its organisation's id when it
+    belongs to one) or a whole organisation (`team_id` None)."""
+
+    enterprise_id: str | None
+    team_id: str | None
+
+    def __post_init__(self) -> None:
+        if self.team_id is None and self.enterprise_id is None:
+            raise InvalidTenant("neither a team nor an enterprise id")
+        if self.team_id is not None and not _TEAM_ID.fullmatch(self.team_id):
+            raise InvalidTenant("not a Slack team id")
+        if self.enterprise_id is not None and not _ENTERPRISE_ID.fullmatch(self.enterprise_id):
+            raise InvalidTenant("not a Slack enterprise id")
+
+    @property
+    def segment(self) -> str:
+        """`teams/{enterprise_id or -}/{team_id or -}`: one key segment per tenant."""
+        return f"{TENANTS_SEGMENT}/{self.enterprise_id or NO_ID}/{self.team_id or NO_ID}"
+
+    @property
+    def label(self) -> str:
+        """How logs name it."""
+        return self.team_id or self.enterprise_id or NO_ID
+
+
+@dataclass(frozen=True, slots=True)
+class _Binding:
+    tenant: Tenant
+    since: datetime  # when the event began: an uninstall at or after it stops its writes
+
+
+_bound: ContextVar[_Binding | None] = ContextVar("orion_tenant", default=None)
+
+
+@contextmanager
+def bound_tenant(tenant: Tenant) -> Iterator[Tenant]:
+    """Scope every store operation inside (and in tasks started inside) to `tenant`."""
+    token = _bound.set(_Binding(tenant, datetime.now(UTC)))
+    try:
+        yield tenant
+    finally:
+        _bound.reset(token)
+
+
+def bind_for_this_task(tenant: Tenant) -> None:
+    """Scope everything the current task does from here on (and the tasks it starts) to
+    `tenant`. For Bolt's middleware: Bolt runs the listeners after its middleware chain
+    has returned, outside any block a middleware could open. Each request is handled in
+    a task of its own, so the binding ends with it."""
+    _bound.set(_Binding(tenant, datetime.now(UTC)))
+
+
+def current_tenant() -> Tenant | None:
+    binding = _bound.get()
+    return binding.tenant if binding is not None else None
+
+
+def tombstone_key(tombstones_prefix: str, tenant: Tenant) -> str:
+    """Where the tenant's uninstall tombstone lives: deployment-wide, by its ids."""
+    return f"{tombstones_prefix}{tenant.enterprise_id or NO_ID}/{tenant.team_id or NO_ID}"
+
+
+def tombstone(moment: datetime) -> str:
+    return json.dumps({"uninstalled_at": moment.isoformat()})
+
+
+def uninstalled_at(stored: StoredObject | None) -> datetime | None:
+    if stored is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(json.loads(stored.content)["uninstalled_at"])
+    except (ValueError, KeyError, TypeError):
+        # Unreadable: take it as uninstalled now — erring towards writing nothing.
+        return datetime.now(UTC)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def scoped_key(tenant: Tenant, key: str) -> str:
+    kind, slash, rest = key.partition("/")
+    if not slash or not kind:
+        raise ValueError(f"a key without a prefix cannot be scoped: {key!r}")
+    return f"{kind}/{tenant.segment}/{rest}"
+
+
+def unscoped_key(tenant: Tenant, key: str) -> str:
+    kind, _, rest = key.partition("/")
+    return f"{kind}/{rest.removeprefix(tenant.segment + '/')}"
+
+
+def tenant_prefix(kind_prefix: str, tenant: Tenant) -> str:
+    """Where every object of one kind (`users/`) of one tenant lives."""
+    return f"{kind_prefix}{tenant.segment}/"
+
+
+class TeamScopedStore(StoreLayer):
+    """An `ObjectStore` whose keys are the bound tenant's (see the module docstring).
+
+    `deployment_prefixes` (installations, their states, the tombstones) are refused: they
+    are reached only through the store beneath. `tombstones_prefix`: where uninstalls
+    leave their tombstones (`tombstone_key`)."""
+
+    def __init__(
+        self, inner: ObjectStore, *, deployment_prefixes: tuple[str, ...], tombstones_prefix: str
+    ) -> None:
+        super().__init__(inner)
+        self._deployment_prefixes = deployment_prefixes
+        self._tombstones_prefix = tombstones_prefix
+
+    async def read(self, key: str) -> StoredObject | None:
+        if key.startswith(_UNSCOPED_READS):
+            return await self.inner.read(key)
+        binding = self._binding_for(key)
+        stored = await self.inner.read(scoped_key(binding.tenant, key))
+        if stored is None:
+            return None
+        return StoredObject(key, stored.content, stored.generation, stored.updated, stored.size)
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        binding = self._binding_for(key)
+        scoped = scoped_key(binding.tenant, key)
+        generation = await self.inner.write(scoped, content, if_generation=if_generation)
+        await self._unless_uninstalled(binding, scoped, generation)
+        return generation
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        binding = self._binding_for(key)
+        return await self.inner.delete(scoped_key(binding.tenant, key), if_generation=if_generation)
+
+    async def list(self, prefix: str) -> list[ObjectInfo]:
+        binding = self._binding_for(prefix)
+        found = await self.inner.list(scoped_key(binding.tenant, prefix))
+        return [
+            ObjectInfo(unscoped_key(binding.tenant, o.key), o.size, o.updated, o.generation)
+            for o in found
+        ]
+
+    async def _unless_uninstalled(self, binding: _Binding, key: str, generation: int) -> None:
+        stored = await self.inner.read(tombstone_key(self._tombstones_prefix, binding.tenant))
+        tombstoned = uninstalled_at(stored)
+        if tombstoned is None or tombstoned < binding.since:
+            return
+        # Only the version this write made: a newer one is someone else's to answer for
+        # (the erasure's own deletions, or that write's check, see it).
+        with contextlib.suppress(StoreError):
+            await self.inner.delete(key, if_generation=generation)
+        raise TenantUninstalled(f"{binding.tenant.label} was uninstalled during this event")
+
+    def _binding_for(self, key: str) -> _Binding:
+        if key.startswith(self._deployment_prefixes):
+            raise ValueError("a deployment-wide key is never a tenant's")
+        binding = _bound.get()
+        if binding is None:
+            raise TenantNotBound("no Slack team is bound to this operation")
+        return binding

@@ -1,0 +1,234 @@
+"""Attacks on the install flow (`GET /slack/install`, `GET /slack/oauth_redirect`) and its
+worst conditions: a bad, replayed, expired or missing state, a hostile code, storage slow
+or down, two instances finishing the same install. Each refusal is Bolt's failure page,
+with nothing exchanged or stored; each outage heals on a retry."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.distribution import (
+    distribution_overrides,
+    distribution_settings,
+    failed,
+    finish_install,
+    install,
+    start_install,
+    succeeded,
+)
+from tests.e2e.memory_bucket import Bucket
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.gcs import GcsEmulator
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import OrionServer, orion_servers
+
+TEAM = "TAAAA1"
+
+
+@pytest.fixture
+def orion(slack: FakeSlack, claude: FakeClaude, memory_dir: Path) -> Iterator[OrionServer]:
+    with OrionServer(distribution_settings(slack, claude, memory_dir=memory_dir)) as server:
+        yield server
+
+
+def stored(memory_dir: Path) -> list[str]:
+    """Every object in the memory directory but the install states."""
+    return sorted(
+        p.relative_to(memory_dir).as_posix()
+        for p in memory_dir.rglob("*")
+        if p.is_file() and not p.name.startswith(".") and "oauth-states" not in p.parts
+    )
+
+
+def exchanges(slack: FakeSlack) -> int:
+    return len(slack.calls_to("oauth.v2.access"))
+
+
+def test_a_replayed_redirect_is_refused_and_exchanges_nothing(
+    orion: OrionServer, slack: FakeSlack, memory_dir: Path
+) -> None:
+    _, state = start_install(orion)
+    assert state is not None
+    first = slack.approve_install(TEAM)
+    assert succeeded(finish_install(orion, code=first, state=state, cookie=state))
+    before = {name: (memory_dir / name).read_text() for name in stored(memory_dir)}
+
+    # The same redirect again (a replay), now with a code of the attacker's own workspace.
+    second = slack.approve_install("TEVIL9")
+    replay = finish_install(orion, code=second, state=state, cookie=state)
+
+    assert failed(replay) and replay.status_code == 401 and "invalid_state" in replay.text
+    assert exchanges(slack) == 1, "the replay's code was never exchanged"
+    assert {name: (memory_dir / name).read_text() for name in stored(memory_dir)} == before
+
+
+@pytest.mark.parametrize(
+    "state, cookie",
+    [
+        pytest.param("issued", None, id="no cookie: a link made in another browser"),
+        pytest.param("issued", "other", id="the cookie of another install"),
+        pytest.param(None, None, id="no state at all"),
+        pytest.param("forged", "forged", id="a state Orion never issued, in cookie and link"),
+        pytest.param("../../installations/-/TAAAA1/bot.json", "same", id="a path for a state"),
+        pytest.param("A" * 43, "same", id="the shape of a state, never issued"),
+    ],
+)
+def test_a_state_orion_did_not_issue_to_this_browser_is_refused(
+    orion: OrionServer, slack: FakeSlack, memory_dir: Path, state: str | None, cookie: str | None
+) -> None:
+    _, issued = start_install(orion)
+    assert issued is not None
+    sent = {"issued": issued, None: None}.get(state, state)
+    cookie_sent = {"other": issued + "x", "same": sent, "forged": "forged", None: None}.get(
+        cookie, cookie
+    )
+    code = slack.approve_install(TEAM)
+
+    page = finish_install(orion, code=code, state=sent, cookie=cookie_sent)
+
+    assert failed(page) and page.status_code in (400, 401)
+    assert exchanges(slack) == 0
+    assert stored(memory_dir) == []
+
+
+def test_an_expired_state_is_refused(
+    orion: OrionServer, slack: FakeSlack, memory_dir: Path
+) -> None:
+    _, state = start_install(orion)
+    assert state is not None
+    stale = json.dumps({"issued_at": "2020-01-01T00:00:00+00:00"})
+    (memory_dir / "oauth-states" / state).write_text(stale)
+
+    page = finish_install(orion, code=slack.approve_install(TEAM), state=state, cookie=state)
+
+    assert failed(page) and "invalid_state" in page.text
+    assert exchanges(slack) == 0 and stored(memory_dir) == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["not-a-code", "x" * 5000, "../../installations/-/TAAAA1/bot.json", "code\r\nSet-Cookie: a=b"],
+)
+def test_a_hostile_code_is_refused_and_stores_nothing(
+    orion: OrionServer, slack: FakeSlack, memory_dir: Path, code: str
+) -> None:
+    _, state = start_install(orion)
+    page = finish_install(orion, code=code, state=state, cookie=state)
+
+    assert failed(page) and "invalid_code" in page.text
+    assert "Set-Cookie: a=b" not in page.text and "a=b" not in page.headers.get("set-cookie", "")
+    assert stored(memory_dir) == []
+    # The state was spent: the same page cannot be used again.
+    assert failed(
+        finish_install(orion, code=slack.approve_install(TEAM), state=state, cookie=state)
+    )
+
+
+def test_slack_refusing_the_apps_credentials_is_a_failure_page(
+    orion: OrionServer, slack: FakeSlack, memory_dir: Path
+) -> None:
+    slack.accept_client("1111.2222", "a-rotated-secret")  # Orion still has the old one
+    page = install(orion, slack, TEAM)
+    assert failed(page) and "invalid_code" in page.text
+    assert stored(memory_dir) == []
+
+
+# --- storage slow or down, several instances ----------------------------------------------
+
+
+@pytest.fixture
+def orion_on_bucket(
+    gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
+) -> Iterator[Callable[..., OrionServer]]:
+    defaults = distribution_overrides(slack) | {"gcs_memories_bucket": gcs_bucket}
+    with orion_servers(slack, claude, **defaults) as start:
+        yield start
+
+
+def test_storage_down_during_an_install_is_a_clear_failure_and_a_retry_works(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    slack: FakeSlack,
+    gcs_emulator: GcsEmulator,
+    gcs_bucket: str,
+) -> None:
+    orion = orion_on_bucket()
+    bucket = Bucket(gcs_emulator, gcs_bucket)
+    outage = gcs_proxy.add_rule("", status=503)
+
+    page, state = start_install(orion)
+    assert failed(page) and page.status_code == 503 and "storage_error" in page.text
+    assert state is None, "no link that would fail at its end"
+
+    # Down between the install page and Slack's redirect: the state cannot be checked.
+    gcs_proxy.clear_rules()
+    _, state = start_install(orion)
+    gcs_proxy.add_rule("", status=503)
+    page = finish_install(orion, code=slack.approve_install(TEAM), state=state, cookie=state)
+    assert failed(page) and page.status_code == 503
+    assert exchanges(slack) == 0
+    assert not [name for name in bucket.names() if name.startswith("installations/")]
+
+    gcs_proxy.clear_rules()
+    assert outage.hits > 0
+    assert succeeded(install(orion, slack, TEAM))
+    assert f"installations/-/{TEAM}/bot.json" in bucket.names()
+    assert "Traceback" not in page.text
+    lines = orion.logged("slack.oauth.install_failed")
+    assert lines and all(line["reason"] == "storage_error" for line in lines)
+
+
+def test_storage_failing_only_when_the_installation_is_saved_is_a_failure_page(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    slack: FakeSlack,
+    gcs_emulator: GcsEmulator,
+    gcs_bucket: str,
+) -> None:
+    orion = orion_on_bucket()
+    _, state = start_install(orion)
+    gcs_proxy.add_rule("installations", status=503)
+
+    page = finish_install(orion, code=slack.approve_install(TEAM), state=state, cookie=state)
+
+    assert failed(page) and "storage_error" in page.text
+    gcs_proxy.clear_rules()
+    assert succeeded(install(orion, slack, TEAM)), "a retry from the install page works"
+
+
+def test_two_instances_finishing_the_same_install_both_succeed(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    slack: FakeSlack,
+    gcs_emulator: GcsEmulator,
+    gcs_bucket: str,
+) -> None:
+    first, second = orion_on_bucket(), orion_on_bucket()
+    starts = [start_install(server) for server in (first, second)]
+    codes = [slack.approve_install(TEAM) for _ in starts]
+    # Both instances write the installation at the same moment: slow writes overlap.
+    gcs_proxy.add_rule("installations", delay=0.3, method="POST")
+    pages: list[object] = [None, None]
+
+    def finish(i: int, server: OrionServer) -> None:
+        state = starts[i][1]
+        pages[i] = finish_install(server, code=codes[i], state=state, cookie=state)
+
+    threads = [threading.Thread(target=finish, args=(i, s)) for i, s in enumerate((first, second))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    assert all(succeeded(page) for page in pages)  # type: ignore[arg-type]
+    bucket = Bucket(gcs_emulator, gcs_bucket)
+    bot = json.loads(bucket.read(f"installations/-/{TEAM}/bot.json") or "{}")
+    installation = json.loads(bucket.read(f"installations/-/{TEAM}/installation.json") or "{}")
+    assert "bot_token" not in installation, "the token is kept in one object only"
+    assert bot["bot_token"] in slack.issued_tokens(TEAM)
