@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from app.agent.history import ThreadMessage, build_messages
 from app.agent.loop import LoopResult, run_agent_loop
+from app.agent.memory_notes import MemoryNote, NoteRequest, note_for_turn
 from app.agent.prompts import build_system_prompt
 from app.agent.reply_sink import ReplySink
 from app.agent.request import TurnRequest
@@ -32,6 +33,7 @@ from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
 from app.learning.session_index import IndexedToday
 from app.learning.session_summary import SummaryOutcome, update_session_summary
+from app.memory.change_log import ChangeLog, RecordingStore
 from app.memory.formatting import estimate_tokens
 from app.memory.restore import restore_memory
 from app.memory.scopes import MemoryScope
@@ -56,6 +58,9 @@ class MemorySettings:
     # Everything the after-turn step does (summary call, reads, writes), end to end.
     after_turn_budget_s: float = 20.0
     preferences_budget_s: float = 10.0
+    # Whether answers that changed memory carry a note of it (MEMORY_NOTES), for people
+    # who have not chosen on their Home tab.
+    notes_shown_by_default: bool = True
 
 
 class Agent:
@@ -92,7 +97,7 @@ class Agent:
                 model=self._model,
                 system=system,
                 messages=build_messages(turn.history),
-                tools=tools_for_turn(store=self._store, scope=scope),
+                tools=tools_for_turn(store=self._store, scope=scope, changes=turn.changes),
                 sink=sink,
             )
             span.update(
@@ -148,12 +153,19 @@ class Agent:
         return restored.context, "reloaded"
 
     async def capture_preferences(
-        self, user_id: str, text: str, *, channel: str | None = None, thread_ts: str | None = None
+        self,
+        user_id: str,
+        text: str,
+        *,
+        channel: str | None = None,
+        thread_ts: str | None = None,
+        changes: ChangeLog | None = None,
     ) -> None:
         """Save the preferences a message states ("call me Sam"), without a model call,
-        with the thread they were stated in."""
+        with the thread they were stated in; what changed goes in `changes` (the turn's)."""
         if self._store is None:
             return
+        store = self._store if changes is None else RecordingStore(self._store, changes)
         # Bounded (a prefix of the message, in linear time), and still off the event loop:
         # whatever a message holds, nobody else's event waits for it to be read.
         found = await asyncio.to_thread(detect_preferences, text)
@@ -165,7 +177,7 @@ class Agent:
             try:
                 async with asyncio.timeout(self._memory.preferences_budget_s):
                     changed = await save_preferences(
-                        self._store, user_id, found, channel=channel, thread_ts=thread_ts
+                        store, user_id, found, channel=channel, thread_ts=thread_ts
                     )
                     await self._unless_erased(user_id, began, channel)
             except Exception as exc:
@@ -180,6 +192,24 @@ class Agent:
                 return
             log.info("memory.preferences.write", keys=keys, changed=changed, **_since(started))
             span.update(output={"ok": True, "changed": changed})
+
+    async def memory_note(self, turn: TurnRequest) -> MemoryNote | None:
+        """What the turn changed in memory, for the note under its answer (with its undo
+        kept); None for no note. Call it once the turn's writers are done; never raises."""
+        if self._store is None or turn.changes is None:
+            return None
+        request = NoteRequest(turn.user_id, turn.channel_id, turn.thread_ts, turn.started_at)
+        try:
+            async with asyncio.timeout(self._memory.preferences_budget_s):
+                return await note_for_turn(
+                    self._store,
+                    request,
+                    turn.changes,
+                    shown_by_default=self._memory.notes_shown_by_default,
+                )
+        except Exception as exc:
+            log.warning("memory.note.failed", error=type(exc).__name__, exc_info=exc)
+            return None
 
     async def after_turn(self, turn: TurnRequest, answer: str) -> None:
         """Update the thread's session summary (and the person's session index).

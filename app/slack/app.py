@@ -19,7 +19,7 @@ from app.slack.agent_view import (
 from app.slack.agent_view.viewing import Viewing
 from app.slack.assistant_view import thread_context_changed, thread_started, user_message
 from app.slack.catch_all import other_messages, other_tabs, wrong_experience
-from app.slack.conversation import feedback
+from app.slack.conversation import feedback, memory_undo
 from app.slack.conversation.answering import Answerer
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.running_turns import RunningTurns
@@ -55,6 +55,7 @@ def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMo
         _register_assistant_view(app, provider, dedupe, answerer, context_store)
     wrong_experience.register(app, settings.slack_experience)
     feedback.register(app)
+    memory_undo.register(app, provider)
     _register_memory_controls(app, home)
     other_tabs.register(app)  # after the tabs' own listeners: tabs nobody shows
     other_messages.register(app)  # last: messages no listener above wanted

@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
 from app.agent.request import TurnRequest
+from app.memory.change_log import ChangeLog
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
@@ -28,6 +29,7 @@ from app.runtime.people_first import after_people, people_waiting
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.delivery import Delivery
+from app.slack.conversation.memory_note import show_memory_note
 from app.slack.conversation.presence import Presence
 from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
 from app.slack.conversation.running_turns import RunningTurns
@@ -116,14 +118,17 @@ class Answerer:
             answering = True
             memory_context = await _within(delivery.memory, delivery.deadline)
             agent = (await services).agent
+            changes = ChangeLog()  # what this turn changes in memory, for its note
+            capturing: asyncio.Future[None] | None = None
             if message.user:
                 # Beside the answer, not before it: stated preferences are saved at once.
-                run_in_background(
+                capturing = run_in_background(
                     agent.capture_preferences(
                         message.user,
                         message.text,
                         channel=message.channel,
                         thread_ts=message.thread_ts,
+                        changes=changes,
                     ),
                     name="memory.preferences",
                 )
@@ -134,9 +139,12 @@ class Answerer:
                 history=await history,
                 memory_context=memory_context,
                 memory_deadline=delivery.deadline,
+                changes=changes,
             )
             waiting.served()
             text = await self._respond(turn, reply, agent)
+            # Answered or stopped: what the store confirmed changing, under the answer.
+            await show_memory_note(client, agent, turn, capturing)
             if text is not None:
                 # Only now, with the reply complete, and once nobody waits to be answered:
                 # the summary must never hold up this reply nor anyone else's.
