@@ -24,7 +24,13 @@ from app.slack.conversation.answering import Answerer
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.running_turns import RunningTurns
 from app.slack.conversation.thread_context_store import StoredThreadContextStore
-from app.slack.home import download_memory, forget_everything, forget_memory_item, home_tab_opened
+from app.slack.home import (
+    download_memory,
+    forget_everything,
+    forget_memory_item,
+    home_tab_opened,
+    memory_notes_switch,
+)
 from app.slack.home.home_tab import HomeTab
 from app.slack.web_client import configure_web_client
 
@@ -96,7 +102,8 @@ def _register_agent_view(
 
 def _register_memory_controls(app: AsyncApp, home: HomeTab) -> None:
     """The Home tab's buttons, the same in both experiences: forget one thing, forget
-    everything, download."""
+    everything, download, and the switch for memory notes."""
     forget_memory_item.register(app, home)
     forget_everything.register(app, home)
     download_memory.register(app, home)
+    memory_notes_switch.register(app, home)

@@ -16,8 +16,18 @@ import pytest
 
 from app.learning import undo
 from app.memory.key_prefixes import UNDO_PREFIX
-from app.memory.scopes import undo_markers_prefix, user_preferences_key, user_prefix
-from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
+from app.memory.scopes import (
+    person_settings_key,
+    undo_markers_prefix,
+    user_preferences_key,
+    user_prefix,
+)
+from app.slack.home.memory_view import (
+    ACTION_FORGET_EVERYTHING,
+    ACTION_MEMORY_NOTES,
+    NOTES_OFF,
+    NOTES_ON,
+)
 from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
@@ -334,3 +344,83 @@ def test_with_storage_down_during_the_turn_no_save_is_claimed(
     assert [m.text for m in slack.bot_messages(DM, thread_ts)] == ["I couldn't save that just now."]
     gcs_proxy.clear_rules()
     assert memory_of(seeded) == before
+
+
+# --- the person's switch, and the operator's default --------------------------------------------
+
+
+def open_home(orion: OrionServer, slack: FakeSlack) -> dict[str, Any]:
+    before = len(slack.home_views(USER))
+    assert orion.post_event(events.app_home_opened(USER, DM, tab="home")).status_code == 200
+    return slack.wait_for(
+        lambda: len(v := slack.home_views(USER)) > before and v[-1], what="the Home tab"
+    )
+
+
+def flip_notes_switch(orion: OrionServer, slack: FakeSlack, view: dict[str, Any]) -> dict[str, Any]:
+    before = len(slack.home_views(USER))
+    click = events.view_block_actions(USER, view, ACTION_MEMORY_NOTES)
+    assert orion.post_form(events.form_body(click)).status_code == 200
+    return slack.wait_for(
+        lambda: len(v := slack.home_views(USER)) > before and v[-1], what="the Home tab, after"
+    )
+
+
+def saving_turn(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, name: str, turns: int
+) -> str:
+    """An answer that saves `name`; returns its thread once the listener is done."""
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/{name}", file_text="Saved.\n")
+    )
+    claude.reply(f"Saved {name}.")
+    ask(orion, slack, thread_ts, f"Remember {name}.", f"Saved {name}.")
+    slack.wait_for(
+        lambda: len(orion.logged(log_events.SLACK_USER_MESSAGE_DONE)) >= turns,
+        what=f"{turns} turn(s) done",
+    )
+    return thread_ts
+
+
+def test_the_home_tab_switch_hides_the_notes_and_shows_them_again(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    view = open_home(orion, slack)
+    assert NOTES_ON in shown_text(view)
+
+    off = flip_notes_switch(orion, slack, view)
+    hidden = saving_turn(orion, slack, claude, "quiet.md", turns=1)
+
+    assert NOTES_OFF in shown_text(off)
+    assert json.loads(seeded.read(person_settings_key(USER)) or "{}") == {"memory_notes": False}
+    assert seeded.read(f"{OWN}quiet.md") == "Saved.\n", "saved all the same"
+    assert notes(slack, DM, hidden) == []
+    assert [m.text for m in slack.bot_messages(DM, hidden)] == ["Saved quiet.md."]
+
+    on = flip_notes_switch(orion, slack, off)
+    shown = saving_turn(orion, slack, claude, "loud.md", turns=2)
+    assert NOTES_ON in shown_text(on)
+    assert note_lines(wait_for_note(slack, DM, shown)) == ["Saved to memory: loud.md"]
+
+
+def test_with_memory_notes_off_by_default_a_person_can_still_turn_them_on(
+    orion_on_bucket: Callable[..., OrionServer],
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+) -> None:
+    orion = orion_on_bucket(memory_notes=False)
+    answer_summaries(claude, orion.settings.summary_model)
+    hidden = saving_turn(orion, slack, claude, "quiet.md", turns=1)
+    assert notes(slack, DM, hidden) == []
+
+    view = open_home(orion, slack)
+    assert NOTES_OFF in shown_text(view)
+    flip_notes_switch(orion, slack, view)
+    shown = saving_turn(orion, slack, claude, "loud.md", turns=2)
+    assert note_lines(wait_for_note(slack, DM, shown)) == ["Saved to memory: loud.md"]
+
+
+def shown_text(view: dict[str, Any]) -> str:
+    return json.dumps(view["blocks"], ensure_ascii=False)
