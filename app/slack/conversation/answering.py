@@ -109,6 +109,7 @@ class Answerer:
         services = asyncio.ensure_future(self._provider.get())
         answering = False
         turn: TurnRequest | None = None
+        capturing: asyncio.Future[None] | None = None
         finished = False
         # Until Claude is asked: other people's after-work waits (people_first.py).
         waiting = people_waiting().arrive()
@@ -119,7 +120,6 @@ class Answerer:
             memory_context = await _within(delivery.memory, delivery.deadline)
             agent = (await services).agent
             changes = ChangeLog()  # what this turn changes in memory, for its note
-            capturing: asyncio.Future[None] | None = None
             if message.user:
                 # Beside the answer, not before it: stated preferences are saved at once.
                 capturing = run_in_background(
@@ -155,6 +155,9 @@ class Answerer:
         except Exception as exc:
             log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
             await _apologise(reply, friendly_error(exc))
+            if turn is not None:
+                # What the failed turn did save is still shown, and can be undone.
+                await show_memory_note(client, (await services).agent, turn, capturing)
         finally:
             waiting.served()
             if turn is not None and not finished:
