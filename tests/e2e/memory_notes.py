@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID, UNDO_ACTION_ID
+from tests.e2e.conversation import is_memory_note
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import ScriptItem, text
@@ -16,13 +17,9 @@ from tests.fakes.slack_api import FakeSlack, Message
 from tests.orion_server import OrionServer
 
 
-def is_note(message: Message) -> bool:
-    return any(block.get("block_id") == NOTE_BLOCK_ID for block in message.blocks)
-
-
 def notes(slack: FakeSlack, channel: str, thread_ts: str) -> list[Message]:
     """Orion's memory notes in the thread, oldest first."""
-    return [m for m in slack.bot_messages(channel, thread_ts) if is_note(m)]
+    return [m for m in slack.bot_messages(channel, thread_ts) if is_memory_note(m)]
 
 
 def wait_for_note(slack: FakeSlack, channel: str, thread_ts: str, count: int = 1) -> Message:

@@ -143,15 +143,16 @@ class Answerer:
             )
             waiting.served()
             text = await self._respond(turn, reply, agent)
-            # Answered or stopped: what the store confirmed changing, under the answer.
-            await show_memory_note(client, agent, turn, capturing)
             if text is not None:
                 # Only now, with the reply complete, and once nobody waits to be answered:
-                # the summary must never hold up this reply nor anyone else's.
+                # the summary must never hold up this reply nor anyone else's (nor wait
+                # for the note below).
                 run_in_background(
                     after_people(agent.after_turn(turn, text)), name="memory.after_turn"
                 )
                 finished = True
+            # Answered or stopped: what the store confirmed changing, under the answer.
+            await show_memory_note(client, agent, turn, capturing)
         except Exception as exc:
             log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
             await _apologise(reply, friendly_error(exc))
