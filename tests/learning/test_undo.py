@@ -9,10 +9,12 @@ since the turn, two undos at once.
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from app.learning.undo import UndoOutcome, save_undo_record, undo_changes
+from app.memory import keeping
 from app.memory.change_log import ChangeLog, RecordingStore
+from app.memory.retention import SessionRetention
 from app.memory.scopes import MemoryScope
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.storage.store import ObjectStore
@@ -131,4 +133,23 @@ async def test_someone_elses_record_is_refused(store: ObjectStore, backend: Back
     result = await undo_changes(store, undo_id, "U0SOMEONE")
 
     assert result.outcome is UndoOutcome.NOT_YOURS
+    assert _own(backend) == after
+
+
+async def test_past_the_retention_window_the_undo_has_expired(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """Orion's view of the store hides a record older than the window, as it does every
+    conversation's object (the bucket's lifecycle rule then deletes it)."""
+    await _seed(store)
+    log = ChangeLog()
+    await _turn(_tool(store, log))
+    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+    assert undo_id is not None
+    after = _own(backend)
+    later = SessionRetention(days=30, clock=lambda: datetime.now(UTC) + timedelta(days=31))
+
+    result = await undo_changes(keeping.kept(store, later), undo_id, USER)
+
+    assert result.outcome is UndoOutcome.GONE
     assert _own(backend) == after
