@@ -4,6 +4,8 @@
   loop, under one span.
 - `capture_preferences`: as soon as a message arrives, preferences it states are saved.
 - `after_turn`: once the reply is complete, the thread's session summary is updated.
+- `memory_note`: what the turn's memory tool and captured preferences changed, as the
+  store confirmed it (recorded in `TurnRequest.changes`), for the note under the answer.
 
 The hooks are best-effort: bounded in time, failures are warnings in the log, and nothing
 they do can change or delay the reply (the Slack listener runs the last two in the

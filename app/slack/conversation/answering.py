@@ -5,9 +5,11 @@ Everything Claude's first request needs goes out at once: the retry-dedupe claim
 memory for the conversation (under one storage budget), the thread's history from Slack,
 and the Claude client (still loading on a fresh instance). A delivery that Slack marks as
 a retry shows nothing until it has won its claim. After the reply is complete, what the
-turn taught Orion is written in the background. A turn the person stops (agent_view's
-Stop button) ends at once: what was streamed stays, one short line confirms the stop, and
-nothing is learned from it.
+turn taught Orion is written in the background, and a note of what the turn changed in
+the person's memory follows the answer (memory_note.py), with its Undo. A turn the person
+stops (agent_view's Stop button) ends at once: what was streamed stays, one short line
+confirms the stop, nothing is learned from it, and the note claims only the writes that
+had finished.
 """
 
 from __future__ import annotations
