@@ -42,9 +42,18 @@ class NoteRequest:
 
 
 async def note_for_turn(
-    store: ObjectStore, request: NoteRequest, changes: ChangeLog, *, shown_by_default: bool
+    store: ObjectStore,
+    request: NoteRequest,
+    changes: ChangeLog,
+    *,
+    shown_by_default: bool,
+    budget_s: float,
 ) -> MemoryNote | None:
-    """The note for a turn's changes, with its undo record kept; None for no note."""
+    """The note for a turn's changes, with its undo record kept; None for no note.
+
+    Storage gets `budget_s` for the reads and as much for keeping the record: past either,
+    the note still says what changed (the turn's writes did land), without an Undo.
+    """
     found = changes.changes()
     if not found or not request.user_id:
         return None
@@ -53,8 +62,8 @@ async def note_for_turn(
         user = request.user_id
         # Both reads at once: on slow storage the note waits one round trip, not two.
         shown, erased = await asyncio.gather(
-            memory_notes_shown(store, user, default=shown_by_default),
-            erased_since(store, user, request.started_at),
+            asyncio.wait_for(memory_notes_shown(store, user, default=shown_by_default), budget_s),
+            asyncio.wait_for(erased_since(store, user, request.started_at), budget_s),
             return_exceptions=True,
         )
         if isinstance(shown, BaseException):
@@ -69,21 +78,23 @@ async def note_for_turn(
         try:
             if isinstance(erased, BaseException):
                 raise erased  # not known whether to keep a record: keep none
-            undo_id = await save_undo_record(
-                store,
-                user,
-                found,
-                [str(line) for line in lines],
-                created_at=request.started_at,
-                channel=request.channel,
-                thread_ts=request.thread_ts,
-            )
-            if undo_id is not None and await erased_since(store, user, request.started_at):
-                await delete_undo_record(store, user, undo_id)  # the erasure came meanwhile
-                span.update(output={"shown": False, "erased": True})
-                return None
+            async with asyncio.timeout(budget_s):
+                undo_id = await save_undo_record(
+                    store,
+                    user,
+                    found,
+                    [str(line) for line in lines],
+                    created_at=request.started_at,
+                    channel=request.channel,
+                    thread_ts=request.thread_ts,
+                )
+                if undo_id is not None and await erased_since(store, user, request.started_at):
+                    await delete_undo_record(store, user, undo_id)  # the erasure came meanwhile
+                    span.update(output={"shown": False, "erased": True})
+                    return None
         except Exception as exc:
-            log.warning("memory.note.undo_failed", error=type(exc).__name__, exc_info=exc)
+            error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
+            log.warning("memory.note.undo_failed", error=error, exc_info=exc)
             undo_id = None
         log.info(
             "memory.note",

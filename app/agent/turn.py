@@ -202,13 +202,15 @@ class Agent:
             return None
         request = NoteRequest(turn.user_id, turn.channel_id, turn.thread_ts, turn.started_at)
         try:
-            async with asyncio.timeout(self._memory.preferences_budget_s):
-                return await note_for_turn(
-                    self._store,
-                    request,
-                    turn.changes,
-                    shown_by_default=self._memory.notes_shown_by_default,
-                )
+            return await note_for_turn(
+                self._store,
+                request,
+                turn.changes,
+                shown_by_default=self._memory.notes_shown_by_default,
+                # Half the preferences' budget for each of its two steps: the note waits
+                # no longer than a captured preference may.
+                budget_s=self._memory.preferences_budget_s / 2,
+            )
         except Exception as exc:
             log.warning("memory.note.failed", error=type(exc).__name__, exc_info=exc)
             return None

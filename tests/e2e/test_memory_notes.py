@@ -22,6 +22,7 @@ from app.memory.scopes import (
     user_preferences_key,
     user_prefix,
 )
+from app.slack.conversation.memory_note_blocks import UNDO_UNAVAILABLE
 from app.slack.home.memory_view import (
     ACTION_FORGET_EVERYTHING,
     ACTION_MEMORY_NOTES,
@@ -424,3 +425,31 @@ def test_with_memory_notes_off_by_default_a_person_can_still_turn_them_on(
 
 def shown_text(view: dict[str, Any]) -> str:
     return json.dumps(view["blocks"], ensure_ascii=False)
+
+
+def test_with_storage_failing_right_after_the_turns_writes_the_note_says_so_without_undo(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_proxy: FaultyProxy,
+) -> None:
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    claude.reply("Saved.")
+    # Two uploads go through (the event's retry claim, the memory tool's file), then the
+    # bucket refuses every upload: the undo record cannot be kept.
+    gcs_proxy.add_rule("uploadType=multipart", method="POST", times=2)
+    gcs_proxy.add_rule("uploadType=multipart", status=503, method="POST")
+
+    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
+    note = wait_for_note(slack, DM, thread_ts)
+
+    assert note_lines(note) == ["Saved to memory: notes/hotels.md"]
+    assert UNDO_UNAVAILABLE in json.dumps(note.blocks)
+    assert "accessory" not in json.dumps(note.blocks), "no Undo that could not work"
+    assert seeded.read(f"{OWN}notes/hotels.md") == "Rio\n"
+    [failed] = orion.wait_logged(log_events.MEMORY_NOTE_UNDO_FAILED)
+    assert "Traceback" in failed["exception"]
