@@ -1,7 +1,8 @@
 """What a turn changed in a person's memory, in words: one line per file, for the note
 under the answer (Slack, app/slack/conversation/memory_note_blocks.py) and in `orion chat`.
 
-"Saved to memory: notes/travel.md", "Updated: preferences (name)", "Deleted: old.md".
+"Saved to memory: notes/travel.md", "Updated: preferences (name)", "Deleted: old.md",
+"Moved: notes.md → trips/lisbon.md".
 A file is named as the person would find it: relative to their own directory (the Home
 tab lists notes the same way), or to the conversation's, marked so. Only changes the store
 confirmed reach here (app/memory/change_log.py): nothing a failed or stopped write did.
@@ -20,6 +21,7 @@ from app.memory.scopes import user_preferences_key, user_prefix
 SAVED = "Saved to memory"
 UPDATED = "Updated"
 DELETED = "Deleted"
+MOVED = "Moved"
 # Preference names listed on one line; more are counted.
 MAX_PREFERENCE_NAMES = 4
 # Lines a note shows (Slack's blocks and a terminal alike); more are counted.
@@ -39,8 +41,33 @@ class NoteLine:
 
 
 def describe_changes(user_id: str, changes: Sequence[MemoryChange]) -> list[NoteLine]:
-    """One line per changed file, in the order the turn first changed them."""
-    return [_line(user_id, change) for change in changes]
+    """One line per changed file, in the order the turn first changed them; a file the
+    turn moved (deleted here, created there with the same content: how a bucket renames)
+    is one line, "Moved: old.md → new.md"."""
+    moves = _moves(changes)
+    moved_away = set(moves.values())
+    lines = []
+    for change in changes:
+        if change.key in moved_away:
+            continue
+        if (source := moves.get(change.key)) is not None:
+            old, new = file_name(user_id, source), file_name(user_id, change.key)
+            lines.append(NoteLine(MOVED, f"{old} → {new}"))
+        else:
+            lines.append(_line(user_id, change))
+    return lines
+
+
+def _moves(changes: Sequence[MemoryChange]) -> dict[str, str]:
+    """Created key → the deleted key it was moved from."""
+    deleted = {c.before: c.key for c in changes if c.deleted and c.before is not None}
+    moves: dict[str, str] = {}
+    for change in changes:
+        if change.created and change.after is not None:
+            source = deleted.pop(change.after, None)
+            if source is not None:
+                moves[change.key] = source
+    return moves
 
 
 def shown_lines(lines: Sequence[str]) -> list[str]:
