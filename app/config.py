@@ -186,6 +186,9 @@ class Settings(OperatorSettings):
     memory_context_token_budget: int = Field(default=2000, ge=100, le=50_000)
     # The whole after-turn step (session summary and index); it runs after the reply.
     memory_after_turn_timeout_s: float = Field(default=20.0, gt=0, le=120)
+    # Whether an answer that changed memory carries a note of what changed, with an Undo
+    # (`on`/`off`); each person can change it on their Home tab.
+    memory_notes: bool = True
 
     port: int = Field(default=8080, ge=1, le=65535)
 

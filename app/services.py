@@ -141,6 +141,7 @@ def build_services(
             summary_model=settings.summary_model,
             summary_timeout_s=settings.summary_timeout_s,
             after_turn_budget_s=settings.memory_after_turn_timeout_s,
+            notes_shown_by_default=settings.memory_notes,
         ),
     )
     return Services(settings=settings, storage=storage, claude=claude, agent=agent)

@@ -20,6 +20,7 @@ BENCHMARKS = [
     "bench.burst",
     "bench.memory_latency",
     "bench.memory_erasure",
+    "bench.memory_notes",
     "bench.turn_end",
     "bench.throughput",
     "bench.intake",

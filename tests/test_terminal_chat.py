@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from app.learning import undo
 from app.terminal_chat.line_input import LineReader
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import ScriptItem, text
@@ -89,6 +90,36 @@ def test_a_conversation_in_the_terminal_streams_answers_and_leaves_memories(
     assert "Terminal chat" in (records / "conversations.json").read_text()
     # Orion's log lines went to the log file, not into the conversation.
     assert '"memory.after_turn"' in (tmp_path / ".orion" / "chat.log").read_text()
+
+
+def test_the_terminal_prints_what_an_answer_saved_and_undo_puts_it_back(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    claude.reply_tool_use(
+        "memory",
+        {"command": "create", "path": f"/memories/users/{USER}/trip.md", "file_text": "Oslo\n"},
+    )
+    claude.reply("Saved your trip, Sam.")
+    claude.reply("Nothing to save here.")
+
+    result = _chat(
+        tmp_path,
+        claude,
+        "Please call me Sam. Remember my trip to Oslo.\n/undo\n/undo\nWhat time is it?\n",
+        "--user",
+        USER,
+    )
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    note = out[out.index("Saved your trip, Sam.") : out.index(undo.UNDONE)]
+    assert "Saved to memory: trip.md" in note and "Saved to memory: preferences (name)" in note
+    assert "(/undo puts it back)" in note
+    assert undo.ALREADY_UNDONE in out, "a second /undo changes nothing"
+    after = out[out.index("Nothing to save here.") :]
+    assert "Saved to memory" not in after, "an answer that saved nothing prints no note"
+    person = tmp_path / "memories" / "users" / USER
+    assert not (person / "trip.md").exists() and not (person / "preferences.json").exists()
 
 
 def test_a_bad_user_id_is_refused_clearly(tmp_path: Path, claude: FakeClaude) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from app.agent.history import ThreadMessage
+from app.memory.change_log import ChangeLog
 
 
 @dataclass(frozen=True)
@@ -24,3 +25,6 @@ class TurnRequest:
     # When the turn began: if its person asks to be forgotten after this, what the turn
     # writes at its end is erased again (app/learning/erasure.py).
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # Where the turn's memory writers record what they changed (the memory tool, a
+    # captured preference), for the note under the answer; None: not recorded.
+    changes: ChangeLog | None = None

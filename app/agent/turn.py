@@ -4,6 +4,8 @@
   loop, under one span.
 - `capture_preferences`: as soon as a message arrives, preferences it states are saved.
 - `after_turn`: once the reply is complete, the thread's session summary is updated.
+- `memory_note`: what the turn's memory tool and captured preferences changed, as the
+  store confirmed it (recorded in `TurnRequest.changes`), for the note under the answer.
 
 The hooks are best-effort: bounded in time, failures are warnings in the log, and nothing
 they do can change or delay the reply (the Slack listener runs the last two in the
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from app.agent.history import ThreadMessage, build_messages
 from app.agent.loop import LoopResult, run_agent_loop
+from app.agent.memory_notes import MemoryNote, NoteRequest, note_for_turn
 from app.agent.memory_task import restore_finished
 from app.agent.memory_tasks import MemoryTasks
 from app.agent.prompts import build_system_prompt
@@ -35,6 +38,7 @@ from app.learning.preferences import save_preferences
 from app.learning.recall import RecallLog
 from app.learning.session_index import IndexedToday
 from app.learning.session_summary import SummaryOutcome, update_session_summary
+from app.memory.change_log import ChangeLog, RecordingStore
 from app.memory.formatting import estimate_tokens
 from app.memory.restore import restore_memory
 from app.memory.scopes import MemoryScope
@@ -59,6 +63,9 @@ class MemorySettings:
     # Everything the after-turn step does (summary call, reads, writes), end to end.
     after_turn_budget_s: float = 20.0
     preferences_budget_s: float = 10.0
+    # Whether answers that changed memory carry a note of it (MEMORY_NOTES), for people
+    # who have not chosen on their Home tab.
+    notes_shown_by_default: bool = True
 
 
 class Agent:
@@ -97,7 +104,9 @@ class Agent:
                 model=self._model,
                 system=system,
                 messages=build_messages(turn.history),
-                tools=tools_for_turn(store=self._store, scope=scope, recalls=recalls),
+                tools=tools_for_turn(
+                    store=self._store, scope=scope, recalls=recalls, changes=turn.changes
+                ),
                 sink=sink,
                 tasks=tasks,
             )
@@ -158,12 +167,19 @@ class Agent:
         return restored.context, "reloaded", restored.complete
 
     async def capture_preferences(
-        self, user_id: str, text: str, *, channel: str | None = None, thread_ts: str | None = None
+        self,
+        user_id: str,
+        text: str,
+        *,
+        channel: str | None = None,
+        thread_ts: str | None = None,
+        changes: ChangeLog | None = None,
     ) -> None:
         """Save the preferences a message states ("call me Sam"), without a model call,
-        with the thread they were stated in."""
+        with the thread they were stated in; what changed goes in `changes` (the turn's)."""
         if self._store is None:
             return
+        store = self._store if changes is None else RecordingStore(self._store, changes)
         # Bounded (a prefix of the message, in linear time), and still off the event loop:
         # whatever a message holds, nobody else's event waits for it to be read.
         found = await asyncio.to_thread(detect_preferences, text)
@@ -175,7 +191,7 @@ class Agent:
             try:
                 async with asyncio.timeout(self._memory.preferences_budget_s):
                     changed = await save_preferences(
-                        self._store, user_id, found, channel=channel, thread_ts=thread_ts
+                        store, user_id, found, channel=channel, thread_ts=thread_ts
                     )
                     await self._unless_erased(user_id, began, channel)
             except Exception as exc:
@@ -190,6 +206,26 @@ class Agent:
                 return
             log.info("memory.preferences.write", keys=keys, changed=changed, **_since(started))
             span.update(output={"ok": True, "changed": changed})
+
+    async def memory_note(self, turn: TurnRequest) -> MemoryNote | None:
+        """What the turn changed in memory, for the note under its answer (with its undo
+        kept); None for no note. Call it once the turn's writers are done; never raises."""
+        if self._store is None or turn.changes is None:
+            return None
+        request = NoteRequest(turn.user_id, turn.channel_id, turn.thread_ts, turn.started_at)
+        try:
+            return await note_for_turn(
+                self._store,
+                request,
+                turn.changes,
+                shown_by_default=self._memory.notes_shown_by_default,
+                # Half the preferences' budget for each of its two steps: the note waits
+                # no longer than a captured preference may.
+                budget_s=self._memory.preferences_budget_s / 2,
+            )
+        except Exception as exc:
+            log.warning("memory.note.failed", error=type(exc).__name__, exc_info=exc)
+            return None
 
     async def after_turn(self, turn: TurnRequest, answer: str) -> None:
         """Update the thread's session summary (and the person's session index).

@@ -33,11 +33,15 @@ from app.learning.search_index import remove_search_documents
 from app.learning.session_index import read_index, remove_session
 from app.memory.key_prefixes import ERASURES_PREFIX
 from app.memory.scopes import (
+    is_undo_id,
     person_records_prefix,
+    person_settings_key,
     session_prefix,
     thread_context_key,
     thread_contexts_prefix,
     thread_of_context_key,
+    undo_markers_prefix,
+    undo_record_key,
     user_prefix,
     validate_thread_ts,
 )
@@ -45,6 +49,8 @@ from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore
 
 DELETE_CONCURRENCY = 16
+# Kinds most people have none of: reported only when there were some.
+_COUNTED_WHEN_FOUND = ("undo_records", "settings")
 
 
 @dataclass
@@ -164,16 +170,28 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
     own, records = await asyncio.gather(
         store.list(user_prefix(user_id)), store.list(person_records_prefix(user_id))
     )
+    # Their undo records (each the old content of files that changed), found by the
+    # markers among their records; and their settings.
+    markers = undo_markers_prefix(user_id)
+    undo_records = [
+        undo_record_key(undo_id)
+        for obj in records
+        if obj.key.startswith(markers) and is_undo_id(undo_id := obj.key[len(markers) :])
+    ]
 
     report = ErasureReport()
     for kind, keys in (
         ("person", [obj.key for obj in own]),
         ("sessions", [obj.key for listing in sessions for obj in listing]),
         ("thread_contexts", context_keys),
+        ("undo_records", undo_records),
+        ("settings", [person_settings_key(user_id)]),
         # Last: the index is what finds the rest, should this erasure be cut short.
         ("records", [obj.key for obj in records]),
     ):
-        report.deleted[kind] = await _delete_all(store, keys)
+        deleted = await _delete_all(store, keys)
+        if deleted or kind not in _COUNTED_WHEN_FOUND:
+            report.deleted[kind] = deleted
     return report
 
 

@@ -68,6 +68,22 @@ PEOPLE = KeyPrefix(
     model_reaches=False,
     personal=True,
 )
+UNDO = KeyPrefix(
+    "undo/",
+    "undo records: what one answer changed in a person's memory, with each file as it was "
+    "before, under a random id (its owner is inside, and listed under people/{id}/undo/)",
+    Lifetime.CONVERSATION,
+    model_reaches=False,
+    personal=True,
+)
+SETTINGS = KeyPrefix(
+    "settings/",
+    "each person's choices about how Orion behaves with them (e.g. the memory notes "
+    "under answers), one file per person",
+    Lifetime.KEPT,
+    model_reaches=False,
+    personal=True,
+)
 EVENTS = KeyPrefix(
     "events/",
     "claims of handled Slack events (retry dedupe) and of once-a-day prompts; no one's id",
@@ -118,6 +134,8 @@ KEY_PREFIXES = (
     SESSIONS,
     THREADS,
     PEOPLE,
+    UNDO,
+    SETTINGS,
     EVENTS,
     ERASURES,
     INSTALLATIONS,
@@ -131,6 +149,8 @@ USERS_PREFIX = USERS.prefix
 SESSIONS_PREFIX = SESSIONS.prefix
 THREADS_PREFIX = THREADS.prefix
 PEOPLE_PREFIX = PEOPLE.prefix
+UNDO_PREFIX = UNDO.prefix
+SETTINGS_PREFIX = SETTINGS.prefix
 EVENTS_PREFIX = EVENTS.prefix
 ERASURES_PREFIX = ERASURES.prefix
 INSTALLATIONS_PREFIX = INSTALLATIONS.prefix

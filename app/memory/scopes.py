@@ -23,7 +23,9 @@ from app.memory.key_prefixes import (
     GLOBAL_PREFIX,
     PEOPLE_PREFIX,
     SESSIONS_PREFIX,
+    SETTINGS_PREFIX,
     THREADS_PREFIX,
+    UNDO_PREFIX,
     USERS_PREFIX,
 )
 
@@ -248,3 +250,36 @@ def thread_of_context_key(key: str) -> str | None:
     """The thread of a saved context's key (`threads/D…/1712-345.json`), else None."""
     name = key.rsplit("/", 1)[-1].removesuffix(".json").replace("-", ".", 1)
     return name if _THREAD_TS.fullmatch(name) else None
+
+
+# UNDO_PREFIX and SETTINGS_PREFIX are Orion's own too: an undo record decides which files
+# an Undo click rewrites, and a person's settings what Orion shows them.
+_UNDO_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def is_undo_id(value: object) -> bool:
+    return isinstance(value, str) and _UNDO_ID.fullmatch(value) is not None
+
+
+def undo_record_key(undo_id: str) -> str:
+    """One answer's undo record, found from the id its Undo button carries."""
+    if not is_undo_id(undo_id):
+        raise ValueError("not an undo id")
+    return f"{UNDO_PREFIX}{undo_id}.json"
+
+
+def undo_markers_prefix(user_id: str) -> str:
+    """The person's undo records, listed by id (empty objects): how forgetting the person
+    finds their records without listing everyone's."""
+    return f"{person_records_prefix(user_id)}undo/"
+
+
+def undo_marker_key(user_id: str, undo_id: str) -> str:
+    if not is_undo_id(undo_id):
+        raise ValueError("not an undo id")
+    return f"{undo_markers_prefix(user_id)}{undo_id}"
+
+
+def person_settings_key(user_id: str) -> str:
+    """The person's choices about how Orion behaves with them (app/learning/person_settings.py)."""
+    return f"{SETTINGS_PREFIX}{validate_user_id(user_id)}.json"

@@ -19,12 +19,18 @@ from app.slack.agent_view import (
 from app.slack.agent_view.viewing import Viewing
 from app.slack.assistant_view import thread_context_changed, thread_started, user_message
 from app.slack.catch_all import other_messages, other_tabs, wrong_experience
-from app.slack.conversation import feedback
+from app.slack.conversation import feedback, memory_undo
 from app.slack.conversation.answering import Answerer
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.running_turns import RunningTurns
 from app.slack.conversation.thread_context_store import StoredThreadContextStore
-from app.slack.home import download_memory, forget_everything, forget_memory_item, home_tab_opened
+from app.slack.home import (
+    download_memory,
+    forget_everything,
+    forget_memory_item,
+    home_tab_opened,
+    memory_notes_switch,
+)
 from app.slack.home.home_tab import HomeTab
 from app.slack.web_client import configure_web_client
 
@@ -46,6 +52,7 @@ def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMo
         _register_assistant_view(app, provider, dedupe, answerer, context_store)
     wrong_experience.register(app, settings.slack_experience)
     feedback.register(app)
+    memory_undo.register(app, provider)
     _register_memory_controls(app, home)
     other_tabs.register(app)  # after the tabs' own listeners: tabs nobody shows
     other_messages.register(app)  # last: messages no listener above wanted
@@ -130,7 +137,8 @@ def _register_agent_view(
 
 def _register_memory_controls(app: AsyncApp, home: HomeTab) -> None:
     """The Home tab's buttons, the same in both experiences: forget one thing, forget
-    everything, download."""
+    everything, download, and the switch for memory notes."""
     forget_memory_item.register(app, home)
     forget_everything.register(app, home)
     download_memory.register(app, home)
+    memory_notes_switch.register(app, home)

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TextIO
 
 from app.config import EXIT_PROBLEM, Settings, problem_report
+from app.learning.memory_note import file_name, shown_lines
+from app.learning.undo import UNAVAILABLE, outcome_text
 from app.memory.scopes import validate_user_id
 from app.observability.logging import get_logger
 from app.observability.setup import configure_observability
@@ -39,6 +41,8 @@ YOU = "you> "
 ORION = "orion> "
 LOG_FILE = Path(".orion/chat.log")
 STOPPED = "(stopped)"
+UNDO_COMMAND = "/undo"
+NOTHING_TO_UNDO = "Nothing to undo: no answer in this conversation changed your memory."
 # The end-of-conversation clean-up (closing clients) when the person is in a hurry.
 CLOSE_TIMEOUT_S = 3.0
 
@@ -102,6 +106,9 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
         interrupted = False
         if not text:
             continue
+        if text == UNDO_COMMAND:
+            loop.run(_undo(conversation, out))
+            continue
         try:
             loop.run(_answer(conversation, text, out))
         except KeyboardInterrupt:
@@ -128,6 +135,26 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
 async def _answer(conversation: Conversation, text: str, out: TextIO) -> None:
     async with TerminalReply(out, prefix=ORION) as reply:
         await conversation.answer(text, reply)
+    note = conversation.last_note
+    if note is not None:
+        # The note Slack shows under the answer; here /undo is its button.
+        lines = "".join(f"\n  {line}" for line in shown_lines([str(n) for n in note.lines]))
+        hint = f"\n  ({UNDO_COMMAND} puts it back)" if note.undo_id else ""
+        out.write(f"\n{lines}{hint}")
+
+
+async def _undo(conversation: Conversation, out: TextIO) -> None:
+    try:
+        result = await conversation.undo_last()
+    except Exception as exc:
+        log.warning("chat.undo.failed", error=type(exc).__name__, exc_info=exc)
+        out.write(f"{UNAVAILABLE}\n\n")
+        return
+    if result is None:
+        out.write(f"{NOTHING_TO_UNDO}\n\n")
+        return
+    names = [file_name(conversation.user_id, key) for key in result.changed_since]
+    out.write(f"{outcome_text(result, names)}\n\n")
 
 
 def _save_learning(loop: BackgroundLoop, conversation: Conversation, out: TextIO) -> None:

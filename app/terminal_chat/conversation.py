@@ -8,12 +8,15 @@ import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+from app.learning.undo import UndoResult, undo_changes
+from app.memory.change_log import ChangeLog
 from app.memory.scopes import person_records_prefix, session_prefix, user_prefix
 from app.observability.logging import get_logger
 from app.services import Services, build_services, build_storage
 
 if TYPE_CHECKING:
     from app.agent.history import ThreadMessage
+    from app.agent.memory_notes import MemoryNote
     from app.agent.reply_sink import ReplySink
     from app.config import Settings
     from app.storage.store import ObjectStore
@@ -42,6 +45,9 @@ class Conversation:
         self._history: list[ThreadMessage] = []
         self._learning: list[asyncio.Task[None]] = []
         self._before: dict[str, int] = {}
+        # The note of the last answer (what it changed in memory), and the newest undo.
+        self.last_note: MemoryNote | None = None
+        self._last_undo: str | None = None
 
     @classmethod
     async def start(cls, settings: Settings, user_id: str) -> Conversation:
@@ -60,10 +66,20 @@ class Conversation:
         from app.agent.request import TurnRequest
 
         agent = self._services.agent
-        self._learn(agent.capture_preferences(self.user_id, text, **self._where()))
+        changes = ChangeLog()
+        self.last_note = None
+        capturing = self._learn(
+            agent.capture_preferences(
+                self.user_id, text, channel=CHANNEL, thread_ts=self.thread_ts, changes=changes
+            )
+        )
         history = [*self._history, ThreadMessage("user", text)]
         turn = TurnRequest(
-            user_id=self.user_id, channel_id=CHANNEL, thread_ts=self.thread_ts, history=history
+            user_id=self.user_id,
+            channel_id=CHANNEL,
+            thread_ts=self.thread_ts,
+            history=history,
+            changes=changes,
         )
         try:
             result = await agent.answer(turn, reply)
@@ -71,8 +87,21 @@ class Conversation:
             _raise_if_key_refused(exc)
             raise
         self._history = [*history, ThreadMessage("assistant", result.text)]
+        # The same note as under a Slack answer: what the store confirmed changing.
+        await asyncio.wait({capturing})
+        self.last_note = await agent.memory_note(turn)
+        if self.last_note is not None and self.last_note.undo_id is not None:
+            self._last_undo = self.last_note.undo_id
         self._learn(agent.after_turn(turn, result.text))
         return result.text
+
+    async def undo_last(self) -> UndoResult | None:
+        """Undo what the last answer that changed memory changed (`/undo`); None when
+        there is nothing this conversation can undo."""
+        store = self._services.storage.memory_store
+        if store is None or self._last_undo is None:
+            return None
+        return await undo_changes(store, self._last_undo, self.user_id)
 
     @property
     def learning(self) -> bool:
@@ -106,11 +135,10 @@ class Conversation:
             return f"gs://{self.settings.gcs_memories_bucket}/{user_prefix(self.user_id)}"
         return str(self.settings.memory_dir.resolve() / user_prefix(self.user_id))
 
-    def _where(self) -> dict[str, str]:
-        return {"channel": CHANNEL, "thread_ts": self.thread_ts}
-
-    def _learn(self, work: Coroutine[Any, Any, None]) -> None:
-        self._learning.append(asyncio.ensure_future(work))
+    def _learn(self, work: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+        task = asyncio.ensure_future(work)
+        self._learning.append(task)
+        return task
 
     async def _kept_about_person(self) -> dict[str, int]:
         store: ObjectStore = self._services.storage.store

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
-from tests.fakes.slack_api import Call, FakeSlack
+from tests.fakes.slack_api import Call, FakeSlack, Message
 from tests.orion_server import OrionServer
 
 # About 3,000 characters: Claude (the fake) sends it in several deltas, and Orion streams it
@@ -53,13 +54,23 @@ def post_user_message(
 
 
 def finished(slack: FakeSlack, channel: str, thread_ts: str) -> list[str]:
-    """Orion's finished messages in the thread, oldest first (a greeting included)."""
-    return [m.text for m in slack.bot_messages(channel, thread_ts) if not m.streaming]
+    """Orion's finished messages in the thread, oldest first (a greeting included), but
+    the memory notes that follow answers which saved something (tests/e2e/memory_notes.py
+    reads those)."""
+    return [m.text for m in _said(slack, channel, thread_ts) if not m.streaming]
 
 
 def answers(slack: FakeSlack, channel: str, thread_ts: str) -> list[str]:
-    """Orion's finished messages after its greeting."""
-    return [m.text for m in slack.bot_messages(channel, thread_ts)[1:] if not m.streaming]
+    """Orion's finished messages after its greeting (memory notes aside)."""
+    return [m.text for m in _said(slack, channel, thread_ts)[1:] if not m.streaming]
+
+
+def _said(slack: FakeSlack, channel: str, thread_ts: str) -> list[Message]:
+    return [m for m in slack.bot_messages(channel, thread_ts) if not is_memory_note(m)]
+
+
+def is_memory_note(message: Message) -> bool:
+    return any(block.get("block_id") == NOTE_BLOCK_ID for block in message.blocks)
 
 
 def wait_for_messages(

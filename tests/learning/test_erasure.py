@@ -13,10 +13,13 @@ from app.learning.erasure import (
     forget_everything,
     forget_note,
 )
+from app.learning.person_settings import choose_memory_notes
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
 from app.learning.session_index import SessionEntry, read_index, record_session
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.undo import save_undo_record
+from app.memory.change_log import MemoryChange
 from app.memory.key_prefixes import KEY_PREFIXES
 from app.memory.scopes import session_context_key, thread_context_key
 from app.storage.store import ObjectStore
@@ -36,6 +39,11 @@ async def _seed_person(store: ObjectStore, user: str, dm: str, thread: str) -> N
     await record_session(store, user, SessionEntry(thread, "Q3 budget", NOW, dm))
     context = {"memory": f"preferences of {user}: French"}
     await store.write(thread_context_key(dm, thread), json.dumps(context))
+    # An answer's undo record (the old content of what it changed), and their settings.
+    change = MemoryChange(f"users/{user}/notes/project.md", "Q2 budget.\n", None, 7)
+    lines = ["Updated: notes/project.md"]
+    await save_undo_record(store, user, [change], lines, created_at=NOW, thread_ts=thread)
+    await choose_memory_notes(store, user, shown=False)
 
 
 def _holding(backend: Backend, needle: str) -> list[str]:
@@ -65,7 +73,14 @@ async def test_forgetting_everything_leaves_nothing_of_the_person_and_all_of_the
     assert {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)} == (
         others_before
     ), "another person's memory is untouched"
-    assert report.deleted == {"person": 2, "sessions": 2, "thread_contexts": 2, "records": 1}
+    assert report.deleted == {
+        "person": 2,
+        "sessions": 2,
+        "thread_contexts": 2,
+        "undo_records": 1,
+        "settings": 1,
+        "records": 2,  # the conversation index and the undo record's marker
+    }
     assert await erased_since(store, USER, NOW)
     assert not await erased_since(store, OTHER_USER, NOW)
 

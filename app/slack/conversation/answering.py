@@ -5,9 +5,11 @@ Everything Claude's first request needs goes out at once: the retry-dedupe claim
 memory for the conversation (under one storage budget), the thread's history from Slack,
 and the Claude client (still loading on a fresh instance). A delivery that Slack marks as
 a retry shows nothing until it has won its claim. After the reply is complete, what the
-turn taught Orion is written in the background. A turn the person stops (agent_view's
-Stop button) ends at once: what was streamed stays, one short line confirms the stop, and
-nothing is learned from it.
+turn taught Orion is written in the background, and a note of what the turn changed in
+the person's memory follows the answer (memory_note.py), with its Undo. A turn the person
+stops (agent_view's Stop button) ends at once: what was streamed stays, one short line
+confirms the stop, nothing is learned from it, and the note claims only the writes that
+had finished.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.agent.errors import friendly_error
 from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
+from app.memory.change_log import ChangeLog
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
@@ -29,6 +32,7 @@ from app.runtime.people_first import after_people, people_waiting
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.delivery import Delivery
+from app.slack.conversation.memory_note import show_memory_note
 from app.slack.conversation.presence import Presence
 from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
 from app.slack.conversation.running_turns import RunningTurns
@@ -129,6 +133,7 @@ class Answerer:
         services = asyncio.ensure_future(self._provider.get())
         answering = False
         turn: TurnRequest | None = None
+        capturing: asyncio.Future[None] | None = None
         finished = False
         # Until Claude is asked: other people's after-work waits (people_first.py).
         waiting = people_waiting().arrive()
@@ -141,14 +146,16 @@ class Answerer:
                 await reply.show_task(restore_started())
             memory_context = await _within(delivery.memory, delivery.deadline)
             agent = (await services).agent
+            changes = ChangeLog()  # what this turn changes in memory, for its note
             if message.user:
                 # Beside the answer, not before it: stated preferences are saved at once.
-                run_in_background(
+                capturing = run_in_background(
                     agent.capture_preferences(
                         message.user,
                         message.text,
                         channel=message.channel,
                         thread_ts=message.thread_ts,
+                        changes=changes,
                     ),
                     name="memory.preferences",
                 )
@@ -159,19 +166,26 @@ class Answerer:
                 history=await history,
                 memory_context=memory_context,
                 memory_deadline=delivery.deadline,
+                changes=changes,
             )
             waiting.served()
             text = await self._respond(turn, reply, agent)
             if text is not None:
                 # Only now, with the reply complete, and once nobody waits to be answered:
-                # the summary must never hold up this reply nor anyone else's.
+                # the summary must never hold up this reply nor anyone else's (nor wait
+                # for the note below).
                 run_in_background(
                     after_people(agent.after_turn(turn, text)), name="memory.after_turn"
                 )
                 finished = True
+            # Answered or stopped: what the store confirmed changing, under the answer.
+            await show_memory_note(client, agent, turn, capturing)
         except Exception as exc:
             log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
             await _apologise(reply, friendly_error(exc))
+            if turn is not None:
+                # What the failed turn did save is still shown, and can be undone.
+                await show_memory_note(client, (await services).agent, turn, capturing)
         finally:
             waiting.served()
             if turn is not None and not finished:

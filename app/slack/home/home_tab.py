@@ -18,6 +18,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.memory_inventory import MemoryInventory, take_inventory
+from app.learning.person_settings import memory_notes_shown
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
@@ -76,12 +77,21 @@ class HomeTab:
         """Show `owner` what Orion keeps about them (`inventory` when already read)."""
         links = await self.links(client)
         try:
-            if inventory is not None:
-                view = home_view(owner, inventory, links, notice=notice)
-            else:
-                async with self.store() as store:
+            total = None
+            async with self.store() as store:
+                if inventory is None:
                     inventory, total = await _inventory(store, owner.user)
-                view = home_view(owner, inventory, links, conversations_total=total, notice=notice)
+                notes = await memory_notes_shown(
+                    store, owner.user, default=self.provider.settings.memory_notes
+                )
+            view = home_view(
+                owner,
+                inventory,
+                links,
+                conversations_total=total,
+                notice=notice,
+                memory_notes=notes,
+            )
         except MemoryOff:
             view = message_view(owner, MEMORY_OFF, notice=notice)
         except Exception as exc:

@@ -28,6 +28,8 @@ ACTION_FORGET_NOTE = "memory.forget_note"
 ACTION_FORGET_CONVERSATION = "memory.forget_conversation"
 ACTION_FORGET_EVERYTHING = "memory.forget_everything"
 ACTION_DOWNLOAD = "memory.download"
+ACTION_MEMORY_NOTES = "memory.notes_switch"
+NOTES_HIDE, NOTES_SHOW = "hide", "show"
 
 # What one view shows of each list; the rest is counted, and the download has it all.
 MAX_PREFERENCES = 20
@@ -46,6 +48,14 @@ SUMMARY_CHARS = 280
 NOTHING_KEPT = (
     "Orion doesn't remember anything about you yet. As you talk with it, the preferences "
     "it learns, the notes it keeps and the conversations it summarises will show up here."
+)
+NOTES_ON = (
+    "*Memory notes: on.* When an answer saves, changes or deletes something Orion "
+    "remembers, a short note under it says what, with an Undo."
+)
+NOTES_OFF = (
+    "*Memory notes: off.* Answers don't say what they saved; everything Orion remembers "
+    "is still listed here."
 )
 MEMORY_OFF = "Memory is switched off for this workspace: Orion keeps nothing about you."
 UNAVAILABLE = (
@@ -84,14 +94,16 @@ def home_view(
     *,
     conversations_total: int | None = None,
     notice: str | None = None,
+    memory_notes: bool = True,
 ) -> dict[str, Any]:
     """Everything in `inventory`, grouped; `conversations_total`: how many conversations
-    the person has in all (the inventory may hold only the newest)."""
+    the person has in all (the inventory may hold only the newest); `memory_notes`:
+    whether their answers carry the memory note (their switch)."""
     blocks = _top(notice)
     if inventory.empty:
-        blocks.append(block_kit.section(NOTHING_KEPT))
+        blocks += [block_kit.section(NOTHING_KEPT), _notes_switch(memory_notes)]
         return _view(owner, blocks)
-    blocks.append(_controls())
+    blocks += [_controls(), _notes_switch(memory_notes)]
     total = max(conversations_total or 0, len(inventory.conversations))
     groups = (
         ("Preferences", inventory.preferences, MAX_PREFERENCES, len(inventory.preferences)),
@@ -152,6 +164,17 @@ def _controls() -> dict[str, Any]:
     download = block_kit.button("Download my memory", ACTION_DOWNLOAD, "download")
     download["style"] = "primary"
     return {"type": "actions", "block_id": "memory_controls", "elements": [download, forget_all]}
+
+
+def _notes_switch(shown: bool) -> dict[str, Any]:
+    """The person's switch for the note under answers that changed memory."""
+    if shown:
+        text, label, value = NOTES_ON, "Hide these notes", NOTES_HIDE
+    else:
+        text, label, value = NOTES_OFF, "Show these notes", NOTES_SHOW
+    block = block_kit.section(text, block_id="memory_notes_switch")
+    block["accessory"] = block_kit.button(label, ACTION_MEMORY_NOTES, value)
+    return block
 
 
 def _item(user: str, n: int, item: object, links: ThreadLinks) -> dict[str, Any]:

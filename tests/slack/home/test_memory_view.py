@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
 from app.learning.preferences import Learned, StoredPreference
 from app.slack.home.memory_view import (
+    ACTION_MEMORY_NOTES,
     MAX_BLOCKS,
     MAX_CONVERSATIONS,
     MAX_NOTES,
@@ -92,6 +93,7 @@ async def test_a_huge_memory_shows_the_first_of_each_list_each_clipped_to_be_rea
     sections = [b for b in shown["blocks"] if b["type"] == "section" and "block_id" in b]
     items = {b["block_id"]: b["text"]["text"] for b in sections}
     assert list(items) == [
+        "memory_notes_switch",
         *(f"preference-{n}" for n in range(MAX_PREFERENCES)),
         *(f"note-{n}" for n in range(MAX_NOTES)),
         *(f"conversation-{n}" for n in range(MAX_CONVERSATIONS)),
@@ -128,7 +130,11 @@ def test_a_person_orion_knows_nothing_about_sees_that_and_no_buttons() -> None:
     empty = MemoryInventory(user_id=USER, preferences=[], notes=[], conversations=[])
     view = home_view(HomeOwner(USER, DM), empty, LINKS)
     assert NOTHING_KEPT in str(view["blocks"])
-    assert not [b for b in view["blocks"] if b["type"] == "actions" or "accessory" in b]
+    # Nothing to forget or download; only the switch for memory notes, for later answers.
+    assert not [b for b in view["blocks"] if b["type"] == "actions"]
+    assert [b["accessory"]["action_id"] for b in view["blocks"] if "accessory" in b] == [
+        ACTION_MEMORY_NOTES
+    ]
 
 
 @pytest.mark.parametrize("raw", [None, "", "not json", "[]", '{"dm": "D1"}', '{"user": 3}'])

@@ -1,0 +1,106 @@
+"""The note under an answer that changed memory: what changed, and the id of its undo.
+
+Built once the answer is complete (or stopped), from the turn's change log — only what
+the store confirmed (app/memory/change_log.py). No note when nothing changed, when the
+person hid the notes (their Home-tab switch, else the operator's `MEMORY_NOTES`), or when
+they asked to be forgotten during the turn (what it wrote is being erased). If the undo
+record cannot be kept (storage failing after the turn's writes), the note still says what
+changed, without an Undo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.learning.erasure import erased_since
+from app.learning.memory_note import NoteLine, describe_changes
+from app.learning.person_settings import memory_notes_shown
+from app.learning.undo import delete_undo_record, save_undo_record
+from app.memory.change_log import ChangeLog
+from app.observability import tracing
+from app.observability.logging import get_logger
+from app.storage.store import ObjectStore
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class MemoryNote:
+    lines: list[NoteLine]
+    undo_id: str | None  # None: the changes are shown, but cannot be undone from here
+
+
+@dataclass(frozen=True)
+class NoteRequest:
+    user_id: str
+    channel: str | None
+    thread_ts: str | None
+    started_at: datetime  # when the turn began (an erasure after it cancels the note)
+
+
+async def note_for_turn(
+    store: ObjectStore,
+    request: NoteRequest,
+    changes: ChangeLog,
+    *,
+    shown_by_default: bool,
+    budget_s: float,
+) -> MemoryNote | None:
+    """The note for a turn's changes, with its undo record kept; None for no note.
+
+    Storage gets `budget_s` for the reads and as much for keeping the record: past either,
+    the note still says what changed (the turn's writes did land), without an Undo.
+    """
+    found = changes.changes()
+    if not found or not request.user_id:
+        return None
+    started = time.perf_counter()
+    with tracing.observe("memory.note", metadata={"files": len(found)}) as span:
+        user = request.user_id
+        # Both reads at once: on slow storage the note waits one round trip, not two.
+        shown, erased = await asyncio.gather(
+            asyncio.wait_for(memory_notes_shown(store, user, default=shown_by_default), budget_s),
+            asyncio.wait_for(erased_since(store, user, request.started_at), budget_s),
+            return_exceptions=True,
+        )
+        if isinstance(shown, BaseException):
+            # The operator's default stands in for a choice that cannot be read now.
+            log.warning("memory.note.settings_failed", error=type(shown).__name__, exc_info=shown)
+            shown = shown_by_default
+        if erased is True or not shown:
+            span.update(output={"shown": False, "erased": erased is True})
+            return None
+        lines = describe_changes(user, found)
+        undo_id: str | None = None
+        try:
+            if isinstance(erased, BaseException):
+                raise erased  # not known whether to keep a record: keep none
+            async with asyncio.timeout(budget_s):
+                undo_id = await save_undo_record(
+                    store,
+                    user,
+                    found,
+                    [str(line) for line in lines],
+                    created_at=request.started_at,
+                    channel=request.channel,
+                    thread_ts=request.thread_ts,
+                )
+                if undo_id is not None and await erased_since(store, user, request.started_at):
+                    await delete_undo_record(store, user, undo_id)  # the erasure came meanwhile
+                    span.update(output={"shown": False, "erased": True})
+                    return None
+        except Exception as exc:
+            error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
+            log.warning("memory.note.undo_failed", error=error, exc_info=exc)
+            undo_id = None
+        log.info(
+            "memory.note",
+            files=len(found),
+            undo=undo_id is not None,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        span.update(output={"shown": True, "files": len(found), "undo": undo_id is not None})
+        return MemoryNote(lines, undo_id)

@@ -1,0 +1,115 @@
+"""What a turn changed in a person's memory, in words: one line per file, for the note
+under the answer (Slack, app/slack/conversation/memory_note_blocks.py) and in `orion chat`.
+
+"Saved to memory: notes/travel.md", "Updated: preferences (name)", "Deleted: old.md",
+"Moved: notes.md → trips/lisbon.md".
+A file is named as the person would find it: relative to their own directory (the Home
+tab lists notes the same way), or to the conversation's, marked so. Only changes the store
+confirmed reach here (app/memory/change_log.py): nothing a failed or stopped write did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.memory.change_log import MemoryChange
+from app.memory.key_prefixes import SESSIONS_PREFIX
+from app.memory.preferences_file import read_preferences
+from app.memory.scopes import user_preferences_key, user_prefix
+
+SAVED = "Saved to memory"
+UPDATED = "Updated"
+DELETED = "Deleted"
+MOVED = "Moved"
+# Preference names listed on one line; more are counted.
+MAX_PREFERENCE_NAMES = 4
+# Lines a note shows (Slack's blocks and a terminal alike); more are counted.
+MAX_LINES = 5
+LINE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class NoteLine:
+    verb: str
+    name: str
+    detail: str | None = None  # e.g. which preferences changed
+
+    def __str__(self) -> str:
+        detail = f" ({self.detail})" if self.detail else ""
+        return f"{self.verb}: {self.name}{detail}"
+
+
+def describe_changes(user_id: str, changes: Sequence[MemoryChange]) -> list[NoteLine]:
+    """One line per changed file, in the order the turn first changed them; a file the
+    turn moved (deleted here, created there with the same content: how a bucket renames)
+    is one line, "Moved: old.md → new.md"."""
+    moves = _moves(changes)
+    moved_away = set(moves.values())
+    lines = []
+    for change in changes:
+        if change.key in moved_away:
+            continue
+        if (source := moves.get(change.key)) is not None:
+            old, new = file_name(user_id, source), file_name(user_id, change.key)
+            lines.append(NoteLine(MOVED, f"{old} → {new}"))
+        else:
+            lines.append(_line(user_id, change))
+    return lines
+
+
+def _moves(changes: Sequence[MemoryChange]) -> dict[str, str]:
+    """Created key → the deleted key it was moved from."""
+    deleted = {c.before: c.key for c in changes if c.deleted and c.before is not None}
+    moves: dict[str, str] = {}
+    for change in changes:
+        if change.created and change.after is not None:
+            source = deleted.pop(change.after, None)
+            if source is not None:
+                moves[change.key] = source
+    return moves
+
+
+def shown_lines(lines: Sequence[str]) -> list[str]:
+    """What a note shows: at most MAX_LINES lines, each clipped, then "…and N more"."""
+    shown = [_clip(line) for line in lines[:MAX_LINES]]
+    if len(lines) > MAX_LINES:
+        shown.append(f"…and {len(lines) - MAX_LINES} more")
+    return shown
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1].rstrip() + "…"
+
+
+def _line(user_id: str, change: MemoryChange) -> NoteLine:
+    verb = SAVED if change.created else DELETED if change.deleted else UPDATED
+    if change.key == user_preferences_key(user_id):
+        return NoteLine(verb, "preferences", _changed_preferences(change) or None)
+    return NoteLine(verb, file_name(user_id, change.key))
+
+
+def file_name(user_id: str, key: str) -> str:
+    """How the person knows the file at `key`."""
+    own = user_prefix(user_id)
+    if key == user_preferences_key(user_id):
+        return "preferences"
+    if key.startswith(own):
+        return key[len(own) :]
+    if key.startswith(SESSIONS_PREFIX):
+        # sessions/{thread}/plan.md: a file of this conversation's.
+        _, _, rest = key[len(SESSIONS_PREFIX) :].partition("/")
+        return f"{rest} (this conversation)"
+    return key
+
+
+def _changed_preferences(change: MemoryChange) -> str:
+    before, after = read_preferences(change.before), read_preferences(change.after)
+    names = [
+        key.replace("_", " ")
+        for key in dict.fromkeys([*after, *before])
+        if before.get(key) != after.get(key)
+    ]
+    shown = ", ".join(names[:MAX_PREFERENCE_NAMES])
+    more = len(names) - MAX_PREFERENCE_NAMES
+    return f"{shown} and {more} more" if more > 0 else shown

@@ -1,0 +1,295 @@
+"""Undo what one answer changed in a person's memory: exactly, once, and only for them.
+
+After a turn that changed memory, its changes (app/memory/change_log.py) are kept as one
+undo record, `undo/{id}.json`, under a random id — the only thing the Undo button
+carries. The record names its owner, each file's content before the turn and the
+generation the turn left it at. It lives among Orion's own records, where the memory
+tool cannot reach (app/memory/key_prefixes.py), for the retention window; the person's
+`people/{id}/undo/{id}` marker lets forgetting them find it.
+
+An undo is honoured only for the record's owner (the clicking user from Slack's signed
+payload). It first checks every file is still as the turn left it: if any changed since
+(a later answer, an edit, a Forget), nothing is undone and the person is told which —
+an undo never overwrites a later change silently. Then it claims the record (a write
+conditional on the record's generation, so two clicks — on two instances — undo once)
+and writes each file back conditionally on the generation it checked: a file the turn
+created is deleted, one it deleted is created again, one it changed gets its old
+content, a rename is undone as its two halves. If the owner asked to be forgotten since
+the turn, nothing is undone, and what an undo wrote is erased again should the erasure
+come while it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from app.learning.erasure import erased_after, erasure_time, forget_again_if_erased
+from app.memory.change_log import MemoryChange
+from app.memory.scopes import (
+    is_undo_id,
+    undo_marker_key,
+    undo_record_key,
+    validate_user_id,
+)
+from app.memory.tolerant_json import load_json_object
+from app.observability.logging import get_logger
+from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed, StoredObject
+
+log = get_logger(__name__)
+
+# A record holds every changed file's old content; past this an answer gets no Undo
+# (the note still says what changed). Far above what a turn writes (files are ≤ 100 KB).
+MAX_RECORD_CHARS = 2_000_000
+MAX_NAMED = 5  # files named in a refusal; the rest counted
+UNDONE_AT = "undone_at"
+
+# What the person is told, in Slack and in `orion chat` alike.
+UNDONE = "Undone: your memory is back to what it was before this answer."
+ALREADY_UNDONE = "Already undone: nothing more to do."
+NOT_YOURS = "Only the person whose memory this is can undo it. Nothing was changed."
+EXPIRED = (
+    "This can't be undone any more: Orion keeps what an answer changed only as long as it "
+    "keeps conversations."
+)
+ERASED = "Nothing to undo: you asked Orion to forget everything about you since this answer."
+UNAVAILABLE = (
+    "Orion couldn't undo that just now: its memory isn't answering. "
+    "Please try again in a few minutes."
+)
+
+
+class UndoOutcome(StrEnum):
+    UNDONE = "undone"
+    ALREADY_UNDONE = "already_undone"
+    NOT_YOURS = "not_yours"
+    CHANGED_SINCE = "changed_since"  # nothing undone: a file changed after the answer
+    ERASED = "erased"  # the owner asked to be forgotten since: nothing left to undo
+    GONE = "gone"  # expired with the retention window, or never was
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    outcome: UndoOutcome
+    lines: list[str] = field(default_factory=list)  # the record's note lines, when read
+    changed_since: list[str] = field(default_factory=list)  # keys that blocked it
+    owner: str | None = None
+
+
+@dataclass(frozen=True)
+class UndoRecord:
+    owner: str
+    created_at: datetime  # when the turn began: an erasure after it leaves nothing to undo
+    changes: list[MemoryChange]
+    lines: list[str]  # the note's lines, shown again (struck through) once undone
+    channel: str | None = None
+    thread_ts: str | None = None
+    undone_at: datetime | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "owner": self.owner,
+                "created_at": self.created_at.isoformat(),
+                "channel": self.channel,
+                "thread": self.thread_ts,
+                "changes": [
+                    {"key": c.key, "before": c.before, "after_generation": c.after_generation}
+                    for c in self.changes
+                ],
+                "lines": self.lines,
+                UNDONE_AT: self.undone_at.isoformat() if self.undone_at else None,
+            },
+            ensure_ascii=False,
+        )
+
+    @staticmethod
+    def parse(raw: str) -> UndoRecord | None:
+        data = load_json_object(raw, what="undo_record")
+        owner, created = data.get("owner"), _moment(data.get("created_at"))
+        items, lines = data.get("changes"), data.get("lines")
+        if not isinstance(owner, str) or created is None or not isinstance(items, list):
+            return None
+        changes = [change for item in items if (change := _change(item)) is not None]
+        return UndoRecord(
+            owner,
+            created,
+            changes,
+            [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else [],
+            _text(data.get("channel")),
+            _text(data.get("thread")),
+            _moment(data.get(UNDONE_AT)),
+        )
+
+
+def outcome_text(result: UndoResult, names: Sequence[str] = ()) -> str:
+    """The sentence for an undo's outcome; `names`: the files that changed since, as the
+    person knows them."""
+    if result.outcome is UndoOutcome.CHANGED_SINCE:
+        return changed_since(names)
+    return {
+        UndoOutcome.UNDONE: UNDONE,
+        UndoOutcome.ALREADY_UNDONE: ALREADY_UNDONE,
+        UndoOutcome.NOT_YOURS: NOT_YOURS,
+        UndoOutcome.ERASED: ERASED,
+        UndoOutcome.GONE: EXPIRED,
+    }[result.outcome]
+
+
+def changed_since(names: Sequence[str]) -> str:
+    """The refusal when a file changed after the answer: nothing was undone."""
+    shown = ", ".join(names[:MAX_NAMED])
+    more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
+    return (
+        f"Nothing was undone: {shown}{more} changed after this answer, and undoing now "
+        "would lose that change. You can see and forget what Orion keeps on its Home tab."
+    )
+
+
+def new_undo_id() -> str:
+    return secrets.token_hex(16)
+
+
+async def save_undo_record(
+    store: ObjectStore,
+    owner: str,
+    changes: Sequence[MemoryChange],
+    lines: Sequence[str],
+    *,
+    created_at: datetime,
+    channel: str | None = None,
+    thread_ts: str | None = None,
+) -> str | None:
+    """Keep `changes` for an undo; its id, or None when the record would be too large."""
+    validate_user_id(owner)
+    record = UndoRecord(owner, created_at, list(changes), list(lines), channel, thread_ts)
+    content = record.to_json()
+    if len(content) > MAX_RECORD_CHARS:
+        log.info("memory.undo.too_large", chars=len(content), files=len(changes))
+        return None
+    undo_id = new_undo_id()
+    # The marker first: whatever is cut short, forgetting the person finds the record.
+    await store.write(undo_marker_key(owner, undo_id), "", if_generation=CREATE_ONLY)
+    await store.write(undo_record_key(undo_id), content, if_generation=CREATE_ONLY)
+    return undo_id
+
+
+async def delete_undo_record(store: ObjectStore, owner: str, undo_id: str) -> None:
+    await store.delete(undo_record_key(undo_id))
+    await store.delete(undo_marker_key(owner, undo_id))
+
+
+async def undo_changes(
+    store: ObjectStore, undo_id: str, user: str, *, noted_at: datetime | None = None
+) -> UndoResult:
+    """Undo record `undo_id` for `user` (who clicked); `noted_at`: when the note was
+    posted, to tell an erasure from an expiry when the record is gone."""
+    stored = await store.read(undo_record_key(undo_id)) if is_undo_id(undo_id) else None
+    record = UndoRecord.parse(stored.content) if stored is not None else None
+    if stored is None or record is None:
+        erased_at = await erasure_time(store, user)
+        if erased_at is not None and (noted_at is None or erased_at >= noted_at):
+            return UndoResult(UndoOutcome.ERASED)
+        return UndoResult(UndoOutcome.GONE)
+    if record.owner != user:
+        return UndoResult(UndoOutcome.NOT_YOURS, owner=record.owner)
+    result = UndoResult(UndoOutcome.UNDONE, record.lines, owner=record.owner)
+    if record.undone_at is not None:
+        return _as(result, UndoOutcome.ALREADY_UNDONE)
+    if erased_after(await erasure_time(store, user), record.created_at):
+        return _as(result, UndoOutcome.ERASED)
+    current = await asyncio.gather(*(store.read(c.key) for c in record.changes))
+    moved = [c.key for c, now in zip(record.changes, current, strict=True) if _moved_on(c, now)]
+    if moved:
+        return _as(result, UndoOutcome.CHANGED_SINCE, moved)
+    if not await _claim(store, stored, record):
+        return _as(result, UndoOutcome.ALREADY_UNDONE)
+    raced = await _restore(store, stored, record)
+    await forget_again_if_erased(store, user, record.created_at)
+    if raced:
+        # Changed between the check and the write: those files keep the newer change.
+        return _as(result, UndoOutcome.CHANGED_SINCE, raced)
+    return result
+
+
+def _as(result: UndoResult, outcome: UndoOutcome, keys: list[str] | None = None) -> UndoResult:
+    return UndoResult(outcome, result.lines, keys or [], result.owner)
+
+
+def _moved_on(change: MemoryChange, now: StoredObject | None) -> bool:
+    """Whether the file is no longer as the turn left it."""
+    if change.after_generation is None:
+        return now is not None
+    return now is None or now.generation != change.after_generation
+
+
+async def _claim(store: ObjectStore, stored: StoredObject, record: UndoRecord) -> bool:
+    """Mark the record undone, unless another click did first."""
+    claimed = replace(record, undone_at=datetime.now(UTC))
+    try:
+        await store.write(stored.key, claimed.to_json(), if_generation=stored.generation)
+    except PreconditionFailed:
+        return False
+    return True
+
+
+async def _restore(store: ObjectStore, stored: StoredObject, record: UndoRecord) -> list[str]:
+    """Put every file back; the keys that changed meanwhile (and were left alone). Should
+    storage fail midway, the claim is withdrawn so the person can click again."""
+    try:
+        outcomes = await asyncio.gather(*(_restore_one(store, c) for c in record.changes))
+    except Exception:
+        try:
+            await store.write(stored.key, record.to_json())
+        except Exception as exc:
+            log.warning("memory.undo.unclaim_failed", error=type(exc).__name__, exc_info=exc)
+        raise
+    return [change.key for change, ok in zip(record.changes, outcomes, strict=True) if not ok]
+
+
+async def _restore_one(store: ObjectStore, change: MemoryChange) -> bool:
+    try:
+        if change.before is None:
+            assert change.after_generation is not None  # a net change
+            await store.delete(change.key, if_generation=change.after_generation)
+        elif change.after_generation is None:
+            await store.write(change.key, change.before, if_generation=CREATE_ONLY)
+        else:
+            await store.write(change.key, change.before, if_generation=change.after_generation)
+    except PreconditionFailed:
+        return False
+    return True
+
+
+def _change(item: Any) -> MemoryChange | None:
+    if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+        return None
+    before, generation = item.get("before"), item.get("after_generation")
+    if before is not None and not isinstance(before, str):
+        return None
+    if generation is not None and not isinstance(generation, int):
+        return None
+    if before is None and generation is None:
+        return None
+    # What the turn left is not kept: only its generation matters to an undo.
+    return MemoryChange(item["key"], before, None, generation)
+
+
+def _moment(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,68 @@
+"""The memory note's messages, as Block Kit: the note under an answer (with Undo), the
+note once undone, and the lines only the clicking person sees (refusals, outcomes).
+
+Pure, and within Slack's limits: at most five lines, then "and N more", each line
+clipped (app/learning/memory_note.py), so a section's text stays far below 3,000
+characters; the button's value is the undo record's random id and nothing else.
+docs/memory-notes.md shows each shape (a test holds the doc to this module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from app.learning.memory_note import shown_lines
+from app.learning.undo import UNDONE
+from app.slack.mrkdwn import escape
+
+UNDO_ACTION_ID = "memory.undo"
+NOTE_BLOCK_ID = "memory_note"
+
+UNDO_UNAVAILABLE = "Undo isn't available for this answer."
+
+
+def note_fallback(lines: Sequence[str]) -> str:
+    """The message's plain text (notifications, screen readers)."""
+    return " · ".join(shown_lines(lines))
+
+
+def note_blocks(lines: Sequence[str], undo_id: str | None) -> list[dict[str, Any]]:
+    """The note under an answer; an Undo button when its record was kept."""
+    block: dict[str, Any] = {
+        "type": "section",
+        "block_id": NOTE_BLOCK_ID,
+        "text": _mrkdwn("\n".join(escape(line) for line in shown_lines(lines))),
+    }
+    if undo_id is None:
+        return [block, _context(UNDO_UNAVAILABLE)]
+    block["accessory"] = {
+        "type": "button",
+        "action_id": UNDO_ACTION_ID,
+        "text": {"type": "plain_text", "text": "Undo", "emoji": True},
+        "value": undo_id,
+        "accessibility_label": "Undo these memory changes",
+    }
+    return [block]
+
+
+def undone_blocks(lines: Sequence[str]) -> list[dict[str, Any]]:
+    """The note once undone: its lines struck through, no button."""
+    struck = "\n".join(f"~{escape(line)}~" for line in shown_lines(lines))
+    return [
+        {"type": "section", "block_id": NOTE_BLOCK_ID, "text": _mrkdwn(struck)},
+        _context(UNDONE),
+    ]
+
+
+def refusal_blocks(text: str) -> list[dict[str, Any]]:
+    """A line only the clicking person sees."""
+    return [{"type": "section", "text": _mrkdwn(escape(text))}]
+
+
+def _context(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [_mrkdwn(text)]}
+
+
+def _mrkdwn(text: str) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": text}

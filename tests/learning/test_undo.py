@@ -1,0 +1,155 @@
+"""What a turn changed, recorded as the store confirmed it, and undone exactly — on both
+backends (a local directory and the GCS emulator), through the memory tool itself.
+
+The end-to-end tests (tests/e2e/test_memory_notes.py) show the person's side; here each
+command's record and each undo's edge: a failed write recorded as nothing, a file changed
+since the turn, two undos at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+from app.learning.undo import UndoOutcome, save_undo_record, undo_changes
+from app.memory import keeping
+from app.memory.change_log import ChangeLog, RecordingStore
+from app.memory.retention import SessionRetention
+from app.memory.scopes import MemoryScope
+from app.memory.tool.scoped_tool import ScopedMemoryTool
+from app.storage.store import ObjectStore
+from tests.backends import THREAD, USER, Backend
+from tests.memory.tool.helpers import refused, run
+
+OWN = f"users/{USER}/"
+MEMORIES = f"/memories/users/{USER}"
+STARTED = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
+
+
+def _tool(store: ObjectStore, log: ChangeLog) -> ScopedMemoryTool:
+    return ScopedMemoryTool(RecordingStore(store, log), MemoryScope(USER, THREAD))
+
+
+def _own(backend: Backend) -> dict[str, str | None]:
+    return {key: backend.raw_read(key) for key in backend.raw_names() if key.startswith(OWN)}
+
+
+async def _seed(store: ObjectStore) -> None:
+    await store.write(f"{OWN}keep.md", "kept\n")
+    await store.write(f"{OWN}edit.md", "one\ntwo\n")
+    await store.write(f"{OWN}gone.md", "to delete\n")
+    await store.write(f"{OWN}move.md", "to move\n")
+
+
+async def _turn(tool: ScopedMemoryTool) -> None:
+    await run(tool, command="create", path=f"{MEMORIES}/new.md", file_text="new\n")
+    await run(tool, command="str_replace", path=f"{MEMORIES}/edit.md", old_str="one", new_str="1")
+    await run(tool, command="insert", path=f"{MEMORIES}/edit.md", insert_line=0, insert_text="0")
+    await run(tool, command="delete", path=f"{MEMORIES}/gone.md")
+    await run(
+        tool, command="rename", old_path=f"{MEMORIES}/move.md", new_path=f"{MEMORIES}/moved.md"
+    )
+
+
+async def test_each_command_is_recorded_with_what_it_replaced(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await _seed(store)
+    log = ChangeLog()
+    await _turn(_tool(store, log))
+
+    changes = {change.key: change for change in log.changes()}
+    assert sorted(changes) == [
+        f"{OWN}{name}.md" for name in ("edit", "gone", "move", "moved", "new")
+    ]
+    assert changes[f"{OWN}new.md"].created and changes[f"{OWN}moved.md"].created
+    assert changes[f"{OWN}edit.md"].before == "one\ntwo\n"
+    assert changes[f"{OWN}gone.md"].before == "to delete\n" and changes[f"{OWN}gone.md"].deleted
+    assert changes[f"{OWN}move.md"].before == "to move\n" and changes[f"{OWN}move.md"].deleted
+    current = await store.read(f"{OWN}edit.md")
+    assert current is not None and changes[f"{OWN}edit.md"].after_generation == current.generation
+
+
+async def test_what_came_back_to_where_it_was_and_what_failed_are_no_change(
+    store: ObjectStore,
+) -> None:
+    await _seed(store)
+    log = ChangeLog()
+    tool = _tool(store, log)
+    await run(tool, command="create", path=f"{MEMORIES}/brief.md", file_text="x\n")
+    await run(tool, command="delete", path=f"{MEMORIES}/brief.md")
+    await run(tool, command="str_replace", path=f"{MEMORIES}/keep.md", old_str="kept", new_str="k")
+    await run(tool, command="str_replace", path=f"{MEMORIES}/keep.md", old_str="k", new_str="kept")
+    await refused(tool, {"command": "create", "path": f"{MEMORIES}/edit.md", "file_text": "no"})
+    await refused(tool, {"command": "delete", "path": f"{MEMORIES}/absent.md"})
+
+    assert log.changes() == []
+
+
+async def test_undo_puts_every_file_back_exactly_once(store: ObjectStore, backend: Backend) -> None:
+    await _seed(store)
+    before = _own(backend)
+    log = ChangeLog()
+    await _turn(_tool(store, log))
+    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+    assert undo_id is not None
+
+    first, second = await asyncio.gather(
+        undo_changes(store, undo_id, USER), undo_changes(store, undo_id, USER)
+    )
+
+    assert sorted([first.outcome, second.outcome]) == sorted(
+        [UndoOutcome.UNDONE, UndoOutcome.ALREADY_UNDONE]
+    )
+    assert _own(backend) == before
+
+
+async def test_a_file_changed_since_blocks_the_whole_undo(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await _seed(store)
+    log = ChangeLog()
+    await _turn(_tool(store, log))
+    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+    assert undo_id is not None
+    await store.write(f"{OWN}gone.md", "written again by hand\n")
+    later = _own(backend)
+
+    result = await undo_changes(store, undo_id, USER)
+
+    assert result.outcome is UndoOutcome.CHANGED_SINCE
+    assert result.changed_since == [f"{OWN}gone.md"]
+    assert _own(backend) == later, "nothing undone"
+
+
+async def test_someone_elses_record_is_refused(store: ObjectStore, backend: Backend) -> None:
+    await _seed(store)
+    log = ChangeLog()
+    await _turn(_tool(store, log))
+    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+    assert undo_id is not None
+    after = _own(backend)
+
+    result = await undo_changes(store, undo_id, "U0SOMEONE")
+
+    assert result.outcome is UndoOutcome.NOT_YOURS
+    assert _own(backend) == after
+
+
+async def test_past_the_retention_window_the_undo_has_expired(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """Orion's view of the store hides a record older than the window, as it does every
+    conversation's object (the bucket's lifecycle rule then deletes it)."""
+    await _seed(store)
+    log = ChangeLog()
+    await _turn(_tool(store, log))
+    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+    assert undo_id is not None
+    after = _own(backend)
+    later = SessionRetention(days=30, clock=lambda: datetime.now(UTC) + timedelta(days=31))
+
+    result = await undo_changes(keeping.kept(store, later), undo_id, USER)
+
+    assert result.outcome is UndoOutcome.GONE
+    assert _own(backend) == after
