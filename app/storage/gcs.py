@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import contextvars
 import functools
 import threading
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -194,22 +195,17 @@ class GcsObjectStore:
         if retried:
             budget = self._retry_timeout if left is None else min(self._retry_timeout, left)
             attempt = self._retry.with_timeout(budget)(attempt)
-        try:
-            return await attempt()
-        except google_errors.RetryError as exc:
-            error = failure_of(exc.cause, cut_short)
-            raise error(
-                f"GCS {operation} {key!r}: still failing when its retries ran out: {exc.cause}"
-            ) from exc
-        except (
+        failures = (
             google_errors.GoogleAPICallError,
             auth_errors.GoogleAuthError,  # a token refresh that failed
             aiohttp.ClientError,
             TimeoutError,
             ConnectionError,
             ValueError,  # a corrupt download, or an answer that is not JSON
-        ) as exc:
-            raise failure_of(exc, cut_short)(f"GCS {operation} {key!r} failed: {exc}") from exc
+            KeyError,  # an upload's answer without its generation
+        )
+        with _as_store_errors(operation, key, failures, lambda: cut_short):
+            return await attempt()
 
     async def _open_api(self, operation: str, key: str) -> JsonApi:
         """The JSON API over the connection, built (in a worker thread) by the first call."""
@@ -250,23 +246,17 @@ class GcsObjectStore:
         from google.auth import exceptions as auth_errors
 
         cut_short = False
-        try:
-            # Inside: building the client can fail too (no credentials in production).
-            gcs = self._connect(deadline).within(deadline)
-            cut_short = gcs.timeout < self._request_timeout
-            return func(gcs, *args)
-        except google_errors.RetryError as exc:
-            error = failure_of(exc.cause, cut_short)
-            raise error(
-                f"GCS {operation} {key!r}: still failing when its retries ran out: {exc.cause}"
-            ) from exc
-        except (
+        failures = (
             google_errors.GoogleAPICallError,
             auth_errors.GoogleAuthError,  # includes missing credentials in production
             requests.RequestException,
             ConnectionError,
-        ) as exc:
-            raise failure_of(exc, cut_short)(f"GCS {operation} {key!r} failed: {exc}") from exc
+        )
+        with _as_store_errors(operation, key, failures, lambda: cut_short):
+            # Inside: building the client can fail too (no credentials in production).
+            gcs = self._connect(deadline).within(deadline)
+            cut_short = gcs.timeout < self._request_timeout
+            return func(gcs, *args)
 
     def _connect(self, deadline: float | None) -> Connection:
         """The connection, built by the first caller; the others wait for it, but not
@@ -320,6 +310,30 @@ class GcsObjectStore:
         ]
         found.sort(key=lambda item: item.key)
         return found
+
+
+@contextlib.contextmanager
+def _as_store_errors(
+    operation: str,
+    key: str,
+    failures: tuple[type[BaseException], ...],
+    cut_short: Callable[[], bool],
+) -> Iterator[None]:
+    """The libraries' failures (`failures`, and retries that ran out) as this package's
+    errors: `StoreUnreachable` when GCS looks down, else `StoreUnavailable`
+    (gcs_connection.failure_of). `cut_short`: whether the caller's deadline had cut the
+    request's timeout, which makes a timeout the caller's, not an outage."""
+    from google.api_core import exceptions as google_errors
+
+    try:
+        yield
+    except google_errors.RetryError as exc:
+        error = failure_of(exc.cause, cut_short())
+        raise error(
+            f"GCS {operation} {key!r}: still failing when its retries ran out: {exc.cause}"
+        ) from exc
+    except failures as exc:
+        raise failure_of(exc, cut_short())(f"GCS {operation} {key!r} failed: {exc}") from exc
 
 
 def _connected(_: Connection) -> None:

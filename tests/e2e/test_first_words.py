@@ -11,12 +11,17 @@ from typing import Any
 
 import pytest
 
+from tests.e2e import both_experiences
 from tests.e2e.conversation import finished, opening_words
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import ScriptItem, text, tool_use
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer, make_settings
+
+# Each test runs in both experiences (the fake Slack speaks the one under test).
+experience = both_experiences.experience
+slack = both_experiences.slack
 
 USER, CHANNEL = "U0FIRST", "D0FIRST"
 FIRST = "How do we deploy the billing service?"
@@ -25,21 +30,11 @@ ANSWER = " ".join(f"step{n}" for n in range(60))  # ~420 characters
 DELTA_CHARS, PAUSE_S = 24, 0.12  # 18 deltas over 2 s
 
 
-@pytest.fixture(params=["assistant", "agent"])
-def experience(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def slack(experience: str) -> Iterator[FakeSlack]:
-    with FakeSlack(agent_view=experience == "agent") as fake:
-        yield fake
-
-
 @pytest.fixture
 def orion(
     slack: FakeSlack, claude: FakeClaude, memory_dir: Path, experience: str
 ) -> Iterator[OrionServer]:
+
     settings = make_settings(slack, claude, memory_dir=memory_dir, slack_experience=experience)
 
     def respond(body: dict[str, Any]) -> ScriptItem | None:

@@ -20,6 +20,7 @@ import pytest
 from app.learning.summary_file import SessionSummary, render_summary
 from app.learning.timestamps import format_time
 from app.memory.scopes import conversations_index_key, session_context_key
+from tests.e2e import both_experiences
 from tests.e2e.conversation import finished, open_thread, post_user_message, wait_for_answer
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import claude_script as script
@@ -28,6 +29,11 @@ from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.slack_api import FakeSlack, Task
 from tests.orion_server import OrionServer, make_settings
+
+# Each test runs in both experiences (the fake Slack speaks the one under test).
+experience = both_experiences.experience
+slack = both_experiences.slack
+
 
 USER, DM = "U0MIRA", "D0MIRA"
 WORKSPACE = "https://orion-test.slack.com"  # the fake's auth.test answers it
@@ -72,17 +78,6 @@ def seed(memory_dir: Path, objects: dict[str, str]) -> None:
 
 def link(channel: str, thread_ts: str) -> str:
     return f"{WORKSPACE}/archives/{channel}/p{thread_ts.replace('.', '')}"
-
-
-@pytest.fixture(params=["assistant", "agent"])
-def experience(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def slack(experience: str) -> Iterator[FakeSlack]:
-    with FakeSlack(agent_view=experience == "agent") as fake:
-        yield fake
 
 
 @pytest.fixture

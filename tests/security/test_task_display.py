@@ -19,6 +19,7 @@ import pytest
 from app.agent.memory_task import MemoryTask, TaskSource
 from app.slack.conversation.task_display import task_chunk
 from app.slack.conversation.thread_links import ThreadLinks
+from tests.e2e import both_experiences
 from tests.e2e.conversation import wait_for_answer
 from tests.e2e.test_task_display import (
     ANSWER,
@@ -38,6 +39,10 @@ from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer, make_settings
 
+# Each test runs in both experiences (the fake Slack speaks the one under test).
+experience = both_experiences.experience
+slack = both_experiences.slack
+
 OTHER, OTHER_DM = "U0OTTO", "D0OTTO"
 OTTOS = ("1770000000.000900", "Offsite venue in Lisbon", "Otto booked a hotel in Lisbon.")
 HOSTILE_CHANNELS = ("javascript:alert(1)", "D0MIRA|<!channel>", "https://evil.example/x")
@@ -50,21 +55,11 @@ HOSTILE_NAME = "<!channel> [click](https://evil.example)\n\u202eevil\u200b" + "x
 HOSTILE_QUERY = "<@U0OTTO> " * 4_000 + "\u2066Lisbon\n\n<!here>"
 
 
-@pytest.fixture(params=["assistant", "agent"])
-def experience(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def slack(experience: str) -> Iterator[FakeSlack]:
-    with FakeSlack(agent_view=experience == "agent") as fake:
-        yield fake
-
-
 @pytest.fixture
 def orion(
     slack: FakeSlack, claude: FakeClaude, memory_dir: Path, experience: str
 ) -> Iterator[OrionServer]:
+
     mira = history(USER, DM, [LISBON, *HOSTILE])
     index = json.loads(mira.pop("people/U0MIRA/conversations.json"))
     for entry in index:
