@@ -95,6 +95,11 @@ async def note_for_turn(
         except Exception as exc:
             error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
             log.warning("memory.note.undo_failed", error=error, exc_info=exc)
+            if undo_id is not None:
+                # Kept, but not known to be safe to offer (the erasure check failed): an
+                # Undo nobody can click would only keep the old content, maybe of someone
+                # forgotten meanwhile.
+                await _drop_undo_record(store, user, undo_id, budget_s)
             undo_id = None
         log.info(
             "memory.note",
@@ -104,3 +109,13 @@ async def note_for_turn(
         )
         span.update(output={"shown": True, "files": len(found), "undo": undo_id is not None})
         return MemoryNote(lines, undo_id)
+
+
+async def _drop_undo_record(store: ObjectStore, user: str, undo_id: str, budget_s: float) -> None:
+    try:
+        async with asyncio.timeout(budget_s):
+            await delete_undo_record(store, user, undo_id)
+    except Exception as exc:
+        # Its marker stays if the record does: forgetting the person still finds it.
+        error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
+        log.warning("memory.note.undo_drop_failed", error=error, exc_info=exc)

@@ -208,10 +208,15 @@ async def undo_changes(
     moved = [c.key for c, now in zip(record.changes, current, strict=True) if _moved_on(c, now)]
     if moved:
         return _as(result, UndoOutcome.CHANGED_SINCE, moved)
-    if not await _claim(store, stored, record):
+    claimed = await _claim(store, stored, record)
+    if claimed is None:
         return _as(result, UndoOutcome.ALREADY_UNDONE)
-    raced = await _restore(store, stored, record)
-    await forget_again_if_erased(store, user, record.created_at)
+    try:
+        raced = await _restore(store, stored, record, claimed)
+    finally:
+        # Also when storage cut the restore short: what it did put back must not outlive
+        # an erasure that came meanwhile.
+        await forget_again_if_erased(store, user, record.created_at)
     if raced:
         # Changed between the check and the write: those files keep the newer change.
         return _as(result, UndoOutcome.CHANGED_SINCE, raced)
@@ -229,27 +234,33 @@ def _moved_on(change: MemoryChange, now: StoredObject | None) -> bool:
     return now is None or now.generation != change.after_generation
 
 
-async def _claim(store: ObjectStore, stored: StoredObject, record: UndoRecord) -> bool:
-    """Mark the record undone, unless another click did first."""
+async def _claim(store: ObjectStore, stored: StoredObject, record: UndoRecord) -> int | None:
+    """Mark the record undone, unless another click did first; the claim's generation."""
     claimed = replace(record, undone_at=datetime.now(UTC))
     try:
-        await store.write(stored.key, claimed.to_json(), if_generation=stored.generation)
+        return await store.write(stored.key, claimed.to_json(), if_generation=stored.generation)
     except PreconditionFailed:
-        return False
-    return True
+        return None
 
 
-async def _restore(store: ObjectStore, stored: StoredObject, record: UndoRecord) -> list[str]:
+async def _restore(
+    store: ObjectStore, stored: StoredObject, record: UndoRecord, claimed: int
+) -> list[str]:
     """Put every file back; the keys that changed meanwhile (and were left alone). Should
-    storage fail midway, the claim is withdrawn so the person can click again."""
-    try:
-        outcomes = await asyncio.gather(*(_restore_one(store, c) for c in record.changes))
-    except Exception:
+    storage fail midway, the claim is withdrawn so the person can click again — only the
+    claim itself (`claimed`): a record an erasure deleted meanwhile stays deleted."""
+    # Every restore settles before anything else happens (no write still in flight when
+    # the claim is withdrawn or the erasure checked).
+    outcomes = await asyncio.gather(
+        *(_restore_one(store, c) for c in record.changes), return_exceptions=True
+    )
+    failed = next((o for o in outcomes if isinstance(o, BaseException)), None)
+    if failed is not None:
         try:
-            await store.write(stored.key, record.to_json())
+            await store.write(stored.key, record.to_json(), if_generation=claimed)
         except Exception as exc:
             log.warning("memory.undo.unclaim_failed", error=type(exc).__name__, exc_info=exc)
-        raise
+        raise failed
     return [change.key for change, ok in zip(record.changes, outcomes, strict=True) if not ok]
 
 

@@ -129,6 +129,8 @@ class GcsObjectStore:
         async def upload(api: JsonApi, time_limit: Callable[[], float]) -> int:
             from google.api_core import exceptions as google_errors
 
+            from app.storage.gcs_json_api import generation_of
+
             try:
                 return await api.upload(
                     key,
@@ -142,7 +144,7 @@ class GcsObjectStore:
                 assert if_generation is not None  # GCS only answers 412 to conditional writes
                 landed = await api.metadata(key, time_limit())
                 if landed is not None and (landed.get("metadata") or {}).get(_WRITE_ID) == write_id:
-                    return int(landed["generation"])
+                    return generation_of(landed)
                 raise PreconditionFailed(key, if_generation) from exc
 
         return await self._on_loop("write", key, upload, retried=if_generation is not None)

@@ -132,7 +132,7 @@ class JsonApi:
         async with self._request("POST", self._uploads, limit_s, params=params, data=body) as r:
             await _raise_for_status(r)
             stored = await r.json(content_type=None)
-        return int(stored["generation"])
+        return generation_of(stored)
 
     async def metadata(self, key: str, limit_s: float) -> dict[str, Any] | None:
         """The object's resource (generation, custom metadata, …), or None when absent."""
@@ -142,7 +142,9 @@ class JsonApi:
                 await response.read()
                 return None
             await _raise_for_status(response)
-            resource: dict[str, Any] = await response.json(content_type=None)
+            resource = await response.json(content_type=None)
+        if not isinstance(resource, dict):
+            raise google_errors.from_http_status(502, "the answer was not an object resource")
         return resource
 
     async def close(self) -> None:
@@ -213,6 +215,19 @@ class _AuthorizedRequest:
     async def __aexit__(self, *_: object) -> None:
         if self._response is not None:
             self._response.release()
+
+
+def generation_of(resource: object) -> int:
+    """The generation an object resource names. An answer without one (a proxy's page, an
+    empty body) says nothing about what was stored: GCS failing (502), as a `StoreError`
+    to the caller, never a KeyError out of a memory command or a save."""
+    generation: Any = resource.get("generation") if isinstance(resource, dict) else None
+    try:
+        return int(generation)  # GCS sends it as a string of digits
+    except (TypeError, ValueError):
+        raise google_errors.from_http_status(
+            502, "the answer did not say the object's generation"
+        ) from None
 
 
 def _refresh(credentials: Credentials) -> Callable[[], None]:

@@ -1,0 +1,78 @@
+"""An answer's note keeps its undo record while its person is being forgotten.
+
+The erasure's listing came just before the record's marker was written, so it could not
+find the record; then storage fails the check that would have seen the erasure. The note
+goes out without an Undo — and its record must not stay behind, holding the old content
+of what the answer changed. Played on the GCS emulator, with the failure made by the
+faulty proxy in front of it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from app.agent.memory_notes import NoteRequest, note_for_turn
+from app.learning.erasure import forget_everything
+from app.memory.change_log import ChangeLog, RecordingStore
+from app.memory.scopes import MemoryScope, undo_markers_prefix
+from app.memory.tool.scoped_tool import ScopedMemoryTool
+from app.storage.gcs import GcsObjectStore
+from app.storage.store import ObjectStore, StoreLayer
+from tests.backends import THREAD, USER
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.gcs import GcsEmulator
+from tests.memory.tool.helpers import run
+from tests.security.test_review2_undo_erasure import (
+    MEMORIES,
+    OLD_CONTENT,
+    OWN,
+    holding_the_person,
+)
+
+
+class ErasedBeforeTheMarker(StoreLayer):
+    """The store, with the person forgotten just before the note's undo marker is written
+    (so the erasure's listing cannot see it), and storage then failing every read of the
+    erasure's tombstone (GCS answering 503 until the test ends)."""
+
+    def __init__(self, inner: ObjectStore, proxy: FaultyProxy) -> None:
+        super().__init__(inner)
+        self.proxy = proxy
+        self.erased = False
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        if key.startswith(undo_markers_prefix(USER)) and not self.erased:
+            self.erased = True
+            await forget_everything(self.inner, USER)
+            self.proxy.add_rule("erasures/", status=503, method="GET")
+        return await super().write(key, content, if_generation=if_generation)
+
+
+async def test_a_notes_undo_record_kept_during_an_erasure_does_not_stay_behind(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=0.5)
+    await store.write(f"{OWN}address.md", OLD_CONTENT)
+    started = datetime.now(UTC) - timedelta(seconds=5)
+    # The answer: the address changed.
+    log = ChangeLog()
+    tool = ScopedMemoryTool(RecordingStore(store, log), MemoryScope(USER, THREAD))
+    await run(
+        tool,
+        command="str_replace",
+        path=f"{MEMORIES}/address.md",
+        old_str="12 Rua Augusta",
+        new_str="3 Rua do Ouro",
+    )
+    racing = ErasedBeforeTheMarker(store, gcs_proxy)
+    request = NoteRequest(USER, "D0123ABCD", THREAD, started)
+
+    note = await note_for_turn(racing, request, log, shown_by_default=True, budget_s=5.0)
+
+    assert racing.erased
+    assert note is not None and note.undo_id is None, "the note goes out, without an Undo"
+    gcs_proxy.clear_rules()
+    assert holding_the_person(gcs_emulator, gcs_bucket) == [], (
+        "no undo record holds the erased person's old address"
+    )
+    await store.close()
