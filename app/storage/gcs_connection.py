@@ -45,7 +45,6 @@ class Connection:
     client: Client
     bucket: Bucket
     retry: Any  # google.api_core.retry.Retry
-    conditional_retry: Any  # google.cloud.storage.retry.ConditionalRetryPolicy
     timeout: float
     # The same bucket, credentials and proxy for reads and writes over aiohttp
     # (app/storage/gcs_json_api.py).
@@ -65,16 +64,10 @@ class Connection:
         if left <= 0:
             # Not a store failure (nothing was sent): the caller has stopped waiting.
             raise TimeoutError("no time left in the storage deadline")
-        from google.cloud.storage.retry import ConditionalRetryPolicy, is_generation_specified
-
-        retry = self.retry.with_timeout(left)
         return Connection(
             client=self.client,
             bucket=self.bucket,
-            retry=retry,
-            conditional_retry=ConditionalRetryPolicy(
-                retry, is_generation_specified, ["query_params"]
-            ),
+            retry=self.retry.with_timeout(left),
             timeout=min(self.timeout, left),
             endpoint=self.endpoint,
         )
@@ -202,11 +195,7 @@ def open_connection(
     `credentials` (tests) replaces what the environment would give."""
     os.environ.setdefault(*_NO_BUCKET_METADATA)
     from google.cloud import storage
-    from google.cloud.storage.retry import (
-        DEFAULT_RETRY,
-        ConditionalRetryPolicy,
-        is_generation_specified,
-    )
+    from google.cloud.storage.retry import DEFAULT_RETRY
 
     from app.storage.gcs_json_api import Endpoint
 
@@ -224,7 +213,6 @@ def open_connection(
         client=client,
         bucket=client.bucket(bucket_name),
         retry=retry,
-        conditional_retry=ConditionalRetryPolicy(retry, is_generation_specified, ["query_params"]),
         timeout=request_timeout,
         endpoint=Endpoint(
             api=api,
