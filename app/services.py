@@ -193,6 +193,7 @@ class ServiceProvider:
         self._storage_check: asyncio.Task[None] | None = None
         self._connecting: asyncio.Future[None] | None = None
         self._sweeping: asyncio.Task[None] | None = None
+        self._finishing_erasures: asyncio.Task[None] | None = None
         self._storage: RetryingBuild[Storage]
         self._services: RetryingBuild[Services]
         if services is not None:
@@ -224,6 +225,21 @@ class ServiceProvider:
                 name="memory.retention.sweep",
                 context=contextvars.Context(),
             )
+        if self.settings.keys_per_team and self._finishing_erasures is None:
+            # Uninstalls' second passes (app/memory/team_keys.py): the marks are in storage,
+            # so whichever instance runs next finishes what another left.
+            self._finishing_erasures = asyncio.get_running_loop().create_task(
+                self._finish_team_erasures(),
+                name="memory.team_erasure.finish",
+                context=contextvars.Context(),
+            )
+
+    async def _finish_team_erasures(self) -> None:
+        from app.memory.team_keys import keep_finishing_erasures
+
+        storage = await self._storage.wait_built()
+        assert storage.deployment_store is not None  # distribution mode builds one
+        await keep_finishing_erasures(storage.deployment_store)
 
     async def _sweep_local_store(self) -> None:
         from app.memory.retention_sweep import keep_sweeping
@@ -331,7 +347,8 @@ class ServiceProvider:
         """Stop building, and close the long-lived clients (at shutdown) that were built."""
         await self._services.close()
         await self._storage.close()
-        for task in (self._connecting, self._storage_check, self._sweeping):
+        running = (self._connecting, self._storage_check, self._sweeping, self._finishing_erasures)
+        for task in running:
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)

@@ -121,7 +121,8 @@ OAUTH_STATES = KeyPrefix(
 )
 UNINSTALLS = KeyPrefix(
     "uninstalls/",
-    "tombstones: when a workspace uninstalled Orion, by its team (and enterprise) id",
+    "tombstones: when a workspace uninstalled Orion, by its team (and enterprise) id; "
+    "under pending/, the uninstalls whose erasure's second pass is still to run",
     Lifetime.KEPT,
     model_reaches=False,
     personal=False,

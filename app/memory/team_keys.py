@@ -5,26 +5,50 @@ memory layout's prefixes: which are deployment-wide (installations, install stat
 uninstall tombstones: refused through a workspace's store) and which are a workspace's
 (every other one). Erasing a workspace lists only its own prefixes — one listing per kind
 of object — never the bucket.
+
+An erasure runs twice. The first pass, when the workspace uninstalls, deletes what it
+finds. A turn still running then checks the tombstone after each write and takes the write
+back; but that check can fail (storage failing just then), and the first pass itself can
+be cut short. So the uninstall also leaves a pending mark (`uninstalls/pending/{E}/{T}`),
+and once turns in flight are over (`LATE_WRITES_S`) a second pass deletes whatever is left
+and removes the mark (`finish_erasures`, run by every instance now and then). The mark is
+in storage, so a pass that fails, or an instance that stops, leaves it for the next one. A
+reinstall finishes a pending erasure first (`finish_erasure_of`), so the second pass never
+meets the new installation's objects.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from app.memory.key_prefixes import KEY_PREFIXES, TEAM_SCOPED_PREFIXES, UNINSTALLS_PREFIX
-from app.storage.store import ObjectStore
+from app.observability.logging import get_logger
+from app.storage.store import ObjectStore, PreconditionFailed
 from app.storage.team_scope import (
+    NO_ID,
+    InvalidTenant,
     TeamScopedStore,
     Tenant,
     tenant_prefix,
     tombstone,
     tombstone_key,
+    uninstalled_at,
 )
+
+log = get_logger(__name__)
 
 DEPLOYMENT_PREFIXES = tuple(kind.prefix for kind in KEY_PREFIXES if kind.deployment_wide)
 DELETE_CONCURRENCY = 16
+PENDING_PREFIX = f"{UNINSTALLS_PREFIX}pending/"
+# How long after an uninstall a turn that was running may still write (and take its write
+# back): the second pass waits this long. An answer's longest tool loop is minutes.
+LATE_WRITES_S = 15 * 60
+# How often each instance looks for erasures to finish: one listing of a prefix that is
+# empty but for the last LATE_WRITES_S's uninstalls (and any whose pass failed).
+FINISH_INTERVAL_S = 5 * 60
 
 
 def team_scoped(backend: ObjectStore) -> TeamScopedStore:
@@ -48,9 +72,77 @@ async def erase_team(
 ) -> TeamErasure:
     """Everything of one workspace (or organisation-wide installation), from the store
     beneath every workspace's scope: a tombstone first, so that an event still running
-    for it writes nothing back (its writes check it), then every object under its keys."""
+    for it writes nothing back (its writes check it), and the mark that brings the second
+    pass; then every object under its keys."""
     moment = now or datetime.now(UTC)
     await deployment_store.write(uninstall_tombstone_key(tenant), tombstone(moment))
+    await deployment_store.write(pending_key(tenant), tombstone(moment))
+    return TeamErasure(tenant, await _delete_everything_of(deployment_store, tenant))
+
+
+def pending_key(tenant: Tenant) -> str:
+    return tombstone_key(PENDING_PREFIX, tenant)
+
+
+async def finish_erasures(
+    deployment_store: ObjectStore,
+    *,
+    now: datetime | None = None,
+    after_s: float = LATE_WRITES_S,
+) -> list[TeamErasure]:
+    """The second pass of every uninstall at least `after_s` old that has not had one."""
+    cutoff = (now or datetime.now(UTC)) - timedelta(seconds=after_s)
+    finished = []
+    for mark in await deployment_store.list(PENDING_PREFIX):
+        tenant = _tenant_of_mark(mark.key.removeprefix(PENDING_PREFIX))
+        if tenant is None:
+            log.warning("memory.team_erasure.unreadable_mark", key=mark.key)
+            continue
+        since = uninstalled_at(await deployment_store.read(mark.key))
+        if since is None or since > cutoff:
+            continue  # gone meanwhile, or turns may still be running
+        finished.append(await _second_pass(deployment_store, tenant, mark.generation))
+    return finished
+
+
+async def finish_erasure_of(deployment_store: ObjectStore, tenant: Tenant) -> TeamErasure | None:
+    """The second pass of `tenant`'s erasure now, if one is pending (before a reinstall)."""
+    mark = await deployment_store.read(pending_key(tenant))
+    if mark is None:
+        return None
+    return await _second_pass(deployment_store, tenant, mark.generation)
+
+
+async def keep_finishing_erasures(
+    deployment_store: ObjectStore, *, interval_s: float = FINISH_INTERVAL_S
+) -> None:
+    """`finish_erasures` now, then every `interval_s`, until cancelled (at shutdown). A
+    failure is a warning: the marks stay, and the next round tries again."""
+    while True:
+        try:
+            for erased in await finish_erasures(deployment_store):
+                log.info(
+                    "memory.team_erasure.finished",
+                    team_id=erased.tenant.team_id,
+                    enterprise_id=erased.tenant.enterprise_id,
+                    objects=erased.deleted,
+                )
+        except Exception as exc:
+            log.warning("memory.team_erasure.failed", error=type(exc).__name__, exc_info=exc)
+        await asyncio.sleep(interval_s)
+
+
+async def _second_pass(
+    deployment_store: ObjectStore, tenant: Tenant, mark_generation: int
+) -> TeamErasure:
+    deleted = await _delete_everything_of(deployment_store, tenant)
+    # Only the mark it read: an uninstall again meanwhile left a newer one, for later.
+    with contextlib.suppress(PreconditionFailed):
+        await deployment_store.delete(pending_key(tenant), if_generation=mark_generation)
+    return TeamErasure(tenant, deleted)
+
+
+async def _delete_everything_of(deployment_store: ObjectStore, tenant: Tenant) -> int:
     listings = await asyncio.gather(
         *(deployment_store.list(tenant_prefix(prefix, tenant)) for prefix in TEAM_SCOPED_PREFIXES)
     )
@@ -61,5 +153,23 @@ async def erase_team(
             return await deployment_store.delete(key)
 
     keys = [obj.key for listing in listings for obj in listing]
-    deleted = sum(await asyncio.gather(*(delete(key) for key in keys)))
-    return TeamErasure(tenant, deleted)
+    # Every deletion that can be done is done, and none left running, before a failure
+    # is raised (the mark brings the rest in the next pass).
+    outcomes = await asyncio.gather(*(delete(key) for key in keys), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return sum(1 for outcome in outcomes if outcome is True)
+
+
+def _tenant_of_mark(ids: str) -> Tenant | None:
+    enterprise_id, slash, team_id = ids.partition("/")
+    if not slash:
+        return None
+    try:
+        return Tenant(
+            None if enterprise_id == NO_ID else enterprise_id,
+            None if team_id == NO_ID else team_id,
+        )
+    except InvalidTenant:
+        return None

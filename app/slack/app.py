@@ -95,6 +95,9 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
         signing_secret=settings.slack_signing_secret.get_secret_value(),
         client=client,
         oauth_flow=oauth_flow,  # its settings' authorize answers every request
+        # When each request's authorization began: its writes are checked against an
+        # uninstall from that moment on (app/slack/oauth/tenant_binding.py).
+        before_authorize=tenant_binding.StampAuthorization(),
         process_before_response=False,
     )
     # First of Orion's middleware (after Bolt's authorization): the workspace is bound.

@@ -33,6 +33,17 @@ def storage_deadline(seconds: float) -> Iterator[None]:
         _deadline.reset(token)
 
 
+@contextmanager
+def own_deadline(seconds: float) -> Iterator[None]:
+    """Like `storage_deadline`, but not bounded by an enclosing one: for work that must
+    finish even when its caller's budget is spent (a write's safety check)."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
 def current_deadline() -> float | None:
     """The current deadline on the `time.monotonic()` clock; None when there is none.
 

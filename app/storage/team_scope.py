@@ -17,11 +17,15 @@ forgot to bind one fails loudly instead of reading or writing across workspaces.
 Uninstalling erases a tenant: a tombstone first (`tombstone_key`), then the
 deletions. Every write through this layer checks, after writing, whether its tenant was
 uninstalled since the event began, and if so takes the write back (`TenantUninstalled`):
-either the erasure's listing saw the write, or the writer's check sees the tombstone.
+either the erasure's listing saw the write, or the writer's check sees the tombstone. The
+write and its check are one unit that the caller's cancellation does not split: a caller
+that stops waiting (its storage deadline, a Stop) between the two would otherwise leave a
+write that no check ever saw.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import re
@@ -31,7 +35,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from app.observability.logging import get_logger
+from app.storage.deadline import own_deadline
 from app.storage.store import ObjectInfo, ObjectStore, StoredObject, StoreError, StoreLayer
+
+log = get_logger(__name__)
 
 # Slack's id shapes: T… for a workspace, E… for an organisation. Nothing else (a path, a
 # dot, a lower-case letter) may become a key segment.
@@ -40,6 +48,9 @@ _ENTERPRISE_ID = re.compile(r"E[A-Z0-9]{2,30}")
 # The segment inserted after each key's first one; "-" where the id is absent.
 TENANTS_SEGMENT = "teams"
 NO_ID = "-"
+# How long a write's uninstall check (and taking the write back) may take, whatever is
+# left of its caller's storage deadline.
+UNINSTALL_CHECK_BUDGET_S = 5.0
 # Read unscoped: the breaker's health probe names nobody's object.
 _UNSCOPED_READS = ("health/",)
 
@@ -102,12 +113,13 @@ def bound_tenant(tenant: Tenant) -> Iterator[Tenant]:
         _bound.reset(token)
 
 
-def bind_for_this_task(tenant: Tenant) -> None:
+def bind_for_this_task(tenant: Tenant, *, since: datetime | None = None) -> None:
     """Scope everything the current task does from here on (and the tasks it starts) to
     `tenant`. For Bolt's middleware: Bolt runs the listeners after its middleware chain
     has returned, outside any block a middleware could open. Each request is handled in
-    a task of its own, so the binding ends with it."""
-    _bound.set(_Binding(tenant, datetime.now(UTC)))
+    a task of its own, so the binding ends with it. `since`: when the event began (before
+    its authorization), if earlier than now."""
+    _bound.set(_Binding(tenant, since or datetime.now(UTC)))
 
 
 def current_tenant() -> Tenant | None:
@@ -152,6 +164,19 @@ def tenant_prefix(kind_prefix: str, tenant: Tenant) -> str:
     return f"{kind_prefix}{tenant.segment}/"
 
 
+# Write-and-check units whose caller stopped waiting: held until they end (the loop keeps
+# only weak references to tasks).
+_unsplit: set[asyncio.Future[int]] = set()
+
+
+def _finished_unit(unit: asyncio.Future[int]) -> None:
+    _unsplit.discard(unit)
+    if not unit.cancelled():
+        # Retrieved, so an abandoned unit's failure is not reported as never retrieved: its
+        # caller, if still waiting, has it; one that stopped waiting no longer cares.
+        unit.exception()
+
+
 class TeamScopedStore(StoreLayer):
     """An `ObjectStore` whose keys are the bound tenant's (see the module docstring).
 
@@ -177,7 +202,17 @@ class TeamScopedStore(StoreLayer):
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         binding = self._binding_for(key)
-        scoped = scoped_key(binding.tenant, key)
+        unit = asyncio.ensure_future(
+            self._checked_write(binding, scoped_key(binding.tenant, key), content, if_generation)
+        )
+        _unsplit.add(unit)
+        unit.add_done_callback(_finished_unit)
+        # The caller may stop waiting; the write and its check go on to the end together.
+        return await asyncio.shield(unit)
+
+    async def _checked_write(
+        self, binding: _Binding, scoped: str, content: str, if_generation: int | None
+    ) -> int:
         generation = await self.inner.write(scoped, content, if_generation=if_generation)
         await self._unless_uninstalled(binding, scoped, generation)
         return generation
@@ -195,13 +230,22 @@ class TeamScopedStore(StoreLayer):
         ]
 
     async def _unless_uninstalled(self, binding: _Binding, key: str, generation: int) -> None:
-        stored = await self.inner.read(tombstone_key(self._tombstones_prefix, binding.tenant))
+        where = tombstone_key(self._tombstones_prefix, binding.tenant)
+        try:
+            # Its own budget: the caller's may be spent by the write itself.
+            with own_deadline(UNINSTALL_CHECK_BUDGET_S):
+                stored = await self.inner.read(where)
+        except Exception as exc:
+            # The write stands unchecked: if an uninstall came meanwhile, its second pass
+            # (app/memory/team_keys.py) is what deletes it.
+            log.warning("storage.uninstall_check.failed", error=type(exc).__name__, exc_info=exc)
+            raise
         tombstoned = uninstalled_at(stored)
         if tombstoned is None or tombstoned < binding.since:
             return
         # Only the version this write made: a newer one is someone else's to answer for
         # (the erasure's own deletions, or that write's check, see it).
-        with contextlib.suppress(StoreError):
+        with contextlib.suppress(StoreError), own_deadline(UNINSTALL_CHECK_BUDGET_S):
             await self.inner.delete(key, if_generation=generation)
         raise TenantUninstalled(f"{binding.tenant.label} was uninstalled during this event")
 

@@ -29,6 +29,8 @@ TEAM_A, TEAM_B = "TAAAA1", "TBBBB2"
 USER = "U0SAME01"
 DM_A, DM_B = "DAAAA1", "DBBBB2"
 FORGOTTEN = "slack.workspace.forgotten"
+# The tombstone, and the mark that brings the erasure's second pass (no content of theirs).
+UNINSTALL_MARKS = [f"uninstalls/-/{TEAM_A}", f"uninstalls/pending/-/{TEAM_A}"]
 
 
 @pytest.fixture
@@ -93,7 +95,7 @@ def test_an_uninstall_erases_the_workspace_and_leaves_no_token(
     orion.wait_idle()
 
     after = contents(memory_dir)
-    assert list(of_team(after, TEAM_A)) == [f"uninstalls/-/{TEAM_A}"], "only the tombstone"
+    assert list(of_team(after, TEAM_A)) == UNINSTALL_MARKS, "only the marks of the uninstall"
     assert not [key for key, text in after.items() if "Mira" in text]
     assert not [key for key, text in after.items() if any(t in text for t in tokens_a)]
     assert of_team(after, TEAM_B) == of_team(before, TEAM_B), "workspace B is untouched"
@@ -122,32 +124,42 @@ def test_an_event_of_a_workspace_just_uninstalled_gets_no_slack_call_and_writes_
     assert stored_keys(memory_dir) == keys
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known bug (issue 27 left open): on a loaded machine (CI), writes of a turn "
-    "still running when its workspace uninstalls (preferences, the undo record, the event "
-    "claim) can outlive the erasure; passes on a quiet one",
+@pytest.mark.parametrize(
+    "answer_started",
+    [
+        pytest.param(True, id="uninstalled_while_answering"),
+        # On a busy instance the message may find its installation, then wait while the
+        # uninstall runs, and only then begin: it still counts as begun before.
+        pytest.param(False, id="uninstalled_as_the_message_arrives"),
+    ],
 )
 def test_a_turn_still_running_when_its_workspace_uninstalls_writes_nothing_back(
-    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    memory_dir: Path,
+    answer_started: bool,
 ) -> None:
     install(orion, slack, TEAM_A)
     install(orion, slack, TEAM_B)
     remember_in(orion, slack, claude, TEAM_B, DM_B, "Otto")
     claude.responder = None
     thread_ts, _ = open_thread_in(orion, slack, TEAM_A, USER, DM_A)
-    # The workspace uninstalls while the answer is still being written: its end (and so
-    # the turn's end — summary, index, the name it learned) waits until after.
+    # The answer's end (and so the turn's end — summary, index, the name it learned, the
+    # note and its undo record) waits until after the uninstall.
     finishing = slack.hold("chat.stopStream")
     claude.reply("Noted, Mira.")
     say_in(orion, slack, TEAM_A, USER, DM_A, thread_ts, "Please call me Mira.")
-    slack.wait_for(lambda: slack.calls_to("chat.startStream"), what="the answer to start")
+    if answer_started:
+        slack.wait_for(
+            lambda: [c for c in slack.calls_to("chat.startStream") if c.args["channel"] == DM_A],
+            what="the answer to start",
+        )
     b_before = of_team(contents(memory_dir), TEAM_B)
 
     orion.post_event(events.app_uninstalled(TEAM_A))
     orion.wait_logged(FORGOTTEN, timeout=15)
     finishing.set()
-    slack.wait_for(lambda: len(slack.calls_to("chat.stopStream")) >= 2, timeout=30)
     orion.wait_idle(timeout=30)
     # Whether the turn's end still tries a write after the uninstall (and has it taken back)
     # depends on timing: its work waits until nobody on the instance waits, and may find
@@ -156,7 +168,7 @@ def test_a_turn_still_running_when_its_workspace_uninstalls_writes_nothing_back(
     assert all(line["team_id"] == TEAM_A for line in taken_back)
 
     after = contents(memory_dir)
-    assert list(of_team(after, TEAM_A)) == [f"uninstalls/-/{TEAM_A}"]
+    assert list(of_team(after, TEAM_A)) == UNINSTALL_MARKS
     assert not [key for key, text in after.items() if "Mira" in text]
     assert of_team(after, TEAM_B) == b_before
 

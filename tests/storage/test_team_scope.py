@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.memory.team_keys import erase_team, team_scoped, uninstall_tombstone_key
+from app.memory.team_keys import erase_team, pending_key, team_scoped, uninstall_tombstone_key
+from app.storage.store import ObjectStore, StoredObject, StoreLayer
 from app.storage.team_scope import (
     InvalidTenant,
     Tenant,
@@ -115,6 +116,7 @@ async def test_a_write_of_an_event_that_began_before_the_uninstall_is_taken_back
 
     assert backend.raw_names() == [
         uninstall_tombstone_key(TEAM_A),
+        pending_key(TEAM_A),
         "users/teams/-/TBBBB2/U0SAME01/notes.md",
     ]
 
@@ -150,4 +152,44 @@ async def test_erasing_a_workspace_leaves_every_other_one_untouched(backend: Bac
 
     assert erased.deleted == len(keys)
     left = {name: backend.raw_read(name) for name in backend.raw_names()}
-    assert left == others | {uninstall_tombstone_key(TEAM_A): left[uninstall_tombstone_key(TEAM_A)]}
+    marks = (uninstall_tombstone_key(TEAM_A), pending_key(TEAM_A))
+    assert left == others | {key: left[key] for key in marks}
+
+
+class HeldTombstoneCheck(StoreLayer):
+    """Holds every read of an uninstall tombstone until `release` is set."""
+
+    def __init__(self, inner: ObjectStore) -> None:
+        super().__init__(inner)
+        self.checking = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def read(self, key: str) -> StoredObject | None:
+        if key.startswith("uninstalls/"):
+            self.checking.set()
+            await self.release.wait()
+        return await self.inner.read(key)
+
+
+async def test_a_writer_that_stops_waiting_between_its_write_and_its_check_still_takes_it_back(
+    backend: Backend,
+) -> None:
+    """A turn's storage deadline (or a Stop) can cancel a write just after it landed, while
+    its uninstall check is under way: the check still runs, and the write goes."""
+    held = HeldTombstoneCheck(backend.store)
+    store = team_scoped(held)
+    with bound_tenant(TEAM_A):
+        await erase_team(backend.store, TEAM_A)  # the uninstall, while this event runs
+        writing = asyncio.ensure_future(store.write(NOTES, "written back by a turn in flight"))
+        await held.checking.wait()
+        assert "users/teams/-/TAAAA1/U0SAME01/notes.md" in backend.raw_names()
+        writing.cancel()  # the caller's deadline
+        with pytest.raises(asyncio.CancelledError):
+            await writing
+        held.release.set()
+        for _ in range(200):
+            if len(backend.raw_names()) == 2:
+                break
+            await asyncio.sleep(0.01)
+
+    assert backend.raw_names() == [uninstall_tombstone_key(TEAM_A), pending_key(TEAM_A)]

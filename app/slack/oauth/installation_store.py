@@ -32,6 +32,7 @@ from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 
 from app.memory.key_prefixes import INSTALLATIONS_PREFIX
+from app.memory.team_keys import finish_erasure_of
 from app.observability.logging import get_logger
 from app.storage.deadline import storage_deadline
 from app.storage.store import ObjectStore, update
@@ -71,6 +72,10 @@ class ObjectStoreInstallationStore(AsyncInstallationStore):
             installation.enterprise_id, installation.team_id, installation.is_enterprise_install
         )
         record = _record(installation, without=_TOKEN_FIELDS)
+        # A reinstall soon after an uninstall: what the uninstall's second pass would
+        # delete goes now, before the new installation writes anything of its own.
+        with storage_deadline(STORE_BUDGET_S):
+            await finish_erasure_of(self._store, tenant)
         await self._save_newest(installation_prefix(tenant) + INSTALLATION, record)
         if installation.bot_token is not None:
             await self.async_save_bot(installation.to_bot())

@@ -6,11 +6,18 @@ payload, as Bolt read them for that authorization — to everything the request 
 each store operation goes to that workspace's keys (app/storage/team_scope.py), and every
 log line and trace names it. A request whose ids are not Slack's shape (a team id that
 looks like a path) reaches no listener.
+
+The binding starts from the moment just before the authorization (`StampAuthorization`,
+Bolt's `before_authorize`), not from when it is made: an event whose authorization found
+the installation just before an uninstall deleted it, and was bound only after the
+uninstall's tombstone, must still count as running before the uninstall — else its writes
+would look newer than the tombstone and stay.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 
 import structlog
 from slack_bolt.async_app import AsyncApp
@@ -24,6 +31,24 @@ from app.slack.oauth.installation_store import tenant_of
 from app.storage.team_scope import InvalidTenant, bind_for_this_task
 
 log = get_logger(__name__)
+
+
+# Where `StampAuthorization` leaves its moment in Bolt's request context.
+AUTHORIZING_SINCE = "orion_authorizing_since"
+
+
+class StampAuthorization(AsyncMiddleware):
+    """Bolt's `before_authorize`: when this request's authorization began."""
+
+    async def async_process(
+        self,
+        *,
+        req: AsyncBoltRequest,
+        resp: BoltResponse,
+        next: Callable[[], Awaitable[BoltResponse]],
+    ) -> BoltResponse | None:
+        req.context[AUTHORIZING_SINCE] = datetime.now(UTC)
+        return await next()
 
 
 class BindTenant(AsyncMiddleware):
@@ -45,7 +70,8 @@ class BindTenant(AsyncMiddleware):
         # For the rest of this request's task: Bolt runs the listeners after its middleware
         # chain has returned (`next()` only lets the chain go on), so a `with` block here
         # would have ended before them.
-        bind_for_this_task(tenant)
+        since = context.get(AUTHORIZING_SINCE)
+        bind_for_this_task(tenant, since=since if isinstance(since, datetime) else None)
         structlog.contextvars.bind_contextvars(
             team_id=tenant.team_id, enterprise_id=tenant.enterprise_id
         )

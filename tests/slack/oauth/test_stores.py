@@ -10,8 +10,11 @@ import time
 import pytest
 from slack_sdk.oauth.installation_store import Installation
 
+from app.memory.team_keys import erase_team, pending_key
 from app.slack.oauth.installation_store import ObjectStoreInstallationStore
 from app.slack.oauth.state_store import ObjectStoreOAuthStateStore
+from app.storage.store import StoreError, StoreLayer, StoreUnavailable
+from app.storage.team_scope import Tenant
 from tests.backends import Backend
 
 TEAM = "TAAAA1"
@@ -144,6 +147,34 @@ async def test_deleting_an_installation_leaves_no_token(backend: Backend) -> Non
     assert all(TEAM not in name for name in names)
     assert not any("xoxb-A-1" in (backend.raw_read(name) or "") for name in names)
     assert (await store.async_find_bot(enterprise_id=None, team_id="TBBBB2")) is not None
+
+
+async def test_a_reinstall_first_finishes_the_erasure_its_uninstall_left_pending(
+    backend: Backend,
+) -> None:
+    """Uninstalled, with a write of a turn in flight that its check could not take back
+    (storage failing just then): the reinstall deletes it before installing."""
+    store = ObjectStoreInstallationStore(backend.store)
+    tenant = Tenant(None, TEAM)
+    await erase_team(backend.store, tenant)
+    left = f"users/teams/-/{TEAM}/U0SAME01/notes.md"
+    await backend.store.write(left, "the old installation's")
+    offline = ObjectStoreInstallationStore(DeletesRefused(backend.store))
+
+    with pytest.raises(StoreError):
+        await offline.async_save(installation(token="xoxb-A-2"))  # the failure page
+    assert await store.async_find_bot(enterprise_id=None, team_id=TEAM) is None
+    await store.async_save(installation(token="xoxb-A-2"))  # the person tries again
+
+    bot = await store.async_find_bot(enterprise_id=None, team_id=TEAM)
+    assert bot is not None and bot.bot_token == "xoxb-A-2"
+    assert left not in backend.raw_names()
+    assert pending_key(tenant) not in backend.raw_names()
+
+
+class DeletesRefused(StoreLayer):
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        raise StoreUnavailable("storage down")
 
 
 async def test_ids_shaped_like_paths_find_nothing_and_touch_nothing(backend: Backend) -> None:

@@ -1,0 +1,131 @@
+"""An uninstall's erasure in two passes (app/memory/team_keys.py): what the first pass
+cannot reach — a write whose uninstall check failed, deletions cut short by storage — is
+deleted by the second, once turns in flight are over; the pending mark in storage is what
+brings it, on whichever instance runs next; a reinstall finishes it first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.memory.team_keys import (
+    LATE_WRITES_S,
+    erase_team,
+    finish_erasure_of,
+    finish_erasures,
+    pending_key,
+    team_scoped,
+    uninstall_tombstone_key,
+)
+from app.storage.store import ObjectStore, StoredObject, StoreLayer, StoreUnavailable
+from app.storage.team_scope import Tenant, bound_tenant
+from tests.backends import Backend
+
+TEAM_A = Tenant(None, "TAAAA1")
+TEAM_B = Tenant(None, "TBBBB2")
+NOTES = "users/U0SAME01/notes.md"
+A_NOTES = "users/teams/-/TAAAA1/U0SAME01/notes.md"
+B_NOTES = "users/teams/-/TBBBB2/U0SAME01/notes.md"
+LATER = timedelta(seconds=LATE_WRITES_S + 1)
+
+
+class TombstoneUnreadable(StoreLayer):
+    """Storage fails every read of an uninstall tombstone (and only that)."""
+
+    async def read(self, key: str) -> StoredObject | None:
+        if key.startswith("uninstalls/-/"):
+            raise StoreUnavailable("storage failing just then")
+        return await self.inner.read(key)
+
+
+class DeletesFailAfter(StoreLayer):
+    """Storage that fails every deletion after the first `allowed`."""
+
+    def __init__(self, inner: ObjectStore, allowed: int) -> None:
+        super().__init__(inner)
+        self.allowed = allowed
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        if self.allowed <= 0:
+            raise StoreUnavailable("storage down mid-erasure")
+        self.allowed -= 1
+        return await self.inner.delete(key, if_generation=if_generation)
+
+
+async def write_as(store: ObjectStore, tenant: Tenant, key: str, text: str) -> None:
+    with bound_tenant(tenant):
+        await store.write(key, text)
+
+
+async def test_a_write_whose_uninstall_check_failed_goes_in_the_second_pass(
+    backend: Backend,
+) -> None:
+    store = team_scoped(TombstoneUnreadable(backend.store))
+    uninstalled = datetime.now(UTC)
+    with bound_tenant(TEAM_A):
+        await erase_team(backend.store, TEAM_A, now=uninstalled)
+        with pytest.raises(StoreUnavailable):
+            await store.write(NOTES, "written back by a turn in flight")
+    await write_as(team_scoped(backend.store), TEAM_B, NOTES, "another workspace")
+    assert A_NOTES in backend.raw_names(), "the first pass could not see it"
+
+    too_soon = await finish_erasures(backend.store, now=uninstalled + timedelta(minutes=1))
+    assert too_soon == [] and A_NOTES in backend.raw_names(), "turns may still be running"
+
+    [finished] = await finish_erasures(backend.store, now=uninstalled + LATER)
+
+    assert (finished.tenant, finished.deleted) == (TEAM_A, 1)
+    assert backend.raw_names() == [uninstall_tombstone_key(TEAM_A), B_NOTES]
+    assert await finish_erasures(backend.store, now=uninstalled + LATER) == [], "done once"
+
+
+async def test_an_erasure_cut_short_by_storage_is_finished_by_the_next_pass(
+    backend: Backend,
+) -> None:
+    store = team_scoped(backend.store)
+    keys = [f"users/U0SAME01/note-{n}.md" for n in range(6)]
+    for key in keys:
+        await write_as(store, TEAM_A, key, "A's")
+    uninstalled = datetime.now(UTC)
+
+    with pytest.raises(StoreUnavailable):
+        await erase_team(DeletesFailAfter(backend.store, allowed=2), TEAM_A, now=uninstalled)
+    assert len([n for n in backend.raw_names() if n.startswith("users/")]) == 4
+    # Still down at the first round: the mark stays for the next one.
+    with pytest.raises(StoreUnavailable):
+        await finish_erasures(DeletesFailAfter(backend.store, allowed=0), now=uninstalled + LATER)
+
+    [finished] = await finish_erasures(backend.store, now=uninstalled + LATER)
+
+    assert finished.deleted == 4
+    assert backend.raw_names() == [uninstall_tombstone_key(TEAM_A)]
+
+
+async def test_a_reinstall_finishes_the_erasure_and_keeps_what_it_writes_after(
+    backend: Backend,
+) -> None:
+    store = team_scoped(TombstoneUnreadable(backend.store))
+    uninstalled = datetime.now(UTC) - timedelta(seconds=5)
+    with bound_tenant(TEAM_A):
+        await erase_team(backend.store, TEAM_A, now=uninstalled)
+        with pytest.raises(StoreUnavailable):
+            await store.write(NOTES, "left by the old installation")
+
+    finished = await finish_erasure_of(backend.store, TEAM_A)
+    await write_as(team_scoped(backend.store), TEAM_A, NOTES, "the new installation's")
+    later = await finish_erasures(backend.store, now=uninstalled + LATER)
+
+    assert finished is not None and finished.deleted == 1
+    assert later == [] and await finish_erasure_of(backend.store, TEAM_A) is None
+    assert backend.raw_read(A_NOTES) == "the new installation's"
+    assert pending_key(TEAM_A) not in backend.raw_names()
+
+
+@pytest.mark.parametrize("ids", ["-/tbbbb2", "-/TBBBB2/users", "TBBBB2"])
+async def test_a_mark_that_names_no_workspace_is_left_alone(backend: Backend, ids: str) -> None:
+    await backend.store.write(f"uninstalls/pending/{ids}", "{}")
+    await write_as(team_scoped(backend.store), TEAM_B, NOTES, "B's")
+
+    assert await finish_erasures(backend.store, now=datetime.now(UTC) + LATER) == []
+    assert B_NOTES in backend.raw_names()
