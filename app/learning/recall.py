@@ -145,8 +145,7 @@ async def search_sessions(
         index, counts.backfilled = backfilled.index, backfilled.read
         counts.backfill_failed = backfilled.failed
     ranked = await asyncio.to_thread(_ranked, index, query, limit, exclude_thread)
-    current = any(d.thread_ts == exclude_thread for d in index.documents)
-    counts.indexed = len(index.documents) - current
+    counts.indexed = len(index) - (exclude_thread in index.threads)
     hits = await asyncio.gather(*(_hit(store, r, counts) for r in ranked))
     if ranked and counts.failed == len(ranked):
         raise SearchFailed(f"{counts.failed} summaries could not be read")

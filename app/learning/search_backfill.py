@@ -60,7 +60,7 @@ async def fill_in(
     """`index` (as read from `stored`) with the entries it lacks, written back when it
     can be; a storage failure here still returns what was read, for this search."""
     started = datetime.now(UTC)
-    covered = {document.thread_ts for document in index.documents}
+    covered = set(index.threads)
     listed, erased_at = await asyncio.gather(
         read_index(store, user_id), erasure_time(store, user_id)
     )
@@ -123,8 +123,9 @@ async def fill_in(
         merged = with_documents(None, [*index.documents, *found], cutoff=cutoff)
         return Backfilled(parse_search_index(merged, cutoff=cutoff), len(batch), failures)
     fresh = await asyncio.to_thread(parse_search_index, written, cutoff=cutoff)
-    kept = [d for d in fresh.documents if d.thread_ts not in gone]
-    return Backfilled(SearchIndex(kept, fresh.complete), len(batch), failures)
+    if gone:
+        fresh = SearchIndex([d for d in fresh.documents if d.thread_ts not in gone], fresh.complete)
+    return Backfilled(fresh, len(batch), failures)
 
 
 async def _forgotten_meanwhile(

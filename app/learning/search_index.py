@@ -10,21 +10,30 @@ at once both land.
 
 It is a separate object from the conversation index, which the Home tab and erasure read
 and which is rewritten only when a thread's title or day changes: this one changes on
-every turn, and is two to three times its size. Compact, so that reading, parsing and
-ranking 2,000 conversations stays within a few milliseconds (bench/recall_search.py):
+every turn, and is two to three times its size. It is stored by column, so that reading
+it makes a handful of Python objects however long the history — no object per entry
+(at 2,000 conversations, one list and one tuple per entry cost more CPU to make, and to
+sweep for the garbage collector, than ranking them; bench/recall_search.py):
 
-    {"version":1,"complete":true,"docs":[["1712345678.123456",1777889520,"q3 budget …"],…]}
+    {"version":2,"complete":true,
+     "threads":"1712345678.123456 1712345001.000200 …",
+     "updated":[1777889520,1777800000,…],
+     "terms":" q3 budget lisbon … \n hiring plan … "}
 
-one entry per thread — its thread, when it was last updated (Unix seconds), and its
-terms (app/learning/search_terms.py) separated by spaces, the title's twice — newest
-first. `complete` says every conversation of the person's conversation index has an
-entry; an index started by a turn end (a person with history from before this index, or
-after a corrupted index was dropped) is not, and the next `recall` fills it in
-(app/learning/search_backfill.py).
+newest first: the threads (space-separated), when each was last updated (Unix seconds,
+never increasing) and every entry's terms (app/learning/search_terms.py: separated by
+spaces, the title's twice) in one text, entries separated by " \n " — exactly the text
+ranking scans (app/learning/search_ranking.py). `complete` says every conversation of the
+person's conversation index has an entry; an index started by a turn end (a person with
+history from before this index, or after a corrupted index was dropped) is not, and the
+next `recall` fills it in (app/learning/search_backfill.py).
 
 Every conversation within the retention window is kept; older entries are skipped when
-read and dropped when written. A malformed, hostile or oversized index is read as far as
-its entries are sound (logged), and the next write rewrites it from what was readable.
+read and dropped when written. An index whose columns do not agree (a count, an order, a
+thread that is not a Slack timestamp, an entry over its bound) was not written by Orion:
+it is read as empty (logged), and filled in again from the conversation index. The first
+version (one [thread, time, terms] list per entry) is still read, as far as its entries
+are sound, and rewritten by column at the next turn end.
 """
 
 from __future__ import annotations
@@ -32,8 +41,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+import operator
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import cached_property
 from operator import itemgetter
@@ -43,14 +54,14 @@ from app.learning.search_terms import MAX_TERM_CHARS, document_terms, title_term
 from app.learning.session_index import MAX_INDEXED_SESSIONS
 from app.learning.summary_file import MAX_SUMMARY_CHARS
 from app.memory.retention import cutoff_of
-from app.memory.scopes import is_thread_ts, search_index_key
+from app.memory.scopes import THREAD_TS_PATTERN, is_thread_ts, search_index_key
 from app.memory.tolerant_json import MAX_JSON_CHARS, load_json_object
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore, StoredObject, update
 
 log = get_logger(__name__)
 
-VERSION = 1
+VERSION = 2
 # Distinct terms kept per conversation: a 2,000-character summary has about 150 words, or
 # as many CJK bigrams; the title's and the first ones are kept.
 MAX_DOCUMENT_TERMS = 200
@@ -61,32 +72,77 @@ MAX_INDEXED_CHARS = 2 * MAX_SUMMARY_CHARS
 MAX_DOCUMENT_CHARS = 2 * MAX_DOCUMENT_TERMS * (MAX_TERM_CHARS + 1)
 # The whole object stays well below what Orion's JSON reader parses at all.
 MAX_INDEX_CHARS = MAX_JSON_CHARS * 3 // 4
+# Between two entries' terms in the index's text.
+SEPARATOR = " \n "
+# What one entry costs in the written object besides its terms: its thread, its time.
+_ENTRY_OVERHEAD_CHARS = 2 * 20 + 2 + 14
+# Every thread column Orion writes: timestamps separated by single spaces. No nested
+# repetition: linear in the column's length.
+_THREADS = re.compile(f"{THREAD_TS_PATTERN}(?: {THREAD_TS_PATTERN})*")
 
 
 class SearchDocument(NamedTuple):
-    # A tuple: built 2,000 times per search, where a dataclass costs twice as much.
+    """One conversation's entry, as a turn end makes it and a search returns it."""
+
     thread_ts: str
     updated: int  # Unix seconds of the thread's last turn
     terms: str  # space-separated, title terms twice
 
     def to_json(self) -> list[str | int]:
+        """The first version's entry (tests write old indexes with it)."""
         return [self.thread_ts, self.updated, self.terms]
 
 
-@dataclass(frozen=True)
 class SearchIndex:
-    documents: list[SearchDocument]  # newest first, one per thread
-    complete: bool = False
+    """A person's entries, newest first, by column: `threads`, `updated`, and `text`
+    (every entry's terms, " a b \n c d ": each term between spaces, entry `i` starting
+    at `starts[i]`)."""
 
-    @cached_property
-    def text(self) -> str:
-        """Every entry's terms in one text, " a b c \n d e ": each term between spaces,
-        entries in order, each starting at its offset in `starts` (for ranking)."""
-        return " " + " \n ".join(d.terms for d in self.documents) + " "
+    def __init__(self, documents: Sequence[SearchDocument] = (), complete: bool = False) -> None:
+        """From entries already newest first."""
+        self.threads = [d.thread_ts for d in documents]
+        self.updated = [d.updated for d in documents]
+        self.text = " " + SEPARATOR.join(d.terms for d in documents) + " "
+        self.complete = complete
+
+    @classmethod
+    def of_columns(
+        cls, threads: list[str], updated: list[int], text: str, complete: bool
+    ) -> SearchIndex:
+        index = cls.__new__(cls)
+        index.threads, index.updated, index.text, index.complete = threads, updated, text, complete
+        return index
+
+    def __len__(self) -> int:
+        return len(self.threads)
 
     @cached_property
     def starts(self) -> list[int]:
-        return list(itertools.accumulate((len(d.terms) + 3 for d in self.documents), initial=0))
+        """Where each entry's text begins (its leading space), and one past the end."""
+        # Each entry's stretch and its line break, added up: all in C, no loop of ours.
+        stretches = map((1).__add__, map(len, self.text.split("\n")))
+        return list(itertools.accumulate(stretches, initial=0))
+
+    def terms(self, at: int) -> str:
+        """Entry `at`'s terms (without the spaces around them)."""
+        starts = self.starts
+        return self.text[starts[at] + 1 : starts[at + 1] - 2]
+
+    def document(self, at: int) -> SearchDocument:
+        return SearchDocument(self.threads[at], self.updated[at], self.terms(at))
+
+    @property
+    def documents(self) -> list[SearchDocument]:
+        """Every entry as an object: for writers (a turn end) and tests, never a search."""
+        return [self.document(at) for at in range(len(self.threads))]
+
+    def newer_than(self, floor: int) -> SearchIndex:
+        """Without the entries updated before `floor` (they are the last ones)."""
+        keep = sum(1 for _ in itertools.takewhile(lambda u: u >= floor, self.updated))
+        if keep == len(self.threads):
+            return self
+        text = self.text[: self.starts[keep] - 2] + " " if keep else "  "
+        return SearchIndex.of_columns(self.threads[:keep], self.updated[:keep], text, self.complete)
 
 
 def document_for(thread_ts: str, title: str, body: str, updated: datetime) -> SearchDocument:
@@ -102,19 +158,66 @@ def document_for(thread_ts: str, title: str, body: str, updated: datetime) -> Se
 
 
 def parse_search_index(raw: str | None, *, cutoff: datetime | None = None) -> SearchIndex:
-    """The index as far as it is sound: malformed entries are skipped and counted in one
-    log line, an unreadable object is empty (tolerant_json logs it), never raised."""
+    """The index as Orion wrote it (an unsound one is empty and logged), never raised."""
     data = load_json_object(raw, what="search_index")
+    if not data:
+        return SearchIndex()
+    if data.get("version") == VERSION:
+        index = _by_column(data)
+        if index is None:
+            log.warning("memory.file.unreadable", file="search_index", reason="columns_disagree")
+            return SearchIndex()
+    else:
+        index = _first_version(data)
+    return index.newer_than(int(cutoff.timestamp())) if cutoff is not None else index
+
+
+def _by_column(data: dict[str, Any]) -> SearchIndex | None:
+    """The index if its columns agree with each other, else None."""
+    threads, updated, text = data.get("threads"), data.get("updated"), data.get("terms")
+    if type(threads) is not str or type(updated) is not list or type(text) is not str:
+        return None
+    complete = data.get("complete") is True
+    if not threads:
+        return SearchIndex(complete=complete) if not updated else None
+    if _THREADS.fullmatch(threads) is None:
+        return None
+    ids = threads.split(" ")
+    count = len(ids)
+    # Checked in C wherever it can be (each is one pass): `type(u) is int`, as a bool is
+    # not a time; newest first, so the first is the latest and the last the earliest.
+    sound = (
+        count <= MAX_INDEXED_SESSIONS
+        and len(updated) == count
+        and len(set(ids)) == count
+        and set(map(type, updated)) == {int}
+        and all(map(operator.ge, updated, itertools.islice(updated, 1, None)))
+        and updated[-1] >= 0
+        and updated[0] < 2**40
+        and text.startswith(" ")
+        and text.endswith(" ")
+    )
+    if not sound:
+        return None
+    index = SearchIndex.of_columns(ids, updated, text, complete)
+    starts = index.starts
+    if len(starts) != count + 1:  # one line break between two entries, none inside one
+        return None
+    longest = max(map(operator.sub, itertools.islice(starts, 1, None), starts))
+    # An entry's stretch of the text: its terms, the spaces around them and a line break.
+    return index if longest <= MAX_DOCUMENT_CHARS + len(SEPARATOR) else None
+
+
+def _first_version(data: dict[str, Any]) -> SearchIndex:
+    """A first-version index ([thread, time, terms] per entry), as far as it is sound:
+    malformed entries are skipped and counted in one log line."""
     items = data.get("docs")
     if not isinstance(items, list):
-        if data:
-            log.warning("memory.file.unreadable", file="search_index", reason="no_docs")
-        return SearchIndex([])
-    floor = int(cutoff.timestamp()) if cutoff is not None else 0
+        log.warning("memory.file.unreadable", file="search_index", reason="no_docs")
+        return SearchIndex()
     sound = [item for item in items[:MAX_INDEXED_SESSIONS] if _sound(item)]
     malformed = min(len(items), MAX_INDEXED_SESSIONS) - len(sound)
-    # One C call per entry (a tuple of its three values), and the expired left out.
-    documents = [_make(item) for item in sound if item[1] >= floor]
+    documents = [SearchDocument._make(item) for item in sound]
     if len({d.thread_ts for d in documents}) < len(documents):
         documents = _newest_per_thread(documents)  # written twice (an edited index)
     if malformed or len(items) > MAX_INDEXED_SESSIONS:
@@ -129,9 +232,8 @@ def parse_search_index(raw: str | None, *, cutoff: datetime | None = None) -> Se
 
 
 def _sound(item: object) -> bool:
-    """An entry as Orion writes it: [thread, Unix seconds, terms]. `type(...) is`: a bool
-    is not a time. Terms hold no line break (ranking joins the entries with line breaks):
-    one that does was not written by Orion."""
+    """A first-version entry as Orion wrote it: [thread, Unix seconds, terms]. `type(...)
+    is`: a bool is not a time. Terms hold no line break (it separates entries)."""
     if type(item) is not list or len(item) != 3:
         return False
     thread, updated, terms = item
@@ -143,10 +245,6 @@ def _sound(item: object) -> bool:
         and "\n" not in terms
         and is_thread_ts(thread)
     )
-
-
-def _make(item: list[Any]) -> SearchDocument:
-    return SearchDocument._make(item)
 
 
 def _newest_per_thread(documents: list[SearchDocument]) -> list[SearchDocument]:
@@ -165,20 +263,31 @@ def _newest_first(documents: Iterable[SearchDocument]) -> list[SearchDocument]:
 def render_search_index(index: SearchIndex) -> str:
     """The object as written: compact, bounded (when a flood of conversations would
     outgrow it, the oldest entries go, logged)."""
-    documents = index.documents[:MAX_INDEXED_SESSIONS]
-    kept, total = 0, 0
-    for document in documents:
-        # What the entry takes once written (terms hold nothing JSON escapes).
-        total += len(document.terms) + len(document.thread_ts) + 24
-        if total > MAX_INDEX_CHARS:
-            break
-        kept += 1
-    if kept < len(index.documents):
-        log.warning("memory.search_index.trimmed", dropped=len(index.documents) - kept)
+    starts = index.starts
+    # The most entries that fit, by what the first `kept` take once written (terms hold
+    # nothing JSON escapes).
+    kept = (
+        bisect_right(
+            range(min(len(index), MAX_INDEXED_SESSIONS) + 1),
+            MAX_INDEX_CHARS,
+            key=lambda k: starts[k] + k * _ENTRY_OVERHEAD_CHARS,
+        )
+        - 1
+    )
+    if kept < len(index):
+        log.warning("memory.search_index.trimmed", dropped=len(index) - kept)
+        index = SearchIndex.of_columns(
+            index.threads[:kept],
+            index.updated[:kept],
+            index.text[: starts[kept] - 2] + " " if kept else "  ",
+            index.complete,
+        )
     data = {
         "version": VERSION,
         "complete": index.complete,
-        "docs": [document.to_json() for document in documents[:kept]],
+        "threads": " ".join(index.threads),
+        "updated": index.updated,
+        "terms": index.text,
     }
     # One call to the C encoder: the whole index in a few milliseconds.
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -197,7 +306,7 @@ def with_documents(
     flag; None keeps it."""
     current = parse_search_index(raw, cutoff=cutoff)
     floor = int(cutoff.timestamp()) if cutoff is not None else None
-    by_thread = {d.thread_ts: d for d in current.documents}
+    by_thread = {d.thread_ts: d for d in current.documents}  # a turn end: objects are fine
     for document in documents:
         if floor is not None and document.updated < floor:
             continue
@@ -213,9 +322,9 @@ def without_threads(raw: str | None, threads: set[str]) -> str | None:
     if raw is None:
         return None
     current = parse_search_index(raw)
-    kept = [d for d in current.documents if d.thread_ts not in threads]
-    if len(kept) == len(current.documents):
+    if threads.isdisjoint(current.threads):
         return raw
+    kept = [d for d in current.documents if d.thread_ts not in threads]
     return render_search_index(SearchIndex(kept, current.complete))
 
 

@@ -5,17 +5,19 @@ BM25 favours the words that are rare in this person's history (a topic named onc
 is small enough to keep here rather than take a library (the well-known ones need numpy
 and scipy). Standard parameters: k1 = 1.2, b = 0.75.
 
-Nothing is built per search but one text of every entry's terms (SearchIndex.text): each
-query term is found in it with `str.find` (C) — a word by its beginning, so inflected
-forms match (search_terms.stem), a character pair whole — and a hit's entry by bisecting
-the entries' offsets. The cost is one scan of the text per query term, bounded by
-MAX_QUERY_TERMS (a question in Chinese, Japanese, Korean or Thai asks for every other
-pair only: search_terms.query_terms); no pattern, nothing can backtrack.
+Nothing is built per search: the index holds every entry's terms in one text
+(SearchIndex.text, as stored). Each query term is found in it with `str.find` (C) — a
+word by its beginning, so inflected forms match (search_terms.stem), a character pair
+whole — and a hit's entry by bisecting the entries' offsets. The cost is one scan of the
+text per query term, bounded by MAX_QUERY_TERMS (a question in Chinese, Japanese, Korean
+or Thai asks for every other pair only: search_terms.query_terms); no pattern, nothing
+can backtrack.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -43,12 +45,13 @@ def rank(
 ) -> list[Ranked]:
     """The best `limit` entries for `terms`, best first, newest first on ties; with no
     terms, the newest. Entries matching no term, and the thread `exclude`, are left out."""
-    documents = index.documents
+    count = len(index)
     if not terms:
-        return [Ranked(d, 0.0) for d in documents if d.thread_ts != exclude][:limit]
-    if not documents:
+        newest = (at for at in range(count) if index.threads[at] != exclude)
+        return [Ranked(index.document(at), 0.0) for at in itertools.islice(newest, limit)]
+    if not count:
         return []
-    text, starts, count = index.text, index.starts, len(documents)
+    text, starts = index.text, index.starts
     # Every term has a space before it: the spaces count the terms (two per entry are
     # separators).
     average_length = max(1.0, (text.count(" ") - count) / count)
@@ -62,16 +65,15 @@ def rank(
         for at, frequency in found.items():
             length = lengths.get(at)
             if length is None:
-                length = lengths[at] = documents[at].terms.count(" ") + 1
+                # The entry's stretch holds a space before each term and one after the last.
+                length = lengths[at] = text.count(" ", starts[at], starts[at + 1]) - 1
             norm = K1 * (1 - B + B * length / average_length)
             scores[at] = scores.get(at, 0.0) + idf * frequency * (K1 + 1) / (frequency + norm)
-    if exclude is not None:
-        for at, document in enumerate(documents):
-            if document.thread_ts == exclude:
-                scores.pop(at, None)
+    if exclude is not None and exclude in index.threads:
+        scores.pop(index.threads.index(exclude), None)
     # Entries are newest first: on equal scores the lower index (newer) wins.
     best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-    return [Ranked(documents[at], score) for at, score in best]
+    return [Ranked(index.document(at), score) for at, score in best]
 
 
 def _hits(text: str, starts: list[int], term: str) -> dict[int, int]:

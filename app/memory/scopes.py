@@ -37,7 +37,8 @@ _MAX_KEY_BYTES = 1024
 # Slack user ids: `U…` (and `W…` on Enterprise Grid), upper-case letters and digits.
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,30}")
 # Slack message timestamps: seconds '.' microseconds, e.g. 1712345678.123456.
-_THREAD_TS = re.compile(r"[0-9]{1,20}\.[0-9]{1,20}")
+THREAD_TS_PATTERN = r"[0-9]{1,20}\.[0-9]{1,20}"
+_THREAD_TS = re.compile(THREAD_TS_PATTERN)
 # A percent-escape (`%2e`, `%2F`, `%25`...): some layer may decode it later, so refuse it.
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 

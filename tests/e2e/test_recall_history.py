@@ -104,7 +104,7 @@ def test_the_oldest_of_64_conversations_is_found_by_its_topic_and_never_another_
     # The first search filled Mira's index in from her summaries, and only hers.
     index = bucket.read(search_index_key(USER)) or ""
     assert OLDEST[0] in index and json.loads(index)["complete"] is True
-    assert len(json.loads(index)["docs"]) == CONVERSATIONS
+    assert len(json.loads(index)["threads"].split(" ")) == CONVERSATIONS
     assert OTTOS[0] not in index
 
 

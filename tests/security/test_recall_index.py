@@ -21,6 +21,7 @@ from app.learning.recall import MAX_QUERY_CHARS, RecallTool
 from app.learning.search_index import (
     MAX_DOCUMENT_CHARS,
     MAX_DOCUMENT_TERMS,
+    SearchDocument,
     SearchIndex,
     document_for,
     parse_search_index,
@@ -129,7 +130,53 @@ async def test_malformed_entries_are_skipped_logged_and_dropped_by_the_next_writ
 
     await record_search_document(backend.store, USER, document_for(CURRENT, "Today", "", NOW))
     rewritten = json.loads(backend.raw_read(search_index_key(USER)) or "")
-    assert [entry[0] for entry in rewritten["docs"]] == [CURRENT, MINE]
+    assert rewritten["version"] == 2 and rewritten["threads"] == f"{CURRENT} {MINE}"
+
+
+def _columns(**changed: Any) -> dict[str, Any]:
+    """A sound index by column (one entry, Orion's), with some columns changed."""
+    sound = json.loads(render_search_index(SearchIndex([document_for_mine()], complete=True)))
+    return sound | changed
+
+
+def document_for_mine() -> SearchDocument:
+    return document_for(MINE, "Offsite in Lisbon", "Venue booked in Alfama.", NOW)
+
+
+DISAGREEING_COLUMNS: dict[str, dict[str, Any]] = {
+    "a thread that is a path": _columns(threads="../../users/U0999ZZZZ/secret"),
+    "more threads than times": _columns(threads=f"{MINE} {THEIRS}"),
+    "a time as a bool": _columns(updated=[True]),
+    "a time as a float": _columns(updated=[1.5]),
+    "a negative time": _columns(updated=[-5]),
+    "times not newest first": _columns(
+        threads=f"{MINE} {THEIRS}", updated=[1, 2], terms=" lisbon \n salary "
+    ),
+    "a thread twice": _columns(
+        threads=f"{MINE} {MINE}", updated=[2, 1], terms=" lisbon \n lisbon "
+    ),
+    "more entries of terms than threads": _columns(terms=" lisbon \n salary "),
+    "an entry over the bound": _columns(terms=" " + "lisbon " * MAX_DOCUMENT_CHARS),
+    "terms as a list": _columns(terms=["lisbon"]),
+    "threads as a list": _columns(threads=[MINE]),
+}
+
+
+@pytest.mark.parametrize("name", list(DISAGREEING_COLUMNS))
+async def test_an_index_whose_columns_disagree_is_read_as_empty_and_filled_in_again(
+    backend: Backend, name: str, log_stream: io.StringIO
+) -> None:
+    """Only Orion writes the index; one it did not write decides no thread a search can
+    return: it is read as empty (logged), and filled in from her own conversations."""
+    await seed(backend.store)
+    await backend.store.write(search_index_key(USER), json.dumps(DISAGREEING_COLUMNS[name]))
+
+    found = await search(backend.store)
+
+    assert "Offsite in Lisbon" in found and "Salary" not in found and "secret" not in found
+    rewritten = parse_search_index(backend.raw_read(search_index_key(USER)))
+    assert rewritten.threads == [MINE] and rewritten.complete
+    assert log_events.MEMORY_FILE_UNREADABLE in logged(log_stream)
 
 
 @pytest.mark.parametrize(
