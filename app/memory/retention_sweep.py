@@ -2,7 +2,8 @@
 
 In GCS the bucket's lifecycle rule does this (`gcs-lifecycle.json`); a local directory has
 no such thing, so Orion sweeps it itself: once at start-up, then once a day. The sweep
-lists only the conversation prefixes (`sessions/`, `threads/`), deletes each expired object
+lists only the conversation prefixes (`sessions/`, `threads/`, …) and those of Orion's
+day-long records (event claims, install states), deletes each expired object
 only if it is still the version it listed (a thread that came back to life meanwhile is
 kept), and yields to the event loop after each deletion, so a person's event waits for at
 most one listing or one deletion (the directory store works on the loop itself).
@@ -14,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from datetime import timedelta
 
+from app.memory.key_prefixes import KEY_PREFIXES, Lifetime
 from app.memory.retention import EXPIRING_PREFIXES, SessionRetention
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore, PreconditionFailed
@@ -24,13 +27,23 @@ log = get_logger(__name__)
 SWEEP_INTERVAL_S = 24 * 60 * 60
 
 
+# Orion's short-lived records (event claims, install states): the bucket's lifecycle rule
+# deletes them after a day; in a directory, the sweep does.
+DAY_PREFIXES = tuple(kind.prefix for kind in KEY_PREFIXES if kind.lifetime is Lifetime.DAY)
+
+
 async def sweep_expired(store: ObjectStore, retention: SessionRetention) -> Counter[str]:
-    """Delete every expired conversation object; how many went, by prefix."""
+    """Delete every expired conversation object, and every day-long record older than a
+    day; how many went, by prefix."""
     cutoff = retention.cutoff()
+    day_ago = retention.clock() - timedelta(days=1)
     deleted: Counter[str] = Counter()
-    for prefix in EXPIRING_PREFIXES:
+    for prefix in (*EXPIRING_PREFIXES, *DAY_PREFIXES):
         for obj in await store.list(prefix):
-            if not retention.expired(obj.key, obj.updated, cutoff=cutoff):
+            if prefix in DAY_PREFIXES:
+                if obj.updated >= day_ago:
+                    continue
+            elif not retention.expired(obj.key, obj.updated, cutoff=cutoff):
                 continue
             try:
                 if await store.delete(obj.key, if_generation=obj.generation):

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 
 from app.memory.key_prefixes import KEY_PREFIXES, TEAM_SCOPED_PREFIXES, UNINSTALLS_PREFIX
 from app.observability.logging import get_logger
-from app.storage.store import ObjectStore, PreconditionFailed
+from app.storage.store import ObjectInfo, ObjectStore, PreconditionFailed
 from app.storage.team_scope import (
     NO_ID,
     InvalidTenant,
@@ -35,7 +35,7 @@ from app.storage.team_scope import (
     tenant_prefix,
     tombstone,
     tombstone_key,
-    uninstalled_at,
+    tombstone_time,
 )
 
 log = get_logger(__name__)
@@ -71,12 +71,25 @@ async def erase_team(
     deployment_store: ObjectStore, tenant: Tenant, *, now: datetime | None = None
 ) -> TeamErasure:
     """Everything of one workspace (or organisation-wide installation), from the store
-    beneath every workspace's scope: a tombstone first, so that an event still running
-    for it writes nothing back (its writes check it), and the mark that brings the second
-    pass; then every object under its keys."""
+    beneath every workspace's scope: sealed first (`seal_team`), then every object under
+    its keys (the first pass)."""
+    await seal_team(deployment_store, tenant, now=now)
+    return TeamErasure(tenant, await _delete_everything_of(deployment_store, tenant))
+
+
+async def seal_team(
+    deployment_store: ObjectStore, tenant: Tenant, *, now: datetime | None = None
+) -> None:
+    """The tombstone, so that an event still running for the workspace writes nothing
+    back (its writes check it), and the mark that brings the second pass. From here on,
+    whatever the first pass cannot delete, the second does."""
     moment = now or datetime.now(UTC)
     await deployment_store.write(uninstall_tombstone_key(tenant), tombstone(moment))
     await deployment_store.write(pending_key(tenant), tombstone(moment))
+
+
+async def first_pass(deployment_store: ObjectStore, tenant: Tenant) -> TeamErasure:
+    """Every object under a sealed workspace's keys, now."""
     return TeamErasure(tenant, await _delete_everything_of(deployment_store, tenant))
 
 
@@ -98,10 +111,24 @@ async def finish_erasures(
         if tenant is None:
             log.warning("memory.team_erasure.unreadable_mark", key=mark.key)
             continue
-        since = uninstalled_at(await deployment_store.read(mark.key))
-        if since is None or since > cutoff:
-            continue  # gone meanwhile, or turns may still be running
-        finished.append(await _second_pass(deployment_store, tenant, mark.generation))
+        try:
+            stored = await deployment_store.read(mark.key)
+            if stored is None:
+                continue  # finished meanwhile (another instance, a reinstall)
+            # An unreadable mark counts from when it was written: it is finished too.
+            since = tombstone_time(stored.content) or mark.updated
+            if since > cutoff:
+                continue  # turns may still be running
+            finished.append(await _second_pass(deployment_store, tenant, mark.generation))
+        except Exception as exc:
+            # One workspace whose objects cannot be deleted holds up no other's.
+            log.warning(
+                "memory.team_erasure.failed",
+                team_id=tenant.team_id,
+                enterprise_id=tenant.enterprise_id,
+                error=type(exc).__name__,
+                exc_info=exc,
+            )
     return finished
 
 
@@ -148,14 +175,19 @@ async def _delete_everything_of(deployment_store: ObjectStore, tenant: Tenant) -
     )
     limit = asyncio.Semaphore(DELETE_CONCURRENCY)
 
-    async def delete(key: str) -> bool:
+    async def delete(obj: ObjectInfo) -> bool:
         async with limit:
-            return await deployment_store.delete(key)
+            try:
+                # Only the version listed: one written since is a reinstall's (or a late
+                # write, which its own check takes back).
+                return await deployment_store.delete(obj.key, if_generation=obj.generation)
+            except PreconditionFailed:
+                return False
 
-    keys = [obj.key for listing in listings for obj in listing]
+    listed = [obj for listing in listings for obj in listing]
     # Every deletion that can be done is done, and none left running, before a failure
     # is raised (the mark brings the rest in the next pass).
-    outcomes = await asyncio.gather(*(delete(key) for key in keys), return_exceptions=True)
+    outcomes = await asyncio.gather(*(delete(obj) for obj in listed), return_exceptions=True)
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome

@@ -98,6 +98,7 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
         # When each request's authorization began: its writes are checked against an
         # uninstall from that moment on (app/slack/oauth/tenant_binding.py).
         before_authorize=tenant_binding.StampAuthorization(),
+        user_facing_authorize_error_message=tenant_binding.AUTHORIZE_FAILED_TEXT,
         process_before_response=False,
     )
     # First of Orion's middleware (after Bolt's authorization): the workspace is bound.

@@ -139,11 +139,16 @@ def tombstone(moment: datetime) -> str:
 def uninstalled_at(stored: StoredObject | None) -> datetime | None:
     if stored is None:
         return None
+    # Unreadable: taken as uninstalled now — erring towards writing nothing.
+    return tombstone_time(stored.content) or datetime.now(UTC)
+
+
+def tombstone_time(content: str) -> datetime | None:
+    """The moment a tombstone (or a pending mark) holds; None when unreadable."""
     try:
-        moment = datetime.fromisoformat(json.loads(stored.content)["uninstalled_at"])
+        moment = datetime.fromisoformat(json.loads(content)["uninstalled_at"])
     except (ValueError, KeyError, TypeError):
-        # Unreadable: take it as uninstalled now — erring towards writing nothing.
-        return datetime.now(UTC)
+        return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

@@ -248,7 +248,7 @@ class FakeSlack(HttpFake):
     def _routes(self) -> list[web.RouteDef]:
         return [
             web.route("*", "/api/{method}", self._serve_method),
-            web.post("/actions/{hook}", self._serve_response_url),
+            web.post("/actions/{hook:.+}", self._serve_response_url),
             web.post("/upload/{file_id}", self._serve_upload),
         ]
 

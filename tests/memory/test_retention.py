@@ -215,13 +215,17 @@ async def test_the_sweep_deletes_old_conversations_and_keeps_everything_else(
 async def test_the_sweep_by_the_clock_on_both_backends(backend: Backend) -> None:
     await seed_person(backend.store)
     await backend.store.write("events/Ev0123456", '{"claimed_by": "x"}')
+    await backend.store.write("oauth-states/abc", "{}")
 
-    assert await sweep_expired(backend.store, SessionRetention(30, days_from_now(10))) == {}
+    assert await sweep_expired(backend.store, SessionRetention(30, days_from_now(0.5))) == {}
+    # A day on, the day-long records go (the bucket's lifecycle rule's job in GCS).
+    deleted = await sweep_expired(backend.store, SessionRetention(30, days_from_now(10)))
+    assert deleted == {"events/": 1, "oauth-states/": 1}
     deleted = await sweep_expired(backend.store, SessionRetention(30, days_from_now(40)))
 
     assert deleted == {"sessions/": 1, "threads/": 1}
     assert backend.raw_names() == sorted(
-        [global_context_key(), "events/Ev0123456", NOTES_KEY, user_preferences_key(USER)]
+        [global_context_key(), NOTES_KEY, user_preferences_key(USER)]
     )
 
 

@@ -92,9 +92,10 @@ async def test_an_erasure_cut_short_by_storage_is_finished_by_the_next_pass(
     with pytest.raises(StoreUnavailable):
         await erase_team(DeletesFailAfter(backend.store, allowed=2), TEAM_A, now=uninstalled)
     assert len([n for n in backend.raw_names() if n.startswith("users/")]) == 4
-    # Still down at the first round: the mark stays for the next one.
-    with pytest.raises(StoreUnavailable):
-        await finish_erasures(DeletesFailAfter(backend.store, allowed=0), now=uninstalled + LATER)
+    # Still down at the first round (logged): the mark stays for the next one.
+    still_down = DeletesFailAfter(backend.store, allowed=0)
+    assert await finish_erasures(still_down, now=uninstalled + LATER) == []
+    assert pending_key(TEAM_A) in backend.raw_names()
 
     [finished] = await finish_erasures(backend.store, now=uninstalled + LATER)
 
@@ -129,3 +130,44 @@ async def test_a_mark_that_names_no_workspace_is_left_alone(backend: Backend, id
 
     assert await finish_erasures(backend.store, now=datetime.now(UTC) + LATER) == []
     assert B_NOTES in backend.raw_names()
+
+
+class DeletesFailFor(StoreLayer):
+    """Storage that can never delete one workspace's objects (a retention hold, say)."""
+
+    def __init__(self, inner: ObjectStore, segment: str) -> None:
+        super().__init__(inner)
+        self.segment = segment
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        if self.segment in key and not key.startswith("uninstalls/"):
+            raise StoreUnavailable("this one cannot be deleted")
+        return await self.inner.delete(key, if_generation=if_generation)
+
+
+async def test_a_workspace_whose_objects_cannot_be_deleted_holds_up_no_other(
+    backend: Backend,
+) -> None:
+    uninstalled = datetime.now(UTC)
+    for tenant in (TEAM_A, TEAM_B):
+        await erase_team(backend.store, tenant, now=uninstalled)
+        # A late write each, that the first pass could not see.
+        await backend.store.write(f"users/teams/-/{tenant.team_id}/U0SAME01/notes.md", "late")
+    stuck = DeletesFailFor(backend.store, "/TAAAA1/")
+
+    [finished] = await finish_erasures(stuck, now=uninstalled + LATER)
+
+    assert finished.tenant == TEAM_B
+    assert B_NOTES not in backend.raw_names() and A_NOTES in backend.raw_names()
+    assert pending_key(TEAM_A) in backend.raw_names(), "tried again next round"
+
+
+async def test_an_unreadable_mark_is_finished_from_when_it_was_written(backend: Backend) -> None:
+    await erase_team(backend.store, TEAM_A)
+    await backend.store.write(pending_key(TEAM_A), "not a time")
+    await backend.store.write(A_NOTES, "late")
+
+    assert await finish_erasures(backend.store) == [], "written just now"
+    [finished] = await finish_erasures(backend.store, now=datetime.now(UTC) + LATER)
+
+    assert finished.deleted == 1 and A_NOTES not in backend.raw_names()

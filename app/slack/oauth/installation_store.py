@@ -42,6 +42,9 @@ log = get_logger(__name__)
 
 # An install or an event's authorization waits at most this long for one record.
 STORE_BUDGET_S = 5.0
+# A reinstall finishing its uninstall's erasure: a listing per kind of object, and the
+# deletions of whatever a failed first pass left. The admin waits, once.
+ERASURE_BUDGET_S = 20.0
 INSTALLATION = "installation.json"
 BOT = "bot.json"
 
@@ -74,17 +77,23 @@ class ObjectStoreInstallationStore(AsyncInstallationStore):
         record = _record(installation, without=_TOKEN_FIELDS)
         # A reinstall soon after an uninstall: what the uninstall's second pass would
         # delete goes now, before the new installation writes anything of its own.
-        with storage_deadline(STORE_BUDGET_S):
+        with storage_deadline(ERASURE_BUDGET_S):
             await finish_erasure_of(self._store, tenant)
-        await self._save_newest(installation_prefix(tenant) + INSTALLATION, record)
+        # The bot (its token) first: an installation record is never left without it.
         if installation.bot_token is not None:
-            await self.async_save_bot(installation.to_bot())
+            await self._save_bot(installation.to_bot(), create=True)
+        await self._save_newest(installation_prefix(tenant) + INSTALLATION, record)
 
     async def async_save_bot(self, bot: Bot) -> None:
+        """Bolt's token rotation: replaces the bot's record, never creates one — an
+        uninstall that deleted it while the rotation was under way stays done."""
+        await self._save_bot(bot, create=False)
+
+    async def _save_bot(self, bot: Bot, *, create: bool) -> None:
         if bot.bot_token is None:
             return
         tenant = tenant_of(bot.enterprise_id, bot.team_id, bot.is_enterprise_install)
-        await self._save_newest(installation_prefix(tenant) + BOT, _record(bot))
+        await self._save_newest(installation_prefix(tenant) + BOT, _record(bot), create=create)
 
     async def async_find_bot(
         self,
@@ -139,10 +148,12 @@ class ObjectStoreInstallationStore(AsyncInstallationStore):
         await self.async_delete_bot(enterprise_id=enterprise_id, team_id=team_id)
         await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
 
-    async def _save_newest(self, key: str, record: str) -> None:
+    async def _save_newest(self, key: str, record: str, *, create: bool = True) -> None:
         installed_at = _installed_at(record)
 
-        def newest(current: str | None) -> str:
+        def newest(current: str | None) -> str | None:
+            if current is None and not create:
+                return None  # stays absent
             if current is not None and _installed_at(current) > installed_at:
                 return current  # a newer install (or rotation) got there first: it stands
             return record

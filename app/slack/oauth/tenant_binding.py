@@ -33,6 +33,13 @@ from app.storage.team_scope import InvalidTenant, bind_for_this_task
 log = get_logger(__name__)
 
 
+# What a click's person reads when Bolt found no installation for it (Bolt answers clicks
+# with this itself): storage failing is far likelier than an uninstalled workspace, whose
+# clicks Slack no longer sends — so not Bolt's default, which asks them to reinstall.
+AUTHORIZE_FAILED_TEXT = (
+    "Sorry, I can't reach my records right now. Please try again in a few minutes."
+)
+
 # Where `StampAuthorization` leaves its moment in Bolt's request context.
 AUTHORIZING_SINCE = "orion_authorizing_since"
 

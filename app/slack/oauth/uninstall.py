@@ -10,9 +10,11 @@ In order:
    (app/memory/team_keys.py); a turn still running for it writes nothing back.
 
 Slack sends each of these once (it has its acknowledgement before the work begins). If
-storage fails, Orion tries again in the background (`FORGET_RETRY_DELAYS_S`); once the
-tombstone and the erasure's pending mark are written, the erasure's second pass finishes
-whatever is left.
+storage fails before the workspace is sealed (its token deleted, its tombstone and the
+erasure's pending mark written), Orion tries again in the background
+(`FORGET_RETRY_DELAYS_S`), unless the workspace has reinstalled meanwhile. Once sealed,
+the erasure's second pass finishes whatever the first could not delete; nothing here seals
+a workspace twice (a second seal, after a reinstall, would silence the new installation).
 
 `tokens_revoked` that names bot tokens is the same as an uninstall (Orion cannot act
 without one). One that names only people's user tokens removes only their records: Orion
@@ -23,16 +25,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 
-from app.memory.team_keys import erase_team
+from app.memory.team_keys import first_pass, seal_team
 from app.observability.logging import get_logger
-from app.runtime.background import run_in_background
 from app.services import ServiceProvider
 from app.slack.event_scope import handling
+from app.storage.store import ObjectStore
 from app.storage.team_scope import Tenant, current_tenant
 
 log = get_logger(__name__)
@@ -40,6 +43,8 @@ log = get_logger(__name__)
 # After a first attempt that failed (storage down as the workspace uninstalls), Orion tries
 # again this many seconds apart: about 20 minutes in all, while the instance runs.
 FORGET_RETRY_DELAYS_S = (5.0, 15.0, 60.0, 300.0, 900.0)
+# Those retries, held until they end (the loop keeps only weak references to tasks).
+_retrying: set[asyncio.Task[None]] = set()
 
 
 def register(app: AsyncApp, provider: ServiceProvider, store: AsyncInstallationStore) -> None:
@@ -68,52 +73,100 @@ def register(app: AsyncApp, provider: ServiceProvider, store: AsyncInstallationS
 async def _forget_workspace(
     provider: ServiceProvider, store: AsyncInstallationStore, reason: str
 ) -> None:
-    tenant = _tenant()
+    tenant, uninstalled = _tenant(), datetime.now(UTC)
+    started = time.perf_counter()
     try:
-        await _forget(provider, store, tenant, reason)
+        await _seal(provider, store, tenant, uninstalled)
     except Exception as exc:
         # Slack has its acknowledgement and sends this event once: Orion tries again.
         log.warning("slack.workspace.forget_failed", error=type(exc).__name__, exc_info=exc)
-        run_in_background(
-            _forget_later(provider, store, tenant, reason), name="slack.workspace.forget"
+        retry = asyncio.create_task(
+            _seal_later(provider, store, tenant, uninstalled, reason),
+            name="slack.workspace.forget",
         )
+        _retrying.add(retry)
+        retry.add_done_callback(_retrying.discard)
+        return
+    await _first_pass(provider, tenant, reason, started)
 
 
-async def _forget_later(
-    provider: ServiceProvider, store: AsyncInstallationStore, tenant: Tenant, reason: str
+async def _seal_later(
+    provider: ServiceProvider,
+    store: AsyncInstallationStore,
+    tenant: Tenant,
+    uninstalled: datetime,
+    reason: str,
 ) -> None:
-    """Until the installation is gone and the erasure has its tombstone and pending mark
-    (from then on, its second pass finishes it: app/memory/team_keys.py)."""
-    for attempt, delay in enumerate(FORGET_RETRY_DELAYS_S, start=2):
-        await asyncio.sleep(delay)
-        try:
-            await _forget(provider, store, tenant, reason)
+    """Until the installation is gone and the erasure sealed (tombstone and pending mark).
+    Not counted as work in flight: a shutdown does not wait out its pauses."""
+    try:
+        for attempt, delay in enumerate(FORGET_RETRY_DELAYS_S, start=2):
+            await asyncio.sleep(delay)
+            started = time.perf_counter()
+            try:
+                if await _reinstalled_since(store, tenant, uninstalled):
+                    # The workspace came back meanwhile: this uninstall is over (a later
+                    # one brings its own event).
+                    log.info("slack.workspace.forget_superseded", attempt=attempt)
+                    return
+                await _seal(provider, store, tenant, uninstalled)
+            except Exception as exc:
+                log.warning(
+                    "slack.workspace.forget_failed",
+                    attempt=attempt,
+                    error=type(exc).__name__,
+                    exc_info=exc,
+                )
+                continue
+            await _first_pass(provider, tenant, reason, started)
             return
-        except Exception as exc:
-            log.warning(
-                "slack.workspace.forget_failed",
-                attempt=attempt,
-                error=type(exc).__name__,
-                exc_info=exc,
-            )
-    log.error("slack.workspace.forget_abandoned", attempts=len(FORGET_RETRY_DELAYS_S) + 1)
+        log.error("slack.workspace.forget_abandoned", attempts=len(FORGET_RETRY_DELAYS_S) + 1)
+    except asyncio.CancelledError:
+        log.error("slack.workspace.forget_abandoned", reason="shutdown")
+        raise
 
 
-async def _forget(
-    provider: ServiceProvider, store: AsyncInstallationStore, tenant: Tenant, reason: str
+async def _seal(
+    provider: ServiceProvider, store: AsyncInstallationStore, tenant: Tenant, moment: datetime
 ) -> None:
-    started = time.perf_counter()
     # The token first: nothing is answered for the workspace from here on.
     await store.async_delete_all(enterprise_id=tenant.enterprise_id, team_id=tenant.team_id)
-    storage = await provider.storage()
-    assert storage.deployment_store is not None  # distribution mode builds one
-    erased = await erase_team(storage.deployment_store, tenant)
+    await seal_team(await _deployment_store(provider), tenant, now=moment)
+
+
+async def _first_pass(
+    provider: ServiceProvider, tenant: Tenant, reason: str, started: float
+) -> None:
+    """Sealed: what this pass cannot delete, the second pass does (its failure is only
+    logged, never tried again from here — a retry would also seal the workspace again)."""
+    try:
+        erased = await first_pass(await _deployment_store(provider), tenant)
+    except Exception as exc:
+        log.warning("slack.workspace.first_pass_failed", error=type(exc).__name__, exc_info=exc)
+        return
     log.info(
         "slack.workspace.forgotten",
         reason=reason,
         objects=erased.deleted,
         duration_ms=round((time.perf_counter() - started) * 1000, 1),
     )
+
+
+async def _reinstalled_since(
+    store: AsyncInstallationStore, tenant: Tenant, uninstalled: datetime
+) -> bool:
+    installation = await store.async_find_installation(
+        enterprise_id=tenant.enterprise_id,
+        team_id=tenant.team_id,
+        is_enterprise_install=tenant.team_id is None,
+    )
+    return installation is not None and installation.installed_at > uninstalled.timestamp()
+
+
+async def _deployment_store(provider: ServiceProvider) -> ObjectStore:
+    storage = await provider.storage()
+    assert storage.deployment_store is not None  # distribution mode builds one
+    return storage.deployment_store
 
 
 def _tenant() -> Tenant:

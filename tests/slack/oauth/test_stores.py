@@ -134,6 +134,24 @@ async def test_a_rotated_token_replaces_the_one_it_rotated(backend: Backend) -> 
     assert bot is not None and (bot.bot_token, bot.bot_refresh_token) == ("xoxb-A-2", "xoxe-1-A-2")
 
 
+async def test_a_rotation_finishing_after_an_uninstall_brings_no_token_back(
+    backend: Backend,
+) -> None:
+    """Bolt read the bot to rotate its token; the workspace uninstalled meanwhile; then
+    Bolt saves the rotated bot (as its bot-only authorization does: `async_save_bot`)."""
+    store = ObjectStoreInstallationStore(backend.store)
+    first = installation(refresh_token="xoxe-1-A-1")
+    await store.async_save(first)
+    rotated = first.to_bot()
+    rotated.bot_token, rotated.bot_refresh_token = "xoxb-A-2", "xoxe-1-A-2"
+
+    await store.async_delete_all(enterprise_id=None, team_id=TEAM)
+    await store.async_save_bot(rotated)
+
+    assert await store.async_find_bot(enterprise_id=None, team_id=TEAM) is None
+    assert not [name for name in backend.raw_names() if name.startswith("installations/")]
+
+
 async def test_deleting_an_installation_leaves_no_token(backend: Backend) -> None:
     store = ObjectStoreInstallationStore(backend.store)
     await store.async_save(installation())
