@@ -36,6 +36,7 @@ from app.config import EXIT_PROBLEM, OperatorSettings, problem_report
 from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
+from app.memory.key_prefixes import INSTALLATIONS_PREFIX
 from app.memory.scopes import validate_user_id
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -128,6 +129,17 @@ async def _run(
 ) -> int:
     store = build_storage(settings).store
     try:
+        if not settings.keys_per_team and await store.list(INSTALLATIONS_PREFIX):
+            # A distribution deployment's store, reached with single-workspace settings:
+            # every person's objects are under a workspace's keys, so this would read
+            # (and report) nothing.
+            problem = (
+                f"{_store_variable(settings)}: {settings.store_location()} holds workspaces' "
+                "installations (distribution mode): set SLACK_CLIENT_ID, unset "
+                "SLACK_BOT_TOKEN, and pass --team"
+            )
+            print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
+            return BAD_INPUT
         if args.action == "show":
             return await _show(store, user_id, out)
         if args.action == "export":

@@ -308,3 +308,20 @@ def test_a_team_is_refused_outside_distribution_mode(
     result = _orion(tmp_path, memories, slack_with_dm, "forget", USER, "--yes", "--team", TEAM_A)
     assert result.returncode == 2 and "--team: only in distribution mode" in result.stderr
     assert _files(memories) == before
+
+
+def test_a_distribution_store_reached_with_single_workspace_settings_is_refused(
+    tmp_path: Path, two_workspaces: Path
+) -> None:
+    """An operator's shell without SLACK_CLIENT_ID, pointed at a distribution deployment's
+    store: `show` would find nothing of the person (their objects are under a workspace's
+    keys) and say so with exit 0 — it is refused instead, naming what to set."""
+    bot = two_workspaces / f"installations/-/{TEAM_A}/bot.json"
+    bot.parent.mkdir(parents=True)
+    bot.write_text('{"bot_token": "xoxb-A"}')
+    env = {"MEMORY_DIR": str(two_workspaces), "LOG_FORMAT": "json"}
+    for action in ("show", "export"):
+        result = run_orion_command(tmp_path, "memory", action, USER, env=env)
+        assert result.returncode == 2, result.stdout
+        assert "distribution mode" in result.stderr and "--team" in result.stderr
+        assert "French" not in result.stdout and "Traceback" not in result.stderr

@@ -124,10 +124,31 @@ def test_a_hostile_code_is_refused_and_stores_nothing(
     assert failed(page) and "invalid_code" in page.text
     assert "Set-Cookie: a=b" not in page.text and "a=b" not in page.headers.get("set-cookie", "")
     assert stored(memory_dir) == []
+    # Only a code of Slack's shape is sent to Slack; none is ever logged.
+    assert exchanges(slack) == (1 if code == "not-a-code" else 0)
+    assert code not in json.dumps(orion.log_lines())
     # The state was spent: the same page cannot be used again.
     assert failed(
         finish_install(orion, code=slack.approve_install(TEAM), state=state, cookie=state)
     )
+
+
+def test_slack_unreachable_when_the_code_is_exchanged_is_a_failure_page(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    # Nothing listens on port 9 of loopback (discard): every connection is refused.
+    settings = distribution_settings(
+        slack, claude, memory_dir=memory_dir, slack_api_url="http://127.0.0.1:9/api/"
+    )
+    with OrionServer(settings) as orion:
+        _, state = start_install(orion)
+        page = finish_install(orion, code="1234.5678.abcdef", state=state, cookie=state)
+
+        assert failed(page) and "slack_unreachable" in page.text and page.status_code == 502
+        assert "Traceback" not in page.text
+        assert stored(memory_dir) == []
+        [line] = orion.logged("slack.oauth.install_failed")
+        assert line["reason"] == "slack_unreachable" and "1234.5678" not in json.dumps(line)
 
 
 def test_slack_refusing_the_apps_credentials_is_a_failure_page(

@@ -13,7 +13,9 @@ stored installation (`authorize`), rotating tokens when the app has rotation on.
 from __future__ import annotations
 
 import logging
+import re
 
+import aiohttp
 from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
 from slack_bolt.error import BoltError
 from slack_bolt.oauth.async_callback_options import AsyncFailureArgs
@@ -38,6 +40,12 @@ TOKEN_ROTATION_EXPIRATION_MINUTES = 120
 STATE_EXPIRATION_S = 600
 # What the store failing looks like to the flow: it gave up, or ran out of time.
 _STORAGE_FAILURES = (StoreError, TimeoutError)
+# A code as Slack issues it (`1234.5678.abcdef…`); anything else is not sent on to Slack.
+_CODE = re.compile(r"[A-Za-z0-9._-]{1,256}")
+# Bolt's flow logs the `code` it failed to exchange (a credential, however short-lived);
+# Orion logs its own line instead, without it.
+_QUIET = logging.getLogger("app.slack.oauth.bolt_flow")
+_QUIET.setLevel(logging.ERROR)
 
 
 class OrionOAuthFlow(AsyncOAuthFlow):
@@ -56,6 +64,20 @@ class OrionOAuthFlow(AsyncOAuthFlow):
             # The state could not be checked: nothing was exchanged or stored.
             log.warning("slack.oauth.install_failed", reason="storage_error", exc_info=exc)
             return await self._failure(request, "storage_error", 503)
+        except aiohttp.ClientError as exc:
+            # Slack could not be reached to exchange the code: nothing was stored, and the
+            # failure page links back to the install.
+            log.warning("slack.oauth.install_failed", reason="slack_unreachable", exc_info=exc)
+            return await self._failure(request, "slack_unreachable", 502)
+
+    async def run_installation(self, code: str) -> Installation | None:
+        if not _CODE.fullmatch(code):
+            log.warning("slack.oauth.install_failed", reason="invalid_code", chars=len(code))
+            return None
+        installation = await super().run_installation(code)
+        if installation is None:
+            log.warning("slack.oauth.install_failed", reason="invalid_code")
+        return installation
 
     async def store_installation(
         self, request: AsyncBoltRequest, installation: Installation
@@ -121,4 +143,4 @@ def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) 
         bot_only=True,
         client=client,
     )
-    return OrionOAuthFlow(client=client, settings=oauth_settings)
+    return OrionOAuthFlow(client=client, settings=oauth_settings, logger=_QUIET)
