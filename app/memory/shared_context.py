@@ -18,13 +18,16 @@ is bounded by the same age. Everything a person owns (preferences, welcome, summ
 thread contexts, tombstones) passes straight through, read fresh on every call. A write or
 delete of a shared key through this layer drops the kept copy at once. In distribution
 mode each workspace has its own `global/` (app/storage/team_scope.py): copies are kept
-per workspace, so one workspace's context never answers another's read.
+per workspace, so one workspace's context never answers another's read. At most
+`MAX_KEPT` copies are kept, the least recently read going first: the memory tool can
+ask for any path under `global/`, in any workspace, and a miss is kept too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from app.memory.key_prefixes import GLOBAL_PREFIX
@@ -32,6 +35,9 @@ from app.storage.store import ObjectStore, StoredObject, StoreLayer
 from app.storage.team_scope import Tenant, current_tenant
 
 DEFAULT_MAX_AGE_S = 10.0
+# Copies kept at once: every workspace's context.md, and room for the misses of paths
+# nobody wrote, far below what would matter to the instance's memory.
+MAX_KEPT = 1024
 
 
 # A shared object: whose (the workspace bound in distribution mode, else None) and its key.
@@ -50,7 +56,7 @@ class SharedContextCache(StoreLayer):
     def __init__(self, inner: ObjectStore, *, max_age_s: float = DEFAULT_MAX_AGE_S) -> None:
         super().__init__(inner)
         self._max_age_s = max_age_s
-        self._kept: dict[_Shared, _Kept] = {}
+        self._kept: OrderedDict[_Shared, _Kept] = OrderedDict()
         self._reading: dict[_Shared, asyncio.Future[StoredObject | None]] = {}
 
     async def read(self, key: str) -> StoredObject | None:
@@ -59,6 +65,7 @@ class SharedContextCache(StoreLayer):
         shared = (current_tenant(), key)
         kept = self._kept.get(shared)
         if kept is not None and time.monotonic() - kept.sent_at < self._max_age_s:
+            self._kept.move_to_end(shared)
             return kept.stored
         reading = self._reading.get(shared)
         if reading is None:
@@ -89,6 +96,9 @@ class SharedContextCache(StoreLayer):
         if self._reading.get(shared) is asyncio.current_task():
             # Not dropped meanwhile by a write through this layer: what it read stands.
             self._kept[shared] = _Kept(stored, sent_at)
+            self._kept.move_to_end(shared)
+            while len(self._kept) > MAX_KEPT:
+                self._kept.popitem(last=False)
         return stored
 
     def _done(self, shared: _Shared, reading: asyncio.Future[StoredObject | None]) -> None:

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from app.memory import shared_context
 from app.memory.scopes import global_context_key, user_preferences_key
 from app.memory.shared_context import SharedContextCache
 from app.storage.gcs import GcsObjectStore
@@ -82,3 +83,31 @@ def test_a_write_through_it_drops_the_kept_copy(
         return stored.content if stored else None
 
     assert asyncio.run(scenario()) == "Ships on Tuesdays."
+
+
+def test_a_flood_of_paths_nobody_wrote_keeps_a_bounded_number_of_copies(
+    gcs_proxy: FaultyProxy,
+    gcs_emulator: GcsEmulator,
+    gcs_bucket: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Claude (or a person through it) can view any path under /memories/global/: each
+    miss is kept for its age, but never more than MAX_KEPT copies, the oldest going first."""
+    monkeypatch.setattr(shared_context, "MAX_KEPT", 8)
+    gcs_emulator.write(gcs_bucket, GLOBAL, "Ships on Thursdays.")
+
+    async def scenario() -> str | None:
+        shared = SharedContextCache(GcsObjectStore(gcs_bucket), max_age_s=60)
+        await shared.read(GLOBAL)
+        for n in range(50):
+            await shared.read(f"global/missing-{n}.md")
+            await shared.read(GLOBAL)  # still in use: kept
+        await shared.read("global/missing-0.md")  # long gone from the copies: read again
+        await shared.read("global/missing-49.md")  # among the last: still kept
+        stored = await shared.read(GLOBAL)
+        return stored.content if stored else None
+
+    assert asyncio.run(scenario()) == "Ships on Thursdays."
+    assert _downloads(gcs_proxy, "global%2Fcontext.md") == 1
+    assert _downloads(gcs_proxy, "global%2Fmissing-0.md") == 2
+    assert _downloads(gcs_proxy, "global%2Fmissing-49.md") == 1
