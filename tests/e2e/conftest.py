@@ -15,6 +15,7 @@ from app.config import RunMode
 from app.services import ServiceProvider
 from app.slack.app import build_bolt_app
 from app.socket_mode import run_socket_mode
+from tests.e2e.distribution import distribution_overrides
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
@@ -69,6 +70,17 @@ def orion_on_bucket(
     # Collect it now, with no loop running (the responder may hold the server).
     claude.responder = None
     gc.collect()
+
+
+@pytest.fixture
+def distribution_on_bucket(
+    gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
+) -> Iterator[Callable[..., OrionServer]]:
+    """Start Orion in distribution mode (many workspaces, docs/distribution.md) on the
+    test's bucket through the fault proxy."""
+    defaults = distribution_overrides(slack) | {"gcs_memories_bucket": gcs_bucket}
+    with orion_servers(slack, claude, **defaults) as start:
+        yield start
 
 
 @pytest.fixture

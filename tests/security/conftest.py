@@ -3,6 +3,7 @@
 from tests.e2e.conftest import (  # noqa: F401 (fixtures, found by name)
     bucket,
     claude,
+    distribution_on_bucket,
     memory_dir,
     orion,
     orion_on_bucket,

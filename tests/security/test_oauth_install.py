@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.distribution import (
-    distribution_overrides,
     distribution_settings,
     failed,
     finish_install,
@@ -26,7 +25,7 @@ from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, orion_servers
+from tests.orion_server import OrionServer
 
 TEAM = "TAAAA1"
 
@@ -163,23 +162,14 @@ def test_slack_refusing_the_apps_credentials_is_a_failure_page(
 # --- storage slow or down, several instances ----------------------------------------------
 
 
-@pytest.fixture
-def orion_on_bucket(
-    gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
-) -> Iterator[Callable[..., OrionServer]]:
-    defaults = distribution_overrides(slack) | {"gcs_memories_bucket": gcs_bucket}
-    with orion_servers(slack, claude, **defaults) as start:
-        yield start
-
-
 def test_storage_down_during_an_install_is_a_clear_failure_and_a_retry_works(
-    orion_on_bucket: Callable[..., OrionServer],
+    distribution_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     slack: FakeSlack,
     gcs_emulator: GcsEmulator,
     gcs_bucket: str,
 ) -> None:
-    orion = orion_on_bucket()
+    orion = distribution_on_bucket()
     bucket = Bucket(gcs_emulator, gcs_bucket)
     outage = gcs_proxy.add_rule("", status=503)
 
@@ -206,13 +196,13 @@ def test_storage_down_during_an_install_is_a_clear_failure_and_a_retry_works(
 
 
 def test_storage_failing_only_when_the_installation_is_saved_is_a_failure_page(
-    orion_on_bucket: Callable[..., OrionServer],
+    distribution_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     slack: FakeSlack,
     gcs_emulator: GcsEmulator,
     gcs_bucket: str,
 ) -> None:
-    orion = orion_on_bucket()
+    orion = distribution_on_bucket()
     _, state = start_install(orion)
     gcs_proxy.add_rule("installations", status=503)
 
@@ -224,13 +214,13 @@ def test_storage_failing_only_when_the_installation_is_saved_is_a_failure_page(
 
 
 def test_two_instances_finishing_the_same_install_both_succeed(
-    orion_on_bucket: Callable[..., OrionServer],
+    distribution_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     slack: FakeSlack,
     gcs_emulator: GcsEmulator,
     gcs_bucket: str,
 ) -> None:
-    first, second = orion_on_bucket(), orion_on_bucket()
+    first, second = distribution_on_bucket(), distribution_on_bucket()
     starts = [start_install(server) for server in (first, second)]
     codes = [slack.approve_install(TEAM) for _ in starts]
     # Both instances write the installation at the same moment: slow writes overlap.

@@ -5,7 +5,7 @@ untouched. Also: signed events whose workspace ids are not Slack's shape."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,6 @@ import pytest
 from app.slack.oauth import uninstall
 from tests.e2e.conversation import wait_for_answer
 from tests.e2e.distribution import (
-    distribution_overrides,
     distribution_settings,
     install,
     open_thread_in,
@@ -26,9 +25,8 @@ from tests.fakes import claude_script as script
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
-from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, orion_servers
+from tests.orion_server import OrionServer
 
 TEAM_A, TEAM_B = "TAAAA1", "TBBBB2"
 USER = "U0SAME01"
@@ -179,35 +177,31 @@ def test_a_turn_still_running_when_its_workspace_uninstalls_writes_nothing_back(
 
 
 def test_storage_down_as_the_workspace_uninstalls_is_tried_again_until_it_is_forgotten(
+    distribution_on_bucket: Callable[..., OrionServer],
     slack: FakeSlack,
     claude: FakeClaude,
     gcs_proxy: FaultyProxy,
-    gcs_emulator: GcsEmulator,
-    gcs_bucket: str,
+    bucket: Bucket,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Slack sends app_uninstalled once: a storage outage then must not leave the
     workspace remembered (nor its token)."""
     monkeypatch.setattr(uninstall, "FORGET_RETRY_DELAYS_S", (0.2, 0.5, 1.0))
-    bucket = Bucket(gcs_emulator, gcs_bucket)
-    defaults = distribution_overrides(slack) | {"gcs_memories_bucket": gcs_bucket}
-    with orion_servers(slack, claude, **defaults) as start:
-        orion = start()
-        install(orion, slack, TEAM_A)
-        remember_in(orion, slack, claude, TEAM_A, DM_A, "Mira")
-        assert [name for name in bucket.names() if f"/{TEAM_A}/" in name]
-        # Down for the tombstone's write (the first upload, after the token went): the
-        # first attempt fails.
-        outage = gcs_proxy.add_rule("uploadType=multipart", method="POST", status=503, times=1)
+    orion = distribution_on_bucket()
+    install(orion, slack, TEAM_A)
+    remember_in(orion, slack, claude, TEAM_A, DM_A, "Mira")
+    assert [name for name in bucket.names() if f"/{TEAM_A}/" in name]
+    # Down for the tombstone's write (the first upload, after the token went): the
+    # first attempt fails.
+    outage = gcs_proxy.add_rule("uploadType=multipart", method="POST", status=503, times=1)
 
-        orion.post_event(events.app_uninstalled(TEAM_A))
-        orion.wait_logged(FORGOTTEN, timeout=15)
-        orion.wait_idle()
+    orion.post_event(events.app_uninstalled(TEAM_A))
+    orion.wait_logged(FORGOTTEN, timeout=15)
+    orion.wait_idle()
 
-        assert outage.hits >= 1 and orion.logged("slack.workspace.forget_failed")
-        left = [name for name in bucket.names() if TEAM_A in name]
-        assert left == UNINSTALL_MARKS
-        assert not orion.logged("slack.workspace.forget_abandoned")
+    assert outage.hits >= 1 and orion.logged("slack.workspace.forget_failed")
+    assert [name for name in bucket.names() if TEAM_A in name] == UNINSTALL_MARKS
+    assert not orion.logged("slack.workspace.forget_abandoned")
 
 
 def test_revoking_only_peoples_user_tokens_keeps_the_workspace(

@@ -5,37 +5,22 @@ retry, and a click while storage is down is told to try again — not to reinsta
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 from app.slack.oauth import uninstall
 from app.slack.oauth.tenant_binding import AUTHORIZE_FAILED_TEXT
-from tests.e2e.distribution import distribution_overrides, install, succeeded
+from tests.e2e.distribution import install, succeeded
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
-from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, orion_servers
+from tests.orion_server import OrionServer
 from tests.security.test_oauth_uninstall import DM_A, TEAM_A, USER, remember_in
 
 BOT = f"installations/-/{TEAM_A}/bot.json"
-
-
-@pytest.fixture
-def orion_on_bucket(
-    gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
-) -> Iterator[Callable[..., OrionServer]]:
-    defaults = distribution_overrides(slack) | {"gcs_memories_bucket": gcs_bucket}
-    with orion_servers(slack, claude, **defaults) as start:
-        yield start
-
-
-@pytest.fixture
-def bucket(gcs_emulator: GcsEmulator, gcs_bucket: str) -> Bucket:
-    return Bucket(gcs_emulator, gcs_bucket)
 
 
 def of_team_a(bucket: Bucket) -> list[str]:
@@ -43,13 +28,13 @@ def of_team_a(bucket: Bucket) -> list[str]:
 
 
 def test_a_first_pass_that_fails_is_not_retried_and_a_reinstall_right_after_stays(
-    orion_on_bucket: Callable[..., OrionServer],
+    distribution_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     slack: FakeSlack,
     claude: FakeClaude,
     bucket: Bucket,
 ) -> None:
-    orion = orion_on_bucket()
+    orion = distribution_on_bucket()
     install(orion, slack, TEAM_A)
     remember_in(orion, slack, claude, TEAM_A, DM_A, "Mira")
     # Every deletion of the workspace's objects fails: the seal lands, the first pass not.
@@ -73,7 +58,7 @@ def test_a_first_pass_that_fails_is_not_retried_and_a_reinstall_right_after_stay
 
 
 def test_an_uninstall_retried_after_a_reinstall_leaves_the_new_installation_alone(
-    orion_on_bucket: Callable[..., OrionServer],
+    distribution_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     slack: FakeSlack,
     claude: FakeClaude,
@@ -81,7 +66,7 @@ def test_an_uninstall_retried_after_a_reinstall_leaves_the_new_installation_alon
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(uninstall, "FORGET_RETRY_DELAYS_S", (3.0,))
-    orion = orion_on_bucket()
+    orion = distribution_on_bucket()
     install(orion, slack, TEAM_A)
     # The tombstone's write fails (the first upload once the token is deleted).
     gcs_proxy.add_rule("uploadType=multipart", method="POST", status=503, times=1)
@@ -96,11 +81,11 @@ def test_an_uninstall_retried_after_a_reinstall_leaves_the_new_installation_alon
 
 
 def test_a_click_while_storage_is_down_is_told_to_try_again_not_to_reinstall(
-    orion_on_bucket: Callable[..., OrionServer],
+    distribution_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     slack: FakeSlack,
 ) -> None:
-    orion = orion_on_bucket()
+    orion = distribution_on_bucket()
     install(orion, slack, TEAM_A)
     gcs_proxy.add_rule("", status=503)
     thread_ts = "1712345678.123456"
