@@ -34,6 +34,8 @@ import google_crc32c
 from google.api_core import exceptions as google_errors
 from google.auth.credentials import Credentials
 
+from app.storage.store import ObjectTooLarge
+
 # Runs a blocking call (a token refresh) in the store's worker threads.
 RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
 
@@ -41,6 +43,11 @@ RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
 class CorruptDownload(ValueError):
     """The content did not match the CRC32C GCS sent with it (worth another attempt)."""
 
+
+# Far above anything Orion writes (a search index is at most 1.5 MB, a memory file far
+# less): an object this large was planted by someone with write access to the bucket, and
+# is refused rather than read into the instance's memory (and not retried).
+MAX_DOWNLOAD_BYTES = 16 * 1024 * 1024
 
 # What the library retries too: GCS's transient statuses, and requests that got no answer.
 _TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -101,7 +108,11 @@ class JsonApi:
                 await response.read()
                 return None
             await _raise_for_status(response)
+            if (response.content_length or 0) > MAX_DOWNLOAD_BYTES:
+                raise ObjectTooLarge(f"{key}: {response.content_length} bytes")
             data = await response.read()
+            if len(data) > MAX_DOWNLOAD_BYTES:  # sent without a length
+                raise ObjectTooLarge(f"{key}: {len(data)} bytes")
             headers = response.headers
         _check_crc32c(data, headers.get("x-goog-hash"))
         generation = headers.get("x-goog-generation")

@@ -56,6 +56,10 @@ class PreconditionFailed(StoreError):
         self.expected = expected
 
 
+class ObjectTooLarge(StoreError):
+    """The object is larger than any Orion writes: it is not read (nor retried)."""
+
+
 class StoreUnavailable(StoreError):
     """The backing store failed, and retrying within the time budget did not help."""
 

@@ -18,8 +18,9 @@ from google.auth.credentials import Credentials
 from google.auth.exceptions import RefreshError
 
 from app.storage import gcs as gcs_store
+from app.storage import gcs_json_api
 from app.storage.gcs import GcsObjectStore
-from app.storage.store import CREATE_ONLY, PreconditionFailed, StoreUnavailable
+from app.storage.store import CREATE_ONLY, PreconditionFailed, StoreError, StoreUnavailable
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 
@@ -284,6 +285,24 @@ async def test_a_download_always_damaged_is_a_store_failure(
 
     with pytest.raises(StoreUnavailable):
         await _store(gcs_bucket, retry_timeout=0.5).read(KEY)
+
+
+async def test_an_object_too_large_to_read_is_refused_once_not_read_into_memory(
+    gcs_proxy: FaultyProxy,
+    gcs_emulator: GcsEmulator,
+    gcs_bucket: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Planted by someone with write access to the bucket: a store failure (each reader
+    already treats one as "could not read"), not retried, not held in the instance."""
+    monkeypatch.setattr(gcs_json_api, "MAX_DOWNLOAD_BYTES", 1024)
+    gcs_emulator.write(gcs_bucket, KEY, "x" * 2048)
+
+    with pytest.raises(StoreError) as raised:
+        await _store(gcs_bucket).read(KEY)
+
+    assert not isinstance(raised.value, StoreUnavailable), "not the store being down"
+    assert _object_statuses(gcs_proxy) == [200], "asked once"
 
 
 async def test_one_store_serves_event_loops_one_after_another(
