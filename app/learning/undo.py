@@ -45,8 +45,18 @@ from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed, Stor
 log = get_logger(__name__)
 
 # A record holds every changed file's old content; past this an answer gets no Undo
-# (the note still says what changed). Far above what a turn writes (files are ≤ 100 KB).
+# (the note still says what changed). Far above what a turn writes: nine files at the
+# memory tool's largest (100 KB, kept as 200,000 hexadecimal digits) still fit.
 MAX_RECORD_CHARS = 2_000_000
+# Each file's old content is kept as the hexadecimal digits of its UTF-8 bytes, not as
+# text. Every write passes through the secret-redacting layer (app/memory/secret_free_store.py),
+# which reads the record's JSON text, where a line break is the two characters `\n`: there
+# "password:\nask the front desk" reads as a label and its value, and redacting it changed
+# what an undo restored, or broke the JSON. No secret's shape can be spelled with 0-9 and
+# a-f (each needs another letter, a capital or punctuation; tests/learning/test_undo.py
+# checks every shape), so redaction cannot touch them; base64 could spell `AKIA…` or
+# `pwd=`. Nothing kept this way is a secret: the content was redacted when first stored.
+BEFORE_HEX = "before_hex"
 MAX_NAMED = 5  # files named in a refusal; the rest counted
 UNDONE_AT = "undone_at"
 
@@ -100,7 +110,11 @@ class UndoRecord:
                 "channel": self.channel,
                 "thread": self.thread_ts,
                 "changes": [
-                    {"key": c.key, "before": c.before, "after_generation": c.after_generation}
+                    {
+                        "key": c.key,
+                        BEFORE_HEX: None if c.before is None else c.before.encode().hex(),
+                        "after_generation": c.after_generation,
+                    }
                     for c in self.changes
                 ],
                 "lines": self.lines,
@@ -117,6 +131,8 @@ class UndoRecord:
         if not isinstance(owner, str) or created is None or not isinstance(items, list):
             return None
         changes = [change for item in items if (change := _change(item)) is not None]
+        if len(changes) < len(items):
+            return None  # an undo that left out a file it could not read would be no undo
         return UndoRecord(
             owner,
             created,
@@ -281,15 +297,33 @@ async def _restore_one(store: ObjectStore, change: MemoryChange) -> bool:
 def _change(item: Any) -> MemoryChange | None:
     if not isinstance(item, dict) or not isinstance(item.get("key"), str):
         return None
-    before, generation = item.get("before"), item.get("after_generation")
-    if before is not None and not isinstance(before, str):
+    try:
+        before = _before(item)
+    except ValueError:
         return None
+    generation = item.get("after_generation")
     if generation is not None and not isinstance(generation, int):
         return None
     if before is None and generation is None:
         return None
     # What the turn left is not kept: only its generation matters to an undo.
     return MemoryChange(item["key"], before, None, generation)
+
+
+def _before(item: dict[str, Any]) -> str | None:
+    """A file's old content: from its hexadecimal digits, or as text in a record kept
+    before they were. ValueError when it is not there as it should be."""
+    if BEFORE_HEX not in item:
+        before = item.get("before")
+        if before is None or isinstance(before, str):
+            return before
+        raise ValueError("not text")
+    digits = item[BEFORE_HEX]
+    if digits is None:
+        return None
+    if not isinstance(digits, str):
+        raise ValueError("not hexadecimal digits")
+    return bytes.fromhex(digits).decode()  # ValueError (UnicodeDecodeError is one) if bad
 
 
 def _moment(value: object) -> datetime | None:

@@ -449,3 +449,44 @@ def test_with_storage_failing_right_after_the_turns_writes_the_note_says_so_with
     assert seeded.read(f"{OWN}notes/hotels.md") == "Rio\n"
     [failed] = orion.wait_logged(log_events.MEMORY_NOTE_UNDO_FAILED)
     assert "Traceback" in failed["exception"]
+
+
+# --- what Undo restores is exactly what was there ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        # Each already as the store keeps it (nothing in it is a secret's shape), but as
+        # JSON text a line break is `\n`, and `password:\nask` then reads as a label and
+        # its value: restored exactly, not with "[redacted]" in the middle.
+        "Wi-Fi password:\nask the front desk\n",
+        # Redacting inside the quotes broke the record's JSON: "can't be undone any more".
+        '## Wi-Fi password:\n"ask IT"',
+    ],
+    ids=["line-break-after-a-label", "quoted-line-after-a-label"],
+)
+def test_undo_restores_a_note_exactly_even_where_its_json_would_look_like_a_secret(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket, kept: str
+) -> None:
+    seeded.write(f"{OWN}wifi.md", kept)
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory",
+        memory_tool("str_replace", path=f"{MEMORIES}/wifi.md", old_str="Wi-Fi", new_str="WiFi"),
+    )
+    claude.reply("Updated the Wi-Fi note.")
+    ask(orion, slack, thread_ts, "Spell it WiFi.", "Updated the Wi-Fi note.")
+    note = wait_for_note(slack, DM, thread_ts)
+    assert note_lines(note) == ["Updated: wifi.md"]
+    assert seeded.read(f"{OWN}wifi.md") == kept.replace("Wi-Fi", "WiFi")
+
+    click_undo(orion, slack, USER, DM, note)
+    undone = slack.wait_for(
+        lambda: (m := notes(slack, DM, thread_ts)[0]).edited and m, what="the note, undone"
+    )
+
+    assert undone.text == undo.UNDONE
+    assert seeded.read(f"{OWN}wifi.md") == kept
+    assert memory_of(seeded) == before
