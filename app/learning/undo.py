@@ -14,17 +14,19 @@ an undo never overwrites a later change silently. Then it claims the record (a w
 conditional on the record's generation, so two clicks — on two instances — undo once)
 and writes each file back conditionally on the generation it checked: a file the turn
 created is deleted, one it deleted is created again, one it changed gets its old
-content, a rename is undone as its two halves. If the owner asked to be forgotten since
-the turn, nothing is undone, and what an undo wrote is erased again should the erasure
-come while it runs.
+content, a rename is undone as its two halves. Should storage fail, or the click's
+deadline run out, midway, the claim is withdrawn so that the person can click again. If
+the owner asked to be forgotten since the turn, nothing is undone, and what an undo
+wrote is erased again should the erasure come while it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -40,6 +42,7 @@ from app.memory.scopes import (
 )
 from app.memory.tolerant_json import load_json_object
 from app.observability.logging import get_logger
+from app.storage.deadline import own_deadline, time_left
 from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed, StoredObject
 
 log = get_logger(__name__)
@@ -58,6 +61,9 @@ MAX_RECORD_CHARS = 2_000_000
 # `pwd=`. Nothing kept this way is a secret: the content was redacted when first stored.
 BEFORE_HEX = "before_hex"
 MAX_NAMED = 5  # files named in a refusal; the rest counted
+# What withdrawing a claim, or checking for an erasure, may take once the caller's storage
+# deadline is spent: it is what cut the undo short, and these must still happen.
+SETTLE_BUDGET_S = 2.0
 UNDONE_AT = "undone_at"
 
 # What the person is told, in Slack and in `orion chat` alike.
@@ -221,18 +227,20 @@ async def undo_changes(
     if erased_after(await erasure_time(store, user), record.created_at):
         return _as(result, UndoOutcome.ERASED)
     current = await asyncio.gather(*(store.read(c.key) for c in record.changes))
-    moved = [c.key for c, now in zip(record.changes, current, strict=True) if _moved_on(c, now)]
+    pending = list(zip(record.changes, current, strict=True))
+    moved = [change.key for change, now in pending if _moved_on(change, now)]
     if moved:
         return _as(result, UndoOutcome.CHANGED_SINCE, moved)
     claimed = await _claim(store, stored, record)
     if claimed is None:
         return _as(result, UndoOutcome.ALREADY_UNDONE)
     try:
-        raced = await _restore(store, stored, record, claimed)
+        raced = await _restore(store, stored, record, claimed, [c for c, _ in pending])
     finally:
         # Also when storage cut the restore short: what it did put back must not outlive
         # an erasure that came meanwhile.
-        await forget_again_if_erased(store, user, record.created_at)
+        with _time_to_settle():
+            await forget_again_if_erased(store, user, record.created_at)
     if raced:
         # Changed between the check and the write: those files keep the newer change.
         return _as(result, UndoOutcome.CHANGED_SINCE, raced)
@@ -260,24 +268,56 @@ async def _claim(store: ObjectStore, stored: StoredObject, record: UndoRecord) -
 
 
 async def _restore(
-    store: ObjectStore, stored: StoredObject, record: UndoRecord, claimed: int
+    store: ObjectStore,
+    stored: StoredObject,
+    record: UndoRecord,
+    claimed: int,
+    changes: Sequence[MemoryChange],
 ) -> list[str]:
-    """Put every file back; the keys that changed meanwhile (and were left alone). Should
-    storage fail midway, the claim is withdrawn so the person can click again — only the
-    claim itself (`claimed`): a record an erasure deleted meanwhile stays deleted."""
+    """Put `changes` back; the keys that changed meanwhile (and were left alone). Should
+    storage fail midway, or the caller's deadline cancel it, the claim is withdrawn so the
+    person can click again."""
     # Every restore settles before anything else happens (no write still in flight when
     # the claim is withdrawn or the erasure checked).
-    outcomes = await asyncio.gather(
-        *(_restore_one(store, c) for c in record.changes), return_exceptions=True
-    )
+    try:
+        outcomes = await asyncio.gather(
+            *(_restore_one(store, c) for c in changes), return_exceptions=True
+        )
+    except asyncio.CancelledError:
+        # The gather ends only once each restore has: withdraw as on a failure. Claiming
+        # only after the restore succeeded instead would let two clicks restore at once.
+        await _withdraw_claim(store, stored, record, claimed)
+        raise
     failed = next((o for o in outcomes if isinstance(o, BaseException)), None)
     if failed is not None:
-        try:
-            await store.write(stored.key, record.to_json(), if_generation=claimed)
-        except Exception as exc:
-            log.warning("memory.undo.unclaim_failed", error=type(exc).__name__, exc_info=exc)
+        await _withdraw_claim(store, stored, record, claimed)
         raise failed
-    return [change.key for change, ok in zip(record.changes, outcomes, strict=True) if not ok]
+    return [change.key for change, ok in zip(changes, outcomes, strict=True) if not ok]
+
+
+async def _withdraw_claim(
+    store: ObjectStore, stored: StoredObject, record: UndoRecord, claimed: int
+) -> None:
+    """Mark the record not undone again — only the claim itself (`claimed`): a record an
+    erasure deleted meanwhile stays deleted."""
+    try:
+        with _time_to_settle():
+            await store.write(stored.key, record.to_json(), if_generation=claimed)
+    except Exception as exc:
+        log.warning("memory.undo.unclaim_failed", error=type(exc).__name__, exc_info=exc)
+
+
+@contextlib.contextmanager
+def _time_to_settle() -> Iterator[None]:
+    """Storage calls that must happen even though the caller's deadline ran out (it may
+    be what cut the undo short) get SETTLE_BUDGET_S of their own; with more time left, or
+    no deadline, the caller's stands."""
+    left = time_left()
+    if left is not None and left < SETTLE_BUDGET_S:
+        with own_deadline(SETTLE_BUDGET_S):
+            yield
+    else:
+        yield
 
 
 async def _restore_one(store: ObjectStore, change: MemoryChange) -> bool:

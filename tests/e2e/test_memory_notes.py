@@ -490,3 +490,40 @@ def test_undo_restores_a_note_exactly_even_where_its_json_would_look_like_a_secr
     assert undone.text == undo.UNDONE
     assert seeded.read(f"{OWN}wifi.md") == kept
     assert memory_of(seeded) == before
+
+
+# --- an undo that storage cut short can be finished ---------------------------------------------
+
+
+def test_an_undo_the_click_deadline_cut_short_can_be_clicked_again(
+    orion_on_bucket: Callable[..., OrionServer],
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_proxy: FaultyProxy,
+) -> None:
+    # The click's storage budget is twice this: a second.
+    orion = orion_on_bucket(memory_load_timeout_s=0.5)
+    answer_summaries(claude, orion.settings.summary_model)
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    claude.reply("Saved.")
+    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
+    note = wait_for_note(slack, DM, thread_ts)
+    # Undoing means deleting the file: storage takes longer than the click may wait, and
+    # then fails (so nothing was deleted).
+    gcs_proxy.add_rule("notes/hotels.md", delay=3, status=503, method="DELETE", times=1)
+
+    click_undo(orion, slack, USER, DM, note)
+    assert wait_for_ephemeral(slack, USER) == undo.UNAVAILABLE
+    assert seeded.read(f"{OWN}notes/hotels.md") == "Rio\n"
+
+    click_undo(orion, slack, USER, DM, note)
+    undone = slack.wait_for(
+        lambda: (m := notes(slack, DM, thread_ts)[0]).edited and m, what="the note, undone"
+    )
+    assert undone.text == undo.UNDONE, "not 'Already undone': the first click's claim went"
+    assert memory_of(seeded) == before
