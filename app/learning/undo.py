@@ -10,14 +10,15 @@ tool cannot reach (app/memory/key_prefixes.py), for the retention window; the pe
 An undo is honoured only for the record's owner (the clicking user from Slack's signed
 payload). It first checks every file is still as the turn left it: if any changed since
 (a later answer, an edit, a Forget), nothing is undone and the person is told which —
-an undo never overwrites a later change silently. Then it claims the record (a write
-conditional on the record's generation, so two clicks — on two instances — undo once)
-and writes each file back conditionally on the generation it checked: a file the turn
-created is deleted, one it deleted is created again, one it changed gets its old
-content, a rename is undone as its two halves. Should storage fail, or the click's
-deadline run out, midway, the claim is withdrawn so that the person can click again. If
-the owner asked to be forgotten since the turn, nothing is undone, and what an undo
-wrote is erased again should the erasure come while it runs.
+an undo never overwrites a later change silently. A file already as it was before the
+turn (put back by an earlier click that storage cut short) is done, not changed. Then it
+claims the record (a write conditional on the record's generation, so two clicks — on
+two instances — undo once) and writes each file back conditionally on the generation it
+checked: a file the turn created is deleted, one it deleted is created again, one it
+changed gets its old content, a rename is undone as its two halves. Should storage fail,
+or the click's deadline run out, midway, the claim is withdrawn so that the person can
+click again. If the owner asked to be forgotten since the turn, nothing is undone, and
+what an undo wrote is erased again should the erasure come while it runs.
 """
 
 from __future__ import annotations
@@ -227,7 +228,13 @@ async def undo_changes(
     if erased_after(await erasure_time(store, user), record.created_at):
         return _as(result, UndoOutcome.ERASED)
     current = await asyncio.gather(*(store.read(c.key) for c in record.changes))
-    pending = list(zip(record.changes, current, strict=True))
+    # A file already as before the turn was put back by an earlier click that storage cut
+    # short (or changed back since): nothing to do for it, and nothing a later change lost.
+    pending = [
+        (change, now)
+        for change, now in zip(record.changes, current, strict=True)
+        if not _as_before(change, now)
+    ]
     moved = [change.key for change, now in pending if _moved_on(change, now)]
     if moved:
         return _as(result, UndoOutcome.CHANGED_SINCE, moved)
@@ -249,6 +256,13 @@ async def undo_changes(
 
 def _as(result: UndoResult, outcome: UndoOutcome, keys: list[str] | None = None) -> UndoResult:
     return UndoResult(outcome, result.lines, keys or [], result.owner)
+
+
+def _as_before(change: MemoryChange, now: StoredObject | None) -> bool:
+    """Whether the file is as it was before the turn."""
+    if change.before is None:
+        return now is None
+    return now is not None and now.content == change.before
 
 
 def _moved_on(change: MemoryChange, now: StoredObject | None) -> bool:
@@ -276,7 +290,7 @@ async def _restore(
 ) -> list[str]:
     """Put `changes` back; the keys that changed meanwhile (and were left alone). Should
     storage fail midway, or the caller's deadline cancel it, the claim is withdrawn so the
-    person can click again."""
+    person can click again: what was put back already then counts as done."""
     # Every restore settles before anything else happens (no write still in flight when
     # the claim is withdrawn or the erasure checked).
     try:

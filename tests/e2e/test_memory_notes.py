@@ -527,3 +527,41 @@ def test_an_undo_the_click_deadline_cut_short_can_be_clicked_again(
     )
     assert undone.text == undo.UNDONE, "not 'Already undone': the first click's claim went"
     assert memory_of(seeded) == before
+
+
+def test_a_retry_after_storage_failed_partway_finishes_what_the_first_click_began(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_proxy: FaultyProxy,
+) -> None:
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory",
+        memory_tool(
+            "str_replace", path=f"{MEMORIES}/notes/travel.md", old_str="May", new_str="June"
+        ),
+    )
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    claude.reply("Moved to June.")
+    ask(orion, slack, thread_ts, "Lisbon moved to June.", "Moved to June.")
+    note = wait_for_note(slack, DM, thread_ts)
+    # The old travel note goes back; deleting the new hotel note is refused.
+    gcs_proxy.add_rule("notes/hotels.md", status=403, method="DELETE")
+
+    click_undo(orion, slack, USER, DM, note)
+    assert wait_for_ephemeral(slack, USER) == undo.UNAVAILABLE
+    assert seeded.read(f"{OWN}notes/travel.md") == TRAVEL
+    assert seeded.read(f"{OWN}notes/hotels.md") == "Rio\n"
+    gcs_proxy.clear_rules()
+
+    click_undo(orion, slack, USER, DM, note)
+    undone = slack.wait_for(
+        lambda: (m := notes(slack, DM, thread_ts)[0]).edited and m, what="the note, undone"
+    )
+    assert undone.text == undo.UNDONE, "travel.md was put back by the undo, not changed since"
+    assert memory_of(seeded) == before
