@@ -34,6 +34,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.learning.erasure import erased_after, erasure_time, forget_again_if_erased
+from app.learning.memory_note import clip
 from app.memory.change_log import MemoryChange
 from app.memory.scopes import (
     is_undo_id,
@@ -62,6 +63,7 @@ MAX_RECORD_CHARS = 2_000_000
 # `pwd=`. Nothing kept this way is a secret: the content was redacted when first stored.
 BEFORE_HEX = "before_hex"
 MAX_NAMED = 5  # files named in a refusal; the rest counted
+NAME_CHARS = 100  # each clipped to this (a path may be 512 characters long)
 # What withdrawing a claim, or checking for an erasure, may take once the caller's storage
 # deadline is spent: it is what cut the undo short, and these must still happen.
 SETTLE_BUDGET_S = 2.0
@@ -167,7 +169,7 @@ def outcome_text(result: UndoResult, names: Sequence[str] = ()) -> str:
 
 def changed_since(names: Sequence[str]) -> str:
     """The refusal when a file changed after the answer: nothing was undone."""
-    shown = ", ".join(names[:MAX_NAMED])
+    shown = ", ".join(clip(name, NAME_CHARS) for name in names[:MAX_NAMED])
     more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
     return (
         f"Nothing was undone: {shown}{more} changed after this answer, and undoing now "

@@ -565,3 +565,46 @@ def test_a_retry_after_storage_failed_partway_finishes_what_the_first_click_bega
     )
     assert undone.text == undo.UNDONE, "travel.md was put back by the undo, not changed since"
     assert memory_of(seeded) == before
+
+
+# --- within Slack's limits, whatever the names ---------------------------------------------------
+
+
+def test_names_full_of_ampersands_keep_the_note_and_the_refusal_within_slacks_limits(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    """`&` is five characters once escaped: five such names made a section longer than
+    Slack takes (3,000 characters), and the note or the refusal never showed."""
+    names = [f"{'&' * 150}{n}.md" for n in range(5)]
+    thread_ts = slack.new_ts()
+    claude.reply_blocks(
+        [
+            {
+                "type": "tool_use",
+                "id": new_tool_use_id(),
+                "name": "memory",
+                "input": memory_tool("create", path=f"{MEMORIES}/{name}", file_text="&\n"),
+            }
+            for name in names
+        ]
+    )
+    claude.reply("Saved five.")
+    ask(orion, slack, thread_ts, "Save five.", "Saved five.")
+
+    note = wait_for_note(slack, DM, thread_ts)
+    lines = note_lines(note)
+    assert len(lines) == 5 and all(len(line) <= 200 for line in lines)
+    assert all(line.startswith("Saved to memory: &amp;&amp;") for line in lines)
+    assert all(line.endswith("&amp;…") for line in lines), "cut whole entities only"
+
+    for name in names:  # each changed after the answer
+        seeded.write(f"{OWN}{name}", "Edited later.\n")
+    click_undo(orion, slack, USER, DM, note)
+    refusal = wait_for_ephemeral(slack, USER)
+
+    assert refusal.startswith("Nothing was undone: &amp;&amp;")
+    [shown] = [c for c in slack.calls_to("chat.postEphemeral") if c.args["user"] == USER]
+    assert shown.error is None, "Slack took the refusal"
+    [block] = shown.args["blocks"]
+    assert block["text"]["text"].startswith("Nothing was undone: &amp;&amp;")
+    assert "and undoing now would lose that change" in block["text"]["text"]

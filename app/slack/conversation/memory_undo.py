@@ -36,6 +36,7 @@ from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation import memory_note_blocks as blocks
 from app.slack.event_scope import handling
+from app.slack.mrkdwn import escape
 
 log = get_logger(__name__)
 
@@ -123,7 +124,7 @@ async def _tell(
             channel=channel,
             user=user,
             thread_ts=thread_ts,
-            text=text,
+            text=escape(text),  # names a person chose: shown as themselves
             blocks=blocks.refusal_blocks(text),
         )
     except SlackApiError as exc:
