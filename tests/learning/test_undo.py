@@ -13,6 +13,8 @@ import json
 import string
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from app.learning.undo import UndoOutcome, save_undo_record, undo_changes
 from app.memory import keeping
 from app.memory.change_log import ChangeLog, RecordingStore
@@ -193,3 +195,25 @@ async def test_a_record_kept_before_contents_were_kept_as_digits_is_still_undone
 
     assert result.outcome is UndoOutcome.UNDONE
     assert _own(backend) == before
+
+
+# Local only: fake-gcs-server ignores preconditions on DELETE (real GCS enforces them), which
+# tests/storage/test_delete_preconditions.py pins so the day it changes is noticed.
+@pytest.mark.parametrize("backend", ["local"], indirect=True)
+async def test_a_file_the_turn_wrote_is_not_deleted_over_someone_elses_change_since(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """The memory tool deletes without a generation; once the turn has written the file,
+    the delete is conditional on what the turn left: a change made since by someone else
+    is not deleted unseen (no undo could bring it back: it holds only the turn's before)."""
+    await _seed(store)
+    log = ChangeLog()
+    tool = _tool(store, log)
+    await run(tool, command="str_replace", path=f"{MEMORIES}/edit.md", old_str="one", new_str="1")
+    await store.write(f"{OWN}edit.md", "edited elsewhere meanwhile\n")
+
+    await refused(tool, {"command": "delete", "path": f"{MEMORIES}/edit.md"})
+
+    assert backend.raw_read(f"{OWN}edit.md") == "edited elsewhere meanwhile\n"
+    [change] = log.changes()
+    assert (change.key, change.before, change.deleted) == (f"{OWN}edit.md", "one\ntwo\n", False)
