@@ -608,3 +608,22 @@ def test_names_full_of_ampersands_keep_the_note_and_the_refusal_within_slacks_li
     [block] = shown.args["blocks"]
     assert block["text"]["text"].startswith("Nothing was undone: &amp;&amp;")
     assert "and undoing now would lose that change" in block["text"]["text"]
+
+
+def test_an_undo_whose_note_cannot_be_rewritten_still_tells_the_person_it_worked(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    claude.reply("Saved.")
+    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
+    note = wait_for_note(slack, DM, thread_ts)
+    slack.inject_error("chat.update", "message_not_found", status=200)  # deleted meanwhile
+
+    click_undo(orion, slack, USER, DM, note)
+
+    assert wait_for_ephemeral(slack, USER) == undo.UNDONE
+    assert memory_of(seeded) == before
