@@ -283,6 +283,22 @@ async def test_a_home_view_over_slacks_block_limit_is_refused(slack: FakeSlack) 
     assert len(slack.home_views(USER)) == 1
 
 
+async def test_a_message_section_over_slacks_text_limit_is_refused(slack: FakeSlack) -> None:
+    def section(chars: int) -> list[dict[str, Any]]:
+        return [{"type": "section", "text": {"type": "mrkdwn", "text": "x" * chars}}]
+
+    client = web_client(slack)
+    await client.chat_postMessage(channel=DM, text="fits", blocks=section(3_000))
+    await client.chat_postEphemeral(channel=DM, user=USER, text="fits", blocks=section(3_000))
+    for post in (
+        client.chat_postMessage(channel=DM, text="too long", blocks=section(3_001)),
+        client.chat_postEphemeral(channel=DM, user=USER, text="too long", blocks=section(3_001)),
+    ):
+        with pytest.raises(SlackApiError) as refused:
+            await post
+        assert refused.value.response["error"] == "invalid_blocks"
+
+
 def test_wait_for_refuses_to_block_an_event_loop(slack: FakeSlack) -> None:
     async def misuse() -> None:
         slack.wait_for(lambda: True)

@@ -19,9 +19,14 @@ from typing import Any
 import pytest
 
 from app.learning import undo
+from app.terminal_chat.console import NOTHING_TO_UNDO, STOPPED
 from app.terminal_chat.line_input import LineReader
+from tests.e2e.memory_bucket import Bucket
+from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import ScriptItem, text
+from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.gcs import GcsEmulator
 from tests.orion_process import run_orion_command
 from tests.terminal import Terminal
 
@@ -120,6 +125,26 @@ def test_the_terminal_prints_what_an_answer_saved_and_undo_puts_it_back(
     assert "Saved to memory" not in after, "an answer that saved nothing prints no note"
     person = tmp_path / "memories" / "users" / USER
     assert not (person / "trip.md").exists() and not (person / "preferences.json").exists()
+
+
+def test_undo_after_an_answer_that_saved_nothing_leaves_the_earlier_answer_alone(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    claude.reply_tool_use(
+        "memory",
+        {"command": "create", "path": f"/memories/users/{USER}/trip.md", "file_text": "Oslo\n"},
+    )
+    claude.reply("Saved your trip.")
+    claude.reply("Nothing to save here.")
+
+    result = _chat(
+        tmp_path, claude, "Remember my trip to Oslo.\nWhat time is it?\n/undo\n", "--user", USER
+    )
+
+    assert result.returncode == 0, result.stderr
+    after = result.stdout[result.stdout.index("Nothing to save here.") :]
+    assert NOTHING_TO_UNDO in after and undo.UNDONE not in result.stdout
+    assert (tmp_path / "memories" / "users" / USER / "trip.md").read_text() == "Oslo\n"
 
 
 def test_a_bad_user_id_is_refused_clearly(tmp_path: Path, claude: FakeClaude) -> None:
@@ -228,6 +253,44 @@ def test_ctrl_c_stops_the_answer_and_ctrl_c_at_an_empty_prompt_ends_the_chat(
     # The stopped answer was forgotten: the next question came without it.
     assert [m["content"] for m in _questions(claude)[-1]["messages"]] == ["Please call me Sam."]
     assert (tmp_path / ".orion" / "chat.log").exists()
+
+
+def test_ctrl_c_stops_an_undo_that_storage_holds_up_and_the_chat_goes_on(
+    tmp_path: Path,
+    claude: FakeClaude,
+    gcs_emulator: GcsEmulator,
+    gcs_proxy: FaultyProxy,
+    gcs_bucket: str,
+) -> None:
+    claude.reply_tool_use(
+        "memory",
+        {"command": "create", "path": "/memories/users/U0TERMINAL/trip.md", "file_text": "Oslo\n"},
+    )
+    claude.reply("Saved your trip.")
+    env = _env(
+        tmp_path, claude, GCS_MEMORIES_BUCKET=gcs_bucket, STORAGE_EMULATOR_HOST=gcs_proxy.url
+    )
+    with Terminal(tmp_path, "chat", env=env) as terminal:
+        terminal.expect("you> ")
+        terminal.type("Remember my trip to Oslo.\r")
+        terminal.expect("(/undo puts it back)")
+        terminal.expect("you> ")
+        held = gcs_proxy.add_rule("undo/", delay=60, method="GET")  # reading the undo record
+        terminal.type("/undo\r")
+        wait_until(lambda: held.hits, timeout=30, what="the undo reading its record")
+        terminal.ctrl_c(at_prompt=False)
+        stopped = terminal.expect("you> ")
+        gcs_proxy.clear_rules()
+        terminal.type("/undo\r")
+        undone = terminal.expect("you> ")
+        terminal.ctrl_c()
+        code = terminal.wait()
+        screen = terminal.screen
+
+    assert code == 0
+    assert STOPPED in stopped and "Traceback" not in screen
+    assert undo.UNDONE in undone, "the chat went on, and the undo could be asked again"
+    assert not any(key.endswith("/trip.md") for key in Bucket(gcs_emulator, gcs_bucket).names())
 
 
 def test_a_refused_key_at_a_terminal(tmp_path: Path, claude: FakeClaude) -> None:

@@ -75,6 +75,7 @@ async def note_for_turn(
             return None
         lines = describe_changes(user, found)
         undo_id: str | None = None
+        erased_meanwhile = False
         try:
             if isinstance(erased, BaseException):
                 raise erased  # not known whether to keep a record: keep none
@@ -89,6 +90,7 @@ async def note_for_turn(
                     thread_ts=request.thread_ts,
                 )
                 if undo_id is not None and await erased_since(store, user, request.started_at):
+                    erased_meanwhile = True
                     await delete_undo_record(store, user, undo_id)  # the erasure came meanwhile
                     span.update(output={"shown": False, "erased": True})
                     return None
@@ -96,10 +98,15 @@ async def note_for_turn(
             error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
             log.warning("memory.note.undo_failed", error=error, exc_info=exc)
             if undo_id is not None:
-                # Kept, but not known to be safe to offer (the erasure check failed): an
-                # Undo nobody can click would only keep the old content, maybe of someone
-                # forgotten meanwhile.
+                # Kept, but not known to be safe to offer (the erasure check failed, or
+                # came true): an Undo nobody can click would only keep the old content,
+                # maybe of someone forgotten meanwhile.
                 await _drop_undo_record(store, user, undo_id, budget_s)
+            if erased_meanwhile:
+                # Forgotten during the turn: no note names what it saved about them, also
+                # when their record could not be dropped just now.
+                span.update(output={"shown": False, "erased": True})
+                return None
             undo_id = None
         log.info(
             "memory.note",

@@ -10,7 +10,7 @@ confirmed reach here (app/memory/change_log.py): nothing a failed or stopped wri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.memory.change_log import MemoryChange
@@ -26,6 +26,7 @@ MOVED = "Moved"
 MAX_PREFERENCE_NAMES = 4
 # Lines a note shows (Slack's blocks and a terminal alike); more are counted.
 MAX_LINES = 5
+# A line as shown: in a terminal as it is, in Slack once escaped (app/slack/mrkdwn.py).
 LINE_CHARS = 200
 
 
@@ -70,16 +71,19 @@ def _moves(changes: Sequence[MemoryChange]) -> dict[str, str]:
     return moves
 
 
-def shown_lines(lines: Sequence[str]) -> list[str]:
-    """What a note shows: at most MAX_LINES lines, each clipped, then "…and N more"."""
-    shown = [_clip(line) for line in lines[:MAX_LINES]]
+def shown_lines(lines: Sequence[str], fit: Callable[[str], str] | None = None) -> list[str]:
+    """What a note shows: at most MAX_LINES lines, then "…and N more". Each line is made
+    to fit by `fit` — by default clipped to LINE_CHARS; Slack escapes it first and clips
+    what it will send, since escaping lengthens it."""
+    shown = [(fit or clip)(line) for line in lines[:MAX_LINES]]
     if len(lines) > MAX_LINES:
         shown.append(f"…and {len(lines) - MAX_LINES} more")
     return shown
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1].rstrip() + "…"
+def clip(text: str, limit: int = LINE_CHARS) -> str:
+    """`text` within `limit` characters, marked with "…" where cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _line(user_id: str, change: MemoryChange) -> NoteLine:

@@ -10,27 +10,31 @@ tool cannot reach (app/memory/key_prefixes.py), for the retention window; the pe
 An undo is honoured only for the record's owner (the clicking user from Slack's signed
 payload). It first checks every file is still as the turn left it: if any changed since
 (a later answer, an edit, a Forget), nothing is undone and the person is told which —
-an undo never overwrites a later change silently. Then it claims the record (a write
-conditional on the record's generation, so two clicks — on two instances — undo once)
-and writes each file back conditionally on the generation it checked: a file the turn
-created is deleted, one it deleted is created again, one it changed gets its old
-content, a rename is undone as its two halves. If the owner asked to be forgotten since
-the turn, nothing is undone, and what an undo wrote is erased again should the erasure
-come while it runs.
+an undo never overwrites a later change silently. A file already as it was before the
+turn (put back by an earlier click that storage cut short) is done, not changed. Then it
+claims the record (a write conditional on the record's generation, so two clicks — on
+two instances — undo once) and writes each file back conditionally on the generation it
+checked: a file the turn created is deleted, one it deleted is created again, one it
+changed gets its old content, a rename is undone as its two halves. Should storage fail,
+or the click's deadline run out, midway, the claim is withdrawn so that the person can
+click again. If the owner asked to be forgotten since the turn, nothing is undone, and
+what an undo wrote is erased again should the erasure come while it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from app.learning.erasure import erased_after, erasure_time, forget_again_if_erased
+from app.learning.memory_note import clip
 from app.memory.change_log import MemoryChange
 from app.memory.scopes import (
     is_undo_id,
@@ -40,14 +44,29 @@ from app.memory.scopes import (
 )
 from app.memory.tolerant_json import load_json_object
 from app.observability.logging import get_logger
+from app.storage.deadline import own_deadline, time_left
 from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed, StoredObject
 
 log = get_logger(__name__)
 
 # A record holds every changed file's old content; past this an answer gets no Undo
-# (the note still says what changed). Far above what a turn writes (files are ≤ 100 KB).
+# (the note still says what changed). Far above what a turn writes: nine files at the
+# memory tool's largest (100 KB, kept as 200,000 hexadecimal digits) still fit.
 MAX_RECORD_CHARS = 2_000_000
+# Each file's old content is kept as the hexadecimal digits of its UTF-8 bytes, not as
+# text. Every write passes through the secret-redacting layer (app/memory/secret_free_store.py),
+# which reads the record's JSON text, where a line break is the two characters `\n`: there
+# "password:\nask the front desk" reads as a label and its value, and redacting it changed
+# what an undo restored, or broke the JSON. No secret's shape can be spelled with 0-9 and
+# a-f (each needs another letter, a capital or punctuation; tests/learning/test_undo.py
+# checks every shape), so redaction cannot touch them; base64 could spell `AKIA…` or
+# `pwd=`. Nothing kept this way is a secret: the content was redacted when first stored.
+BEFORE_HEX = "before_hex"
 MAX_NAMED = 5  # files named in a refusal; the rest counted
+NAME_CHARS = 100  # each clipped to this (a path may be 512 characters long)
+# What withdrawing a claim, or checking for an erasure, may take once the caller's storage
+# deadline is spent: it is what cut the undo short, and these must still happen.
+SETTLE_BUDGET_S = 2.0
 UNDONE_AT = "undone_at"
 
 # What the person is told, in Slack and in `orion chat` alike.
@@ -100,7 +119,11 @@ class UndoRecord:
                 "channel": self.channel,
                 "thread": self.thread_ts,
                 "changes": [
-                    {"key": c.key, "before": c.before, "after_generation": c.after_generation}
+                    {
+                        "key": c.key,
+                        BEFORE_HEX: None if c.before is None else c.before.encode().hex(),
+                        "after_generation": c.after_generation,
+                    }
                     for c in self.changes
                 ],
                 "lines": self.lines,
@@ -117,6 +140,8 @@ class UndoRecord:
         if not isinstance(owner, str) or created is None or not isinstance(items, list):
             return None
         changes = [change for item in items if (change := _change(item)) is not None]
+        if len(changes) < len(items):
+            return None  # an undo that left out a file it could not read would be no undo
         return UndoRecord(
             owner,
             created,
@@ -144,7 +169,7 @@ def outcome_text(result: UndoResult, names: Sequence[str] = ()) -> str:
 
 def changed_since(names: Sequence[str]) -> str:
     """The refusal when a file changed after the answer: nothing was undone."""
-    shown = ", ".join(names[:MAX_NAMED])
+    shown = ", ".join(clip(name, NAME_CHARS) for name in names[:MAX_NAMED])
     more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
     return (
         f"Nothing was undone: {shown}{more} changed after this answer, and undoing now "
@@ -205,18 +230,26 @@ async def undo_changes(
     if erased_after(await erasure_time(store, user), record.created_at):
         return _as(result, UndoOutcome.ERASED)
     current = await asyncio.gather(*(store.read(c.key) for c in record.changes))
-    moved = [c.key for c, now in zip(record.changes, current, strict=True) if _moved_on(c, now)]
+    # A file already as before the turn was put back by an earlier click that storage cut
+    # short (or changed back since): nothing to do for it, and nothing a later change lost.
+    pending = [
+        (change, now)
+        for change, now in zip(record.changes, current, strict=True)
+        if not _as_before(change, now)
+    ]
+    moved = [change.key for change, now in pending if _moved_on(change, now)]
     if moved:
         return _as(result, UndoOutcome.CHANGED_SINCE, moved)
     claimed = await _claim(store, stored, record)
     if claimed is None:
         return _as(result, UndoOutcome.ALREADY_UNDONE)
     try:
-        raced = await _restore(store, stored, record, claimed)
+        raced = await _restore(store, stored, record, claimed, [c for c, _ in pending])
     finally:
         # Also when storage cut the restore short: what it did put back must not outlive
         # an erasure that came meanwhile.
-        await forget_again_if_erased(store, user, record.created_at)
+        with _time_to_settle():
+            await forget_again_if_erased(store, user, record.created_at)
     if raced:
         # Changed between the check and the write: those files keep the newer change.
         return _as(result, UndoOutcome.CHANGED_SINCE, raced)
@@ -225,6 +258,13 @@ async def undo_changes(
 
 def _as(result: UndoResult, outcome: UndoOutcome, keys: list[str] | None = None) -> UndoResult:
     return UndoResult(outcome, result.lines, keys or [], result.owner)
+
+
+def _as_before(change: MemoryChange, now: StoredObject | None) -> bool:
+    """Whether the file is as it was before the turn."""
+    if change.before is None:
+        return now is None
+    return now is not None and now.content == change.before
 
 
 def _moved_on(change: MemoryChange, now: StoredObject | None) -> bool:
@@ -244,24 +284,56 @@ async def _claim(store: ObjectStore, stored: StoredObject, record: UndoRecord) -
 
 
 async def _restore(
-    store: ObjectStore, stored: StoredObject, record: UndoRecord, claimed: int
+    store: ObjectStore,
+    stored: StoredObject,
+    record: UndoRecord,
+    claimed: int,
+    changes: Sequence[MemoryChange],
 ) -> list[str]:
-    """Put every file back; the keys that changed meanwhile (and were left alone). Should
-    storage fail midway, the claim is withdrawn so the person can click again — only the
-    claim itself (`claimed`): a record an erasure deleted meanwhile stays deleted."""
+    """Put `changes` back; the keys that changed meanwhile (and were left alone). Should
+    storage fail midway, or the caller's deadline cancel it, the claim is withdrawn so the
+    person can click again: what was put back already then counts as done."""
     # Every restore settles before anything else happens (no write still in flight when
     # the claim is withdrawn or the erasure checked).
-    outcomes = await asyncio.gather(
-        *(_restore_one(store, c) for c in record.changes), return_exceptions=True
-    )
+    try:
+        outcomes = await asyncio.gather(
+            *(_restore_one(store, c) for c in changes), return_exceptions=True
+        )
+    except asyncio.CancelledError:
+        # The gather ends only once each restore has: withdraw as on a failure. Claiming
+        # only after the restore succeeded instead would let two clicks restore at once.
+        await _withdraw_claim(store, stored, record, claimed)
+        raise
     failed = next((o for o in outcomes if isinstance(o, BaseException)), None)
     if failed is not None:
-        try:
-            await store.write(stored.key, record.to_json(), if_generation=claimed)
-        except Exception as exc:
-            log.warning("memory.undo.unclaim_failed", error=type(exc).__name__, exc_info=exc)
+        await _withdraw_claim(store, stored, record, claimed)
         raise failed
-    return [change.key for change, ok in zip(record.changes, outcomes, strict=True) if not ok]
+    return [change.key for change, ok in zip(changes, outcomes, strict=True) if not ok]
+
+
+async def _withdraw_claim(
+    store: ObjectStore, stored: StoredObject, record: UndoRecord, claimed: int
+) -> None:
+    """Mark the record not undone again — only the claim itself (`claimed`): a record an
+    erasure deleted meanwhile stays deleted."""
+    try:
+        with _time_to_settle():
+            await store.write(stored.key, record.to_json(), if_generation=claimed)
+    except Exception as exc:
+        log.warning("memory.undo.unclaim_failed", error=type(exc).__name__, exc_info=exc)
+
+
+@contextlib.contextmanager
+def _time_to_settle() -> Iterator[None]:
+    """Storage calls that must happen even though the caller's deadline ran out (it may
+    be what cut the undo short) get SETTLE_BUDGET_S of their own; with more time left, or
+    no deadline, the caller's stands."""
+    left = time_left()
+    if left is not None and left < SETTLE_BUDGET_S:
+        with own_deadline(SETTLE_BUDGET_S):
+            yield
+    else:
+        yield
 
 
 async def _restore_one(store: ObjectStore, change: MemoryChange) -> bool:
@@ -281,15 +353,33 @@ async def _restore_one(store: ObjectStore, change: MemoryChange) -> bool:
 def _change(item: Any) -> MemoryChange | None:
     if not isinstance(item, dict) or not isinstance(item.get("key"), str):
         return None
-    before, generation = item.get("before"), item.get("after_generation")
-    if before is not None and not isinstance(before, str):
+    try:
+        before = _before(item)
+    except ValueError:
         return None
+    generation = item.get("after_generation")
     if generation is not None and not isinstance(generation, int):
         return None
     if before is None and generation is None:
         return None
     # What the turn left is not kept: only its generation matters to an undo.
     return MemoryChange(item["key"], before, None, generation)
+
+
+def _before(item: dict[str, Any]) -> str | None:
+    """A file's old content: from its hexadecimal digits, or as text in a record kept
+    before they were. ValueError when it is not there as it should be."""
+    if BEFORE_HEX not in item:
+        before = item.get("before")
+        if before is None or isinstance(before, str):
+            return before
+        raise ValueError("not text")
+    digits = item[BEFORE_HEX]
+    if digits is None:
+        return None
+    if not isinstance(digits, str):
+        raise ValueError("not hexadecimal digits")
+    return bytes.fromhex(digits).decode()  # ValueError (UnicodeDecodeError is one) if bad
 
 
 def _moment(value: object) -> datetime | None:

@@ -69,6 +69,10 @@ class ChangeLog:
         """The first change to `key` is confirmed; `before` is what it replaced."""
         self._entries.setdefault(key, _Entry(before))
 
+    def generation_after(self, key: str) -> int | None:
+        """The generation the turn's last change to `key` left; None once it deleted it."""
+        return self._entries[key].after_generation
+
     def written(self, key: str, content: str, generation: int) -> None:
         entry = self._entries[key]
         entry.after, entry.after_generation = content, generation
@@ -109,7 +113,13 @@ class RecordingStore(StoreLayer):
         return generation
 
     async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
-        if if_generation is not None or self.log.has(key):
+        if if_generation is None and self.log.has(key):
+            # Changed by this turn already: only what it left may go. A change made since
+            # by someone else is not deleted unseen (the log keeps only the turn's before,
+            # so no undo could bring it back). A file the turn deleted already is read
+            # again below, like any other.
+            if_generation = self.log.generation_after(key)
+        if if_generation is not None:
             seen = self._read.get(key)
             if not self.log.has(key) and (seen is None or seen.generation != if_generation):
                 seen = await self.inner.read(key)  # what goes, if the delete goes through

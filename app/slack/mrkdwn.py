@@ -26,3 +26,15 @@ def escape(text: str) -> str:
     """`text` shown as itself in a Slack message or a mrkdwn block."""
     shown = without_direction_controls(text)
     return shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def escape_within(text: str, limit: int) -> str:
+    """`text` escaped, within `limit` characters once escaped (`&` alone becomes five):
+    cut after escaping, never inside an entity, and marked with "…" where cut."""
+    shown = escape(text)
+    if len(shown) <= limit:
+        return shown
+    cut = shown[: limit - 1]
+    if (amp := cut.rfind("&")) > cut.rfind(";"):
+        cut = cut[:amp]
+    return cut.rstrip() + "…"

@@ -4,7 +4,7 @@ The main thread waits for the person — for a line, or for an answer to finish 
 Ctrl-C reaches it as KeyboardInterrupt wherever it waits; the conversation runs on a
 background loop (app/terminal_chat/background_loop.py):
 
-- Ctrl-C while Orion answers stops that answer and returns to the prompt;
+- Ctrl-C while Orion answers (or undoes, `/undo`) stops that and returns to the prompt;
 - Ctrl-C at an empty prompt, or twice in a row, or Ctrl-D, ends the conversation, after
   saving what it taught Orion (Ctrl-C again skips the saving);
 - SIGTERM ends it at once, without the saving (app/runtime/stop_signals.py bounds it);
@@ -42,7 +42,9 @@ ORION = "orion> "
 LOG_FILE = Path(".orion/chat.log")
 STOPPED = "(stopped)"
 UNDO_COMMAND = "/undo"
-NOTHING_TO_UNDO = "Nothing to undo: no answer in this conversation changed your memory."
+NOTHING_TO_UNDO = (
+    "Nothing to undo: the last answer changed nothing in your memory that can be undone."
+)
 # The end-of-conversation clean-up (closing clients) when the person is in a hurry.
 CLOSE_TIMEOUT_S = 3.0
 
@@ -107,7 +109,10 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
         if not text:
             continue
         if text == UNDO_COMMAND:
-            loop.run(_undo(conversation, out))
+            try:
+                loop.run(_undo(conversation, out))
+            except KeyboardInterrupt:  # as for an answer: stop it, back to the prompt
+                out.write(f"\n{STOPPED}\n\n")
             continue
         try:
             loop.run(_answer(conversation, text, out))

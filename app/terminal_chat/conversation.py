@@ -45,7 +45,8 @@ class Conversation:
         self._history: list[ThreadMessage] = []
         self._learning: list[asyncio.Task[None]] = []
         self._before: dict[str, int] = {}
-        # The note of the last answer (what it changed in memory), and the newest undo.
+        # The note of the last answer (what it changed in memory), and its undo: `/undo`
+        # is the button under that answer, never under an earlier one.
         self.last_note: MemoryNote | None = None
         self._last_undo: str | None = None
 
@@ -67,7 +68,7 @@ class Conversation:
 
         agent = self._services.agent
         changes = ChangeLog()
-        self.last_note = None
+        self.last_note, self._last_undo = None, None
         capturing = self._learn(
             agent.capture_preferences(
                 self.user_id, text, channel=CHANNEL, thread_ts=self.thread_ts, changes=changes
@@ -90,14 +91,14 @@ class Conversation:
         # The same note as under a Slack answer: what the store confirmed changing.
         await asyncio.wait({capturing})
         self.last_note = await agent.memory_note(turn)
-        if self.last_note is not None and self.last_note.undo_id is not None:
+        if self.last_note is not None:
             self._last_undo = self.last_note.undo_id
         self._learn(agent.after_turn(turn, result.text))
         return result.text
 
     async def undo_last(self) -> UndoResult | None:
-        """Undo what the last answer that changed memory changed (`/undo`); None when
-        there is nothing this conversation can undo."""
+        """Undo what the last answer changed in memory (`/undo`); None when it changed
+        nothing that can be undone."""
         store = self._services.storage.memory_store
         if store is None or self._last_undo is None:
             return None

@@ -449,3 +449,181 @@ def test_with_storage_failing_right_after_the_turns_writes_the_note_says_so_with
     assert seeded.read(f"{OWN}notes/hotels.md") == "Rio\n"
     [failed] = orion.wait_logged(log_events.MEMORY_NOTE_UNDO_FAILED)
     assert "Traceback" in failed["exception"]
+
+
+# --- what Undo restores is exactly what was there ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        # Each already as the store keeps it (nothing in it is a secret's shape), but as
+        # JSON text a line break is `\n`, and `password:\nask` then reads as a label and
+        # its value: restored exactly, not with "[redacted]" in the middle.
+        "Wi-Fi password:\nask the front desk\n",
+        # Redacting inside the quotes broke the record's JSON: "can't be undone any more".
+        '## Wi-Fi password:\n"ask IT"',
+    ],
+    ids=["line-break-after-a-label", "quoted-line-after-a-label"],
+)
+def test_undo_restores_a_note_exactly_even_where_its_json_would_look_like_a_secret(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket, kept: str
+) -> None:
+    seeded.write(f"{OWN}wifi.md", kept)
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory",
+        memory_tool("str_replace", path=f"{MEMORIES}/wifi.md", old_str="Wi-Fi", new_str="WiFi"),
+    )
+    claude.reply("Updated the Wi-Fi note.")
+    ask(orion, slack, thread_ts, "Spell it WiFi.", "Updated the Wi-Fi note.")
+    note = wait_for_note(slack, DM, thread_ts)
+    assert note_lines(note) == ["Updated: wifi.md"]
+    assert seeded.read(f"{OWN}wifi.md") == kept.replace("Wi-Fi", "WiFi")
+
+    click_undo(orion, slack, USER, DM, note)
+    undone = slack.wait_for(
+        lambda: (m := notes(slack, DM, thread_ts)[0]).edited and m, what="the note, undone"
+    )
+
+    assert undone.text == undo.UNDONE
+    assert seeded.read(f"{OWN}wifi.md") == kept
+    assert memory_of(seeded) == before
+
+
+# --- an undo that storage cut short can be finished ---------------------------------------------
+
+
+def test_an_undo_the_click_deadline_cut_short_can_be_clicked_again(
+    orion_on_bucket: Callable[..., OrionServer],
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_proxy: FaultyProxy,
+) -> None:
+    # The click's storage budget is twice this: a second.
+    orion = orion_on_bucket(memory_load_timeout_s=0.5)
+    answer_summaries(claude, orion.settings.summary_model)
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    claude.reply("Saved.")
+    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
+    note = wait_for_note(slack, DM, thread_ts)
+    # Undoing means deleting the file: storage takes longer than the click may wait, and
+    # then fails (so nothing was deleted).
+    gcs_proxy.add_rule("notes/hotels.md", delay=3, status=503, method="DELETE", times=1)
+
+    click_undo(orion, slack, USER, DM, note)
+    assert wait_for_ephemeral(slack, USER) == undo.UNAVAILABLE
+    assert seeded.read(f"{OWN}notes/hotels.md") == "Rio\n"
+
+    click_undo(orion, slack, USER, DM, note)
+    undone = slack.wait_for(
+        lambda: (m := notes(slack, DM, thread_ts)[0]).edited and m, what="the note, undone"
+    )
+    assert undone.text == undo.UNDONE, "not 'Already undone': the first click's claim went"
+    assert memory_of(seeded) == before
+
+
+def test_a_retry_after_storage_failed_partway_finishes_what_the_first_click_began(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_proxy: FaultyProxy,
+) -> None:
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory",
+        memory_tool(
+            "str_replace", path=f"{MEMORIES}/notes/travel.md", old_str="May", new_str="June"
+        ),
+    )
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    claude.reply("Moved to June.")
+    ask(orion, slack, thread_ts, "Lisbon moved to June.", "Moved to June.")
+    note = wait_for_note(slack, DM, thread_ts)
+    # The old travel note goes back; deleting the new hotel note is refused.
+    gcs_proxy.add_rule("notes/hotels.md", status=403, method="DELETE")
+
+    click_undo(orion, slack, USER, DM, note)
+    assert wait_for_ephemeral(slack, USER) == undo.UNAVAILABLE
+    assert seeded.read(f"{OWN}notes/travel.md") == TRAVEL
+    assert seeded.read(f"{OWN}notes/hotels.md") == "Rio\n"
+    gcs_proxy.clear_rules()
+
+    click_undo(orion, slack, USER, DM, note)
+    undone = slack.wait_for(
+        lambda: (m := notes(slack, DM, thread_ts)[0]).edited and m, what="the note, undone"
+    )
+    assert undone.text == undo.UNDONE, "travel.md was put back by the undo, not changed since"
+    assert memory_of(seeded) == before
+
+
+# --- within Slack's limits, whatever the names ---------------------------------------------------
+
+
+def test_names_full_of_ampersands_keep_the_note_and_the_refusal_within_slacks_limits(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    """`&` is five characters once escaped: five such names made a section longer than
+    Slack takes (3,000 characters), and the note or the refusal never showed."""
+    names = [f"{'&' * 150}{n}.md" for n in range(5)]
+    thread_ts = slack.new_ts()
+    claude.reply_blocks(
+        [
+            {
+                "type": "tool_use",
+                "id": new_tool_use_id(),
+                "name": "memory",
+                "input": memory_tool("create", path=f"{MEMORIES}/{name}", file_text="&\n"),
+            }
+            for name in names
+        ]
+    )
+    claude.reply("Saved five.")
+    ask(orion, slack, thread_ts, "Save five.", "Saved five.")
+
+    note = wait_for_note(slack, DM, thread_ts)
+    lines = note_lines(note)
+    assert len(lines) == 5 and all(len(line) <= 200 for line in lines)
+    assert all(line.startswith("Saved to memory: &amp;&amp;") for line in lines)
+    assert all(line.endswith("&amp;…") for line in lines), "cut whole entities only"
+
+    for name in names:  # each changed after the answer
+        seeded.write(f"{OWN}{name}", "Edited later.\n")
+    click_undo(orion, slack, USER, DM, note)
+    refusal = wait_for_ephemeral(slack, USER)
+
+    assert refusal.startswith("Nothing was undone: &amp;&amp;")
+    [shown] = [c for c in slack.calls_to("chat.postEphemeral") if c.args["user"] == USER]
+    assert shown.error is None, "Slack took the refusal"
+    [block] = shown.args["blocks"]
+    assert block["text"]["text"].startswith("Nothing was undone: &amp;&amp;")
+    assert "and undoing now would lose that change" in block["text"]["text"]
+
+
+def test_an_undo_whose_note_cannot_be_rewritten_still_tells_the_person_it_worked(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    claude.reply("Saved.")
+    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
+    note = wait_for_note(slack, DM, thread_ts)
+    slack.inject_error("chat.update", "message_not_found", status=200)  # deleted meanwhile
+
+    click_undo(orion, slack, USER, DM, note)
+
+    assert wait_for_ephemeral(slack, USER) == undo.UNDONE
+    assert memory_of(seeded) == before

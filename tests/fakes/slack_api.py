@@ -208,6 +208,7 @@ class FakeSlack(HttpFake):
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
             "chat.delete": self._delete,
+            "chat.postEphemeral": self._post_ephemeral,
             "chat.startStream": self._start_stream,
             "chat.appendStream": self._append_stream,
             "chat.stopStream": self._stop_stream,
@@ -757,6 +758,11 @@ class FakeSlack(HttpFake):
         )
         return {"channel": channel, "ts": message.ts, "message": message.to_api()}
 
+    def _post_ephemeral(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A line only one person sees: kept as the call alone (`calls_to`)."""
+        _check_message(args)
+        return {}
+
     def _own_message(self, args: dict[str, Any]) -> Message:
         message = self.workspace.get(_required(args, "channel"), _required(args, "ts"))
         if message is None:
@@ -1084,13 +1090,18 @@ def _check_markdown(text: str | None) -> None:
 
 
 def _check_message(args: dict[str, Any]) -> None:
-    """Slack's limits on one message: `text`, and all its markdown blocks together."""
+    """Slack's limits on one message: `text`, all its markdown blocks together, and each
+    section's text."""
     if len(args.get("text") or "") > TEXT_LIMIT:
         raise SlackError("msg_too_long")
     blocks = args.get("blocks") or []
     markdown = sum(len(b.get("text") or "") for b in blocks if b.get("type") == "markdown")
     if markdown > MARKDOWN_TEXT_LIMIT:
         raise SlackError("invalid_blocks")
+    for block in blocks:
+        text = block.get("text") if block.get("type") == "section" else None
+        if isinstance(text, dict) and len(text.get("text") or "") > SECTION_TEXT_LIMIT:
+            raise SlackError("invalid_blocks")
 
 
 def _check_view(view: Any) -> None:

@@ -9,14 +9,19 @@ since the turn, two undos at once.
 from __future__ import annotations
 
 import asyncio
+import json
+import string
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from app.learning.undo import UndoOutcome, save_undo_record, undo_changes
 from app.memory import keeping
 from app.memory.change_log import ChangeLog, RecordingStore
 from app.memory.retention import SessionRetention
-from app.memory.scopes import MemoryScope
+from app.memory.scopes import MemoryScope, undo_record_key
 from app.memory.tool.scoped_tool import ScopedMemoryTool
+from app.observability.redaction import SECRET_SHAPES
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER, Backend
 from tests.memory.tool.helpers import refused, run
@@ -153,3 +158,62 @@ async def test_past_the_retention_window_the_undo_has_expired(
 
     assert result.outcome is UndoOutcome.GONE
     assert _own(backend) == after
+
+
+def test_no_secret_shape_can_be_spelled_in_the_digits_an_old_content_is_kept_as() -> None:
+    """The undo record keeps each file's old content as hexadecimal digits so that the
+    secret-redacting layer every write passes through cannot change it: it looks for a
+    shape only where one of the shape's anchors occurs, and none may be spelled in 0-9a-f."""
+    digits = set(string.hexdigits.lower())
+    spellable = [
+        (shape.name, anchor)
+        for shape in SECRET_SHAPES
+        for anchor in shape.anchors
+        if set(anchor.lower() if shape.ignore_case else anchor) <= digits
+    ]
+    assert spellable == []
+
+
+async def test_a_record_kept_before_contents_were_kept_as_digits_is_still_undone(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await _seed(store)
+    before = _own(backend)
+    log = ChangeLog()
+    await _turn(_tool(store, log))
+    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+    assert undo_id is not None
+    stored = await store.read(undo_record_key(undo_id))
+    assert stored is not None
+    record = json.loads(stored.content)
+    for change in record["changes"]:  # as records were: the old content as text
+        digits = change.pop("before_hex")
+        change["before"] = None if digits is None else bytes.fromhex(digits).decode()
+    await store.write(stored.key, json.dumps(record), if_generation=stored.generation)
+
+    result = await undo_changes(store, undo_id, USER)
+
+    assert result.outcome is UndoOutcome.UNDONE
+    assert _own(backend) == before
+
+
+# Local only: fake-gcs-server ignores preconditions on DELETE (real GCS enforces them), which
+# tests/storage/test_delete_preconditions.py pins so the day it changes is noticed.
+@pytest.mark.parametrize("backend", ["local"], indirect=True)
+async def test_a_file_the_turn_wrote_is_not_deleted_over_someone_elses_change_since(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """The memory tool deletes without a generation; once the turn has written the file,
+    the delete is conditional on what the turn left: a change made since by someone else
+    is not deleted unseen (no undo could bring it back: it holds only the turn's before)."""
+    await _seed(store)
+    log = ChangeLog()
+    tool = _tool(store, log)
+    await run(tool, command="str_replace", path=f"{MEMORIES}/edit.md", old_str="one", new_str="1")
+    await store.write(f"{OWN}edit.md", "edited elsewhere meanwhile\n")
+
+    await refused(tool, {"command": "delete", "path": f"{MEMORIES}/edit.md"})
+
+    assert backend.raw_read(f"{OWN}edit.md") == "edited elsewhere meanwhile\n"
+    [change] = log.changes()
+    assert (change.key, change.before, change.deleted) == (f"{OWN}edit.md", "one\ntwo\n", False)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from app.agent.memory_notes import NoteRequest, note_for_turn
 from app.learning.erasure import forget_everything
 from app.memory.change_log import ChangeLog, RecordingStore
+from app.memory.key_prefixes import UNDO_PREFIX
 from app.memory.scopes import MemoryScope, undo_markers_prefix
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.storage.gcs import GcsObjectStore
@@ -75,4 +76,52 @@ async def test_a_notes_undo_record_kept_during_an_erasure_does_not_stay_behind(
     assert holding_the_person(gcs_emulator, gcs_bucket) == [], (
         "no undo record holds the erased person's old address"
     )
+    await store.close()
+
+
+class ErasedOnceTheRecordIsKept(StoreLayer):
+    """The store, with the person forgotten right after the note's undo record is written
+    (their erasure finds it by its marker and deletes it), and storage then failing every
+    deletion of an undo record (GCS answering 503 until the test ends)."""
+
+    def __init__(self, inner: ObjectStore, proxy: FaultyProxy) -> None:
+        super().__init__(inner)
+        self.proxy = proxy
+        self.erased = False
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        generation = await super().write(key, content, if_generation=if_generation)
+        if key.startswith(UNDO_PREFIX) and not self.erased:
+            self.erased = True
+            await forget_everything(self.inner, USER)
+            self.proxy.add_rule("undo/", status=503, method="DELETE")
+        return generation
+
+
+async def test_a_person_forgotten_as_the_note_is_kept_gets_no_note_even_if_storage_fails(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    """The note would name what the answer saved about someone who asked to be forgotten
+    meanwhile: none goes out, also when dropping its record then fails."""
+    store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=0.5)
+    await store.write(f"{OWN}address.md", OLD_CONTENT)
+    started = datetime.now(UTC) - timedelta(seconds=5)
+    log = ChangeLog()
+    tool = ScopedMemoryTool(RecordingStore(store, log), MemoryScope(USER, THREAD))
+    await run(
+        tool,
+        command="str_replace",
+        path=f"{MEMORIES}/address.md",
+        old_str="12 Rua Augusta",
+        new_str="3 Rua do Ouro",
+    )
+    racing = ErasedOnceTheRecordIsKept(store, gcs_proxy)
+    request = NoteRequest(USER, "D0123ABCD", THREAD, started)
+
+    note = await note_for_turn(racing, request, log, shown_by_default=True, budget_s=5.0)
+
+    assert racing.erased
+    assert note is None
+    gcs_proxy.clear_rules()
+    assert holding_the_person(gcs_emulator, gcs_bucket) == []
     await store.close()

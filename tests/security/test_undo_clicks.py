@@ -150,3 +150,24 @@ def test_an_unsigned_click_is_refused_before_anything_is_read(
 
     assert response.status_code == 401
     assert _everything(bucket) == before
+
+
+def test_with_memory_switched_off_a_click_is_told_memory_is_unavailable_not_expired(
+    orion_on_bucket: Callable[..., OrionServer], slack: FakeSlack, bucket: Bucket
+) -> None:
+    """An old note's Undo, clicked once the operator switched memory off: nothing is read
+    or changed, and the person is not told their record expired (it may be there)."""
+    orion = orion_on_bucket(memory_enabled=False)
+    before = _everything(bucket)
+    payload = events.block_actions(
+        OWNER,
+        OWNER_DM,
+        slack.new_ts(),
+        UNDO_ACTION_ID,
+        "3f9c2a7b5e1d4c8a9b0f6e2d1c3a5b7e",
+        block_id=NOTE_BLOCK_ID,
+    )
+    assert orion.post_form(events.form_body(payload)).status_code == 200
+
+    assert wait_for_ephemeral(slack, OWNER) == undo.UNAVAILABLE
+    assert _everything(bucket) == before

@@ -1,9 +1,11 @@
 """The memory note's messages, as Block Kit: the note under an answer (with Undo), the
 note once undone, and the lines only the clicking person sees (refusals, outcomes).
 
-Pure, and within Slack's limits: at most five lines, then "and N more", each line
-clipped (app/learning/memory_note.py), so a section's text stays far below 3,000
-characters; the button's value is the undo record's random id and nothing else.
+Pure, and within Slack's limits: at most five lines, then "and N more"
+(app/learning/memory_note.py), each escaped and only then clipped to 200 characters — an
+`&` is five once escaped — so a section's text stays far below Slack's 3,000; a line
+only the clicking person sees is bounded the same way, to that limit. The button's value
+is the undo record's random id and nothing else.
 docs/memory-notes.md shows each shape (a test holds the doc to this module).
 """
 
@@ -12,19 +14,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.learning.memory_note import shown_lines
+from app.learning.memory_note import LINE_CHARS, shown_lines
 from app.learning.undo import UNDONE
-from app.slack.mrkdwn import escape
+from app.slack.mrkdwn import escape_within
 
 UNDO_ACTION_ID = "memory.undo"
 NOTE_BLOCK_ID = "memory_note"
 
 UNDO_UNAVAILABLE = "Undo isn't available for this answer."
+# Slack's limit on a section's text.
+SECTION_CHARS = 3_000
 
 
 def note_fallback(lines: Sequence[str]) -> str:
-    """The message's plain text (notifications, screen readers)."""
-    return " · ".join(shown_lines(lines))
+    """The message's plain text (notifications, screen readers), escaped as Slack reads it."""
+    return " · ".join(_shown(lines))
 
 
 def note_blocks(lines: Sequence[str], undo_id: str | None) -> list[dict[str, Any]]:
@@ -32,7 +36,7 @@ def note_blocks(lines: Sequence[str], undo_id: str | None) -> list[dict[str, Any
     block: dict[str, Any] = {
         "type": "section",
         "block_id": NOTE_BLOCK_ID,
-        "text": _mrkdwn("\n".join(escape(line) for line in shown_lines(lines))),
+        "text": _mrkdwn("\n".join(_shown(lines))),
     }
     if undo_id is None:
         return [block, _context(UNDO_UNAVAILABLE)]
@@ -48,7 +52,7 @@ def note_blocks(lines: Sequence[str], undo_id: str | None) -> list[dict[str, Any
 
 def undone_blocks(lines: Sequence[str]) -> list[dict[str, Any]]:
     """The note once undone: its lines struck through, no button."""
-    struck = "\n".join(f"~{escape(line)}~" for line in shown_lines(lines))
+    struck = "\n".join(f"~{line}~" for line in _shown(lines))
     return [
         {"type": "section", "block_id": NOTE_BLOCK_ID, "text": _mrkdwn(struck)},
         _context(UNDONE),
@@ -57,7 +61,12 @@ def undone_blocks(lines: Sequence[str]) -> list[dict[str, Any]]:
 
 def refusal_blocks(text: str) -> list[dict[str, Any]]:
     """A line only the clicking person sees."""
-    return [{"type": "section", "text": _mrkdwn(escape(text))}]
+    return [{"type": "section", "text": _mrkdwn(escape_within(text, SECTION_CHARS))}]
+
+
+def _shown(lines: Sequence[str]) -> list[str]:
+    """The note's lines as Slack shows them: escaped, then clipped."""
+    return shown_lines(lines, fit=lambda line: escape_within(line, LINE_CHARS))
 
 
 def _context(text: str) -> dict[str, Any]:

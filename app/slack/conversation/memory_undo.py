@@ -6,8 +6,10 @@ comes from the record, and whose click from Slack's signed payload (`body.user.i
 Only the owner's click does anything. Anyone else's changes nothing, is told so (a line
 only they see) and is logged. So are a second click, an expired record, an owner who
 asked to be forgotten since, and a file changed since the answer (nothing is undone
-then: an undo never overwrites a later change). Everything is in the store, so any
-instance, after any restart, handles the click the same.
+then: an undo never overwrites a later change). An undo that worked rewrites the note —
+or, when the note cannot be rewritten (deleted meanwhile), says so in a line only the
+person sees. With memory switched off, the click is told memory is unavailable.
+Everything is in the store, so any instance, after any restart, handles the click the same.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation import memory_note_blocks as blocks
 from app.slack.event_scope import handling
+from app.slack.mrkdwn import escape
 
 log = get_logger(__name__)
 
@@ -61,16 +64,21 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
             with tracing.observe("memory.undo") as span:
                 try:
                     budget = provider.settings.memory_load_timeout_s * 2
+                    result: UndoResult | None = None  # stays None with memory switched off
                     async with provider.storage_within(budget) as storage:
-                        if storage.memory_store is None:
-                            result = UndoResult(UndoOutcome.GONE)
-                        else:
+                        if storage.memory_store is not None:
                             result = await undo_changes(
                                 storage.memory_store, undo_id, user, noted_at=_moment(message_ts)
                             )
                 except Exception as exc:
                     log.warning("memory.undo.failed", error=type(exc).__name__, exc_info=exc)
                     span.update(level="WARNING", output={"outcome": "failed"})
+                    await _tell(client, channel, user, thread_ts, UNAVAILABLE)
+                    return
+                if result is None:
+                    # The record may well be there, unread: not expired, unavailable.
+                    log.info("memory.undo", outcome="memory_off")
+                    span.update(output={"outcome": "memory_off"})
                     await _tell(client, channel, user, thread_ts, UNAVAILABLE)
                     return
                 span.update(output={"outcome": result.outcome.value})
@@ -93,16 +101,17 @@ async def _answer(
     result: UndoResult,
 ) -> None:
     if result.outcome is UndoOutcome.UNDONE:
-        if message_ts:
-            await _rewrite(client, channel, message_ts, result.lines)
+        if not message_ts or not await _rewrite(client, channel, message_ts, result.lines):
+            # The note cannot show it (deleted, say): the person still learns it worked.
+            await _tell(client, channel, user, thread_ts, UNDONE)
         return
     owner = result.owner or user
     names = [file_name(owner, key) for key in result.changed_since]
     await _tell(client, channel, user, thread_ts, outcome_text(result, names))
 
 
-async def _rewrite(client: AsyncWebClient, channel: str, ts: str, lines: list[str]) -> None:
-    """The note, undone: no button left to click."""
+async def _rewrite(client: AsyncWebClient, channel: str, ts: str, lines: list[str]) -> bool:
+    """The note, undone: no button left to click. Whether Slack took it."""
     try:
         await client.chat_update(
             channel=channel,
@@ -111,7 +120,11 @@ async def _rewrite(client: AsyncWebClient, channel: str, ts: str, lines: list[st
             blocks=blocks.undone_blocks(lines),
         )
     except SlackApiError as exc:
-        log.warning("slack.memory_note_update_failed", error=exc.response.get("error"))
+        log.warning(
+            "slack.memory_note_update_failed", error=exc.response.get("error"), exc_info=exc
+        )
+        return False
+    return True
 
 
 async def _tell(
@@ -123,11 +136,11 @@ async def _tell(
             channel=channel,
             user=user,
             thread_ts=thread_ts,
-            text=text,
+            text=escape(text),  # names a person chose: shown as themselves
             blocks=blocks.refusal_blocks(text),
         )
     except SlackApiError as exc:
-        log.warning("slack.memory_undo_reply_failed", error=exc.response.get("error"))
+        log.warning("slack.memory_undo_reply_failed", error=exc.response.get("error"), exc_info=exc)
 
 
 def _moment(ts: object) -> datetime | None:

@@ -25,7 +25,7 @@ from slack_sdk.models.messages.chunk import PlanUpdateChunk, TaskUpdateChunk
 from app.agent.memory_task import MemoryTask
 from app.observability.logging import get_logger
 from app.slack.conversation.thread_links import ThreadLinks
-from app.slack.mrkdwn import escape
+from app.slack.mrkdwn import escape_within
 
 log = get_logger(__name__)
 
@@ -80,29 +80,18 @@ def task_chunk(task: MemoryTask, links: ThreadLinks) -> TaskUpdateChunk:
     """The task as Slack shows it: its sources are links to their threads."""
     sources = [
         UrlSourceElement(
-            url=url, text=_bounded(source.title or "A past conversation", SOURCE_TEXT_CHARS)
+            url=url, text=escape_within(source.title or "A past conversation", SOURCE_TEXT_CHARS)
         )
         for source in task.sources
         if (url := links.to(source.channel, source.thread_ts))
     ]
     return TaskUpdateChunk(
         id=task.id,
-        title=_bounded(task.title, TASK_TEXT_CHARS),
+        title=escape_within(task.title, TASK_TEXT_CHARS),
         status=task.status,
-        output=_bounded(task.output, TASK_TEXT_CHARS) if task.output else None,
+        output=escape_within(task.output, TASK_TEXT_CHARS) if task.output else None,
         sources=sources or None,
     )
-
-
-def _bounded(text: str, limit: int) -> str:
-    """`text` escaped, within `limit` characters once escaped (an entity is never cut)."""
-    shown = escape(text)
-    if len(shown) <= limit:
-        return shown
-    cut = shown[: limit - 1]
-    if (amp := cut.rfind("&")) > cut.rfind(";"):
-        cut = cut[:amp]
-    return cut.rstrip() + "…"
 
 
 class TaskBoard:
