@@ -74,7 +74,7 @@ async def erase_team(
     beneath every workspace's scope: sealed first (`seal_team`), then every object under
     its keys (the first pass)."""
     await seal_team(deployment_store, tenant, now=now)
-    return TeamErasure(tenant, await _delete_everything_of(deployment_store, tenant))
+    return await first_pass(deployment_store, tenant)
 
 
 async def seal_team(
