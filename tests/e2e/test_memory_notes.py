@@ -18,12 +18,14 @@ from app.learning import undo
 from app.memory.key_prefixes import UNDO_PREFIX
 from app.memory.scopes import (
     person_settings_key,
+    session_prefix,
     undo_markers_prefix,
     user_preferences_key,
     user_prefix,
 )
 from app.slack.conversation.memory_note_blocks import UNDO_UNAVAILABLE
 from app.slack.home.memory_view import (
+    ACTION_FORGET_CONVERSATION,
     ACTION_FORGET_EVERYTHING,
     ACTION_MEMORY_NOTES,
     NOTES_OFF,
@@ -313,6 +315,40 @@ def test_after_forget_everything_undo_does_nothing_and_says_why(
     left = {key: seeded.read(key) or "" for key in seeded.names()}
     assert [key for key, content in left.items() if USER in key or USER in content] == []
     assert [key for key in left if key.startswith(UNDO_PREFIX)] == [], "the record went too"
+
+
+def test_after_forgetting_the_conversation_undo_does_not_bring_back_what_the_answer_deleted(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    thread_ts = slack.new_ts()
+    plan = f"{session_prefix(thread_ts)}plan.md"
+    old_plan = "The old plan: Porto first.\n"
+    seeded.write(plan, old_plan)
+    claude.reply_tool_use("memory", memory_tool("delete", path=f"/memories/{plan}"))
+    # Long enough to be summarised: the conversation is then listed on the Home tab.
+    said = "We are not going to Porto first after all, so please drop the old travel plan."
+    answer = "Dropped the old plan: Porto is no longer first, and the trip starts in Lisbon."
+    claude.reply(answer)
+    ask(orion, slack, thread_ts, said, answer)
+    note = wait_for_note(slack, DM, thread_ts)
+    orion.wait_logged(log_events.MEMORY_AFTER_TURN)
+    assert orion.post_event(events.app_home_opened(USER, DM, tab="home")).status_code == 200
+    view = slack.wait_for(lambda: slack.home_view(USER), what="the Home tab")
+    forget = events.view_block_actions(USER, view, ACTION_FORGET_CONVERSATION, thread_ts)
+    assert orion.post_form(events.form_body(forget)).status_code == 200
+    slack.wait_for(lambda: len(slack.home_views(USER)) > 1, what="the Home tab, after")
+
+    click_undo(orion, slack, USER, DM, note)
+
+    assert wait_for_ephemeral(slack, USER) == undo.EXPIRED
+    orion.wait_idle()
+    assert seeded.read(plan) is None, "what the person forgot stays forgotten"
+    assert not [key for key in seeded.names() if key.startswith(session_prefix(thread_ts))]
+    left = {key: seeded.read(key) or "" for key in seeded.names()}
+    # An undo record keeps old content as the hexadecimal digits of its bytes.
+    kept = (old_plan, old_plan.encode().hex())
+    assert [key for key, content in left.items() if any(k in content for k in kept)] == []
+    assert [key for key in left if key.startswith((UNDO_PREFIX, undo_markers_prefix(USER)))] == []
 
 
 # --- the worst conditions during the turn ------------------------------------------------------
