@@ -18,6 +18,7 @@ from app.learning import undo
 from app.memory.key_prefixes import UNDO_PREFIX
 from app.memory.scopes import (
     person_settings_key,
+    session_context_key,
     session_prefix,
     undo_markers_prefix,
     user_preferences_key,
@@ -210,6 +211,40 @@ def test_a_file_changed_after_the_answer_is_never_overwritten_by_undo(
     assert refusal.startswith("Nothing was undone: notes/travel.md changed after this answer")
     assert memory_of(seeded) == after, "nothing undone, the later edit kept"
     assert not notes(slack, DM, thread_ts)[0].edited, "the Undo is still there"
+
+
+def test_an_answer_that_also_wrote_the_threads_summary_can_still_be_undone(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    """The summary (`sessions/{thread}/context.md`) is Orion's own rewrite at the end of
+    every answer: not a change the note names, nor one that blocks the Undo."""
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    summary = session_context_key(thread_ts)
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"/memories/{summary}", file_text="# Lisbon\n")
+    )
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    # Long enough to be summarised: the turn's end rewrites the summary after the answer.
+    said = "We have booked the hotel by the river in Lisbon, Casa do Rio; keep it in mind."
+    answer = "Noted the hotel, Casa do Rio by the river in Lisbon, for your trip in May."
+    claude.reply(answer)
+    ask(orion, slack, thread_ts, said, answer)
+    note = wait_for_note(slack, DM, thread_ts)
+    orion.wait_logged(log_events.MEMORY_AFTER_TURN)
+    assert "The person's plans, noted." in (seeded.read(summary) or ""), "rewritten since"
+    assert note_lines(note) == ["Saved to memory: notes/hotels.md"]
+
+    click_undo(orion, slack, USER, DM, note)
+    undone = slack.wait_for(
+        lambda: (m := notes(slack, DM, thread_ts)[0]).edited and m, what="the note, undone"
+    )
+
+    assert undone.text == undo.UNDONE
+    assert memory_of(seeded) == before
+    assert seeded.read(summary), "the summary is the turn end's, and stays"
 
 
 def test_a_turn_that_saved_many_files_shows_five_and_counts_the_rest(

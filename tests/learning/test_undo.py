@@ -24,6 +24,7 @@ from app.memory.key_prefixes import UNDO_PREFIX
 from app.memory.retention import SessionRetention
 from app.memory.scopes import (
     MemoryScope,
+    session_context_key,
     session_prefix,
     undo_marker_key,
     undo_markers_prefix,
@@ -98,6 +99,26 @@ async def test_what_came_back_to_where_it_was_and_what_failed_are_no_change(
     await refused(tool, {"command": "delete", "path": f"{MEMORIES}/absent.md"})
 
     assert log.changes() == []
+
+
+async def test_the_threads_summary_is_written_but_not_recorded(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """Orion rewrites the summary itself after every answer: recorded, it would always have
+    changed since, and block the undo of everything else the answer changed."""
+    summary = session_context_key(THREAD)
+    log = ChangeLog()
+    tool = _tool(store, log)
+    await run(tool, command="create", path=f"/memories/{summary}", file_text="# Plans\n")
+    await run(tool, command="create", path=f"{MEMORIES}/new.md", file_text="new\n")
+    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+    assert undo_id is not None
+    await store.write(summary, "# Plans\nRewritten at the turn's end.\n")
+
+    assert [change.key for change in log.changes()] == [f"{OWN}new.md"]
+    assert (await undo_changes(store, undo_id, USER)).outcome is UndoOutcome.UNDONE
+    assert backend.raw_read(f"{OWN}new.md") is None
+    assert backend.raw_read(summary) == "# Plans\nRewritten at the turn's end.\n"
 
 
 async def test_undo_puts_every_file_back_exactly_once(store: ObjectStore, backend: Backend) -> None:
