@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -40,13 +41,14 @@ from app.memory.scopes import (
     thread_context_key,
     thread_contexts_prefix,
     thread_of_context_key,
+    undo_marker_key,
     undo_markers_prefix,
     undo_record_key,
     user_prefix,
     validate_thread_ts,
 )
 from app.memory.tolerant_json import load_json_object
-from app.storage.store import ObjectStore
+from app.storage.store import ObjectInfo, ObjectStore, StoredObject
 
 DELETE_CONCURRENCY = 16
 # Kinds most people have none of: reported only when there were some.
@@ -120,16 +122,18 @@ async def forget_again_if_erased(
 
 
 async def forget_note(store: ObjectStore, user_id: str, key: str) -> bool:
-    """One file of the person's directory; anything else (another person's) is refused."""
+    """One file of the person's directory, and the undo records that would bring it back;
+    anything else (another person's) is refused."""
     if not key.startswith(user_prefix(user_id)) or "/../" in f"/{key}/":
         raise ValueError("not one of this person's notes")
+    await _drop_undo_records_holding(store, user_id, lambda changed: changed == key)
     return await store.delete(key)
 
 
 async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) -> int:
     """One thread of the person's: its summary and notes, its saved context (in the channel
-    their index records) and its index entry; how many objects changed or went, 0 when it
-    is not theirs.
+    their index records), the person's undo records naming its files, and its index entry;
+    how many objects changed or went, 0 when it is not theirs.
 
     Whose it is comes from the person's conversation index alone, which only Orion writes:
     nothing in the summary (which the memory tool can edit) is asked.
@@ -139,7 +143,11 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
     entry = next((e for e in index if e.thread_ts == thread_ts), None)
     if entry is None:
         return 0
-    keys = [obj.key for obj in await store.list(session_prefix(thread_ts))]
+    # By directory, not by what is there now: a file an answer deleted is absent, and an
+    # Undo of that answer would create it again.
+    session = session_prefix(thread_ts)
+    await _drop_undo_records_holding(store, user_id, lambda changed: changed.startswith(session))
+    keys = [obj.key for obj in await store.list(session)]
     if entry.channel:
         # Orion recorded it from Slack's event; a malformed one names no context of Orion's.
         with contextlib.suppress(ValueError):
@@ -172,12 +180,7 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
     )
     # Their undo records (each the old content of files that changed), found by the
     # markers among their records; and their settings.
-    markers = undo_markers_prefix(user_id)
-    undo_records = [
-        undo_record_key(undo_id)
-        for obj in records
-        if obj.key.startswith(markers) and is_undo_id(undo_id := obj.key[len(markers) :])
-    ]
+    undo_records = [undo_record_key(undo_id) for undo_id in _undo_ids(records, user_id)]
 
     report = ErasureReport()
     for kind, keys in (
@@ -193,6 +196,52 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
         if deleted or kind not in _COUNTED_WHEN_FOUND:
             report.deleted[kind] = deleted
     return report
+
+
+async def _drop_undo_records_holding(
+    store: ObjectStore, user_id: str, forgotten: Callable[[str], bool]
+) -> int:
+    """Drop the person's undo records that name a file `forgotten` says goes; how many.
+
+    Forgetting one thing must not be undone by an older answer's Undo: its record holds the
+    file's old content, and the undo check would take a file the answer deleted, and that
+    is still absent, for "unchanged since" and create it again. Dropped, the record's Undo
+    says it can't be undone any more, and the old content is not kept for the retention
+    window. Dropped before the files go, so that no Undo can bring one back in between.
+    """
+    ids = _undo_ids(await store.list(undo_markers_prefix(user_id)), user_id)
+    limit = asyncio.Semaphore(DELETE_CONCURRENCY)
+
+    async def drop_if_holding(undo_id: str) -> bool:
+        async with limit:
+            stored = await store.read(undo_record_key(undo_id))
+            if stored is None or not any(forgotten(key) for key in _changed_keys(stored)):
+                return False
+            # The record, then its marker: the marker is what finds a record left behind.
+            await store.delete(undo_record_key(undo_id))
+            await store.delete(undo_marker_key(user_id, undo_id))
+            return True
+
+    return sum(await asyncio.gather(*(drop_if_holding(undo_id) for undo_id in ids)))
+
+
+def _undo_ids(listing: list[ObjectInfo], user_id: str) -> list[str]:
+    """The ids of the person's undo records, from their markers in `listing`."""
+    markers = undo_markers_prefix(user_id)
+    return [
+        undo_id
+        for obj in listing
+        if obj.key.startswith(markers) and is_undo_id(undo_id := obj.key[len(markers) :])
+    ]
+
+
+def _changed_keys(stored: StoredObject) -> list[str]:
+    """The files an undo record would rewrite (its format: app/learning/undo.py, which
+    imports this module, so only the keys are read here)."""
+    changes = load_json_object(stored.content, what="undo_record").get("changes")
+    if not isinstance(changes, list):
+        return []
+    return [c["key"] for c in changes if isinstance(c, dict) and isinstance(c.get("key"), str)]
 
 
 async def _delete_all(store: ObjectStore, keys: list[str]) -> int:

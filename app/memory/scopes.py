@@ -80,6 +80,16 @@ def session_context_key(thread_ts: str) -> str:
     return f"{session_prefix(thread_ts)}context.md"
 
 
+_SESSION_CONTEXT_KEY = re.compile(
+    re.escape(SESSIONS_PREFIX) + THREAD_TS_PATTERN.replace(r"\.", "-") + r"/context\.md"
+)
+
+
+def is_session_context_key(key: str) -> bool:
+    """Whether `key` is a thread's summary (what `session_context_key` names)."""
+    return _SESSION_CONTEXT_KEY.fullmatch(key) is not None
+
+
 def to_memory_path(key: str) -> str:
     """The path the model uses for `key` (`""` is the memory root itself)."""
     return f"{MEMORY_ROOT}/{key}" if key else MEMORY_ROOT

@@ -18,12 +18,15 @@ from app.learning import undo
 from app.memory.key_prefixes import UNDO_PREFIX
 from app.memory.scopes import (
     person_settings_key,
+    session_context_key,
+    session_prefix,
     undo_markers_prefix,
     user_preferences_key,
     user_prefix,
 )
 from app.slack.conversation.memory_note_blocks import UNDO_UNAVAILABLE
 from app.slack.home.memory_view import (
+    ACTION_FORGET_CONVERSATION,
     ACTION_FORGET_EVERYTHING,
     ACTION_MEMORY_NOTES,
     NOTES_OFF,
@@ -210,6 +213,40 @@ def test_a_file_changed_after_the_answer_is_never_overwritten_by_undo(
     assert not notes(slack, DM, thread_ts)[0].edited, "the Undo is still there"
 
 
+def test_an_answer_that_also_wrote_the_threads_summary_can_still_be_undone(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    """The summary (`sessions/{thread}/context.md`) is Orion's own rewrite at the end of
+    every answer: not a change the note names, nor one that blocks the Undo."""
+    before = memory_of(seeded)
+    thread_ts = slack.new_ts()
+    summary = session_context_key(thread_ts)
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"/memories/{summary}", file_text="# Lisbon\n")
+    )
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    # Long enough to be summarised: the turn's end rewrites the summary after the answer.
+    said = "We have booked the hotel by the river in Lisbon, Casa do Rio; keep it in mind."
+    answer = "Noted the hotel, Casa do Rio by the river in Lisbon, for your trip in May."
+    claude.reply(answer)
+    ask(orion, slack, thread_ts, said, answer)
+    note = wait_for_note(slack, DM, thread_ts)
+    orion.wait_logged(log_events.MEMORY_AFTER_TURN)
+    assert "The person's plans, noted." in (seeded.read(summary) or ""), "rewritten since"
+    assert note_lines(note) == ["Saved to memory: notes/hotels.md"]
+
+    click_undo(orion, slack, USER, DM, note)
+    undone = slack.wait_for(
+        lambda: (m := notes(slack, DM, thread_ts)[0]).edited and m, what="the note, undone"
+    )
+
+    assert undone.text == undo.UNDONE
+    assert memory_of(seeded) == before
+    assert seeded.read(summary), "the summary is the turn end's, and stays"
+
+
 def test_a_turn_that_saved_many_files_shows_five_and_counts_the_rest(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
@@ -313,6 +350,40 @@ def test_after_forget_everything_undo_does_nothing_and_says_why(
     left = {key: seeded.read(key) or "" for key in seeded.names()}
     assert [key for key, content in left.items() if USER in key or USER in content] == []
     assert [key for key in left if key.startswith(UNDO_PREFIX)] == [], "the record went too"
+
+
+def test_after_forgetting_the_conversation_undo_does_not_bring_back_what_the_answer_deleted(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
+) -> None:
+    thread_ts = slack.new_ts()
+    plan = f"{session_prefix(thread_ts)}plan.md"
+    old_plan = "The old plan: Porto first.\n"
+    seeded.write(plan, old_plan)
+    claude.reply_tool_use("memory", memory_tool("delete", path=f"/memories/{plan}"))
+    # Long enough to be summarised: the conversation is then listed on the Home tab.
+    said = "We are not going to Porto first after all, so please drop the old travel plan."
+    answer = "Dropped the old plan: Porto is no longer first, and the trip starts in Lisbon."
+    claude.reply(answer)
+    ask(orion, slack, thread_ts, said, answer)
+    note = wait_for_note(slack, DM, thread_ts)
+    orion.wait_logged(log_events.MEMORY_AFTER_TURN)
+    assert orion.post_event(events.app_home_opened(USER, DM, tab="home")).status_code == 200
+    view = slack.wait_for(lambda: slack.home_view(USER), what="the Home tab")
+    forget = events.view_block_actions(USER, view, ACTION_FORGET_CONVERSATION, thread_ts)
+    assert orion.post_form(events.form_body(forget)).status_code == 200
+    slack.wait_for(lambda: len(slack.home_views(USER)) > 1, what="the Home tab, after")
+
+    click_undo(orion, slack, USER, DM, note)
+
+    assert wait_for_ephemeral(slack, USER) == undo.EXPIRED
+    orion.wait_idle()
+    assert seeded.read(plan) is None, "what the person forgot stays forgotten"
+    assert not [key for key in seeded.names() if key.startswith(session_prefix(thread_ts))]
+    left = {key: seeded.read(key) or "" for key in seeded.names()}
+    # An undo record keeps old content as the hexadecimal digits of its bytes.
+    kept = (old_plan, old_plan.encode().hex())
+    assert [key for key, content in left.items() if any(k in content for k in kept)] == []
+    assert [key for key in left if key.startswith((UNDO_PREFIX, undo_markers_prefix(USER)))] == []
 
 
 # --- the worst conditions during the turn ------------------------------------------------------

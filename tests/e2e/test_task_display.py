@@ -156,7 +156,7 @@ def test_restoring_searching_and_saving_show_as_tasks_that_finish_with_the_threa
 def test_a_workspace_without_the_task_display_gets_the_status_line_and_is_not_asked_again(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, experience: str
 ) -> None:
-    slack.refuse_task_display("invalid_arguments")
+    slack.refuse_task_display("feature_not_enabled")
     for _ in (1, 2):
         answer_with(claude, orion, script.tool_use("recall", {"query": QUERY}))
         thread_ts = ask(orion, slack, experience, QUESTION)
@@ -167,13 +167,32 @@ def test_a_workspace_without_the_task_display_gets_the_status_line_and_is_not_as
             assert "is looking through past conversations..." in statuses
 
     # Refused once, remembered: the second answer streamed as plain text from its start.
-    refused = [c for c in slack.calls if c.error == "invalid_arguments"]
+    refused = [c for c in slack.calls if c.error == "feature_not_enabled"]
     assert len(refused) == 1
     assert all(
         "chunks" not in c.args and "task_display_mode" not in c.args
         for c in slack.calls
         if c.method.endswith("Stream") and c.error is None
     )
+
+
+def test_one_malformed_call_does_not_turn_the_task_display_off_for_the_workspace(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, experience: str
+) -> None:
+    """Slack answers `invalid_arguments` to any bad call: that answer streams as text, and
+    the next one shows its tasks again."""
+    slack.inject_error("chat.startStream", "invalid_arguments", status=200, times=1)
+    answer_with(claude, orion, script.tool_use("recall", {"query": QUERY}))
+    first = ask(orion, slack, experience, QUESTION)
+    wait_for_answer(slack, DM, first, ANSWER)
+    [refused] = [c for c in slack.calls if c.error == "invalid_arguments"]
+    assert "chunks" in refused.args, "the call refused was one carrying tasks"
+
+    answer_with(claude, orion, script.tool_use("recall", {"query": QUERY}))
+    second = ask(orion, slack, experience, QUESTION)
+    wait_for_answer(slack, DM, second, ANSWER)
+
+    assert list(tasks_by_title(slack, second)) == [RESTORE, SEARCH]
 
 
 def test_fifty_tool_calls_stay_a_short_list_in_a_few_slack_calls(

@@ -15,11 +15,21 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.learning.erasure import forget_conversation, forget_note
+from app.learning.session_index import SessionEntry, record_session
 from app.learning.undo import UndoOutcome, save_undo_record, undo_changes
 from app.memory import keeping
 from app.memory.change_log import ChangeLog, RecordingStore
+from app.memory.key_prefixes import UNDO_PREFIX
 from app.memory.retention import SessionRetention
-from app.memory.scopes import MemoryScope, undo_record_key
+from app.memory.scopes import (
+    MemoryScope,
+    session_context_key,
+    session_prefix,
+    undo_marker_key,
+    undo_markers_prefix,
+    undo_record_key,
+)
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.redaction import SECRET_SHAPES
 from app.storage.store import ObjectStore
@@ -91,6 +101,26 @@ async def test_what_came_back_to_where_it_was_and_what_failed_are_no_change(
     assert log.changes() == []
 
 
+async def test_the_threads_summary_is_written_but_not_recorded(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """Orion rewrites the summary itself after every answer: recorded, it would always have
+    changed since, and block the undo of everything else the answer changed."""
+    summary = session_context_key(THREAD)
+    log = ChangeLog()
+    tool = _tool(store, log)
+    await run(tool, command="create", path=f"/memories/{summary}", file_text="# Plans\n")
+    await run(tool, command="create", path=f"{MEMORIES}/new.md", file_text="new\n")
+    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+    assert undo_id is not None
+    await store.write(summary, "# Plans\nRewritten at the turn's end.\n")
+
+    assert [change.key for change in log.changes()] == [f"{OWN}new.md"]
+    assert (await undo_changes(store, undo_id, USER)).outcome is UndoOutcome.UNDONE
+    assert backend.raw_read(f"{OWN}new.md") is None
+    assert backend.raw_read(summary) == "# Plans\nRewritten at the turn's end.\n"
+
+
 async def test_undo_puts_every_file_back_exactly_once(store: ObjectStore, backend: Backend) -> None:
     await _seed(store)
     before = _own(backend)
@@ -158,6 +188,48 @@ async def test_past_the_retention_window_the_undo_has_expired(
 
     assert result.outcome is UndoOutcome.GONE
     assert _own(backend) == after
+
+
+async def test_forgetting_a_conversation_or_a_note_drops_the_undos_that_would_bring_it_back(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """An answer deleted a file; the person then forgot it (its conversation, or the note).
+    The file is still absent, so an undo would take it for "unchanged since the answer"
+    and create it again: the records naming it go with what was forgotten."""
+    await _seed(store)
+    session = session_prefix(THREAD)
+    await store.write(f"{session}plan.md", "the plan\n")
+    await record_session(store, USER, SessionEntry(THREAD, "Plans", STARTED, "D0123ABCD"))
+
+    async def answer(command: str, path: str, **fields: str) -> str:
+        log = ChangeLog()
+        await run(_tool(store, log), command=command, path=path, **fields)
+        undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+        assert undo_id is not None
+        return undo_id
+
+    in_thread = await answer("delete", f"/memories/{session}plan.md")
+    on_note = await answer("str_replace", f"{MEMORIES}/edit.md", old_str="one", new_str="1")
+    elsewhere = await answer("create", f"{MEMORIES}/new.md", file_text="new\n")
+
+    assert await forget_conversation(store, USER, THREAD) >= 1
+    assert await forget_note(store, USER, f"{OWN}edit.md")
+
+    for forgotten in (in_thread, on_note):
+        assert (await undo_changes(store, forgotten, USER)).outcome is UndoOutcome.GONE
+        assert backend.raw_read(undo_record_key(forgotten)) is None
+        assert backend.raw_read(undo_marker_key(USER, forgotten)) is None
+    assert backend.raw_read(f"{session}plan.md") is None, "not brought back"
+    assert backend.raw_read(f"{OWN}edit.md") is None
+    left = sorted(
+        name
+        for name in backend.raw_names()
+        if name.startswith((UNDO_PREFIX, undo_markers_prefix(USER)))
+    )
+    assert left == sorted([undo_record_key(elsewhere), undo_marker_key(USER, elsewhere)])
+    # An answer that touched neither is still undone.
+    assert (await undo_changes(store, elsewhere, USER)).outcome is UndoOutcome.UNDONE
+    assert backend.raw_read(f"{OWN}new.md") is None
 
 
 def test_no_secret_shape_can_be_spelled_in_the_digits_an_old_content_is_kept_as() -> None:

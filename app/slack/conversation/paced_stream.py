@@ -41,6 +41,7 @@ from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
 from app.slack.conversation.task_display import (
     CHUNKS_REFUSED,
+    CHUNKS_REFUSED_THIS_ANSWER,
     TASK_DISPLAY_MODE,
     plan_chunk,
 )
@@ -285,9 +286,10 @@ class PacedStream:
                 self._plan_shown = True
                 return
             except SlackApiError as exc:
-                if slack_error(exc) not in CHUNKS_REFUSED:
+                error = slack_error(exc)
+                if error not in CHUNKS_REFUSED and error not in CHUNKS_REFUSED_THIS_ANSWER:
                     raise
-                self._refuse_tasks(exc)
+                self._refuse_tasks(exc, workspace=error in CHUNKS_REFUSED)
         text = _Piece(piece.text, [piece.text])
         if last or text.text.strip() or (self.ts is not None and text.text):
             await self._call(text, None, blocks, metadata, last)
@@ -332,13 +334,19 @@ class PacedStream:
             )
         self.shown += len(piece.text)
 
-    def _refuse_tasks(self, exc: SlackApiError) -> None:
-        """The workspace does not take the task display: text only, from now on."""
-        log.info("slack.task_display_refused", error=slack_error(exc), exc_info=exc)
+    def _refuse_tasks(self, exc: SlackApiError, *, workspace: bool) -> None:
+        """Text only, from now on; `workspace`: Slack said the workspace does not take the
+        task display (`on_tasks_refused` hears it), not only that this call was malformed."""
+        log.info(
+            "slack.task_display_refused",
+            error=slack_error(exc),
+            workspace=workspace,
+            exc_info=exc,
+        )
         self._tasks_allowed = False
         self._unsent = [p for p in self._unsent if isinstance(p, str)]
         self._unsent_visible = any(not p.isspace() for p in self._unsent if isinstance(p, str))
-        if self._on_tasks_refused is not None:
+        if workspace and self._on_tasks_refused is not None:
             self._on_tasks_refused(slack_error(exc))
 
     def _take(self, limit: int) -> _Piece:

@@ -35,10 +35,10 @@ PLAN_TITLE = "Working with my memory"
 TASK_TEXT_CHARS = 256
 SOURCE_TEXT_CHARS = 100
 # What Slack answers when it does not take `chunks` / `task_display_mode` (or the stream
-# method itself): the display is then left out, and the answer streams as text.
+# method itself): the display is then left out, and the answer streams as text — in this
+# workspace until the process restarts.
 CHUNKS_REFUSED = frozenset(
     {
-        "invalid_arguments",
         "invalid_chunks",
         "unknown_method",
         "not_allowed",
@@ -47,6 +47,10 @@ CHUNKS_REFUSED = frozenset(
         "method_not_supported_for_channel_type",
     }
 )
+# Slack's answer to any malformed call: it says nothing about the workspace, so a call
+# carrying tasks that gets it goes again as text and this answer's display is given up,
+# but the workspace's is not (it would be lost until restart over one bad call).
+CHUNKS_REFUSED_THIS_ANSWER = frozenset({"invalid_arguments"})
 # A task still in progress when the answer ends: it did not finish, and is not claimed.
 UNFINISHED = "Didn't finish"
 STOPPED = "Stopped before it finished"

@@ -6,13 +6,16 @@ fail — the text arrives whole and in order, or the failure is reported once.""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from slack_sdk.models.messages.chunk import TaskUpdateChunk
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.slack.conversation.paced_stream import APPEND_INTERVAL_S, MAX_MARKDOWN_CHARS, PacedStream
+from app.slack.conversation.task_display import CHUNKS_REFUSED, CHUNKS_REFUSED_THIS_ANSWER
 from app.slack.web_client import build_web_client
 from tests.fakes.slack_api import FakeSlack, Message
 
@@ -210,7 +213,7 @@ async def test_a_task_may_open_the_stream_and_the_first_words_still_go_next_with
 async def test_chunks_refused_by_the_workspace_are_dropped_and_the_text_still_streams(
     slack: FakeSlack, client: AsyncWebClient
 ) -> None:
-    slack.refuse_task_display("invalid_arguments")
+    slack.refuse_task_display("not_supported")
     refusals: list[str | None] = []
     stream = PacedStream(
         client,
@@ -230,7 +233,45 @@ async def test_chunks_refused_by_the_workspace_are_dropped_and_the_text_still_st
     stream.push(", world.")
     assert await stream.close(blocks=None, metadata=None)
 
-    assert refusals == ["invalid_arguments"]
+    assert refusals == ["not_supported"]
     assert _message(slack).text == "Hello, world."
     assert slack.tasks(CHANNEL, THREAD) == []
+    assert [c.error for c in slack.calls] == ["not_supported", None, None]
+
+
+def test_the_agent_display_doc_lists_exactly_the_errors_that_turn_the_display_off() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "agent-display.md").read_text()
+    listed = re.search(r"as a workspace without the display would\s*\(([^)]*)\)", doc)
+    assert listed is not None, "docs/agent-display.md no longer lists the errors"
+    assert set(re.findall(r"`(\w+)`", listed.group(1))) == CHUNKS_REFUSED
+    assert not CHUNKS_REFUSED & CHUNKS_REFUSED_THIS_ANSWER
+    assert all(f"`{error}`" in doc for error in CHUNKS_REFUSED_THIS_ANSWER)
+
+
+async def test_a_malformed_call_drops_this_answers_tasks_but_does_not_refuse_the_workspace(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    """`invalid_arguments` is Slack's answer to any bad call: the text still streams, but
+    one bad call must not turn the display off for the whole workspace until restart."""
+    slack.refuse_task_display("invalid_arguments")
+    refusals: list[str | None] = []
+    stream = PacedStream(
+        client,
+        channel=CHANNEL,
+        thread_ts=THREAD,
+        user_id=USER,
+        team_id=None,
+        on_failure=Failures(),
+        tasks_allowed=True,
+        on_tasks_refused=refusals.append,
+    )
+    stream.push_task(_task("restore", "in_progress"))
+    stream.push("Hello")
+    await slack.wait_for_async(lambda: [c for c in slack.calls if c.error is None])
+    stream.push_task(_task("restore", "complete"))
+    stream.push(", world.")
+    assert await stream.close(blocks=None, metadata=None)
+
+    assert refusals == [], "the workspace is not remembered as refusing the display"
+    assert _message(slack).text == "Hello, world."
     assert [c.error for c in slack.calls] == ["invalid_arguments", None, None]
