@@ -72,6 +72,24 @@ def memory_tool(command: str, **fields: Any) -> dict[str, Any]:
     return {"command": command, **fields}
 
 
+def moved_to_june(orion: OrionServer, slack: FakeSlack, claude: FakeClaude) -> tuple[str, Any]:
+    """An answer that changes the travel note (May → June) and creates a hotel note; the
+    thread and its memory note."""
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory",
+        memory_tool(
+            "str_replace", path=f"{MEMORIES}/notes/travel.md", old_str="May", new_str="June"
+        ),
+    )
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    claude.reply("Moved to June.")
+    ask(orion, slack, thread_ts, "Lisbon moved to June.", "Moved to June.")
+    return thread_ts, wait_for_note(slack, DM, thread_ts)
+
+
 @pytest.fixture
 def seeded(bucket: Bucket) -> Bucket:
     bucket.write(f"{OWN}notes/travel.md", TRAVEL)
@@ -189,19 +207,7 @@ def test_undo_brings_back_a_deleted_file_and_undoes_a_rename(
 def test_a_file_changed_after_the_answer_is_never_overwritten_by_undo(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    thread_ts = slack.new_ts()
-    claude.reply_tool_use(
-        "memory",
-        memory_tool(
-            "str_replace", path=f"{MEMORIES}/notes/travel.md", old_str="May", new_str="June"
-        ),
-    )
-    claude.reply_tool_use(
-        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
-    )
-    claude.reply("Moved to June.")
-    ask(orion, slack, thread_ts, "Lisbon moved to June.", "Moved to June.")
-    note = wait_for_note(slack, DM, thread_ts)
+    thread_ts, note = moved_to_june(orion, slack, claude)
     seeded.write(f"{OWN}notes/travel.md", "Lisbon in July, edited later.\n")
     after = memory_of(seeded)
 
@@ -608,19 +614,7 @@ def test_a_retry_after_storage_failed_partway_finishes_what_the_first_click_bega
     gcs_proxy: FaultyProxy,
 ) -> None:
     before = memory_of(seeded)
-    thread_ts = slack.new_ts()
-    claude.reply_tool_use(
-        "memory",
-        memory_tool(
-            "str_replace", path=f"{MEMORIES}/notes/travel.md", old_str="May", new_str="June"
-        ),
-    )
-    claude.reply_tool_use(
-        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
-    )
-    claude.reply("Moved to June.")
-    ask(orion, slack, thread_ts, "Lisbon moved to June.", "Moved to June.")
-    note = wait_for_note(slack, DM, thread_ts)
+    thread_ts, note = moved_to_june(orion, slack, claude)
     # The old travel note goes back; deleting the new hotel note is refused.
     gcs_proxy.add_rule("notes/hotels.md", status=403, method="DELETE")
 
