@@ -72,6 +72,17 @@ def memory_tool(command: str, **fields: Any) -> dict[str, Any]:
     return {"command": command, **fields}
 
 
+def saved_hotel(orion: OrionServer, slack: FakeSlack, claude: FakeClaude) -> tuple[str, Any]:
+    """An answer that creates the hotel note; the thread and its memory note."""
+    thread_ts = slack.new_ts()
+    claude.reply_tool_use(
+        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
+    )
+    claude.reply("Saved.")
+    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
+    return thread_ts, wait_for_note(slack, DM, thread_ts)
+
+
 def moved_to_june(orion: OrionServer, slack: FakeSlack, claude: FakeClaude) -> tuple[str, Any]:
     """An answer that changes the travel note (May → June) and creates a hotel note; the
     thread and its memory note."""
@@ -296,13 +307,7 @@ def test_undo_clicked_on_another_instance_after_a_restart_works_from_the_store_a
     first = orion_on_bucket()
     answer_summaries(claude, first.settings.summary_model)
     before = memory_of(seeded)
-    thread_ts = slack.new_ts()
-    claude.reply_tool_use(
-        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
-    )
-    claude.reply("Saved.")
-    ask(first, slack, thread_ts, "Remember the hotel.", "Saved.")
-    note = wait_for_note(slack, DM, thread_ts)
+    thread_ts, note = saved_hotel(first, slack, claude)
     first.__exit__(None, None, None)  # the instance that wrote the note is gone
 
     second = orion_on_bucket()
@@ -315,13 +320,7 @@ def test_undo_clicked_on_another_instance_after_a_restart_works_from_the_store_a
 def test_an_expired_undo_says_so_and_changes_nothing(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    thread_ts = slack.new_ts()
-    claude.reply_tool_use(
-        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
-    )
-    claude.reply("Saved.")
-    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
-    note = wait_for_note(slack, DM, thread_ts)
+    _thread_ts, note = saved_hotel(orion, slack, claude)
     # The bucket's lifecycle rule deletes records older than the retention window.
     seeded.delete(f"{UNDO_PREFIX}{undo_value(note)}.json")
     after = memory_of(seeded)
@@ -335,13 +334,7 @@ def test_an_expired_undo_says_so_and_changes_nothing(
 def test_after_forget_everything_undo_does_nothing_and_says_why(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    thread_ts = slack.new_ts()
-    claude.reply_tool_use(
-        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
-    )
-    claude.reply("Saved.")
-    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
-    note = wait_for_note(slack, DM, thread_ts)
+    _thread_ts, note = saved_hotel(orion, slack, claude)
     orion.wait_logged(log_events.MEMORY_AFTER_TURN)
     assert orion.post_event(events.app_home_opened(USER, DM, tab="home")).status_code == 200
     view = slack.wait_for(lambda: slack.home_view(USER), what="the Home tab")
@@ -583,13 +576,7 @@ def test_an_undo_the_click_deadline_cut_short_can_be_clicked_again(
     orion = orion_on_bucket(memory_load_timeout_s=0.5)
     answer_summaries(claude, orion.settings.summary_model)
     before = memory_of(seeded)
-    thread_ts = slack.new_ts()
-    claude.reply_tool_use(
-        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
-    )
-    claude.reply("Saved.")
-    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
-    note = wait_for_note(slack, DM, thread_ts)
+    thread_ts, note = saved_hotel(orion, slack, claude)
     # Undoing means deleting the file: storage takes longer than the click may wait, and
     # then fails (so nothing was deleted).
     gcs_proxy.add_rule("notes/hotels.md", delay=3, status=503, method="DELETE", times=1)
@@ -679,13 +666,7 @@ def test_an_undo_whose_note_cannot_be_rewritten_still_tells_the_person_it_worked
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
     before = memory_of(seeded)
-    thread_ts = slack.new_ts()
-    claude.reply_tool_use(
-        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
-    )
-    claude.reply("Saved.")
-    ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
-    note = wait_for_note(slack, DM, thread_ts)
+    _thread_ts, note = saved_hotel(orion, slack, claude)
     slack.inject_error("chat.update", "message_not_found", status=200)  # deleted meanwhile
 
     click_undo(orion, slack, USER, DM, note)

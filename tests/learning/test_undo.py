@@ -66,6 +66,15 @@ async def _turn(tool: ScopedMemoryTool) -> None:
     )
 
 
+async def _turn_kept_for_undo(store: ObjectStore) -> str:
+    """`_turn`, recorded, and its undo record kept; the record's id."""
+    log = ChangeLog()
+    await _turn(_tool(store, log))
+    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
+    assert undo_id is not None
+    return undo_id
+
+
 async def test_each_command_is_recorded_with_what_it_replaced(
     store: ObjectStore, backend: Backend
 ) -> None:
@@ -124,10 +133,7 @@ async def test_the_threads_summary_is_written_but_not_recorded(
 async def test_undo_puts_every_file_back_exactly_once(store: ObjectStore, backend: Backend) -> None:
     await _seed(store)
     before = _own(backend)
-    log = ChangeLog()
-    await _turn(_tool(store, log))
-    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
-    assert undo_id is not None
+    undo_id = await _turn_kept_for_undo(store)
 
     first, second = await asyncio.gather(
         undo_changes(store, undo_id, USER), undo_changes(store, undo_id, USER)
@@ -143,10 +149,7 @@ async def test_a_file_changed_since_blocks_the_whole_undo(
     store: ObjectStore, backend: Backend
 ) -> None:
     await _seed(store)
-    log = ChangeLog()
-    await _turn(_tool(store, log))
-    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
-    assert undo_id is not None
+    undo_id = await _turn_kept_for_undo(store)
     await store.write(f"{OWN}gone.md", "written again by hand\n")
     later = _own(backend)
 
@@ -159,10 +162,7 @@ async def test_a_file_changed_since_blocks_the_whole_undo(
 
 async def test_someone_elses_record_is_refused(store: ObjectStore, backend: Backend) -> None:
     await _seed(store)
-    log = ChangeLog()
-    await _turn(_tool(store, log))
-    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
-    assert undo_id is not None
+    undo_id = await _turn_kept_for_undo(store)
     after = _own(backend)
 
     result = await undo_changes(store, undo_id, "U0SOMEONE")
@@ -177,10 +177,7 @@ async def test_past_the_retention_window_the_undo_has_expired(
     """Orion's view of the store hides a record older than the window, as it does every
     conversation's object (the bucket's lifecycle rule then deletes it)."""
     await _seed(store)
-    log = ChangeLog()
-    await _turn(_tool(store, log))
-    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
-    assert undo_id is not None
+    undo_id = await _turn_kept_for_undo(store)
     after = _own(backend)
     later = SessionRetention(days=30, clock=lambda: datetime.now(UTC) + timedelta(days=31))
 
@@ -251,10 +248,7 @@ async def test_a_record_kept_before_contents_were_kept_as_digits_is_still_undone
 ) -> None:
     await _seed(store)
     before = _own(backend)
-    log = ChangeLog()
-    await _turn(_tool(store, log))
-    undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
-    assert undo_id is not None
+    undo_id = await _turn_kept_for_undo(store)
     stored = await store.read(undo_record_key(undo_id))
     assert stored is not None
     record = json.loads(stored.content)

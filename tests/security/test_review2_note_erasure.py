@@ -49,13 +49,11 @@ class ErasedBeforeTheMarker(StoreLayer):
         return await super().write(key, content, if_generation=if_generation)
 
 
-async def test_a_notes_undo_record_kept_during_an_erasure_does_not_stay_behind(
-    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
-) -> None:
-    store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=0.5)
+async def address_changed(store: ObjectStore) -> tuple[datetime, ChangeLog]:
+    """An answer (begun 5 s ago) that changed the person's address: when it began, and
+    what it changed."""
     await store.write(f"{OWN}address.md", OLD_CONTENT)
     started = datetime.now(UTC) - timedelta(seconds=5)
-    # The answer: the address changed.
     log = ChangeLog()
     tool = ScopedMemoryTool(RecordingStore(store, log), MemoryScope(USER, THREAD))
     await run(
@@ -65,6 +63,14 @@ async def test_a_notes_undo_record_kept_during_an_erasure_does_not_stay_behind(
         old_str="12 Rua Augusta",
         new_str="3 Rua do Ouro",
     )
+    return started, log
+
+
+async def test_a_notes_undo_record_kept_during_an_erasure_does_not_stay_behind(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=0.5)
+    started, log = await address_changed(store)
     racing = ErasedBeforeTheMarker(store, gcs_proxy)
     request = NoteRequest(USER, "D0123ABCD", THREAD, started)
 
@@ -104,17 +110,7 @@ async def test_a_person_forgotten_as_the_note_is_kept_gets_no_note_even_if_stora
     """The note would name what the answer saved about someone who asked to be forgotten
     meanwhile: none goes out, also when dropping its record then fails."""
     store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=0.5)
-    await store.write(f"{OWN}address.md", OLD_CONTENT)
-    started = datetime.now(UTC) - timedelta(seconds=5)
-    log = ChangeLog()
-    tool = ScopedMemoryTool(RecordingStore(store, log), MemoryScope(USER, THREAD))
-    await run(
-        tool,
-        command="str_replace",
-        path=f"{MEMORIES}/address.md",
-        old_str="12 Rua Augusta",
-        new_str="3 Rua do Ouro",
-    )
+    started, log = await address_changed(store)
     racing = ErasedOnceTheRecordIsKept(store, gcs_proxy)
     request = NoteRequest(USER, "D0123ABCD", THREAD, started)
 

@@ -39,9 +39,23 @@ class Failures(list[Exception]):
         self.append(exc)
 
 
-def _stream(client: AsyncWebClient, failures: Failures) -> PacedStream:
+def _stream(
+    client: AsyncWebClient,
+    failures: Failures,
+    *,
+    refusals: list[str | None] | None = None,
+) -> PacedStream:
+    """A stream in the test's thread; `refusals`: with tasks allowed, and each refusal of
+    the task display noted there."""
     return PacedStream(
-        client, channel=CHANNEL, thread_ts=THREAD, user_id=USER, team_id=None, on_failure=failures
+        client,
+        channel=CHANNEL,
+        thread_ts=THREAD,
+        user_id=USER,
+        team_id=None,
+        on_failure=failures,
+        tasks_allowed=refusals is not None,
+        on_tasks_refused=refusals.append if refusals is not None else None,
     )
 
 
@@ -173,15 +187,7 @@ def _task(task_id: str, status: str) -> TaskUpdateChunk:
 async def test_a_task_may_open_the_stream_and_the_first_words_still_go_next_without_waiting(
     slack: FakeSlack, client: AsyncWebClient
 ) -> None:
-    stream = PacedStream(
-        client,
-        channel=CHANNEL,
-        thread_ts=THREAD,
-        user_id=USER,
-        team_id=None,
-        on_failure=Failures(),
-        tasks_allowed=True,
-    )
+    stream = _stream(client, Failures(), refusals=[])
     stream.push_task(_task("restore", "in_progress"))
     [opened] = await slack.wait_for_async(lambda: slack.calls_to("chat.startStream"))
     stream.push_task(_task("restore", "complete"))
@@ -215,16 +221,7 @@ async def test_chunks_refused_by_the_workspace_are_dropped_and_the_text_still_st
 ) -> None:
     slack.refuse_task_display("not_supported")
     refusals: list[str | None] = []
-    stream = PacedStream(
-        client,
-        channel=CHANNEL,
-        thread_ts=THREAD,
-        user_id=USER,
-        team_id=None,
-        on_failure=Failures(),
-        tasks_allowed=True,
-        on_tasks_refused=refusals.append,
-    )
+    stream = _stream(client, Failures(), refusals=refusals)
     stream.push_task(_task("restore", "in_progress"))
     stream.push("Hello")
     await slack.wait_for_async(lambda: [c for c in slack.calls if c.error is None])
@@ -255,16 +252,7 @@ async def test_a_malformed_call_drops_this_answers_tasks_but_does_not_refuse_the
     one bad call must not turn the display off for the whole workspace until restart."""
     slack.refuse_task_display("invalid_arguments")
     refusals: list[str | None] = []
-    stream = PacedStream(
-        client,
-        channel=CHANNEL,
-        thread_ts=THREAD,
-        user_id=USER,
-        team_id=None,
-        on_failure=Failures(),
-        tasks_allowed=True,
-        on_tasks_refused=refusals.append,
-    )
+    stream = _stream(client, Failures(), refusals=refusals)
     stream.push_task(_task("restore", "in_progress"))
     stream.push("Hello")
     await slack.wait_for_async(lambda: [c for c in slack.calls if c.error is None])
