@@ -100,7 +100,8 @@ async def test_the_memory_tool_cannot_read_or_write_the_search_index(
 
 
 def _sound_entry() -> list[Any]:
-    return document_for(MINE, "Offsite in Lisbon", "Venue booked in Alfama.", NOW).to_json()
+    # A first-version entry: [thread, Unix seconds, terms].
+    return list(document_for(MINE, "Offsite in Lisbon", "Venue booked in Alfama.", NOW))
 
 
 HOSTILE_ENTRIES: dict[str, Any] = {
@@ -156,6 +157,7 @@ DISAGREEING_COLUMNS: dict[str, dict[str, Any]] = {
         threads=f"{MINE} {MINE}", updated=[2, 1], terms=" lisbon \n lisbon "
     ),
     "more entries of terms than threads": _columns(terms=" lisbon \n salary "),
+    "a flood of line breaks": _columns(terms=" " + "\n" * 500_000 + " "),
     "an entry over the bound": _columns(terms=" " + "lisbon " * MAX_DOCUMENT_CHARS),
     "terms as a list": _columns(terms=["lisbon"]),
     "threads as a list": _columns(threads=[MINE]),
