@@ -9,7 +9,8 @@ segment (`users/U1/notes.md` → `users/teams/-/T1/U1/notes.md`): every kind of 
 its prefix, so the bucket's lifecycle rule (which matches prefixes only) still deletes
 old conversations of every tenant.
 
-The tenant is bound per event (`bound_tenant`) from the ids in Slack's signed payload,
+The tenant is bound per event (`bind_for_this_task`, by the Slack app's middleware; an
+operator command uses `bound_tenant`) from the ids in Slack's signed payload,
 never from anything a person or Claude writes; tasks started inside inherit it. With no
 tenant bound, every scoped operation is refused (`TenantNotBound`): a code path that
 forgot to bind one fails loudly instead of reading or writing across workspaces.

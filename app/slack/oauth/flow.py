@@ -29,7 +29,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.config import Settings
 from app.observability.logging import get_logger
 from app.slack.oauth.installation_store import ObjectStoreInstallationStore
-from app.slack.oauth.state_store import ObjectStoreOAuthStateStore
+from app.slack.oauth.state_store import DEFAULT_EXPIRATION_S, ObjectStoreOAuthStateStore
 from app.storage.store import ObjectStore, StoreError
 from app.storage.team_scope import InvalidTenant
 
@@ -37,7 +37,6 @@ log = get_logger(__name__)
 
 # How long before a rotating token expires Bolt refreshes it (Slack's tokens live 12 h).
 TOKEN_ROTATION_EXPIRATION_MINUTES = 120
-STATE_EXPIRATION_S = 600
 # What the store failing looks like to the flow: it gave up, or ran out of time.
 _STORAGE_FAILURES = (StoreError, TimeoutError)
 # A code as Slack issues it (`1234.5678.abcdef…`); anything else is not sent on to Slack.
@@ -123,8 +122,8 @@ def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) 
         redirect_uri=settings.slack_oauth_redirect_url,
         authorization_url=settings.slack_authorize_url,
         installation_store=installation_store,
-        state_store=ObjectStoreOAuthStateStore(store, expiration_seconds=STATE_EXPIRATION_S),
-        state_expiration_seconds=STATE_EXPIRATION_S,
+        state_store=ObjectStoreOAuthStateStore(store, expiration_seconds=DEFAULT_EXPIRATION_S),
+        state_expiration_seconds=DEFAULT_EXPIRATION_S,
         # Orion acts with bot tokens only: an event is authorized from the bot record,
         # whose token is rotated (and saved) at most once per event. (Through the
         # installation records, Bolt would rotate the same refresh token twice for an

@@ -40,7 +40,8 @@ from app.storage.team_scope import NO_ID, InvalidTenant, Tenant
 
 log = get_logger(__name__)
 
-# An install or an event's authorization waits at most this long for one record.
+# An install or an event's authorization waits at most this long for one record (an
+# install state too: app/slack/oauth/state_store.py).
 STORE_BUDGET_S = 5.0
 # A reinstall finishing its uninstall's erasure: a listing per kind of object, and the
 # deletions of whatever a failed first pass left. The admin waits, once.

@@ -26,13 +26,13 @@ from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
 from app.memory.key_prefixes import OAUTH_STATES_PREFIX
 from app.observability.logging import get_logger
+from app.slack.oauth.installation_store import STORE_BUDGET_S
 from app.storage.deadline import storage_deadline
 from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed
 
 log = get_logger(__name__)
 
 DEFAULT_EXPIRATION_S = 600
-STORE_BUDGET_S = 5.0
 # What `secrets.token_urlsafe(32)` produces: a state of any other shape was not ours.
 _STATE = re.compile(r"[A-Za-z0-9_-]{43}")
 
