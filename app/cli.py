@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
 from app.config import (
     EXIT_PROBLEM,
@@ -26,6 +27,11 @@ from app.config import (
 )
 from app.observability.logging import get_logger
 from app.observability.setup import configure_observability
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from app.services import ServiceProvider
 
 _SERVE = "the HTTP Events API on 0.0.0.0:$PORT (Cloud Run)"
 _SOCKET = "Socket Mode, for local development (needs SLACK_APP_TOKEN)"
@@ -154,17 +160,15 @@ def memory_dir_problem(settings: StorageSettings) -> str | None:
 
 
 def run(settings: Settings, mode: RunMode) -> int:
-    from app.runtime.heap import collect_young_objects_less_often, freeze_long_lived_objects
-    from app.services import ServiceProvider
-
-    collect_young_objects_less_often()
-    provider = ServiceProvider(settings, on_ready=freeze_long_lived_objects)
     if mode is RunMode.HTTP:
-        # Bolt itself is loaded after the server listens (see app/http_server.py).
-        from app.http_server import build_http_app, serve_http
+        from app.http_server import serve_http, serve_workers
 
-        serve_http(build_http_app(settings, provider), port=settings.port)
+        if settings.http_workers > 1:
+            serve_workers(HTTP_WORKER, count=settings.http_workers, port=settings.port)
+        else:
+            serve_http(http_app(settings), port=settings.port)
         return 0
+    provider = _provider(settings)  # before the heavy imports (app/runtime/heap.py)
     from app.slack.app import build_bolt_app
     from app.socket_mode import AppTokenRefused, run_socket_mode
 
@@ -182,6 +186,35 @@ def run(settings: Settings, mode: RunMode) -> int:
         print(problem_report("Orion cannot start", [refused], hint=None), file=sys.stderr)
         return EXIT_PROBLEM
     return 0
+
+
+# What each worker process of `orion serve` runs (HTTP_WORKERS > 1), by import string: the
+# workers are fresh processes (uvicorn spawns them), so they build their own app.
+HTTP_WORKER = "app.cli:http_worker"
+
+
+def http_worker() -> Starlette:
+    """One worker's app: the settings its parent checked, read again from the same
+    environment (the parent builds no client: the workers do, each its own)."""
+    settings = load_settings(RunMode.HTTP)
+    configure_observability(settings)
+    get_logger("orion").info("orion.worker.start")
+    return http_app(settings)
+
+
+def http_app(settings: Settings) -> Starlette:
+    # Bolt itself is loaded after the server listens (see app/http_server.py).
+    from app.http_server import build_http_app
+
+    return build_http_app(settings, _provider(settings))
+
+
+def _provider(settings: Settings) -> ServiceProvider:
+    from app.runtime.heap import collect_young_objects_less_often, freeze_long_lived_objects
+    from app.services import ServiceProvider
+
+    collect_young_objects_less_often()
+    return ServiceProvider(settings, on_ready=freeze_long_lived_objects)
 
 
 def _backend(settings: Settings) -> str:

@@ -40,6 +40,8 @@ from app.runtime.slack_auth import SlackAuthCheck
 from app.runtime.slack_payload import MalformedPayload, parse_payload
 from app.runtime.slack_signature import SlackSignature
 from app.runtime.stop_signals import StopSignals
+from app.runtime.worker_siblings import DIRECTORY_VARIABLE as SIBLINGS_DIRECTORY
+from app.runtime.worker_siblings import WorkerSiblings
 from app.services import ServiceProvider
 from app.shutdown import drain
 
@@ -157,9 +159,14 @@ def build_http_app(
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         loader.start()
+        siblings = provider.worker_siblings
+        if siblings is not None:
+            await _listen_for(siblings)
         yield
         await slack_auth.close()
-        await drain(provider)
+        await drain(provider)  # a sibling may still stop a turn that is draining
+        if siblings is not None:
+            await siblings.close()
         if loader.app is not None:
             from app.slack.web_client import close_connection_pool
 
@@ -178,6 +185,13 @@ def build_http_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.bolt = loader
     return app
+
+
+async def _listen_for(siblings: WorkerSiblings) -> None:
+    try:
+        await siblings.listen()
+    except OSError as exc:  # the worker still serves; a Stop then reaches its turns only
+        log.error("orion.worker.siblings_unreachable", exc_info=exc)
 
 
 def _build_bolt(settings: Settings, provider: ServiceProvider) -> AsyncApp:
@@ -253,6 +267,43 @@ def _event_ids(payload: dict[str, Any]) -> Iterator[None]:
         yield
 
 
+def serve_workers(factory: str, *, count: int, port: int) -> None:
+    """`count` server processes on one listening socket, each building its own app with
+    `factory` ("module:function"): a Python process computes on one core at a time, so
+    a burst on a 2-vCPU instance needs two. uvicorn's own supervisor (its public
+    `workers`) starts them, replaces one that dies, and on SIGTERM or SIGINT stops each
+    gracefully and waits for it. The workers reach each other through a directory only
+    this user can enter (app/runtime/worker_siblings.py), removed when they are gone."""
+    import os
+    import shutil
+    import tempfile
+
+    import uvicorn
+
+    siblings = tempfile.mkdtemp(prefix="orion-workers-")
+    os.environ[SIBLINGS_DIRECTORY] = siblings  # spawned workers inherit the environment
+    log.info("orion.workers.start", workers=count)
+    try:
+        uvicorn.run(factory, factory=True, workers=count, host=HOST, port=port, **SERVER_OPTIONS)
+    finally:
+        del os.environ[SIBLINGS_DIRECTORY]
+        shutil.rmtree(siblings, ignore_errors=True)
+    log.info("orion.workers.stopped")
+
+
+HOST = "0.0.0.0"
+# How every Orion server process serves, alone or as one of several workers.
+SERVER_OPTIONS: dict[str, Any] = {
+    "log_config": None,  # keep Orion's structured logging
+    "access_log": False,
+    # Orion never reads the client's address, so the X-Forwarded-* rewriting middleware
+    # would only add work to every request.
+    "proxy_headers": False,
+    "timeout_graceful_shutdown": 8,
+    "lifespan": "on",
+}
+
+
 def serve_http(app: Starlette, *, port: int) -> None:
     import uvicorn
 
@@ -274,16 +325,4 @@ def serve_http(app: Starlette, *, port: int) -> None:
         def _stop_gracefully(self) -> None:
             self.should_exit = True
 
-    config = uvicorn.Config(
-        app,
-        host="0.0.0.0",
-        port=port,
-        log_config=None,  # keep Orion's structured logging
-        access_log=False,
-        # Orion never reads the client's address, so the X-Forwarded-* rewriting
-        # middleware would only add work to every request.
-        proxy_headers=False,
-        timeout_graceful_shutdown=8,
-        lifespan="on",
-    )
-    Server(config).run()
+    Server(uvicorn.Config(app, host=HOST, port=port, **SERVER_OPTIONS)).run()

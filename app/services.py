@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from app.config import Settings, StorageSettings
 from app.observability.logging import get_logger
 from app.runtime.retrying_build import DEFAULT_BACKOFF, Backoff, BuildStatus, RetryingBuild
+from app.runtime.worker_siblings import WorkerSiblings
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -186,8 +187,12 @@ class ServiceProvider:
         claude_factory: ClaudeFactory | None = None,
         on_ready: Callable[[], None] | None = None,
         backoff: Backoff = DEFAULT_BACKOFF,
+        worker_siblings: WorkerSiblings | None = None,
     ) -> None:
         self.settings = settings
+        # The other worker processes of this instance (HTTP_WORKERS > 1), which a Stop
+        # may have to reach; None when the process serves alone.
+        self.worker_siblings = worker_siblings or WorkerSiblings.from_environment()
         self._claude_factory = claude_factory
         self._on_ready = on_ready  # runs on the loop once the warm-up has built everything
         self._storage_check: asyncio.Task[None] | None = None

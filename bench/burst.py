@@ -1,8 +1,9 @@
 """Bursts: as many people as one Cloud Run instance serves at once (concurrency 80) open a
 thread at the same moment while every storage request takes L = 0.2 s, then each sends a
-first message at the same moment. Orion beside a plain baseline bot (bench/baseline_bot.py:
-Bolt + anthropic + google-cloud-storage, no tuning), in the same run, at the same L,
-against the same fakes.
+first message at the same moment. Orion as deployed (two worker processes, one per vCPU:
+`HTTP_WORKERS=2` in cloudbuild.yaml), Orion in one process, and a plain baseline bot
+(bench/baseline_bot.py: Bolt + anthropic + google-cloud-storage, no tuning, one process
+as a plain Bolt app runs), in the same run, at the same L, against the same fakes.
 
 For each bot and burst size (40 and 80; `--quick`: 20), in several rounds:
 - event posted → greeting visible (p50 / p95), and how many greetings named the person's
@@ -13,7 +14,8 @@ For each bot and burst size (40 and 80; `--quick`: 20), in several rounds:
   end-of-turn work after each answer included), and storage requests per greeting and per
   message (counted by the proxy in front of the emulator, background work included);
 - a floor for the burst's slowest greeting: one storage round trip plus the bot's own CPU
-  for the whole burst on one core (a Python process runs on one core at a time).
+  for the whole burst, spread over its processes' cores (a Python process computes on
+  one core at a time).
 Rounds use fresh people (preferences seeded straight into the emulator, outside the
 proxy): each greeting is someone's first, as in the morning rush. The figures are the
 medians over rounds of each round's p50 / p95, so that one round slowed by another
@@ -31,6 +33,7 @@ done", every 20 ms, so that its own CPU stays off the two cores the bots share w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import subprocess
@@ -62,20 +65,38 @@ QUICK_SIZES = (20,)
 ROUNDS = 5
 QUICK_ROUNDS = 1
 POLL_S = 0.02
+WARM_PEOPLE_PER_PROCESS = 8
 TIMEOUT_S = 60.0
 QUIET_S = LATENCY_S + 0.4  # no storage request for this long: the background work is over
 
 GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron.\n" * 20
 
 
-BOTS = ("Orion", "baseline")
+@dataclass(frozen=True)
+class BotKind:
+    name: str
+    processes: int  # server processes, each computing on one core at a time
+    argv: list[str] | None = None  # None: `orion serve`
+
+
+# Orion as deployed (cloudbuild.yaml: 2 vCPU, HTTP_WORKERS=2), Orion in one process (what
+# the workers add), and the baseline: one process, as a plain Bolt app runs.
+BOTS = (
+    BotKind("Orion, 2 workers", 2),
+    BotKind("Orion, 1 worker", 1),
+    BotKind("baseline", 1, [sys.executable, "-m", "bench.baseline_bot"]),
+)
 
 
 @dataclass
 class Bot:
-    name: str
+    kind: BotKind
     process: OrionProcess
     cpu: psutil.Process
+
+    @property
+    def name(self) -> str:
+        return self.kind.name
 
 
 @dataclass
@@ -137,8 +158,14 @@ def _wait(predicate: Callable[[], bool], timeout: float = TIMEOUT_S) -> bool:
 
 
 def _cpu_s(bot: Bot) -> float:
-    times = bot.cpu.cpu_times()
-    return times.user + times.system
+    """The bot's CPU so far, its workers' included (a worker replaced meanwhile would be
+    missed: none is, or the burst's greetings would be missing too)."""
+    total = 0.0
+    for process in (bot.cpu, *bot.cpu.children(recursive=True)):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = process.cpu_times()
+            total += times.user + times.system
+    return total
 
 
 def _first_posts(slack: FakeSlack, since: int, threads: list[Thread]) -> dict[Thread, Any]:
@@ -225,23 +252,24 @@ def _burst(
 def _bots(
     slack: FakeSlack, claude: FakeClaude, bucket: str, storage_url: str, workdir: Path
 ) -> Iterator[list[Bot]]:
-    """Orion (`orion serve`, JSON logs at INFO as deployed) and the baseline bot, each its
-    own process, configured alike."""
+    """Orion (`orion serve`, JSON logs at INFO as deployed) in two worker processes and
+    in one, and the baseline bot, each its own server, configured alike."""
     with ExitStack() as stack:
         bots = []
-        for name in BOTS:
+        for n, kind in enumerate(BOTS):
             env = orion_env(
                 slack_url=slack.url,
                 claude_url=claude.url,
                 port=free_port(),
                 STORAGE_EMULATOR_HOST=storage_url,
                 GCS_MEMORIES_BUCKET=bucket,
+                HTTP_WORKERS=str(kind.processes),
             )
-            argv = None if name == "Orion" else [sys.executable, "-m", "bench.baseline_bot"]
-            process = OrionProcess(env, cwd=workdir, log_path=workdir / f"{name}.log", argv=argv)
+            log_path = workdir / f"bot{n}.log"
+            process = OrionProcess(env, cwd=workdir, log_path=log_path, argv=kind.argv)
             stack.enter_context(process)
             assert process.process is not None
-            bots.append(Bot(name, process, psutil.Process(process.process.pid)))
+            bots.append(Bot(kind, process, psutil.Process(process.process.pid)))
         yield bots
 
 
@@ -268,8 +296,10 @@ def run(quick: bool) -> list[tuple[str, str]]:
                 "slack": slack,
                 "arrivals": arrivals,
             }
-            for n, bot in enumerate(bots):  # warm: clients built, connections open
-                _burst(bot, 2, f"W{n}", **common)
+            # Warm: clients built, connections open, in every worker (the kernel hands
+            # each connection to whichever worker takes it, so a few people per worker).
+            for n, bot in enumerate(bots):
+                _burst(bot, WARM_PEOPLE_PER_PROCESS * bot.kind.processes, f"W{n}", **common)
             proxy.add_rule("", delay=LATENCY_S)  # every request, every method
             for round_ in range(rounds):
                 for size in sizes:
@@ -281,8 +311,8 @@ def run(quick: bool) -> list[tuple[str, str]]:
             proxy.clear_rules()
     rows = []
     for size in sizes:
-        for name in BOTS:
-            rows += _rows(name, size, rounds, results[(name, size)])
+        for kind in BOTS:
+            rows += _rows(kind, size, rounds, results[(kind.name, size)])
     return rows
 
 
@@ -290,9 +320,13 @@ def _median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def _rows(name: str, size: int, rounds: int, bursts: list[Burst]) -> list[tuple[str, str]]:
+def _cores(kind: BotKind) -> str:
+    return "one core" if kind.processes == 1 else f"its {kind.processes} cores"
+
+
+def _rows(kind: BotKind, size: int, rounds: int, bursts: list[Burst]) -> list[tuple[str, str]]:
     label = (
-        f"burst: {name}, {size} people at once, every storage request +{LATENCY_S:g} s, "
+        f"burst: {kind.name}, {size} people at once, every storage request +{LATENCY_S:g} s, "
         f"median of {rounds} round{'s' if rounds > 1 else ''}"
     )
     greeting_p50 = _median([percentile_ms(b.greetings, 50) for b in bursts if b.greetings])
@@ -301,7 +335,7 @@ def _rows(name: str, size: int, rounds: int, bursts: list[Burst]) -> list[tuple[
     first_p95 = _median([percentile_ms(b.first_requests, 95) for b in bursts if b.first_requests])
     cpu = _median([b.cpu_per_greeting_ms for b in bursts])
     goal_ms = (2 * LATENCY_S + 0.4) * 1000
-    floor_ms = LATENCY_S * 1000 + cpu * size
+    floor_ms = LATENCY_S * 1000 + cpu * size / kind.processes
     missing = sum(b.missing for b in bursts)
     return [
         (
@@ -326,7 +360,7 @@ def _rows(name: str, size: int, rounds: int, bursts: list[Burst]) -> list[tuple[
             f"{_median([b.requests_per_message for b in bursts]):.1f}",
         ),
         (
-            f"{label}: floor for the last greeting (L + the burst's CPU on one core)",
+            f"{label}: floor for the last greeting (L + the burst's CPU on {_cores(kind)})",
             f"{floor_ms:.0f} ms",
         ),
         (f"{label}: greetings or requests that never came", str(missing)),

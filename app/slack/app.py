@@ -42,7 +42,7 @@ def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMo
         app = _single_workspace_app(settings, mode)
     context_store = StoredThreadContextStore(provider)
     dedupe = EventDeduplicator(provider)
-    answerer = Answerer(provider, dedupe, RunningTurns())
+    answerer = Answerer(provider, dedupe, RunningTurns(provider.worker_siblings))
     home = HomeTab(provider)
     # Before any other app_home_opened listener: Bolt runs the first one that matches.
     home_tab_opened.register(app, home)

@@ -1,6 +1,7 @@
 """`agent_session_stopped` (agent_view): the person pressed Stop while Orion was working.
 
-The turn running in that conversation on this instance is cancelled at once: what was
+The turn running in that conversation on this instance (in this worker process or
+another, app/slack/conversation/running_turns.py) is cancelled at once: what was
 already streamed stays in the thread, its stream ended (Slack usually ends it itself), one
 short line confirms the stop (app/slack/conversation/answering.py), nothing is learned
 from the cancelled turn, and the session goes back to `active` as the turn ends. Slack
@@ -18,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
 from app.slack.conversation.presence import AgentSession
-from app.slack.conversation.running_turns import RunningTurns
+from app.slack.conversation.running_turns import RunningTurns, Stopped
 from app.slack.event_scope import handling
 
 log = get_logger(__name__)
@@ -39,7 +40,11 @@ def register(app: AsyncApp, turns: RunningTurns) -> None:
         ):
             if not channel or not thread_ts:
                 return
-            stopped = turns.stop(channel, thread_ts)
-            log.info("slack.agent_session_stopped.turn", running_here=stopped)
-            if not stopped:
+            stopped = await turns.stop(channel, thread_ts)
+            log.info(
+                "slack.agent_session_stopped.turn",
+                running_here=stopped is Stopped.HERE,
+                stopped=stopped.value,
+            )
+            if stopped is Stopped.NOTHING:
                 await AgentSession(client, channel=channel, thread_ts=thread_ts).idle()

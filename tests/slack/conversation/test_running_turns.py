@@ -16,7 +16,7 @@ from contextlib import ExitStack, asynccontextmanager
 
 import pytest
 
-from app.slack.conversation.running_turns import RunningTurns
+from app.slack.conversation.running_turns import RunningTurns, Stopped
 
 CHANNEL, OTHER_CHANNEL = "D0STOP", "D0ELSE"
 THREAD, OTHER_THREAD = "1712345678.000100", "1712345678.000200"
@@ -55,7 +55,7 @@ async def test_stop_cancels_the_answer_running_in_that_conversation() -> None:
     answer = Answer("Here is the plan for the migration...")
     async with settled(answer):
         with turns.running(CHANNEL, THREAD, answer.task):
-            assert turns.stop(CHANNEL, THREAD) is True
+            assert await turns.stop(CHANNEL, THREAD) is Stopped.HERE
 
             with pytest.raises(asyncio.CancelledError):
                 await answer.task
@@ -74,7 +74,7 @@ async def test_stop_leaves_the_answers_of_other_conversations_running() -> None:
             turns.running(OTHER_CHANNEL, THREAD, other_channel.task),
             turns.running(CHANNEL, THREAD, stopped.task),
         ):
-            assert turns.stop(CHANNEL, THREAD)
+            assert await turns.stop(CHANNEL, THREAD) is Stopped.HERE
 
             assert await same_channel.finish() == "Answer in another thread of the DM."
             assert await other_channel.finish() == "Answer in another person's DM, same thread ts."
@@ -85,7 +85,7 @@ async def test_stop_leaves_the_answers_of_other_conversations_running() -> None:
 
 async def test_a_stop_with_no_answer_running_here_says_so() -> None:
     # The answer runs on another instance, or none was asked for: nothing to cancel.
-    assert RunningTurns().stop(CHANNEL, THREAD) is False
+    assert await RunningTurns().stop(CHANNEL, THREAD) is Stopped.NOTHING
 
 
 async def test_a_stop_after_the_answer_finished_cancels_nothing() -> None:
@@ -96,10 +96,10 @@ async def test_a_stop_after_the_answer_finished_cancels_nothing() -> None:
             assert await answer.finish() == "Done already."
 
             # Still inside the turn (finishing up), but the answer itself is complete.
-            assert turns.stop(CHANNEL, THREAD) is False
+            assert await turns.stop(CHANNEL, THREAD) is Stopped.NOTHING
             assert not turns.was_stopped(answer.task)
 
-        assert turns.stop(CHANNEL, THREAD) is False, "and once the turn ended"
+        assert await turns.stop(CHANNEL, THREAD) is Stopped.NOTHING, "and once the turn ended"
 
 
 async def test_a_turn_cancelled_by_a_shutdown_is_not_taken_for_a_stop() -> None:
@@ -119,11 +119,11 @@ async def test_a_stopped_turn_is_forgotten_once_it_ends() -> None:
     answer = Answer("...")
     async with settled(answer):
         with turns.running(CHANNEL, THREAD, answer.task):
-            assert turns.stop(CHANNEL, THREAD)
+            assert await turns.stop(CHANNEL, THREAD) is Stopped.HERE
             await asyncio.gather(answer.task, return_exceptions=True)
 
         assert not turns.was_stopped(answer.task), "nothing kept after the turn"
-        assert turns.stop(CHANNEL, THREAD) is False
+        assert await turns.stop(CHANNEL, THREAD) is Stopped.NOTHING
 
 
 async def test_an_instance_keeps_no_answer_after_its_turn_ended() -> None:
@@ -154,7 +154,7 @@ async def test_an_earlier_answer_ending_leaves_the_newer_one_in_the_conversation
                 assert await first.finish() == "first answer"
             # The first turn has ended; the second is still being written.
 
-            assert turns.stop(CHANNEL, THREAD) is True
+            assert await turns.stop(CHANNEL, THREAD) is Stopped.HERE
             with pytest.raises(asyncio.CancelledError):
                 await second.task
             assert turns.was_stopped(second.task)

@@ -1,0 +1,139 @@
+"""The other worker processes of this instance, asked to stop a conversation's turn.
+
+With `HTTP_WORKERS` above 1 (`serve_workers`, app/http_server.py) the kernel hands each
+connection to whichever worker accepts it first, so agent_view's Stop for a conversation
+can reach a worker other than the one answering it; running turns are known only in the memory of
+the worker running them (app/slack/conversation/running_turns.py). So each worker
+listens on a Unix socket, `{directory}/{pid}.sock`, in a directory only this instance's
+user can enter (made by the parent with `mkdtemp`, mode 0700, removed when it stops),
+and a worker that finds no turn to stop asks the others, all at once, each within
+`ASK_TIMEOUT_S`.
+
+The exchange is one line each way: `{"stop": [channel, thread_ts]}` and
+`{"stopped": true|false}`. A line longer than `MAX_LINE` or not of that shape is
+answered `false` and the connection closed; a sibling that is gone (its socket file left
+behind) or does not answer in time counts as not stopping it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from app.observability.logging import get_logger
+
+log = get_logger(__name__)
+
+# Set by the parent for its workers (spawned processes inherit the environment).
+DIRECTORY_VARIABLE = "ORION_WORKER_SIBLINGS_DIR"
+# A Stop waits for the slowest sibling's answer before it sets the session back to
+# `active` itself; a worker whose loop is that busy is not answering anyone anyway.
+ASK_TIMEOUT_S = 1.0
+# A conversation's ids are a few dozen characters; anything longer is not a Stop.
+MAX_LINE = 1024
+MAX_ID = 64
+SUFFIX = ".sock"
+
+StopHere = Callable[[str, str], bool]
+
+
+class WorkerSiblings:
+    def __init__(self, directory: Path, *, name: str | None = None) -> None:
+        self._directory = directory
+        self._path = directory / f"{name or os.getpid()}{SUFFIX}"
+        self._stop_here: StopHere | None = None
+        self._server: asyncio.AbstractServer | None = None
+
+    @classmethod
+    def from_environment(cls) -> WorkerSiblings | None:
+        """This worker's siblings; None when the process serves alone."""
+        directory = os.environ.get(DIRECTORY_VARIABLE)
+        return cls(Path(directory)) if directory else None
+
+    def answer_with(self, stop_here: StopHere) -> None:
+        """What a sibling's request runs: cancel the turn if it runs here."""
+        self._stop_here = stop_here
+
+    async def listen(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._path.unlink()  # left by a worker of the same pid that died
+        self._server = await asyncio.start_unix_server(
+            self._answer, path=str(self._path), limit=MAX_LINE
+        )
+        log.info("orion.worker.listening_for_siblings")
+
+    async def close(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        with contextlib.suppress(FileNotFoundError):
+            self._path.unlink()
+        await self._server.wait_closed()
+        self._server = None
+
+    async def stop_elsewhere(self, channel: str, thread_ts: str) -> bool:
+        """Ask every sibling to stop the conversation's turn; True when one did."""
+        paths = [p for p in self._directory.glob(f"*{SUFFIX}") if p != self._path]
+        if not paths:
+            return False
+        line = json.dumps({"stop": [channel, thread_ts]}).encode() + b"\n"
+        answers = await asyncio.gather(*(_ask(path, line) for path in paths))
+        return any(answers)
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        stopped = False
+        try:
+            line = await asyncio.wait_for(reader.readline(), ASK_TIMEOUT_S)
+            conversation = _conversation(line)
+            if conversation is None:
+                log.warning("orion.worker.sibling_request_refused", size=len(line))
+            elif self._stop_here is not None:
+                stopped = self._stop_here(*conversation)
+                if stopped:
+                    log.info("slack.turn.stopped_for_a_sibling")
+            writer.write(json.dumps({"stopped": stopped}).encode() + b"\n")
+            await writer.drain()
+        except (ValueError, TimeoutError, ConnectionError) as exc:
+            # Too long a line (ValueError), too slow or gone: nothing to stop.
+            log.warning("orion.worker.sibling_request_refused", error=type(exc).__name__)
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+
+async def _ask(path: Path, line: bytes) -> bool:
+    writer: asyncio.StreamWriter | None = None
+    try:
+        async with asyncio.timeout(ASK_TIMEOUT_S):
+            reader, writer = await asyncio.open_unix_connection(str(path), limit=MAX_LINE)
+            writer.write(line)
+            await writer.drain()
+            answer = json.loads(await reader.readline())
+        return isinstance(answer, dict) and answer.get("stopped") is True
+    except (OSError, TimeoutError, ValueError) as exc:
+        # OSError: a socket left by a worker that died (refused) or went meanwhile.
+        log.info("orion.worker.sibling_unanswered", error=type(exc).__name__)
+        return False
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _conversation(line: bytes) -> tuple[str, str] | None:
+    try:
+        request = json.loads(line)
+    except ValueError:
+        return None
+    ids = request.get("stop") if isinstance(request, dict) else None
+    if (
+        isinstance(ids, list)
+        and len(ids) == 2
+        and all(isinstance(i, str) and 0 < len(i) <= MAX_ID for i in ids)
+    ):
+        return ids[0], ids[1]
+    return None
