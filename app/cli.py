@@ -198,7 +198,8 @@ def http_worker() -> Starlette:
     environment (the parent builds no client: the workers do, each its own)."""
     settings = load_settings(RunMode.HTTP)
     configure_observability(settings)
-    get_logger("orion").info("orion.worker.start")
+    log = get_logger("orion")
+    log.info("orion.worker.start")
     return http_app(settings)
 
 

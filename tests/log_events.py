@@ -120,6 +120,9 @@ MEMORY_UNDO_REFUSED = _line("memory.undo.refused")
 ORION_SHUTDOWN = _line("orion.shutdown")
 ORION_SOCKET_MODE_CONNECTING = _line("orion.socket_mode.connecting")
 ORION_STOPPING = _line("orion.stopping")
+ORION_WORKER_LISTENING_FOR_SIBLINGS = _line("orion.worker.listening_for_siblings")
+ORION_WORKER_START = _line("orion.worker.start")
+ORION_WORKERS_STOPPED = _line("orion.workers.stopped")
 # Written straight to stderr's file descriptor as one JSON object, not through the logger:
 # a signal handler may not take the logger's lock (app/runtime/stop_signals.py).
 ORION_STOPPED_AT_ONCE = _written_as(
@@ -140,6 +143,7 @@ SLACK_STREAM_FAILED = _line("slack.stream_failed")
 SLACK_THREAD_CONTEXT_ERASED_SINCE_READ = _line("slack.thread_context.erased_since_read")
 SLACK_THREAD_STARTED_FAILED = _line("slack.thread_started.failed")
 SLACK_TURN_STOPPED = _line("slack.turn.stopped")
+SLACK_TURN_STOPPED_FOR_A_SIBLING = _line("slack.turn.stopped_for_a_sibling")
 SLACK_USER_MESSAGE_FAILED = _line("slack.user_message.failed")
 STORAGE_CHECK_FAILED = _line("storage.check_failed")
 STORE_RECOVERED = _line("store.recovered")

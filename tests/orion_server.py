@@ -24,6 +24,7 @@ from app.config import RunMode, Settings
 from app.http_server import build_http_app
 from app.observability.setup import configure_observability
 from app.runtime.in_flight import in_flight
+from app.runtime.worker_siblings import WorkerSiblings
 from app.services import (
     ClaudeFactory,
     ServiceProvider,
@@ -84,24 +85,30 @@ class OrionServer:
         bolt_gate: threading.Event | None = None,
         bolt_error: Exception | None = None,
         claude_factory: ClaudeFactory | None = None,
+        worker_siblings: WorkerSiblings | None = None,
     ) -> None:
         """`bolt_gate`: hold Bolt's (background) loading until the test sets it, as if the
         process had just started and was still importing. `bolt_error`: Bolt's loading
         fails with this (after the gate, if any), as a broken deployment's would; events are
         still acknowledged. `claude_factory`: build the services in the background, as a
         fresh process does, with this Claude client factory (e.g. one that blocks, like a
-        slow import)."""
+        slow import). `worker_siblings`: this server is one worker process of an
+        instance, reaching the others through them (app/runtime/worker_siblings.py)."""
         self.settings = settings
         # As `orion` does at start-up; JSON lines are kept so tests can read every log line.
         self.log_stream = io.StringIO()
         configure_observability(settings, stream=self.log_stream)
         if claude_factory is not None:
-            self.provider = ServiceProvider(settings, claude_factory=claude_factory)
+            self.provider = ServiceProvider(
+                settings, claude_factory=claude_factory, worker_siblings=worker_siblings
+            )
         else:
             # Built up front: tests measure behaviour, not how long the stack takes to
             # import on a busy machine (the lazy warm-up is covered by process-level tests).
             services = build_services(settings, build_storage(settings))
-            self.provider = ServiceProvider(settings, services=services)
+            self.provider = ServiceProvider(
+                settings, services=services, worker_siblings=worker_siblings
+            )
         bolt_app = build_bolt_app(settings, self.provider, mode=RunMode.HTTP)
         self._bolt_gate = bolt_gate
         self._bolt_error = bolt_error

@@ -1,0 +1,284 @@
+"""Several worker processes on one instance (`HTTP_WORKERS`, app/http_server.py).
+
+The kernel hands each connection to whichever worker takes it, so a Stop can reach another
+worker than the one answering the conversation. Two Orion servers sharing a siblings
+directory stand for two workers, each Stop posted to the one that is not answering (a
+real `orion serve` cannot be told which worker takes a request); then `orion serve` with
+two workers on a GCS bucket, as deployed: it answers, a Stop is confirmed wherever it
+lands, a worker that dies is replaced, and SIGTERM stops them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import pytest
+
+from app.config import DEFAULT_SUMMARY_MODEL as SUMMARY_MODEL
+from app.memory.scopes import user_preferences_key
+from app.runtime.worker_siblings import WorkerSiblings
+from tests import log_events
+from tests.e2e.conversation import LONG_ANSWER, finished
+from tests.fakes import claude_script as script
+from tests.fakes import slack_events as events
+from tests.fakes._waiting import wait_until
+from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.gcs import GcsEmulator
+from tests.fakes.slack_api import FakeSlack, Message
+from tests.orion_process import OrionProcess, free_port, orion_env
+from tests.orion_server import SIGNING_SECRET, OrionServer, make_settings
+
+USER, CHANNEL = "U0WREN", "D0WREN"
+QUESTION = "Can you draft the rollout plan for the new search page?"
+STOPPED = "Stopped. Ask again whenever you're ready."
+PREFERENCES = {"name": "Wren", "response_style": "short answers"}
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack(agent_view=True) as fake:
+        yield fake
+
+
+@pytest.fixture
+def workers(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path, tmp_path: Path
+) -> Iterator[tuple[OrionServer, OrionServer]]:
+    """Two workers of one instance: their own servers and processes' state, one store."""
+    siblings = tmp_path / "siblings"
+    siblings.mkdir(mode=0o700)
+    settings = make_settings(slack, claude, memory_dir=memory_dir, slack_experience="agent")
+    with (
+        OrionServer(settings, worker_siblings=WorkerSiblings(siblings, name="a")) as first,
+        OrionServer(settings, worker_siblings=WorkerSiblings(siblings, name="b")) as second,
+    ):
+        yield first, second
+
+
+def _start_conversation(
+    orion: OrionServer | OrionProcess, slack: FakeSlack, question: str = QUESTION
+) -> str:
+    ts = slack.add_user_message(CHANNEL, None, USER, question)
+    assert _post(orion.url, events.top_level_dm(USER, CHANNEL, question, ts=ts)) == 200
+    return ts
+
+
+def _answer_slowly(claude: FakeClaude) -> None:
+    """The question about the rollout gets a long answer, a piece a second; everything else
+    (other questions, the turn-end summaries) Claude echoes: '(fake claude) you said: …'."""
+
+    def respond(body: dict[str, Any]) -> script.ScriptItem | None:
+        if QUESTION in last_user_text(body) and body["model"] != SUMMARY_MODEL:
+            return script.text(LONG_ANSWER, chunk_delay=1.0)
+        return None
+
+    claude.responder = respond
+
+
+def _echoed(question: str) -> str:
+    return f"(fake claude) you said: {question}"
+
+
+def _post(url: str, payload: dict[str, Any]) -> int:
+    body = events.json_body(payload)
+    headers = {"Content-Type": "application/json", **events.sign(body, SIGNING_SECRET)}
+    return httpx.post(f"{url}/slack/events", content=body, headers=headers).status_code
+
+
+def _statuses(slack: FakeSlack, thread_ts: str) -> list[str]:
+    session = slack.session(CHANNEL, thread_ts)
+    return session.statuses if session is not None else []
+
+
+def _streamed(slack: FakeSlack, thread_ts: str) -> list[Message]:
+    return [m for m in slack.bot_messages(CHANNEL, thread_ts) if m.text]
+
+
+def _two(messages: list[Message]) -> list[Message] | None:
+    return messages if len(messages) == 2 else None
+
+
+def test_a_stop_that_reaches_another_worker_stops_the_answer_where_it_runs(
+    workers: tuple[OrionServer, OrionServer], slack: FakeSlack, claude: FakeClaude
+) -> None:
+    answering, other = workers
+    claude.reply(LONG_ANSWER, chunk_delay=1.0)  # six pieces, a second apart
+    thread_ts = _start_conversation(answering, slack)
+    [streaming] = slack.wait_for(lambda: _streamed(slack, thread_ts), what="the first words")
+
+    stop = events.agent_session_stopped(USER, CHANNEL, thread_ts, [streaming.ts])
+    assert _post(other.url, stop) == 200
+    shown, confirmation = slack.wait_for(
+        lambda: _two(slack.bot_messages(CHANNEL, thread_ts)), what="the stop's confirmation"
+    )
+    slack.wait_for(lambda: _statuses(slack, thread_ts)[-1:] == ["active"])
+
+    # As when the Stop reaches the worker answering: what was shown stays, one line
+    # confirms, the session is active once, and nothing is learned from the stopped turn.
+    assert shown.text and shown.text != LONG_ANSWER and LONG_ANSWER.startswith(shown.text)
+    assert confirmation.text == STOPPED
+    assert _statuses(slack, thread_ts) == ["processing", "active"]
+    # Logging is process-wide, so both servers log where the one started last does.
+    log = other
+    [told] = log.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN)
+    assert (told["running_here"], told["stopped"]) == (False, "by_a_sibling")
+    assert log.logged(log_events.SLACK_TURN_STOPPED_FOR_A_SIBLING)
+    log.wait_logged(log_events.SLACK_TURN_STOPPED)
+    slack.wait_for(lambda: log.logged(log_events.SLACK_AGENT_MESSAGE_DONE))
+    assert not log.logged(log_events.MEMORY_AFTER_TURN)
+    assert len(claude.requests) == 1
+
+
+def test_a_stop_for_an_answer_already_finished_sets_the_session_active_from_either_worker(
+    workers: tuple[OrionServer, OrionServer], slack: FakeSlack, claude: FakeClaude
+) -> None:
+    answering, other = workers
+    claude.reply("Done already.")
+    thread_ts = _start_conversation(answering, slack)
+    slack.wait_for(lambda: _statuses(slack, thread_ts)[-1:] == ["active"])
+
+    assert _post(other.url, events.agent_session_stopped(USER, CHANNEL, thread_ts)) == 200
+    slack.wait_for(
+        lambda: _statuses(slack, thread_ts) == ["processing", "active", "active"],
+        what="the session set active again",
+    )
+    [told] = other.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN)
+    assert told["stopped"] == "nothing"
+    assert [m.text for m in slack.bot_messages(CHANNEL, thread_ts)] == ["Done already."]
+
+
+def test_a_stop_while_the_other_worker_is_gone_still_sets_the_session_active(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path, tmp_path: Path
+) -> None:
+    siblings = tmp_path / "siblings"
+    siblings.mkdir(mode=0o700)
+    (siblings / "12345.sock").touch()  # what a worker killed outright leaves behind
+    settings = make_settings(slack, claude, memory_dir=memory_dir, slack_experience="agent")
+    with OrionServer(settings, worker_siblings=WorkerSiblings(siblings, name="a")) as orion:
+        thread_ts = slack.new_ts()
+        assert _post(orion.url, events.agent_session_stopped(USER, CHANNEL, thread_ts)) == 200
+        slack.wait_for(lambda: _statuses(slack, thread_ts) == ["active"], what="active")
+        [told] = orion.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN)
+        assert told["stopped"] == "nothing"
+    assert not (siblings / "a.sock").exists(), "a worker that stops takes its socket away"
+
+
+# --- `orion serve` with two workers, as deployed ------------------------------------------
+
+
+@pytest.fixture
+def served(
+    tmp_path: Path,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    gcs_emulator: GcsEmulator,
+    gcs_bucket: str,
+) -> Iterator[OrionProcess]:
+    gcs_emulator.write(gcs_bucket, user_preferences_key(USER), json.dumps(PREFERENCES))
+    (tmp_path / "tmp").mkdir()
+    env = orion_env(
+        slack_url=slack.url,
+        claude_url=claude.url,
+        port=free_port(),
+        STORAGE_EMULATOR_HOST=gcs_emulator.url,
+        GCS_MEMORIES_BUCKET=gcs_bucket,
+        SLACK_EXPERIENCE="agent",
+        HTTP_WORKERS="2",
+        TMPDIR=str(tmp_path / "tmp"),  # where the workers' siblings directory goes
+    )
+    orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log")
+    with orion:
+        wait_until(lambda: len(_workers(orion)) == 2, 30, "two workers")
+        orion.wait_logged(log_events.ORION_WORKER_LISTENING_FOR_SIBLINGS)
+        yield orion
+
+
+def _workers(orion: OrionProcess) -> list[psutil.Process]:
+    """The worker processes (the parent's other child is multiprocessing's resource
+    tracker)."""
+    assert orion.process is not None
+    workers = []
+    for child in psutil.Process(orion.process.pid).children():
+        with contextlib.suppress(psutil.NoSuchProcess):  # gone meanwhile: not serving
+            if "resource_tracker" not in " ".join(child.cmdline()):
+                workers.append(child)
+    return workers
+
+
+def _count_logged(orion: OrionProcess, event: str) -> int:
+    return orion.log().count(f'"message": "{event}"')
+
+
+def test_two_workers_answer_confirm_a_stop_wherever_it_lands_and_stop_on_sigterm(
+    served: OrionProcess, slack: FakeSlack, claude: FakeClaude, tmp_path: Path
+) -> None:
+    wait_until(
+        lambda: _count_logged(served, log_events.ORION_WORKER_LISTENING_FOR_SIBLINGS) == 2,
+        30,
+        "both workers listening for their siblings",
+    )
+    [siblings] = (tmp_path / "tmp").iterdir()
+    assert siblings.stat().st_mode & 0o777 == 0o700, "only this user may reach the workers"
+    assert len(list(siblings.glob("*.sock"))) == 2
+
+    # An answer, with the person's own preferences from the bucket.
+    _answer_slowly(claude)
+    answered = _start_conversation(served, slack, "What is on my list today?")
+    slack.wait_for(
+        lambda: _echoed("What is on my list today?") in finished(slack, CHANNEL, answered)
+    )
+    [asked] = [r for r in claude.requests if r["model"] != SUMMARY_MODEL]
+    assert "Wren" in json.dumps(asked["system"])
+
+    # A Stop, on whichever worker the kernel hands it to: confirmed all the same.
+    stopped = _start_conversation(served, slack)
+    [streaming] = slack.wait_for(lambda: _streamed(slack, stopped), what="the first words")
+    assert _post(served.url, events.agent_session_stopped(USER, CHANNEL, stopped)) == 200
+    slack.wait_for(
+        lambda: STOPPED in finished(slack, CHANNEL, stopped), what="the stop's confirmation"
+    )
+    slack.wait_for(lambda: _statuses(slack, stopped) == ["processing", "active"])
+    assert streaming.ts in {m.ts for m in slack.bot_messages(CHANNEL, stopped)}
+
+    workers = _workers(served)
+    assert served.stop() == 0, served.log()
+    assert not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers)
+    assert not siblings.exists(), "the siblings directory goes with the workers"
+    assert _count_logged(served, log_events.ORION_SHUTDOWN) == 2, "each worker drained"
+    assert "Traceback" not in served.log()
+
+
+def test_a_worker_that_dies_is_replaced_and_the_instance_keeps_answering(
+    served: OrionProcess, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    [killed, kept] = _workers(served)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(10)
+
+    wait_until(
+        lambda: len([w for w in _workers(served) if w.pid != killed.pid]) == 2,
+        30,
+        "a worker in its place",
+    )
+    assert kept.pid in {w.pid for w in _workers(served)}
+    wait_until(
+        lambda: _count_logged(served, log_events.ORION_WORKER_LISTENING_FOR_SIBLINGS) == 3,
+        30,
+        "the new worker listening",
+    )
+    # Every connection is answered, whichever worker takes it.
+    questions = [f"Question number {n}?" for n in range(6)]
+    threads = [_start_conversation(served, slack, question) for question in questions]
+    for question, thread_ts in zip(questions, threads, strict=True):
+        slack.wait_for(
+            lambda q=question, t=thread_ts: _echoed(q) in finished(slack, CHANNEL, t),
+            what=f"the answer to {question}",
+        )
+    assert served.stop() == 0, served.log()
