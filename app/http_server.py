@@ -13,6 +13,9 @@ Every request to `/slack/events` is taken in the same way, whatever it turns out
 signature headers checked (401) and the declared size (413) before the body is read; the
 body read within a cap (app/runtime/capped_body.py, 413); its signature verified (401);
 only then parsed, once (app/runtime/slack_payload.py, 400 when Bolt could not handle it).
+
+With `HTTP_WORKERS` above 1, `serve_workers` runs that many such servers, one process
+each, on one listening socket.
 """
 
 from __future__ import annotations

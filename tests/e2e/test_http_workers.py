@@ -282,3 +282,11 @@ def test_a_worker_that_dies_is_replaced_and_the_instance_keeps_answering(
             what=f"the answer to {question}",
         )
     assert served.stop() == 0, served.log()
+
+
+def test_ctrl_c_stops_the_supervisor_and_lets_each_worker_drain(served: OrionProcess) -> None:
+    workers = _workers(served)
+    assert served.stop(sig=signal.SIGINT) == 0, served.log()
+    assert not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers)
+    assert _count_logged(served, log_events.ORION_SHUTDOWN) == 2, "each worker drained"
+    assert "Traceback" not in served.log()
