@@ -14,6 +14,7 @@ import contextlib
 import json
 import signal
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -290,3 +291,31 @@ def test_ctrl_c_stops_the_supervisor_and_lets_each_worker_drain(served: OrionPro
     assert not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers)
     assert _count_logged(served, log_events.ORION_SHUTDOWN) == 2, "each worker drained"
     assert "Traceback" not in served.log()
+
+
+def test_deliveries_of_one_event_spread_over_both_workers_are_answered_once(
+    served: OrionProcess, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    # Slack redelivers an event it thinks was not acknowledged; the copies may reach either
+    # worker, at once. The event's claim is in the bucket, as between instances.
+    question = "Which cluster do we use for staging?"
+    ts = slack.add_user_message(CHANNEL, None, USER, question)
+    body = events.json_body(events.top_level_dm(USER, CHANNEL, question, ts=ts))
+    deliveries = [
+        events.signed_headers(body, SIGNING_SECRET, retry_num=n or None) for n in range(6)
+    ]
+
+    def deliver(headers: dict[str, str]) -> int:  # a connection each: the kernel picks
+        return httpx.post(f"{served.url}/slack/events", content=body, headers=headers).status_code
+
+    with ThreadPoolExecutor(len(deliveries)) as pool:
+        assert list(pool.map(deliver, deliveries)) == [200] * len(deliveries)
+    slack.wait_for(lambda: _echoed(question) in finished(slack, CHANNEL, ts))
+    wait_until(
+        lambda: _count_logged(served, log_events.SLACK_EVENT_DUPLICATE) == 5,
+        30,
+        "five deliveries dropped as duplicates",
+    )
+    answers = [r for r in claude.requests if r["model"] != SUMMARY_MODEL]
+    assert len(answers) == 1
+    assert [m.text for m in slack.bot_messages(CHANNEL, ts)] == [_echoed(question)]
