@@ -161,11 +161,13 @@ def memory_dir_problem(settings: StorageSettings) -> str | None:
 
 def run(settings: Settings, mode: RunMode) -> int:
     if mode is RunMode.HTTP:
-        from app.http_server import serve_http, serve_workers
-
         if settings.http_workers > 1:
+            from app.http_workers import serve_workers
+
             serve_workers(HTTP_WORKER, count=settings.http_workers, port=settings.port)
         else:
+            from app.http_server import serve_http
+
             serve_http(http_app(settings), port=settings.port)
         return 0
     provider = _provider(settings)  # before the heavy imports (app/runtime/heap.py)

@@ -194,7 +194,7 @@ class Settings(OperatorSettings):
 
     port: int = Field(default=8080, ge=1, le=65535)
     # Server processes in HTTP mode: one per vCPU, as a Python process computes on one
-    # core at a time (app/http_server.py, `serve_workers`).
+    # core at a time (app/http_workers.py).
     http_workers: int = Field(default=1, ge=1, le=MAX_HTTP_WORKERS)
 
     @field_validator("slack_app_token")

@@ -14,8 +14,8 @@ signature headers checked (401) and the declared size (413) before the body is r
 body read within a cap (app/runtime/capped_body.py, 413); its signature verified (401);
 only then parsed, once (app/runtime/slack_payload.py, 400 when Bolt could not handle it).
 
-With `HTTP_WORKERS` above 1, `serve_workers` runs that many such servers, one process
-each, on one listening socket.
+With `HTTP_WORKERS` above 1, that many such servers run, one process each, on one
+listening socket (app/http_workers.py).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from app.config import RunMode, Settings
+from app.http_workers import HOST, SERVER_OPTIONS
 from app.observability.event_context import event_context
 from app.observability.logging import get_logger
 from app.readiness import readiness
@@ -43,7 +44,6 @@ from app.runtime.slack_auth import SlackAuthCheck
 from app.runtime.slack_payload import MalformedPayload, parse_payload
 from app.runtime.slack_signature import SlackSignature
 from app.runtime.stop_signals import StopSignals
-from app.runtime.worker_siblings import DIRECTORY_VARIABLE as SIBLINGS_DIRECTORY
 from app.runtime.worker_siblings import WorkerSiblings
 from app.services import ServiceProvider
 from app.shutdown import drain
@@ -268,43 +268,6 @@ def _event_ids(payload: dict[str, Any]) -> Iterator[None]:
         thread_ts=event.get("thread_ts") or thread.get("thread_ts"),
     ):
         yield
-
-
-def serve_workers(factory: str, *, count: int, port: int) -> None:
-    """`count` server processes on one listening socket, each building its own app with
-    `factory` ("module:function"): a Python process computes on one core at a time, so
-    a burst on a 2-vCPU instance needs two. uvicorn's own supervisor (its public
-    `workers`) starts them, replaces one that dies, and on SIGTERM or SIGINT stops each
-    gracefully and waits for it. The workers reach each other through a directory only
-    this user can enter (app/runtime/worker_siblings.py), removed when they are gone."""
-    import os
-    import shutil
-    import tempfile
-
-    import uvicorn
-
-    siblings = tempfile.mkdtemp(prefix="orion-workers-")
-    os.environ[SIBLINGS_DIRECTORY] = siblings  # spawned workers inherit the environment
-    log.info("orion.workers.start", workers=count)
-    try:
-        uvicorn.run(factory, factory=True, workers=count, host=HOST, port=port, **SERVER_OPTIONS)
-    finally:
-        del os.environ[SIBLINGS_DIRECTORY]
-        shutil.rmtree(siblings, ignore_errors=True)
-    log.info("orion.workers.stopped")
-
-
-HOST = "0.0.0.0"
-# How every Orion server process serves, alone or as one of several workers.
-SERVER_OPTIONS: dict[str, Any] = {
-    "log_config": None,  # keep Orion's structured logging
-    "access_log": False,
-    # Orion never reads the client's address, so the X-Forwarded-* rewriting middleware
-    # would only add work to every request.
-    "proxy_headers": False,
-    "timeout_graceful_shutdown": 8,
-    "lifespan": "on",
-}
 
 
 def serve_http(app: Starlette, *, port: int) -> None:

@@ -32,6 +32,7 @@ COMPOSITION = {
     "config",
     "services",
     "http_server",
+    "http_workers",
     "socket_mode",
     "shutdown",
     "readiness",

@@ -21,7 +21,7 @@ What each part trades, and the benchmark that measures it (`uv run python -m ben
   unsigned requests" and their time to refusal.
 
 And one process per vCPU: `worker_siblings` lets a worker of `HTTP_WORKERS`
-(app/http_server.py, `serve_workers`) pass a Stop to the worker running that turn —
+(app/http_workers.py) pass a Stop to the worker running that turn —
 "burst: Orion, 2 workers" beside "Orion, 1 worker".
 
 Stopping is bounded: `stop_signals` stops gracefully on the first Ctrl-C or SIGTERM, at

@@ -1,6 +1,6 @@
 """The other worker processes of this instance, asked to stop a conversation's turn.
 
-With `HTTP_WORKERS` above 1 (`serve_workers`, app/http_server.py) the kernel hands each
+With `HTTP_WORKERS` above 1 (`serve_workers`, app/http_workers.py) the kernel hands each
 connection to whichever worker accepts it first, so agent_view's Stop for a conversation
 can reach a worker other than the one answering it; running turns are known only in the memory of
 the worker running them (app/slack/conversation/running_turns.py). So each worker

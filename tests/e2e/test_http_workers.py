@@ -40,6 +40,8 @@ USER, CHANNEL = "U0WREN", "D0WREN"
 QUESTION = "Can you draft the rollout plan for the new search page?"
 STOPPED = "Stopped. Ask again whenever you're ready."
 PREFERENCES = {"name": "Wren", "response_style": "short answers"}
+# A fresh worker builds its clients in the background, on a machine shared with the tests.
+PROCESS_WAIT_S = 30.0
 
 
 @pytest.fixture
@@ -233,19 +235,29 @@ def test_two_workers_answer_confirm_a_stop_wherever_it_lands_and_stop_on_sigterm
     _answer_slowly(claude)
     answered = _start_conversation(served, slack, "What is on my list today?")
     slack.wait_for(
-        lambda: _echoed("What is on my list today?") in finished(slack, CHANNEL, answered)
+        timeout=PROCESS_WAIT_S,
+        predicate=lambda: (
+            _echoed("What is on my list today?") in finished(slack, CHANNEL, answered)
+        ),
     )
     [asked] = [r for r in claude.requests if r["model"] != SUMMARY_MODEL]
     assert "Wren" in json.dumps(asked["system"])
 
     # A Stop, on whichever worker the kernel hands it to: confirmed all the same.
     stopped = _start_conversation(served, slack)
-    [streaming] = slack.wait_for(lambda: _streamed(slack, stopped), what="the first words")
+    [streaming] = slack.wait_for(
+        timeout=PROCESS_WAIT_S, predicate=lambda: _streamed(slack, stopped), what="the first words"
+    )
     assert _post(served.url, events.agent_session_stopped(USER, CHANNEL, stopped)) == 200
     slack.wait_for(
-        lambda: STOPPED in finished(slack, CHANNEL, stopped), what="the stop's confirmation"
+        timeout=PROCESS_WAIT_S,
+        predicate=lambda: STOPPED in finished(slack, CHANNEL, stopped),
+        what="the stop's confirmation",
     )
-    slack.wait_for(lambda: _statuses(slack, stopped) == ["processing", "active"])
+    slack.wait_for(
+        timeout=PROCESS_WAIT_S,
+        predicate=lambda: _statuses(slack, stopped) == ["processing", "active"],
+    )
     assert streaming.ts in {m.ts for m in slack.bot_messages(CHANNEL, stopped)}
 
     workers = _workers(served)
@@ -279,7 +291,8 @@ def test_a_worker_that_dies_is_replaced_and_the_instance_keeps_answering(
     threads = [_start_conversation(served, slack, question) for question in questions]
     for question, thread_ts in zip(questions, threads, strict=True):
         slack.wait_for(
-            lambda q=question, t=thread_ts: _echoed(q) in finished(slack, CHANNEL, t),
+            timeout=PROCESS_WAIT_S,
+            predicate=lambda q=question, t=thread_ts: _echoed(q) in finished(slack, CHANNEL, t),
             what=f"the answer to {question}",
         )
     assert served.stop() == 0, served.log()
@@ -310,7 +323,9 @@ def test_deliveries_of_one_event_spread_over_both_workers_are_answered_once(
 
     with ThreadPoolExecutor(len(deliveries)) as pool:
         assert list(pool.map(deliver, deliveries)) == [200] * len(deliveries)
-    slack.wait_for(lambda: _echoed(question) in finished(slack, CHANNEL, ts))
+    slack.wait_for(
+        timeout=PROCESS_WAIT_S, predicate=lambda: _echoed(question) in finished(slack, CHANNEL, ts)
+    )
     wait_until(
         lambda: _count_logged(served, log_events.SLACK_EVENT_DUPLICATE) == 5,
         30,
