@@ -120,6 +120,8 @@ MEMORY_UNDO_REFUSED = _line("memory.undo.refused")
 ORION_SHUTDOWN = _line("orion.shutdown")
 ORION_SOCKET_MODE_CONNECTING = _line("orion.socket_mode.connecting")
 ORION_STOPPING = _line("orion.stopping")
+ORION_WORKER_SIBLING_REQUEST_REFUSED = _line("orion.worker.sibling_request_refused")
+ORION_WORKER_SIBLING_UNANSWERED = _line("orion.worker.sibling_unanswered")
 # Written straight to stderr's file descriptor as one JSON object, not through the logger:
 # a signal handler may not take the logger's lock (app/runtime/stop_signals.py).
 ORION_STOPPED_AT_ONCE = _written_as(

@@ -25,11 +25,11 @@ import pytest
 from app.observability.logging import configure_logging
 from app.runtime import worker_siblings
 from app.slack.conversation.running_turns import RunningTurns, Stopped
+from tests import log_events
 from tests.answers_in_progress import Answer
 from tests.runtime.worker_processes import socket_of, workers
 
 CHANNEL, THREAD = "D0STOP", "1712345678.000100"
-REFUSED = "orion.worker.sibling_request_refused"
 # Only so that a listener which neither answers nor closes fails the test instead of
 # hanging it; it answers or closes within its ASK_TIMEOUT_S (made 0.2 s here).
 HANG_GUARD_S = 10.0
@@ -105,8 +105,13 @@ async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, paylo
             await writer.wait_closed()
 
 
-def assert_refused(lines: list[dict[str, Any]]) -> None:
-    assert any(line["message"] == REFUSED for line in lines), "no refusal logged"
+def assert_refused(lines: list[dict[str, Any]], *, with_traceback: bool = False) -> None:
+    refusals = [
+        line for line in lines if line["message"] == log_events.ORION_WORKER_SIBLING_REQUEST_REFUSED
+    ]
+    assert refusals, "no refusal logged"
+    if with_traceback:  # what the exception that refused it was, and where
+        assert all("Traceback" in line.get("exception", "") for line in refusals), refusals
     assert_nothing_swallowed(lines)
 
 
@@ -120,13 +125,20 @@ def line(request: Any) -> bytes:
     return json.dumps(request).encode() + b"\n"
 
 
-NOT_A_STOP = {
+# Lines that are not JSON: refused, the parser's exception logged with its traceback.
+NOT_JSON = {
     "a_mebibyte_without_newline": b"x" * (1 << 20),
     "a_long_line": line({"stop": [CHANNEL, THREAD], "padding": "x" * 4096}),
     "not_json": b"stop D0STOP 1712345678.000100\n",
     "a_stop_then_more": line({"stop": [CHANNEL, THREAD]})[:-1] + b" and more\n",
     "not_utf8": b'{"stop": ["\xff\xfe", "\xc0\xaf"]}\n',
     "empty_line": b"\n",
+    # Short enough to be read, nested deeper than the JSON parser recurses.
+    "nested_past_the_parser": b"[" * 1000 + b"\n",
+    "a_stop_nested_past_the_parser": b'{"stop": ' + b"[" * 1000 + b"\n",
+}
+# JSON, but not a Stop.
+WRONG_SHAPES = {
     "stop_a_string": line({"stop": "x"}),
     "stop_a_conversation_as_one_string": line({"stop": f"{CHANNEL} {THREAD}"}),
     "three_ids": line({"stop": [CHANNEL, THREAD, THREAD]}),
@@ -144,7 +156,19 @@ NOT_A_STOP = {
 }
 
 
-@pytest.mark.parametrize("payload", NOT_A_STOP.values(), ids=NOT_A_STOP.keys())
+@pytest.mark.parametrize("payload", NOT_JSON.values(), ids=NOT_JSON.keys())
+async def test_a_request_that_is_not_json_stops_nothing(
+    tmp_path: Path, log_stream: io.StringIO, payload: bytes
+) -> None:
+    async with a_turn_under_attack(tmp_path) as target:
+        assert await attack(target.socket, payload) in ANSWERED_OR_CLOSED
+
+        target.assert_still_writing()
+        assert_refused(logged(log_stream), with_traceback=True)
+        await target.assert_a_genuine_stop_still_arrives()
+
+
+@pytest.mark.parametrize("payload", WRONG_SHAPES.values(), ids=WRONG_SHAPES.keys())
 async def test_a_request_not_shaped_as_a_stop_stops_nothing(
     tmp_path: Path, log_stream: io.StringIO, payload: bytes
 ) -> None:
@@ -193,14 +217,14 @@ async def test_a_connection_that_sends_nothing_is_closed(
         assert await attack(target.socket, b"") == b""
 
         target.assert_still_writing()
-        assert_refused(logged(log_stream))
+        assert_refused(logged(log_stream), with_traceback=True)
         await target.assert_a_genuine_stop_still_arrives()
 
 
 async def test_two_hundred_hostile_connections_at_once_leave_the_listener_answering(
     tmp_path: Path, log_stream: io.StringIO
 ) -> None:
-    payloads = [b"", *NOT_A_STOP.values()]
+    payloads = [b"", *NOT_JSON.values(), *WRONG_SHAPES.values()]
     async with a_turn_under_attack(tmp_path) as target:
         # Opened one after the other, so each is accepted (an attacker who fills the listen
         # backlog instead only keeps its own connections from being made), then all at work
@@ -216,4 +240,53 @@ async def test_two_hundred_hostile_connections_at_once_leave_the_listener_answer
         assert set(replies) <= set(ANSWERED_OR_CLOSED)
         target.assert_still_writing()
         assert_refused(logged(log_stream))
+        await target.assert_a_genuine_stop_still_arrives()
+
+
+@asynccontextmanager
+async def a_sibling_answering(path: Path, answer: bytes) -> AsyncIterator[None]:
+    """Something listening in the siblings' directory that answers every Stop with `answer`."""
+
+    async def reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readline()
+        with contextlib.suppress(ConnectionError):
+            writer.write(answer)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_unix_server(reply, path=str(path))
+    try:
+        yield
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+HOSTILE_ANSWERS = {
+    "nested_past_the_parser": b"[" * 1000 + b"\n",
+    "a_long_line": line({"stopped": True, "padding": "x" * 4096}),
+    "not_json": b"yes\n",
+    "stopped_as_a_string": line({"stopped": "true"}),
+    "stopped_as_a_number": line({"stopped": 1}),
+    "a_list": line([True]),
+    "nothing": b"",
+}
+
+
+@pytest.mark.parametrize("answer", HOSTILE_ANSWERS.values(), ids=HOSTILE_ANSWERS.keys())
+async def test_a_hostile_answer_from_the_directory_is_not_taken_for_a_stop(
+    tmp_path: Path, log_stream: io.StringIO, answer: bytes
+) -> None:
+    async with (
+        a_sibling_answering(socket_of(tmp_path, "hostile"), answer),
+        a_turn_under_attack(tmp_path) as target,
+    ):
+        assert await target.a.stop(CHANNEL, "1712345678.999999") is Stopped.NOTHING
+
+        lines = logged(log_stream)
+        assert_nothing_swallowed(lines)
+        unanswered = [
+            line for line in lines if line["message"] == log_events.ORION_WORKER_SIBLING_UNANSWERED
+        ]
+        assert all("Traceback" in line.get("exception", "") for line in unanswered), unanswered
         await target.assert_a_genuine_stop_still_arrives()
