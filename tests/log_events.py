@@ -121,6 +121,8 @@ ORION_SHUTDOWN = _line("orion.shutdown")
 ORION_SOCKET_MODE_CONNECTING = _line("orion.socket_mode.connecting")
 ORION_STOPPING = _line("orion.stopping")
 ORION_WORKER_LISTENING_FOR_SIBLINGS = _line("orion.worker.listening_for_siblings")
+ORION_WORKER_SIBLING_REQUEST_REFUSED = _line("orion.worker.sibling_request_refused")
+ORION_WORKER_SIBLING_UNANSWERED = _line("orion.worker.sibling_unanswered")
 ORION_WORKER_START = _line("orion.worker.start")
 ORION_WORKERS_STOPPED = _line("orion.workers.stopped")
 # Written straight to stderr's file descriptor as one JSON object, not through the logger:

@@ -10,8 +10,8 @@ and a worker that finds no turn to stop asks the others, all at once, each withi
 `ASK_TIMEOUT_S`.
 
 The exchange is one line each way: `{"stop": [channel, thread_ts]}` and
-`{"stopped": true|false}`. A line longer than `MAX_LINE` or not of that shape is
-answered `false` and the connection closed; a sibling that is gone (its socket file left
+`{"stopped": true|false}`. A line not of that shape is answered `false`, one longer than
+`MAX_LINE` not at all, and the connection closed; a sibling that is gone (its socket file left
 behind) or does not answer in time counts as not stopping it.
 """
 
@@ -88,22 +88,40 @@ class WorkerSiblings:
         stopped = False
         try:
             line = await asyncio.wait_for(reader.readline(), ASK_TIMEOUT_S)
-            conversation = _conversation(line)
-            if conversation is None:
-                log.warning("orion.worker.sibling_request_refused", size=len(line))
-            elif self._stop_here is not None:
-                stopped = self._stop_here(*conversation)
-                if stopped:
-                    log.info("slack.turn.stopped_for_a_sibling")
+            stopped = self._stop_asked(line)
             writer.write(json.dumps({"stopped": stopped}).encode() + b"\n")
             await writer.drain()
         except (ValueError, TimeoutError, ConnectionError) as exc:
             # Too long a line (ValueError), too slow or gone: nothing to stop.
-            log.warning("orion.worker.sibling_request_refused", error=type(exc).__name__)
+            log.warning(
+                "orion.worker.sibling_request_refused", error=type(exc).__name__, exc_info=True
+            )
         finally:
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
+
+    def _stop_asked(self, line: bytes) -> bool:
+        """Run a sibling's request; False for a line that is not a Stop."""
+        try:
+            conversation = _conversation(line)
+        except (ValueError, RecursionError) as exc:
+            # RecursionError: a short line nested deeper than the parser recurses, which
+            # would otherwise escape the handler, unanswered and unlogged by Orion.
+            log.warning(
+                "orion.worker.sibling_request_refused",
+                size=len(line),
+                error=type(exc).__name__,
+                exc_info=True,
+            )
+            return False
+        if conversation is None:
+            log.warning("orion.worker.sibling_request_refused", size=len(line))
+            return False
+        stopped = self._stop_here is not None and self._stop_here(*conversation)
+        if stopped:
+            log.info("slack.turn.stopped_for_a_sibling")
+        return stopped
 
 
 async def _ask(path: Path, line: bytes) -> bool:
@@ -115,9 +133,10 @@ async def _ask(path: Path, line: bytes) -> bool:
             await writer.drain()
             answer = json.loads(await reader.readline())
         return isinstance(answer, dict) and answer.get("stopped") is True
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError, ValueError, RecursionError) as exc:
         # OSError: a socket left by a worker that died (refused) or went meanwhile.
-        log.info("orion.worker.sibling_unanswered", error=type(exc).__name__)
+        # RecursionError: an answer nested deeper than the parser recurses.
+        log.info("orion.worker.sibling_unanswered", error=type(exc).__name__, exc_info=True)
         return False
     finally:
         if writer is not None:
@@ -125,10 +144,9 @@ async def _ask(path: Path, line: bytes) -> bool:
 
 
 def _conversation(line: bytes) -> tuple[str, str] | None:
-    try:
-        request = json.loads(line)
-    except ValueError:
-        return None
+    """The conversation a Stop names; None for JSON of any other shape. Raises what
+    `json.loads` raises for a line that is not JSON."""
+    request = json.loads(line)
     ids = request.get("stop") if isinstance(request, dict) else None
     if (
         isinstance(ids, list)

@@ -11,43 +11,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import weakref
-from collections.abc import AsyncIterator
-from contextlib import ExitStack, asynccontextmanager
+from contextlib import ExitStack
 
 import pytest
 
 from app.slack.conversation.running_turns import RunningTurns, Stopped
+from tests.answers_in_progress import Answer, settled
 
 CHANNEL, OTHER_CHANNEL = "D0STOP", "D0ELSE"
 THREAD, OTHER_THREAD = "1712345678.000100", "1712345678.000200"
-
-
-class Answer:
-    """An answer still being written: finishes with its text when the test says so."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._written = asyncio.Event()
-        self.task = asyncio.ensure_future(self._write())
-
-    async def _write(self) -> str:
-        await self._written.wait()
-        return self.text
-
-    async def finish(self) -> str:
-        self._written.set()
-        return await self.task
-
-
-@asynccontextmanager
-async def settled(*answers: Answer) -> AsyncIterator[None]:
-    """Leave no task behind, whatever the test did to them."""
-    try:
-        yield
-    finally:
-        for answer in answers:
-            answer.task.cancel()
-        await asyncio.gather(*(a.task for a in answers), return_exceptions=True)
 
 
 async def test_stop_cancels_the_answer_running_in_that_conversation() -> None:
