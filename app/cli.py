@@ -164,11 +164,10 @@ def run(settings: Settings, mode: RunMode) -> int:
         if settings.http_workers > 1:
             from app.http_workers import serve_workers
 
-            serve_workers(HTTP_WORKER, count=settings.http_workers, port=settings.port)
-        else:
-            from app.http_server import serve_http
+            return serve_workers(HTTP_WORKER, count=settings.http_workers, port=settings.port)
+        from app.http_server import serve_http
 
-            serve_http(http_app(settings), port=settings.port)
+        serve_http(http_app(settings), port=settings.port)
         return 0
     provider = _provider(settings)  # before the heavy imports (app/runtime/heap.py)
     from app.slack.app import build_bolt_app
@@ -198,7 +197,11 @@ HTTP_WORKER = "app.cli:http_worker"
 def http_worker() -> Starlette:
     """One worker's app: the settings its parent checked, read again from the same
     environment (the parent builds no client: the workers do, each its own)."""
-    settings = load_settings(RunMode.HTTP)
+    try:
+        settings = load_settings(RunMode.HTTP)
+    except ConfigError as exc:  # .env changed since the parent read it, say
+        print(exc, file=sys.stderr)
+        raise SystemExit(EXIT_PROBLEM) from exc
     configure_observability(settings)
     log = get_logger("orion")
     log.info("orion.worker.start")

@@ -10,15 +10,29 @@ instance answers.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import importlib
 import os
 import shutil
 import tempfile
 from typing import Any
 
+from uvicorn.config import STARTUP_FAILURE
+
+from app.config import EXIT_PROBLEM
 from app.observability.logging import get_logger
 from app.runtime.worker_siblings import DIRECTORY_VARIABLE as SIBLINGS_DIRECTORY
+from app.runtime.worker_watchdog import WorkerWatchdog, stop_as_one_process_does
 
 log = get_logger(__name__)
+
+# What uvicorn's workers load (`worker_app`), and the app factory it builds on, which the
+# parent names in the environment for them.
+WORKER_APP = "app.http_workers:worker_app"
+FACTORY_VARIABLE = "ORION_WORKER_APP_FACTORY"
+# Left in the siblings directory by a worker that could not build its app.
+START_FAILED = "start-failed"
 
 HOST = "0.0.0.0"
 # How every Orion server process serves, alone or as one of several workers.
@@ -33,20 +47,47 @@ SERVER_OPTIONS: dict[str, Any] = {
 }
 
 
-def serve_workers(factory: str, *, count: int, port: int) -> None:
+def serve_workers(factory: str, *, count: int, port: int) -> int:
     """`count` server processes on one listening socket, each building its own app with
-    `factory` ("module:function"). uvicorn's own supervisor (its public `workers`) spawns
-    them, replaces one that dies, and on SIGTERM or SIGINT stops each gracefully and waits
-    for it. The workers reach each other through a directory only this user can enter
-    (app/runtime/worker_siblings.py), removed when they are gone."""
+    `factory` ("module:function"); the exit code. uvicorn's own supervisor (its public
+    `workers`) spawns them, replaces one that dies, and on SIGTERM or SIGINT stops each
+    gracefully and waits for it. The workers reach each other through a directory only
+    this user can enter (app/runtime/worker_siblings.py), removed when they are gone."""
     import uvicorn
 
     siblings = tempfile.mkdtemp(prefix="orion-workers-")
-    os.environ[SIBLINGS_DIRECTORY] = siblings  # spawned workers inherit the environment
+    # Spawned workers inherit the environment.
+    os.environ[SIBLINGS_DIRECTORY] = siblings
+    os.environ[FACTORY_VARIABLE] = factory
     log.info("orion.workers.start", workers=count)
     try:
-        uvicorn.run(factory, factory=True, workers=count, host=HOST, port=port, **SERVER_OPTIONS)
+        uvicorn.run(WORKER_APP, factory=True, workers=count, host=HOST, port=port, **SERVER_OPTIONS)
+        failed = os.path.exists(os.path.join(siblings, START_FAILED))
     finally:
-        del os.environ[SIBLINGS_DIRECTORY]
+        del os.environ[SIBLINGS_DIRECTORY], os.environ[FACTORY_VARIABLE]
         shutil.rmtree(siblings, ignore_errors=True)
+    if failed:
+        # uvicorn's supervisor stops once a worker fails to start, as every worker would.
+        log.error("orion.workers.start_failed")
+        return EXIT_PROBLEM
     log.info("orion.workers.stopped")
+    return 0
+
+
+def worker_app() -> Any:
+    """Each worker's app, built as uvicorn loads it, in the worker's event loop: the
+    factory's, with what a worker needs beyond one process (app/runtime/
+    worker_watchdog.py). A worker that cannot build it exits as uvicorn's supervisor
+    understands "failed to start" (rather than as "died", which it would start again and
+    again), and leaves a mark for the parent's exit code."""
+    try:
+        module, _, name = os.environ[FACTORY_VARIABLE].partition(":")
+        app = getattr(importlib.import_module(module), name)()
+    except BaseException as exc:  # SystemExit too: a settings problem the factory reported
+        log.error("orion.worker.start_failed", exc_info=exc)
+        with contextlib.suppress(OSError):
+            open(os.path.join(os.environ[SIBLINGS_DIRECTORY], START_FAILED), "w").close()
+        raise SystemExit(STARTUP_FAILURE) from exc
+    WorkerWatchdog(asyncio.get_running_loop()).start()
+    stop_as_one_process_does()
+    return app

@@ -124,6 +124,8 @@ ORION_WORKER_LISTENING_FOR_SIBLINGS = _line("orion.worker.listening_for_siblings
 ORION_WORKER_SIBLING_REQUEST_REFUSED = _line("orion.worker.sibling_request_refused")
 ORION_WORKER_SIBLING_UNANSWERED = _line("orion.worker.sibling_unanswered")
 ORION_WORKER_START = _line("orion.worker.start")
+ORION_WORKER_START_FAILED = _line("orion.worker.start_failed")
+ORION_WORKERS_START_FAILED = _line("orion.workers.start_failed")
 ORION_WORKERS_STOPPED = _line("orion.workers.stopped")
 # Written straight to stderr's file descriptor as one JSON object, not through the logger:
 # a signal handler may not take the logger's lock (app/runtime/stop_signals.py).

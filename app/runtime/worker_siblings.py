@@ -81,8 +81,17 @@ class WorkerSiblings:
         if not paths:
             return False
         line = json.dumps({"stop": [channel, thread_ts]}).encode() + b"\n"
-        answers = await asyncio.gather(*(_ask(path, line) for path in paths))
-        return any(answers)
+        asks = [asyncio.ensure_future(_ask(path, line)) for path in paths]
+        try:
+            # The first sibling that stopped it answers for all: a slow one is not waited for.
+            for answer in asyncio.as_completed(asks):
+                if await answer:
+                    return True
+            return False
+        finally:
+            for ask in asks:
+                ask.cancel()
+            await asyncio.gather(*asks, return_exceptions=True)
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         stopped = False

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,6 +26,7 @@ import psutil
 import pytest
 
 from app.config import DEFAULT_SUMMARY_MODEL as SUMMARY_MODEL
+from app.config import EXIT_PROBLEM
 from app.memory.scopes import user_preferences_key
 from app.runtime.worker_siblings import WorkerSiblings
 from tests import log_events
@@ -33,7 +37,7 @@ from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack, Message
-from tests.orion_process import OrionProcess, free_port, orion_env
+from tests.orion_process import REPO, OrionProcess, free_port, orion_env
 from tests.orion_server import SIGNING_SECRET, OrionServer, make_settings
 
 USER, CHANNEL = "U0WREN", "D0WREN"
@@ -199,8 +203,20 @@ def served(
     orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log")
     with orion:
         wait_until(lambda: len(_workers(orion)) == 2, 30, "two workers")
-        orion.wait_logged(log_events.ORION_WORKER_LISTENING_FOR_SIBLINGS)
+        _wait_built(orion, 2)
         yield orion
+
+
+def _wait_built(orion: OrionProcess, workers: int) -> None:
+    """Until `workers` workers have built their clients: a loaded machine takes seconds."""
+    wait_until(
+        lambda: (
+            _count_logged(orion, log_events.SERVICES_READY) >= workers
+            and _count_logged(orion, log_events.ORION_WORKER_LISTENING_FOR_SIBLINGS) >= workers
+        ),
+        90,
+        f"{workers} workers ready",
+    )
 
 
 def _workers(orion: OrionProcess) -> list[psutil.Process]:
@@ -222,11 +238,6 @@ def _count_logged(orion: OrionProcess, event: str) -> int:
 def test_two_workers_answer_confirm_a_stop_wherever_it_lands_and_stop_on_sigterm(
     served: OrionProcess, slack: FakeSlack, claude: FakeClaude, tmp_path: Path
 ) -> None:
-    wait_until(
-        lambda: _count_logged(served, log_events.ORION_WORKER_LISTENING_FOR_SIBLINGS) == 2,
-        30,
-        "both workers listening for their siblings",
-    )
     [siblings] = (tmp_path / "tmp").iterdir()
     assert siblings.stat().st_mode & 0o777 == 0o700, "only this user may reach the workers"
     assert len(list(siblings.glob("*.sock"))) == 2
@@ -281,11 +292,7 @@ def test_a_worker_that_dies_is_replaced_and_the_instance_keeps_answering(
         "a worker in its place",
     )
     assert kept.pid in {w.pid for w in _workers(served)}
-    wait_until(
-        lambda: _count_logged(served, log_events.ORION_WORKER_LISTENING_FOR_SIBLINGS) == 3,
-        30,
-        "the new worker listening",
-    )
+    _wait_built(served, 3)  # the new one too
     # Every connection is answered, whichever worker takes it.
     questions = [f"Question number {n}?" for n in range(6)]
     threads = [_start_conversation(served, slack, question) for question in questions]
@@ -334,3 +341,76 @@ def test_deliveries_of_one_event_spread_over_both_workers_are_answered_once(
     answers = [r for r in claude.requests if r["model"] != SUMMARY_MODEL]
     assert len(answers) == 1
     assert [m.text for m in slack.bot_messages(CHANNEL, ts)] == [_echoed(question)]
+
+
+def test_a_second_signal_ends_each_worker_at_once(
+    served: OrionProcess, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    # uvicorn's workers install their own signal handlers; Orion's go in front of them
+    # (app/runtime/worker_watchdog.py), which only holds while uvicorn installs its own
+    # before it builds the app: this fails if an upgrade changes that order.
+    claude.delay(60)  # an answer in flight that the graceful stop would wait for
+    question = "Could you summarise the incident report?"
+    thread_ts = _start_conversation(served, slack, question)
+    claude.wait_for(lambda: claude.calls, timeout=PROCESS_WAIT_S, what="the Claude request")
+    workers = _workers(served)
+
+    served.signal(signal.SIGTERM)
+    wait_until(lambda: _count_logged(served, log_events.ORION_STOPPING) == 2, 30, "draining")
+    # The worker with the answer in flight is draining (the other may be gone already):
+    # a second signal, as a terminal's second Ctrl-C reaches every process.
+    draining = [w for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
+    assert draining
+    for worker in draining:
+        worker.send_signal(signal.SIGINT)
+
+    assert served.stop() == 0, served.log()
+    stopped = [
+        json.loads(line)
+        for line in served.log().splitlines()
+        if log_events.ORION_STOPPED_AT_ONCE in line
+    ]
+    assert [line["reason"] for line in stopped] == ["a second SIGINT"] * len(draining)
+    assert not [m for m in slack.bot_messages(CHANNEL, thread_ts) if m.text]
+
+
+def test_workers_whose_supervisor_is_killed_outright_end_too(served: OrionProcess) -> None:
+    workers = _workers(served)
+    assert served.process is not None
+    served.process.kill()  # no SIGTERM to pass on
+    served.process.wait(10)
+
+    _, alive = psutil.wait_procs(workers, timeout=30)
+    assert not alive, "a worker still holds the port"
+    assert "its supervisor is gone" in served.log()
+
+
+def app_that_cannot_be_built() -> None:
+    """An app factory that fails in the workers only (the parent never calls it)."""
+    raise RuntimeError("the worker's app cannot be built")
+
+
+START_WORKERS = """
+import sys
+from app.http_workers import serve_workers
+sys.exit(serve_workers(sys.argv[1], count=2, port=int(sys.argv[2])))
+"""
+
+
+def test_workers_that_cannot_start_stop_the_supervisor_with_a_clear_exit(tmp_path: Path) -> None:
+    factory = f"{__name__}:{app_that_cannot_be_built.__name__}"
+    result = subprocess.run(
+        [sys.executable, "-c", START_WORKERS, factory, str(free_port())],
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+    output = result.stdout + result.stderr
+    assert result.returncode == EXIT_PROBLEM, output
+    # Not started again and again: uvicorn's supervisor stops at the first failed start.
+    assert 1 <= output.count(log_events.ORION_WORKER_START_FAILED) <= 2, output
+    assert "the worker's app cannot be built" in output
+    assert log_events.ORION_WORKERS_START_FAILED in output
+    assert list(tmp_path.iterdir()) == [], "the siblings directory is gone"
