@@ -31,6 +31,8 @@ log = get_logger(__name__)
 # parent names in the environment for them.
 WORKER_APP = "app.http_workers:worker_app"
 FACTORY_VARIABLE = "ORION_WORKER_APP_FACTORY"
+# sockaddr_un's sun_path: 108 bytes with the terminating NUL.
+MAX_SOCKET_PATH = 107
 # Left in the siblings directory by a worker that could not build its app.
 START_FAILED = "start-failed"
 
@@ -55,7 +57,7 @@ def serve_workers(factory: str, *, count: int, port: int) -> int:
     this user can enter (app/runtime/worker_siblings.py), removed when they are gone."""
     import uvicorn
 
-    siblings = tempfile.mkdtemp(prefix="orion-workers-")
+    siblings = tempfile.mkdtemp(prefix="orion-workers-", dir=_short_temporary_directory())
     # Spawned workers inherit the environment.
     os.environ[SIBLINGS_DIRECTORY] = siblings
     os.environ[FACTORY_VARIABLE] = factory
@@ -72,6 +74,14 @@ def serve_workers(factory: str, *, count: int, port: int) -> int:
         return EXIT_PROBLEM
     log.info("orion.workers.stopped")
     return 0
+
+
+def _short_temporary_directory() -> str:
+    """The temporary directory (TMPDIR), unless the workers' sockets would not fit in it:
+    a Unix socket's path is at most 107 bytes."""
+    directory = tempfile.gettempdir()
+    room = len(os.path.join(directory, "orion-workers-XXXXXXXX", "4194304.sock").encode())
+    return directory if room <= MAX_SOCKET_PATH else "/tmp"
 
 
 def worker_app() -> Any:

@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -181,15 +183,24 @@ def test_a_stop_while_the_other_worker_is_gone_still_sets_the_session_active(
 
 
 @pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary directory whose path leaves room for a Unix socket's (pytest's own, with
+    xdist's worker in it, may not)."""
+    directory = Path(tempfile.mkdtemp(prefix="ow-", dir="/tmp"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
 def served(
     tmp_path: Path,
+    short_tmp: Path,
     slack: FakeSlack,
     claude: FakeClaude,
     gcs_emulator: GcsEmulator,
     gcs_bucket: str,
 ) -> Iterator[OrionProcess]:
     gcs_emulator.write(gcs_bucket, user_preferences_key(USER), json.dumps(PREFERENCES))
-    (tmp_path / "tmp").mkdir()
     env = orion_env(
         slack_url=slack.url,
         claude_url=claude.url,
@@ -198,7 +209,7 @@ def served(
         GCS_MEMORIES_BUCKET=gcs_bucket,
         SLACK_EXPERIENCE="agent",
         HTTP_WORKERS="2",
-        TMPDIR=str(tmp_path / "tmp"),  # where the workers' siblings directory goes
+        TMPDIR=str(short_tmp),  # where the workers' siblings directory goes
     )
     orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log")
     with orion:
@@ -215,7 +226,7 @@ def _wait_built(orion: OrionProcess, workers: int) -> None:
             and _count_logged(orion, log_events.ORION_WORKER_LISTENING_FOR_SIBLINGS) >= workers
         ),
         90,
-        f"{workers} workers ready",
+        lambda: f"{workers} workers ready; the log so far:\n{orion.log()[-4000:]}",
     )
 
 
@@ -236,9 +247,9 @@ def _count_logged(orion: OrionProcess, event: str) -> int:
 
 
 def test_two_workers_answer_confirm_a_stop_wherever_it_lands_and_stop_on_sigterm(
-    served: OrionProcess, slack: FakeSlack, claude: FakeClaude, tmp_path: Path
+    served: OrionProcess, slack: FakeSlack, claude: FakeClaude, short_tmp: Path
 ) -> None:
-    [siblings] = (tmp_path / "tmp").iterdir()
+    [siblings] = short_tmp.iterdir()
     assert siblings.stat().st_mode & 0o777 == 0o700, "only this user may reach the workers"
     assert len(list(siblings.glob("*.sock"))) == 2
 
@@ -397,11 +408,11 @@ sys.exit(serve_workers(sys.argv[1], count=2, port=int(sys.argv[2])))
 """
 
 
-def test_workers_that_cannot_start_stop_the_supervisor_with_a_clear_exit(tmp_path: Path) -> None:
+def test_workers_that_cannot_start_stop_the_supervisor_with_a_clear_exit(short_tmp: Path) -> None:
     factory = f"{__name__}:{app_that_cannot_be_built.__name__}"
     result = subprocess.run(
         [sys.executable, "-c", START_WORKERS, factory, str(free_port())],
-        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)},
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO), "TMPDIR": str(short_tmp)},
         capture_output=True,
         text=True,
         timeout=90,
@@ -413,4 +424,24 @@ def test_workers_that_cannot_start_stop_the_supervisor_with_a_clear_exit(tmp_pat
     assert 1 <= output.count(log_events.ORION_WORKER_START_FAILED) <= 2, output
     assert "the worker's app cannot be built" in output
     assert log_events.ORION_WORKERS_START_FAILED in output
-    assert list(tmp_path.iterdir()) == [], "the siblings directory is gone"
+    assert list(short_tmp.iterdir()) == [], "the siblings directory is gone"
+
+
+def test_workers_reach_each_other_even_from_a_temporary_directory_too_deep_for_a_socket(
+    tmp_path: Path, slack: FakeSlack, claude: FakeClaude, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    deep = tmp_path / ("d" * 100)  # a socket's path may not exceed 107 bytes
+    deep.mkdir()
+    env = orion_env(
+        slack_url=slack.url,
+        claude_url=claude.url,
+        port=free_port(),
+        STORAGE_EMULATOR_HOST=gcs_emulator.url,
+        GCS_MEMORIES_BUCKET=gcs_bucket,
+        HTTP_WORKERS="2",
+        TMPDIR=str(deep),
+    )
+    with OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log") as orion:
+        _wait_built(orion, 2)
+        assert "siblings_unreachable" not in orion.log()
+        assert orion.stop() == 0

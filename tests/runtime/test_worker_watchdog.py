@@ -114,11 +114,12 @@ def test_a_worker_whose_supervisor_is_gone_ends(tmp_path: Path) -> None:
 # A server's own handlers, as uvicorn's: they only note the stop (here: print it); then the
 # graceful stop waits for ever, as one stuck on a call that never returns would.
 SERVER = """
-import signal, sys, threading
+import os, signal, sys, threading
 from app.runtime.worker_watchdog import stop_as_one_process_does
 
 def server_handler(signum, frame):
-    print("server stopping", signal.Signals(signum).name, flush=True)
+    # Unbuffered: a handler may run while the main thread is still inside a print.
+    os.write(1, f"server stopping {signal.Signals(signum).name}\\n".encode())
 
 signal.signal(signal.SIGTERM, server_handler)
 signal.signal(signal.SIGINT, server_handler)
