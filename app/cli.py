@@ -165,9 +165,10 @@ def run(settings: Settings, mode: RunMode) -> int:
             from app.http_workers import serve_workers
 
             return serve_workers(HTTP_WORKER, count=settings.http_workers, port=settings.port)
+        app = http_app(settings)
         from app.http_server import serve_http
 
-        serve_http(http_app(settings), port=settings.port)
+        serve_http(app, port=settings.port)
         return 0
     provider = _provider(settings)  # before the heavy imports (app/runtime/heap.py)
     from app.slack.app import build_bolt_app

@@ -2,17 +2,17 @@
 
 With `HTTP_WORKERS` above 1 (`serve_workers`, app/http_workers.py) the kernel hands each
 connection to whichever worker accepts it first, so agent_view's Stop for a conversation
-can reach a worker other than the one answering it; running turns are known only in the memory of
-the worker running them (app/slack/conversation/running_turns.py). So each worker
-listens on a Unix socket, `{directory}/{pid}.sock`, in a directory only this instance's
-user can enter (made by the parent with `mkdtemp`, mode 0700, removed when it stops),
-and a worker that finds no turn to stop asks the others, all at once, each within
-`ASK_TIMEOUT_S`.
+can reach a worker other than the one answering it; running turns are known only in the
+memory of the worker running them (app/slack/conversation/running_turns.py). So each
+worker listens on a Unix socket, `{directory}/{pid}.sock`, in a directory only this
+instance's user can enter (made by the parent with `mkdtemp`, mode 0700, removed when it
+stops), and a worker that finds no turn to stop asks the others, all at once, each within
+`ASK_TIMEOUT_S`; the first that stopped it ends the wait.
 
 The exchange is one line each way: `{"stop": [channel, thread_ts]}` and
 `{"stopped": true|false}`. A line not of that shape is answered `false`, one longer than
-`MAX_LINE` not at all, and the connection closed; a sibling that is gone (its socket file left
-behind) or does not answer in time counts as not stopping it.
+`MAX_LINE` not at all, and the connection closed; a sibling that is gone (its socket file
+left behind) or does not answer in time counts as not stopping it.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ log = get_logger(__name__)
 
 # Set by the parent for its workers (spawned processes inherit the environment).
 DIRECTORY_VARIABLE = "ORION_WORKER_SIBLINGS_DIR"
-# A Stop waits for the slowest sibling's answer before it sets the session back to
-# `active` itself; a worker whose loop is that busy is not answering anyone anyway.
+# A Stop that no sibling stops waits this long for the slowest before it sets the session
+# back to `active` itself; a worker whose loop is that busy is not answering anyone anyway.
 ASK_TIMEOUT_S = 1.0
 # A conversation's ids are a few dozen characters; anything longer is not a Stop.
 MAX_LINE = 1024

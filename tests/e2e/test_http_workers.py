@@ -381,7 +381,8 @@ def test_a_second_signal_ends_each_worker_at_once(
         for line in served.log().splitlines()
         if log_events.ORION_STOPPED_AT_ONCE in line
     ]
-    assert [line["reason"] for line in stopped] == ["a second SIGINT"] * len(draining)
+    # The worker with the answer in flight, at least; the other may have been ending then.
+    assert stopped and {line["reason"] for line in stopped} == {"a second SIGINT"}
     assert not [m for m in slack.bot_messages(CHANNEL, thread_ts) if m.text]
 
 
