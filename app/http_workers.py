@@ -93,11 +93,14 @@ def worker_app() -> Any:
     try:
         module, _, name = os.environ[FACTORY_VARIABLE].partition(":")
         app = getattr(importlib.import_module(module), name)()
+        # Both rely on uvicorn building the app in the worker's main thread, in its loop,
+        # after installing its signal handlers: tests/e2e/test_http_workers.py fails if an
+        # upgrade changes that (here, a start failure rather than a worker unwatched).
+        WorkerWatchdog(asyncio.get_running_loop()).start()
+        stop_as_one_process_does()
     except BaseException as exc:  # SystemExit too: a settings problem the factory reported
         log.error("orion.worker.start_failed", exc_info=exc)
         with contextlib.suppress(OSError):
             open(os.path.join(os.environ[SIBLINGS_DIRECTORY], START_FAILED), "w").close()
         raise SystemExit(STARTUP_FAILURE) from exc
-    WorkerWatchdog(asyncio.get_running_loop()).start()
-    stop_as_one_process_does()
     return app
