@@ -39,6 +39,16 @@ def run_orion_command(
     )
 
 
+def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
+    """Wait (at most a minute) for a process started with its output piped; its exit code
+    and output. Killed if it is still there."""
+    try:
+        output, _ = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    return process.returncode, output
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from app.runtime.stop_signals import EXIT_AT_DEADLINE, EXIT_ON_SIGNAL
 from tests import log_events
-from tests.orion_process import REPO
+from tests.orion_process import REPO, finish
 
 # A server in miniature: its main thread serves until the first signal asks it to stop,
 # then returns, and Python's exit waits for a worker thread stuck for good, as one blocked
@@ -51,19 +51,11 @@ def _stuck(deadline_s: float, *more: str) -> subprocess.Popen[str]:
     return process
 
 
-def _finish(process: subprocess.Popen[str]) -> tuple[int, str]:
-    try:
-        output, _ = process.communicate(timeout=60)
-    finally:
-        process.kill()
-    return process.returncode, output
-
-
 def test_the_process_is_gone_at_the_deadline_whatever_it_waits_for(tmp_path: Path) -> None:
     process = _stuck(deadline_s=0.5)
     process.send_signal(signal.SIGTERM)
 
-    code, output = _finish(process)
+    code, output = finish(process)
 
     assert code == EXIT_AT_DEADLINE, output
 
@@ -76,7 +68,7 @@ def test_a_second_signal_ends_it_at_once(tmp_path: Path) -> None:
     assert process.stdout.readline() == "stopping\n"
     process.send_signal(signal.SIGINT)
 
-    code, output = _finish(process)
+    code, output = finish(process)
 
     assert code == EXIT_ON_SIGNAL
     assert json.loads(output) == {

@@ -15,7 +15,7 @@ import psutil
 
 from app.runtime.stop_signals import EXIT_AT_DEADLINE, EXIT_ON_SIGNAL
 from tests import log_events
-from tests.orion_process import REPO
+from tests.orion_process import REPO, finish
 
 ENV = {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO)}
 
@@ -51,14 +51,6 @@ def _watched(*args: str, stdout: int | object = subprocess.PIPE) -> subprocess.P
     return process
 
 
-def _finish(process: subprocess.Popen[str]) -> tuple[int, str]:
-    try:
-        output, _ = process.communicate(timeout=60)
-    finally:
-        process.kill()
-    return process.returncode, output
-
-
 def _stopped_at_once(output: str) -> dict[str, str]:
     [line] = [line for line in output.splitlines() if log_events.ORION_STOPPED_AT_ONCE in line]
     fields: dict[str, str] = json.loads(line)
@@ -66,14 +58,14 @@ def _stopped_at_once(output: str) -> dict[str, str]:
 
 
 def test_a_worker_whose_loop_is_stuck_ends_so_that_another_takes_its_place() -> None:
-    code, output = _finish(_watched("wedged", "0"))
+    code, output = finish(_watched("wedged", "0"))
 
     assert code == EXIT_ON_SIGNAL, output
     assert _stopped_at_once(output)["reason"].startswith("its event loop answered nothing")
 
 
 def test_a_loop_that_is_busy_but_turning_is_left_alone() -> None:
-    code, output = _finish(_watched("busy", "2"))  # four times the wedged limit
+    code, output = finish(_watched("busy", "2"))  # four times the wedged limit
 
     assert (code, output.split()) == (0, ["ready", "done"])
 
@@ -149,7 +141,7 @@ def test_the_first_signal_reaches_the_servers_handler_and_the_worker_is_gone_at_
     process = _server(deadline_s=0.5)
     process.send_signal(signal.SIGTERM)
 
-    code, output = _finish(process)
+    code, output = finish(process)
 
     assert output.splitlines() == ["server stopping SIGTERM"]
     assert code == EXIT_AT_DEADLINE
@@ -163,7 +155,7 @@ def test_a_second_signal_ends_the_worker_at_once() -> None:
     time.sleep(0.1)
     process.send_signal(signal.SIGINT)
 
-    code, output = _finish(process)
+    code, output = finish(process)
 
     assert code == EXIT_ON_SIGNAL
     assert _stopped_at_once(output)["reason"] == "a second SIGINT"
