@@ -1,11 +1,13 @@
-"""Several worker processes on one instance (`HTTP_WORKERS`, app/http_server.py).
+"""Several worker processes on one instance (`HTTP_WORKERS`, app/http_workers.py).
 
 The kernel hands each connection to whichever worker takes it, so a Stop can reach another
 worker than the one answering the conversation. Two Orion servers sharing a siblings
 directory stand for two workers, each Stop posted to the one that is not answering (a
 real `orion serve` cannot be told which worker takes a request); then `orion serve` with
 two workers on a GCS bucket, as deployed: it answers, a Stop is confirmed wherever it
-lands, a worker that dies is replaced, and SIGTERM stops them all.
+lands, copies of one event are answered once, SIGTERM stops them all, a worker that dies
+is replaced, a second signal ends a draining worker at once, workers outlive no
+supervisor, and workers that cannot start stop the supervisor with exit 2.
 """
 
 from __future__ import annotations
