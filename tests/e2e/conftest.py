@@ -111,5 +111,19 @@ def orion_socket(socket_slack: FakeSlack, claude: FakeClaude, tmp_path: Path) ->
         yield
     finally:
         loop.call_soon_threadsafe(stop.set)
-        thread.join(timeout=15)
+        thread.join(timeout=60)
+        assert not thread.is_alive(), "Orion's Socket Mode did not stop"
+        # As asyncio.run does: what the run left on the loop (the socket-mode client's
+        # message processor, say) is cancelled on it. Left pending, it is finalised by a
+        # later test's garbage collection, off its loop, where slack_sdk's processor
+        # catches the error of every attempt and logs it, for ever.
+        leftover = asyncio.all_tasks(loop)
+        for task in leftover:
+            task.cancel()
+
+        async def cancelled() -> None:
+            await asyncio.gather(*leftover, return_exceptions=True)
+            await loop.shutdown_asyncgens()
+
+        loop.run_until_complete(cancelled())
         loop.close()
