@@ -39,6 +39,21 @@ def run_orion_command(
     )
 
 
+def start_ready(script: str, *args: str) -> subprocess.Popen[str]:
+    """`python -c script args` with the repo importable and its output piped, once it has
+    printed "ready" (its signal handlers are in place by then)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "ready\n"
+    return process
+
+
 def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
     """Wait (at most a minute) for a process started with its output piped; its exit code
     and output. Killed if it is still there."""

@@ -5,15 +5,13 @@ once the stop deadline has passed after the first signal — and at once on a se
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from app.runtime.stop_signals import EXIT_AT_DEADLINE, EXIT_ON_SIGNAL
 from tests import log_events
-from tests.orion_process import REPO, finish
+from tests.orion_process import finish, start_ready
 
 # A server in miniature: its main thread serves until the first signal asks it to stop,
 # then returns, and Python's exit waits for a worker thread stuck for good, as one blocked
@@ -39,16 +37,7 @@ if len(sys.argv) > 2:  # a graceful stop that itself takes forever
 
 
 def _stuck(deadline_s: float, *more: str) -> subprocess.Popen[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-c", STUCK_PROCESS, str(deadline_s), *more],
-        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    assert process.stdout.readline() == "ready\n"
-    return process
+    return start_ready(STUCK_PROCESS, str(deadline_s), *more)
 
 
 def test_the_process_is_gone_at_the_deadline_whatever_it_waits_for(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import psutil
 
 from app.runtime.stop_signals import EXIT_AT_DEADLINE, EXIT_ON_SIGNAL
 from tests import log_events
-from tests.orion_process import REPO, finish
+from tests.orion_process import REPO, finish, start_ready
 
 ENV = {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO)}
 
@@ -123,16 +123,7 @@ while True:
 
 
 def _server(deadline_s: float) -> subprocess.Popen[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(deadline_s)],
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    assert process.stdout.readline() == "ready\n"
-    return process
+    return start_ready(SERVER, str(deadline_s))
 
 
 def test_the_first_signal_reaches_the_servers_handler_and_the_worker_is_gone_at_the_deadline() -> (
