@@ -21,6 +21,7 @@ listening socket (app/http_workers.py).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
@@ -35,7 +36,7 @@ from app.config import RunMode, Settings
 from app.http_workers import HOST, SERVER_OPTIONS
 from app.observability.event_context import event_context
 from app.observability.logging import get_logger
-from app.readiness import readiness
+from app.readiness import readiness, ready_here
 from app.runtime.ack_first import AckFirst
 from app.runtime.background import run_in_background
 from app.runtime.capped_body import BodyTooLarge, read_within_cap
@@ -57,6 +58,8 @@ BoltFactory = Callable[[], "AsyncApp"]
 # Bolt's default paths of its OAuth flow (AsyncOAuthSettings), which the flow keeps.
 INSTALL_PATH = "/slack/install"
 OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"
+# How often a worker of several looks whether its own checks pass yet (in-memory state).
+READY_POLL_S = 0.2
 
 
 class BoltLoader:
@@ -163,9 +166,18 @@ def build_http_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         loader.start()
         siblings = provider.worker_siblings
+        announcing: asyncio.Task[None] | None = None
         if siblings is not None:
             await _listen_for(siblings)
+            auth = None if settings.distribution else slack_auth
+            announcing = asyncio.create_task(
+                _say_ready_when(siblings, lambda: ready_here(provider, auth)),
+                name="orion.worker.say_ready",
+                context=contextvars.Context(),
+            )
         yield
+        if announcing is not None:
+            announcing.cancel()
         await slack_auth.close()
         await drain(provider)  # a sibling may still stop a turn that is draining
         if siblings is not None:
@@ -195,6 +207,21 @@ async def _listen_for(siblings: WorkerSiblings) -> None:
         await siblings.listen()
     except OSError as exc:  # the worker still serves; a Stop then reaches its turns only
         log.error("orion.worker.siblings_unreachable", exc_info=exc)
+
+
+async def _say_ready_when(siblings: WorkerSiblings, ready: Callable[[], bool]) -> None:
+    """Tell the siblings once this worker's own checks pass (what /readyz counts). Until it
+    has, the instance's /readyz waits for this worker and says so."""
+    try:
+        # Several states make it (builds, the store's first answer, Slack's auth.test),
+        # none with an event of its own: looked at, cheaply, until they all pass.
+        while not ready():  # noqa: ASYNC110
+            await asyncio.sleep(READY_POLL_S)
+        siblings.mark_ready()
+    except Exception as exc:  # OSError: the siblings' directory cannot be written
+        log.error("orion.worker.ready_unsaid", error=type(exc).__name__, exc_info=exc)
+        return
+    log.info("orion.worker.ready")
 
 
 def _build_bolt(settings: Settings, provider: ServiceProvider) -> AsyncApp:

@@ -29,9 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.observability.logging import get_logger
 from app.runtime.retrying_build import BuildState, BuildStatus
 from app.runtime.slack_auth import SlackAuthCheck
+from app.runtime.worker_siblings import WorkerSiblings
 from app.services import ServiceProvider
+
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -71,18 +75,42 @@ class Readiness:
 
 def readiness(provider: ServiceProvider, slack_auth: SlackAuthCheck | None) -> Readiness:
     """`slack_auth` None: distribution mode (every workspace's own token)."""
-    return Readiness(
-        {
-            "services": _build_check("services", provider.services_status),
-            "claude": _claude_check(provider),
-            "storage": _storage_check(provider),
-            "slack_auth": (
-                _build_check("slack_auth", slack_auth.status())
-                if slack_auth is not None
-                else Check(True, "per_team")
-            ),
-        }
-    )
+    checks = _own_checks(provider, slack_auth)
+    siblings = provider.worker_siblings
+    if siblings is not None:
+        checks["workers"] = _workers_check(siblings, provider.settings.http_workers)
+    return Readiness(checks)
+
+
+def ready_here(provider: ServiceProvider, slack_auth: SlackAuthCheck | None) -> bool:
+    """Whether this worker passes its own checks (what it tells its siblings)."""
+    return Readiness(_own_checks(provider, slack_auth)).ready
+
+
+def _own_checks(provider: ServiceProvider, slack_auth: SlackAuthCheck | None) -> dict[str, Check]:
+    return {
+        "services": _build_check("services", provider.services_status),
+        "claude": _claude_check(provider),
+        "storage": _storage_check(provider),
+        "slack_auth": (
+            _build_check("slack_auth", slack_auth.status())
+            if slack_auth is not None
+            else Check(True, "per_team")
+        ),
+    }
+
+
+def _workers_check(siblings: WorkerSiblings, expected: int) -> Check:
+    try:
+        ready = siblings.ready_workers()
+    except OSError as exc:
+        log.warning("readiness.workers_unreadable", error=type(exc).__name__, exc_info=exc)
+        reason = f"workers: their directory cannot be read ({type(exc).__name__})"
+        return Check(False, "unknown", reason, {"expected": expected}, required=False)
+    details = {"ready": ready, "expected": expected}
+    if ready >= expected:
+        return Check(True, "ready", details=details)
+    return Check(False, "starting", f"workers: {ready} of {expected} ready", details)
 
 
 def _build_check(name: str, status: BuildStatus) -> Check:

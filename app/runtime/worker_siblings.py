@@ -1,4 +1,5 @@
-"""The other worker processes of this instance, asked to stop a conversation's turn.
+"""The other worker processes of this instance: asked to stop a conversation's turn, and
+counted when readiness asks whether all of them are ready.
 
 With `HTTP_WORKERS` above 1 (`serve_workers`, app/http_workers.py) the kernel hands each
 connection to whichever worker accepts it first, so agent_view's Stop for a conversation
@@ -13,6 +14,13 @@ The exchange is one line each way: `{"stop": [channel, thread_ts]}` and
 `{"stopped": true|false}`. A line not of that shape is answered `false`, one longer than
 `MAX_LINE` not at all, and the connection closed; a sibling that is gone (its socket file
 left behind) or does not answer in time counts as not stopping it.
+
+Cloud Run's startup probe (`GET /readyz`) reaches one worker, which could pass it while the
+other is still building its services, and Cloud Run would then send people to it. So a
+worker whose own checks pass leaves `{directory}/{pid}.ready`, holding its pid, and
+/readyz counts the markers of the workers still alive (app/readiness.py): the instance is
+ready when all `HTTP_WORKERS` are. A worker that is killed leaves its marker behind; its
+pid, no longer running, does not count.
 """
 
 from __future__ import annotations
@@ -37,6 +45,10 @@ ASK_TIMEOUT_S = 1.0
 MAX_LINE = 1024
 MAX_ID = 64
 SUFFIX = ".sock"
+READY_SUFFIX = ".ready"
+# A marker holds a pid; anything longer was not written by a worker.
+MAX_MARKER = 32
+PID_MAX = 2**22  # Linux's ceiling (/proc/sys/kernel/pid_max)
 
 StopHere = Callable[[str, str], bool]
 
@@ -45,6 +57,7 @@ class WorkerSiblings:
     def __init__(self, directory: Path, *, name: str | None = None) -> None:
         self._directory = directory
         self._path = directory / f"{name or os.getpid()}{SUFFIX}"
+        self._ready_marker = directory / f"{name or os.getpid()}{READY_SUFFIX}"
         self._stop_here: StopHere | None = None
         self._server: asyncio.AbstractServer | None = None
 
@@ -66,7 +79,21 @@ class WorkerSiblings:
         )
         log.info("orion.worker.listening_for_siblings")
 
+    def mark_ready(self) -> None:
+        """Say that this worker's own checks pass (written whole, then renamed into place,
+        so that a count never reads half a marker)."""
+        partial = self._ready_marker.with_suffix(".partial")
+        partial.write_text(str(os.getpid()))
+        partial.replace(self._ready_marker)
+
+    def ready_workers(self) -> int:
+        """How many workers of the instance, this one included, have said they are ready
+        and still run. Raises OSError when the directory cannot be read."""
+        return sum(_alive(marker) for marker in self._directory.glob(f"*{READY_SUFFIX}"))
+
     async def close(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._ready_marker.unlink()
         if self._server is None:
             return
         self._server.close()
@@ -150,6 +177,24 @@ async def _ask(path: Path, line: bytes) -> bool:
     finally:
         if writer is not None:
             writer.close()
+
+
+def _alive(marker: Path) -> bool:
+    """Whether the worker that left `marker` still runs (False for what is not a marker)."""
+    try:
+        with marker.open("rb") as file:
+            pid = int(file.read(MAX_MARKER))
+    except (OSError, ValueError):
+        return False  # gone meanwhile, or not a pid
+    if not 0 < pid <= PID_MAX:  # 0 and negatives would name a process group, or all
+        return False
+    try:
+        os.kill(pid, 0)  # signal 0: nothing is sent, only whether the process exists
+    except PermissionError:
+        return True  # it exists, run by another user
+    except OSError:
+        return False
+    return True
 
 
 def _conversation(line: bytes) -> tuple[str, str] | None:

@@ -4,7 +4,8 @@ The kernel hands each connection to whichever worker takes it, so a Stop can rea
 worker than the one answering the conversation. Two Orion servers sharing a siblings
 directory stand for two workers, each Stop posted to the one that is not answering (a
 real `orion serve` cannot be told which worker takes a request); then `orion serve` with
-two workers on a GCS bucket, as deployed: it answers, a Stop is confirmed wherever it
+two workers on a GCS bucket, as deployed: its /readyz answers for every worker (the
+startup probe reaches one), it answers, a Stop is confirmed wherever it
 lands, copies of one event are answered once, SIGTERM stops them all, a worker that dies
 is replaced, a second signal ends a draining worker at once, workers outlive no
 supervisor, and workers that cannot start stop the supervisor with exit 2.
@@ -184,6 +185,75 @@ def test_a_stop_while_the_other_worker_is_gone_still_sets_the_session_active(
 # --- `orion serve` with two workers, as deployed ------------------------------------------
 
 
+def _readiness(orion: OrionServer | OrionProcess) -> tuple[int, dict[str, Any]]:
+    response = httpx.get(f"{orion.url}/readyz")
+    return response.status_code, response.json()
+
+
+def test_the_instance_is_ready_only_while_every_worker_is(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path, tmp_path: Path
+) -> None:
+    """Cloud Run's startup probe reaches one worker: its /readyz answers for all of them."""
+    siblings = tmp_path / "siblings"
+    siblings.mkdir(mode=0o700)
+    settings = make_settings(slack, claude, memory_dir=memory_dir).model_copy(
+        update={"http_workers": 2}
+    )
+    with OrionServer(settings, worker_siblings=WorkerSiblings(siblings, name="a")) as first:
+        # Its own checks pass; the other worker is not there yet.
+        status, report = wait_until(
+            lambda: (r := _readiness(first))[1]["checks"]["workers"]["ready"] == 1 and r,
+            PROCESS_WAIT_S,
+            "the first worker ready",
+        )
+        assert status == 503
+        assert report["reasons"] == ["workers: 1 of 2 ready"]
+        assert all(report["checks"][name]["ok"] for name in ("services", "storage", "claude"))
+
+        with OrionServer(settings, worker_siblings=WorkerSiblings(siblings, name="b")) as second:
+            for worker in (first, second):
+                status, report = wait_until(
+                    lambda w=worker: (r := _readiness(w))[0] == 200 and r,
+                    PROCESS_WAIT_S,
+                    "both workers ready",
+                )
+                assert report["checks"]["workers"] == {
+                    "ok": True,
+                    "state": "ready",
+                    "ready": 2,
+                    "expected": 2,
+                }
+
+        # The second stopped, and took its marker with it.
+        status, report = _readiness(first)
+        assert (status, report["reasons"]) == (503, ["workers: 1 of 2 ready"])
+
+
+def test_a_worker_that_cannot_reach_its_siblings_directory_keeps_the_instance_unready(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path, tmp_path: Path
+) -> None:
+    """Its Stops could not reach the other worker, and it cannot say it is ready: the
+    startup probe keeps failing with the reason, and the log says why (with a traceback)."""
+    gone = tmp_path / "removed"
+    settings = make_settings(
+        slack, claude, memory_dir=memory_dir, slack_experience="agent"
+    ).model_copy(update={"http_workers": 2})
+    with OrionServer(settings, worker_siblings=WorkerSiblings(gone, name="a")) as orion:
+        [unsaid] = orion.wait_logged(log_events.ORION_WORKER_READY_UNSAID, PROCESS_WAIT_S)
+        assert unsaid["severity"] == "ERROR"
+        assert unsaid["exception"].startswith("Traceback (most recent call last):")
+        assert "FileNotFoundError" in unsaid["exception"]
+        assert orion.logged(log_events.ORION_WORKER_SIBLINGS_UNREACHABLE)
+        status, report = _readiness(orion)
+        assert (status, report["reasons"]) == (503, ["workers: 0 of 2 ready"])
+        # It still answers the person.
+        thread_ts = _start_conversation(orion, slack, "Still there?")
+        slack.wait_for(
+            timeout=PROCESS_WAIT_S,
+            predicate=lambda: _echoed("Still there?") in finished(slack, CHANNEL, thread_ts),
+        )
+
+
 @pytest.fixture
 def short_tmp() -> Iterator[Path]:
     """A temporary directory whose path leaves room for a Unix socket's (pytest's own, with
@@ -254,6 +324,10 @@ def test_two_workers_answer_once_confirm_a_stop_wherever_it_lands_and_stop_on_si
     [siblings] = short_tmp.iterdir()
     assert siblings.stat().st_mode & 0o777 == 0o700, "only this user may reach the workers"
     assert len(list(siblings.glob("*.sock"))) == 2
+    _, report = wait_until(
+        lambda: (r := _readiness(served))[0] == 200 and r, PROCESS_WAIT_S, "the instance ready"
+    )
+    assert report["checks"]["workers"] == {"ok": True, "state": "ready", "ready": 2, "expected": 2}
 
     # An answer, with the person's own preferences from the bucket.
     _answer_slowly(claude)
@@ -297,9 +371,14 @@ def test_two_workers_answer_once_confirm_a_stop_wherever_it_lands_and_stop_on_si
 def test_a_worker_that_dies_is_replaced_and_the_instance_keeps_answering(
     served: OrionProcess, slack: FakeSlack, claude: FakeClaude
 ) -> None:
+    wait_until(lambda: _readiness(served)[0] == 200, PROCESS_WAIT_S, "the instance ready")
     [killed, kept] = _workers(served)
     killed.send_signal(signal.SIGKILL)
     killed.wait(10)
+    # Its marker is left behind, but its pid no longer runs: until a new worker is ready,
+    # the instance says which part of it is missing (the replacement imports for seconds).
+    status, report = _readiness(served)
+    assert (status, report["reasons"]) == (503, ["workers: 1 of 2 ready"])
 
     wait_until(
         lambda: len([w for w in _workers(served) if w.pid != killed.pid]) == 2,
@@ -308,6 +387,10 @@ def test_a_worker_that_dies_is_replaced_and_the_instance_keeps_answering(
     )
     assert kept.pid in {w.pid for w in _workers(served)}
     _wait_built(served, 3)  # the new one too
+    status, report = wait_until(
+        lambda: (r := _readiness(served))[0] == 200 and r, PROCESS_WAIT_S, "ready again"
+    )
+    assert report["checks"]["workers"]["ready"] == 2
     # Every connection is answered, whichever worker takes it.
     questions = [f"Question number {n}?" for n in range(6)]
     threads = [_start_conversation(served, slack, question) for question in questions]
