@@ -23,7 +23,8 @@ What each part trades, and the benchmark that measures it (`uv run python -m ben
 And one process per vCPU (`HTTP_WORKERS`, app/http_workers.py), trading a slower cold
 start and a second copy of the clients for twice the CPU in a burst — "burst: Orion, 2
 workers" beside "Orion, 1 worker", and "cold start, 2 workers": `worker_siblings` lets a
-worker pass a Stop to the worker running that turn, and `worker_watchdog` ends a worker
+worker pass a Stop to the worker running that turn and tells /readyz whether every worker
+is ready, and `worker_watchdog` ends a worker
 whose loop is wedged or whose supervisor is gone, and stops it as one process stops.
 
 Stopping is bounded: `stop_signals` stops gracefully on the first Ctrl-C or SIGTERM, at
