@@ -159,5 +159,17 @@ TOOL_MEMORY_LOAD_SCOPE_FAILED = _line("tool.memory.load.scope_failed")
 TOOL_MEMORY_LOAD_SUCCESS = _line("tool.memory.load.success")
 TOOL_MEMORY_LOAD_TIMEOUT = _line("tool.memory.load.timeout")
 TOOL_RECALL_READ_FAILED = _line("tool.recall.read_failed")
-TRACING_FORGET = _line("tracing.forget")
-TRACING_FORGET_FAILED = _line("tracing.forget.failed")
+# A person's and a workspace's traces are deleted alike (`_forget(event, …)`): each logs
+# `event` when done and `event.failed` when Langfuse could not be asked.
+_FORGET_DONE = _LOG_CALL + re.escape("event, traces=")
+_FORGET_FAILED = _LOG_CALL + re.escape('f"{event}.failed"')
+
+
+def _forget(name: str) -> tuple[str, str]:
+    called = re.escape(f'_forget("{name}"')
+    done = _written_as(name, called, _FORGET_DONE)
+    return done, _written_as(f"{name}.failed", called, _FORGET_FAILED)
+
+
+TRACING_FORGET, TRACING_FORGET_FAILED = _forget("tracing.forget")
+TRACING_FORGET_TEAM, TRACING_FORGET_TEAM_FAILED = _forget("tracing.forget_team")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from langfuse import Langfuse
@@ -71,6 +72,7 @@ class SpanLog:
                 format(span.context.trace_id, "032x"),
                 str(user) if user is not None else None,
                 kind,
+                _metadata(attributes),
             )
 
     def text(self) -> str:
@@ -79,3 +81,20 @@ class SpanLog:
             f"{span.name} {json.dumps(dict(span.attributes or {}), default=str)}"
             for span in self.all()
         )
+
+
+_METADATA_PREFIXES = ("langfuse.trace.metadata.", "langfuse.observation.metadata.")
+
+
+def _metadata(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """An observation's metadata as Langfuse reads it from the span (the trace's propagated
+    metadata among them): the SDK sends each value as JSON, a plain string as it is."""
+    metadata: dict[str, Any] = {}
+    for name, value in attributes.items():
+        for prefix in _METADATA_PREFIXES:
+            if name.startswith(prefix):
+                try:
+                    metadata[name.removeprefix(prefix)] = json.loads(str(value))
+                except ValueError:
+                    metadata[name.removeprefix(prefix)] = value
+    return metadata

@@ -9,6 +9,7 @@ every call), and every span below is a free no-op. Span names follow
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
@@ -24,6 +25,8 @@ ObservationType = Literal["span", "generation", "tool", "agent"]
 
 log = get_logger(__name__)
 
+# The metadata key naming the workspace of a trace (what an uninstall deletes by).
+TEAM_METADATA_KEY = "team_id"
 # Langfuse's observations API gives at most 1,000 a page; traces are deleted 100 a request.
 _OBSERVATIONS_PAGE = 1_000
 _DELETE_BATCH = 100
@@ -106,7 +109,7 @@ def trace(
         return
     from langfuse import propagate_attributes
 
-    metadata = {"team_id": team_id} if team_id else None
+    metadata = {TEAM_METADATA_KEY: team_id} if team_id else None
     with (
         _client.start_as_current_observation(name=name, as_type="span", **fields) as obs,
         propagate_attributes(
@@ -155,28 +158,47 @@ async def forget_person_traces(user_id: str) -> int | None:
     trace only once it has processed it (about half a minute), so the traces of the last
     moments before the erasure can escape.
     """
+    return await _forget("tracing.forget", user_id=user_id)
+
+
+async def forget_team_traces(team: str) -> int | None:
+    """Delete every Langfuse trace of one workspace (its uninstall): those whose metadata
+    names it as `team_id` (`trace(team_id=…)`, set on every event of the workspace in
+    distribution mode). As `forget_person_traces`: best effort, never raising."""
+    condition = {
+        "type": "stringObject",
+        "column": "metadata",
+        "key": TEAM_METADATA_KEY,
+        "operator": "=",
+        "value": team,
+    }
+    return await _forget("tracing.forget_team", filter=json.dumps([condition]))
+
+
+async def _forget(event: str, **query: str) -> int | None:
     client = _client
     if client is None:
         return None
     try:
-        deleted = await asyncio.to_thread(_delete_traces_of, client, user_id)
+        deleted = await asyncio.to_thread(_delete_traces_of, client, query)
     except Exception as exc:
-        log.warning("tracing.forget.failed", error=type(exc).__name__, exc_info=exc)
+        log.warning(f"{event}.failed", error=type(exc).__name__, exc_info=exc)
         return None
-    log.info("tracing.forget", traces=deleted)
+    log.info(event, traces=deleted)
     return deleted
 
 
-def _delete_traces_of(client: Langfuse, user_id: str) -> int:
+def _delete_traces_of(client: Langfuse, query: dict[str, str]) -> int:
+    """Delete the traces of the observations `query` lists (Langfuse's observations API)."""
     trace_ids: dict[str, None] = {}  # in the order found, each once
     cursor: str | None = None
     for _ in range(_MAX_PAGES):
         page = client.api.observations.get_many(
-            user_id=user_id,
             fields="core",
             limit=_OBSERVATIONS_PAGE,
             cursor=cursor,
             request_options=_API_OPTIONS,
+            **query,
         )
         trace_ids.update((obs.trace_id, None) for obs in page.data if obs.trace_id)
         cursor = page.meta.cursor

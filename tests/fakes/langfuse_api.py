@@ -7,14 +7,17 @@ its id, as Langfuse does (a score sent again with the same id replaces the first
 It also holds traces, as Langfuse's read model does: observations, each with its trace id
 and the user id its trace carries. Tests put them there (`record_observation`, or
 `SpanLog.send_to_langfuse` for the spans Orion exported); Orion finds a person's with
-`GET /api/public/v2/observations?userId=…` (cursor-paged) and deletes them with
+`GET /api/public/v2/observations?userId=…` (cursor-paged), a workspace's with a `filter` on
+the `team_id` of their metadata, and deletes them with
 `DELETE /api/public/traces` (`{"traceIds": […]}`) or `DELETE /api/public/traces/{id}`.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import threading
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -69,16 +72,16 @@ class FakeLangfuse(HttpFake):
         if not 1 <= limit <= _MAX_PAGE:
             return web.json_response({"message": "limit out of range"}, status=400)
         offset = int(base64.b64decode(query["cursor"])) if "cursor" in query else 0
+        if "filter" in query:
+            # As Langfuse: a filter takes precedence over the query parameters.
+            try:
+                matches = _filter(json.loads(query["filter"]))
+            except (ValueError, KeyError, TypeError):
+                return web.json_response({"message": "Invalid filter"}, status=400)
+        else:
+            matches = _by_parameters(query)
         with self._lock:
-            matching = [
-                obs
-                for obs in self._observations.values()
-                if all(
-                    obs.get(field) == query[param]
-                    for param, field in (("userId", "userId"), ("traceId", "traceId"))
-                    if param in query
-                )
-            ]
+            matching = [obs for obs in self._observations.values() if matches(obs)]
         page = matching[offset : offset + limit]
         meta: dict[str, Any] = {}
         if offset + limit < len(matching):
@@ -104,7 +107,12 @@ class FakeLangfuse(HttpFake):
                 del self._observations[obs_id]
 
     def record_observation(
-        self, observation_id: str, trace_id: str, user_id: str | None, type_: str = "SPAN"
+        self,
+        observation_id: str,
+        trace_id: str,
+        user_id: str | None,
+        type_: str = "SPAN",
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         """An observation Langfuse has ingested and processed, so that its API lists it."""
         observation = {
@@ -114,6 +122,7 @@ class FakeLangfuse(HttpFake):
             "projectId": PROJECT_ID,
             "type": type_,
             "userId": user_id,
+            "metadata": metadata or {},
         }
         with self._lock:
             self._observations[observation_id] = observation
@@ -122,6 +131,15 @@ class FakeLangfuse(HttpFake):
         """Every trace Langfuse holds, with the user id it carries."""
         with self._lock:
             return {obs["traceId"]: obs["userId"] for obs in self._observations.values()}
+
+    def traces_of_team(self, team_id: str) -> set[str]:
+        """The traces with an observation whose metadata names the workspace."""
+        with self._lock:
+            return {
+                obs["traceId"]
+                for obs in self._observations.values()
+                if obs["metadata"].get("team_id") == team_id
+            }
 
     def scores(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -133,3 +151,30 @@ class FakeLangfuse(HttpFake):
             self._observations.clear()
             self.posts = 0
             self.failing_status = None
+
+
+Match = Callable[[dict[str, Any]], bool]
+
+
+def _by_parameters(query: Mapping[str, str]) -> Match:
+    wanted = {
+        field: query[param]
+        for param, field in (("userId", "userId"), ("traceId", "traceId"))
+        if param in query
+    }
+    return lambda obs: all(obs.get(field) == value for field, value in wanted.items())
+
+
+def _filter(conditions: list[dict[str, Any]]) -> Match:
+    """The filter conditions Orion sends (a metadata key equal to a value), all of them
+    (Langfuse ANDs them); any other condition is refused, as an invalid one would be."""
+    checks: list[tuple[str, str]] = []
+    for condition in conditions:
+        if (condition["type"], condition["column"], condition["operator"]) != (
+            "stringObject",
+            "metadata",
+            "=",
+        ):
+            raise ValueError(f"this fake does not filter on {condition!r}")
+        checks.append((str(condition["key"]), str(condition["value"])))
+    return lambda obs: all(obs["metadata"].get(key) == value for key, value in checks)

@@ -1,7 +1,8 @@
 """A workspace that removes Orion is forgotten, and nothing of it comes back: its
 installation (every token) and every object under its keys go, a turn still running for it
-writes nothing back, a later event of it gets no Slack call — and every other workspace is
-untouched. Also: signed events whose workspace ids are not Slack's shape."""
+writes nothing back, a later event of it gets no Slack call, its Langfuse traces are
+deleted — and every other workspace is untouched. Also: signed events whose workspace ids
+are not Slack's shape."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from app.slack.oauth import uninstall
+from tests import log_events
 from tests.e2e.conversation import wait_for_answer
 from tests.e2e.distribution import (
     distribution_settings,
@@ -25,8 +27,10 @@ from tests.fakes import claude_script as script
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.langfuse_api import FakeLangfuse
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
+from tests.span_log import SpanLog
 
 TEAM_A, TEAM_B = "TAAAA1", "TBBBB2"
 USER = "U0SAME01"
@@ -103,6 +107,56 @@ def test_an_uninstall_erases_the_workspace_and_leaves_no_token(
     assert not [key for key, text in after.items() if any(t in text for t in tokens_a)]
     assert of_team(after, TEAM_B) == of_team(before, TEAM_B), "workspace B is untouched"
     assert line["team_id"] == TEAM_A and line["objects"] >= 4
+
+
+def test_an_uninstall_deletes_the_workspaces_traces_and_only_its(
+    spans: SpanLog,
+    fake_langfuse: FakeLangfuse,
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    """Langfuse holds what was traced: the workspace's people's messages."""
+    install(orion, slack, TEAM_A)
+    install(orion, slack, TEAM_B)
+    remember_in(orion, slack, claude, TEAM_A, DM_A, "Mira")
+    remember_in(orion, slack, claude, TEAM_B, DM_B, "Otto")
+    spans.send_to_langfuse()  # as Langfuse ingests them
+    traced_a, traced_b = fake_langfuse.traces_of_team(TEAM_A), fake_langfuse.traces_of_team(TEAM_B)
+    assert traced_a and traced_b and not traced_a & traced_b
+
+    slack.revoke_tokens_of(TEAM_A)
+    assert orion.post_event(events.app_uninstalled(TEAM_A)).status_code == 200
+    [forgotten] = orion.wait_logged(log_events.TRACING_FORGET_TEAM, timeout=15)
+
+    assert fake_langfuse.traces_of_team(TEAM_A) == set()
+    assert fake_langfuse.traces_of_team(TEAM_B) == traced_b, "workspace B's traces are kept"
+    assert forgotten["traces"] == len(traced_a) and forgotten["team_id"] == TEAM_A
+    assert orion.logged(FORGOTTEN), "its storage was erased too"
+
+
+def test_langfuse_unreachable_at_an_uninstall_still_erases_the_workspace_and_says_so(
+    spans: SpanLog,
+    fake_langfuse: FakeLangfuse,
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    memory_dir: Path,
+) -> None:
+    install(orion, slack, TEAM_A)
+    remember_in(orion, slack, claude, TEAM_A, DM_A, "Mira")
+    spans.send_to_langfuse()
+    fake_langfuse.failing_status = 503
+
+    slack.revoke_tokens_of(TEAM_A)
+    assert orion.post_event(events.app_uninstalled(TEAM_A)).status_code == 200
+    [failed] = orion.wait_logged(log_events.TRACING_FORGET_TEAM_FAILED, timeout=30)
+
+    assert failed["severity"] == "WARNING"
+    assert failed["exception"].startswith("Traceback (most recent call last):")
+    assert orion.logged(FORGOTTEN)
+    assert list(of_team(contents(memory_dir), TEAM_A)) == UNINSTALL_MARKS
+    assert orion.http.get("/healthz").status_code == 200
 
 
 def test_an_event_of_a_workspace_just_uninstalled_gets_no_slack_call_and_writes_nothing(

@@ -7,7 +7,10 @@ In order:
 1. the installation goes (its bot token, refresh token and installer record): from this
    moment no event of the workspace is answered — Bolt finds no token, so no Slack call;
 2. the workspace is tombstoned and everything under its keys deleted
-   (app/memory/team_keys.py); a turn still running for it writes nothing back.
+   (app/memory/team_keys.py); a turn still running for it writes nothing back;
+3. its Langfuse traces are deleted, found by the `team_id` every trace of its events
+   carries (best effort: Langfuse unreachable is logged, and lists a trace only once it
+   has processed it, so the last moments' traces and the uninstall's own remain).
 
 Slack sends each of these once (it has its acknowledgement before the work begins). If
 storage fails before the workspace is sealed (its token deleted, its tombstone and the
@@ -32,6 +35,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 
 from app.memory.team_keys import first_pass, seal_team
+from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.event_scope import handling
@@ -138,18 +142,20 @@ async def _first_pass(
     provider: ServiceProvider, tenant: Tenant, reason: str, started: float
 ) -> None:
     """Sealed: what this pass cannot delete, the second pass does (its failure is only
-    logged, never tried again from here — a retry would also seal the workspace again)."""
+    logged, never tried again from here — a retry would also seal the workspace again).
+    Then the workspace's Langfuse traces, which hold its people's messages."""
     try:
         erased = await first_pass(await _deployment_store(provider), tenant)
     except Exception as exc:
         log.warning("slack.workspace.first_pass_failed", error=type(exc).__name__, exc_info=exc)
-        return
-    log.info(
-        "slack.workspace.forgotten",
-        reason=reason,
-        objects=erased.deleted,
-        duration_ms=round((time.perf_counter() - started) * 1000, 1),
-    )
+    else:
+        log.info(
+            "slack.workspace.forgotten",
+            reason=reason,
+            objects=erased.deleted,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+    await tracing.forget_team_traces(tenant.label)  # never raises; logs what it did
 
 
 async def _reinstalled_since(
