@@ -24,8 +24,8 @@ And one process per vCPU (`HTTP_WORKERS`, app/http_workers.py), trading a slower
 start and a second copy of the clients for twice the CPU in a burst — "burst: Orion, 2
 workers" beside "Orion, 1 worker", and "cold start, 2 workers": `worker_siblings` lets a
 worker pass a Stop to the worker running that turn and tells /readyz whether every worker
-is ready, and `worker_watchdog` ends a worker
-whose loop is wedged or whose supervisor is gone, and stops it as one process stops.
+is ready, and `worker_watchdog` ends a worker whose loop is wedged or whose supervisor is
+gone, and stops it as one process stops.
 
 Stopping is bounded: `stop_signals` stops gracefully on the first Ctrl-C or SIGTERM, at
 once on a second, and in any case within a deadline (tests/runtime/test_stop_signals.py).
