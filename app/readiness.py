@@ -16,11 +16,17 @@ serve a person fully, and 503 otherwise, naming what is missing:
   (`degraded`, with the reason);
 - `slack_auth`: Slack accepted the bot token (`auth.test`, once at start). In
   distribution mode there is no one token: each workspace's is checked by Bolt on each of
-  its events, and an unknown workspace gets no answer; the check says `per_team`.
+  its events, and an unknown workspace gets no answer; the check says `per_team`;
+- `workers`, with `HTTP_WORKERS` above 1: every worker of the instance has passed the
+  checks above and still runs (app/runtime/worker_siblings.py). The probe reaches one
+  worker; without this it could pass while the other still builds. A worker replaced
+  later makes the instance unready until the new one is ready (Cloud Run asks only at
+  start; its liveness probe asks /healthz).
 
-It reads state already in memory: no request goes out per probe, so probing often costs
-nothing and a slow dependency cannot make the probe itself time out. The body names
-states and error types only: never a token, a bucket, a URL or an error's text (the
+It reads state already in memory (with several workers, also their markers in a local
+directory): no request goes out per probe, so probing often costs nothing and a slow
+dependency cannot make the probe itself time out. The body names states and error types
+only: never a token, a bucket, a URL or an error's text (the
 endpoint is public, like every route of the service).
 """
 
@@ -106,7 +112,7 @@ def _workers_check(siblings: WorkerSiblings, expected: int) -> Check:
     except OSError as exc:
         log.warning("readiness.workers_unreadable", error=type(exc).__name__, exc_info=exc)
         reason = f"workers: their directory cannot be read ({type(exc).__name__})"
-        return Check(False, "unknown", reason, {"expected": expected}, required=False)
+        return Check(False, "unknown", reason, {"expected": expected})
     details = {"ready": ready, "expected": expected}
     if ready >= expected:
         return Check(True, "ready", details=details)

@@ -244,6 +244,10 @@ class ServiceProvider:
 
         storage = await self._storage.wait_built()
         assert storage.deployment_store is not None  # distribution mode builds one
+        if self.settings.tracing_enabled:
+            # A second pass deletes the workspace's traces too, and tracing is set up with
+            # the services: before, it would find tracing off and skip them for good.
+            await self._services.wait_built()
         await keep_finishing_erasures(storage.deployment_store)
 
     async def _sweep_local_store(self) -> None:

@@ -160,16 +160,18 @@ TOOL_MEMORY_LOAD_SUCCESS = _line("tool.memory.load.success")
 TOOL_MEMORY_LOAD_TIMEOUT = _line("tool.memory.load.timeout")
 TOOL_RECALL_READ_FAILED = _line("tool.recall.read_failed")
 # A person's and a workspace's traces are deleted alike (`_forget(event, …)`): each logs
-# `event` when done and `event.failed` when Langfuse could not be asked.
-_FORGET_DONE = _LOG_CALL + re.escape("event, traces=")
-_FORGET_FAILED = _LOG_CALL + re.escape('f"{event}.failed"')
+# `event` when done, `event.failed` when Langfuse could not be asked, and
+# `event.not_theirs_kept` for observations listed that were not the erasure's.
+_FORGET_CALL = r'_forget\(\s*"{}"'
 
 
-def _forget(name: str) -> tuple[str, str]:
-    called = re.escape(f'_forget("{name}"')
-    done = _written_as(name, called, _FORGET_DONE)
-    return done, _written_as(f"{name}.failed", called, _FORGET_FAILED)
+def _forget(name: str, outcome: str) -> str:
+    logged = re.escape("event, traces=") if not outcome else re.escape(f'f"{{event}}{outcome}"')
+    return _written_as(name + outcome, _FORGET_CALL.format(re.escape(name)), _LOG_CALL + logged)
 
 
-TRACING_FORGET, TRACING_FORGET_FAILED = _forget("tracing.forget")
-TRACING_FORGET_TEAM, TRACING_FORGET_TEAM_FAILED = _forget("tracing.forget_team")
+TRACING_FORGET = _forget("tracing.forget", "")
+TRACING_FORGET_FAILED = _forget("tracing.forget", ".failed")
+TRACING_FORGET_TEAM = _forget("tracing.forget_team", "")
+TRACING_FORGET_TEAM_FAILED = _forget("tracing.forget_team", ".failed")
+TRACING_FORGET_TEAM_NOT_THEIRS_KEPT = _forget("tracing.forget_team", ".not_theirs_kept")

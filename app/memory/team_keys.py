@@ -14,7 +14,9 @@ and once turns in flight are over (`LATE_WRITES_S`) a second pass deletes whatev
 and removes the mark (`finish_erasures`, run by every instance now and then). The mark is
 in storage, so a pass that fails, or an instance that stops, leaves it for the next one. A
 reinstall finishes a pending erasure first (`finish_erasure_of`), so the second pass never
-meets the new installation's objects.
+meets the new installation's objects. The second pass also deletes the workspace's Langfuse
+traces again (the uninstall deletes them first: app/slack/oauth/uninstall.py): Langfuse
+lists a trace only once it has processed it, so the first try misses the last moments'.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from app.memory.key_prefixes import KEY_PREFIXES, TEAM_SCOPED_PREFIXES, UNINSTALLS_PREFIX
+from app.observability import tracing
 from app.observability.logging import get_logger
 from app.storage.store import ObjectInfo, ObjectStore, PreconditionFailed
 from app.storage.team_scope import (
@@ -120,6 +123,10 @@ async def finish_erasures(
             if since > cutoff:
                 continue  # turns may still be running
             finished.append(await _second_pass(deployment_store, tenant, mark.generation))
+            # Again, now that Langfuse has processed the traces of the uninstall's last
+            # moments (and the uninstall's own); and for an instance that stopped before
+            # the first pass got to them. Never raises; logs what it did.
+            await tracing.forget_team_traces(tenant.label)
         except Exception as exc:
             # One workspace whose objects cannot be deleted holds up no other's.
             log.warning(

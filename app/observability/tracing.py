@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.observability.logging import get_logger
@@ -19,6 +20,7 @@ from app.observability.redaction import redact_everything
 
 if TYPE_CHECKING:
     from langfuse import Langfuse
+    from langfuse.api import ObservationV2
 
 # The kinds Orion opens as a context (Langfuse's start_as_current_observation takes no "event").
 ObservationType = Literal["span", "generation", "tool", "agent"]
@@ -158,13 +160,19 @@ async def forget_person_traces(user_id: str) -> int | None:
     trace only once it has processed it (about half a minute), so the traces of the last
     moments before the erasure can escape.
     """
-    return await _forget("tracing.forget", user_id=user_id)
+    return await _forget("tracing.forget", {"user_id": user_id})
 
 
 async def forget_team_traces(team: str) -> int | None:
     """Delete every Langfuse trace of one workspace (its uninstall): those whose metadata
     names it as `team_id` (`trace(team_id=…)`, set on every event of the workspace in
-    distribution mode). As `forget_person_traces`: best effort, never raising."""
+    distribution mode). As `forget_person_traces`: best effort, never raising.
+
+    Langfuse is asked for the observations whose metadata names the workspace; only those
+    whose metadata, as returned, does name it are deleted. A Langfuse that did not apply the
+    filter (an older server ignores one it does not know) would otherwise list every
+    workspace's observations, and this would delete them all.
+    """
     condition = {
         "type": "stringObject",
         "column": "metadata",
@@ -172,35 +180,66 @@ async def forget_team_traces(team: str) -> int | None:
         "operator": "=",
         "value": team,
     }
-    return await _forget("tracing.forget_team", filter=json.dumps([condition]))
+    # The SDK sends a metadata value as JSON; Langfuse returns it parsed or as sent.
+    names = {team, json.dumps(team)}
+
+    def of_team(observation: ObservationV2) -> bool:
+        return (observation.metadata or {}).get(TEAM_METADATA_KEY) in names
+
+    return await _forget(
+        "tracing.forget_team",
+        {"filter": json.dumps([condition]), "fields": "core,metadata"},
+        keep=of_team,
+    )
 
 
-async def _forget(event: str, **query: str) -> int | None:
+async def _forget(
+    event: str, query: dict[str, str], keep: Callable[[ObservationV2], bool] | None = None
+) -> int | None:
     client = _client
     if client is None:
         return None
     try:
-        deleted = await asyncio.to_thread(_delete_traces_of, client, query)
+        found = await asyncio.to_thread(_delete_traces_of, client, query, keep)
     except Exception as exc:
         log.warning(f"{event}.failed", error=type(exc).__name__, exc_info=exc)
         return None
-    log.info(event, traces=deleted)
-    return deleted
+    if found.left_over:
+        # Listed by Langfuse, but not this erasure's: kept.
+        log.warning(f"{event}.not_theirs_kept", observations=found.left_over)
+    if not found.complete:
+        log.warning(f"{event}.incomplete", traces=found.deleted, pages=_MAX_PAGES)
+    log.info(event, traces=found.deleted)
+    return found.deleted
 
 
-def _delete_traces_of(client: Langfuse, query: dict[str, str]) -> int:
+@dataclass(frozen=True)
+class _Deleted:
+    deleted: int  # traces
+    complete: bool  # False: Langfuse still had pages when the bound was reached
+    left_over: int  # observations listed that `keep` refused
+
+
+def _delete_traces_of(
+    client: Langfuse, query: dict[str, str], keep: Callable[[ObservationV2], bool] | None
+) -> _Deleted:
     """Delete the traces of the observations `query` lists (Langfuse's observations API)."""
     trace_ids: dict[str, None] = {}  # in the order found, each once
     cursor: str | None = None
+    left_over = 0
+    options: dict[str, str] = {"fields": "core", **query}
     for _ in range(_MAX_PAGES):
         page = client.api.observations.get_many(
-            fields="core",
             limit=_OBSERVATIONS_PAGE,
             cursor=cursor,
             request_options=_API_OPTIONS,
-            **query,
+            **options,
         )
-        trace_ids.update((obs.trace_id, None) for obs in page.data if obs.trace_id)
+        for observation in page.data:
+            if keep is not None and not keep(observation):
+                left_over += 1
+            elif observation.trace_id:
+                trace_ids[observation.trace_id] = None
         cursor = page.meta.cursor
         if not cursor:
             break
@@ -210,7 +249,7 @@ def _delete_traces_of(client: Langfuse, query: dict[str, str]) -> int:
             trace_ids=found[start : start + _DELETE_BATCH],
             request_options=_API_OPTIONS,
         )
-    return len(found)
+    return _Deleted(len(found), complete=not cursor, left_over=left_over)
 
 
 def flush() -> None:

@@ -37,6 +37,8 @@ class FakeLangfuse(HttpFake):
         self._observations: dict[str, dict[str, Any]] = {}  # by observation id
         self.posts = 0  # score batches received
         self.failing_status: int | None = None  # every API call answers this, when set
+        # As an older Langfuse, which does not know `filter`: it lists every observation.
+        self.ignores_filter = False
 
     def _routes(self) -> list[web.RouteDef]:
         return [
@@ -72,7 +74,7 @@ class FakeLangfuse(HttpFake):
         if not 1 <= limit <= _MAX_PAGE:
             return web.json_response({"message": "limit out of range"}, status=400)
         offset = int(base64.b64decode(query["cursor"])) if "cursor" in query else 0
-        if "filter" in query:
+        if "filter" in query and not self.ignores_filter:
             # As Langfuse: a filter takes precedence over the query parameters.
             try:
                 matches = _filter(json.loads(query["filter"]))
@@ -151,6 +153,7 @@ class FakeLangfuse(HttpFake):
             self._observations.clear()
             self.posts = 0
             self.failing_status = None
+            self.ignores_filter = False
 
 
 Match = Callable[[dict[str, Any]], bool]

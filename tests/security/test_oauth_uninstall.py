@@ -135,6 +135,34 @@ def test_an_uninstall_deletes_the_workspaces_traces_and_only_its(
     assert orion.logged(FORGOTTEN), "its storage was erased too"
 
 
+def test_a_langfuse_that_ignores_the_filter_loses_no_other_workspaces_traces(
+    spans: SpanLog,
+    fake_langfuse: FakeLangfuse,
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    """An older Langfuse lists every observation for a filter it does not know: only those
+    whose metadata names the workspace are deleted."""
+    install(orion, slack, TEAM_A)
+    install(orion, slack, TEAM_B)
+    remember_in(orion, slack, claude, TEAM_A, DM_A, "Mira")
+    remember_in(orion, slack, claude, TEAM_B, DM_B, "Otto")
+    spans.send_to_langfuse()
+    traced_b = fake_langfuse.traces_of_team(TEAM_B)
+    fake_langfuse.ignores_filter = True
+
+    slack.revoke_tokens_of(TEAM_A)
+    assert orion.post_event(events.app_uninstalled(TEAM_A)).status_code == 200
+    [forgotten] = orion.wait_logged(log_events.TRACING_FORGET_TEAM, timeout=15)
+
+    assert fake_langfuse.traces_of_team(TEAM_A) == set()
+    assert fake_langfuse.traces_of_team(TEAM_B) == traced_b
+    assert forgotten["traces"] > 0
+    [kept] = orion.logged(log_events.TRACING_FORGET_TEAM_NOT_THEIRS_KEPT)
+    assert kept["severity"] == "WARNING" and kept["observations"] > 0
+
+
 def test_langfuse_unreachable_at_an_uninstall_still_erases_the_workspace_and_says_so(
     spans: SpanLog,
     fake_langfuse: FakeLangfuse,

@@ -1,7 +1,8 @@
 """An uninstall's erasure in two passes (app/memory/team_keys.py): what the first pass
 cannot reach — a write whose uninstall check failed, deletions cut short by storage — is
-deleted by the second, once turns in flight are over; the pending mark in storage is what
-brings it, on whichever instance runs next; a reinstall finishes it first."""
+deleted by the second, once turns in flight are over, with the Langfuse traces processed
+since; the pending mark in storage is what brings it, on whichever instance runs next; a
+reinstall finishes it first."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from app.memory.team_keys import (
 from app.storage.store import ObjectStore, StoredObject, StoreLayer, StoreUnavailable
 from app.storage.team_scope import Tenant, bound_tenant
 from tests.backends import Backend
+from tests.fakes.langfuse_api import FakeLangfuse
+from tests.span_log import SpanLog
 
 TEAM_A = Tenant(None, "TAAAA1")
 TEAM_B = Tenant(None, "TBBBB2")
@@ -171,3 +174,20 @@ async def test_an_unreadable_mark_is_finished_from_when_it_was_written(backend: 
     [finished] = await finish_erasures(backend.store, now=datetime.now(UTC) + LATER)
 
     assert finished.deleted == 1 and A_NOTES not in backend.raw_names()
+
+
+async def test_the_second_pass_deletes_the_traces_langfuse_processed_after_the_first(
+    backend: Backend, spans: SpanLog, fake_langfuse: FakeLangfuse
+) -> None:
+    """Langfuse lists a trace only once it has processed it: the uninstall's own try
+    misses the last moments' traces; the second pass, 15 minutes on, finds them."""
+    uninstalled = datetime.now(UTC)
+    await erase_team(backend.store, TEAM_A, now=uninstalled)
+    # Processed by Langfuse after the first pass: one of A's, one of B's.
+    fake_langfuse.record_observation("o-a", "trace-a", "U0SAME01", metadata={"team_id": "TAAAA1"})
+    fake_langfuse.record_observation("o-b", "trace-b", "U0SAME01", metadata={"team_id": "TBBBB2"})
+
+    [finished] = await finish_erasures(backend.store, now=uninstalled + LATER)
+
+    assert finished.tenant == TEAM_A
+    assert fake_langfuse.traces() == {"trace-b": "U0SAME01"}, "only workspace A's go"
