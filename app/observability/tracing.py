@@ -184,7 +184,8 @@ async def forget_team_traces(team: str) -> int | None:
     names = {team, json.dumps(team)}
 
     def of_team(observation: ObservationV2) -> bool:
-        return (observation.metadata or {}).get(TEAM_METADATA_KEY) in names
+        named = (observation.metadata or {}).get(TEAM_METADATA_KEY)
+        return isinstance(named, str) and named in names  # a list would not even hash
 
     return await _forget(
         "tracing.forget_team",
