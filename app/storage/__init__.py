@@ -2,11 +2,10 @@
 nothing of memories, people or Slack.
 
 - `store`: the interface (`ObjectStore`), its errors, and optimistic `update`.
-- `gcs` (with `gcs_connection`, and `gcs_json_api` for reads and writes) and
-  `local_directory`: the two backends.
+- `gcs` (with `gcs_connection`) and `local_directory`: the two backends.
 - `breaker`: fail fast while the store is unreachable; `deadline`: one budget per event.
 - `factory`: picks and connects the configured backend.
 
-Importing this package stays cheap (google-cloud-storage loads only with the GCS backend):
-Orion must acknowledge Slack's first event within 3 seconds of starting.
+Importing this package stays cheap (google-cloud-storage loads only with the GCS backend,
+when the store connects): `orion memory …` with a local directory never pays for it.
 """

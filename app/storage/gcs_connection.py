@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from app.observability.logging import get_logger
@@ -20,17 +21,20 @@ log = get_logger(__name__)
 
 if TYPE_CHECKING:
     from google.auth.credentials import Credentials
-    from google.cloud.storage import Bucket, Client
-
-    from app.storage.gcs_json_api import Endpoint
+    from google.cloud.storage import Blob, Bucket, Client
 
 # Cloud Run's default concurrency (80) times the storage round trips one thread start
 # makes at once (a claim beside two reads of the person's own records: 240; the
 # organisation's context is shared, app/memory/shared_context.py), with a little room for
-# the saves and after-turn writes that run once nobody waits. Idle threads cost a little
-# memory; a queued read costs the person a round trip. With 64 threads, 40 thread starts
-# at L = 0.2 s took a p95 of 4.9 L (bench/storage_trouble.py); with 256, 3.6 L.
+# the saves and after-turn writes. Idle threads cost a little memory; a queued read costs
+# the person a round trip. With 64 threads, 40 thread starts at L = 0.2 s took a p95 of
+# 4.9 L (bench/storage_trouble.py); with 256, 3.6 L.
 STORAGE_WORKERS = 256
+
+# Far above anything Orion writes (a search index is at most 1.5 MB, a memory file far
+# less): an object this large was planted by someone with write access to the bucket, and
+# is refused rather than read into the instance's memory (and not retried).
+MAX_DOWNLOAD_BYTES = 16 * 1024 * 1024
 
 # Orion leaves the library's OpenTelemetry spans off, yet for their attributes it still
 # looks up each bucket's project and location, starting a thread per operation until one
@@ -46,15 +50,10 @@ class Connection:
     bucket: Bucket
     retry: Any  # google.api_core.retry.Retry
     timeout: float
-    # The same bucket, credentials and proxy for reads and writes over aiohttp
-    # (app/storage/gcs_json_api.py).
-    endpoint: Endpoint
 
-    def async_retry(self, predicate: Callable[[BaseException], bool]) -> Any:
-        """google-api-core's retry for coroutines, with the same back-off as `retry`."""
-        from google.api_core.retry import AsyncRetry
-
-        return AsyncRetry(predicate=predicate, initial=0.1, maximum=2.0, multiplier=2.0)
+    def blob(self, key: str) -> Blob:
+        """The object under `key`, which keeps its time when downloaded (`downloaded_at`)."""
+        return _blob_class()(key, self.bucket)
 
     def within(self, deadline: float | None) -> Connection:
         """The same connection with its timeout and retries cut to end by `deadline`."""
@@ -69,8 +68,45 @@ class Connection:
             bucket=self.bucket,
             retry=self.retry.with_timeout(left),
             timeout=min(self.timeout, left),
-            endpoint=self.endpoint,
         )
+
+
+def downloaded_at(blob: Blob) -> datetime:
+    """When the content a `Connection.blob` just downloaded was written (its Last-Modified);
+    now, if the answer did not say (retention then counts it as fresh, never as gone)."""
+    return getattr(blob, _DOWNLOADED_AT, None) or datetime.now(UTC)
+
+
+_DOWNLOADED_AT = "orion_downloaded_at"
+_blob_with_time: type[Blob] | None = None
+
+
+def _blob_class() -> type[Blob]:
+    """google-cloud-storage's Blob, keeping the download's Last-Modified.
+
+    The library reads an object's generation from its download's headers, but not its
+    time, which retention needs (app/memory/retention.py): without this, a read would be
+    two requests (metadata, then content). It overrides the one private method the
+    library reads those headers in; tests/storage/test_gcs.py fails, naming it, when an
+    upgrade renames it (reads would then count every object as fresh)."""
+    global _blob_with_time
+    if _blob_with_time is None:
+        from google.cloud.storage import Blob
+
+        class BlobWithTime(Blob):
+            def _extract_headers_from_download(self, response: Any) -> None:
+                super()._extract_headers_from_download(response)
+                setattr(self, _DOWNLOADED_AT, _http_date(response.headers.get("Last-Modified")))
+
+        _blob_with_time = BlobWithTime
+    return _blob_with_time
+
+
+def _http_date(value: str | None) -> datetime | None:
+    try:
+        return parsedate_to_datetime(value) if value else None
+    except (TypeError, ValueError):
+        return None
 
 
 def requests_session(client: Client) -> Any | None:
@@ -120,45 +156,24 @@ def environment_proxies(url: str) -> dict[str, str]:
     return dict(requests.utils.get_environ_proxies(url))
 
 
-def proxy_for(url: str) -> str | None:
-    proxies = environment_proxies(url)
-    return proxies.get(url.partition(":")[0]) or proxies.get("all")
-
-
-def credentials_for(project: str | None) -> tuple[Credentials, str | None]:
-    """The credentials the library would pick: none against an emulator, else Application
-    Default Credentials (on Cloud Run, the service account's, from the metadata server)."""
-    if os.environ.get("STORAGE_EMULATOR_HOST"):
-        from google.auth.credentials import AnonymousCredentials
-
-        return AnonymousCredentials(), project
-    import google.auth
-    from google.cloud import storage
-
-    credentials, default_project = google.auth.default(scopes=storage.Client.SCOPE)
-    return credentials, project or default_project
-
-
 def failure_of(cause: BaseException | None, cut_short: bool) -> type[StoreUnavailable]:
     """`StoreUnreachable` when GCS did not answer at all: the connection failed, a server
     error outlasted the retries, a request went unanswered for its whole timeout (one
     the caller's deadline cut short says nothing: the caller stopped waiting), or no
     credentials could be had (nothing can be sent without them). Any other answer (403,
     404, 429 on one busy object) is a failure of this call, not an outage."""
-    import aiohttp
     import requests
     from google.auth import exceptions as auth_errors
 
-    if isinstance(cause, requests.ConnectionError | aiohttp.ConnectionTimeoutError):
+    if isinstance(cause, requests.ConnectionError):
         return StoreUnreachable  # refused, reset, no route, DNS, connect timeout
     if isinstance(cause, auth_errors.DefaultCredentialsError) or _unreachable_auth(cause):
         # No credentials configured and no metadata server answering (google-auth says
         # "not found" for both), or the token server could not be reached.
         return StoreUnreachable
-    # Before the connection errors: aiohttp's read timeouts are both.
     if isinstance(cause, requests.Timeout | TimeoutError):
         return StoreUnavailable if cut_short else StoreUnreachable
-    if isinstance(cause, aiohttp.ClientConnectionError | ConnectionError):
+    if isinstance(cause, ConnectionError):
         return StoreUnreachable  # refused, reset, dropped mid-answer
     status = getattr(cause, "code", None)  # google.api_core's errors
     if not isinstance(status, int):
@@ -197,28 +212,13 @@ def open_connection(
     from google.cloud import storage
     from google.cloud.storage.retry import DEFAULT_RETRY
 
-    from app.storage.gcs_json_api import Endpoint
-
-    if credentials is None:
-        credentials, project = credentials_for(project)
     if client is None:
-        emulated = os.environ.get("STORAGE_EMULATOR_HOST")
-        # Against an emulator the library picks its own (anonymous) credentials and project.
-        client = storage.Client(project=project, credentials=None if emulated else credentials)
+        # Without `credentials`, the library's own choice: anonymous against an emulator,
+        # else Application Default Credentials (on Cloud Run, the service account's).
+        client = storage.Client(project=project, credentials=credentials)
     tune_session(client, pool_size)
     retry = DEFAULT_RETRY.with_delay(initial=0.1, maximum=2.0, multiplier=2.0)
     retry = retry.with_timeout(retry_timeout)
-    api = client.api_endpoint.rstrip("/")
     return Connection(
-        client=client,
-        bucket=client.bucket(bucket_name),
-        retry=retry,
-        timeout=request_timeout,
-        endpoint=Endpoint(
-            api=api,
-            bucket=bucket_name,
-            credentials=credentials,
-            proxy=proxy_for(api),
-            pool_size=pool_size,
-        ),
+        client=client, bucket=client.bucket(bucket_name), retry=retry, timeout=request_timeout
     )
