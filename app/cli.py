@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import TYPE_CHECKING
 
 from app.config import (
     EXIT_PROBLEM,
+    EXIT_UNAVAILABLE,
     ConfigError,
     OperatorSettings,
     RunMode,
@@ -27,11 +27,6 @@ from app.config import (
 )
 from app.observability.logging import get_logger
 from app.observability.setup import configure_observability
-
-if TYPE_CHECKING:
-    from starlette.applications import Starlette
-
-    from app.services import ServiceProvider
 
 _SERVE = "the HTTP Events API on 0.0.0.0:$PORT (Cloud Run)"
 _SOCKET = "Socket Mode, for local development (needs SLACK_APP_TOKEN)"
@@ -160,68 +155,49 @@ def memory_dir_problem(settings: StorageSettings) -> str | None:
 
 
 def run(settings: Settings, mode: RunMode) -> int:
-    if mode is RunMode.HTTP:
-        if settings.http_workers > 1:
-            from app.http_workers import serve_workers
+    """Build everything, then serve (HTTP or Socket Mode) until stopped; the exit code.
+    What stops Orion before it serves is said in one report, never a traceback."""
+    import uvloop
 
-            return serve_workers(HTTP_WORKER, count=settings.http_workers, port=settings.port)
-        app = http_app(settings)
+    from app.slack.web_client import BotTokenRefused, SlackUnreachable
+    from app.socket_mode import AppTokenRefused
+
+    if mode is RunMode.HTTP:
         from app.http_server import serve_http
 
-        serve_http(app, port=settings.port)
-        return 0
-    provider = _provider(settings)  # before the heavy imports (app/runtime/heap.py)
-    from app.slack.app import build_bolt_app
-    from app.socket_mode import AppTokenRefused, run_socket_mode
+        serving = serve_http(settings)
+    else:
+        from app.socket_mode import serve_socket_mode
 
-    assert settings.slack_app_token is not None  # checked by load_settings
-    bolt_app = build_bolt_app(settings, provider, mode=mode)
-    app_token = settings.slack_app_token.get_secret_value()
+        serving = serve_socket_mode(settings)
+    log = get_logger("orion")
     try:
-        asyncio.run(run_socket_mode(bolt_app, provider, app_token=app_token))
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(serving)
+    except BotTokenRefused as exc:
+        log.error("orion.bot_token_refused", error=exc.error)
+        refused = (
+            f"SLACK_BOT_TOKEN: Slack refused it ({exc.error}); it must be the app's bot "
+            "token (xoxb-…) from its OAuth & Permissions page, with the app installed"
+        )
+        return _cannot_start(refused, EXIT_PROBLEM)
     except AppTokenRefused as exc:
-        get_logger("orion").error("orion.socket_mode.token_refused", error=exc.error)
+        log.error("orion.socket_mode.token_refused", error=exc.error)
         refused = (
             f"SLACK_APP_TOKEN: Slack refused it ({exc.error}); it must be an app-level "
             "token with connections:write, from the app's Basic Information page"
         )
-        print(problem_report("Orion cannot start", [refused], hint=None), file=sys.stderr)
-        return EXIT_PROBLEM
+        return _cannot_start(refused, EXIT_PROBLEM)
+    except SlackUnreachable as exc:
+        log.error("orion.slack_unreachable", error=str(exc), exc_info=exc)
+        unreachable = f"Slack's Web API at {settings.slack_api_url} did not answer ({exc})"
+        return _cannot_start(unreachable, EXIT_UNAVAILABLE)
     return 0
 
 
-# What each worker process of `orion serve` runs (HTTP_WORKERS > 1), by import string: the
-# workers are fresh processes (uvicorn spawns them), so they build their own app.
-HTTP_WORKER = "app.cli:http_worker"
-
-
-def http_worker() -> Starlette:
-    """One worker's app: the settings its parent checked, read again from the same
-    environment (the parent builds no client: the workers do, each its own)."""
-    try:
-        settings = load_settings(RunMode.HTTP)
-    except ConfigError as exc:  # .env changed since the parent read it, say
-        print(exc, file=sys.stderr)
-        raise SystemExit(EXIT_PROBLEM) from exc
-    configure_observability(settings)
-    log = get_logger("orion")
-    log.info("orion.worker.start")
-    return http_app(settings)
-
-
-def http_app(settings: Settings) -> Starlette:
-    # Bolt itself is loaded after the server listens (see app/http_server.py).
-    from app.http_server import build_http_app
-
-    return build_http_app(settings, _provider(settings))
-
-
-def _provider(settings: Settings) -> ServiceProvider:
-    from app.runtime.heap import collect_young_objects_less_often, freeze_long_lived_objects
-    from app.services import ServiceProvider
-
-    collect_young_objects_less_often()
-    return ServiceProvider(settings, on_ready=freeze_long_lived_objects)
+def _cannot_start(problem: str, code: int) -> int:
+    print(problem_report("Orion cannot start", [problem], hint=None), file=sys.stderr)
+    return code
 
 
 def _backend(settings: Settings) -> str:

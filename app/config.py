@@ -54,8 +54,6 @@ BotToken = Annotated[SecretStr, AfterValidator(_bot_token_shape)]
 # (tests/test_manifest.py holds the two together).
 DEFAULT_BOT_SCOPES = ("assistant:write", "chat:write", "im:history", "files:write", "im:write")
 DEFAULT_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize"
-# Cloud Run's largest instance has 8 vCPUs; each worker holds its own clients (~130 MiB).
-MAX_HTTP_WORKERS = 8
 
 # The example values of .env.example ("xoxb-your-bot-token", "pk-lf-your-public-key"): a
 # copied file with a value not yet filled in must not pass for configured.
@@ -193,9 +191,6 @@ class Settings(OperatorSettings):
     memory_notes: bool = True
 
     port: int = Field(default=8080, ge=1, le=65535)
-    # Server processes in HTTP mode: one per vCPU, as a Python process computes on one
-    # core at a time (app/http_workers.py).
-    http_workers: int = Field(default=1, ge=1, le=MAX_HTTP_WORKERS)
 
     @field_validator("slack_app_token")
     @classmethod
@@ -220,11 +215,6 @@ class Settings(OperatorSettings):
             problems.append("SLACK_SIGNING_SECRET: missing (required in HTTP mode)")
         if mode is RunMode.SOCKET and self.slack_app_token is None:
             problems.append("SLACK_APP_TOKEN: missing (required in Socket Mode)")
-        if mode is RunMode.HTTP and self.http_workers > 1 and not self.gcs_memories_bucket:
-            problems.append(
-                "HTTP_WORKERS: more than 1 needs GCS_MEMORIES_BUCKET (the local memory "
-                "directory serves one process)"
-            )
         if (self.langfuse_public_key is None) != (self.langfuse_secret_key is None):
             problems.append("LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY: set both or neither")
         return problems
@@ -254,6 +244,8 @@ ENV_HINT = "see .env.example"
 # How a command ends after a problem report: something to fix before it can do its job
 # (what argparse uses for bad usage too).
 EXIT_PROBLEM = 2
+# A dependency Orion needs before it serves (Slack) did not answer: try again later.
+EXIT_UNAVAILABLE = 69  # sysexits.h EX_UNAVAILABLE
 
 
 def problem_report(who: str, problems: Sequence[str], *, hint: str | None = ENV_HINT) -> str:

@@ -3,110 +3,87 @@ the process answers) and `GET /readyz` (readiness: whether Orion can do its job 
 not, why; app/readiness.py). In distribution mode also `GET /slack/install` and
 `GET /slack/oauth_redirect`, Bolt's OAuth flow (app/slack/oauth/flow.py).
 
-The server listens before Bolt is imported: Bolt (and then the heavy clients) load in
-the background and `/healthz` answers at once. Events and clicks are acknowledged as soon
-as their signature checks out and handed to Bolt in the background (app/runtime/early_ack.py)
-once the acknowledgements around them are done (app/runtime/ack_first.py), so neither a cold
-start nor a burst of events delays an acknowledgement.
+`serve_http` builds everything an answer needs (app/services.py, the Bolt app, Slack's
+word on the bot token) before the server listens: until then a connection is refused,
+and Cloud Run's startup probe keeps traffic away. Every event it acknowledges, it can
+answer.
 
 Every request to `/slack/events` is taken in the same way, whatever it turns out to be:
 signature headers checked (401) and the declared size (413) before the body is read; the
 body read within a cap (app/runtime/capped_body.py, 413); its signature verified (401);
-only then parsed, once (app/runtime/slack_payload.py, 400 when Bolt could not handle it).
+only then parsed, once (app/runtime/slack_payload.py, 400 when Bolt could not handle it),
+and handed to Bolt, which acknowledges it and runs its listener.
 
-With `HTTP_WORKERS` above 1, that many such servers run, one process each, on one
-listening socket (app/http_workers.py).
+On SIGTERM the server stops listening, answers 503 to any event still reaching it (Slack
+redelivers it, to another instance), and drains (app/shutdown.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import uvicorn
+from slack_bolt.adapter.starlette.async_handler import to_starlette_response
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from app.config import RunMode, Settings
-from app.http_workers import HOST, SERVER_OPTIONS
-from app.observability.event_context import event_context
 from app.observability.logging import get_logger
-from app.readiness import readiness, ready_here
-from app.runtime.ack_first import AckFirst
-from app.runtime.background import run_in_background
+from app.readiness import readiness
 from app.runtime.capped_body import BodyTooLarge, read_within_cap
-from app.runtime.early_ack import acks_early
-from app.runtime.slack_auth import SlackAuthCheck
+from app.runtime.in_flight import in_flight
 from app.runtime.slack_payload import MalformedPayload, parse_payload
 from app.runtime.slack_signature import SlackSignature
 from app.runtime.stop_signals import StopSignals
-from app.runtime.worker_siblings import WorkerSiblings
-from app.services import ServiceProvider
-from app.shutdown import drain
-
-if TYPE_CHECKING:
-    from slack_bolt.async_app import AsyncApp
+from app.services import ServiceProvider, start_services
+from app.shutdown import Stopping
+from app.slack.app import build_bolt_app
+from app.slack.conversation.running_turns import RunningTurns
+from app.slack.web_client import check_bot_token, close_connection_pool, share_connection_pool
 
 log = get_logger(__name__)
 
-BoltFactory = Callable[[], "AsyncApp"]
+HOST = "0.0.0.0"
 # Bolt's default paths of its OAuth flow (AsyncOAuthSettings), which the flow keeps.
 INSTALL_PATH = "/slack/install"
 OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"
-# How often a worker of several looks whether its own checks pass yet (in-memory state).
-READY_POLL_S = 0.2
-
-
-class BoltLoader:
-    """Builds the Bolt app in a worker thread once the server is up; requests await it."""
-
-    def __init__(self, build: BoltFactory, on_ready: Callable[[AsyncApp], None]) -> None:
-        self._build = build
-        self._on_ready = on_ready
-        self._task: asyncio.Task[AsyncApp] | None = None
-        self.app: AsyncApp | None = None
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._load())
-
-    async def get(self) -> AsyncApp:
-        self.start()
-        assert self._task is not None
-        return await asyncio.shield(self._task)
-
-    async def _load(self) -> AsyncApp:
-        from app.slack.web_client import share_connection_pool
-
-        app = await asyncio.to_thread(self._build)
-        await share_connection_pool(app.client)
-        self.app = app
-        log.info("slack.bolt.ready")
-        self._on_ready(app)
-        return self.app
+SERVER_OPTIONS: dict[str, Any] = {
+    "log_config": None,  # keep Orion's structured logging
+    "access_log": False,
+    # Orion never reads the client's address, so the X-Forwarded-* rewriting middleware
+    # would only add work to every request.
+    "proxy_headers": False,
+    # Requests are short (Bolt acknowledges at once): whatever is still open a second
+    # after SIGTERM is not worth the drain's time (app/shutdown.py).
+    "timeout_graceful_shutdown": 1,
+    "lifespan": "on",
+}
 
 
 def build_http_app(
-    settings: Settings, provider: ServiceProvider, *, build_bolt: BoltFactory | None = None
+    settings: Settings,
+    provider: ServiceProvider,
+    bolt: AsyncApp,
+    *,
+    turns: RunningTurns,
+    stopping: Stopping,
 ) -> Starlette:
-    slack_auth = SlackAuthCheck()
-
-    def bolt_ready(bolt: AsyncApp) -> None:
-        provider.warm_up()
-        if not settings.distribution:  # each workspace's token is checked per event there
-            slack_auth.start(bolt.client)
-
-    loader = BoltLoader(build_bolt or (lambda: _build_bolt(settings, provider)), bolt_ready)
+    """The routes over a built Bolt app; draining (app/shutdown.py) when the server stops."""
     assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
     signature = SlackSignature(settings.slack_signing_secret.get_secret_value())
-    ack_first = AckFirst()
 
     async def slack_events(request: Request) -> Response:
+        if stopping.begun:
+            # Not acknowledged: Slack delivers it again, to an instance that stays.
+            return _unread_refusal("stopping", 503)
         claim = signature.claim(request.headers)
         if claim is None:
             return _unread_refusal("invalid request", 401)
@@ -123,29 +100,32 @@ def build_http_app(
             return PlainTextResponse("invalid request", status_code=401)
         content_type = request.headers.get("content-type")
         try:
-            payload = parse_payload(text, content_type)
+            parse_payload(text, content_type)
         except MalformedPayload as exc:
             # Signed, so Slack's (or someone holding the secret): worth a line.
             log.warning("slack.request.malformed", reason=str(exc), content_type=content_type)
             return PlainTextResponse("malformed request body", status_code=400)
-        if acks_early(payload):
-            ack_first.acknowledged()
-            _dispatch_when_ready(
-                loader, ack_first, text, payload, dict(request.headers), dict(request.query_params)
-            )
-            return Response(status_code=200)
-        bolt = await loader.get()
-        return await _dispatch(bolt, request, text)
+        # The body is signed and parses as Bolt parses it (app/runtime/slack_payload.py).
+        bolt_request = AsyncBoltRequest(
+            body=text, query=dict(request.query_params), headers=dict(request.headers)
+        )
+        # Counted from here, so that a drain starting now waits for it: Bolt acknowledges
+        # an event and starts its listener as a task, which counts itself
+        # (app/slack/event_scope.py) in its first step, one loop turn later.
+        in_flight.enter()
+        try:
+            response = await bolt.async_dispatch(bolt_request)
+            await asyncio.sleep(0)
+        finally:
+            in_flight.leave()
+        return to_starlette_response(response)
 
     async def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")
 
     async def oauth(request: Request) -> Response:
         """The install page and the redirect back from Slack: Bolt's flow."""
-        from slack_bolt.adapter.starlette.async_handler import to_starlette_response
-        from slack_bolt.request.async_request import AsyncBoltRequest
-
-        flow = (await loader.get()).oauth_flow
+        flow = bolt.oauth_flow
         assert flow is not None  # distribution mode builds it
         bolt_request = AsyncBoltRequest(
             body="", query=request.url.query, headers=dict(request.headers)
@@ -155,7 +135,7 @@ def build_http_app(
         return to_starlette_response(await flow.handle_callback(bolt_request))
 
     async def readyz(_: Request) -> Response:
-        report = readiness(provider, None if settings.distribution else slack_auth)
+        report = readiness(provider, stopping=stopping.begun)
         return JSONResponse(
             report.as_json(),
             status_code=200 if report.ready else 503,
@@ -164,28 +144,13 @@ def build_http_app(
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        loader.start()
-        siblings = provider.worker_siblings
-        announcing: asyncio.Task[None] | None = None
-        if siblings is not None:
-            await _listen_for(siblings)
-            auth = None if settings.distribution else slack_auth
-            announcing = asyncio.create_task(
-                _say_ready_when(siblings, lambda: ready_here(provider, auth)),
-                name="orion.worker.say_ready",
-                context=contextvars.Context(),
-            )
+        # On the server's loop: the Web API client's connection pool, the sweeps.
+        await share_connection_pool(bolt.client)
+        provider.start()
         yield
-        if announcing is not None:
-            announcing.cancel()
-        await slack_auth.close()
-        await drain(provider)  # a sibling may still stop a turn that is draining
-        if siblings is not None:
-            await siblings.close()
-        if loader.app is not None:
-            from app.slack.web_client import close_connection_pool
-
-            await close_connection_pool(loader.app.client)
+        stopping.begin()  # already begun on SIGTERM; the server may stop otherwise (tests)
+        await stopping.drain(provider, turns)
+        await close_connection_pool(bolt.client)
 
     routes = [
         Route("/slack/events", slack_events, methods=["POST"]),
@@ -197,37 +162,7 @@ def build_http_app(
             Route(INSTALL_PATH, oauth, methods=["GET"]),
             Route(OAUTH_REDIRECT_PATH, oauth, methods=["GET"]),
         ]
-    app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.bolt = loader
-    return app
-
-
-async def _listen_for(siblings: WorkerSiblings) -> None:
-    try:
-        await siblings.listen()
-    except OSError as exc:  # the worker still serves; a Stop then reaches its turns only
-        log.error("orion.worker.siblings_unreachable", exc_info=exc)
-
-
-async def _say_ready_when(siblings: WorkerSiblings, ready: Callable[[], bool]) -> None:
-    """Tell the siblings once this worker's own checks pass (what /readyz counts). Until it
-    has, the instance's /readyz waits for this worker and says so."""
-    try:
-        # Several states make it (builds, the store's first answer, Slack's auth.test),
-        # none with an event of its own: looked at, cheaply, until they all pass.
-        while not ready():  # noqa: ASYNC110
-            await asyncio.sleep(READY_POLL_S)
-        siblings.mark_ready()
-    except Exception as exc:  # OSError: the siblings' directory cannot be written
-        log.error("orion.worker.ready_unsaid", error=type(exc).__name__, exc_info=exc)
-        return
-    log.info("orion.worker.ready")
-
-
-def _build_bolt(settings: Settings, provider: ServiceProvider) -> AsyncApp:
-    from app.slack.app import build_bolt_app
-
-    return build_bolt_app(settings, provider, mode=RunMode.HTTP)
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 def _unread_refusal(reason: str, status_code: int) -> Response:
@@ -238,84 +173,47 @@ def _unread_refusal(reason: str, status_code: int) -> Response:
     return PlainTextResponse(reason, status_code=status_code)
 
 
-async def _dispatch(bolt: AsyncApp, request: Request, text: str) -> Response:
-    from slack_bolt.adapter.starlette.async_handler import to_starlette_response
-    from slack_bolt.request.async_request import AsyncBoltRequest
-
-    # The body is signed and parses as Bolt parses it (app/runtime/slack_payload.py).
-    bolt_request = AsyncBoltRequest(
-        body=text, query=dict(request.query_params), headers=dict(request.headers)
-    )
-    return to_starlette_response(await bolt.async_dispatch(bolt_request))
+async def serve_http(settings: Settings) -> None:
+    """Build everything, then listen on $PORT until SIGTERM or Ctrl-C, then drain.
+    Raises what the build raises (app/cli.py reports it) before anything listens."""
+    server = await prepare_http(settings)
+    log.info("orion.serving", port=settings.port)
+    await server.serve()
 
 
-def _dispatch_when_ready(
-    loader: BoltLoader,
-    ack_first: AckFirst,
-    text: str,
-    payload: dict[str, Any],
-    headers: dict[str, str | Sequence[str]],  # as Bolt's request takes them
-    query: dict[str, str],
-) -> None:
-    """Hand an already-acknowledged request to Bolt once it has loaded and the
-    acknowledgements around it are done."""
-
-    async def dispatch() -> None:
-        from slack_bolt.request.async_request import AsyncBoltRequest
-
-        await ack_first.wait()
-        bolt = await loader.get()
-        bolt_request = AsyncBoltRequest(body=text, query=query, headers=headers)
-        response = await bolt.async_dispatch(bolt_request)
-        # Handled events log their own line; one no listener matched (Bolt's 404) only here.
-        emit = log.debug if response.status == 200 else log.info
-        emit("slack.early_ack.dispatched", bolt_status=response.status)
-
-    # Tracked like any listener's background work, so shutdown waits for it; with the
-    # event's ids bound, so whatever it logs (a failure too) names the event's trace.
-    with _event_ids(payload):
-        run_in_background(dispatch(), name="slack.early_ack", person_waits=True)
+async def prepare_http(settings: Settings) -> HttpServer:
+    """Everything an answer needs, built and checked; the server, not yet listening."""
+    provider = await start_services(settings)
+    turns = RunningTurns()
+    bolt = build_bolt_app(settings, provider, mode=RunMode.HTTP, turns=turns)
+    try:
+        if not settings.distribution:  # each workspace's token is checked on its events
+            await check_bot_token(bolt.client)
+    except BaseException:
+        await provider.close()
+        raise
+    return HttpServer(settings, provider, bolt, turns)
 
 
-@contextmanager
-def _event_ids(payload: dict[str, Any]) -> Iterator[None]:
-    """The event's log context, for an Events API payload (a click has no event id)."""
-    event_id = payload.get("event_id")
-    if not isinstance(event_id, str):
-        yield
-        return
-    event = payload.get("event")
-    event = event if isinstance(event, dict) else {}
-    thread = event.get("assistant_thread")
-    thread = thread if isinstance(thread, dict) else {}
-    with event_context(
-        event_id=event_id,
-        user=event.get("user") or thread.get("user_id"),
-        channel=event.get("channel") or thread.get("channel_id"),
-        thread_ts=event.get("thread_ts") or thread.get("thread_ts"),
-    ):
-        yield
+class HttpServer(uvicorn.Server):
+    """Orion's app on uvicorn. Stops as every Orion process does (app/runtime/
+    stop_signals.py): gracefully on the first SIGINT or SIGTERM, at once on a second, and
+    within a bounded time. uvicorn itself would re-raise the signal once it has shut down,
+    so the process would end "killed by signal" (and Ctrl-C with a KeyboardInterrupt
+    traceback); after a clean drain Orion exits 0 instead (uvicorn's public `handle_exit`
+    and `should_exit`)."""
 
+    def __init__(
+        self, settings: Settings, provider: ServiceProvider, bolt: AsyncApp, turns: RunningTurns
+    ) -> None:
+        self.provider, self.turns, self.stopping = provider, turns, Stopping()
+        self.app = build_http_app(settings, provider, bolt, turns=turns, stopping=self.stopping)
+        super().__init__(uvicorn.Config(self.app, host=HOST, port=settings.port, **SERVER_OPTIONS))
+        self._stop_signals = StopSignals(self._stop_gracefully)
 
-def serve_http(app: Starlette, *, port: int) -> None:
-    import uvicorn
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._stop_signals.handle(sig)
 
-    class Server(uvicorn.Server):
-        """Stops as every Orion process does (app/runtime/stop_signals.py): gracefully on
-        the first SIGINT or SIGTERM, at once on a second, and within a bounded time.
-        uvicorn itself would re-raise the signal once it has shut down, so the process
-        would end "killed by signal" (and Ctrl-C with a KeyboardInterrupt traceback);
-        after a clean drain Orion exits 0 instead (uvicorn's public `handle_exit` and
-        `should_exit`)."""
-
-        def __init__(self, config: uvicorn.Config) -> None:
-            super().__init__(config)
-            self._stop_signals = StopSignals(self._stop_gracefully)
-
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            self._stop_signals.handle(sig)
-
-        def _stop_gracefully(self) -> None:
-            self.should_exit = True
-
-    Server(uvicorn.Config(app, host=HOST, port=port, **SERVER_OPTIONS)).run()
+    def _stop_gracefully(self) -> None:
+        self.stopping.begin()  # safe in a signal handler: it only notes the moment
+        self.should_exit = True

@@ -1,26 +1,18 @@
-"""The composition root: builds the heavy, long-lived clients once, off the ack path.
+"""The composition root: builds the long-lived clients once, before Orion serves anything.
 
-Importing anthropic, google-cloud-storage and langfuse takes seconds on a small
-machine, while Slack wants an acknowledgement within 3 s. The server therefore starts
-with Bolt alone and calls `ServiceProvider.warm_up()` right away, which builds in the
-background, in the order the person needs them:
-
-1. `Storage` — the memory store and Orion's own records. A thread start needs nothing
-   else (besides Slack), so a fresh instance greets from memory as soon as the store is
-   connected, while the Claude client is still importing. A connect that hangs (no
-   credentials server answering) holds up neither: past a short wait the store is handed
-   out, each operation bounded by its own storage deadline, and the Claude client loads.
-2. `Services` — tracing, the Claude client and the agent, for answering messages.
+A process takes no event before everything an answer needs is imported and built: the
+store (and its first answer, or its breaker opened), tracing, the Claude client and the
+agent. Cloud Run holds traffic until the startup probe (`/readyz`) passes, and Socket
+Mode connects only after the build, so a fresh instance never acknowledges an event it
+could not then answer. A build that fails ends the process with one clear line
+(app/cli.py); Cloud Run starts another.
 
 With a local memory directory, a background task also deletes conversations older than
 the retention window, at start-up and then daily (in a bucket, its lifecycle rule does).
+In distribution mode another finishes the second passes of workspaces' erasures.
 
-Listeners `await provider.storage()` or `await provider.get()` for what they use; storage
-work a person waits for runs in `async with provider.storage_within(budget_s)`.
-
-Each build is retried with back-off until it succeeds (app/runtime/retrying_build.py): one
-transient failure at start must not leave the instance answering nothing until it is
-restarted. Readiness (`GET /readyz`, app/readiness.py) reports how far the builds are.
+Listeners read `provider.storage` and `provider.services`; storage work a person waits
+for runs in `async with provider.storage_within(budget_s)`.
 """
 
 from __future__ import annotations
@@ -34,8 +26,6 @@ from typing import TYPE_CHECKING
 
 from app.config import Settings, StorageSettings
 from app.observability.logging import get_logger
-from app.runtime.retrying_build import DEFAULT_BACKOFF, Backoff, BuildStatus, RetryingBuild
-from app.runtime.worker_siblings import WorkerSiblings
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -71,13 +61,11 @@ class Services:
 
 ClaudeFactory = Callable[[Settings], "AsyncAnthropic"]
 
-# How long the storage build waits for the store to connect (import its library, build
-# its client) before handing the store out all the same. Waiting lets the store's import
-# finish before the Claude client's starts (both at once would only share the CPU); but
-# a connect can hang — in production the client looks its credentials up, and a metadata
-# server that does not answer costs several attempts of seconds each — and the Claude
-# client, so every answer, must not wait for that. The connect goes on in the background;
-# each store operation waits for it within its own storage deadline.
+# How long the start waits for the store to connect (import its library, build its client)
+# before building the rest. A connect can hang — the client looks its credentials up, and
+# a metadata server that does not answer costs several attempts of seconds each — and
+# the Claude client, so every answer, must not wait for that: the connect goes on in the
+# background, and each store operation waits for it within its own storage deadline.
 STORE_CONNECT_WAIT_S = 2.0
 
 
@@ -120,8 +108,7 @@ def session_retention(settings: StorageSettings) -> SessionRetention:
 def build_services(
     settings: Settings, storage: Storage, claude_factory: ClaudeFactory | None = None
 ) -> Services:
-    """Import and construct tracing, the Claude client and the agent. Runs in a worker
-    thread."""
+    """Import and construct tracing, the Claude client and the agent."""
     from app.agent.turn import Agent, MemorySettings
     from app.observability import tracing
 
@@ -173,195 +160,122 @@ def _plain(secret: object) -> str | None:
     return secret.get_secret_value() if secret is not None else None  # type: ignore[attr-defined]
 
 
+async def start_services(
+    settings: Settings, claude_factory: ClaudeFactory | None = None
+) -> ServiceProvider:
+    """Build everything an answer needs, on the running loop (nothing is served yet), ask
+    the store one thing, and start the background sweeps. The store's first answer is
+    bounded: a bucket that does not answer opens its breaker, and Orion serves degraded
+    (without memories) until a probe sees it back."""
+    storage = build_storage(settings)
+    connecting = asyncio.ensure_future(_connect(storage.store))
+    # At most this long (STORE_CONNECT_WAIT_S); the connect goes on if it takes longer.
+    await asyncio.wait({connecting}, timeout=STORE_CONNECT_WAIT_S)
+    services = build_services(settings, storage, claude_factory)
+    provider = ServiceProvider(services, connecting=connecting)
+    await _ask_store(storage.store)
+    provider.start()
+    return provider
+
+
+async def _connect(store: ObjectStore) -> None:
+    from app.storage.store import StoreUnreachable
+
+    try:
+        await store.connect()
+    except StoreUnreachable:
+        pass  # its breaker is open and has said so (store.unavailable), and probes on
+    except Exception as exc:  # the first real operation will try again, and report it
+        log.warning("services.store_connect_failed", error=type(exc).__name__, exc_info=exc)
+
+
+async def _ask_store(store: ObjectStore) -> None:
+    """One cheap read: if the store does not answer, its breaker opens now, before any
+    person is affected, and readiness says so."""
+    from app.storage.breaker import PROBE_KEY, PROBE_TIMEOUT_S, StoreOffline
+    from app.storage.deadline import storage_deadline
+    from app.storage.store import StoreUnreachable
+
+    try:
+        with storage_deadline(PROBE_TIMEOUT_S):
+            async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
+                await store.read(PROBE_KEY)
+    except (StoreUnreachable, StoreOffline):
+        pass  # the breaker is open, has said so (store.unavailable), and probes on
+    except Exception as exc:
+        log.warning("storage.check_failed", error=type(exc).__name__, exc_info=exc)
+
+
 class ServiceProvider:
-    """Hands out the Storage, then the Services, each built in the background and retried
-    with back-off until it is built (app/runtime/retrying_build.py): a failure at start heals
-    without a restart. Between attempts, `storage()` and `get()` raise `NotBuilt` at once,
-    so a listener apologises instead of waiting out the back-off in silence."""
+    """The built services, and the work they run in the background, for one process."""
 
     def __init__(
-        self,
-        settings: Settings,
-        *,
-        services: Services | None = None,
-        claude_factory: ClaudeFactory | None = None,
-        on_ready: Callable[[], None] | None = None,
-        backoff: Backoff = DEFAULT_BACKOFF,
-        worker_siblings: WorkerSiblings | None = None,
+        self, services: Services, *, connecting: asyncio.Future[None] | None = None
     ) -> None:
-        self.settings = settings
-        # The other worker processes of this instance (HTTP_WORKERS > 1), which a Stop
-        # may have to reach; None when the process serves alone.
-        self.worker_siblings = worker_siblings or WorkerSiblings.from_environment()
-        self._claude_factory = claude_factory
-        self._on_ready = on_ready  # runs on the loop once the warm-up has built everything
-        self._storage_check: asyncio.Task[None] | None = None
-        self._connecting: asyncio.Future[None] | None = None
-        self._sweeping: asyncio.Task[None] | None = None
-        self._finishing_erasures: asyncio.Task[None] | None = None
-        self._storage: RetryingBuild[Storage]
-        self._services: RetryingBuild[Services]
-        if services is not None:
-            # Built by the caller (tests, benchmarks): nothing to build, and nothing
-            # checked at start either; the breaker alone tells the store's state.
-            self._storage = RetryingBuild.already("storage", services.storage)
-            self._services = RetryingBuild.already("services", services)
-            self.storage_checked = True
-        else:
-            self._storage = RetryingBuild(
-                "storage", self._build_storage, backoff=backoff, on_built=self._check_storage
-            )
-            self._services = RetryingBuild(
-                "services", self._build_services, backoff=backoff, on_built=self._built
-            )
-            # True once the store has been asked one thing since it was built (or failed
-            # to answer, which opens its breaker): until then its health is unknown.
-            self.storage_checked = False
+        """`connecting`: the store's connect, if it may still be under way."""
+        self.services = services
+        self.settings = services.settings
+        self.storage = services.storage
+        self._background: list[asyncio.Future[None]] = [connecting] if connecting else []
+        self._started = False
 
-    def warm_up(self) -> None:
-        """Start building in the background; returns immediately. Idempotent."""
-        self._storage.start()
-        self._services.start()
-        if not self.settings.gcs_memories_bucket and self._sweeping is None:
+    def start(self) -> None:
+        """Start the background sweeps (on the running loop). Idempotent."""
+        if self._started:
+            return
+        self._started = True
+        loop = asyncio.get_running_loop()
+        # Contexts of their own: the sweeps must not log as an event.
+        if not self.settings.gcs_memories_bucket:
             # A bucket deletes old conversations by its lifecycle rule; a directory needs us.
-            # A context of its own: the sweeps must not log as the event that started us.
-            self._sweeping = asyncio.get_running_loop().create_task(
-                self._sweep_local_store(),
-                name="memory.retention.sweep",
-                context=contextvars.Context(),
+            self._background.append(
+                loop.create_task(
+                    self._sweep_local_store(),
+                    name="memory.retention.sweep",
+                    context=contextvars.Context(),
+                )
             )
-        if self.settings.keys_per_team and self._finishing_erasures is None:
+        if self.settings.keys_per_team:
             # Uninstalls' second passes (app/memory/team_keys.py): the marks are in storage,
             # so whichever instance runs next finishes what another left.
-            self._finishing_erasures = asyncio.get_running_loop().create_task(
-                self._finish_team_erasures(),
-                name="memory.team_erasure.finish",
-                context=contextvars.Context(),
+            self._background.append(
+                loop.create_task(
+                    self._finish_team_erasures(),
+                    name="memory.team_erasure.finish",
+                    context=contextvars.Context(),
+                )
             )
 
     async def _finish_team_erasures(self) -> None:
         from app.memory.team_keys import keep_finishing_erasures
 
-        storage = await self._storage.wait_built()
-        assert storage.deployment_store is not None  # distribution mode builds one
-        if self.settings.tracing_enabled:
-            # A second pass deletes the workspace's traces too, and tracing is set up with
-            # the services: before, it would find tracing off and skip them for good.
-            await self._services.wait_built()
-        await keep_finishing_erasures(storage.deployment_store)
+        assert self.storage.deployment_store is not None  # distribution mode builds one
+        await keep_finishing_erasures(self.storage.deployment_store)
 
     async def _sweep_local_store(self) -> None:
         from app.memory.retention_sweep import keep_sweeping
 
-        storage = await self._storage.wait_built()
         # Every team's conversations at once, in distribution mode (their keys keep
         # their kind's prefix: app/storage/team_scope.py).
         await keep_sweeping(
-            storage.deployment_store or storage.store, session_retention(self.settings)
+            self.storage.deployment_store or self.storage.store, session_retention(self.settings)
         )
-
-    async def _build_storage(self) -> Storage:
-        storage = build_storage(self.settings)
-        self._connecting = asyncio.ensure_future(self._connect(storage.store))
-        # At most this long: see STORE_CONNECT_WAIT_S. Not cancelled when it is over.
-        await asyncio.wait({self._connecting}, timeout=STORE_CONNECT_WAIT_S)
-        return storage
-
-    async def _connect(self, store: ObjectStore) -> None:
-        from app.storage.store import StoreUnreachable
-
-        try:
-            await store.connect()
-        except StoreUnreachable:
-            pass  # its breaker is open and has said so (store.unavailable), and probes on
-        except Exception as exc:  # the first real operation will retry and report it
-            log.warning("services.store_connect_failed", error=type(exc).__name__, exc_info=exc)
-
-    def _check_storage(self, storage: Storage) -> None:
-        """Ask the store one cheap thing, beside the first events: if it does not answer,
-        its breaker opens now, and readiness says so before any person is affected."""
-        self._storage_check = asyncio.ensure_future(self._ask_store(storage.store))
-
-    async def _ask_store(self, store: ObjectStore) -> None:
-        from app.storage.breaker import PROBE_KEY, PROBE_TIMEOUT_S, StoreOffline
-        from app.storage.deadline import storage_deadline
-        from app.storage.store import StoreUnreachable
-
-        if self._connecting is not None:
-            # Nobody waits for this: the connect may take its time, and if it fails for
-            # want of a network, the breaker is open already.
-            await self._connecting
-        try:
-            with storage_deadline(PROBE_TIMEOUT_S):
-                async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
-                    await store.read(PROBE_KEY)
-        except (StoreUnreachable, StoreOffline):
-            pass  # the breaker is open, has said so (store.unavailable), and probes on
-        except Exception as exc:
-            log.warning("storage.check_failed", error=type(exc).__name__, exc_info=exc)
-        self.storage_checked = True
-
-    async def _build_services(self) -> Services:
-        # Storage first: the greeting needs it, and importing both at once would only
-        # share the same CPU between them (its build waits for its connect only so long:
-        # STORE_CONNECT_WAIT_S). A storage build that fails is retried on its own; this
-        # waits for it rather than failing alongside it.
-        storage = await self._storage.wait_built()
-        return await asyncio.to_thread(build_services, self.settings, storage, self._claude_factory)
-
-    def _built(self, _: Services) -> None:
-        if self._on_ready is not None:
-            self._on_ready()
-
-    async def storage(self) -> Storage:
-        """The store, without waiting for the Claude client. `NotBuilt` between attempts."""
-        return await self._storage.get()
 
     @contextlib.asynccontextmanager
     async def storage_within(self, budget_s: float | None = None) -> AsyncIterator[Storage]:
-        """The store for work a person waits for: getting it (a fresh instance may still be
-        connecting) and every storage call made in the block end within `budget_s` — or
-        within the current storage deadline when None; a shorter enclosing deadline always
-        applies. Past it, TimeoutError; between build attempts, `NotBuilt` at once."""
+        """The store for work a person waits for: every storage call made in the block
+        ends within `budget_s` — or within the current storage deadline when None; a
+        shorter enclosing deadline always applies. Past it, TimeoutError."""
         from app.storage.deadline import storage_deadline, time_left
 
         with storage_deadline(budget_s) if budget_s is not None else contextlib.nullcontext():
             async with asyncio.timeout(time_left()):
-                yield await self.storage()
-
-    async def get(self) -> Services:
-        """Everything, the Claude client included. `NotBuilt` between attempts (of either)."""
-        if (services := self._services.value) is not None:
-            return services
-        await self._storage.get()  # fails at once while the store's build is retrying
-        return await self._services.get()
-
-    @property
-    def storage_status(self) -> BuildStatus:
-        return self._storage.status()
-
-    @property
-    def services_status(self) -> BuildStatus:
-        return self._services.status()
-
-    @property
-    def built_storage(self) -> Storage | None:
-        return self._storage.value
-
-    @property
-    def built_services(self) -> Services | None:
-        return self._services.value
+                yield self.storage
 
     async def close(self) -> None:
-        """Stop building, and close the long-lived clients (at shutdown) that were built."""
-        await self._services.close()
-        await self._storage.close()
-        running = (self._connecting, self._storage_check, self._sweeping, self._finishing_erasures)
-        for task in running:
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-        if (storage := self._storage.value) is not None:
-            await storage.store.close()
-        if (services := self._services.value) is not None:
-            await services.claude.close()
+        """Stop the background work and close the long-lived clients (at shutdown)."""
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.storage.store.close()
+        await self.services.claude.close()

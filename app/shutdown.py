@@ -1,27 +1,68 @@
-"""Graceful shutdown shared by both adapters: finish in-flight turns, flush traces."""
+"""Stopping without leaving anyone in silence, shared by both ways in (HTTP, Socket Mode).
+
+Cloud Run sends SIGTERM on every deploy and scale-in, and SIGKILL 10 s later. From the
+signal on, the process takes no new event (the HTTP server stops listening and answers 503
+to what still reaches it; Socket Mode disconnects), and:
+
+1. answers that finish within `FINISH_WITHIN_S` of the signal finish as usual;
+2. every answer still running then is cut off: its stream ends with a line saying a
+   restart cut it off and a button to ask again (any instance answers the click:
+   app/slack/conversation/ask_again.py), and its status or agent session goes back to idle;
+3. the turns' memory work (summaries, erasure checks) gets until `MEMORY_WORK_UNTIL_S`,
+   best-effort; then the clients close and traces flush, well before the SIGKILL.
+
+app/runtime/stop_signals.py ends the process at its deadline whatever is still running.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.in_flight import in_flight
 from app.services import ServiceProvider
+from app.slack.conversation.running_turns import RunningTurns
 
 log = get_logger(__name__)
 
-# Cloud Run allows 10 s between SIGTERM and SIGKILL; leave room for the trace flush.
-IN_FLIGHT_GRACE_S = 7.0
+# Seconds after the stop signal (Cloud Run's SIGKILL comes at 10).
+FINISH_WITHIN_S = 6.5
+MEMORY_WORK_UNTIL_S = 8.0
 
 
-async def drain(provider: ServiceProvider) -> None:
-    pending = in_flight.count
-    # Logged here, on the event loop: the signal handler that asked for the stop may not
-    # log (app/runtime/stop_signals.py).
-    log.info("orion.stopping", in_flight=pending, grace_s=IN_FLIGHT_GRACE_S)
-    finished = await in_flight.wait_idle(IN_FLIGHT_GRACE_S)
-    log.info("orion.shutdown", in_flight_at_start=pending, drained=finished)
-    await provider.close()
-    if tracing.enabled():
-        await asyncio.to_thread(tracing.shutdown)
+class Stopping:
+    """When the process was asked to stop, and the drain that follows."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None  # time.monotonic() of the first stop signal
+
+    @property
+    def begun(self) -> bool:
+        return self.since is not None
+
+    def begin(self) -> None:
+        """Note the moment; safe inside a signal handler (no lock, no log)."""
+        if self.since is None:
+            self.since = time.monotonic()
+
+    async def drain(self, provider: ServiceProvider, turns: RunningTurns) -> None:
+        self.begin()
+        assert self.since is not None
+        pending = in_flight.count
+        # Logged here, on the event loop: the signal handler may not log.
+        log.info("orion.stopping", in_flight=pending, answering=turns.count)
+        finished = await in_flight.wait_idle(self._left(FINISH_WITHIN_S))
+        cut_off = 0
+        if not finished:
+            cut_off = turns.cut_off_all()
+            finished = await in_flight.wait_idle(self._left(MEMORY_WORK_UNTIL_S))
+        log.info("orion.shutdown", in_flight_at_start=pending, cut_off=cut_off, drained=finished)
+        await provider.close()
+        if tracing.enabled():
+            await asyncio.to_thread(tracing.shutdown)
+
+    def _left(self, until_s: float) -> float:
+        assert self.since is not None
+        return max(0.0, self.since + until_s - time.monotonic())

@@ -1,10 +1,13 @@
 """Socket Mode (local development): the same Bolt app over Slack's WebSocket.
 
-Orion asks Slack for the WebSocket URL itself (`apps.connections.open`) before handing it
-to Bolt's handler: the SDK's own connect loop retries every failure every 10 seconds,
-forever, a refused app token included. A token Slack refuses stops Orion with one line
-instead (`AppTokenRefused`); a Slack that cannot be reached is retried, with back-off,
-until it answers or Orion is asked to stop.
+Everything an answer needs is built first (app/services.py), and Slack is asked whether
+it takes the bot token; only then does Orion connect, so it takes no event it could not
+answer. Orion asks Slack for the WebSocket URL itself (`apps.connections.open`) before
+handing it to Bolt's handler: the SDK's own connect loop retries every failure every 10
+seconds, forever, a refused app token included. A token Slack refuses stops Orion with one
+line instead (`AppTokenRefused`); a Slack that cannot be reached is retried, with
+back-off, until it answers or Orion is asked to stop. Stopping disconnects first (no new
+event), then drains as HTTP mode does (app/shutdown.py).
 """
 
 from __future__ import annotations
@@ -15,15 +18,17 @@ from typing import Any, TypeVar
 
 import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from app.config import RunMode, Settings
 from app.observability.logging import get_logger
 from app.runtime.stop_signals import StopSignals
-from app.services import ServiceProvider
-from app.shutdown import drain
-from app.slack.web_client import close_connection_pool, share_connection_pool
+from app.services import start_services
+from app.shutdown import Stopping
+from app.slack.app import build_bolt_app
+from app.slack.conversation.running_turns import RunningTurns
+from app.slack.web_client import check_bot_token, close_connection_pool, share_connection_pool
 
 log = get_logger(__name__)
 
@@ -50,25 +55,29 @@ class AppTokenRefused(Exception):
         self.error = error
 
 
-async def run_socket_mode(
-    bolt_app: AsyncApp,
-    provider: ServiceProvider,
-    *,
-    app_token: str,
-    stop: asyncio.Event | None = None,
-) -> None:
-    """Connect and serve until `stop` is set (or SIGINT/SIGTERM), then drain.
+async def serve_socket_mode(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
+    """Build, connect and serve until `stop` is set (or SIGINT/SIGTERM), then drain.
 
-    Raises `AppTokenRefused` when Slack refuses the app token."""
+    Raises `AppTokenRefused` when Slack refuses the app token, and what
+    `check_bot_token` raises for the bot token, before anything is served."""
+    assert settings.slack_app_token is not None  # load_settings requires it in Socket Mode
+    app_token = settings.slack_app_token.get_secret_value()
     stop = stop or asyncio.Event()
-    StopSignals(stop.set).install(asyncio.get_running_loop())
+    stopping = Stopping()
+
+    def stop_gracefully() -> None:
+        stopping.begin()
+        stop.set()
+
+    StopSignals(stop_gracefully).install(asyncio.get_running_loop())
+    provider = await start_services(settings)
+    turns = RunningTurns()
+    bolt_app = build_bolt_app(settings, provider, mode=RunMode.SOCKET, turns=turns)
     await share_connection_pool(bolt_app.client)
     handler = AsyncSocketModeHandler(bolt_app, app_token)
     try:
-        log.info("orion.socket_mode.connecting")
-        got_url, url = await _unless_stopped(stop, _connection_url(bolt_app.client, app_token))
+        got_url, url = await _unless_stopped(stop, _connect(bolt_app.client, app_token))
         if got_url:
-            provider.warm_up()
             # The handler's client connects to this URL rather than asking for another.
             handler.client.wss_uri = url
             connected, _ = await _unless_stopped(stop, handler.connect_async())
@@ -76,10 +85,18 @@ async def run_socket_mode(
                 log.info("orion.socket_mode.connected")
                 await stop.wait()
     finally:
-        await handler.disconnect_async()
-        await drain(provider)
+        await handler.disconnect_async()  # no new event from here on
+        await stopping.drain(provider, turns)
         await handler.close_async()
         await close_connection_pool(bolt_app.client)
+
+
+async def _connect(client: AsyncWebClient, app_token: str) -> str:
+    """A WebSocket URL for the app token (Slack answers by then), and the bot token checked."""
+    log.info("orion.socket_mode.connecting")
+    url = await _connection_url(client, app_token)
+    await check_bot_token(client)
+    return url
 
 
 async def _connection_url(client: AsyncWebClient, app_token: str) -> str:

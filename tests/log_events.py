@@ -54,29 +54,13 @@ def _done(listener: str) -> str:
 
 
 SLACK_AGENT_MESSAGE_DONE = _done("slack.agent_message")
+SLACK_AGENT_SESSION_STOPPED_DONE = _done("slack.agent_session_stopped")
 SLACK_FEEDBACK_DONE = _done("slack.feedback")
 SLACK_MEMORY_UNDO_DONE = _done("slack.memory_undo")
 SLACK_MESSAGES_TAB_OPENED_DONE = _done("slack.messages_tab_opened")
 SLACK_THREAD_STARTED_DONE = _done("slack.thread_started")
 SLACK_USER_MESSAGE = _listener("slack.user_message")
 SLACK_USER_MESSAGE_DONE = _done(SLACK_USER_MESSAGE)
-
-
-# --- start-up that heals (app/runtime/retrying_build.py: `<build>.failed`, `<build>.ready`) ---
-
-
-def _build(build: str, outcome: str) -> str:
-    return _written_as(
-        f"{build}.{outcome}",
-        _LOG_CALL + re.escape('f"{self.name}.' + outcome + '"'),
-        r"\bRetryingBuild(?:\.already)?\(\s*" + re.escape(f'"{build}"'),
-    )
-
-
-SERVICES_FAILED = _build("services", "failed")
-SERVICES_READY = _build("services", "ready")
-SLACK_AUTH_FAILED = _build("slack.auth", "failed")
-SLACK_AUTH_READY = _build("slack.auth", "ready")
 
 
 # --- the memory tool's commands (app/memory/tool/tracing.py: `tool.memory.<command>`) --------
@@ -117,26 +101,19 @@ MEMORY_SUMMARY_MODEL_FAILED = _line("memory.summary.model_failed")
 MEMORY_UNDO = _line("memory.undo")
 MEMORY_UNDO_FAILED = _line("memory.undo.failed")
 MEMORY_UNDO_REFUSED = _line("memory.undo.refused")
+ORION_SERVING = _line("orion.serving")
 ORION_SHUTDOWN = _line("orion.shutdown")
 ORION_SOCKET_MODE_CONNECTING = _line("orion.socket_mode.connecting")
 ORION_STOPPING = _line("orion.stopping")
-ORION_WORKER_LISTENING_FOR_SIBLINGS = _line("orion.worker.listening_for_siblings")
-ORION_WORKER_READY_UNSAID = _line("orion.worker.ready_unsaid")
-ORION_WORKER_SIBLINGS_UNREACHABLE = _line("orion.worker.siblings_unreachable")
-ORION_WORKER_SIBLING_REQUEST_REFUSED = _line("orion.worker.sibling_request_refused")
-ORION_WORKER_SIBLING_UNANSWERED = _line("orion.worker.sibling_unanswered")
-ORION_WORKER_START = _line("orion.worker.start")
-ORION_WORKER_START_FAILED = _line("orion.worker.start_failed")
-ORION_WORKERS_START_FAILED = _line("orion.workers.start_failed")
-ORION_WORKERS_STOPPED = _line("orion.workers.stopped")
 # Written straight to stderr's file descriptor as one JSON object, not through the logger:
 # a signal handler may not take the logger's lock (app/runtime/stop_signals.py).
 ORION_STOPPED_AT_ONCE = _written_as(
     "orion.stopped_at_once", r'"message":\s*"orion\.stopped_at_once"'
 )
 SLACK_AGENT_SESSION_STOPPED_TURN = _line("slack.agent_session_stopped.turn")
+SLACK_ASK_AGAIN_ALREADY_ASKED = _line("slack.ask_again.already_asked")
+SLACK_ASK_AGAIN_REFUSED = _line("slack.ask_again.refused")
 SLACK_BACKGROUND_FAILED = _line("slack.background.failed")
-SLACK_EARLY_ACK_DISPATCHED = _line("slack.early_ack.dispatched")
 SLACK_EVENT_CLAIM_UNAVAILABLE = _line("slack.event.claim_unavailable")
 SLACK_EVENT_DUPLICATE = _line("slack.event.duplicate")
 SLACK_EXPERIENCE_MISMATCH = _line("slack.experience_mismatch")
@@ -146,10 +123,11 @@ SLACK_OTHER_TEAM_IGNORED = _line("slack.other_team.ignored")
 SLACK_REQUEST_MALFORMED = _line("slack.request.malformed")
 SLACK_REQUEST_TOO_LARGE = _line("slack.request.too_large")
 SLACK_STREAM_FAILED = _line("slack.stream_failed")
+SLACK_STREAM_STOPPED = _line("slack.stream_stopped")
 SLACK_THREAD_CONTEXT_ERASED_SINCE_READ = _line("slack.thread_context.erased_since_read")
 SLACK_THREAD_STARTED_FAILED = _line("slack.thread_started.failed")
+SLACK_TURN_CUT_OFF = _line("slack.turn.cut_off")
 SLACK_TURN_STOPPED = _line("slack.turn.stopped")
-SLACK_TURN_STOPPED_FOR_A_SIBLING = _line("slack.turn.stopped_for_a_sibling")
 SLACK_USER_MESSAGE_FAILED = _line("slack.user_message.failed")
 STORAGE_CHECK_FAILED = _line("storage.check_failed")
 STORE_RECOVERED = _line("store.recovered")

@@ -148,6 +148,15 @@ class OrionProcess:
             ignored = signal.Signals(sig).name
             raise AssertionError(f"Orion ignored {ignored}: {self.log()}") from None
 
+    def wait_exit(self, timeout: float) -> int:
+        """Its exit code once it has ended by itself (no signal sent); raises if it is still
+        there after `timeout`."""
+        assert self.process is not None
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"Orion still running after {timeout}s: {self.log()}") from None
+
     def signal(self, sig: int) -> None:
         assert self.process is not None
         self.process.send_signal(sig)

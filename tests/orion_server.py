@@ -7,6 +7,7 @@ real HTTP client and then look at what the fakes saw.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import socket
@@ -14,33 +15,22 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
-import uvicorn
-from slack_bolt.async_app import AsyncApp
 
 from app.config import RunMode, Settings
-from app.http_server import build_http_app
+from app.http_server import HttpServer, prepare_http
 from app.observability.setup import configure_observability
 from app.runtime.in_flight import in_flight
-from app.runtime.worker_siblings import WorkerSiblings
-from app.services import (
-    ClaudeFactory,
-    ServiceProvider,
-    build_claude_client,
-    build_services,
-    build_storage,
-)
+from app.services import ServiceProvider, build_services, build_storage
 from app.slack.app import build_bolt_app
+from app.slack.conversation.running_turns import RunningTurns
 from tests import log_events
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_events import sign
-
-if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
 
 SIGNING_SECRET = "test-signing-secret-0123456789abcdef"
 BOT_TOKEN = "xoxb-test-bot-token-0000"
@@ -78,69 +68,59 @@ def orion_servers(
 
 
 class OrionServer:
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        bolt_gate: threading.Event | None = None,
-        bolt_error: Exception | None = None,
-        claude_factory: ClaudeFactory | None = None,
-        worker_siblings: WorkerSiblings | None = None,
-    ) -> None:
-        """`bolt_gate`: hold Bolt's (background) loading until the test sets it, as if the
-        process had just started and was still importing. `bolt_error`: Bolt's loading
-        fails with this (after the gate, if any), as a broken deployment's would; events are
-        still acknowledged. `claude_factory`: build the services in the background, as a
-        fresh process does, with this Claude client factory (e.g. one that blocks, like a
-        slow import). `worker_siblings`: this server is one worker process of an
-        instance, reaching the others through them (app/runtime/worker_siblings.py)."""
+    def __init__(self, settings: Settings, *, started_as_deployed: bool = False) -> None:
+        """Orion's HTTP app on its own thread and loop. By default over services built up
+        front (tests measure behaviour, not how long the stack takes to import on a busy
+        machine); `started_as_deployed`: started as `orion serve` starts, on that loop —
+        the store connected and asked, the bot token checked — before it listens."""
         self.settings = settings
         # As `orion` does at start-up; JSON lines are kept so tests can read every log line.
         self.log_stream = io.StringIO()
         configure_observability(settings, stream=self.log_stream)
-        if claude_factory is not None:
-            self.provider = ServiceProvider(
-                settings, claude_factory=claude_factory, worker_siblings=worker_siblings
-            )
-        else:
-            # Built up front: tests measure behaviour, not how long the stack takes to
-            # import on a busy machine (the lazy warm-up is covered by process-level tests).
-            services = build_services(settings, build_storage(settings))
-            self.provider = ServiceProvider(
-                settings, services=services, worker_siblings=worker_siblings
-            )
-        bolt_app = build_bolt_app(settings, self.provider, mode=RunMode.HTTP)
-        self._bolt_gate = bolt_gate
-        self._bolt_error = bolt_error
-
-        def build_bolt() -> AsyncApp:
-            if bolt_gate is not None:
-                bolt_gate.wait(timeout=30)
-            if bolt_error is not None:
-                raise bolt_error
-            return bolt_app
-
-        self.app = build_http_app(settings, self.provider, build_bolt=build_bolt)
-        config = uvicorn.Config(
-            self.app,
-            log_config=None,
-            access_log=False,
-            lifespan="on",
-        )
-        self._server = uvicorn.Server(config)
+        self._server: HttpServer | None = None
+        if not started_as_deployed:
+            provider = ServiceProvider(build_services(settings, build_storage(settings)))
+            turns = RunningTurns()
+            bolt_app = build_bolt_app(settings, provider, mode=RunMode.HTTP, turns=turns)
+            self._server = HttpServer(settings, provider, bolt_app, turns)
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
         self.http = httpx.Client(base_url=self.url, timeout=10)
+
+    def _run(self) -> None:
+        async def serve() -> None:
+            if self._server is None:
+                self._server = await prepare_http(self.settings)
+            # uvicorn installs no signal handlers off the main thread: the test stops it.
+            await self._server.serve(sockets=[self._socket])
+
+        try:
+            asyncio.run(serve())
+        except BaseException as exc:  # the test that waits for the start reports it
+            self._failed = exc
+
+    @property
+    def server(self) -> HttpServer:
+        assert self._server is not None, "Orion has not been built yet"
+        return self._server
+
+    @property
+    def provider(self) -> ServiceProvider:
+        return self.server.provider
+
+    @property
+    def turns(self) -> RunningTurns:
+        return self.server.turns
 
     def __enter__(self) -> OrionServer:
         self._thread.start()
-        deadline = time.monotonic() + 10
-        bolt_expected = self._bolt_gate is None and self._bolt_error is None
-        while not (self._server.started and (not bolt_expected or self.app.state.bolt.app)):
+        deadline = time.monotonic() + 30
+        while not (self._server is not None and self._server.started):
+            if self._failed is not None:
+                raise RuntimeError("Orion did not start") from self._failed
             if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError("Orion did not start")
             time.sleep(0.01)
@@ -148,7 +128,8 @@ class OrionServer:
 
     def __exit__(self, *_: object) -> None:
         self.http.close()
-        self._server.should_exit = True
+        if self._server is not None:
+            self._server.should_exit = True
         self._thread.join(timeout=15)
         self._socket.close()
 
@@ -196,7 +177,7 @@ class OrionServer:
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait until nothing Orion was given is still running: no listener, no background
-        work (memory hooks, an acknowledged event waiting for Bolt).
+        work (memory hooks).
 
         This is the count graceful shutdown drains (`app.runtime.in_flight.in_flight`). An
         event is counted from the moment it is acknowledged (before its HTTP response is
@@ -227,23 +208,3 @@ class OrionServer:
         """POST a signed interactivity request (form-encoded `payload=`)."""
         headers = {"Content-Type": "application/x-www-form-urlencoded", **sign(body, secret)}
         return self.http.post("/slack/events", content=body, headers=headers)
-
-
-class HeldClaudeClient:
-    """A `claude_factory` that holds the Claude client's construction until `release()`:
-    a fresh process still importing anthropic, for as long as a test needs."""
-
-    def __init__(self) -> None:
-        self.loading = threading.Event()
-        self.released = threading.Event()
-
-    def __call__(self, settings: Settings) -> AsyncAnthropic:
-        self.loading.set()
-        assert self.released.wait(timeout=30), "the test never released the Claude client"
-        return build_claude_client(settings)
-
-    def wait_loading(self) -> None:
-        assert self.loading.wait(timeout=30), "the Claude client is being built"
-
-    def release(self) -> None:
-        self.released.set()

@@ -23,7 +23,7 @@ import pytest
 APP = Path(__file__).resolve().parents[1] / "app"
 
 # Lowest first. A module may import its own layer and any layer below it. Runtime is the
-# process's plumbing (in-flight count, background tasks, start-up builds, HTTP intake):
+# process's plumbing (in-flight count, background tasks, stop signals, HTTP intake):
 # used by the layers and the entry points, it imports none of them.
 LAYERS = ["observability", "runtime", "storage", "memory", "learning", "agent", "slack"]
 # Top-level modules that compose the layers (entry points, configuration, readiness).
@@ -32,7 +32,6 @@ COMPOSITION = {
     "config",
     "services",
     "http_server",
-    "http_workers",
     "socket_mode",
     "shutdown",
     "readiness",
@@ -40,7 +39,7 @@ COMPOSITION = {
     "terminal_chat",
 }
 # Who may use Slack's SDKs: the listeners, and the HTTP intake in runtime, which checks
-# Slack's signature and the bot token before Bolt is loaded. Never a layer below slack.
+# Slack's signature before anything parses a request. Never a layer below slack.
 SPEAKS_SLACK = {"slack", "runtime"}
 # What each layer may import from the composition level: settings only, and the service
 # provider for the listeners (Bolt hands them nothing else).

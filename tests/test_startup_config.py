@@ -134,20 +134,3 @@ def test_socket_mode_in_distribution_mode_is_a_clear_configuration_error(
     assert "Socket Mode serves one workspace" in result.stderr
     assert "distribution mode" in result.stderr and "runs over HTTP only" in result.stderr
     assert secret not in result.stderr + result.stdout
-
-
-def test_several_http_workers_on_the_local_memory_directory_are_refused(tmp_path: Path) -> None:
-    # The local directory's conditional writes (event claims, say) hold within one process.
-    env = {
-        "SLACK_BOT_TOKEN": "xoxb-1-test",
-        "SLACK_SIGNING_SECRET": "s",
-        "ANTHROPIC_API_KEY": "sk-ant-x",
-        "HTTP_WORKERS": "2",
-    }
-    for command in ((), ("serve",)):
-        result = _run_orion(tmp_path, *command, **env)
-        assert result.returncode == 2, result.stderr
-        assert "HTTP_WORKERS: more than 1 needs GCS_MEMORIES_BUCKET" in result.stderr
-        assert "Traceback" not in result.stderr
-    result = _run_orion(tmp_path, "serve", **(env | {"HTTP_WORKERS": "9"}))
-    assert result.returncode == 2 and "HTTP_WORKERS" in result.stderr

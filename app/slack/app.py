@@ -18,8 +18,8 @@ from app.slack.agent_view import (
 )
 from app.slack.agent_view.viewing import Viewing
 from app.slack.assistant_view import thread_context_changed, thread_started, user_message
-from app.slack.catch_all import other_messages, other_tabs, wrong_experience
-from app.slack.conversation import feedback, memory_undo
+from app.slack.catch_all import other_events, other_messages, other_tabs, wrong_experience
+from app.slack.conversation import ask_again, feedback, memory_undo
 from app.slack.conversation.answering import Answerer
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.running_turns import RunningTurns
@@ -35,14 +35,21 @@ from app.slack.home.home_tab import HomeTab
 from app.slack.web_client import configure_web_client
 
 
-def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMode) -> AsyncApp:
+def build_bolt_app(
+    settings: Settings,
+    provider: ServiceProvider,
+    *,
+    mode: RunMode,
+    turns: RunningTurns | None = None,
+) -> AsyncApp:
+    """`turns`: the turns this process answers, which shutdown cuts off (app/shutdown.py)."""
     if settings.distribution:
         app = _distribution_app(settings, provider)
     else:
         app = _single_workspace_app(settings, mode)
     context_store = StoredThreadContextStore(provider)
     dedupe = EventDeduplicator(provider)
-    answerer = Answerer(provider, dedupe, RunningTurns(provider.worker_siblings))
+    answerer = Answerer(provider, dedupe, turns or RunningTurns())
     home = HomeTab(provider)
     # Before any other app_home_opened listener: Bolt runs the first one that matches.
     home_tab_opened.register(app, home)
@@ -52,10 +59,12 @@ def build_bolt_app(settings: Settings, provider: ServiceProvider, *, mode: RunMo
         _register_assistant_view(app, provider, dedupe, answerer, context_store)
     wrong_experience.register(app, settings.slack_experience)
     feedback.register(app)
+    ask_again.register(app, answerer, dedupe, provider)
     memory_undo.register(app, provider)
     _register_memory_controls(app, home)
     other_tabs.register(app)  # after the tabs' own listeners: tabs nobody shows
-    other_messages.register(app)  # last: messages no listener above wanted
+    other_messages.register(app)  # messages no listener above wanted
+    other_events.register(app)  # last: events of any type no listener above wanted
     return app
 
 
@@ -85,12 +94,13 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
     from slack_sdk.web.async_client import AsyncWebClient
 
     from app.slack.oauth import tenant_binding, uninstall
-    from app.slack.oauth.deployment_store import ProvidedDeploymentStore
     from app.slack.oauth.flow import build_oauth
 
     assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
     client = configure_web_client(AsyncWebClient(), base_url=settings.slack_api_url)
-    oauth_flow = build_oauth(settings, ProvidedDeploymentStore(provider), client)
+    deployment_store = provider.storage.deployment_store
+    assert deployment_store is not None  # distribution mode builds one
+    oauth_flow = build_oauth(settings, deployment_store, client)
     app = AsyncApp(
         signing_secret=settings.slack_signing_secret.get_secret_value(),
         client=client,
@@ -135,7 +145,7 @@ def _register_agent_view(
     messages_tab_opened.register(app, provider, dedupe)
     agent_message.register(app, answerer, dedupe, provider, context_store, viewing)
     app_context_changed.register(app, viewing)
-    agent_session_stopped.register(app, answerer.turns)
+    agent_session_stopped.register(app, answerer.turns, dedupe)
     session_title_changed.register(app)
 
 

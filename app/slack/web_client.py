@@ -6,12 +6,16 @@ slack_sdk retries only connection errors by default; a busy workspace answers 42
 
 from __future__ import annotations
 
+import re
+
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
+
+_ERROR_CODE = re.compile(r"[a-z_]{1,64}")
 
 
 def build_web_client(*, token: str, base_url: str) -> AsyncWebClient:
@@ -48,3 +52,34 @@ async def share_connection_pool(client: AsyncWebClient) -> None:
 async def close_connection_pool(client: AsyncWebClient) -> None:
     if client.session is not None and not client.session.closed:
         await client.session.close()
+
+
+class BotTokenRefused(Exception):
+    """Slack answered `auth.test` and refused the bot token (its error code in `error`)."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class SlackUnreachable(Exception):
+    """Slack's Web API did not answer `auth.test` (after the client's retries)."""
+
+
+async def check_bot_token(client: AsyncWebClient) -> None:
+    """Ask Slack whether it takes the bot token (`auth.test`), once, before serving: a wrong
+    or revoked token would otherwise show only as every event failing. Raises
+    `BotTokenRefused` when Slack says no, `SlackUnreachable` when it cannot be asked."""
+    import aiohttp
+    from slack_sdk.errors import SlackApiError, SlackClientError
+
+    try:
+        await client.auth_test()
+    except SlackApiError as exc:
+        if exc.response.status_code != 200:
+            raise SlackUnreachable(f"HTTP {exc.response.status_code}") from exc
+        code = str(exc.response.get("error"))
+        # Slack's error codes are words; anything else is not repeated anywhere.
+        raise BotTokenRefused(code if _ERROR_CODE.fullmatch(code) else "error") from None
+    except (SlackClientError, aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise SlackUnreachable(type(exc).__name__) from exc

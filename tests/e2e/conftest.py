@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.config import RunMode
-from app.services import ServiceProvider
-from app.slack.app import build_bolt_app
-from app.socket_mode import run_socket_mode
+from app.slack.conversation import paced_stream
+from app.socket_mode import serve_socket_mode
 from tests.e2e.distribution import distribution_overrides
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes.anthropic_api import FakeClaude
@@ -95,15 +93,11 @@ def orion_socket(socket_slack: FakeSlack, claude: FakeClaude, tmp_path: Path) ->
     settings = make_settings(
         socket_slack, claude, slack_app_token="xapp-test-app-token", memory_dir=tmp_path
     )
-    provider = ServiceProvider(settings)
-    bolt_app = build_bolt_app(settings, provider, mode=RunMode.SOCKET)
     loop = asyncio.new_event_loop()
     stop = asyncio.Event()
 
     def serve() -> None:
-        loop.run_until_complete(
-            run_socket_mode(bolt_app, provider, app_token="xapp-test-app-token", stop=stop)
-        )
+        loop.run_until_complete(serve_socket_mode(settings, stop=stop))
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -127,3 +121,11 @@ def orion_socket(socket_slack: FakeSlack, claude: FakeClaude, tmp_path: Path) ->
 
         loop.run_until_complete(cancelled())
         loop.close()
+
+
+@pytest.fixture
+def streams_past_their_lifetime(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every stream Orion opens counts as older than Slack keeps streams (about five
+    minutes): a refusal is then an expiry, not the person's Stop (app/slack/conversation/
+    paced_stream.py). Tests cannot wait five minutes; the fake Slack's refusal is the same."""
+    monkeypatch.setattr(paced_stream, "STREAM_LIFETIME_S", 0.0)

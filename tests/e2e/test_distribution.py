@@ -264,10 +264,13 @@ def test_traces_and_logs_name_the_workspace(
     assert done["team_id"] == TEAM_A
 
 
-def test_readiness_has_no_single_token_to_check(orion: OrionServer) -> None:
-    response = orion.http.get("/readyz")
-    slack_auth = response.json()["checks"]["slack_auth"]
-    assert slack_auth == {"ok": True, "state": "per_team"}
+def test_a_deployment_starts_with_no_single_token_to_check(
+    slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
+) -> None:
+    settings = distribution_settings(slack, claude, gcs_memories_bucket=gcs_bucket)
+    with OrionServer(settings, started_as_deployed=True) as orion:
+        assert orion.http.get("/readyz").json()["ready"] is True
+    assert slack.calls_to("auth.test") == [], "each workspace's token is checked on its events"
 
 
 def test_single_workspace_mode_keeps_todays_keys_and_has_no_install_routes(

@@ -34,13 +34,11 @@ from app.memory.scopes import (
     user_preferences_key,
 )
 from app.observability.event_context import trace_id_for
-from app.services import build_claude_client
 from app.slack.conversation.greeting import GENERIC_GREETING
 from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
-from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -328,44 +326,6 @@ def test_an_answer_that_fails_is_logged_once_as_an_error(
     never_shown(slack, claude, "opal-7", "overloaded_error")
 
 
-# --- background work (app/runtime/background.py) ----------------------------------------------
-
-BROKEN_BOLT = "a listener module failed to import (broken-bolt-5e1)"
-
-
-def _bolt_fails(
-    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Orion whose Bolt fails to load, and an event it acknowledged all the same; returns
-    the event and the one log line with a traceback. Handing an acknowledged event to Bolt
-    is the one background work whose failure can be forced: the memory hooks run in the
-    background too, but catch and log their own failures (above)."""
-    settings = make_settings(slack, claude, memory_dir=memory_dir)
-    with OrionServer(settings, bolt_error=RuntimeError(BROKEN_BOLT)) as orion:
-        payload = events.assistant_thread_started(USER, CHANNEL, slack.new_ts())
-        assert orion.post_event(payload).status_code == 200
-        orion.wait_logged(log_events.SLACK_BACKGROUND_FAILED)
-        orion.wait_idle()
-        record = the_one_traceback(orion, log_events.SLACK_BACKGROUND_FAILED)
-    return payload, record
-
-
-def test_background_work_that_fails_is_logged_once_with_its_traceback(
-    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
-) -> None:
-    _, record = _bolt_fails(slack, claude, memory_dir)
-    assert record["task"] == "slack.early_ack" and BROKEN_BOLT in record["exception"]
-    assert slack.calls_to("chat.postMessage") == []
-
-
-def test_background_work_that_fails_is_logged_with_the_events_trace_id_as_an_error(
-    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
-) -> None:
-    payload, record = _bolt_fails(slack, claude, memory_dir)
-    of_event(record, payload)
-    assert record["severity"] == "ERROR"
-
-
 # --- start-up (app/services.py): no event, so no trace id ---------------------------------------
 
 
@@ -374,12 +334,10 @@ def test_a_storage_check_that_fails_at_start_is_logged_once(
 ) -> None:
     gcs_proxy.add_rule("health/probe", status=403, method="GET")
     settings = make_settings(slack, claude, gcs_memories_bucket=gcs_bucket)
-    with OrionServer(settings, claude_factory=build_claude_client) as orion:
-        orion.wait_logged(log_events.STORAGE_CHECK_FAILED, timeout=30)
-        orion.wait_logged(log_events.SERVICES_READY, timeout=30)
+    with OrionServer(settings, started_as_deployed=True) as orion:
+        # Asked before the server listens: the line is there once it does.
         record = the_one_traceback(orion, log_events.STORAGE_CHECK_FAILED, "WARNING")
     assert "trace_id" not in record and INJECTED in record["exception"]
-    assert orion.provider.storage_checked
 
 
 def test_a_store_that_cannot_connect_at_start_is_logged_once(
@@ -392,10 +350,7 @@ def test_a_store_that_cannot_connect_at_start_is_logged_once(
     monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
     settings = make_settings(slack, claude, gcs_memories_bucket="orion-test-no-credentials")
-    with OrionServer(settings, claude_factory=build_claude_client) as orion:
-        orion.wait_logged(log_events.STORE_UNAVAILABLE, timeout=30)
-        orion.wait_logged(log_events.SERVICES_READY, timeout=30)
-        wait_until(lambda: orion.provider.storage_checked, 30, "the start-up check")
+    with OrionServer(settings, started_as_deployed=True) as orion:
         records = tracebacks(orion)
     # Without credentials nothing can be sent: the connection's failure opens the store's
     # breaker, which says so once; the start-up check then finds it open and says nothing.

@@ -102,7 +102,7 @@ def test_slack_rate_limit_on_chat_is_retried(
 
 
 def test_expired_stream_still_shows_the_whole_answer(
-    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, streams_past_their_lifetime: None
 ) -> None:
     thread_ts = slack.new_ts()
     claude.reply(conversation.LONG_ANSWER, chunk_delay=0.05)

@@ -168,20 +168,15 @@ def test_claude_overloaded_ends_in_a_friendly_message_and_the_next_one_works(
 def test_top_level_dm_is_acknowledged_without_a_reply(
     slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
-    # At DEBUG: Bolt's status for a handled event is logged only then.
+    # At DEBUG: the listener's one line is logged only then.
     settings = make_settings(slack, claude, memory_dir=memory_dir, log_level="DEBUG")
     with OrionServer(settings) as orion:
         response = orion.post_event(events.top_level_dm(USER, CHANNEL, "hello?"))
+        # Bolt's own answer: a listener matched (no 404 for Slack to retry on).
         assert response.status_code == 200
-        # Bolt handles it after the ack: a listener matched (no 404 for Slack to retry on).
-        [dispatched] = slack.wait_for(
-            lambda: orion.logged(log_events.SLACK_EARLY_ACK_DISPATCHED),
-            what="Bolt's handling of the DM",
-        )
-        # The listener runs after Bolt's dispatch; its one line is all it does.
+        # The listener runs after the ack; its one line is all it does.
         orion.wait_logged(log_events.SLACK_MESSAGE_IGNORED)
         orion.wait_idle()
-    assert dispatched["bolt_status"] == 200
     assert not slack.calls_to("chat.postMessage")
 
 

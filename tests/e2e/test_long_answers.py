@@ -82,7 +82,12 @@ def test_40000_characters_without_streaming_arrive_whole_across_messages(
 
 @pytest.mark.parametrize("failure", ["append_fails", "stream_expires"])
 def test_a_stream_breaking_after_5000_characters_still_shows_the_whole_answer_once(
-    spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude, failure: str
+    spans: SpanLog,
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    failure: str,
+    streams_past_their_lifetime: None,
 ) -> None:
     answer = _long_answer(30_000)
     if failure == "append_fails":

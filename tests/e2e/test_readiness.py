@@ -1,9 +1,11 @@
-"""`/readyz` tells the truth (503 with the reason until Orion can do its job, 200 once it
-can) while `/healthz` stays a cheap 200 throughout (app/readiness.py).
+"""`/readyz` tells the truth (200 once Orion listens, which it does only once it can do
+its job; degraded or 503 with the reason) while `/healthz` stays a cheap 200 throughout
+(app/readiness.py).
 
-End to end over HTTP against the real Orion app: the services still building, the bucket
-unreachable (the GCS emulator behind a FaultyProxy answering 503) and back, Slack
-refusing the bot token or failing for a moment. Every wait is on an explicit signal.
+End to end over HTTP against the real Orion app, started as `orion serve` starts: the
+bucket unreachable (the GCS emulator behind a FaultyProxy answering 503) and back, Slack
+failing for a moment; and the real process, stopped before it listens by a bot token
+Slack refuses or a Slack it cannot reach. Every wait is on an explicit signal.
 """
 
 from __future__ import annotations
@@ -14,20 +16,19 @@ from typing import Any
 
 import httpx
 
-from app.services import build_claude_client
+from app.config import EXIT_UNAVAILABLE
 from tests import log_events
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.slack_api import FakeSlack
+from tests.orion_process import free_port, orion_env, run_orion_command
 from tests.orion_server import (
     ANTHROPIC_KEY,
     BOT_TOKEN,
     SIGNING_SECRET,
-    HeldClaudeClient,
     OrionServer,
     make_settings,
-    orion_servers,
 )
 
 SECRETS = (BOT_TOKEN, SIGNING_SECRET, ANTHROPIC_KEY)
@@ -51,44 +52,34 @@ def healthy(orion: OrionServer) -> bool:
     return orion.http.get("/healthz").status_code == 200
 
 
-def test_not_ready_while_the_services_build_and_ready_once_they_are(
+def test_ready_as_soon_as_it_listens(
     slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
-    held = HeldClaudeClient()
-
     settings = make_settings(slack, claude, memory_dir=memory_dir)
-    with OrionServer(settings, claude_factory=held) as orion:
-        try:
-            held.wait_loading()
-            response = readyz(orion)
-            assert response.status_code == 503
-            body = response.json()
-            assert body["ready"] is False
-            assert body["checks"]["services"] == {"ok": False, "state": "building", "attempts": 1}
-            assert body["checks"]["claude"] == {"ok": False, "state": "not_built"}
-            assert body["reasons"][0] == "services: not ready yet (starting)"
-            assert healthy(orion)
-        finally:
-            held.release()
-        body = wait_ready(orion)
-        assert body["reasons"] == []
-        assert {name: check["ok"] for name, check in body["checks"].items()} == {
-            "services": True,
-            "claude": True,
-            "storage": True,
-            "slack_auth": True,
+    with OrionServer(settings, started_as_deployed=True) as orion:
+        # Built, the store asked and the bot token checked before the server listened.
+        response = readyz(orion)
+        assert response.status_code == 200
+        body = response.json()
+        assert body == {
+            "ready": True,
+            "degraded": False,
+            "reasons": [],
+            "checks": {
+                "serving": {"ok": True, "state": "ready"},
+                "storage": {"ok": True, "state": "ready", "backend": "local"},
+            },
         }
-        assert body["checks"]["storage"] == {"ok": True, "state": "ready", "backend": "local"}
         assert healthy(orion)
+    assert len(slack.calls_to("auth.test")) == 1
 
 
 def test_an_unreachable_bucket_is_reported_as_degraded_and_cleared_once_it_answers(
     gcs_proxy: FaultyProxy, slack: FakeSlack, claude: FakeClaude, gcs_bucket: str
 ) -> None:
     outage = gcs_proxy.add_rule("", status=503)  # down from the very start
-    # As a fresh process: the store is built and checked in the background.
     settings = make_settings(slack, claude, gcs_memories_bucket=gcs_bucket)
-    with OrionServer(settings, claude_factory=build_claude_client) as orion:
+    with OrionServer(settings, started_as_deployed=True) as orion:
         _check_outage_then_recovery(orion, gcs_proxy, gcs_bucket)
     assert outage.hits >= 1
 
@@ -98,10 +89,8 @@ def _check_outage_then_recovery(orion: OrionServer, gcs_proxy: FaultyProxy, buck
     [down] = orion.wait_logged(log_events.STORE_UNAVAILABLE)
     assert "event_id" not in down, "found by the check at start, not by someone's event"
     # Degraded, not unready: Orion greets and answers without memories meanwhile.
-    response = wait_until(
-        lambda: (r := readyz(orion)).status_code == 200 and r, 30.0, "/readyz 200, degraded"
-    )
-    assert response.json()["degraded"] is True
+    response = readyz(orion)
+    assert response.status_code == 200 and response.json()["degraded"] is True
     storage = response.json()["checks"]["storage"]
     assert storage == {"ok": False, "state": "unreachable", "backend": "gcs", "breaker": "open"}
     assert any(r.startswith("storage: unreachable") for r in response.json()["reasons"])
@@ -117,37 +106,47 @@ def _check_outage_then_recovery(orion: OrionServer, gcs_proxy: FaultyProxy, buck
     assert healthy(orion)
 
 
-def test_slack_refusing_the_token_keeps_it_not_ready_for_good(
+def test_slack_failing_for_a_moment_at_start_is_asked_again(
     slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    # Slack's own trouble, for a moment: the Web API client's retry handler asks again.
+    slack.inject_error("auth.test", error="service_unavailable", status=503, times=1)
+    settings = make_settings(slack, claude, memory_dir=memory_dir)
+    with OrionServer(settings, started_as_deployed=True) as orion:
+        assert wait_ready(orion)["ready"] is True
+    assert len(slack.calls_to("auth.test")) == 2
+
+
+def _serve(tmp_path: Path, slack_url: str, claude: FakeClaude) -> tuple[int, str, str]:
+    """`orion serve` to its end: exit code, stderr, and the log (JSON lines on stdout)."""
+    env = orion_env(slack_url=slack_url, claude_url=claude.url, port=free_port())
+    env["MEMORY_DIR"] = str(tmp_path / "memories")
+    result = run_orion_command(tmp_path, "serve", env=env)
+    return result.returncode, result.stderr, result.stdout
+
+
+def test_a_refused_bot_token_stops_orion_in_one_line_before_it_listens(
+    tmp_path: Path, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     slack.inject_error("auth.test", error="invalid_auth", status=200, times=None)
-    with orion_servers(slack, claude, memory_dir=memory_dir) as start:
-        orion = start()
-        [refused] = orion.wait_logged(log_events.SLACK_AUTH_FAILED)
-        assert refused["retry_in_s"] is None, "a refused token is not asked again"
-        response = readyz(orion)
-        assert response.status_code == 503
-        assert response.json()["checks"]["slack_auth"]["state"] == "failed"
-        assert response.json()["reasons"] == [
-            "slack_auth: Slack refused the bot token: invalid_auth"
-        ]
-        assert healthy(orion)
-    assert len(slack.calls_to("auth.test")) == 1
+    code, stderr, log = _serve(tmp_path, slack.url, claude)
+    assert code == 2
+    assert "SLACK_BOT_TOKEN: Slack refused it (invalid_auth)" in stderr
+    assert "Traceback" not in stderr + log
+    assert log_events.ORION_SERVING not in log, "it never listened"
+    assert not any(secret in stderr + log for secret in SECRETS)
+    assert len(slack.calls_to("auth.test")) == 1, "a refused token is not asked again"
 
 
-def test_slack_failing_for_a_moment_is_checked_again_until_it_answers(
-    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+def test_slack_out_of_reach_at_start_stops_orion_in_one_line(
+    tmp_path: Path, claude: FakeClaude
 ) -> None:
-    # A gateway error, which the Web API client does not retry by itself: the check fails
-    # once, and Orion asks again after its back-off.
-    slack.inject_error("auth.test", error="bad_gateway", status=502, times=1)
-    with orion_servers(slack, claude, memory_dir=memory_dir) as start:
-        orion = start()
-        [failed] = orion.wait_logged(log_events.SLACK_AUTH_FAILED)
-        assert failed["retry_in_s"] == 0.5 and "Traceback" in failed["exception"]
-        [ready] = orion.wait_logged(log_events.SLACK_AUTH_READY)
-        assert ready["attempts"] == 2
-        assert wait_ready(orion)["checks"]["slack_auth"]["state"] == "ready"
+    nowhere = f"http://127.0.0.1:{free_port()}/api/"
+    code, stderr, log = _serve(tmp_path, nowhere, claude)
+    assert code == EXIT_UNAVAILABLE
+    assert f"Slack's Web API at {nowhere} did not answer" in stderr
+    assert "Traceback" not in stderr
+    assert log_events.ORION_SERVING not in log
 
 
 def test_a_memory_directory_that_stops_being_usable_is_never_called_fine(

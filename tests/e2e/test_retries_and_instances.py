@@ -1,4 +1,5 @@
-"""Slack retries: each event is answered once, on one instance or across two."""
+"""Slack retries and Stops: each event is answered once, and a Stop ends the answer, on
+one instance or across two."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Any
 
 import httpx
 
+from app.slack.agent_view.agent_session_stopped import STOPPED_CONFIRMATION
 from tests import log_events
-from tests.e2e.conversation import finished
+from tests.e2e.conversation import LONG_ANSWER, finished
 from tests.fakes import slack_events as events
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
@@ -19,6 +21,7 @@ from tests.orion_process import OrionProcess, free_port, orion_env
 from tests.orion_server import SIGNING_SECRET, OrionServer
 
 USER, CHANNEL = "U0DAVE", "D0DAVE"
+QUESTION = "Can you outline the launch plan for the new billing page?"
 
 
 def _post(url: str, payload: dict, retry_num: int | None = None) -> httpx.Response:
@@ -116,3 +119,70 @@ def test_two_instances_sharing_a_bucket_answer_an_event_once(
     assert len(claude.calls) == 1
     claims = [name for name in gcs_emulator.names(gcs_bucket) if name.startswith("events/")]
     assert claims == [f"events/{payload['event_id']}"]
+
+
+def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stopped_it(
+    tmp_path: Path, claude: FakeClaude, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    """agent_view, two instances: the Stop event lands on the one not answering. Slack stops
+    the stream itself; the answering instance learns it from Slack's refusal of its next
+    stream call, and leaves Claude's stream there."""
+    shared = {
+        "GCS_MEMORIES_BUCKET": gcs_bucket,
+        "STORAGE_EMULATOR_HOST": gcs_emulator.url,
+        "SLACK_EXPERIENCE": "agent",
+    }
+    with FakeSlack(agent_view=True) as slack:
+        answering, other = (
+            OrionProcess(
+                orion_env(slack_url=slack.url, claude_url=claude.url, port=free_port(), **shared),
+                cwd=tmp_path,
+                log_path=tmp_path / f"orion-{n}.log",
+            )
+            for n in (1, 2)
+        )
+        with answering, other:
+            claude.reply(LONG_ANSWER, chunk_delay=1.0)  # six pieces, a second apart
+            ts = slack.add_user_message(CHANNEL, None, USER, QUESTION)
+            payload = events.top_level_dm(USER, CHANNEL, QUESTION, ts=ts)
+            assert _post(answering.url, payload).status_code == 200
+            slack.wait_for(
+                lambda: [m for m in slack.bot_messages(CHANNEL, ts) if m.text],
+                timeout=30,
+                what="the first part of the answer",
+            )
+
+            stopped = slack.stop_streams(CHANNEL, ts)  # what Slack does on Stop
+            stop = events.agent_session_stopped(USER, CHANNEL, ts, stopped)
+            assert _post(other.url, stop).status_code == 200
+            wait_until(
+                lambda: _logged(answering, log_events.SLACK_AGENT_MESSAGE_DONE),
+                30,
+                "the answering instance's end of the turn",
+            )
+            wait_until(
+                lambda: _logged(other, log_events.SLACK_AGENT_SESSION_STOPPED_DONE),
+                30,
+                "the Stop handled",
+            )
+
+        # What was shown stays as Slack stopped it: never rewritten with the whole answer.
+        shown, confirmation = slack.bot_messages(CHANNEL, ts)
+        assert shown.ts == stopped[0] and not shown.streaming
+        assert shown.text and LONG_ANSWER.startswith(shown.text) and shown.text != LONG_ANSWER
+        assert slack.calls_to("chat.update") == []
+        # The instance that got the Stop confirmed it; the session ends active.
+        assert confirmation.text == STOPPED_CONFIRMATION
+        session = slack.session(CHANNEL, ts)
+        assert session is not None and session.statuses[-1] == "active"
+    # Claude's stream was left before its end, and nothing was learned from the turn.
+    [answer_stream] = claude.stream_ends
+    assert answer_stream.complete is False
+    assert len(claude.requests) == 1, "no summary of the stopped turn"
+    [turn] = _logged(answering, log_events.SLACK_TURN_STOPPED)
+    assert turn["written_chars"] > len(shown.text), "Claude had written more than was shown"
+    assert not _logged(answering, log_events.MEMORY_AFTER_TURN)
+
+
+def _logged(instance: OrionProcess, message: str) -> list[dict[str, Any]]:
+    return [line for line in _log_lines(instance) if line["message"] == message]

@@ -138,37 +138,3 @@ def test_an_erasure_made_elsewhere_leaves_nothing_personal_in_the_next_conversat
     block = _ask(orion, slack, claude, thread_ts, "Do you know me?")
     assert "Ines" not in block and "tables please" not in block
     assert FIRST_CONTEXT in block, "the organisation's context is nobody's: it stays"
-
-
-def test_in_a_burst_every_greeting_comes_before_any_thread_context_is_saved(
-    orion_on_bucket: Callable[..., OrionServer],
-    gcs_proxy: FaultyProxy,
-    bucket: Bucket,
-    slack: FakeSlack,
-) -> None:
-    # The save nobody watches waits for the greetings people do (app/runtime/people_first.py).
-    orion = orion_on_bucket()
-    people = [(f"U0WAIT{n}", f"D0WAIT{n}") for n in range(6)]
-    # One person's memory is slower to come than everyone else's (the first rule that
-    # matches wins): the others are greeted first, and their saves must wait for theirs.
-    gcs_proxy.add_rule("U0WAIT5", delay=1.0, method="GET")
-    gcs_proxy.add_rule("", delay=0.2)  # every request slow: the thread starts overlap
-    threads = [slack.open_assistant_thread(channel) for _, channel in people]
-    for (user, channel), thread_ts in zip(people, threads, strict=True):
-        payload = events.assistant_thread_started(user, channel, thread_ts)
-        assert orion.post_event(payload).status_code == 200
-
-    for (_, channel), thread_ts in zip(people, threads, strict=True):
-        bucket.wait_for(thread_context_key(channel, thread_ts))
-    greeted = [
-        call.at
-        for call in slack.calls_to("chat.postMessage")
-        if call.args.get("thread_ts") in threads
-    ]
-    saves = [
-        r
-        for r in gcs_proxy.requests
-        if r.method == "POST" and "uploadType" in r.path_qs and "ifGeneration" not in r.path_qs
-    ]
-    assert len(greeted) == len(people) and len(saves) == len(people)
-    assert min(save.started for save in saves) > max(greeted)

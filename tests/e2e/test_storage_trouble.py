@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +20,6 @@ from app.memory.scopes import user_preferences_key
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.dedupe import event_claim_key
 from app.slack.conversation.greeting import GENERIC_GREETING
-from app.slack.conversation.presence import THINKING_STATUS
 from app.storage.breaker import PROBE_KEY
 from tests import log_events
 from tests.e2e import conversation
@@ -31,7 +29,7 @@ from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy, ProxiedRequest
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import HeldClaudeClient, OrionServer, make_settings
+from tests.orion_server import OrionServer
 
 USER, CHANNEL = "U0HANA", "D0HANA"
 PREFERENCES = {"name": "Hana", "response_style": "bullet points"}
@@ -233,37 +231,3 @@ def test_a_first_delivery_shows_its_status_before_its_claim_is_settled(
     [claim] = [r for r in gcs_proxy.requests if r.rule == claims.match]
     [set_status] = slack.calls_to("assistant.threads.setStatus")[:1]
     assert set_status.at < claim.finished
-
-
-# --- a fresh instance -------------------------------------------------------------------------
-
-
-def test_a_fresh_instance_greets_from_memory_while_the_claude_client_is_still_loading(
-    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
-) -> None:
-    preferences = memory_dir / PREFERENCES_KEY
-    preferences.parent.mkdir(parents=True)
-    preferences.write_text(json.dumps(PREFERENCES))
-    held = HeldClaudeClient()
-
-    settings = make_settings(slack, claude, memory_dir=memory_dir)
-    with OrionServer(settings, claude_factory=held) as orion:
-        try:
-            # The server starts building the services once Bolt has loaded.
-            held.wait_loading()
-            thread_ts, greeting = open_thread(orion, slack)
-            assert greeting.startswith(WELCOME_BACK), "greeted from memory"
-            assert not held.released.is_set(), "while Claude's client is still loading"
-            statuses = [update.status for update in slack.statuses(CHANNEL, thread_ts)]
-            assert statuses[0] == RESTORING_STATUS
-
-            # The first message waits for the client, and is answered once it is there.
-            claude.reply("Ready when you are.")
-            conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, "Hi!")
-            slack.wait_for(
-                lambda: THINKING_STATUS in [s.status for s in slack.statuses(CHANNEL, thread_ts)]
-            )
-            assert claude.requests == []
-        finally:
-            held.release()
-        conversation.wait_for_answer(slack, CHANNEL, thread_ts, "Ready when you are.")

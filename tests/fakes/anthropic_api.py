@@ -59,6 +59,16 @@ class FirstText:
     body: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class StreamEnd:
+    """How a streamed response ended: sent whole, or left by the client before its end (the
+    write after it went away failed; `at`: then, `time.monotonic()`)."""
+
+    at: float
+    complete: bool
+    body: dict[str, Any]
+
+
 class _ApiError(Exception):
     def __init__(self, status: int, error_type: str, message: str) -> None:
         super().__init__(message)
@@ -72,6 +82,7 @@ class FakeClaude(HttpFake):
         self._script: deque[ScriptItem] = deque()
         self._calls: list[ClaudeCall] = []
         self._first_texts: list[FirstText] = []
+        self._stream_ends: list[StreamEnd] = []
         self._pending_delay = 0.0
         self._request_ids = itertools.count(1)
         # Consulted before the script: return an item to answer this request, or None.
@@ -174,6 +185,12 @@ class FakeClaude(HttpFake):
         """Each streamed response's first text delta, in the order they were sent."""
         with self._lock:
             return list(self._first_texts)
+
+    @property
+    def stream_ends(self) -> list[StreamEnd]:
+        """How each streamed response ended, in order."""
+        with self._lock:
+            return list(self._stream_ends)
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -315,8 +332,15 @@ class FakeClaude(HttpFake):
                 return _drop(request)
             await response.write_eof()
         except ConnectionResetError:
-            pass  # the client went away mid-stream; nothing left to tell it
+            # The client went away mid-stream; nothing left to tell it.
+            self._ended(StreamEnd(time.monotonic(), complete=False, body=body or {}))
+            return response
+        self._ended(StreamEnd(time.monotonic(), complete=True, body=body or {}))
         return response
+
+    def _ended(self, end: StreamEnd) -> None:
+        with self._lock:
+            self._stream_ends.append(end)
 
 
 def _is_text_delta(event: script.Event) -> bool:

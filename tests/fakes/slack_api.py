@@ -434,6 +434,21 @@ class FakeSlack(HttpFake):
             for message in self.workspace.streaming_messages():
                 message.streaming = False
 
+    def stop_streams(self, channel: str, thread_ts: str) -> list[str]:
+        """What Slack does when the person presses Stop (agent_view): every open stream of
+        the app in that thread stops streaming, its text so far staying visible, and later
+        calls to it fail with `message_not_in_streaming_state` — as an expired stream's do.
+        Returns their ts, which Slack names in the `agent_session_stopped` event."""
+        with self.workspace.lock:
+            stopped = [
+                m
+                for m in self.workspace.streaming_messages()
+                if m.channel == channel and m.in_thread(thread_ts)
+            ]
+            for message in stopped:
+                message.streaming = False
+        return [m.ts for m in stopped]
+
     # --- what tests read ---
 
     @property

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from app.config import RunMode
-from app.services import ServiceProvider
+from app.services import ServiceProvider, build_services, build_storage
 from app.slack.app import build_bolt_app
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -21,7 +21,8 @@ def test_bolt_is_built_without_warnings_and_with_orions_client_settings(
     with FakeSlack() as slack, FakeClaude() as claude:
         settings = make_settings(slack, claude, memory_dir=tmp_path)
         with caplog.at_level(logging.WARNING):
-            app = build_bolt_app(settings, ServiceProvider(settings), mode=RunMode.HTTP)
+            provider = ServiceProvider(build_services(settings, build_storage(settings)))
+            app = build_bolt_app(settings, provider, mode=RunMode.HTTP)
     assert not [r for r in caplog.records if "unused" in r.getMessage()], caplog.text
     assert app.client.base_url == slack.url
     assert app.client.token == settings.slack_bot_token.get_secret_value()

@@ -1,13 +1,11 @@
 """`agent_session_stopped` (agent_view): the person pressed Stop while Orion was working.
 
-The turn running in that conversation on this instance (in this worker process or
-another, app/slack/conversation/running_turns.py) is cancelled at once: what was
-already streamed stays in the thread, its stream ended (Slack usually ends it itself), one
-short line confirms the stop (app/slack/conversation/answering.py), nothing is learned
-from the cancelled turn, and the session goes back to `active` as the turn ends. Slack
-does not change the session's status on a Stop, so when no turn runs here (it ran on
-another instance, or had just finished) the session is set `active` from here; nothing is
-confirmed then, as this instance stopped nothing.
+Slack stops the answer's stream itself: the process answering (this one or any other
+instance) learns of it from Slack refusing its next stream call, ends the turn within a
+second, keeps what was shown and learns nothing from it (app/slack/conversation/
+running_turns.py). A turn running here is ended at once. Whichever instance gets the
+event confirms the stop in one line and sets the session back to `active` (Slack does not
+change it on a Stop); a redelivery of the event does neither again.
 """
 
 from __future__ import annotations
@@ -18,14 +16,18 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
+from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.presence import AgentSession
-from app.slack.conversation.running_turns import RunningTurns, Stopped
+from app.slack.conversation.running_turns import RunningTurns
 from app.slack.event_scope import handling
 
 log = get_logger(__name__)
 
+# What the person sees in the thread once their Stop has ended the answer.
+STOPPED_CONFIRMATION = "Stopped. Ask again whenever you're ready."
 
-def register(app: AsyncApp, turns: RunningTurns) -> None:
+
+def register(app: AsyncApp, turns: RunningTurns, dedupe: EventDeduplicator) -> None:
     @app.event("agent_session_stopped")
     async def on_agent_session_stopped(
         body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient
@@ -38,13 +40,19 @@ def register(app: AsyncApp, turns: RunningTurns) -> None:
             channel=channel,
             thread_ts=thread_ts,
         ):
-            if not channel or not thread_ts:
+            if not isinstance(channel, str) or not isinstance(thread_ts, str):
                 return
-            stopped = await turns.stop(channel, thread_ts)
-            log.info(
-                "slack.agent_session_stopped.turn",
-                running_here=stopped is Stopped.HERE,
-                stopped=stopped.value,
-            )
-            if stopped is Stopped.NOTHING:
+            if await dedupe.is_duplicate(body):
+                return
+            stopped_here = turns.stop(channel, thread_ts)
+            log.info("slack.agent_session_stopped.turn", running_here=stopped_here)
+            try:
+                await client.chat_postMessage(
+                    channel=channel, thread_ts=thread_ts, text=STOPPED_CONFIRMATION
+                )
+            except Exception as exc:
+                log.warning(
+                    "slack.stop_confirmation_failed", error=type(exc).__name__, exc_info=exc
+                )
+            if not stopped_here:  # a turn ended here sets it as it ends
                 await AgentSession(client, channel=channel, thread_ts=thread_ts).idle()

@@ -4,9 +4,7 @@ Order matters for what the person sees: the status appears at once; the retry-de
 claim and the memory reads go out together, under one storage budget (2 s by default),
 so the greeting waits for one storage round trip, not several; the greeting reflects
 what was found; and only then are the suggested prompts set and the restored context
-saved with the thread (so every later message can use it without reloading) — once nobody
-else on the instance is still waiting for their greeting (app/runtime/people_first.py).
-Nothing here waits for the Claude client.
+saved with the thread (so every later message can use it without reloading).
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ from app.learning.welcome import parse_welcome
 from app.memory.loader import Scope
 from app.memory.restore import RestoredMemory
 from app.observability.logging import get_logger
-from app.runtime.people_first import people_waiting
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.delivery import Delivery
@@ -71,28 +68,24 @@ def register(
         ):
             if dedupe.seen_here(body):
                 return
-            with people_waiting().arrive():
-                status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
-                delivery = Delivery(
-                    dedupe,
-                    body,
-                    retried=is_retried_delivery(request),
-                    budget_s=budget_s,
-                    # Slack opens the thread for this event: no summary of it exists yet.
-                    memory=lambda: restore_for(provider, user, thread_ts, new_thread=True),
-                )
-                if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
-                    return  # another delivery of this event is greeting: leave it be
-                restored = await delivery.memory
-                greeting = _greeting(restored, provider.settings.memory_session_retention_days)
-                try:
-                    await say(greeting.text)
-                except Exception as exc:
-                    log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
-                    return
-            # The prompts below the greeting, and the save nobody watches, come once the
-            # greetings of the others who wait are out (in a burst; at once otherwise).
-            await people_waiting().until_nobody_waits()
+            status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
+            delivery = Delivery(
+                dedupe,
+                body,
+                retried=is_retried_delivery(request),
+                budget_s=budget_s,
+                # Slack opens the thread for this event: no summary of it exists yet.
+                memory=lambda: restore_for(provider, user, thread_ts, new_thread=True),
+            )
+            if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
+                return  # another delivery of this event is greeting: leave it be
+            restored = await delivery.memory
+            greeting = _greeting(restored, provider.settings.memory_session_retention_days)
+            try:
+                await say(greeting.text)
+            except Exception as exc:
+                log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
+                return
             try:
                 await set_suggested_prompts(prompts=greeting.prompts)
             except Exception as exc:

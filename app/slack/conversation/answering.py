@@ -2,14 +2,16 @@
 experiences (only how Orion shows it is working, and where the memory comes from, differ).
 
 Everything Claude's first request needs goes out at once: the retry-dedupe claim and the
-memory for the conversation (under one storage budget), the thread's history from Slack,
-and the Claude client (still loading on a fresh instance). A delivery that Slack marks as
-a retry shows nothing until it has won its claim. After the reply is complete, what the
-turn taught Orion is written in the background, and a note of what the turn changed in
-the person's memory follows the answer (memory_note.py), with its Undo. A turn the person
-stops (agent_view's Stop button) ends at once: what was streamed stays, one short line
-confirms the stop, nothing is learned from it, and the note claims only the writes that
-had finished.
+memory for the conversation (under one storage budget) and the thread's history. A
+delivery that Slack marks as a retry shows nothing until it has won its claim. After the
+reply is complete, what the turn taught Orion is written in the background, and a note of
+what the turn changed in the person's memory follows the answer (memory_note.py), with its
+Undo.
+
+A turn can end early (running_turns.py). Stopped by the person: what was streamed stays,
+nothing is learned from it, and the note claims only the writes that had finished.
+Cut off by a restart: the answer ends with a line saying so and a button to ask again
+(ask_again.py).
 """
 
 from __future__ import annotations
@@ -22,20 +24,26 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
+from app.agent.history import ThreadMessage
 from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
-from app.runtime.people_first import after_people, people_waiting
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.delivery import Delivery
 from app.slack.conversation.memory_note import show_memory_note
 from app.slack.conversation.presence import Presence
-from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
-from app.slack.conversation.running_turns import RunningTurns
+from app.slack.conversation.reply_stream import (
+    CUT_OFF_LINE,
+    SlackReplyStream,
+    answer_metadata,
+    ask_again_blocks,
+    feedback_blocks,
+)
+from app.slack.conversation.running_turns import EndedEarly, RunningTurns
 from app.slack.conversation.task_display import TaskDisplaySupport
 from app.slack.conversation.thread_history import ThreadReader
 from app.slack.conversation.thread_links import ThreadLinks, WorkspaceLinks
@@ -49,9 +57,6 @@ log = get_logger(__name__)
 # The memory block for the system prompt: saved with the conversation, or restored now;
 # None when there is none (the agent then reloads it, within what is left of the budget).
 MemoryLookup = Callable[[], Awaitable[str | None]]
-
-# What the person sees in the thread once their Stop has ended the answer.
-STOPPED_CONFIRMATION = "Stopped. Ask again whenever you're ready."
 
 
 @dataclass(frozen=True)
@@ -78,13 +83,22 @@ def workspace_url(context: AsyncBoltContext) -> str | None:
     return authorized.url if authorized is not None else None
 
 
+@dataclass
+class _Turn:
+    """What a claimed turn has got to, for whoever ends it (answered, failed or early)."""
+
+    request: TurnRequest | None = None
+    capturing: asyncio.Future[None] | None = None
+    finished: bool = False  # answered whole: the turn end learns from it
+
+
 class Answerer:
     def __init__(
         self, provider: ServiceProvider, dedupe: EventDeduplicator, turns: RunningTurns
     ) -> None:
         self._provider = provider
         self._dedupe = dedupe
-        self.turns = turns  # what a Stop cancels
+        self.turns = turns  # what a Stop or a restart ends early
         self._threads = ThreadReader()
         # Which workspaces refused Slack's task display, and each one's URL (for links to
         # past conversations): for the life of the process.
@@ -104,6 +118,7 @@ class Answerer:
         Never raises for a failure the person can be told about: they get an apology.
         """
         settings = self._provider.settings
+        agent = self._provider.services.agent
         reply = SlackReplyStream(
             client,
             channel=message.channel,
@@ -113,6 +128,8 @@ class Answerer:
             presence=presence,
             task_display=self.task_display,
             links=self._links(client, message),
+            # Slack stopped the stream: the person pressed Stop, wherever the event landed.
+            on_stopped=lambda: self._stopped_by_slack(message),
         )
         delivery = Delivery(
             self._dedupe,
@@ -130,73 +147,114 @@ class Answerer:
                 current_text=message.text,
             )
         )
-        services = asyncio.ensure_future(self._provider.get())
         answering = False
-        turn: TurnRequest | None = None
-        capturing: asyncio.Future[None] | None = None
-        finished = False
-        # Until Claude is asked: other people's after-work waits (people_first.py).
-        waiting = people_waiting().arrive()
+        turn = _Turn()
         try:
             if not await delivery.claim(presence.working):
                 return False  # another delivery of this event is answering: leave it be
             answering = True
-            if settings.memory_enabled:
-                # Shown once this delivery is the one answering (a retry's twin shows nothing).
-                await reply.show_task(restore_started())
-            memory_context = await _within(delivery.memory, delivery.deadline)
-            agent = (await services).agent
-            changes = ChangeLog()  # what this turn changes in memory, for its note
-            if message.user:
-                # Beside the answer, not before it: stated preferences are saved at once.
-                capturing = run_in_background(
-                    agent.capture_preferences(
-                        message.user,
-                        message.text,
-                        channel=message.channel,
-                        thread_ts=message.thread_ts,
-                        changes=changes,
-                    ),
-                    name="memory.preferences",
-                )
-            turn = TurnRequest(
-                user_id=message.user or "",
-                channel_id=message.channel,
-                thread_ts=message.thread_ts,
-                history=await history,
-                memory_context=memory_context,
-                memory_deadline=delivery.deadline,
-                changes=changes,
+            work = asyncio.ensure_future(
+                self._claimed(message, turn, reply, delivery, history, client)
             )
-            waiting.served()
-            text = await self._respond(turn, reply, agent)
-            if text is not None:
-                # Only now, with the reply complete, and once nobody waits to be answered:
-                # the summary must never hold up this reply nor anyone else's (nor wait
-                # for the note below).
-                run_in_background(
-                    after_people(agent.after_turn(turn, text)), name="memory.after_turn"
-                )
-                finished = True
-            # Answered or stopped: what the store confirmed changing, under the answer.
-            await show_memory_note(client, agent, turn, capturing)
+            with self.turns.running(message.channel, message.thread_ts, work):
+                try:
+                    await work
+                except asyncio.CancelledError:
+                    why = self.turns.why_ended(work)
+                    if why is None:
+                        raise  # Orion itself is being cancelled
+                    await self._ended_early(why, message, turn, reply, client)
         except Exception as exc:
             log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
             await _apologise(reply, friendly_error(exc))
-            if turn is not None:
+            if turn.request is not None:
                 # What the failed turn did save is still shown, and can be undone.
-                await show_memory_note(client, (await services).agent, turn, capturing)
+                await show_memory_note(client, agent, turn.request, turn.capturing)
         finally:
-            waiting.served()
-            if turn is not None and not finished:
-                # Failed or stopped: what the memory tool wrote must not outlive an erasure.
-                agent = services.result().agent  # a turn exists only once services did
-                run_in_background(agent.after_unfinished_turn(turn), name="memory.erasure_check")
+            if turn.request is not None and not turn.finished:
+                # Failed or ended early: what the memory tool wrote must not outlive an
+                # erasure.
+                run_in_background(
+                    agent.after_unfinished_turn(turn.request), name="memory.erasure_check"
+                )
             reply.discard()  # a no-op once the reply has ended (answered, apologised, stopped)
-            await _discard(delivery.memory, history, services)
+            await _discard(delivery.memory, history)
             if answering:
                 await presence.idle()
         return True
+
+    async def _claimed(
+        self,
+        message: Incoming,
+        turn: _Turn,
+        reply: SlackReplyStream,
+        delivery: Delivery[str | None],
+        history: asyncio.Future[list[ThreadMessage]],
+        client: AsyncWebClient,
+    ) -> None:
+        """The turn, once this delivery is the one answering."""
+        agent = self._provider.services.agent
+        if self._provider.settings.memory_enabled:
+            # Shown once this delivery is the one answering (a retry's twin shows nothing).
+            await reply.show_task(restore_started())
+        memory_context = await _within(delivery.memory, delivery.deadline)
+        changes = ChangeLog()  # what this turn changes in memory, for its note
+        if message.user:
+            # Beside the answer, not before it: stated preferences are saved at once.
+            turn.capturing = run_in_background(
+                agent.capture_preferences(
+                    message.user,
+                    message.text,
+                    channel=message.channel,
+                    thread_ts=message.thread_ts,
+                    changes=changes,
+                ),
+                name="memory.preferences",
+            )
+        turn.request = TurnRequest(
+            user_id=message.user or "",
+            channel_id=message.channel,
+            thread_ts=message.thread_ts,
+            history=await history,
+            memory_context=memory_context,
+            memory_deadline=delivery.deadline,
+            changes=changes,
+        )
+        result = await agent.answer(turn.request, reply)
+        # The answer carries its trace, so feedback on it scores that very trace.
+        await reply.finish(
+            blocks=feedback_blocks(), metadata=answer_metadata(tracing.current_trace_id())
+        )
+        # Only now, with the reply complete: the summary must never hold up this reply
+        # (nor wait for the note below).
+        run_in_background(agent.after_turn(turn.request, result.text), name="memory.after_turn")
+        turn.finished = True
+        # What the store confirmed changing, under the answer.
+        await show_memory_note(client, agent, turn.request, turn.capturing)
+
+    async def _ended_early(
+        self,
+        why: EndedEarly,
+        message: Incoming,
+        turn: _Turn,
+        reply: SlackReplyStream,
+        client: AsyncWebClient,
+    ) -> None:
+        """Stopped by the person (the instance that got the Stop confirms it), or cut off
+        by a restart (a line says so, with a button to ask again)."""
+        if why is EndedEarly.CUT_OFF:
+            log.info("slack.turn.cut_off", written_chars=len(reply.text))
+            await reply.cut_off(CUT_OFF_LINE, ask_again_blocks(message.ts))
+            return
+        log.info("slack.turn.stopped", written_chars=len(reply.text))
+        await reply.stop()
+        if turn.request is not None:
+            # What the stopped turn did save is still shown, and can be undone.
+            agent = self._provider.services.agent
+            await show_memory_note(client, agent, turn.request, turn.capturing)
+
+    def _stopped_by_slack(self, message: Incoming) -> None:
+        self.turns.stop(message.channel, message.thread_ts)
 
     def _links(self, client: AsyncWebClient, message: Incoming) -> Callable[[], ThreadLinks]:
         """How this answer links to past conversations: with the URL Bolt's authorization
@@ -212,28 +270,6 @@ class Answerer:
 
     async def _ask_workspace(self, client: AsyncWebClient, team: str | None) -> None:
         await self._workspaces.get(client, team)
-
-    async def _respond(self, turn: TurnRequest, reply: SlackReplyStream, agent: Any) -> str | None:
-        """Claude's answer, streamed and finished; None when the person stopped it."""
-
-        async def respond() -> str:
-            result = await agent.answer(turn, reply)
-            # The answer carries its trace, so feedback on it scores that very trace.
-            await reply.finish(
-                blocks=feedback_blocks(), metadata=answer_metadata(tracing.current_trace_id())
-            )
-            return result.text
-
-        work = asyncio.ensure_future(respond())
-        with self.turns.running(turn.channel_id, turn.thread_ts, work):
-            try:
-                return await work
-            except asyncio.CancelledError:
-                if not self.turns.was_stopped(work):
-                    raise  # Orion itself is being cancelled (shutdown)
-                log.info("slack.turn.stopped", written_chars=len(reply.text))
-                await reply.stop(STOPPED_CONFIRMATION)
-                return None
 
 
 async def _none() -> None:

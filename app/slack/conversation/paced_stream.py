@@ -23,6 +23,12 @@ stream before the answer has words; the first words then go at once, not an inte
 later. A call with chunks that Slack refuses (a workspace without the display) is sent
 again without them, and from then on no chunk is sent: the text never waits on the
 display, and there is never a second writer.
+
+Slack refusing a call because the message is no longer streaming means one of two things:
+the stream expired (Slack ends streams after about five minutes), or Slack stopped it
+because the person pressed Stop — on whichever instance the Stop event landed. A stream
+younger than `STREAM_LIFETIME_S` was stopped: `on_stopped` hears of it, and nothing more
+is written (not even the rest of the answer another way).
 """
 
 from __future__ import annotations
@@ -62,6 +68,8 @@ ABANDON_WAIT_S = 1.0
 # answering at all.
 STREAM_FAILURES = (SlackApiError, SlackClientError, aiohttp.ClientError, TimeoutError)
 NOT_STREAMING = "message_not_in_streaming_state"
+# Slack expires a stream about five minutes after it started; refused sooner, it was stopped.
+STREAM_LIFETIME_S = 240.0
 
 
 def slack_error(exc: BaseException) -> str | None:
@@ -112,20 +120,25 @@ class PacedStream:
         user_id: str | None,
         team_id: str | None,
         on_failure: Callable[[Exception], None],
+        on_stopped: Callable[[], None] = lambda: None,
         tasks_allowed: bool = False,
         on_tasks_refused: Callable[[str | None], None] | None = None,
     ) -> None:
-        """`tasks_allowed`: the workspace is not known to refuse the task display;
-        `on_tasks_refused` hears Slack's error when it does."""
+        """`on_stopped`: Slack stopped the stream (see the module's doc); `tasks_allowed`:
+        the workspace is not known to refuse the task display; `on_tasks_refused` hears
+        Slack's error when it does."""
         self._client = client
         self._channel = channel
         self._thread_ts = thread_ts
         self._user_id = user_id
         self._team_id = team_id
         self._on_failure = on_failure
+        self._on_stopped = on_stopped
         self.ts: str | None = None  # the streamed message, once chat.startStream answered
+        self._started_at = 0.0  # event-loop time chat.startStream answered
         self.shown = 0  # characters Slack has confirmed receiving
         self.failed = False
+        self.stopped = False  # Slack stopped the stream (the person pressed Stop)
         self._ended_by_slack = False  # a call failed because the stream had expired
         self._unsent: list[str | TaskUpdateChunk] = []
         self._unsent_visible = False  # anything but whitespace among `_unsent`
@@ -319,6 +332,7 @@ class PacedStream:
             if not ts:
                 raise SlackRequestError("chat.startStream answered without the message's ts")
             self.ts = str(ts)
+            self._started_at = asyncio.get_running_loop().time()
         elif last:
             await self._client.chat_stopStream(
                 channel=self._channel,
@@ -380,4 +394,10 @@ class PacedStream:
             return
         self.failed = True
         self._ended_by_slack = slack_error(exc) == NOT_STREAMING
+        age = asyncio.get_running_loop().time() - self._started_at
+        if self._ended_by_slack and age < STREAM_LIFETIME_S:
+            self.stopped = True
+            log.info("slack.stream_stopped", shown_chars=self.shown, age_s=round(age, 1))
+            self._on_stopped()
+            return
         self._on_failure(exc)

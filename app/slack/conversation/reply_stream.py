@@ -7,8 +7,9 @@ minutes with `message_not_in_streaming_state`; Slack may fail a call), the answe
 collected and written whole at the end: the streamed message is rewritten with
 `chat.update` to the answer's first part and the rest follows in new messages, so
 everything is shown once. An answer longer than one message is split at Markdown block
-boundaries (answer_parts.py). A stopped answer keeps what it showed, and a short line
-confirms the stop.
+boundaries (answer_parts.py). A stopped answer keeps what it showed (Slack stopped its
+stream; the instance that got the Stop confirms it). An answer cut off by a restart ends
+with a line saying so and a button to ask again.
 
 What Orion does with memory meanwhile is shown in the same stream as Slack's task display
 (task_display.py), where the workspace takes it; elsewhere the status line says it, as
@@ -47,6 +48,11 @@ from app.slack.conversation.thread_links import ThreadLinks
 log = get_logger(__name__)
 
 FEEDBACK_ACTION_ID = "feedback"
+ASK_AGAIN_ACTION_ID = "ask_again"
+# The end of an answer that a restart cut off (app/shutdown.py), above its button.
+CUT_OFF_LINE = (
+    "Orion restarted while writing this, so the answer stops here. Ask again for all of it."
+)
 
 
 # Message metadata on Orion's answers: which trace produced the answer, for its feedback.
@@ -85,6 +91,25 @@ def feedback_blocks() -> list[dict[str, Any]]:
     ]
 
 
+def ask_again_blocks(question_ts: str) -> list[dict[str, Any]]:
+    """The button under a cut-off answer: the same question, answered again in the thread
+    (app/slack/conversation/ask_again.py). It names only the question's message; whose it
+    is and what it said come from Slack."""
+    return [
+        {
+            "type": "actions",
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": ASK_AGAIN_ACTION_ID,
+                    "text": {"type": "plain_text", "text": "Ask again"},
+                    "value": question_ts,
+                }
+            ],
+        }
+    ]
+
+
 class SlackReplyStream:
     """One answer in one thread; implements the agent's ReplySink."""
 
@@ -99,9 +124,11 @@ class SlackReplyStream:
         presence: Presence,
         task_display: TaskDisplaySupport | None = None,
         links: Callable[[], ThreadLinks] | None = None,
+        on_stopped: Callable[[], None] = lambda: None,
     ) -> None:
         """`task_display`: which workspaces take Slack's task display (None: never show
-        it); `links`: how to link to a past conversation's thread."""
+        it); `links`: how to link to a past conversation's thread; `on_stopped`: Slack
+        stopped the answer's stream (the person pressed Stop)."""
         self._client = client
         self._presence = presence
         self._channel = channel
@@ -115,6 +142,7 @@ class SlackReplyStream:
             user_id=user_id,
             team_id=team_id,
             on_failure=self._on_stream_error,
+            on_stopped=on_stopped,
             tasks_allowed=task_display is not None and task_display.allowed(team_id),
             on_tasks_refused=(
                 (lambda error: task_display.refused(team_id, error))
@@ -166,8 +194,8 @@ class SlackReplyStream:
             return
         self._end_tasks(UNFINISHED)
         self._finished = True
-        if await self._stream.close(blocks=blocks, metadata=metadata):
-            return
+        if await self._stream.close(blocks=blocks, metadata=metadata) or self._stream.stopped:
+            return  # ended; or stopped by the person, and nothing more is theirs to read
         await self._write_whole_answer(blocks or [], metadata)
 
     async def fail(self, apology: str) -> None:
@@ -176,18 +204,18 @@ class SlackReplyStream:
         await self.append(f"{separator}_{apology}_")
         await self.finish()
 
-    async def stop(self, confirmation: str) -> None:
-        """The person stopped the answer: what it showed stays, ended; `confirmation`
-        follows in the thread. Text Claude wrote that Slack has not shown is dropped."""
+    async def stop(self) -> None:
+        """The person stopped the answer: what it showed stays, ended. Text Claude wrote
+        that Slack has not shown is dropped."""
         self._end_tasks(STOPPED)
         self._finished = True
         await self._stream.abandon()
-        try:
-            await self._client.chat_postMessage(
-                channel=self._channel, thread_ts=self._thread_ts, text=confirmation
-            )
-        except STREAM_FAILURES as exc:
-            log.warning("slack.stop_confirmation_failed", error=type(exc).__name__, exc_info=exc)
+
+    async def cut_off(self, line: str, blocks: list[dict[str, Any]]) -> None:
+        """End the answer where it is, with `line` (why it stops there) and `blocks`."""
+        separator = "\n\n" if self._text else ""
+        await self.append(f"{separator}_{line}_")
+        await self.finish(blocks=blocks)
 
     def discard(self) -> None:
         """The turn is torn down without an end (Orion shutting down): no more calls."""

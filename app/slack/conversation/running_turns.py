@@ -1,11 +1,14 @@
-"""The turns this process is answering now, by conversation, so a Stop can cancel one.
+"""The turns this process is answering now, by conversation, and why one was ended early.
 
-agent_view shows a native Stop button while a session is `processing`; pressing it sends
-`agent_session_stopped` for the conversation (channel and thread). With several worker
-processes on the instance (`HTTP_WORKERS`), the Stop may reach another worker than the
-one answering: a Stop that finds no turn here asks the others (app/runtime/
-worker_siblings.py). Instances share nothing but the bucket, so a Stop that reaches
-another instance finds nothing; that instance still sets the session back to `active`.
+A turn ends before its answer is complete in two ways:
+
+- **Stopped**: the person pressed Stop (agent_view). Slack stops the answer's stream
+  itself, wherever the `agent_session_stopped` event lands: the process answering learns
+  of it from Slack refusing its next stream call (paced_stream.py), and the instance
+  that gets the event confirms it (agent_session_stopped.py). Instances share nothing,
+  and need not: Slack holds the stream's state.
+- **Cut off**: the process is stopping (SIGTERM) and the answer could not finish in time
+  (app/shutdown.py).
 """
 
 from __future__ import annotations
@@ -16,24 +19,22 @@ from contextlib import contextmanager
 from enum import StrEnum
 from typing import Any
 
-from app.runtime.worker_siblings import WorkerSiblings
-
 Conversation = tuple[str, str]  # (channel, thread_ts)
 
 
-class Stopped(StrEnum):
-    HERE = "here"
-    BY_A_SIBLING = "by_a_sibling"  # another worker process of this instance
-    NOTHING = "nothing"  # no turn runs in this conversation on this instance
+class EndedEarly(StrEnum):
+    STOPPED = "stopped"
+    CUT_OFF = "cut_off"
 
 
 class RunningTurns:
-    def __init__(self, siblings: WorkerSiblings | None = None) -> None:
+    def __init__(self) -> None:
         self._running: dict[Conversation, asyncio.Future[Any]] = {}
-        self._stopped: set[asyncio.Future[Any]] = set()
-        self._siblings = siblings
-        if siblings is not None:
-            siblings.answer_with(self.stop_here)
+        self._ended: dict[asyncio.Future[Any], EndedEarly] = {}
+
+    @property
+    def count(self) -> int:
+        return len(self._running)
 
     @contextmanager
     def running(self, channel: str, thread_ts: str, work: asyncio.Future[Any]) -> Iterator[None]:
@@ -44,24 +45,24 @@ class RunningTurns:
         finally:
             if self._running.get(key) is work:
                 del self._running[key]
-            self._stopped.discard(work)
+            self._ended.pop(work, None)
 
-    async def stop(self, channel: str, thread_ts: str) -> Stopped:
-        """Cancel the conversation's running turn, wherever on this instance it runs."""
-        if self.stop_here(channel, thread_ts):
-            return Stopped.HERE
-        if self._siblings is not None and await self._siblings.stop_elsewhere(channel, thread_ts):
-            return Stopped.BY_A_SIBLING
-        return Stopped.NOTHING
-
-    def stop_here(self, channel: str, thread_ts: str) -> bool:
+    def stop(self, channel: str, thread_ts: str) -> bool:
         """Cancel the conversation's running turn; False when none runs in this process."""
         work = self._running.get((channel, thread_ts))
-        if work is None or work.done():
+        return work is not None and self._end(work, EndedEarly.STOPPED)
+
+    def cut_off_all(self) -> int:
+        """Cancel every running turn (the process is stopping); how many there were."""
+        return sum(self._end(work, EndedEarly.CUT_OFF) for work in list(self._running.values()))
+
+    def why_ended(self, work: asyncio.Future[Any]) -> EndedEarly | None:
+        """Why `work` was cancelled by this registry; None when it was not."""
+        return self._ended.get(work)
+
+    def _end(self, work: asyncio.Future[Any], why: EndedEarly) -> bool:
+        if work.done() or work in self._ended:
             return False
-        self._stopped.add(work)
+        self._ended[work] = why
         work.cancel()
         return True
-
-    def was_stopped(self, work: asyncio.Future[Any]) -> bool:
-        return work in self._stopped

@@ -34,7 +34,7 @@ class StoredThreadContextStore(AsyncAssistantThreadContextStore):
         self._provider = provider
 
     async def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str]) -> None:
-        store = (await self._provider.storage()).store
+        store = self._provider.storage.store
         key = thread_context_key(channel_id, thread_ts)
         await store.write(key, json.dumps(context))
         read = memory_read(context)
@@ -43,7 +43,7 @@ class StoredThreadContextStore(AsyncAssistantThreadContextStore):
             log.info("slack.thread_context.erased_since_read")
 
     async def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
-        store = (await self._provider.storage()).store
+        store = self._provider.storage.store
         stored = await store.read(thread_context_key(channel_id, thread_ts))
         if stored is None:
             return None

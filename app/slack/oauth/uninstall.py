@@ -135,7 +135,7 @@ async def _seal(
 ) -> None:
     # The token first: nothing is answered for the workspace from here on.
     await store.async_delete_all(enterprise_id=tenant.enterprise_id, team_id=tenant.team_id)
-    await seal_team(await _deployment_store(provider), tenant, now=moment)
+    await seal_team(_deployment_store(provider), tenant, now=moment)
 
 
 async def _first_pass(
@@ -145,7 +145,7 @@ async def _first_pass(
     logged, never tried again from here — a retry would also seal the workspace again).
     Then the workspace's Langfuse traces, which hold its people's messages."""
     try:
-        erased = await first_pass(await _deployment_store(provider), tenant)
+        erased = await first_pass(_deployment_store(provider), tenant)
     except Exception as exc:
         log.warning("slack.workspace.first_pass_failed", error=type(exc).__name__, exc_info=exc)
     else:
@@ -169,8 +169,8 @@ async def _reinstalled_since(
     return installation is not None and installation.installed_at > uninstalled.timestamp()
 
 
-async def _deployment_store(provider: ServiceProvider) -> ObjectStore:
-    storage = await provider.storage()
+def _deployment_store(provider: ServiceProvider) -> ObjectStore:
+    storage = provider.storage
     assert storage.deployment_store is not None  # distribution mode builds one
     return storage.deployment_store
 

@@ -60,8 +60,8 @@ async def orion_instance(
         values["memory_dir"] = directory
     settings = Settings(_env_file=None, **values)  # type: ignore[call-arg]
     storage = build_storage(settings)
-    await storage.store.connect()  # as the warm-up does, before the first event
-    provider = ServiceProvider(settings, services=build_services(settings, storage))
+    await storage.store.connect()  # as the start does, before the first event
+    provider = ServiceProvider(build_services(settings, storage))
     try:
         yield Instance(EventDeduplicator(provider), storage.store)
     finally:

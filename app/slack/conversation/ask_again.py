@@ -1,0 +1,136 @@
+"""The "Ask again" button under an answer a restart cut off (app/shutdown.py).
+
+Any instance takes the click (the one that cut the answer off is gone). It answers the
+same question in the same thread, once: the first click on any instance claims the
+question (`events/`, create-only), and later clicks do nothing. The button names only the
+question's message; what it said and who wrote it come from Slack (`conversations.replies`),
+and only the person who asked can ask it again.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.config import SlackExperience
+from app.observability.logging import get_logger
+from app.services import ServiceProvider
+from app.slack.conversation.answering import Answerer, Incoming, workspace_url
+from app.slack.conversation.dedupe import EventDeduplicator
+from app.slack.conversation.presence import AgentSession, AssistantStatus, Presence
+from app.slack.conversation.reply_stream import ASK_AGAIN_ACTION_ID
+from app.slack.conversation.thread_memory import restore_for
+from app.slack.event_scope import handling
+
+log = get_logger(__name__)
+
+_TS = re.compile(r"[0-9]{1,12}\.[0-9]{1,8}")
+_CHANNEL = re.compile(r"[A-Z0-9]{1,32}")
+NOT_YOURS = "Only the person who asked can ask that again."
+NOT_FOUND = "I couldn't find that question any more. Could you ask it again?"
+
+
+def register(
+    app: AsyncApp, answerer: Answerer, dedupe: EventDeduplicator, provider: ServiceProvider
+) -> None:
+    experience = provider.settings.slack_experience
+
+    @app.action(ASK_AGAIN_ACTION_ID)
+    async def on_ask_again(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        client: AsyncWebClient,
+        context: AsyncBoltContext,
+    ) -> None:
+        await ack()
+        user = (body.get("user") or {}).get("id")
+        channel = (body.get("channel") or {}).get("id")
+        thread_ts = (body.get("message") or {}).get("thread_ts")
+        question_ts = action.get("value")
+        async with handling(
+            "slack.ask_again", body, user=user, channel=channel, thread_ts=thread_ts
+        ):
+            if not (
+                isinstance(user, str)
+                and isinstance(channel, str)
+                and _CHANNEL.fullmatch(channel)
+                and isinstance(thread_ts, str)
+                and _TS.fullmatch(thread_ts)
+                and isinstance(question_ts, str)
+                and _TS.fullmatch(question_ts)
+            ):
+                log.info("slack.ask_again.malformed")
+                return
+            question = await _question(client, channel, thread_ts, question_ts)
+            if question is None or question.get("user") != user:
+                log.info("slack.ask_again.refused", found=question is not None)
+                await _tell(client, channel, user, thread_ts, NOT_YOURS if question else NOT_FOUND)
+                return
+            if not await dedupe.first_time(_claim_id(channel, question_ts)):
+                log.info("slack.ask_again.already_asked")
+                return
+
+            async def memory() -> str | None:
+                restored = await restore_for(provider, user, thread_ts)
+                return (restored.context or "") if restored and restored.complete else None
+
+            presence: Presence = (
+                AgentSession(client, channel=channel, thread_ts=thread_ts)
+                if experience is SlackExperience.AGENT
+                else AssistantStatus(client, channel=channel, thread_ts=thread_ts)
+            )
+            await answerer.answer(
+                Incoming(
+                    body=body,
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    ts=question_ts,
+                    user=user,
+                    text=str(question.get("text") or ""),
+                    team_id=context.team_id,
+                    retried=False,
+                    workspace_url=workspace_url(context),
+                ),
+                client=client,
+                presence=presence,
+                memory=memory,
+            )
+
+
+def _claim_id(channel: str, question_ts: str) -> str:
+    return f"askagain{channel}{question_ts.replace('.', '')}"
+
+
+async def _question(
+    client: AsyncWebClient, channel: str, thread_ts: str, question_ts: str
+) -> dict[str, Any] | None:
+    """The question's message as Slack has it now; None when it is gone (or Slack fails)."""
+    try:
+        page = await client.conversations_replies(
+            channel=channel,
+            ts=thread_ts,
+            oldest=question_ts,
+            latest=question_ts,
+            inclusive=True,
+            limit=2,  # Slack puts the thread's parent first, whatever the window
+        )
+    except Exception as exc:
+        log.warning("slack.ask_again.unreadable", error=type(exc).__name__, exc_info=exc)
+        return None
+    for message in page.get("messages") or []:
+        if message.get("ts") == question_ts and not message.get("bot_id"):
+            return dict(message)
+    return None
+
+
+async def _tell(client: AsyncWebClient, channel: str, user: str, thread_ts: str, text: str) -> None:
+    try:
+        await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, text=text)
+    except Exception as exc:
+        log.warning("slack.ask_again.reply_failed", error=type(exc).__name__, exc_info=exc)
