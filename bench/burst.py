@@ -1,11 +1,13 @@
-"""Bursts: as many people as one Cloud Run instance serves at once (concurrency 80) open a
-thread at the same moment while every storage request takes L = 0.2 s, then each sends a
-first message at the same moment. Orion as deployed (two worker processes, one per vCPU:
-`HTTP_WORKERS=2` in cloudbuild.yaml), Orion in one process, and a plain baseline bot
-(bench/baseline_bot.py: Bolt + anthropic + google-cloud-storage, no tuning, one process
-as a plain Bolt app runs), in the same run, at the same L, against the same fakes.
+"""Bursts: as many people as one Cloud Run instance takes at once (`--concurrency` in
+cloudbuild.yaml) open a thread at the same moment while every storage request takes
+L = 0.2 s, then each sends a first message at the same moment. Orion as deployed (one
+`orion serve` process, measured from the moment `/readyz` answers 200), and a plain
+baseline bot (bench/baseline_bot.py: Bolt + anthropic + google-cloud-storage, no tuning,
+one process as a plain Bolt app runs), in the same run, at the same L, against the same
+fakes. Twice the deployed concurrency is measured too, to show where one process stops
+meeting the goal.
 
-For each bot and burst size (40 and 80; `--quick`: 20), in several rounds:
+For each bot and burst size (`--quick`: 20), in several rounds:
 - event posted → greeting visible (p50 / p95), and how many greetings named the person's
   own stored preference (recognised);
 - first message posted → the turn's first request reaching Claude (p50 / p95);
@@ -14,8 +16,7 @@ For each bot and burst size (40 and 80; `--quick`: 20), in several rounds:
   end-of-turn work after each answer included), and storage requests per greeting and per
   message (counted by the proxy in front of the emulator, background work included);
 - a floor for the burst's slowest greeting: one storage round trip plus the bot's own CPU
-  for the whole burst, spread over its processes' cores (a Python process computes on
-  one core at a time);
+  for the whole burst on one core (a Python process computes on one core at a time);
 - the CPU of the fakes per greeting (Slack, Claude, the latency proxy, the emulator),
   which on a 2-core machine run on the bot's cores, as Slack and GCS would not, and the
   floor on this machine: one round trip plus the bot's and the fakes' CPU spread over
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -71,13 +73,21 @@ from tests.orion_process import OrionProcess, free_port, orion_env
 from tests.orion_server import SIGNING_SECRET
 
 LATENCY_S = 0.2  # L: every storage request
-SIZES = (40, 80)
 QUICK_SIZES = (20,)
 ROUNDS = 5
 QUICK_ROUNDS = 1
 POLL_S = 0.1
-WARM_PEOPLE_PER_PROCESS = 8
 TIMEOUT_S = 60.0
+CLOUDBUILD = Path(__file__).resolve().parents[1] / "cloudbuild.yaml"
+
+
+def deployed_concurrency() -> int:
+    """What cloudbuild.yaml deploys with (`--concurrency=N`): the burst one process takes."""
+    found = re.search(r"--concurrency=(\d+)", CLOUDBUILD.read_text())
+    assert found is not None, "cloudbuild.yaml sets no --concurrency"
+    return int(found.group(1))
+
+
 QUIET_S = LATENCY_S + 0.4  # no storage request for this long: the background work is over
 
 GLOBAL_CONTEXT_NAME = "global/context.md"
@@ -87,16 +97,13 @@ GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called
 @dataclass(frozen=True)
 class BotKind:
     name: str
-    processes: int  # server processes, each computing on one core at a time
     argv: list[str] | None = None  # None: `orion serve`
 
 
-# Orion as deployed (cloudbuild.yaml: 2 vCPU, HTTP_WORKERS=2), Orion in one process (what
-# the workers add), and the baseline: one process, as a plain Bolt app runs.
+# Orion as deployed (one process per instance), and the baseline, as a plain Bolt app runs.
 BOTS = (
-    BotKind("Orion, 2 workers", 2),
-    BotKind("Orion, 1 worker", 1),
-    BotKind("baseline", 1, [sys.executable, "-m", "bench.baseline_bot"]),
+    BotKind("Orion"),
+    BotKind("baseline", [sys.executable, "-m", "bench.baseline_bot"]),
 )
 
 
@@ -187,14 +194,9 @@ def _rig_cpu_s() -> float:
 
 
 def _cpu_s(bot: Bot) -> float:
-    """The bot's CPU so far, its workers' included (a worker replaced meanwhile would be
-    missed: none is, or the burst's greetings would be missing too)."""
-    total = 0.0
-    for process in (bot.cpu, *bot.cpu.children(recursive=True)):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            times = process.cpu_times()
-            total += times.user + times.system
-    return total
+    """The bot's CPU so far."""
+    times = bot.cpu.cpu_times()
+    return times.user + times.system
 
 
 def _first_posts(slack: FakeSlack, since: int, threads: list[Thread]) -> dict[Thread, Any]:
@@ -290,8 +292,8 @@ def _empty(emulator: GcsEmulator, bucket: str) -> None:
 def _bots(
     slack: FakeSlack, claude: FakeClaude, bucket: str, storage_url: str, workdir: Path
 ) -> Iterator[list[Bot]]:
-    """Orion (`orion serve`, JSON logs at INFO as deployed) in two worker processes and
-    in one, and the baseline bot, each its own server, configured alike."""
+    """Orion (`orion serve`, JSON logs at INFO as deployed) and the baseline bot, each its
+    own server, configured alike, each ready (`/readyz` 200) before it is measured."""
     with ExitStack() as stack:
         bots = []
         for n, kind in enumerate(BOTS):
@@ -301,18 +303,28 @@ def _bots(
                 port=free_port(),
                 STORAGE_EMULATOR_HOST=storage_url,
                 GCS_MEMORIES_BUCKET=bucket,
-                HTTP_WORKERS=str(kind.processes),
             )
             log_path = workdir / f"bot{n}.log"
             process = OrionProcess(env, cwd=workdir, log_path=log_path, argv=kind.argv)
             stack.enter_context(process)
+            _wait(lambda process=process: _ready(process.url))
             assert process.process is not None
             bots.append(Bot(kind, process, psutil.Process(process.process.pid)))
         yield bots
 
 
+def _ready(url: str) -> bool:
+    """/readyz 200 (the baseline bot has none: 404, its /healthz answered already)."""
+    import httpx
+
+    return httpx.get(f"{url}/readyz", timeout=5).status_code in (200, 404)
+
+
 def run(quick: bool) -> list[tuple[str, str]]:
-    sizes, rounds = (QUICK_SIZES, QUICK_ROUNDS) if quick else (SIZES, ROUNDS)
+    concurrency = deployed_concurrency()
+    sizes, rounds = (
+        (QUICK_SIZES, QUICK_ROUNDS) if quick else ((concurrency, 2 * concurrency), ROUNDS)
+    )
     results: dict[tuple[str, int], list[Burst]] = {}
     with (
         GcsEmulator() as emulator,
@@ -334,10 +346,8 @@ def run(quick: bool) -> list[tuple[str, str]]:
                 "slack": slack,
                 "arrivals": arrivals,
             }
-            # Warm: clients built, connections open, in every worker (the kernel hands
-            # each connection to whichever worker takes it, so a few people per worker).
-            for n, bot in enumerate(bots):
-                _burst(bot, WARM_PEOPLE_PER_PROCESS * bot.kind.processes, f"W{n}", **common)
+            # No warm-up: measured from /readyz on, as an instance Cloud Run has just
+            # started takes its first burst (later rounds find its connections open).
             proxy.add_rule("", delay=LATENCY_S)  # every request, every method
             for round_ in range(rounds):
                 for size in sizes:
@@ -358,10 +368,6 @@ def _median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def _cores(kind: BotKind) -> str:
-    return "one core" if kind.processes == 1 else f"its {kind.processes} cores"
-
-
 def _rows(kind: BotKind, size: int, rounds: int, bursts: list[Burst]) -> list[tuple[str, str]]:
     label = (
         f"burst: {kind.name}, {size} people at once, every storage request +{LATENCY_S:g} s, "
@@ -373,7 +379,7 @@ def _rows(kind: BotKind, size: int, rounds: int, bursts: list[Burst]) -> list[tu
     first_p95 = _median([percentile_ms(b.first_requests, 95) for b in bursts if b.first_requests])
     cpu = _median([b.cpu_per_greeting_ms for b in bursts])
     goal_ms = (2 * LATENCY_S + 0.4) * 1000
-    floor_ms = LATENCY_S * 1000 + cpu * size / kind.processes
+    floor_ms = LATENCY_S * 1000 + cpu * size
     rig = _median([b.rig_cpu_per_greeting_ms for b in bursts])
     cores = psutil.cpu_count() or 1
     machine_floor_ms = LATENCY_S * 1000 + (cpu + rig) * size / cores
@@ -401,7 +407,7 @@ def _rows(kind: BotKind, size: int, rounds: int, bursts: list[Burst]) -> list[tu
             f"{_median([b.requests_per_message for b in bursts]):.1f}",
         ),
         (
-            f"{label}: floor for the last greeting (L + the burst's CPU on {_cores(kind)})",
+            f"{label}: floor for the last greeting (L + the burst's CPU on one core)",
             f"{floor_ms:.0f} ms",
         ),
         (
