@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.config import NO_SLACK_APP_ADVICE, ConfigError, RunMode, Settings, load_settings
-from tests.orion_process import REPO, run_orion_command
+from tests.orion_process import REPO, copied_env_example, run_orion_command
 
 SECRET = "xoxp-this-is-a-very-secret-user-token"
 
@@ -81,23 +81,13 @@ _FILLED_FOR_SOCKET_MODE = {
 }
 
 
-def _copied_env_example(filled: dict[str, str]) -> str:
-    """.env.example as `cp .env.example .env` leaves it, with `filled` set (a commented-out
-    line uncommented)."""
-    lines = []
-    for line in (REPO / ".env.example").read_text().splitlines():
-        name = line.removeprefix("# ").partition("=")[0]
-        lines.append(f"{name}={filled[name]}" if name in filled else line)
-    return "\n".join(lines) + "\n"
-
-
 @pytest.mark.parametrize("mode", [None, RunMode.SOCKET])
 def test_socket_mode_ignores_the_signing_secret_left_as_copied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: RunMode | None
 ) -> None:
     # `cp .env.example .env`, the three values the Slack setup names filled in: the
     # signing secret keeps its example value, which Socket Mode never uses.
-    (tmp_path / ".env").write_text(_copied_env_example(_FILLED_FOR_SOCKET_MODE))
+    (tmp_path / ".env").write_text(copied_env_example(_FILLED_FOR_SOCKET_MODE))
     _only_dotenv(tmp_path, monkeypatch)
 
     settings = load_settings(mode)
@@ -110,7 +100,7 @@ def test_http_mode_still_refuses_the_signing_secret_left_as_copied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     filled = {k: v for k, v in _FILLED_FOR_SOCKET_MODE.items() if k != "SLACK_APP_TOKEN"}
-    (tmp_path / ".env").write_text(_copied_env_example(filled))
+    (tmp_path / ".env").write_text(copied_env_example(filled))
     _only_dotenv(tmp_path, monkeypatch)
 
     for mode in (None, RunMode.HTTP):

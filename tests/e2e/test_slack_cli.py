@@ -16,7 +16,7 @@ import yaml
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_process import REPO, OrionProcess, free_port
+from tests.orion_process import REPO, OrionProcess, copied_env_example, free_port
 from tests.test_manifest import AGENT_MANIFEST, schema_errors
 
 HOOKS = json.loads((REPO / ".slack" / "hooks.json").read_text())
@@ -80,14 +80,16 @@ def test_the_start_hook_runs_orion_over_socket_mode_with_the_cli_tokens(
             "SLACK_BOT_TOKEN": "xoxb-of-another-app",
             "SLACK_APP_TOKEN": "xapp-1-A0OTHER-0000-of-another-app",
             "SLACK_API_URL": slack.url,
-            "ANTHROPIC_API_KEY": "sk-ant-cli-test",
             "ANTHROPIC_BASE_URL": claude.url,
             "ANTHROPIC_MAX_RETRIES": "0",
             "MEMORY_DIR": str(tmp_path / "memories"),
             "LOG_FORMAT": "json",
             "PORT": str(free_port()),
         }
-        # Run from a directory of its own, so no developer's .env is read.
+        # Run from a directory of its own, so no developer's .env is read — but a .env
+        # as the Slack setup leaves it: copied from .env.example with only the Claude key
+        # filled in (the signing secret keeps its example value; Socket Mode ignores it).
+        (tmp_path / ".env").write_text(copied_env_example({"ANTHROPIC_API_KEY": "sk-ant-cli"}))
         hook = str(REPO / _command("start")[0])
         orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log", argv=[hook])
         try:
