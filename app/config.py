@@ -277,6 +277,18 @@ def problem_report(who: str, problems: Sequence[str], *, hint: str | None = ENV_
     return f"{who}; fix these" + (f" ({hint})" if hint else "") + f":\n{lines}"
 
 
+# How much of a value a person gave a problem report quotes: enough to recognise it.
+QUOTED_CHARS = 40
+
+
+def quoted(value: str) -> str:
+    """A value a person gave (a bad id, say), as a problem report shows it: in quotes, cut
+    to QUOTED_CHARS (a pasted 3,000-character id is not printed back in full)."""
+    if len(value) <= QUOTED_CHARS:
+        return repr(value)
+    return f"{value[:QUOTED_CHARS]!r}… ({len(value):,} characters)"
+
+
 class ConfigError(Exception):
     """Configuration is unusable; `problems` names every bad variable (never its value).
     `advice`, when given, follows the list: what else the person may want to do."""

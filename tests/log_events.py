@@ -98,6 +98,7 @@ TOOL_MEMORY_VIEW = _memory_command("view")
 
 # --- lines logged by name -------------------------------------------------------------------
 
+CHAT_KEY_REFUSED = _line("chat.key_refused")
 MEMORY_AFTER_TURN = _line("memory.after_turn")
 MEMORY_AFTER_TURN_FAILED = _line("memory.after_turn.failed")
 MEMORY_BEFORE_TURN = _line("memory.before_turn")
