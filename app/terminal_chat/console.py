@@ -20,7 +20,6 @@ what a person sees here is the conversation and, when something must be fixed, o
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import sys
@@ -32,7 +31,7 @@ from app.learning.memory_note import file_name, shown_lines
 from app.learning.undo import UNAVAILABLE, outcome_text
 from app.memory.scopes import validate_user_id
 from app.observability.logging import get_logger
-from app.observability.setup import configure_observability
+from app.observability.setup import log_to_file
 from app.runtime.stop_signals import StopSignals
 from app.terminal_chat import WHO
 from app.terminal_chat.background_loop import BackgroundLoop
@@ -78,10 +77,7 @@ def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -
         problem = f"--user: not a Slack user id (like U0123ABCD): {quoted(user_id)}"
         print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
         return EXIT_PROBLEM
-    log_stream = _log_stream()
-    if log_stream is sys.stderr and "LOG_LEVEL" not in os.environ:
-        settings = settings.model_copy(update={"log_level": "WARNING"})
-    configure_observability(settings, stream=log_stream)
+    log_to_file(settings, LOG_FILE)
     reader = LineReader(sys.stdin, out)
     signal.signal(signal.SIGTERM, _raise_terminated)
     with BackgroundLoop() as loop:
@@ -225,16 +221,6 @@ def _save_learning(loop: BackgroundLoop, conversation: Conversation, out: TextIO
         loop.run(conversation.finish_learning())
     except (KeyboardInterrupt, Terminated):
         out.write("\n")
-
-
-def _log_stream() -> TextIO:
-    """`.orion/chat.log` (appended to), or, when it cannot be written, the terminal's
-    stderr for warnings and errors only."""
-    try:
-        LOG_FILE.parent.mkdir(parents=True, exist_ok=True)
-        return LOG_FILE.open("a", encoding="utf-8", buffering=1)
-    except OSError:
-        return sys.stderr
 
 
 def _close(loop: BackgroundLoop, conversation: Conversation) -> None:
