@@ -285,7 +285,7 @@ async def _forget(
             code = INCOMPLETE
     if settings.tracing_enabled:
         deleted = await _forget_traces(settings, user_id)
-        out.write(_langfuse_outcome(deleted))
+        out.write(_langfuse_outcome(deleted, details))
         if deleted is None:
             code = INCOMPLETE
     return code
@@ -305,9 +305,9 @@ async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None
         tracing.shutdown()
 
 
-def _langfuse_outcome(deleted: int | None) -> str:
+def _langfuse_outcome(deleted: int | None, details: str) -> str:
     if deleted is None:
-        return "Langfuse traces were NOT deleted: Langfuse could not be reached (see the log).\n"
+        return f"Langfuse traces were NOT deleted: Langfuse could not be reached ({details}).\n"
     return f"Deleted {deleted} Langfuse traces.\n"
 
 

@@ -240,6 +240,24 @@ def test_forget_with_slack_unreachable_says_what_is_left_in_one_line(
     assert not (memories / thread_context_key(DM, THREAD)).exists()
 
 
+def test_forget_with_langfuse_unreachable_is_incomplete(tmp_path: Path, memories: Path) -> None:
+    langfuse = {
+        "LANGFUSE_PUBLIC_KEY": "pk-lf-cli-test",
+        "LANGFUSE_SECRET_KEY": "sk-lf-cli-test",
+        "LANGFUSE_BASE_URL": "http://127.0.0.1:9",
+    }
+    result = _storage_only(
+        tmp_path, "forget", USER, "--yes", "--dm", DM, MEMORY_DIR=str(memories), **langfuse
+    )
+
+    assert result.returncode == 5
+    log = tmp_path / ".orion" / "memory.log"
+    assert result.stdout.endswith(
+        f"Langfuse traces were NOT deleted: Langfuse could not be reached (details in {log}).\n"
+    )
+    assert "Deleted 5 objects" in result.stdout and "Traceback" not in result.stderr
+
+
 def test_forget_names_a_missing_dm_only_when_it_matters(tmp_path: Path, memories: Path) -> None:
     store = {"MEMORY_DIR": str(memories)}
     nobody = _storage_only(tmp_path, "forget", "U0NOBODY", "--yes", **store)
