@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,30 @@ def test_the_cli_manages_nothing_orion_does_not(tmp_path: Path) -> None:
     assert HOOKS["config"]["sdk-managed-connection-enabled"] is True
     assert _command("start")[0] == ".slack/start"
     assert os.access(REPO / ".slack" / "start", os.X_OK)
+
+
+def test_the_cli_restarts_orion_on_code_changes_and_reinstalls_on_manifest_changes() -> None:
+    # The format of the CLI's hooks reference ("Watch configurations"): an `app` watcher
+    # restarts the start hook, a `manifest` one reinstalls. The older top-level `paths` and
+    # `filter-regex` are manifest watching only: no restart on code changes.
+    watch = HOOKS["config"]["watch"]
+    assert set(watch) == {"app", "manifest"}
+    assert watch["manifest"] == {"paths": ["manifest.agent.yaml"]}
+    assert (REPO / "manifest.agent.yaml").is_file()
+    app = watch["app"]
+    assert app["paths"] == ["app/"] and (REPO / "app").is_dir()
+    # The CLI matches the filter against a changed file's base name.
+    code = re.compile(app["filter-regex"])
+    assert code.search("answering.py") and not code.search("notes.md")
+    assert not code.search("chat.log") and not code.search("answering.pyc")
+
+
+def test_what_the_cli_writes_into_the_clone_is_ignored_by_git() -> None:
+    written = [".slack/apps.dev.json", ".slack/cache/manifests.json", ".slack/config.json"]
+    check = subprocess.run(
+        ["git", "check-ignore", *written], cwd=REPO, capture_output=True, text=True
+    )
+    assert check.stdout.split() == written, check.stderr
 
 
 def test_the_start_hook_runs_orion_over_socket_mode_with_the_cli_tokens(
