@@ -97,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     memory_parser.add_argument("--dm", help="the person's DM channel with Orion (else looked up)")
     memory_parser.add_argument("--output", "-o", help="export: write to this file (mode 0600)")
     memory_parser.add_argument(
+        "--force", action="store_true", help="export: replace the --output file if it exists"
+    )
+    memory_parser.add_argument(
         "--team",
         help="distribution mode: the person's workspace (team id, e.g. T0123ABCD); required there",
     )
@@ -117,8 +120,7 @@ def memory(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(exc.report(memory_commands.WHO), file=sys.stderr)
         return EXIT_PROBLEM
-    configure_observability(settings, stream=sys.stderr)  # stdout is the command's output
-    return memory_commands.run(settings, args)
+    return memory_commands.run(settings, args)  # it sets up where logs go
 
 
 def chat(args: argparse.Namespace) -> int:

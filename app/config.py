@@ -61,7 +61,12 @@ _EXAMPLE_VALUE = re.compile(r"^(?:[a-z]+-){0,2}your-", re.IGNORECASE)
 
 
 class _FromEnvironment(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    # An empty value (`ANTHROPIC_API_KEY=`, in the environment or .env) is no value: a
+    # required variable left empty is reported missing, an optional one takes its default,
+    # rather than an empty key or secret passing for configured.
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     @field_validator("*", mode="after")
     @classmethod
@@ -264,15 +269,44 @@ def problem_report(who: str, problems: Sequence[str], *, hint: str | None = ENV_
     return f"{who}; fix these" + (f" ({hint})" if hint else "") + f":\n{lines}"
 
 
-class ConfigError(Exception):
-    """Configuration is unusable; `problems` names every bad variable (never its value)."""
+# How much of a value a person gave a problem report quotes: enough to recognise it.
+QUOTED_CHARS = 40
 
-    def __init__(self, problems: Sequence[str]) -> None:
+
+def quoted(value: str) -> str:
+    """A value a person gave (a bad id, say), as a problem report shows it: in quotes, cut
+    to QUOTED_CHARS (a pasted 3,000-character id is not printed back in full)."""
+    if len(value) <= QUOTED_CHARS:
+        return repr(value)
+    return f"{value[:QUOTED_CHARS]!r}… ({len(value):,} characters)"
+
+
+class ConfigError(Exception):
+    """Configuration is unusable; `problems` names every bad variable (never its value).
+    `advice`, when given, follows the list: what else the person may want to do."""
+
+    def __init__(self, problems: Sequence[str], *, advice: str | None = None) -> None:
         self.problems = list(problems)
+        self.advice = advice
         super().__init__(self.report("Orion cannot start"))
 
     def report(self, who: str) -> str:
-        return problem_report(who, self.problems)
+        report = problem_report(who, self.problems)
+        return f"{report}\n\n{self.advice}" if self.advice else report
+
+
+# The Slack settings a first run is most likely without.
+_SLACK_TOKENS = {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}
+# After the problems, when a Slack token is among them: the way in without a Slack app,
+# and which token picks which mode.
+NO_SLACK_APP_ADVICE = (
+    "No Slack app yet? `orion chat` talks to Orion in this terminal; it needs only "
+    "ANTHROPIC_API_KEY.\n"
+    "For Slack, SLACK_APP_TOKEN (xapp-…) selects Socket Mode, for local development: it "
+    "needs\nSLACK_BOT_TOKEN and SLACK_APP_TOKEN, no SLACK_SIGNING_SECRET or public URL. "
+    "Without it,\nOrion serves HTTP: SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET "
+    "(docs/slack-setup.md)."
+)
 
 
 def _describe(error: Mapping[str, Any]) -> str:
@@ -297,6 +331,11 @@ def read_settings(cls: type[AnySettings], **overrides: Any) -> AnySettings:
 
 def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
     """Read and validate settings to serve, raising ConfigError with every problem at once."""
+    if (mode or _mode_provided()) is RunMode.SOCKET:
+        # Socket Mode never verifies a request signature: whatever SLACK_SIGNING_SECRET
+        # holds (the example value of a .env copied from .env.example, under `slack run`)
+        # must not stop it.
+        overrides = {"slack_signing_secret": None, **overrides}
     try:
         settings = read_settings(Settings, **overrides)
     except ConfigError as exc:
@@ -311,11 +350,23 @@ def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
             "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"
         ):
             problems.append("SLACK_SIGNING_SECRET: missing (required in HTTP mode)")
-        raise ConfigError(problems) from None
+        raise _config_error(problems) from None
     problems = settings.problems_for(mode or settings.default_mode())
     if problems:
-        raise ConfigError(problems)
+        raise _config_error(problems)
     return settings
+
+
+def _config_error(problems: list[str]) -> ConfigError:
+    slack = any(problem.split(":", 1)[0] in _SLACK_TOKENS for problem in problems)
+    # Not for distribution mode, which has tokens of its own (docs/distribution.md).
+    distribution = _provided("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET")
+    return ConfigError(problems, advice=NO_SLACK_APP_ADVICE if slack and not distribution else None)
+
+
+def _mode_provided() -> RunMode:
+    """The mode `Settings.default_mode` will pick, known before the settings are read."""
+    return RunMode.SOCKET if _provided("SLACK_APP_TOKEN") else RunMode.HTTP
 
 
 def _provided(*names: str) -> bool:

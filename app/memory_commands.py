@@ -4,8 +4,12 @@ operator outside Slack (an email to privacy@, a departing employee).
 The same learning-layer code the Home tab uses: the inventory, its document, and the
 erasure. `forget` asks for the user id again before it deletes anything, unless `--yes`.
 The person's DM with Orion (whose saved thread contexts hold copies of their memory) is
-`--dm`, or looked up with Slack's `conversations.open` when a bot token is configured.
-Each command prints what it found or removed, and logs counts only, never content.
+`--dm`, or looked up with Slack's `conversations.open` when a bot token is configured, or
+named by their conversation index. When none of these gives it, `forget` says so and how
+to pass it; when Slack was asked and could not say, the erasure is incomplete (exit 5).
+Each command prints what it found or removed; its log lines (counts only, never content)
+go to `.orion/memory.log`, so that the terminal shows the outcome, not tracebacks.
+`export -o FILE` never replaces a file that exists, unless `--force`.
 
 An operator must never be told a person was erased when nothing was. So every command
 first says which store it acts on (the bucket, or the memory directory as an absolute
@@ -30,16 +34,20 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import TextIO
 
-from app.config import EXIT_PROBLEM, OperatorSettings, problem_report
+from app.config import EXIT_PROBLEM, OperatorSettings, problem_report, quoted
 from app.learning.erasure import forget_everything
-from app.learning.memory_document import render_memory
+from app.learning.memory_document import render_memory, shortened
 from app.learning.memory_inventory import take_inventory
 from app.memory.key_prefixes import INSTALLATIONS_PREFIX
-from app.memory.scopes import validate_user_id
+from app.memory.scopes import is_channel_id, validate_user_id
 from app.observability import tracing
 from app.observability.logging import get_logger
+from app.observability.setup import log_to_file
 from app.services import build_storage
 from app.storage.owner_only_files import replace_file
 from app.storage.store import ObjectStore, StoreError
@@ -49,14 +57,27 @@ log = get_logger(__name__)
 
 # What the command's error messages start with (app/config.py's problem_report).
 WHO = "orion memory cannot run"
+LOG_FILE = Path(".orion/memory.log")
 
 # Exit codes, so that a script can tell what happened.
 DONE = 0
 NOT_CONFIRMED = 1
-# A bad user id, a store that is not there, an export file that can't be written.
+# A bad user id or --dm, a store that is not there, an export file that can't be written
+# (or that exists, without --force).
 BAD_INPUT = EXIT_PROBLEM
 NOTHING_FOUND = 3  # an erasure found nothing (without --allow-empty)
 STORE_FAILED = 4
+# An erasure that ran but may have left something: Slack could not say which DM is the
+# person's (and nothing else named it), or Langfuse could not be reached for their traces.
+INCOMPLETE = 5
+
+
+@dataclass(frozen=True)
+class DmLookup:
+    """The person's DM with Orion, as Slack gave it; or why it could not."""
+
+    channel: str | None
+    failed: str | None = None  # the error's type, when Slack was asked and did not say
 
 
 def run(
@@ -66,10 +87,17 @@ def run(
     out: TextIO = sys.stdout,
     ask: Callable[[str], str] = input,
 ) -> int:
+    log_file = log_to_file(settings, LOG_FILE)  # the terminal is for the outcome
+    details = f"details in {log_file}" if log_file else "the log above has the details"
     try:
         user_id = validate_user_id(args.user_id)
     except ValueError:
-        problem = f"USER_ID: not a Slack user id (like U0123ABCD): {args.user_id!r}"
+        problem = f"USER_ID: not a Slack user id (like U0123ABCD): {quoted(args.user_id)}"
+        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
+        return BAD_INPUT
+    if args.dm is not None and not is_channel_id(args.dm):
+        # Else no DM's thread contexts would be looked through, and nothing would say so.
+        problem = f"--dm: not a Slack DM channel id (like D0123ABCD): {quoted(args.dm)}"
         print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
         return BAD_INPUT
     try:
@@ -92,10 +120,19 @@ def run(
         report.write(f"Workspace: {tenant.segment}\n")
     # Absolute, for the same reason as the store's: the operator sees where it went.
     output = os.path.abspath(args.output) if args.output else None
+    if output and not args.force and os.path.lexists(output):
+        # Checked before the store is read; the write itself refuses too (a file made
+        # meanwhile is not replaced either).
+        print(problem_report(WHO, [_exists(output)], hint=None), file=sys.stderr)
+        return BAD_INPUT
     if tenant is None:
-        return asyncio.run(_run(settings, args, user_id, output, out, ask))
+        return asyncio.run(_run(settings, args, user_id, output, out, ask, details))
     with bound_tenant(tenant):  # every store operation of the command: this workspace's
-        return asyncio.run(_run(settings, args, user_id, output, out, ask))
+        return asyncio.run(_run(settings, args, user_id, output, out, ask, details))
+
+
+def _exists(output: str) -> str:
+    return f"--output: {output} exists; pass --force to replace it"
 
 
 def _tenant(settings: OperatorSettings, args: argparse.Namespace) -> Tenant | None:
@@ -126,7 +163,9 @@ async def _run(
     output: str | None,
     out: TextIO,
     ask: Callable[[str], str],
+    details: str,
 ) -> int:
+    """`details`: where the log lines are, for a message that points there."""
     store = build_storage(settings).store
     try:
         if not settings.keys_per_team and await store.list(INSTALLATIONS_PREFIX):
@@ -143,14 +182,14 @@ async def _run(
         if args.action == "show":
             return await _show(store, user_id, out)
         if args.action == "export":
-            return await _export(store, user_id, output, out)
-        return await _forget(settings, store, args, user_id, out, ask)
+            return await _export(store, user_id, output, out, replace=args.force)
+        return await _forget(settings, store, args, user_id, out, ask, details)
     except StoreError as exc:
         log.error("memory.command.store_failed", action=args.action, exc_info=exc)
         problem = (
             f"{_store_variable(settings)}: the store {settings.store_location()} failed "
-            f"({type(exc).__name__}; the log above has the details), so the {args.action} "
-            "may be partly done; run the command again"
+            f"({type(exc).__name__}; {details}), so the {args.action} may be partly done; "
+            "run the command again"
         )
         print(problem_report("orion memory stopped", [problem], hint=None), file=sys.stderr)
         return STORE_FAILED
@@ -165,19 +204,27 @@ def _store_variable(settings: OperatorSettings) -> str:
 async def _show(store: ObjectStore, user_id: str, out: TextIO) -> int:
     inventory = await take_inventory(store, user_id, conversations=None)
     out.write(render_memory(inventory, full=False))
+    if shortened(inventory):
+        out.write(f"(… marks where a note or summary goes on: `export {user_id}` has it all.)\n")
     log.info("memory.show", via="cli", **inventory.counts())
     return DONE
 
 
-async def _export(store: ObjectStore, user_id: str, output: str | None, out: TextIO) -> int:
+async def _export(
+    store: ObjectStore, user_id: str, output: str | None, out: TextIO, *, replace: bool
+) -> int:
     inventory = await take_inventory(store, user_id, full=True, conversations=None)
     document = render_memory(inventory, full=True)
     if output:
-        # Created owner-only (0600, from its first byte) and replaced whole: the file holds
+        # Created owner-only (0600, from its first byte) and written whole: the file holds
         # everything Orion keeps about a person.
         data = document.encode("utf-8")
+        write = partial(replace_file, output, data, modified_ns=time.time_ns(), replace=replace)
         try:
-            await asyncio.to_thread(replace_file, output, data, modified_ns=time.time_ns())
+            await asyncio.to_thread(write)
+        except FileExistsError:
+            print(problem_report(WHO, [_exists(output)], hint=None), file=sys.stderr)
+            return BAD_INPUT
         except OSError as exc:
             log.error("memory.export.write_failed", exc_info=exc)
             reason = exc.strerror or type(exc).__name__
@@ -198,25 +245,50 @@ async def _forget(
     user_id: str,
     out: TextIO,
     ask: Callable[[str], str],
+    details: str,
 ) -> int:
     if not args.yes:
         typed = ask(f"This erases everything Orion keeps about {user_id}. Type the id: ")
         if typed.strip() != user_id:
             out.write("Not confirmed: nothing was deleted.\n")
             return NOT_CONFIRMED
-    dm = args.dm or await _dm_channel(settings, user_id)
-    report = await forget_everything(store, user_id, dm_channels=(dm,) if dm else ())
+    dm = DmLookup(args.dm) if args.dm else await _dm_channel(settings, user_id)
+    report = await forget_everything(
+        store, user_id, dm_channels=(dm.channel,) if dm.channel else ()
+    )
     log.info("memory.forget", via="cli", kind="everything", **report.deleted)
+    code = DONE if report.total or args.allow_empty else NOTHING_FOUND
     if report.total:
         kinds = ", ".join(f"{kind}: {n}" for kind, n in sorted(report.deleted.items()))
         out.write(f"Deleted {report.total} objects ({kinds}).\n")
     else:
         out.write(f"Found nothing of {user_id} in {settings.store_location()}: nothing deleted.\n")
-    if not dm:
-        out.write("No DM channel known: saved thread contexts not in the index remain.\n")
+    if report.total and not report.channels:
+        # No DM's thread contexts were looked through: Slack was not asked (or could not
+        # say), and the person's index named none.
+        if dm.failed is None:
+            out.write(
+                "No DM channel known (no --dm, no SLACK_BOT_TOKEN to look it up, none in "
+                "their conversation index): thread contexts saved in their DM with Orion "
+                "were not looked for; run again with --dm D… to erase those too.\n"
+            )
+        else:
+            problem = (
+                f"--dm: Slack could not say which DM {user_id} has with Orion "
+                f"({dm.failed}; {details}), so thread contexts saved there were not "
+                "erased; run again when Slack answers, or with --dm D…"
+            )
+            print(
+                problem_report("orion memory forget is incomplete", [problem], hint=None),
+                file=sys.stderr,
+            )
+            code = INCOMPLETE
     if settings.tracing_enabled:
-        out.write(_langfuse_outcome(await _forget_traces(settings, user_id)))
-    return DONE if report.total or args.allow_empty else NOTHING_FOUND
+        deleted = await _forget_traces(settings, user_id)
+        out.write(_langfuse_outcome(deleted, details))
+        if deleted is None:
+            code = INCOMPLETE
+    return code
 
 
 async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None:
@@ -233,17 +305,17 @@ async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None
         tracing.shutdown()
 
 
-def _langfuse_outcome(deleted: int | None) -> str:
+def _langfuse_outcome(deleted: int | None, details: str) -> str:
     if deleted is None:
-        return "Langfuse traces were NOT deleted: Langfuse could not be reached (see the log).\n"
+        return f"Langfuse traces were NOT deleted: Langfuse could not be reached ({details}).\n"
     return f"Deleted {deleted} Langfuse traces.\n"
 
 
-async def _dm_channel(settings: OperatorSettings, user_id: str) -> str | None:
-    """The person's DM with Orion, from Slack; None when Slack can't say (or there is no
-    bot token to ask with)."""
+async def _dm_channel(settings: OperatorSettings, user_id: str) -> DmLookup:
+    """The person's DM with Orion, from Slack; none when there is no bot token to ask with,
+    or Slack cannot say (unreachable, or refusing: the reason is logged)."""
     if settings.slack_bot_token is None:
-        return None
+        return DmLookup(None)
     from app.slack.web_client import build_web_client
 
     client = build_web_client(
@@ -251,10 +323,10 @@ async def _dm_channel(settings: OperatorSettings, user_id: str) -> str | None:
     )
     try:
         response = await client.conversations_open(users=user_id)
-        return str(response["channel"]["id"])
+        return DmLookup(str(response["channel"]["id"]))
     except Exception as exc:  # the erasure goes on with the channels the index knows
         log.warning("memory.forget.dm_lookup_failed", error=type(exc).__name__, exc_info=exc)
-        return None
+        return DmLookup(None, failed=type(exc).__name__)
     finally:
         if client.session is not None:
             await client.session.close()

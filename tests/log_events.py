@@ -82,6 +82,7 @@ TOOL_MEMORY_VIEW = _memory_command("view")
 
 # --- lines logged by name -------------------------------------------------------------------
 
+CHAT_KEY_REFUSED = _line("chat.key_refused")
 MEMORY_AFTER_TURN = _line("memory.after_turn")
 MEMORY_AFTER_TURN_FAILED = _line("memory.after_turn.failed")
 MEMORY_BEFORE_TURN = _line("memory.before_turn")
@@ -89,6 +90,7 @@ MEMORY_ERASED_DURING_TURN = _line("memory.erased_during_turn")
 MEMORY_EXPORT = _line("memory.export")
 MEMORY_FILE_UNREADABLE = _line("memory.file.unreadable")
 MEMORY_FORGET = _line("memory.forget")
+MEMORY_FORGET_DM_LOOKUP_FAILED = _line("memory.forget.dm_lookup_failed")
 MEMORY_FORGET_FAILED = _line("memory.forget.failed")
 MEMORY_NOTE = _line("memory.note")
 MEMORY_NOTE_UNDO_FAILED = _line("memory.note.undo_failed")

@@ -39,6 +39,16 @@ def run_orion_command(
     )
 
 
+def copied_env_example(filled: dict[str, str]) -> str:
+    """.env.example as `cp .env.example .env` leaves it, with `filled` set (a commented-out
+    line uncommented): what a newcomer's .env holds."""
+    lines = []
+    for line in (REPO / ".env.example").read_text().splitlines():
+        name = line.removeprefix("# ").partition("=")[0]
+        lines.append(f"{name}={filled[name]}" if name in filled else line)
+    return "\n".join(lines) + "\n"
+
+
 def start_ready(script: str, *args: str) -> subprocess.Popen[str]:
     """`python -c script args` with the repo importable and its output piped, once it has
     printed "ready" (its signal handlers are in place by then)."""

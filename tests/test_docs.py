@@ -1,10 +1,18 @@
-"""The docs point at things that exist, and the README stays a five-minute read.
+"""The docs point at things that exist, their commands run as written, and the README
+stays a five-minute read.
 
 Every relative link in README.md and docs/*.md must name a file or folder of the
 repository (and, with `#anchor`, a heading of that file), and every backticked repository
 path (`app/memory/scopes.py`, `tests/security/`, `manifest.agent.yaml`) must exist. Code and
 tests cite the docs too: each `docs/….md` they name must exist, and none cites a design
 file that is not in the repository.
+
+Every command in them (a line of a shell code block, or an inline `scripts/uv …` span)
+must run as written from a fresh clone, whose route to uv is the README's `scripts/uv`
+(it leaves no `uv` on `PATH`): `scripts/uv run orion …` must parse as `orion` parses its
+arguments (and its `--help` too), a `pytest` path must exist, a `python -m` module must
+be one that runs and reads each option given. The CI section of docs/testing.md names
+every step of `.ci/run`, and the operations doc quotes only texts Orion's code holds.
 
 What counts as a repository path: a token in an inline code span whose first segment is
 an entry at the top of the repository (`app/…`, `tests/…`, `gcs-lifecycle.json`), or any
@@ -15,10 +23,19 @@ YAML / TOML / lock file name — so a mistyped manifest is caught too. Object ke
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import importlib.util
+import io
+import os
 import re
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from app.cli import _parser as orion_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -142,6 +159,172 @@ def test_code_and_tests_cite_only_docs_that_exist() -> None:
     assert not problems, problems
 
 
+# --- the commands, as written ------------------------------------------------------------
+
+ROUTE = "scripts/uv"
+_SHELL_BLOCK = re.compile(r"^```(?:bash|sh|shell|console)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_UV_SPAN = re.compile(r"^(?:scripts/)?uv\s")
+# uv's own options before the program `uv run` starts (those that take a value, and not).
+_UV_VALUE_OPTIONS = {"--only-group", "--group", "--project", "--python", "--with", "--extra"}
+_UV_FLAGS = {"--no-dev", "--locked", "--frozen", "--all-groups", "--no-sync", "--quiet", "-q"}
+# The dev group's tools with programs of their own (pyproject.toml), run by CI.
+_DEV_TOOLS = ("ruff", "mypy", "hadolint")
+# A placeholder for an id (`U…`, `T…`, `USER_ID`): an id of that kind.
+_ID_PLACEHOLDER = re.compile(r"^([A-Z])…$")
+
+
+def commands(markdown: str) -> list[str]:
+    """Every command `markdown` gives to type: each line of its shell code blocks (a
+    trailing comment and `&` left out, continued lines joined), and each inline code span
+    that is a uv command."""
+    found = []
+    for block in _SHELL_BLOCK.findall(markdown):
+        for line in block.replace("\\\n", " ").splitlines():
+            command = re.split(r"\s#\s", line, maxsplit=1)[0].strip().removesuffix("&").strip()
+            if command and not command.startswith("#"):
+                found.append(command)
+    found += [span for span in _INLINE_CODE.findall(_prose(markdown)) if _UV_SPAN.match(span)]
+    return found
+
+
+def command_problems(command: str) -> list[str]:
+    """Why `command` would not run as written from a fresh clone (none: it would)."""
+    words = shlex.split(command.replace("\\|", "|"))
+    if "…" in words:
+        return []  # `scripts/uv run …`: any command, not one to type
+    if words[0] == "uv":
+        return [f"{command}: no `uv` on PATH after the README's route; write {ROUTE} {command[3:]}"]
+    if words[0] != ROUTE:
+        return []  # not Orion's (git, cp, gcloud, slack): the tool's own business
+    if words[1] != "run":
+        return [] if words[1] == "sync" else [f"{command}: uv has no `{words[1]}` here"]
+    program = _after_uv_options(words[2:])
+    if not program:
+        return [f"{command}: runs nothing"]
+    check = {"orion": _orion_problems, "pytest": _pytest_problems, "python": _python_problems}
+    check |= dict.fromkeys(_DEV_TOOLS, lambda _: [])
+    return [f"{command}: {problem}" for problem in check.get(program[0], _unknown)(program)]
+
+
+def _after_uv_options(words: list[str]) -> list[str]:
+    while words and words[0].startswith("-"):
+        words = words[2:] if words[0] in _UV_VALUE_OPTIONS else words[1:]
+    return words
+
+
+def _unknown(program: list[str]) -> list[str]:
+    return [f"`{program[0]}` is not a program the project installs"]
+
+
+def _expanded(arguments: list[str]) -> list[list[str]]:
+    """A pattern's argument lists: `show|export|forget` gives one each, `[--quick]` is
+    given, `U…` and `USER_ID` are ids."""
+    variants: list[list[str]] = [[]]
+    for word in arguments:
+        word = word.strip("[]")
+        if word == "USER_ID":
+            word = "U0123ABCD"
+        elif placeholder := _ID_PLACEHOLDER.match(word):
+            word = f"{placeholder[1]}0123ABCD"
+        variants = [[*v, choice] for v in variants for choice in word.split("|")]
+    return variants
+
+
+def _orion_problems(program: list[str]) -> list[str]:
+    problems = []
+    for arguments in _expanded(program[1:]):
+        for argv, wanted in ((arguments, None), ([*arguments, "--help"], 0)):
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()) as err,
+            ):
+                try:
+                    orion_parser().parse_args(argv)
+                    code = None
+                except SystemExit as exit_:
+                    code = exit_.code
+            if code != wanted:
+                problems.append(
+                    f"`orion {' '.join(argv)}` does not parse: {err.getvalue().strip()}"
+                )
+    return problems
+
+
+def _pytest_problems(program: list[str]) -> list[str]:
+    paths = [w for w in program[1:] if not w.startswith("-") and ("/" in w or w.endswith(".py"))]
+    return [f"{path} does not exist" for path in paths if not (ROOT / path).exists()]
+
+
+def _python_problems(program: list[str]) -> list[str]:
+    if len(program) < 3 or program[1] != "-m":
+        return [] if len(program) > 1 and (ROOT / program[1]).is_file() else ["no such script"]
+    module = program[2]
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return [f"no module {module}"]
+    source = Path(spec.origin).read_text()
+    problems = [] if 'if __name__ == "__main__":' in source else [f"{module} does not run"]
+    options = [w.strip("[]") for w in program[3:] if w.strip("[]").startswith("--")]
+    return problems + [f"{module} reads no {o}" for o in options if f'"{o}"' not in source]
+
+
+MARKDOWN = [README, *DOCS]
+
+
+@pytest.mark.parametrize("markdown_file", MARKDOWN, ids=_docs_ids(MARKDOWN))
+def test_every_command_runs_as_written_from_a_fresh_clone(markdown_file: Path) -> None:
+    problems = [p for c in commands(markdown_file.read_text()) for p in command_problems(c)]
+    assert not problems, f"{markdown_file.name}: {problems}"
+
+
+def test_the_route_is_an_executable_file_of_the_clone() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "--stage", ROUTE], cwd=ROOT, capture_output=True, text=True
+    )
+    assert tracked.stdout.startswith("100755 "), f"{ROUTE} is not committed as executable"
+    assert os.access(ROOT / ROUTE, os.X_OK)
+
+
+def test_the_testing_doc_names_every_ci_step() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    section = (ROOT / "docs" / "testing.md").read_text().split("## CI", 1)[1]
+    steps = re.findall(r"^ *uv ([^-].*?)(?: \|\|.*)?$", ci, flags=re.MULTILINE)
+    assert len(steps) > 5, f".ci/run runs {steps} through uv"
+    missing = [step for step in steps if f"`{ROUTE} {step}`" not in section]
+    assert not missing, f"docs/testing.md's CI section leaves out: {missing}"
+
+
+def _printed_texts() -> list[str]:
+    """Every string Orion's code holds but its docstrings, lower-cased (f-strings by
+    their literal parts)."""
+    texts = []
+    for source in sorted((ROOT / "app").rglob("*.py")):
+        tree = ast.parse(source.read_text())
+        docstrings = {
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }
+        texts += [
+            node.value.lower()
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ]
+    return texts
+
+
+def test_the_operations_doc_quotes_only_texts_orion_prints() -> None:
+    """What an operator looks for in a log or a terminal ("Orion cannot start", "Sorry…")
+    must be what Orion says: each quotation of two words or more (`…` ending a prefix)."""
+    prose = re.sub(r"`[^`]*`", "", _prose((ROOT / "docs" / "operations.md").read_text()))
+    quoted = [q for q in re.findall(r'"([^"\n]+)"', prose) if " " in q.strip("…")]
+    printed = _printed_texts()
+    missing = [q for q in quoted if not any(q.rstrip("…").lower() in t for t in printed)]
+    assert quoted and not missing, f"docs/operations.md quotes texts nothing prints: {missing}"
+
+
 def test_the_checks_catch_what_they_look_for() -> None:
     """The scanners find a broken path and a broken link, and leave keys and URLs alone."""
     text = (
@@ -155,3 +338,22 @@ def test_the_checks_catch_what_they_look_for() -> None:
     assert heading_anchor("The person's path under the worst conditions") == (
         "the-persons-path-under-the-worst-conditions"
     )
+
+
+def test_the_command_checks_catch_what_they_look_for() -> None:
+    text = (
+        "```bash\nuv run orion\nscripts/uv run orion memory shw U1  # a typo\n"
+        "scripts/uv run --no-dev orion chat --usr U1 &\ncp .env.example .env\n```\n"
+        "Run `scripts/uv run pytest tests/nowhere.py`, `scripts/uv run python -m bench.run --fast`"
+        " or `scripts/uv run orion memory show\\|export USER_ID --team T…`.\n"
+    )
+    found = commands(text)
+    problems = {command: command_problems(command) for command in found}
+    assert found[1] == "scripts/uv run orion memory shw U1" and found[3] == "cp .env.example .env"
+    assert "no `uv` on PATH" in problems["uv run orion"][0]
+    assert "does not parse" in problems[found[1]][0]
+    assert "unrecognized arguments: --usr" in problems[found[2]][0]
+    assert problems["cp .env.example .env"] == []
+    assert problems[found[4]] == [f"{found[4]}: tests/nowhere.py does not exist"]
+    assert problems[found[5]] == [f"{found[5]}: bench.run reads no --fast"]
+    assert problems[found[6]] == [], "a pattern's alternatives and placeholders parse"

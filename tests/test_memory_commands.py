@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from app.learning.timestamps import format_time
 from app.memory.scopes import session_context_key, thread_context_key
+from tests import log_events
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_process import run_orion_command
@@ -94,7 +96,10 @@ def test_forget_asks_first_then_removes_everything_of_the_person_only(
     assert not [k for k, v in left.items() if USER in k or USER in v or "French" in v]
     assert left[f"users/{OTHER}/preferences.json"] == '{"language": "German"}'
     assert slack_with_dm.calls_to("conversations.open"), "the DM was looked up in Slack"
-    assert "French" not in done.stderr and "Q3" not in done.stderr, "logs carry counts only"
+    assert done.stderr == "" and "No DM channel known" not in done.stdout
+    log = (tmp_path / ".orion" / "memory.log").read_text()
+    assert log_events.MEMORY_FORGET in log
+    assert "French" not in log and "Q3" not in log, "logs carry counts only"
 
 
 def test_a_bad_user_id_is_refused_clearly(
@@ -170,12 +175,106 @@ def test_the_export_file_is_readable_by_its_owner_only(tmp_path: Path, memories:
     fresh, existing = tmp_path / "fresh.md", tmp_path / "existing.md"
     existing.write_text("an older export")
     existing.chmod(0o644)
-    for out in (fresh, existing):
-        result = _storage_only(tmp_path, "export", USER, "-o", str(out), MEMORY_DIR=str(memories))
+    for out, force in ((fresh, ()), (existing, ("--force",))):
+        result = _storage_only(
+            tmp_path, "export", USER, "-o", str(out), *force, MEMORY_DIR=str(memories)
+        )
         assert result.returncode == 0, result.stderr
         assert f"to {out}\n" in result.stdout
         assert out.stat().st_mode & 0o777 == 0o600
         assert NOTE.strip() in out.read_text()
+
+
+def test_an_export_never_replaces_a_file_without_force(tmp_path: Path, memories: Path) -> None:
+    existing = tmp_path / "export.md"
+    existing.write_text("an older export")
+
+    result = _storage_only(tmp_path, "export", USER, "-o", str(existing), MEMORY_DIR=str(memories))
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"orion memory cannot run — --output: {existing} exists; pass --force to replace it\n"
+    )
+    assert existing.read_text() == "an older export" and "Wrote" not in result.stdout
+
+
+def test_show_marks_where_a_note_goes_on(tmp_path: Path, memories: Path) -> None:
+    long_note = "".join(f"Line {n} of a long note.\n" for n in range(1, 61))
+    (memories / "users" / USER / "notes" / "long.md").write_text(long_note)
+
+    shown = _storage_only(tmp_path, "show", USER, MEMORY_DIR=str(memories))
+
+    assert shown.returncode == 0, shown.stderr
+    note = shown.stdout[shown.stdout.index("notes/long.md") :]
+    assert "Line 3 of a long note.\n…\n```" in note and "Line 4 " not in note
+    assert f"(… marks where a note or summary goes on: `export {USER}` has it all.)" in shown.stdout
+
+
+def test_forget_with_slack_unreachable_says_what_is_left_in_one_line(
+    tmp_path: Path, memories: Path
+) -> None:
+    # A bot token to look the DM up with, and no Slack answering: the person's files go,
+    # and the thread contexts in a DM nothing names are left, which the operator is told.
+    env = {"SLACK_BOT_TOKEN": "xoxb-cli-test", "SLACK_API_URL": "http://127.0.0.1:9/api/"}
+    result = _storage_only(tmp_path, "forget", USER, "--yes", MEMORY_DIR=str(memories), **env)
+
+    assert result.returncode == 5
+    assert "Deleted 4 objects" in result.stdout
+    log = tmp_path / ".orion" / "memory.log"
+    assert result.stderr == (
+        f"orion memory forget is incomplete — --dm: Slack could not say which DM {USER} has "
+        f"with Orion (ClientConnectorError; details in {log}), so thread contexts saved there "
+        "were not erased; run again when Slack answers, or with --dm D…\n"
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+    [failed] = [
+        line
+        for line in log.read_text().splitlines()
+        if log_events.MEMORY_FORGET_DM_LOOKUP_FAILED in line
+    ]
+    assert "Traceback" in json.loads(failed)["exception"], "the log keeps the traceback"
+    assert (memories / thread_context_key(DM, THREAD)).exists()
+
+    again = _storage_only(tmp_path, "forget", USER, "--yes", "--dm", DM, MEMORY_DIR=str(memories))
+    assert again.returncode == 0, again.stderr
+    assert not (memories / thread_context_key(DM, THREAD)).exists()
+
+
+def test_forget_with_langfuse_unreachable_is_incomplete(tmp_path: Path, memories: Path) -> None:
+    langfuse = {
+        "LANGFUSE_PUBLIC_KEY": "pk-lf-cli-test",
+        "LANGFUSE_SECRET_KEY": "sk-lf-cli-test",
+        "LANGFUSE_BASE_URL": "http://127.0.0.1:9",
+    }
+    result = _storage_only(
+        tmp_path, "forget", USER, "--yes", "--dm", DM, MEMORY_DIR=str(memories), **langfuse
+    )
+
+    assert result.returncode == 5
+    log = tmp_path / ".orion" / "memory.log"
+    assert result.stdout.endswith(
+        f"Langfuse traces were NOT deleted: Langfuse could not be reached (details in {log}).\n"
+    )
+    assert "Deleted 5 objects" in result.stdout and "Traceback" not in result.stderr
+
+
+def test_forget_names_a_missing_dm_only_when_it_matters(tmp_path: Path, memories: Path) -> None:
+    store = {"MEMORY_DIR": str(memories)}
+    nobody = _storage_only(tmp_path, "forget", "U0NOBODY", "--yes", **store)
+    unknown = _storage_only(tmp_path, "forget", USER, "--yes", **store)
+    (memories / f"people/{OTHER}").mkdir(parents=True)
+    (memories / f"people/{OTHER}/conversations.json").write_text(
+        f'[{{"thread": "{THREAD}", "title": "Q3", "updated": "{UPDATED}", "channel": "{DM}"}}]'
+    )
+    indexed = _storage_only(tmp_path, "forget", OTHER, "--yes", **store)
+
+    assert nobody.returncode == 3 and "No DM channel known" not in nobody.stdout
+    assert unknown.returncode == 0, unknown.stderr
+    assert "No DM channel known" in unknown.stdout and "--dm D…" in unknown.stdout
+    assert indexed.returncode == 0, indexed.stderr
+    assert "No DM channel known" not in indexed.stdout, "the index named the DM"
+    for result in (nobody, unknown, indexed):
+        assert result.stderr == ""
 
 
 def test_forgetting_someone_orion_has_nothing_of_says_so_and_fails_unless_allowed(

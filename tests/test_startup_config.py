@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.orion_process import REPO, run_orion_command
+from app.config import NO_SLACK_APP_ADVICE, ConfigError, RunMode, Settings, load_settings
+from tests.orion_process import REPO, copied_env_example, run_orion_command
 
 SECRET = "xoxp-this-is-a-very-secret-user-token"
 
@@ -22,14 +23,100 @@ def test_missing_configuration_lists_every_missing_variable(tmp_path: Path) -> N
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     for name in ("SLACK_BOT_TOKEN", "ANTHROPIC_API_KEY", "SLACK_SIGNING_SECRET"):
-        assert name in result.stderr
+        assert f"  - {name}: missing" in result.stderr
+
+
+def test_without_slack_tokens_the_message_offers_the_chat_and_socket_mode(
+    tmp_path: Path,
+) -> None:
+    # A first run with nothing set: the way in without a Slack app, and which token picks
+    # which mode, follow the list of what is missing.
+    result = _run_orion(tmp_path)
+
+    problems, _, advice = result.stderr.partition("\n\n")
+    assert problems.startswith("Orion cannot start; fix these")
+    assert advice == NO_SLACK_APP_ADVICE + "\n"
+    assert "`orion chat`" in advice and "needs only ANTHROPIC_API_KEY" in advice
+    assert "SLACK_APP_TOKEN (xapp-…) selects Socket Mode" in advice
+
+
+def test_with_slack_configured_no_advice_about_slack_is_given(tmp_path: Path) -> None:
+    result = _run_orion(
+        tmp_path, "serve", SLACK_BOT_TOKEN="xoxb-1-test", SLACK_SIGNING_SECRET="s", PORT="x"
+    )
+    assert result.returncode == 2
+    assert "PORT" in result.stderr and NO_SLACK_APP_ADVICE not in result.stderr
+
+
+@pytest.mark.parametrize("where", ["the environment", ".env"])
+def test_an_empty_anthropic_key_is_missing_not_set(tmp_path: Path, where: str) -> None:
+    # `ANTHROPIC_API_KEY=` would otherwise pass, and the SDK send `Authorization: Bearer `.
+    env = {"SLACK_BOT_TOKEN": "xoxb-1-test", "SLACK_SIGNING_SECRET": "start-up-test-secret"}
+    if where == ".env":
+        (tmp_path / ".env").write_text("ANTHROPIC_API_KEY=\n")
+    else:
+        env["ANTHROPIC_API_KEY"] = ""
+
+    result = _run_orion(tmp_path, "serve", **env)
+
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr == "Orion cannot start — ANTHROPIC_API_KEY: missing (required); " + (
+        "see .env.example\n"
+    )
 
 
 def test_socket_mode_requires_the_app_token(tmp_path: Path) -> None:
     result = _run_orion(tmp_path, "socket")
     assert result.returncode == 2
-    assert "SLACK_APP_TOKEN" in result.stderr
-    assert "SLACK_SIGNING_SECRET" not in result.stderr
+    assert "SLACK_APP_TOKEN: missing" in result.stderr
+    assert "SLACK_SIGNING_SECRET:" not in result.stderr
+
+
+# What `.env.example` asks a newcomer to fill in for Socket Mode (docs/slack-setup.md),
+# each replaced with a value of the right shape; everything else stays as copied.
+_FILLED_FOR_SOCKET_MODE = {
+    "SLACK_BOT_TOKEN": "xoxb-1-filled-in",
+    "SLACK_APP_TOKEN": "xapp-1-A0FILLED-0000-filled-in",
+    "ANTHROPIC_API_KEY": "sk-ant-filled-in",
+}
+
+
+@pytest.mark.parametrize("mode", [None, RunMode.SOCKET])
+def test_socket_mode_ignores_the_signing_secret_left_as_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: RunMode | None
+) -> None:
+    # `cp .env.example .env`, the three values the Slack setup names filled in: the
+    # signing secret keeps its example value, which Socket Mode never uses.
+    (tmp_path / ".env").write_text(copied_env_example(_FILLED_FOR_SOCKET_MODE))
+    _only_dotenv(tmp_path, monkeypatch)
+
+    settings = load_settings(mode)
+
+    assert settings.default_mode() is RunMode.SOCKET
+    assert settings.slack_signing_secret is None
+
+
+def test_http_mode_still_refuses_the_signing_secret_left_as_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    filled = {k: v for k, v in _FILLED_FOR_SOCKET_MODE.items() if k != "SLACK_APP_TOKEN"}
+    (tmp_path / ".env").write_text(copied_env_example(filled))
+    _only_dotenv(tmp_path, monkeypatch)
+
+    for mode in (None, RunMode.HTTP):
+        with pytest.raises(ConfigError) as refused:
+            load_settings(mode)
+        assert refused.value.problems == [
+            "SLACK_SIGNING_SECRET: still the example value from .env.example, not a real one"
+        ]
+
+
+def _only_dotenv(directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings read from `directory`'s .env alone: no variable of the test's own
+    environment takes part."""
+    monkeypatch.chdir(directory)
+    for name in Settings.model_fields:
+        monkeypatch.delenv(name.upper(), raising=False)
 
 
 def test_invalid_values_are_named_without_echoing_them(tmp_path: Path) -> None:
@@ -46,7 +133,7 @@ def test_invalid_values_are_named_without_echoing_them(tmp_path: Path) -> None:
 def test_dotenv_file_is_read(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("SLACK_BOT_TOKEN=xoxb-from-dotenv\nPORT=bad\n")
     result = _run_orion(tmp_path, "serve")
-    assert "SLACK_BOT_TOKEN" not in result.stderr  # provided by .env
+    assert "SLACK_BOT_TOKEN:" not in result.stderr  # provided by .env
     assert "PORT" in result.stderr
 
 

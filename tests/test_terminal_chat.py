@@ -9,25 +9,31 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import termios
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from app.learning import undo
-from app.terminal_chat.console import NOTHING_TO_UNDO, STOPPED
-from app.terminal_chat.line_input import LineReader
+from app.learning.welcome import Welcome
+from app.slack.conversation.greeting import GENERIC_GREETING
+from app.terminal_chat.console import COMMANDS, NOTHING_TO_UNDO, STOPPED, UNDO_HINT
+from app.terminal_chat.line_input import CONTINUATION, LineReader
+from tests import log_events
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
-from tests.orion_process import run_orion_command
+from tests.orion_process import REPO, finish, free_port, run_orion_command
 from tests.terminal import Terminal
 
 USER = "U0NEWCOMER"
@@ -86,13 +92,17 @@ def test_a_conversation_in_the_terminal_streams_answers_and_leaves_memories(
     second = requests[-1]
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
     assert {"memory", "recall"} <= {tool["name"] for tool in second["tools"]}
-    # What the conversation taught Orion is where the farewell says it is.
-    person = tmp_path / "memories" / "users" / USER
-    assert f"Memories about {USER} are in {person.resolve()}" in result.stdout
+    # What the conversation taught Orion is where the farewell says it is: every folder.
+    memories = (tmp_path / "memories").resolve()
+    person, records = memories / "users" / USER, memories / "people" / USER
+    [session] = (memories / "sessions").iterdir()
+    farewell = result.stdout[result.stdout.index(f"Memories about {USER} are in:") :]
+    for folder in (person, records, session):
+        assert f"\n  {folder}/  (" in farewell
     preferences = json.loads((person / "preferences.json").read_text())
     assert preferences["name"] == "Sam"
-    records = tmp_path / "memories" / "people" / USER
     assert "Terminal chat" in (records / "conversations.json").read_text()
+    assert "Terminal chat" in (session / "context.md").read_text()
     # Orion's log lines went to the log file, not into the conversation.
     assert '"memory.after_turn"' in (tmp_path / ".orion" / "chat.log").read_text()
 
@@ -119,7 +129,7 @@ def test_the_terminal_prints_what_an_answer_saved_and_undo_puts_it_back(
     out = result.stdout
     note = out[out.index("Saved your trip, Sam.") : out.index(undo.UNDONE)]
     assert "Saved to memory: trip.md" in note and "Saved to memory: preferences (name)" in note
-    assert "(/undo puts it back)" in note
+    assert UNDO_HINT in note
     assert undo.ALREADY_UNDONE in out, "a second /undo changes nothing"
     after = out[out.index("Nothing to save here.") :]
     assert "Saved to memory" not in after, "an answer that saved nothing prints no note"
@@ -171,6 +181,13 @@ def test_a_refused_key_says_what_to_fix_and_ends_the_chat(
     assert "Memories about" not in result.stdout
     assert KEY not in result.stdout + result.stderr
     assert len(_questions(claude)) == 1, "the chat ended at the first refusal"
+    # The log keeps what happened, with the SDK's error (and never the key).
+    log = (tmp_path / ".orion" / "chat.log").read_text()
+    [refused] = [
+        json.loads(line) for line in log.splitlines() if log_events.CHAT_KEY_REFUSED in line
+    ]
+    assert (refused["status"], refused["error_type"]) == (401, "authentication_error")
+    assert "AuthenticationError" in refused["exception"] and KEY not in log
 
 
 def test_the_farewell_names_the_memories_only_when_something_was_written(
@@ -220,7 +237,95 @@ def test_slack_settings_left_as_examples_do_not_stop_the_chat(
     assert "Hello from Claude." in result.stdout
 
 
+def test_the_chats_own_commands_never_reach_claude(tmp_path: Path, claude: FakeClaude) -> None:
+    claude.reply("An answer.")
+
+    result = _chat(tmp_path, claude, "/help\n/frobnicate\nA question.\n/quit\nNever read.\n")
+
+    assert result.returncode == 0, result.stderr
+    for command, what in COMMANDS.items():
+        assert f"  {command} " in result.stdout and what in result.stdout
+    assert "No command /frobnicate here: /help lists them." in result.stdout
+    assert [m["content"] for m in _questions(claude)[0]["messages"]] == ["A question."]
+    assert len(_questions(claude)) == 1, "/quit ended the conversation"
+
+
+def test_a_newcomer_is_welcomed_and_a_returning_person_greeted_with_what_orion_remembers(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    first = _chat(tmp_path, claude, "", "--user", USER)
+    person = tmp_path / "memories" / "users" / USER
+    person.mkdir(parents=True)
+    (person / "preferences.json").write_text('{"name": "Sam", "response_style": "short"}')
+    by_preferences = _chat(tmp_path, claude, "", "--user", USER)
+    # The welcome prepared at the end of their last conversation wins, as in Slack.
+    welcome = Welcome(
+        "1712345678.000100", "Q3 budget", datetime.now(UTC), "Back to the budget, Sam?"
+    )
+    records = tmp_path / "memories" / "people" / USER
+    records.mkdir(parents=True)
+    (records / "welcome.json").write_text(welcome.to_json())
+    by_welcome = _chat(tmp_path, claude, "", "--user", USER)
+
+    assert f"orion> {GENERIC_GREETING}" in first.stdout
+    assert (
+        "orion> Welcome back, Sam! I'll keep your preferences in mind (response style: short). "
+        "How can I help today?"
+    ) in by_preferences.stdout
+    assert "orion> Back to the budget, Sam?" in by_welcome.stdout
+    assert claude.requests == [], "a greeting costs no model call"
+
+
 # --- at a terminal ---------------------------------------------------------------------
+
+
+def test_a_pasted_block_of_lines_is_one_message(tmp_path: Path, claude: FakeClaude) -> None:
+    claude.reply("One answer to the whole paste.")
+    claude.reply("One answer to the second paste.")
+    with Terminal(tmp_path, "chat", env=_env(tmp_path, claude)) as terminal:
+        terminal.expect("you> ")
+        terminal.type("First line of the paste.\rSecond line.\rThird line.\r")
+        terminal.expect("One answer to the whole paste.")
+        terminal.expect("you> ")
+        # A paste without its final line break: the last line waits for Enter.
+        terminal.type("Line A\rLine B")
+        terminal.expect(f"{CONTINUATION}Line B")
+        terminal.type("\r")
+        terminal.expect("One answer to the second paste.")
+        terminal.expect("you> ")
+        terminal.ctrl_d()
+        assert terminal.wait() == 0
+
+    asked = [request["messages"][-1]["content"] for request in _questions(claude)]
+    assert asked == ["First line of the paste.\nSecond line.\nThird line.", "Line A\nLine B"]
+
+
+def test_the_readmes_try_it_path_remembers_with_the_stand_in_claude(tmp_path: Path) -> None:
+    # README "Try it": the stand-in Claude, `orion chat` twice; the second conversation
+    # knows the name the first one was told.
+    port = free_port()
+    stand_in = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.standalone_claude", "--port", str(port)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert stand_in.stdout is not None
+    url = f"http://127.0.0.1:{port}"
+    assert stand_in.stdout.readline() == f"Stand-in Claude at {url}: set ANTHROPIC_BASE_URL={url}\n"
+    try:
+        env = {"ANTHROPIC_API_KEY": "stand-in", "ANTHROPIC_BASE_URL": url}
+        told = run_orion_command(tmp_path, "chat", env=env, stdin="Please call me Sam.\n")
+        asked = run_orion_command(tmp_path, "chat", env=env, stdin="What is my name?\n")
+    finally:
+        stand_in.terminate()
+        finish(stand_in)
+
+    assert told.returncode == asked.returncode == 0, told.stderr + asked.stderr
+    assert "Saved to memory: preferences (name)" in told.stdout
+    assert "orion> Welcome back, Sam!" in asked.stdout
+    assert "You said: “What is my name?”" in asked.stdout and "- name: Sam" in asked.stdout
 
 
 def test_ctrl_c_stops_the_answer_and_ctrl_c_at_an_empty_prompt_ends_the_chat(
@@ -249,7 +354,7 @@ def test_ctrl_c_stops_the_answer_and_ctrl_c_at_an_empty_prompt_ends_the_chat(
     assert code == 0
     assert "(stopped)" in stopped and "a very long story" not in screen
     assert "Traceback" not in screen
-    assert f"Memories about U0TERMINAL are in {tmp_path / 'memories'}" in screen
+    assert f"Memories about U0TERMINAL are in:\n  {tmp_path / 'memories' / 'users'}" in screen
     # The stopped answer was forgotten: the next question came without it.
     assert [m["content"] for m in _questions(claude)[-1]["messages"]] == ["Please call me Sam."]
     assert (tmp_path / ".orion" / "chat.log").exists()
@@ -273,7 +378,7 @@ def test_ctrl_c_stops_an_undo_that_storage_holds_up_and_the_chat_goes_on(
     with Terminal(tmp_path, "chat", env=env) as terminal:
         terminal.expect("you> ")
         terminal.type("Remember my trip to Oslo.\r")
-        terminal.expect("(/undo puts it back)")
+        terminal.expect(UNDO_HINT)
         terminal.expect("you> ")
         held = gcs_proxy.add_rule("undo/", delay=60, method="GET")  # reading the undo record
         terminal.type("/undo\r")
@@ -363,11 +468,28 @@ def test_without_readline_a_line_is_still_read_whole(tmp_path: Path) -> None:
     assert line == LONG_LINE  # whole, and Backspace took the "x" back
 
 
-def _type_once_read_key_by_key(terminal: int) -> None:
+def test_without_readline_a_pasted_block_is_one_message(tmp_path: Path) -> None:
+    primary, secondary = os.openpty()
+    with (
+        open(secondary, encoding="utf-8", closefd=True) as stdin,
+        open(os.devnull, "w", encoding="utf-8") as screen,
+    ):
+        reader = LineReader(stdin, screen, with_readline=False)
+        paste = "one\rtwo\rthree\r"
+        typist = threading.Thread(target=_type_once_read_key_by_key, args=(primary, paste))
+        typist.start()
+        message = reader.read("you> ")
+        typist.join()
+    os.close(primary)
+
+    assert message == "one\ntwo\nthree"
+
+
+def _type_once_read_key_by_key(terminal: int, typed: str = LONG_LINE + "x\x7f\r") -> None:
     # Typed in canonical mode, all but the first 4,095 bytes would be dropped by the
     # terminal itself: wait until the reader has left it.
     while termios.tcgetattr(terminal)[3] & termios.ICANON:
         time.sleep(0.001)
-    keys = (LONG_LINE + "x\x7f\r").encode()
+    keys = typed.encode()
     while keys:
         keys = keys[os.write(terminal, keys) :]

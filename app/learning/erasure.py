@@ -57,9 +57,11 @@ _COUNTED_WHEN_FOUND = ("undo_records", "settings")
 
 @dataclass
 class ErasureReport:
-    """What an erasure removed, by kind (never what it said)."""
+    """What an erasure removed, by kind (never what it said), and the DM channels whose
+    saved thread contexts it looked through (given, and named by the person's index)."""
 
     deleted: Counter[str] = field(default_factory=Counter)
+    channels: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -163,12 +165,13 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
 async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...]) -> ErasureReport:
     index = await read_index(store, user_id, expired_too=True)  # before the records go
     channels = {*dm_channels, *(e.channel for e in index if e.channel)}
-    prefixes = []
+    prefixes, searched = [], []
     for channel in sorted(channels):
         try:
             prefixes.append(thread_contexts_prefix(channel))
         except ValueError:
             continue  # not a channel id (an edited index): nothing of Orion's is there
+        searched.append(channel)
     contexts = await asyncio.gather(*(store.list(prefix) for prefix in prefixes))
     context_keys = [obj.key for listing in contexts for obj in listing]
     threads = {e.thread_ts for e in index} | {
@@ -182,7 +185,7 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
     # markers among their records; and their settings.
     undo_records = [undo_record_key(undo_id) for undo_id in _undo_ids(records, user_id)]
 
-    report = ErasureReport()
+    report = ErasureReport(channels=tuple(searched))
     for kind, keys in (
         ("person", [obj.key for obj in own]),
         ("sessions", [obj.key for listing in sessions for obj in listing]),

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import re
 
-from app.learning.memory_inventory import MemoryInventory
+from app.learning.memory_inventory import CUT, MemoryInventory
 from app.learning.timestamps import format_time
 
 _BACKTICKS = re.compile("`+")
 
 
 def render_memory(inventory: MemoryInventory, *, full: bool) -> str:
-    """`full`: every note and summary in full (an export); else their first lines."""
+    """`full`: every note and summary in full (an export); else their first lines, marked
+    with CUT where there is more (see `shortened`)."""
     lines = [f"# What Orion remembers about {inventory.user_id}", ""]
     if inventory.empty:
         return "\n".join([*lines, "Nothing: Orion keeps no memory about this person.", ""])
@@ -37,12 +38,25 @@ def render_memory(inventory: MemoryInventory, *, full: bool) -> str:
         lines.append(f"### {conversation.title}")
         lines.append(f"Thread {conversation.thread_ts}, last {format_time(conversation.updated)}")
         if conversation.summary:
-            summary = conversation.summary if full else conversation.summary.splitlines()[0]
+            summary = conversation.summary if full else _first_line(conversation.summary)
             lines += ["", summary.strip()]
         lines.append("")
     if not inventory.conversations:
         lines += ["None.", ""]
     return "\n".join(lines)
+
+
+def shortened(inventory: MemoryInventory) -> bool:
+    """Whether the overview (`full=False`) of this inventory leaves part of a note or a
+    summary out."""
+    return any(note.preview.endswith(CUT) for note in inventory.notes) or any(
+        c.summary and _first_line(c.summary) != c.summary.strip() for c in inventory.conversations
+    )
+
+
+def _first_line(summary: str) -> str:
+    lines = summary.strip().splitlines() or [""]
+    return lines[0] + (f" {CUT}" if len(lines) > 1 else "")
 
 
 def _fenced(text: str) -> str:

@@ -100,10 +100,17 @@ async def take_inventory(
     )
 
 
+# Where a preview stops short of the note: its last line, or the end of a cut line.
+CUT = "…"
+
+
 def preview(content: str) -> str:
-    lines = [line for line in content.strip().splitlines() if line.strip()][:PREVIEW_LINES]
-    text = "\n".join(lines)
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1].rstrip() + "…"
+    """The note's first lines, ending with CUT where there is more."""
+    lines = [line for line in content.strip().splitlines() if line.strip()]
+    text = "\n".join(lines[:PREVIEW_LINES])
+    if len(text) > PREVIEW_CHARS:
+        return text[: PREVIEW_CHARS - 1].rstrip() + CUT
+    return text + f"\n{CUT}" if len(lines) > PREVIEW_LINES else text
 
 
 async def _note(store: ObjectStore, key: str, limit: asyncio.Semaphore, full: bool) -> Note | None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from app.config import ObservabilitySettings
@@ -18,3 +21,20 @@ def configure_observability(settings: ObservabilitySettings, *, stream: Any = No
         project=settings.google_cloud_project,
         stream=stream,
     )
+
+
+def log_to_file(settings: ObservabilitySettings, path: Path) -> Path | None:
+    """Observability for a command whose terminal belongs to the person (`orion chat`,
+    `orion memory`): log lines appended to `path` (made with its folder), which is
+    returned as an absolute path. When it cannot be written, to stderr instead, warnings
+    and errors only unless LOG_LEVEL asks for more; None then."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stream = path.open("a", encoding="utf-8", buffering=1)
+    except OSError:
+        if "LOG_LEVEL" not in os.environ:
+            settings = settings.model_copy(update={"log_level": "WARNING"})
+        configure_observability(settings, stream=sys.stderr)
+        return None
+    configure_observability(settings, stream=stream)
+    return path.resolve()

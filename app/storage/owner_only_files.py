@@ -16,9 +16,12 @@ DIR_MODE = 0o700
 TEMP_PREFIX = ".tmp-"  # temporary files, never listed as objects
 
 
-def replace_file(path: str, data: bytes, *, modified_ns: int) -> os.stat_result:
+def replace_file(
+    path: str, data: bytes, *, modified_ns: int, replace: bool = True
+) -> os.stat_result:
     """Write `data` to `path` atomically, with its modification time set; the new file's
-    status (its time may have been rounded by the file system)."""
+    status (its time may have been rounded by the file system). `replace=False`: only if
+    `path` does not exist (FileExistsError otherwise), decided by the same atomic step."""
     directory = os.path.dirname(path)
     for attempt in range(3):
         make_private_dirs(directory)
@@ -37,7 +40,11 @@ def replace_file(path: str, data: bytes, *, modified_ns: int) -> os.stat_result:
                 os.utime(fd, ns=(modified_ns, modified_ns))
             finally:
                 os.close(fd)
-            os.replace(temp, path)
+            if replace:
+                os.replace(temp, path)
+            else:
+                os.link(temp, path)  # fails if `path` exists, where os.replace would not
+                os.unlink(temp)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)

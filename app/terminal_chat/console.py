@@ -4,11 +4,15 @@ The main thread waits for the person — for a line, or for an answer to finish 
 Ctrl-C reaches it as KeyboardInterrupt wherever it waits; the conversation runs on a
 background loop (app/terminal_chat/background_loop.py):
 
+- it greets the person as Slack does: welcomed back with what Orion remembers of them;
+- a paste of several lines is one message (app/terminal_chat/line_input.py);
+- `/help`, `/undo` and `/quit` are the chat's own commands, never sent to Claude;
 - Ctrl-C while Orion answers (or undoes, `/undo`) stops that and returns to the prompt;
 - Ctrl-C at an empty prompt, or twice in a row, or Ctrl-D, ends the conversation, after
   saving what it taught Orion (Ctrl-C again skips the saving);
 - SIGTERM ends it at once, without the saving (app/runtime/stop_signals.py bounds it);
-- a key Claude refuses ends it with what to fix (exit code 2).
+- a key Claude refuses ends it with what to fix (exit code 2), and a log line;
+- the farewell names every folder where something about the person changed.
 
 Orion's log lines go to `.orion/chat.log`, not to the terminal the conversation is in:
 what a person sees here is the conversation and, when something must be fixed, one line.
@@ -16,24 +20,24 @@ what a person sees here is the conversation and, when something must be fixed, o
 
 from __future__ import annotations
 
-import os
+import re
 import signal
 import sys
 from pathlib import Path
 from typing import TextIO
 
-from app.config import EXIT_PROBLEM, Settings, problem_report
+from app.config import EXIT_PROBLEM, Settings, problem_report, quoted
 from app.learning.memory_note import file_name, shown_lines
 from app.learning.undo import UNAVAILABLE, outcome_text
 from app.memory.scopes import validate_user_id
 from app.observability.logging import get_logger
-from app.observability.setup import configure_observability
+from app.observability.setup import log_to_file
 from app.runtime.stop_signals import StopSignals
 from app.terminal_chat import WHO
 from app.terminal_chat.background_loop import BackgroundLoop
-from app.terminal_chat.conversation import Conversation, KeyRefused
+from app.terminal_chat.conversation import Conversation, Folder, KeyRefused
 from app.terminal_chat.line_input import LineReader
-from app.terminal_chat.terminal_reply import TerminalReply
+from app.terminal_chat.terminal_reply import TerminalReply, printable
 
 log = get_logger(__name__)
 
@@ -42,9 +46,22 @@ ORION = "orion> "
 LOG_FILE = Path(".orion/chat.log")
 STOPPED = "(stopped)"
 UNDO_COMMAND = "/undo"
+HELP_COMMAND = "/help"
+QUIT_COMMAND = "/quit"
+# The chat's own commands (never sent to Claude), as `/help` lists them.
+COMMANDS = {
+    UNDO_COMMAND: "puts back what the last answer changed in your memory",
+    QUIT_COMMAND: "ends the conversation, as Ctrl-D does",
+    HELP_COMMAND: "lists these commands",
+}
+# A message that is one word after a slash, like the commands: a command mistyped, not a
+# question for Claude.
+_COMMAND_LIKE = re.compile(r"/[A-Za-z][\w-]*")
 NOTHING_TO_UNDO = (
     "Nothing to undo: the last answer changed nothing in your memory that can be undone."
 )
+# Under an answer whose changes can be undone: /undo reaches the last answer only.
+UNDO_HINT = f"({UNDO_COMMAND} puts it back, until your next message)"
 # The end-of-conversation clean-up (closing clients) when the person is in a hurry.
 CLOSE_TIMEOUT_S = 3.0
 
@@ -57,13 +74,10 @@ def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -
     try:
         validate_user_id(user_id)
     except ValueError:
-        problem = f"--user: not a Slack user id (like U0123ABCD): {user_id!r}"
+        problem = f"--user: not a Slack user id (like U0123ABCD): {quoted(user_id)}"
         print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
         return EXIT_PROBLEM
-    log_stream = _log_stream()
-    if log_stream is sys.stderr and "LOG_LEVEL" not in os.environ:
-        settings = settings.model_copy(update={"log_level": "WARNING"})
-    configure_observability(settings, stream=log_stream)
+    log_to_file(settings, LOG_FILE)
     reader = LineReader(sys.stdin, out)
     signal.signal(signal.SIGTERM, _raise_terminated)
     with BackgroundLoop() as loop:
@@ -74,24 +88,38 @@ def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -
         except (KeyboardInterrupt, Terminated):
             out.write("\n")
             return 0
+        written: list[Folder] = []
         try:
             code = _talk(loop, conversation, reader, out)
         except Terminated:
-            code, written = 0, False
+            code = 0
         else:
             _save_learning(loop, conversation, out)
-            written = code == 0 and _memories_written(loop, conversation)
+            if code == 0:
+                written = _folders_written(loop, conversation)
         _close(loop, conversation)
     if written:
-        out.write(f"Memories about {user_id} are in {conversation.memory_location()}\n")
+        out.write(_farewell(user_id, written))
     return code
+
+
+def _farewell(user_id: str, folders: list[Folder]) -> str:
+    lines = "".join(f"  {folder.location}  ({folder.holds})\n" for folder in folders)
+    return f"Memories about {user_id} are in:\n{lines}"
 
 
 def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, out: TextIO) -> int:
     out.write(
         f"Talking to Orion as {conversation.user_id}. Ctrl-C stops an answer; "
-        "Ctrl-D (or Ctrl-C at an empty prompt) ends the conversation.\n\n"
+        f"Ctrl-D (or Ctrl-C at an empty prompt) ends the conversation; {HELP_COMMAND} "
+        "lists the commands.\n\n"
     )
+    try:
+        greeting = loop.run(conversation.greeting())
+    except KeyboardInterrupt:
+        greeting = None
+    if greeting:
+        out.write(f"{ORION}{printable(greeting)}\n\n")
     interrupted = False  # the last thing the person did was Ctrl-C at the prompt
     while True:
         try:
@@ -108,11 +136,19 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
         interrupted = False
         if not text:
             continue
+        if text == QUIT_COMMAND:
+            return 0
+        if text == HELP_COMMAND:
+            out.write(_help())
+            continue
         if text == UNDO_COMMAND:
             try:
                 loop.run(_undo(conversation, out))
             except KeyboardInterrupt:  # as for an answer: stop it, back to the prompt
                 out.write(f"\n{STOPPED}\n\n")
+            continue
+        if _COMMAND_LIKE.fullmatch(text):
+            out.write(f"No command {text[:40]} here: {HELP_COMMAND} lists them.\n\n")
             continue
         try:
             loop.run(_answer(conversation, text, out))
@@ -120,6 +156,12 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
             out.write(f"\n{STOPPED}\n\n")
             continue
         except KeyRefused as refused:
+            log.error(
+                "chat.key_refused",
+                status=refused.status,
+                error_type=refused.error_type,
+                exc_info=refused,
+            )
             out.write("\n")
             out.flush()
             problem = (
@@ -137,6 +179,14 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
         out.write("\n\n")
 
 
+def _help() -> str:
+    lines = "".join(f"  {name:<7}{what}\n" for name, what in COMMANDS.items())
+    return (
+        f"{lines}Anything else goes to Orion; a paste of several lines is one message. "
+        "Ctrl-C stops an answer; Ctrl-D ends the conversation.\n\n"
+    )
+
+
 async def _answer(conversation: Conversation, text: str, out: TextIO) -> None:
     async with TerminalReply(out, prefix=ORION) as reply:
         await conversation.answer(text, reply)
@@ -144,7 +194,7 @@ async def _answer(conversation: Conversation, text: str, out: TextIO) -> None:
     if note is not None:
         # The note Slack shows under the answer; here /undo is its button.
         lines = "".join(f"\n  {line}" for line in shown_lines([str(n) for n in note.lines]))
-        hint = f"\n  ({UNDO_COMMAND} puts it back)" if note.undo_id else ""
+        hint = f"\n  {UNDO_HINT}" if note.undo_id else ""
         out.write(f"\n{lines}{hint}")
 
 
@@ -173,16 +223,6 @@ def _save_learning(loop: BackgroundLoop, conversation: Conversation, out: TextIO
         out.write("\n")
 
 
-def _log_stream() -> TextIO:
-    """`.orion/chat.log` (appended to), or, when it cannot be written, the terminal's
-    stderr for warnings and errors only."""
-    try:
-        LOG_FILE.parent.mkdir(parents=True, exist_ok=True)
-        return LOG_FILE.open("a", encoding="utf-8", buffering=1)
-    except OSError:
-        return sys.stderr
-
-
 def _close(loop: BackgroundLoop, conversation: Conversation) -> None:
     try:
         loop.run(conversation.close(), timeout=CLOSE_TIMEOUT_S)
@@ -192,11 +232,11 @@ def _close(loop: BackgroundLoop, conversation: Conversation) -> None:
         log.warning("chat.close.failed", error=type(exc).__name__, exc_info=exc)
 
 
-def _memories_written(loop: BackgroundLoop, conversation: Conversation) -> bool:
+def _folders_written(loop: BackgroundLoop, conversation: Conversation) -> list[Folder]:
     try:
-        return loop.run(conversation.memories_written(), timeout=CLOSE_TIMEOUT_S)
+        return loop.run(conversation.folders_written(), timeout=CLOSE_TIMEOUT_S)
     except (KeyboardInterrupt, Terminated, TimeoutError):
-        return False
+        return []
 
 
 _stops = StopSignals(lambda: None)

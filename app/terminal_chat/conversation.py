@@ -1,16 +1,25 @@
-"""One terminal conversation with the agent: its history, the learning after each turn,
-and whether anything about the person was written."""
+"""One terminal conversation with the agent: its greeting, its history, the learning after
+each turn, and where anything about the person was written."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Coroutine
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.learning.undo import UndoResult, undo_changes
+from app.learning.welcome import parse_welcome
 from app.memory.change_log import ChangeLog
-from app.memory.scopes import person_records_prefix, session_prefix, user_prefix
+from app.memory.scopes import (
+    person_records_prefix,
+    session_prefix,
+    user_preferences_key,
+    user_prefix,
+    welcome_key,
+)
 from app.observability.logging import get_logger
 from app.services import Services, build_services, build_storage
 
@@ -24,6 +33,14 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 CHANNEL = "D0TERMINAL"  # a pretend DM: thread contexts and links need a channel id
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A folder of the store that holds something about the person, as they can find it."""
+
+    location: str  # gs://bucket/users/U…/, or the absolute path of the local folder
+    holds: str  # what it holds, in a few words
 
 
 class KeyRefused(Exception):
@@ -96,6 +113,29 @@ class Conversation:
         self._learn(agent.after_turn(turn, result.text))
         return result.text
 
+    async def greeting(self) -> str:
+        """What Slack's greeting would say to this person (app/slack/conversation/greeting.py):
+        welcomed back to their last conversation, or with their preferences, when Orion
+        knows them; the plain welcome otherwise, also when memory is off or unreadable."""
+        from app.slack.conversation.greeting import GENERIC_GREETING, greeting_text
+
+        store = self._services.storage.memory_store
+        if store is None:
+            return GENERIC_GREETING
+        try:
+            preferences, welcome = await asyncio.gather(
+                store.read(user_preferences_key(self.user_id)),
+                store.read(welcome_key(self.user_id)),
+            )
+        except Exception as exc:  # a greeting without memories, as in Slack
+            log.warning("chat.greeting.memory_failed", error=type(exc).__name__, exc_info=exc)
+            return GENERIC_GREETING
+        last = parse_welcome(welcome.content if welcome else None)
+        retention = self.settings.memory_session_retention_days
+        if last is not None and not last.fresh(datetime.now(UTC), retention):
+            last = None
+        return greeting_text(preferences.content if preferences else None, last)
+
     async def undo_last(self) -> UndoResult | None:
         """Undo what the last answer changed in memory (`/undo`); None when it changed
         nothing that can be undone."""
@@ -119,22 +159,41 @@ class Conversation:
         await self._services.claude.close()
         await self._services.storage.store.close()
 
-    async def memories_written(self) -> bool:
-        """Whether anything about the person changed since the conversation began: their
-        memories, Orion's records of them, this conversation's summary."""
+    async def folders_written(self) -> list[Folder]:
+        """The folders where anything about the person changed since the conversation
+        began: their memories, Orion's records of them, this conversation's summary. Empty
+        when nothing changed (or memory is off)."""
         if self._services.storage.memory_store is None:
-            return False  # memory off: nothing is kept
+            return []  # memory off: nothing is kept
         try:
-            return await self._kept_about_person() != self._before
+            now = await self._kept_about_person()
         except Exception as exc:  # the farewell then says nothing about memories
             log.warning("chat.memory_check.failed", error=type(exc).__name__, exc_info=exc)
-            return False
+            return []
+        changed = {
+            key for key in now.keys() | self._before.keys() if now.get(key) != self._before.get(key)
+        }
+        return [
+            Folder(self._location(prefix), holds)
+            for prefix, holds in self._folders()
+            if any(key.startswith(prefix) for key in changed)
+        ]
 
-    def memory_location(self) -> str:
-        """Where the person's memories are (their folder in the store)."""
+    def _folders(self) -> list[tuple[str, str]]:
+        """Where this conversation may write about the person, and what each holds."""
+        return [
+            (user_prefix(self.user_id), "your memories: preferences and notes"),
+            (
+                person_records_prefix(self.user_id),
+                "Orion's records of you: your conversations, how to greet you",
+            ),
+            (session_prefix(self.thread_ts), "this conversation's summary"),
+        ]
+
+    def _location(self, prefix: str) -> str:
         if self.settings.gcs_memories_bucket:
-            return f"gs://{self.settings.gcs_memories_bucket}/{user_prefix(self.user_id)}"
-        return str(self.settings.memory_dir.resolve() / user_prefix(self.user_id))
+            return f"gs://{self.settings.gcs_memories_bucket}/{prefix}"
+        return f"{self.settings.memory_dir.resolve() / prefix}/"
 
     def _learn(self, work: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
         task = asyncio.ensure_future(work)
@@ -143,11 +202,7 @@ class Conversation:
 
     async def _kept_about_person(self) -> dict[str, int]:
         store: ObjectStore = self._services.storage.store
-        prefixes = (
-            user_prefix(self.user_id),
-            person_records_prefix(self.user_id),
-            session_prefix(self.thread_ts),
-        )
+        prefixes = [prefix for prefix, _ in self._folders()]
         listings = await asyncio.gather(*(store.list(prefix) for prefix in prefixes))
         return {info.key: info.generation for listing in listings for info in listing}
 

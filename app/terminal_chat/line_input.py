@@ -1,4 +1,5 @@
-"""Reading one line from the person: with line editing, and whole however long it is.
+"""Reading one message from the person: with line editing, whole however long it is, and
+one message however many lines a paste holds.
 
 A terminal in its usual (canonical) mode edits the line itself and hands it over on Enter,
 but holds at most 4,095 bytes of it (the size of Linux's line discipline buffer): a longer
@@ -11,6 +12,13 @@ output that is not a terminal, falls back to reading key by key here, in non-can
 mode with our own echo: no limit, Backspace, Ctrl-D and Ctrl-C work, no other editing.
 Input that is not a terminal (a pipe, a file) is read as it comes, without a limit either.
 
+A paste of several lines arrives in one burst: the lines after the first are already
+waiting when the first one's Enter is read, which no person typing is fast enough for. So
+after each line the terminal is asked whether more input is waiting (within
+`PASTE_GAP_S`); while it is, the next line joins the same message. A paste without a final
+line break leaves its last line at the continuation prompt, for Enter to send. Input that
+is not a terminal is a script: one message a line.
+
 (CPython's readline loop looks for signals only when its wait for a key is interrupted: a
 Ctrl-C landing in the microseconds between echoing a key and waiting again counts only
 with the next key. No person is that fast; tests/terminal.py waits for the wait.)
@@ -21,6 +29,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+import select
 import sys
 import termios
 from collections.abc import Iterator
@@ -34,11 +43,16 @@ except ImportError:  # pragma: no cover - depends on how Python was built
 _ERASE = {b"\x7f", b"\x08"}  # what Backspace sends (DEL, or ^H on some terminals)
 _EOF = b"\x04"  # Ctrl-D
 _ENTER = {b"\r", b"\n"}
+# Input waiting this soon after an Enter came with it: a paste (a terminal writes one in a
+# burst, large ones in chunks a few milliseconds apart), not a person typing.
+PASTE_GAP_S = 0.05
+# Where the second and later lines of a pasted message are shown.
+CONTINUATION = "...  "
 
 
 class LineReader:
-    """`read(prompt)` returns one line; EOFError on Ctrl-D at an empty line, and
-    KeyboardInterrupt on Ctrl-C, after which `typed` is what the line held."""
+    """`read(prompt)` returns one message; EOFError on Ctrl-D at an empty line, and
+    KeyboardInterrupt on Ctrl-C, after which `typed` is what the message held."""
 
     def __init__(
         self,
@@ -49,22 +63,48 @@ class LineReader:
     ) -> None:
         self._stdin = stdin
         self._stdout = stdout
-        self._keys = stdin.isatty() and not (with_readline and stdout.isatty())
-        self._typed = ""
+        self._terminal = stdin.isatty()
+        self._keys = self._terminal and not (with_readline and stdout.isatty())
+        self._typed = ""  # the line being read key by key
+        self._lines: list[str] = []  # the message's lines read so far
 
     @property
     def typed(self) -> str:
         if readline is not None and not self._keys:
-            return readline.get_line_buffer()
-        return self._typed
+            current = readline.get_line_buffer()
+        else:
+            current = self._typed
+        return "\n".join([*self._lines, current])
 
     def read(self, prompt: str) -> str:
+        self._lines = []
+        self._lines.append(self._read_line(prompt))
+        while self._pasted_more():
+            try:
+                self._lines.append(self._read_line(CONTINUATION))
+            except EOFError:
+                break
+        message, self._lines = "\n".join(self._lines), []
+        return message
+
+    def _read_line(self, prompt: str) -> str:
         self._typed = ""
         if not self._keys:
             return input(prompt)
         self._stdout.write(prompt)
         self._stdout.flush()
         return self._read_keys(self._stdin.fileno())
+
+    def _pasted_more(self) -> bool:
+        """Whether more input is already waiting: the rest of a paste."""
+        if not self._terminal:
+            return False
+        fd = self._stdin.fileno()
+        # Asked key by key: in the terminal's usual mode, a last line without its line
+        # break would not count as waiting.
+        with _keys_one_by_one(fd):
+            ready, _, _ = select.select([fd], [], [], PASTE_GAP_S)
+        return bool(ready)
 
     def _read_keys(self, fd: int) -> str:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")

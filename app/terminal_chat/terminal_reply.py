@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from typing import TYPE_CHECKING, TextIO
+
+from app.observability.invisible_text import INVISIBLE
 
 if TYPE_CHECKING:
     from app.agent.memory_task import MemoryTask
@@ -18,6 +21,18 @@ FRAME_S = 0.1
 WAITING = "thinking…"
 # Back to the start of the line, and clear it.
 _CLEAR_LINE = "\r\x1b[K"
+# What a terminal would act on rather than show: control characters (ESC starts the
+# sequences that move the cursor, clear the screen or set the window's title; CR rewrites
+# the line) but the line break and the tab.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` as a terminal shows it and nothing else: without control characters, and
+    without the invisible ones (a direction override that would turn the line around).
+    An answer or a greeting can hold stored words, which a person or a prompt-injected
+    Claude may have written."""
+    return INVISIBLE.sub("", _CONTROL.sub("", text))
 
 
 class TerminalReply:
@@ -40,12 +55,12 @@ class TerminalReply:
     async def append(self, markdown: str) -> None:
         self._stop_spinning()
         self.started = True
-        self._out.write(markdown)
+        self._out.write(printable(markdown))
         self._out.flush()
 
     async def show_progress(self, status: str) -> None:
         self._stop_spinning()
-        self._out.write(f"\n  ({status})\n")
+        self._out.write(f"\n  ({printable(status)})\n")
         self._out.flush()
 
     async def show_task(self, task: MemoryTask) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import yaml
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_process import REPO, OrionProcess, free_port
+from tests.orion_process import REPO, OrionProcess, copied_env_example, free_port
 from tests.test_manifest import AGENT_MANIFEST, schema_errors
 
 HOOKS = json.loads((REPO / ".slack" / "hooks.json").read_text())
@@ -67,6 +68,30 @@ def test_the_cli_manages_nothing_orion_does_not(tmp_path: Path) -> None:
     assert os.access(REPO / ".slack" / "start", os.X_OK)
 
 
+def test_the_cli_restarts_orion_on_code_changes_and_reinstalls_on_manifest_changes() -> None:
+    # The format of the CLI's hooks reference ("Watch configurations"): an `app` watcher
+    # restarts the start hook, a `manifest` one reinstalls. The older top-level `paths` and
+    # `filter-regex` are manifest watching only: no restart on code changes.
+    watch = HOOKS["config"]["watch"]
+    assert set(watch) == {"app", "manifest"}
+    assert watch["manifest"] == {"paths": ["manifest.agent.yaml"]}
+    assert (REPO / "manifest.agent.yaml").is_file()
+    app = watch["app"]
+    assert app["paths"] == ["app/"] and (REPO / "app").is_dir()
+    # The CLI matches the filter against a changed file's base name.
+    code = re.compile(app["filter-regex"])
+    assert code.search("answering.py") and not code.search("notes.md")
+    assert not code.search("chat.log") and not code.search("answering.pyc")
+
+
+def test_what_the_cli_writes_into_the_clone_is_ignored_by_git() -> None:
+    written = [".slack/apps.dev.json", ".slack/cache/manifests.json", ".slack/config.json"]
+    check = subprocess.run(
+        ["git", "check-ignore", *written], cwd=REPO, capture_output=True, text=True
+    )
+    assert check.stdout.split() == written, check.stderr
+
+
 def test_the_start_hook_runs_orion_over_socket_mode_with_the_cli_tokens(
     tmp_path: Path, claude: FakeClaude
 ) -> None:
@@ -80,14 +105,16 @@ def test_the_start_hook_runs_orion_over_socket_mode_with_the_cli_tokens(
             "SLACK_BOT_TOKEN": "xoxb-of-another-app",
             "SLACK_APP_TOKEN": "xapp-1-A0OTHER-0000-of-another-app",
             "SLACK_API_URL": slack.url,
-            "ANTHROPIC_API_KEY": "sk-ant-cli-test",
             "ANTHROPIC_BASE_URL": claude.url,
             "ANTHROPIC_MAX_RETRIES": "0",
             "MEMORY_DIR": str(tmp_path / "memories"),
             "LOG_FORMAT": "json",
             "PORT": str(free_port()),
         }
-        # Run from a directory of its own, so no developer's .env is read.
+        # Run from a directory of its own, so no developer's .env is read — but a .env
+        # as the Slack setup leaves it: copied from .env.example with only the Claude key
+        # filled in (the signing secret keeps its example value; Socket Mode ignores it).
+        (tmp_path / ".env").write_text(copied_env_example({"ANTHROPIC_API_KEY": "sk-ant-cli"}))
         hook = str(REPO / _command("start")[0])
         orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log", argv=[hook])
         try:

@@ -20,10 +20,12 @@ class HttpFake(StartedInWith):
 
     _url_suffix = ""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
+        """`port` 0: a free one, chosen at start (what tests use)."""
         self._loop_thread = LoopThread(type(self).__name__)
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
+        self._requested_port = port
 
     def _routes(self) -> list[web.RouteDef]:
         raise NotImplementedError
@@ -55,7 +57,7 @@ class HttpFake(StartedInWith):
         # A short shutdown timeout: a test may stop the fake while a delayed response is pending.
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
+        site = web.TCPSite(runner, "127.0.0.1", self._requested_port)
         await site.start()
         self._runner = runner
         self._port = runner.addresses[0][1]

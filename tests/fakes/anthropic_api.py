@@ -76,8 +76,8 @@ class _ApiError(Exception):
 
 
 class FakeClaude(HttpFake):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, port: int = 0) -> None:
+        super().__init__(port)
         self._lock = threading.Lock()
         self._script: deque[ScriptItem] = deque()
         self._calls: list[ClaudeCall] = []

@@ -56,7 +56,7 @@ async def test_the_inventory_lists_every_kind_with_when_and_where(store: ObjectS
     note, forged = sorted(inventory.notes, key=lambda n: n.path)
     assert forged.path == f"/memories/users/{USER}/sessions.json"
     assert note.path == f"/memories/users/{USER}/notes/budget.md"
-    assert note.size == len(NOTE) and note.preview == "\n".join(NOTE.splitlines()[:3])
+    assert note.size == len(NOTE) and note.preview == "\n".join([*NOTE.splitlines()[:3], "…"])
     assert note.content is None
     by_thread = {c.thread_ts: c for c in inventory.conversations}
     assert by_thread[THREAD].summary == "We compared travel costs."

@@ -40,13 +40,18 @@ def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Gr
     a person or a prompt-injected Claude may have filled with Slack markup: escaped, a stored
     `<https://…|Verify your account>` or `<!channel>` shows as the text it is, and a
     direction override cannot turn the rest of the line around."""
-    words = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
-    text = escape(words)
+    text = escape(greeting_text(preferences_json, welcome))
     language = _known(preferences_json)[1]
     if welcome is None:
         return Greeting(text, language.suggested())
     follow_up = welcome.next_step or language.continue_topic.format(topic=welcome.topic)
     return Greeting(text, [{"title": follow_up, "message": follow_up}, *language.suggested()[:2]])
+
+
+def greeting_text(preferences_json: str | None, welcome: Welcome | None) -> str:
+    """The greeting's words, unescaped (`orion chat` prints them as they are): the welcome
+    back prepared at turn end, else one made from the preferences."""
+    return welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
 
 
 def greeting_for(preferences_json: str | None) -> str:
