@@ -7,8 +7,7 @@ BUSY = "Sorry, I'm getting too many requests right now. Please try again in a mi
 # 529 (or an `overloaded_error` mid-stream): Claude itself is busy for everyone, whatever
 # Orion's limits; not a rate limit, and worth another try in a moment.
 OVERLOADED = (
-    "Sorry, Claude is overloaded right now, so I couldn't answer. "
-    "Please try again in a moment."
+    "Sorry, Claude is overloaded right now, so I couldn't answer. Please try again in a moment."
 )
 UNREACHABLE = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
 GENERIC = "Sorry, something went wrong on my side while answering. Please try again."
