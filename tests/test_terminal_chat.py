@@ -23,7 +23,7 @@ from app.terminal_chat.console import NOTHING_TO_UNDO, STOPPED
 from app.terminal_chat.line_input import LineReader
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes._waiting import wait_until
-from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.claude_script import ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
@@ -251,7 +251,7 @@ def test_ctrl_c_stops_the_answer_and_ctrl_c_at_an_empty_prompt_ends_the_chat(
     assert "Traceback" not in screen
     assert f"Memories about U0TERMINAL are in {tmp_path / 'memories'}" in screen
     # The stopped answer was forgotten: the next question came without it.
-    assert [m["content"] for m in _questions(claude)[-1]["messages"]] == ["Please call me Sam."]
+    assert [message_text(m) for m in _questions(claude)[-1]["messages"]] == ["Please call me Sam."]
     assert (tmp_path / ".orion" / "chat.log").exists()
 
 
@@ -318,7 +318,7 @@ def test_a_paste_longer_than_the_terminal_line_limit_arrives_whole(
         terminal.ctrl_d()
         assert terminal.wait() == 0
 
-    assert _questions(claude)[0]["messages"][0]["content"] == LONG_LINE.strip()
+    assert message_text(_questions(claude)[0]["messages"][0]) == LONG_LINE.strip()
 
 
 def test_a_spinner_shows_until_the_first_words(tmp_path: Path, claude: FakeClaude) -> None:

@@ -45,9 +45,9 @@ from app.learning.session_index import IndexedToday
 from app.learning.session_summary import SummaryOutcome, update_session_summary
 from app.learning.undo import revert_changes
 from app.memory.change_log import ChangeLog, RecordingStore
-from app.memory.formatting import estimate_tokens
 from app.memory.restore import restore_memory
 from app.memory.scopes import MemoryScope
+from app.memory.token_estimate import estimate_tokens
 from app.memory.tool.guide import memory_tool_guide
 from app.observability import tracing
 from app.observability.logging import get_logger

@@ -9,7 +9,7 @@ from app.slack.conversation.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS
 from tests import log_events
 from tests.e2e import conversation
 from tests.fakes import slack_events as events
-from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer, make_settings
 
@@ -98,7 +98,7 @@ def test_question_gets_claudes_answer_with_feedback_buttons(
     assert statuses[0] == "Restoring your preferences..."
     assert "is thinking..." in statuses
     [request] = conversation.main_requests(claude, orion)
-    assert request["messages"][-1]["content"] == "What is the capital of France?"
+    assert message_text(request["messages"][-1]) == "What is the capital of France?"
     assert request["stream"] is True
     # One INFO line for the event, at its end, with how long it took.
     [done] = slack.wait_for(
@@ -146,7 +146,7 @@ def test_second_question_carries_the_first_exchange(
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert messages[0]["content"] == "Capital of France?"
     assert messages[1]["content"] == "Paris."
-    assert messages[2]["content"] == "How many people live there?"
+    assert message_text(messages[2]) == "How many people live there?"
 
 
 def test_claude_overloaded_ends_in_a_friendly_message_and_the_next_one_works(

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from app.memory.formatting import CHARS_PER_TOKEN, TRUNCATION_MARKER
+from app.memory.formatting import TRUNCATION_MARKER
 from app.memory.scopes import session_context_key, thread_context_key, user_preferences_key
+from app.memory.token_estimate import estimate_tokens
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.greeting import GENERIC_GREETING
 from tests.e2e import conversation
@@ -307,7 +308,7 @@ def test_oversized_memories_are_cut_to_the_token_budget_with_a_marker(
     for thread_ts in (new_thread, old_thread):
         request = ask(orion, slack, claude, thread_ts, f"Hello again in {thread_ts}")
         block = remembered(request)
-        assert len(block) <= token_budget * CHARS_PER_TOKEN + 8
+        assert estimate_tokens(block) <= token_budget
         assert TRUNCATION_MARKER.strip() in block
         # Preferences have priority: they survive the cut whole.
         assert "short answers" in block and "Europe/Berlin" in block

@@ -372,6 +372,15 @@ def _drop(request: web.Request) -> web.StreamResponse:
     return web.Response()
 
 
+def message_text(message: dict[str, Any]) -> str:
+    """A message's text, whether sent as a string or as blocks (as the last message of each
+    of Orion's calls is, to carry its cache breakpoint)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+
+
 def last_user_text(body: dict[str, Any]) -> str:
     """Text of the latest user message that has any (tool results carry none)."""
     for message in reversed(body.get("messages") or []):
@@ -396,4 +405,5 @@ __all__ = [
     "Reply",
     "ScriptItem",
     "last_user_text",
+    "message_text",
 ]

@@ -80,7 +80,7 @@ def prompt_blocks(body: dict[str, Any], count_tokens: Any) -> list[_Block]:
     blocks: list[_Block] = []
     total = 0
     for role, part in parts:
-        text = json.dumps([role, strip_cache_control(part)], sort_keys=True)
+        text = json.dumps([role, strip_cache_control(part)], sort_keys=True, ensure_ascii=False)
         digest.update(text.encode())
         total += count_tokens(text)
         control = part.get("cache_control")

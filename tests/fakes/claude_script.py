@@ -158,7 +158,9 @@ def estimate_usage(
     what was written."""
     if cache is None:
         cache = CacheUsage(max(1, prompt_blocks_total(request)))
-    return Usage(cache.input_tokens, max(1, count_tokens(json.dumps(content))), cache)
+    return Usage(
+        cache.input_tokens, max(1, count_tokens(json.dumps(content, ensure_ascii=False))), cache
+    )
 
 
 def prompt_blocks_total(request: dict[str, Any]) -> int:
