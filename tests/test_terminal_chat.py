@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from app.agent.errors import BUSY, OVERLOADED
 from app.learning import undo
 from app.terminal_chat.console import NOTHING_TO_UNDO, STOPPED
 from app.terminal_chat.line_input import LineReader
@@ -371,3 +372,20 @@ def _type_once_read_key_by_key(terminal: int) -> None:
     keys = (LONG_LINE + "x\x7f\r").encode()
     while keys:
         keys = keys[os.write(terminal, keys) :]
+
+
+def test_an_overloaded_claude_is_worded_as_such_and_the_chat_goes_on(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    claude.fail(529, "overloaded_error", "Overloaded")
+    claude.fail(429, "rate_limit_error", "Rate limited", retry_after=0.01)
+    claude.reply("Back now.")
+
+    result = _chat(
+        tmp_path, claude, "First?\nSecond?\nThird?\n", "--user", USER, ANTHROPIC_MAX_RETRIES="0"
+    )
+
+    assert result.returncode == 0, result.stderr
+    overloaded, limited = result.stdout.index(OVERLOADED), result.stdout.index(BUSY)
+    assert overloaded < limited < result.stdout.index("Back now.")
+    assert "529" not in result.stdout and "overloaded_error" not in result.stdout
