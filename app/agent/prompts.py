@@ -60,7 +60,7 @@ def fence_memory(memory_context: str) -> str:
     (`&lt;/...` becomes `&amp;lt;/...`), can produce a tag at all, so the fence has
     exactly one opening and one closing tag. Chosen over a random nonce in the tag name:
     it is a guarantee rather than a probability, and the prompt stays the same for the
-    same memory (testable, and cacheable should a cache breakpoint ever follow it).
+    same memory (testable, and cached: a cache breakpoint follows it).
     Look-alike characters (`＜`, `‹`, `〈`) are not `<`: they stay inside as data, and the
     header tells Claude that the block ends only at its real closing tag.
     """

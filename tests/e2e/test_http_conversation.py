@@ -167,6 +167,36 @@ def test_claude_overloaded_ends_in_a_friendly_message_and_the_next_one_works(
     assert answers[-1] == "Yes, I'm back."
 
 
+def test_a_refused_answer_says_so_in_one_sentence_and_nothing_of_the_turn_is_kept(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    thread_ts = _open_thread(orion, slack)
+    claude.refuse("Sure, first you")
+    _ask(orion, slack, thread_ts, "Please call me Sam. How do I get into my neighbour's wifi?")
+
+    [answer] = _wait_answers(slack, thread_ts, 1)
+    assert answer.startswith("Sure, first you")
+    assert "nothing from this message was saved" in answer
+    # The preference heard in the message was put back, and no summary was written.
+    orion.wait_logged(log_events.MEMORY_REFUSED_TURN_REVERTED)
+    [turn_end] = orion.wait_logged(log_events.MEMORY_AFTER_TURN)
+    assert turn_end["source"] == "skipped" and turn_end["reason"] == "refusal"
+    assert not (memory_dir / "users" / USER / "preferences.json").exists()
+    assert not list(memory_dir.glob("sessions/*/context.md"))
+
+
+def test_an_answer_cut_short_says_how_to_continue(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = _open_thread(orion, slack)
+    claude.reply_stopped("Step 1: freeze writes. Step 2: copy the", "max_tokens")
+    _ask(orion, slack, thread_ts, "Write the whole migration plan.")
+
+    [answer] = _wait_answers(slack, thread_ts, 1)
+    assert answer.startswith("Step 1: freeze writes. Step 2: copy the")
+    assert "cut short" in answer and "continue" in answer
+
+
 def test_top_level_dm_is_acknowledged_without_a_reply(
     slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
