@@ -228,7 +228,7 @@ class Agent:
         if self._store is None or turn.changes is None:
             return None
         if turn.outcome.refused:
-            await self._keep_nothing(self._store, turn.changes)
+            await self._keep_nothing(self._store, turn, turn.changes)
             return None
         request = NoteRequest(turn.user_id, turn.channel_id, turn.thread_ts, turn.started_at)
         try:
@@ -245,18 +245,28 @@ class Agent:
             log.warning("memory.note.failed", error=type(exc).__name__, exc_info=exc)
             return None
 
-    async def _keep_nothing(self, store: ObjectStore, changes: ChangeLog) -> None:
-        """Put back what a refused turn changed in memory. Never raises."""
+    async def _keep_nothing(
+        self, store: ObjectStore, turn: TurnRequest, changes: ChangeLog
+    ) -> None:
+        """Put back what a refused turn changed in memory (each write conditional on what
+        the turn left, so nothing changed since, an erasure included, is undone), then
+        check for an erasure as any unfinished turn does. Never raises."""
         found = changes.changes()
-        if not found:
-            return
-        try:
-            async with asyncio.timeout(self._memory.preferences_budget_s):
-                changed_since = await revert_changes(store, found)
-        except Exception as exc:
-            log.warning("memory.refused_turn.revert_failed", error=type(exc).__name__, exc_info=exc)
-            return
-        log.info("memory.refused_turn.reverted", files=len(found), changed_since=len(changed_since))
+        if found:
+            try:
+                async with asyncio.timeout(self._memory.preferences_budget_s):
+                    changed_since = await revert_changes(store, found)
+            except Exception as exc:
+                log.warning(
+                    "memory.refused_turn.revert_failed", error=type(exc).__name__, exc_info=exc
+                )
+            else:
+                log.info(
+                    "memory.refused_turn.reverted",
+                    files=len(found),
+                    changed_since=len(changed_since),
+                )
+        await self.after_unfinished_turn(turn)
 
     async def after_turn(self, turn: TurnRequest, answer: str) -> None:
         """Update the thread's session summary (and the person's session index).
