@@ -16,8 +16,23 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.agent.thinking import (
+    ANSWER_THINKING,
+    SUMMARY_THINKING,
+    THINKING_OFF_EFFORTS,
+    Effort,
+    ThinkingMode,
+)
 
 # A current, non-deprecated model from the SDK's model list (anthropic.types.ModelParam).
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -182,9 +197,16 @@ class Settings(OperatorSettings):
     anthropic_api_key: SecretStr
     anthropic_base_url: str | None = None
     anthropic_model: str = DEFAULT_MODEL
+    # How the answer's model thinks (app/agent/thinking.py, docs/claude-settings.md):
+    # `between_tools` (no up-front thinking, progress notes shown between tool calls),
+    # `adaptive` (thinks first; never shown) or `disabled` (models that accept it).
+    anthropic_thinking: ThinkingMode = ANSWER_THINKING.mode
+    anthropic_effort: Effort = ANSWER_THINKING.effort
     anthropic_max_retries: int = Field(default=2, ge=0, le=10)
     anthropic_timeout_s: float = Field(default=120.0, gt=0)
     summary_model: str = DEFAULT_SUMMARY_MODEL
+    summary_thinking: ThinkingMode = SUMMARY_THINKING.mode
+    summary_effort: Effort = SUMMARY_THINKING.effort
     summary_timeout_s: float = Field(default=10.0, gt=0, le=60)
 
     memory_load_timeout_s: float = Field(default=2.0, gt=0, le=30)
@@ -196,6 +218,18 @@ class Settings(OperatorSettings):
     memory_notes: bool = True
 
     port: int = Field(default=8080, ge=1, le=65535)
+
+    @field_validator("anthropic_effort", "summary_effort")
+    @classmethod
+    def _effort_allowed_with_thinking(cls, value: Effort, info: ValidationInfo) -> Effort:
+        """The API refuses xhigh and max effort with thinking off (a 400 on every answer)."""
+        name = "ANTHROPIC_THINKING" if info.field_name == "anthropic_effort" else "SUMMARY_THINKING"
+        mode = info.data.get(name.lower())
+        if mode in ("between_tools", "disabled") and value not in THINKING_OFF_EFFORTS:
+            raise ValueError(
+                f"{value} needs {name}=adaptive (with {mode} the API takes low, medium or high)"
+            )
+        return value
 
     @field_validator("slack_app_token")
     @classmethod

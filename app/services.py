@@ -109,6 +109,7 @@ def build_services(
     settings: Settings, storage: Storage, claude_factory: ClaudeFactory | None = None
 ) -> Services:
     """Import and construct tracing, the Claude client and the agent."""
+    from app.agent.thinking import Thinking
     from app.agent.turn import Agent, MemorySettings
     from app.observability import tracing
 
@@ -128,9 +129,11 @@ def build_services(
             token_budget=settings.memory_context_token_budget,
             summary_model=settings.summary_model,
             summary_timeout_s=settings.summary_timeout_s,
+            summary_thinking=Thinking(settings.summary_thinking, settings.summary_effort),
             after_turn_budget_s=settings.memory_after_turn_timeout_s,
             notes_shown_by_default=settings.memory_notes,
         ),
+        thinking=Thinking(settings.anthropic_thinking, settings.anthropic_effort),
     )
     return Services(settings=settings, storage=storage, claude=claude, agent=agent)
 

@@ -22,6 +22,7 @@ BENCHMARKS = [
     "bench.memory_erasure",
     "bench.memory_notes",
     "bench.turn_end",
+    "bench.prompt_cache",
     "bench.throughput",
     "bench.intake",
     "bench.secret_shapes",

@@ -85,6 +85,8 @@ TOOL_MEMORY_VIEW = _memory_command("view")
 CHAT_KEY_REFUSED = _line("chat.key_refused")
 MEMORY_AFTER_TURN = _line("memory.after_turn")
 MEMORY_AFTER_TURN_FAILED = _line("memory.after_turn.failed")
+# A turn whose answer Claude refused: what it changed in memory was put back.
+MEMORY_REFUSED_TURN_REVERTED = _line("memory.refused_turn.reverted")
 MEMORY_BEFORE_TURN = _line("memory.before_turn")
 MEMORY_ERASED_DURING_TURN = _line("memory.erased_during_turn")
 MEMORY_EXPORT = _line("memory.export")

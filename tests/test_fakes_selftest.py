@@ -540,6 +540,204 @@ async def test_claude_rejects_what_the_real_api_rejects(
         )
 
 
+# --- FakeClaude speaks the 5.5 models' API ---
+
+SONNET = "claude-sonnet-5-5"
+HAIKU = "claude-haiku-5-5"
+BETWEEN_TOOLS: Any = {"type": "between_tools"}
+VIEW: Any = {"command": "view", "path": "/memories"}
+
+
+async def _tool_turn(client: AsyncAnthropic, **params: Any) -> Any:
+    return await client.messages.create(
+        model=SONNET, max_tokens=256, messages=HELLO, tools=[MEMORY_TOOL], **params
+    )
+
+
+def _continued(first: Any, content: list[Any]) -> list[Any]:
+    """HELLO, then the assistant turn `content`, then the result of its tool call."""
+    [call] = [b for b in first.content if b.type == "tool_use"]
+    result = {"type": "tool_result", "tool_use_id": call.id, "content": "(empty)"}
+    return [
+        *HELLO,
+        {"role": "assistant", "content": content},
+        {"role": "user", "content": [result]},
+    ]
+
+
+async def test_claude_5_5_returns_progress_notes_as_signed_thinking_blocks(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    claude.reply_tool_use("memory", VIEW, text="Let me look.")
+    claude.reply_tool_use("memory", VIEW, text="Let me look.")
+    claude.reply_tool_use("memory", VIEW, text="Let me look.")
+
+    between = await _tool_turn(claude_client, thinking=BETWEEN_TOOLS)
+    adaptive = await _tool_turn(claude_client)  # the default on 5.5: adaptive, omitted
+    summarized = await _tool_turn(
+        claude_client, thinking={"type": "adaptive", "display": "summarized"}
+    )
+
+    # between_tools: no up-front thinking; the note comes back with its summary text.
+    assert [b.type for b in between.content] == ["thinking", "tool_use"]
+    assert between.content[0].thinking == "Let me look." and between.content[0].signature
+    # adaptive: up-front thinking, and the note in a thinking block whose text is omitted
+    # unless asked for: an app streaming text goes quiet between tool calls.
+    assert [b.type for b in adaptive.content] == ["thinking", "tool_use"]
+    assert adaptive.content[0].thinking == "" and adaptive.content[0].signature
+    assert [b.thinking for b in summarized.content if b.type == "thinking"] == ["Let me look."]
+
+
+async def test_claude_5_5_refuses_a_loop_that_drops_or_alters_its_thinking_blocks(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    claude.reply_tool_use("memory", VIEW, text="Let me look.")
+    first = await _tool_turn(claude_client, thinking=BETWEEN_TOOLS)
+    unchanged = [b.model_dump(exclude_none=True) for b in first.content]
+    note, call = unchanged
+    altered = {**note, "thinking": "I will look."}
+
+    for content in (
+        [call],
+        [altered, call],
+        [{**note, "cache_control": {"type": "ephemeral"}}, call],
+    ):
+        with pytest.raises(anthropic.BadRequestError):
+            await claude_client.messages.create(
+                model=SONNET,
+                max_tokens=64,
+                messages=_continued(first, content),
+                tools=[MEMORY_TOOL],
+                thinking=BETWEEN_TOOLS,
+            )
+    # Tied to the model and the conversation: another model, or a changed earlier turn.
+    with pytest.raises(anthropic.BadRequestError, match="another model or conversation"):
+        await claude_client.messages.create(
+            model=HAIKU,
+            max_tokens=64,
+            messages=_continued(first, unchanged),
+            tools=[MEMORY_TOOL],
+        )
+    edited = _continued(first, unchanged)
+    edited[0] = {"role": "user", "content": "hello there, edited"}
+    with pytest.raises(anthropic.BadRequestError, match="another model or conversation"):
+        await claude_client.messages.create(
+            model=SONNET,
+            max_tokens=64,
+            messages=edited,
+            tools=[MEMORY_TOOL],
+            thinking=BETWEEN_TOOLS,
+        )
+    # Passed back as it came, the loop goes on.
+    claude.reply("Nothing there.")
+    done = await claude_client.messages.create(
+        model=SONNET,
+        max_tokens=64,
+        messages=_continued(first, unchanged),
+        tools=[MEMORY_TOOL],
+        thinking=BETWEEN_TOOLS,
+    )
+    assert done.content[0].type == "text" and done.stop_reason == "end_turn"
+
+
+@pytest.mark.parametrize(
+    ("model", "params", "refused"),
+    [
+        (SONNET, {"thinking": {"type": "disabled"}}, "between_tools"),
+        (SONNET, {"thinking": BETWEEN_TOOLS, "output_config": {"effort": "max"}}, "effort"),
+        (SONNET, {"tool_choice": {"type": "tool", "name": "memory"}}, "forced tool use"),
+        (SONNET, {"tool_choice": {"type": "any"}}, "forced tool use"),
+        (SONNET, {"extra_body": {"temperature": 0.2}}, "sampling"),
+        (HAIKU, {"thinking": {"type": "disabled"}, "output_config": {"effort": "xhigh"}}, "effort"),
+        (HAIKU, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, "adaptive"),
+    ],
+)
+async def test_claude_5_5_refuses_what_the_models_refuse(
+    claude: FakeClaude, claude_client: AsyncAnthropic, model: str, params: Any, refused: str
+) -> None:
+    with pytest.raises(anthropic.BadRequestError, match=refused):
+        await claude_client.messages.create(
+            model=model, max_tokens=8, messages=HELLO, tools=[MEMORY_TOOL], **params
+        )
+    # What they accept: Haiku 5.5 with thinking off at low effort, tool_choice auto.
+    accepted = await claude_client.messages.create(
+        model=HAIKU,
+        max_tokens=8,
+        messages=HELLO,
+        thinking={"type": "disabled"},
+        output_config={"effort": "low"},
+        tool_choice={"type": "auto"},
+        tools=[MEMORY_TOOL],
+    )
+    assert accepted.stop_reason == "end_turn"
+
+
+@pytest.mark.parametrize(
+    "stop_reason",
+    ["max_tokens", "pause_turn", "model_context_window_exceeded", "stop_sequence", "refusal"],
+)
+async def test_claude_returns_each_stop_reason_on_request_streamed_and_not(
+    claude: FakeClaude, claude_client: AsyncAnthropic, stop_reason: str
+) -> None:
+    for _ in range(2):
+        if stop_reason == "refusal":
+            claude.refuse("Partial", category="bio")
+        else:
+            claude.reply_stopped("Partial", stop_reason)
+    whole = await claude_client.messages.create(model=SONNET, max_tokens=8, messages=HELLO)
+    async with claude_client.messages.stream(model=SONNET, max_tokens=8, messages=HELLO) as s:
+        streamed = await s.get_final_message()
+
+    for message in (whole, streamed):
+        assert message.stop_reason == stop_reason
+        assert message.content[-1].type == "text" and message.content[-1].text == "Partial"
+        if stop_reason == "refusal":
+            assert message.stop_details is not None and message.stop_details.category == "bio"
+
+
+def _cached_prompt(breakpoints: int, conversation: list[Any]) -> dict[str, Any]:
+    system = [{"type": "text", "text": f"Instructions, part {n}. " * 60} for n in range(4)]
+    for block in system[:breakpoints]:
+        block["cache_control"] = {"type": "ephemeral"}
+    return {"model": SONNET, "max_tokens": 8, "system": system, "messages": conversation}
+
+
+async def test_claude_caches_by_prefix_as_the_api_does(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    marked = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}],
+        }
+    ]
+    first = await claude_client.messages.create(**_cached_prompt(1, marked))
+    second = await claude_client.messages.create(**_cached_prompt(1, marked))
+    counted = await claude_client.messages.count_tokens(
+        model=SONNET, system=_cached_prompt(1, marked)["system"], messages=marked
+    )
+
+    # The first call writes both breakpoints' prefixes; the second reads the longest.
+    assert first.usage.cache_read_input_tokens == 0
+    assert first.usage.cache_creation_input_tokens == counted.input_tokens
+    assert first.usage.input_tokens == 0
+    assert second.usage.cache_read_input_tokens == counted.input_tokens
+    assert second.usage.cache_creation is not None
+    # A prefix under the model's minimum (512 tokens on Sonnet 5.5) is not cached at all.
+    short = {
+        "model": SONNET,
+        "max_tokens": 8,
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+        "messages": HELLO,
+    }
+    for _ in range(2):
+        tiny = await claude_client.messages.create(**short)
+        assert tiny.usage.cache_creation_input_tokens == tiny.usage.cache_read_input_tokens == 0
+    # At most four breakpoints.
+    with pytest.raises(anthropic.BadRequestError, match="maximum of 4"):
+        await claude_client.messages.create(**_cached_prompt(4, marked))
+
+
 # --- GCS emulator and fault proxy ---
 
 

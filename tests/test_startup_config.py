@@ -221,3 +221,15 @@ def test_socket_mode_in_distribution_mode_is_a_clear_configuration_error(
     assert "Socket Mode serves one workspace" in result.stderr
     assert "distribution mode" in result.stderr and "runs over HTTP only" in result.stderr
     assert secret not in result.stderr + result.stdout
+
+
+def test_a_thinking_setting_the_api_would_refuse_stops_start_up_by_name(tmp_path: Path) -> None:
+    env = {"SLACK_BOT_TOKEN": "xoxb-1-test", "SLACK_SIGNING_SECRET": "s", "ANTHROPIC_API_KEY": "k"}
+    # xhigh or max effort with thinking off is a 400 on every answer: refused before it is.
+    result = _run_orion(tmp_path, "serve", **env, ANTHROPIC_EFFORT="max", SUMMARY_THINKING="off")
+    assert result.returncode == 2, result.stderr
+    assert "ANTHROPIC_EFFORT: max needs ANTHROPIC_THINKING=adaptive" in result.stderr
+    assert "SUMMARY_THINKING: Input should be 'between_tools', 'adaptive' or 'disabled'" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr

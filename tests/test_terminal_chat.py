@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from app.agent.errors import BUSY, OVERLOADED
 from app.learning import undo
 from app.learning.welcome import Welcome
 from app.slack.conversation.greeting import GENERIC_GREETING
@@ -29,7 +30,7 @@ from app.terminal_chat.line_input import CONTINUATION, LineReader
 from tests import log_events
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes._waiting import wait_until
-from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.claude_script import ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
@@ -356,7 +357,7 @@ def test_ctrl_c_stops_the_answer_and_ctrl_c_at_an_empty_prompt_ends_the_chat(
     assert "Traceback" not in screen
     assert f"Memories about U0TERMINAL are in:\n  {tmp_path / 'memories' / 'users'}" in screen
     # The stopped answer was forgotten: the next question came without it.
-    assert [m["content"] for m in _questions(claude)[-1]["messages"]] == ["Please call me Sam."]
+    assert [message_text(m) for m in _questions(claude)[-1]["messages"]] == ["Please call me Sam."]
     assert (tmp_path / ".orion" / "chat.log").exists()
 
 
@@ -423,7 +424,7 @@ def test_a_paste_longer_than_the_terminal_line_limit_arrives_whole(
         terminal.ctrl_d()
         assert terminal.wait() == 0
 
-    assert _questions(claude)[0]["messages"][0]["content"] == LONG_LINE.strip()
+    assert message_text(_questions(claude)[0]["messages"][0]) == LONG_LINE.strip()
 
 
 def test_a_spinner_shows_until_the_first_words(tmp_path: Path, claude: FakeClaude) -> None:
@@ -493,3 +494,20 @@ def _type_once_read_key_by_key(terminal: int, typed: str = LONG_LINE + "x\x7f\r"
     keys = typed.encode()
     while keys:
         keys = keys[os.write(terminal, keys) :]
+
+
+def test_an_overloaded_claude_is_worded_as_such_and_the_chat_goes_on(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    claude.fail(529, "overloaded_error", "Overloaded")
+    claude.fail(429, "rate_limit_error", "Rate limited", retry_after=0.01)
+    claude.reply("Back now.")
+
+    result = _chat(
+        tmp_path, claude, "First?\nSecond?\nThird?\n", "--user", USER, ANTHROPIC_MAX_RETRIES="0"
+    )
+
+    assert result.returncode == 0, result.stderr
+    overloaded, limited = result.stdout.index(OVERLOADED), result.stdout.index(BUSY)
+    assert overloaded < limited < result.stdout.index("Back now.")
+    assert "529" not in result.stdout and "overloaded_error" not in result.stdout

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+# 429: Orion's own API key is over its rate limit.
 BUSY = "Sorry, I'm getting too many requests right now. Please try again in a minute."
+# 529 (or an `overloaded_error` mid-stream): Claude itself is busy for everyone, whatever
+# Orion's limits; not a rate limit, and worth another try in a moment.
+OVERLOADED = (
+    "Sorry, Claude is overloaded right now, so I couldn't answer. Please try again in a moment."
+)
 UNREACHABLE = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
 GENERIC = "Sorry, something went wrong on my side while answering. Please try again."
 
@@ -13,11 +19,15 @@ def friendly_error(exc: BaseException) -> str:
     import anthropic
     import httpx2
 
-    if isinstance(exc, anthropic.RateLimitError | anthropic.OverloadedError):
+    if isinstance(exc, anthropic.OverloadedError):
+        return OVERLOADED
+    if isinstance(exc, anthropic.RateLimitError):
         return BUSY
     # An error event inside a stream arrives without its HTTP status: its type says the same.
     in_stream = _error_type(exc) if isinstance(exc, anthropic.APIStatusError) else None
-    if in_stream in ("overloaded_error", "rate_limit_error"):
+    if in_stream == "overloaded_error":
+        return OVERLOADED
+    if in_stream == "rate_limit_error":
         return BUSY
     if in_stream == "api_error":
         return UNREACHABLE

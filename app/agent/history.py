@@ -1,15 +1,26 @@
-"""Turn a Slack thread into Claude's message history, bounded in size."""
+"""Turn a Slack thread into Claude's message history, bounded in size.
+
+The bounds are in Claude's tokens (estimated per script, app/memory/token_estimate.py), so a
+thread in Japanese or Thai costs what one in English does; a message is first cut to a
+number of characters, which bounds the work of estimating it whatever it holds.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.memory.token_estimate import clip_to_tokens, estimate_tokens
+
 Role = Literal["user", "assistant"]
 
 MAX_HISTORY_MESSAGES = 30
-MAX_HISTORY_CHARS = 40_000
-# A single message larger than this is trimmed so one paste can't crowd out the rest.
+# About 40,000 characters of English.
+MAX_HISTORY_TOKENS = 13_000
+# A single message larger than this is trimmed so one paste can't crowd out the rest: about
+# 12,000 characters of English, 3,300 of Japanese.
+MAX_MESSAGE_TOKENS = 4_000
+# No message is read past this many characters (the most MAX_MESSAGE_TOKENS can hold).
 MAX_MESSAGE_CHARS = 12_000
 TRIM_NOTE = "\n\n[Message trimmed: it was too long to process in full.]"
 CUT_NOTE = "\n\n[Earlier messages of this thread are omitted here; the newest follow.]"
@@ -26,8 +37,10 @@ class ThreadMessage:
     sent_at: float | None = field(default=None, compare=False)
 
 
-def trim_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    return text if len(text) <= limit else text[:limit] + TRIM_NOTE
+def trim_message(text: str) -> str:
+    """`text`, or its start within MAX_MESSAGE_CHARS and MAX_MESSAGE_TOKENS and a note."""
+    kept = clip_to_tokens(text[:MAX_MESSAGE_CHARS], MAX_MESSAGE_TOKENS)
+    return text if kept == text else kept + TRIM_NOTE
 
 
 def build_messages(thread: list[ThreadMessage]) -> list[dict[str, Any]]:
@@ -47,7 +60,9 @@ def build_messages(thread: list[ThreadMessage]) -> list[dict[str, Any]]:
         return []
     opening, rest = thread[start], thread[start + 1 :]
     opening_text = _clean(opening)  # at most MAX_MESSAGE_CHARS: it always fits
-    kept = _newest_within(rest, MAX_HISTORY_MESSAGES - 1, MAX_HISTORY_CHARS - len(opening_text))
+    kept = _newest_within(
+        rest, MAX_HISTORY_MESSAGES - 1, MAX_HISTORY_TOKENS - estimate_tokens(opening_text)
+    )
     cut = len(kept) < sum(1 for m in rest if _clean(m)) or opening.opens_cut
     kept.insert(0, ThreadMessage(opening.role, opening_text + (CUT_NOTE if cut else "")))
 
@@ -65,9 +80,9 @@ def _clean(message: ThreadMessage | None) -> str:
 
 
 def _newest_within(
-    thread: list[ThreadMessage], max_messages: int, max_chars: int
+    thread: list[ThreadMessage], max_messages: int, max_tokens: int
 ) -> list[ThreadMessage]:
-    """The newest messages (oldest first) that fit `max_messages` and `max_chars` (the
+    """The newest messages (oldest first) that fit `max_messages` and `max_tokens` (the
     newest one always, trimmed)."""
     kept: list[ThreadMessage] = []
     total = 0
@@ -75,9 +90,10 @@ def _newest_within(
         text = _clean(message)
         if not text:
             continue
-        if len(kept) >= max_messages or (total + len(text) > max_chars and kept):
+        tokens = estimate_tokens(text)
+        if len(kept) >= max_messages or (total + tokens > max_tokens and kept):
             break
         kept.append(ThreadMessage(message.role, text))
-        total += len(text)
+        total += tokens
     kept.reverse()
     return kept

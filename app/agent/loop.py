@@ -1,8 +1,16 @@
 """The Claude agent loop: stream an answer, run requested tools, repeat until done.
 
-Each Claude call is a Langfuse generation (model, input, output, token usage). Text is
-forwarded to the reply sink as it arrives; tool calls are run through the registry and
-their results sent back, for at most `max_iterations` calls.
+Each Claude call is a Langfuse generation (model, input, output, token usage with what the
+prompt cache read and wrote) and one log line. Text is forwarded to the reply sink as it
+arrives; tool calls are run through the registry and their results sent back, for at most
+`max_iterations` calls. Each call asks for the turn's thinking setting (app/agent/thinking.py)
+and marks the conversation so far as a cache breakpoint (app/agent/prompt_cache.py).
+
+Thinking blocks go back to Claude unchanged, in the assistant turn they came in (the API
+refuses a loop that drops or alters one). Their text is never traced or logged (only its
+length) and never part of the answer's text that is summarised or remembered; under
+`between_tools` it is Claude's progress note between tool calls, shown to the person as it
+arrives. Every stop reason has an outcome (app/agent/stop_reasons.py).
 """
 
 from __future__ import annotations
@@ -10,8 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.agent import stop_reasons
 from app.agent.memory_tasks import MemoryTasks
+from app.agent.prompt_cache import usage_figures, with_conversation_breakpoint
 from app.agent.reply_sink import ReplySink
+from app.agent.thinking import ANSWER_THINKING, Thinking
 from app.agent.tool_registry import ToolRegistry
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -22,19 +33,53 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 MAX_ITERATIONS = 8
-MAX_TOKENS = 4096
-TOO_MANY_STEPS_NOTE = (
-    "\n\n_I had to stop here: this took more steps than I'm allowed in one reply. "
-    "Ask me to continue if you need more._"
-)
+# Room for a long answer and, with adaptive thinking, the thinking before it (thinking
+# tokens count toward this limit).
+MAX_TOKENS = 8192
+TOO_MANY_STEPS_NOTE = "\n\n" + stop_reasons.TOO_MANY_STEPS
 
 
 @dataclass
 class LoopResult:
+    # The answer as written (Claude's text and Orion's notes in it), without the progress
+    # notes shown between tool calls: what is summarised and kept as history.
     text: str
     iterations: int
     stop_reason: str | None
     usage: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def refused(self) -> bool:
+        """Claude's safety classifiers ended the answer: nothing of the turn is kept."""
+        return self.stop_reason == "refusal"
+
+
+class _Answer:
+    """What the person is shown, and the part of it that is the answer's text."""
+
+    def __init__(self, sink: ReplySink) -> None:
+        self._sink = sink
+        self._shown: list[str] = []
+        self._kept: list[str] = []
+
+    @property
+    def text(self) -> str:
+        return "".join(self._kept).strip()
+
+    async def write(self, piece: str, *, kept: bool = True) -> None:
+        self._shown.append(piece)
+        if kept:
+            self._kept.append(piece)
+        await self._sink.append(piece)
+
+    async def separate(self) -> None:
+        """Start a new paragraph, so that two steps' text does not run together."""
+        if self._shown and not self._shown[-1].endswith("\n"):
+            await self.write("\n\n", kept=bool(self._kept))
+
+    async def end_with(self, note: str) -> None:
+        await self.separate()
+        await self.write(note)
 
 
 async def run_agent_loop(
@@ -47,48 +92,73 @@ async def run_agent_loop(
     sink: ReplySink,
     max_iterations: int = MAX_ITERATIONS,
     tasks: MemoryTasks | None = None,
+    thinking: Thinking = ANSWER_THINKING,
 ) -> LoopResult:
     """Run one turn. Claude API errors propagate; tool errors become tool results. Each
     tool call is shown to the person as a task (`tasks`, by default on `sink`)."""
     tasks = tasks or MemoryTasks(sink)
     conversation = list(messages)
-    answer_parts: list[str] = []
-    usage = {"input": 0, "output": 0}
+    answer = _Answer(sink)
+    usage: dict[str, int] = {}
     stop_reason: str | None = None
+    paused = False
 
     for iteration in range(1, max_iterations + 1):
-        if answer_parts and not answer_parts[-1].endswith("\n"):
-            # Text from the previous step and this one would otherwise run together.
-            await _emit(sink, answer_parts, "\n\n")
+        if not paused:
+            await answer.separate()
         final = await _stream_one_call(
             client,
             model=model,
             system=system,
             messages=conversation,
             tools=tools,
-            sink=sink,
-            answer_parts=answer_parts,
+            answer=answer,
+            thinking=thinking,
+            iteration=iteration,
         )
-        usage["input"] += final.usage.input_tokens
-        usage["output"] += final.usage.output_tokens
+        for name, count in usage_figures(final.usage).items():
+            usage[name] = usage.get(name, 0) + count
         stop_reason = final.stop_reason
         tool_uses = [block for block in final.content if block.type == "tool_use"]
-        if stop_reason != "tool_use" or not tool_uses:
-            return LoopResult("".join(answer_parts).strip(), iteration, stop_reason, usage)
-
-        await sink.show_progress(_progress_for(tool_uses[0].name))
-        conversation.append(
-            {
-                "role": "assistant",
-                "content": [b.model_dump(exclude_none=True) for b in final.content],
-            }
-        )
-        results = [await tasks.run(tools, b) for b in tool_uses]
-        conversation.append({"role": "user", "content": results})
+        paused = stop_reason == "pause_turn"
+        if (stop_reason == "tool_use" and tool_uses) or paused:
+            # Claude's turn as it came, thinking blocks and all: the API checks them.
+            conversation.append(
+                {
+                    "role": "assistant",
+                    "content": [b.model_dump(exclude_none=True) for b in final.content],
+                }
+            )
+        if paused:
+            continue  # a long turn the API paused: sent back as it is, Claude goes on
+        if stop_reason == "tool_use" and tool_uses:
+            await sink.show_progress(_progress_for(tool_uses[0].name))
+            results = [await tasks.run(tools, b) for b in tool_uses]
+            conversation.append({"role": "user", "content": results})
+            continue
+        await _end(answer, stop_reason, final)
+        return LoopResult(answer.text, iteration, stop_reason, usage)
 
     log.warning("agent.max_iterations", iterations=max_iterations)
-    await _emit(sink, answer_parts, TOO_MANY_STEPS_NOTE)
-    return LoopResult("".join(answer_parts).strip(), max_iterations, stop_reason, usage)
+    await answer.end_with(stop_reasons.TOO_MANY_STEPS)
+    return LoopResult(answer.text, max_iterations, stop_reason, usage)
+
+
+async def _end(answer: _Answer, stop_reason: str | None, final: Any) -> None:
+    """Close the answer as its stop reason requires (what was written always stays)."""
+    if not stop_reasons.known(stop_reason):
+        # A reason newer than this code: what was written is the answer.
+        log.warning("agent.stop_reason.unknown", stop_reason=stop_reason)
+    elif stop_reason == "tool_use":
+        log.warning("agent.stop_reason.tool_use_without_tool")
+    if stop_reason == "refusal":
+        details = getattr(final, "stop_details", None)
+        log.warning("agent.refusal", category=getattr(details, "category", None))
+    elif stop_reason not in stop_reasons.FINISHED:
+        log.info("agent.stopped_early", stop_reason=stop_reason)
+    note = stop_reasons.note_for(stop_reason, wrote_text=bool(answer.text))
+    if note is not None:
+        await answer.end_with(note)
 
 
 async def _stream_one_call(
@@ -98,38 +168,65 @@ async def _stream_one_call(
     system: list[dict[str, Any]],
     messages: list[dict[str, Any]],
     tools: ToolRegistry,
-    sink: ReplySink,
-    answer_parts: list[str],
+    answer: _Answer,
+    thinking: Thinking,
+    iteration: int,
 ) -> Any:
     with tracing.observe(
         "agent.claude",
         as_type="generation",
         model=model,
-        input={"system": system, "messages": messages},
+        input={"system": system, "messages": [_traceable_message(m) for m in messages]},
+        model_parameters={"thinking": thinking.mode, "effort": thinking.effort},
     ) as generation:
         request: dict[str, Any] = {
             "model": model,
             "max_tokens": MAX_TOKENS,
             "system": system,
-            "messages": messages,
+            "messages": with_conversation_breakpoint(messages),
+            **thinking.request_params(),
         }
         if tool_params := tools.params():
             request["tools"] = tool_params
         async with client.messages.stream(**request) as stream:
-            async for text in stream.text_stream:
-                await _emit(sink, answer_parts, text)
+            async for event in stream:
+                if event.type == "text":
+                    await answer.write(event.text)
+                elif event.type == "thinking" and thinking.shows_progress_notes:
+                    await answer.write(event.thinking, kept=False)
             final = await stream.get_final_message()
+        figures = usage_figures(final.usage)
         generation.update(
-            output=[block.model_dump(exclude_none=True) for block in final.content],
-            usage_details={"input": final.usage.input_tokens, "output": final.usage.output_tokens},
+            output=[_traceable(block.model_dump(exclude_none=True)) for block in final.content],
+            usage_details=figures,
             metadata={"stop_reason": final.stop_reason},
+        )
+        log.info(
+            "agent.claude.call",
+            iteration=iteration,
+            stop_reason=final.stop_reason,
+            input_tokens=figures["input"],
+            output_tokens=figures["output"],
+            cache_read_input_tokens=figures["cache_read_input_tokens"],
+            cache_creation_input_tokens=figures["cache_creation_input_tokens"],
         )
         return final
 
 
-async def _emit(sink: ReplySink, answer_parts: list[str], text: str) -> None:
-    answer_parts.append(text)
-    await sink.append(text)
+def _traceable_message(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if isinstance(content, list):
+        return {**message, "content": [_traceable(block) for block in content]}
+    return message
+
+
+def _traceable(block: Any) -> Any:
+    """A content block as traced: a thinking block's text and signature are not, only
+    the text's length."""
+    if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
+        text = block.get("thinking") or block.get("data") or ""
+        return {"type": block["type"], "chars": len(text)}
+    return block
 
 
 def _progress_for(tool_name: str) -> str:

@@ -1,14 +1,18 @@
 """Orion's system prompt, assembled from fixed instructions and per-turn data.
 
-The fixed instructions come first and carry `cache_control`, so the prompt prefix is
-cached across turns. Memory comes after, in its own block, fenced and labelled as data
-about the user: stored text can inform an answer but never adds or replaces instructions.
+From the most stable to the most volatile (app/agent/prompt_cache.py): the fixed
+instructions (the same for everyone), then the memory guide naming this person's
+directories, then the memory block (the same for the whole conversation), each group ending
+on a cache breakpoint. Memory is fenced and labelled as data about the user: stored text
+can inform an answer but never adds or replaces instructions.
 """
 
 from __future__ import annotations
 
 import html
 from typing import Any
+
+from app.agent.prompt_cache import EPHEMERAL
 
 INSTRUCTIONS = """\
 You are Orion, an assistant that lives in Slack and remembers the people it works with.
@@ -56,7 +60,7 @@ def fence_memory(memory_context: str) -> str:
     (`&lt;/...` becomes `&amp;lt;/...`), can produce a tag at all, so the fence has
     exactly one opening and one closing tag. Chosen over a random nonce in the tag name:
     it is a guarantee rather than a probability, and the prompt stays the same for the
-    same memory (testable, and cacheable should a cache breakpoint ever follow it).
+    same memory (testable, and cached: a cache breakpoint follows it).
     Look-alike characters (`＜`, `‹`, `〈`) are not `<`: they stay inside as data, and the
     header tells Claude that the block ends only at its real closing tag.
     """
@@ -67,13 +71,14 @@ def fence_memory(memory_context: str) -> str:
 def build_system_prompt(
     *, memory_guide: str | None, memory_context: str | None, recall: bool = False
 ) -> list[dict[str, Any]]:
-    """System blocks: cacheable fixed instructions, then memory guide, then memory data."""
-    blocks: list[dict[str, Any]] = [
-        {"type": "text", "text": INSTRUCTIONS, "cache_control": {"type": "ephemeral"}}
-    ]
-    guide = "\n\n".join(part for part in (memory_guide, RECALL_GUIDE if recall else None) if part)
-    if guide:
-        blocks.append({"type": "text", "text": guide})
+    """System blocks: the fixed instructions, then the memory guide, then the memory data;
+    a cache breakpoint after the fixed part and after the conversation's own part."""
+    fixed = INSTRUCTIONS + (f"\n{RECALL_GUIDE}\n" if recall else "")
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": fixed, "cache_control": EPHEMERAL}]
+    if memory_guide:
+        blocks.append({"type": "text", "text": memory_guide})
     if memory_context:
         blocks.append({"type": "text", "text": fence_memory(memory_context)})
+    if len(blocks) > 1:
+        blocks[-1]["cache_control"] = EPHEMERAL
     return blocks

@@ -9,6 +9,15 @@ from app.agent.history import ThreadMessage
 from app.memory.change_log import ChangeLog
 
 
+@dataclass
+class TurnOutcome:
+    """What the turn's answer came to, for the steps after it (set by `Agent.answer`)."""
+
+    # Claude's safety classifiers ended the answer: nothing of the turn is kept (no
+    # summary, no captured preference, no memory-tool write).
+    refused: bool = False
+
+
 @dataclass(frozen=True)
 class TurnRequest:
     user_id: str
@@ -28,3 +37,4 @@ class TurnRequest:
     # Where the turn's memory writers record what they changed (the memory tool, a
     # captured preference), for the note under the answer; None: not recorded.
     changes: ChangeLog | None = None
+    outcome: TurnOutcome = field(default_factory=TurnOutcome, compare=False)

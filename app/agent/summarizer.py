@@ -2,7 +2,13 @@
 
 Runs after the reply is already in Slack, so it uses a small model, one non-streaming
 request, a short timeout and no retries: a slow or failing call just means the
-deterministic fallback (app/learning/transcript.py) is written instead.
+deterministic fallback (app/learning/transcript.py) is written instead, and the failure is
+logged (app/learning/session_summary.py).
+
+Thinking tokens count toward `max_tokens`, so the call runs with thinking off by default
+(app/agent/thinking.py). A reply with no summary text (thinking spent the budget under
+another setting, or the model wrote nothing) is asked for once more with thinking off, and
+if that too is empty it fails with `EmptySummary`, saying why, rather than passing for one.
 """
 
 from __future__ import annotations
@@ -10,14 +16,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from app.agent.prompt_cache import usage_figures
+from app.agent.thinking import SUMMARY_THINKING, Thinking
 from app.learning.summary_file import SessionSummary, SummaryDraft
 from app.learning.transcript import Utterance
 from app.observability import tracing
+from app.observability.logging import get_logger
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
+log = get_logger(__name__)
+
+# The summary's own length (at most 150 words, a title and two short lines) with room to
+# spare; thinking, when an operator turns it on, gets THINKING_ROOM_TOKENS more.
 MAX_SUMMARY_TOKENS = 700
+THINKING_ROOM_TOKENS = 4096
+# The retry of an empty reply: thinking off, whatever the setting.
+NO_THINKING = Thinking("disabled", "low")
+
+
+class EmptySummary(ValueError):
+    """The model's reply had no summary text, even when asked again without thinking."""
+
 
 SUMMARY_INSTRUCTIONS = """\
 You maintain the running summary of one Slack conversation between a person and Orion, \
@@ -44,36 +65,70 @@ Next: <the suggestion>"""
 class ClaudeSummarizer:
     """A `Summarize` function (see app.learning.session_summary) backed by Claude."""
 
-    def __init__(self, claude: AsyncAnthropic, *, model: str, timeout_s: float) -> None:
+    def __init__(
+        self,
+        claude: AsyncAnthropic,
+        *,
+        model: str,
+        timeout_s: float,
+        thinking: Thinking = SUMMARY_THINKING,
+    ) -> None:
         self._claude = claude.with_options(max_retries=0, timeout=timeout_s)
         self._model = model
+        self._thinking = thinking
 
     async def __call__(
         self, previous: SessionSummary | None, new_messages: Sequence[Utterance]
     ) -> SummaryDraft:
         prompt = summary_prompt(previous, new_messages)
+        fallback_title = previous.title if previous else None
+        text, stop_reason = await self._generate(prompt, previous, self._thinking)
+        if not _has_summary(text, fallback_title):
+            log.warning(
+                "memory.summary.empty", stop_reason=stop_reason, thinking=self._thinking.mode
+            )
+            text, stop_reason = await self._generate(prompt, previous, NO_THINKING)
+            if not _has_summary(text, fallback_title):
+                raise EmptySummary(f"the model returned no summary (stop_reason {stop_reason})")
+        return parse_draft(text, fallback_title=fallback_title)
+
+    async def _generate(
+        self, prompt: str, previous: SessionSummary | None, thinking: Thinking
+    ) -> tuple[str, str | None]:
+        """The reply's text (its thinking blocks are never read) and why it stopped."""
+        max_tokens = MAX_SUMMARY_TOKENS
+        if thinking.mode != "disabled":
+            max_tokens += THINKING_ROOM_TOKENS
         with tracing.observe(
             "memory.summary.generate",
             as_type="generation",
             model=self._model,
             # Sizes only: the conversation itself is already in the turn's own generation.
             metadata={"prompt_chars": len(prompt), "has_previous": previous is not None},
+            model_parameters={"thinking": thinking.mode, "effort": thinking.effort},
         ) as generation:
             response = await self._claude.messages.create(
                 model=self._model,
-                max_tokens=MAX_SUMMARY_TOKENS,
+                max_tokens=max_tokens,
                 system=SUMMARY_INSTRUCTIONS,
                 messages=[{"role": "user", "content": prompt}],
+                **thinking.request_params(),
             )
             text = "".join(block.text for block in response.content if block.type == "text")
+            figures = usage_figures(response.usage)
             generation.update(
-                usage_details={
-                    "input": response.usage.input_tokens,
-                    "output": response.usage.output_tokens,
-                },
+                usage_details=figures,
                 metadata={"stop_reason": response.stop_reason, "summary_chars": len(text)},
             )
-        return parse_draft(text, fallback_title=previous.title if previous else None)
+        log.info(
+            "memory.summary.call",
+            stop_reason=response.stop_reason,
+            input_tokens=figures["input"],
+            output_tokens=figures["output"],
+            cache_read_input_tokens=figures["cache_read_input_tokens"],
+            cache_creation_input_tokens=figures["cache_creation_input_tokens"],
+        )
+        return text, response.stop_reason
 
 
 def summary_prompt(previous: SessionSummary | None, new_messages: Sequence[Utterance]) -> str:
@@ -111,6 +166,14 @@ def parse_draft(text: str, *, fallback_title: str | None = None) -> SummaryDraft
         welcome=labelled.get("welcome") or None,
         next_step=labelled.get("next") or None,
     )
+
+
+def _has_summary(text: str, fallback_title: str | None) -> bool:
+    try:
+        parse_draft(text, fallback_title=fallback_title)
+    except ValueError:
+        return False
+    return True
 
 
 def _label(line: str) -> str | None:

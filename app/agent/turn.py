@@ -7,6 +7,10 @@
 - `memory_note`: what the turn's memory tool and captured preferences changed, as the
   store confirmed it (recorded in `TurnRequest.changes`), for the note under the answer.
 
+A turn whose answer Claude's safety classifiers refused keeps nothing: `after_turn` writes
+no summary, and `memory_note` puts back what the turn changed (a captured preference, a
+memory-tool write) instead of noting it.
+
 The hooks are best-effort: bounded in time, failures are warnings in the log, and nothing
 they do can change or delay the reply (the Slack listener runs the last two in the
 background). With memory switched off (no store) they do nothing at all. Each logs one
@@ -31,6 +35,7 @@ from app.agent.prompts import build_system_prompt
 from app.agent.reply_sink import ReplySink
 from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
+from app.agent.thinking import ANSWER_THINKING, SUMMARY_THINKING, Thinking
 from app.agent.toolbox import tools_for_turn
 from app.learning.erasure import forget_again_if_erased
 from app.learning.preference_detection import detect_preferences
@@ -38,10 +43,11 @@ from app.learning.preferences import save_preferences
 from app.learning.recall import RecallLog
 from app.learning.session_index import IndexedToday
 from app.learning.session_summary import SummaryOutcome, update_session_summary
+from app.learning.undo import revert_changes
 from app.memory.change_log import ChangeLog, RecordingStore
-from app.memory.formatting import estimate_tokens
 from app.memory.restore import restore_memory
 from app.memory.scopes import MemoryScope
+from app.memory.token_estimate import estimate_tokens
 from app.memory.tool.guide import memory_tool_guide
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -60,6 +66,7 @@ class MemorySettings:
     token_budget: int
     summary_model: str
     summary_timeout_s: float = 10.0
+    summary_thinking: Thinking = SUMMARY_THINKING
     # Everything the after-turn step does (summary call, reads, writes), end to end.
     after_turn_budget_s: float = 20.0
     preferences_budget_s: float = 10.0
@@ -78,13 +85,18 @@ class Agent:
         model: str,
         store: ObjectStore | None,
         memory: MemorySettings,
+        thinking: Thinking = ANSWER_THINKING,
     ) -> None:
         self._claude = claude
         self._model = model
         self._store = store
         self._memory = memory
+        self._thinking = thinking
         self._summarize = ClaudeSummarizer(
-            claude, model=memory.summary_model, timeout_s=memory.summary_timeout_s
+            claude,
+            model=memory.summary_model,
+            timeout_s=memory.summary_timeout_s,
+            thinking=memory.summary_thinking,
         )
         self._indexed_today = IndexedToday()
 
@@ -109,7 +121,10 @@ class Agent:
                 ),
                 sink=sink,
                 tasks=tasks,
+                thinking=self._thinking,
             )
+            if result.refused:
+                turn.outcome.refused = True
             span.update(
                 output={"chars": len(result.text)},
                 metadata={"iterations": result.iterations, "stop_reason": result.stop_reason},
@@ -212,6 +227,9 @@ class Agent:
         kept); None for no note. Call it once the turn's writers are done; never raises."""
         if self._store is None or turn.changes is None:
             return None
+        if turn.outcome.refused:
+            await self._keep_nothing(self._store, turn, turn.changes)
+            return None
         request = NoteRequest(turn.user_id, turn.channel_id, turn.thread_ts, turn.started_at)
         try:
             return await note_for_turn(
@@ -227,12 +245,40 @@ class Agent:
             log.warning("memory.note.failed", error=type(exc).__name__, exc_info=exc)
             return None
 
+    async def _keep_nothing(
+        self, store: ObjectStore, turn: TurnRequest, changes: ChangeLog
+    ) -> None:
+        """Put back what a refused turn changed in memory (each write conditional on what
+        the turn left, so nothing changed since, an erasure included, is undone), then
+        check for an erasure as any unfinished turn does. Never raises."""
+        found = changes.changes()
+        if found:
+            try:
+                async with asyncio.timeout(self._memory.preferences_budget_s):
+                    changed_since = await revert_changes(store, found)
+            except Exception as exc:
+                log.warning(
+                    "memory.refused_turn.revert_failed", error=type(exc).__name__, exc_info=exc
+                )
+            else:
+                log.info(
+                    "memory.refused_turn.reverted",
+                    files=len(found),
+                    changed_since=len(changed_since),
+                )
+        await self.after_unfinished_turn(turn)
+
     async def after_turn(self, turn: TurnRequest, answer: str) -> None:
         """Update the thread's session summary (and the person's session index).
 
         Call it once the reply is complete; it never raises.
         """
         if self._store is None or not turn.user_id:
+            return
+        if turn.outcome.refused:
+            log.info(
+                "memory.after_turn", ok=True, written=False, source="skipped", reason="refusal"
+            )
             return
         with tracing.observe(
             "memory.after_turn", input={"history_messages": len(turn.history)}

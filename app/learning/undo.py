@@ -256,6 +256,13 @@ async def undo_changes(
     return result
 
 
+async def revert_changes(store: ObjectStore, changes: Sequence[MemoryChange]) -> list[str]:
+    """Put back, at once and without a record, what a turn changed (a turn whose answer was
+    refused keeps nothing); the keys changed since, which keep the newer change."""
+    outcomes = await asyncio.gather(*(_restore_one(store, change) for change in changes))
+    return [change.key for change, ok in zip(changes, outcomes, strict=True) if not ok]
+
+
 def _as(result: UndoResult, outcome: UndoOutcome, keys: list[str] | None = None) -> UndoResult:
     return UndoResult(outcome, result.lines, keys or [], result.owner)
 

@@ -2,7 +2,13 @@
 
 Priority when the budget is tight: the person's preferences first (they shape every
 answer), then organisation-wide context, then the thread's earlier summary. Whatever
-doesn't fit is cut with a visible marker, so Claude knows it saw only part of it.
+doesn't fit is cut with a visible marker, so Claude knows it saw only part of it. Tokens
+are Claude's, estimated per script (app/memory/token_estimate.py): a block of Japanese or
+Thai fits the same budget as one of English.
+
+The block is written from the most stable section to the most volatile (organisation
+context, preferences, the thread's summary), as the prompt around it is ordered for the
+prompt cache (app/agent/prompt_cache.py).
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.memory.preferences_file import read_preferences
+from app.memory.token_estimate import clip_to_tokens, estimate_tokens
 
-# A rough, dependency-free estimate that errs on the safe side for English text.
-CHARS_PER_TOKEN = 4
 TRUNCATION_MARKER = "\n[… truncated to fit the memory budget]"
+# The blank line between two sections.
+_SEPARATOR_TOKENS = estimate_tokens("\n\n")
 
 
 @dataclass(frozen=True)
@@ -23,10 +30,6 @@ class MemorySections:
     session_summary: str | None = None
 
 
-def estimate_tokens(text: str) -> int:
-    return -(-len(text) // CHARS_PER_TOKEN)
-
-
 def render_preferences(raw: str) -> str:
     """The person's preferences (as preferences_file.py reads them) as a readable list."""
     preferences = read_preferences(raw)
@@ -34,8 +37,9 @@ def render_preferences(raw: str) -> str:
 
 
 def format_memory_context(sections: MemorySections, *, token_budget: int) -> str | None:
-    """The Markdown block for the system prompt, or None when nothing was remembered."""
-    parts = [
+    """The Markdown block for the system prompt, or None when nothing was remembered; its
+    estimate is at most `token_budget`."""
+    by_priority = [
         (
             "User preferences",
             render_preferences(sections.preferences) if sections.preferences else None,
@@ -43,19 +47,24 @@ def format_memory_context(sections: MemorySections, *, token_budget: int) -> str
         ("Organisation context", sections.global_context),
         ("Earlier in this thread", sections.session_summary),
     ]
-    remaining = token_budget * CHARS_PER_TOKEN
-    rendered: list[str] = []
-    for title, body in parts:
+    marker = estimate_tokens(TRUNCATION_MARKER)
+    remaining = token_budget
+    fitted: dict[str, str] = {}
+    for title, body in by_priority:
         if not body or not body.strip():
             continue
         heading = f"## {title}\n"
-        room = remaining - len(heading)
-        if room <= len(TRUNCATION_MARKER):
+        room = remaining - estimate_tokens(heading) - _SEPARATOR_TOKENS
+        if room <= marker:
             break
         text = body.strip()
-        if len(text) > room:
-            text = text[: room - len(TRUNCATION_MARKER)].rstrip() + TRUNCATION_MARKER
+        if estimate_tokens(text) > room:
+            text = clip_to_tokens(text, room - marker).rstrip() + TRUNCATION_MARKER
         section = heading + text
-        rendered.append(section)
-        remaining -= len(section) + 2  # the blank line between sections
+        fitted[title] = section
+        remaining -= estimate_tokens(section) + _SEPARATOR_TOKENS
+    rendered = [fitted[title] for title in _STABLE_FIRST if title in fitted]
     return "\n\n".join(rendered) if rendered else None
+
+
+_STABLE_FIRST = ("Organisation context", "User preferences", "Earlier in this thread")

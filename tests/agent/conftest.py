@@ -9,11 +9,12 @@ import pytest
 from anthropic import AsyncAnthropic
 
 from app.agent.memory_task import MemoryTask
-from app.config import Settings
+from app.config import DEFAULT_MODEL, Settings
 from app.services import build_claude_client
 from tests.fakes.anthropic_api import FakeClaude
 
-MODEL = "claude-main-test"
+# The model Orion answers with by default, so the fake answers as it does today.
+MODEL = DEFAULT_MODEL
 
 
 class RecordingSink:

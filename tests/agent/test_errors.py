@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from anthropic import AsyncAnthropic
 
-from app.agent.errors import BUSY, GENERIC, UNREACHABLE, friendly_error
+from app.agent.errors import BUSY, GENERIC, OVERLOADED, UNREACHABLE, friendly_error
 from app.agent.loop import run_agent_loop
 from app.agent.tool_registry import ToolRegistry
 from app.agent.toolbox import tools_for_turn
@@ -44,7 +44,9 @@ async def failed_turn(
 @pytest.mark.parametrize(
     ("script_failure", "apology"),
     [
-        pytest.param(lambda c: c.fail(529, "overloaded_error", DETAIL), BUSY, id="overloaded-529"),
+        pytest.param(
+            lambda c: c.fail(529, "overloaded_error", DETAIL), OVERLOADED, id="overloaded-529"
+        ),
         pytest.param(
             lambda c: c.fail(429, "rate_limit_error", DETAIL, retry_after=0.01),
             BUSY,
@@ -52,7 +54,7 @@ async def failed_turn(
         ),
         pytest.param(
             lambda c: c.fail_mid_stream("Today you have", "overloaded_error", DETAIL),
-            BUSY,
+            OVERLOADED,
             id="overloaded-mid-stream",
         ),
         pytest.param(
@@ -107,7 +109,7 @@ async def test_text_streamed_before_a_failure_was_already_shown(
 
     # Forwarded as it arrived, before the stream broke: the apology follows what is shown.
     assert sink.text == "Today you have three meetings"
-    assert friendly_error(error) == BUSY
+    assert friendly_error(error) == OVERLOADED
 
 
 async def test_a_claude_call_that_times_out_is_unreachable(
@@ -130,7 +132,7 @@ async def test_a_failure_after_a_tool_step_is_mapped_the_same_and_the_tool_work_
 
     error = await failed_turn(claude_client, sink, tools_for_turn(store=store, scope=SCOPE))
 
-    assert friendly_error(error) == BUSY
+    assert friendly_error(error) == OVERLOADED
     assert len(claude.requests) == 2
     assert sink.text.startswith("Let me check.")
     assert (tmp_path / "memories" / "users" / USER / "today.md").read_text() == "x\n"

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from app.agent.history import (
     CUT_NOTE,
-    MAX_HISTORY_CHARS,
     MAX_HISTORY_MESSAGES,
+    MAX_HISTORY_TOKENS,
     TRIM_NOTE,
     ThreadMessage,
     build_messages,
 )
+from app.memory.token_estimate import estimate_tokens
 
 
 def user(text: str, *, opens_cut: bool = False) -> ThreadMessage:
@@ -58,11 +59,11 @@ def test_a_window_read_after_a_cut_is_marked_even_when_it_all_fits() -> None:
 
 
 def test_a_huge_opening_is_trimmed_and_the_whole_stays_within_the_budget() -> None:
-    huge = "x" * (MAX_HISTORY_CHARS + 1)
+    huge = "x" * (MAX_HISTORY_TOKENS * 4)
     thread = [ThreadMessage("user", huge), orion("ok"), user("What now?")]
 
     messages = build_messages(thread)
 
     assert messages[0]["content"].startswith("x" * 100) and TRIM_NOTE in messages[0]["content"]
     assert messages[-1]["content"] == "What now?"
-    assert sum(len(m["content"]) for m in messages) <= MAX_HISTORY_CHARS
+    assert sum(estimate_tokens(m["content"]) for m in messages) <= MAX_HISTORY_TOKENS

@@ -12,6 +12,8 @@ from anthropic.lib.tools._beta_functions import BetaAsyncBuiltinFunctionTool
 from anthropic.types.beta import BetaToolParam
 
 from app.agent.loop import MAX_ITERATIONS, TOO_MANY_STEPS_NOTE, run_agent_loop
+from app.agent.prompt_cache import EPHEMERAL
+from app.agent.stop_reasons import CUT_SHORT
 from app.agent.tool_registry import ToolRegistry
 from app.agent.toolbox import tools_for_turn
 from app.memory.scopes import MemoryScope
@@ -21,6 +23,7 @@ from tests.agent.conftest import MODEL, RecordingSink
 from tests.backends import THREAD, USER, Backend
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.claude_thinking import strip_cache_control
 
 SCOPE = MemoryScope(USER, THREAD)
 SYSTEM = [{"type": "text", "text": "You are Orion."}]
@@ -70,25 +73,34 @@ async def test_a_tool_call_is_run_and_its_result_sent_back_before_claude_answers
 
     result = await run(claude_client, tools_for_turn(store=backend.store, scope=SCOPE), sink)
 
-    # The person sees both steps' text, kept apart, and what Orion was doing in between.
+    # The person sees both steps' text, kept apart, and what Orion was doing in between:
+    # the progress note (a thinking block under `between_tools`) is shown as it comes, but
+    # it is not the answer that is summarised and remembered.
     assert sink.text == "Let me note that.\n\nNoted: tea it is."
-    assert result.text == sink.text
+    assert result.text == "Noted: tea it is."
     assert sink.progress == ["is checking its memory..."]
     assert (result.iterations, result.stop_reason) == (2, "end_turn")
     # The tool really ran against the store.
     assert backend.raw_read(f"users/{USER}/notes.md") == "Prefers tea.\n"
-    # Claude is sent the question, its own tool call, then the result for that very call.
+    # Claude is sent the question, its own turn as it came (the progress note's thinking
+    # block unchanged, signature and all), then the result for that very call; the last
+    # message of each call is the cache breakpoint.
     first, second = claude.requests
-    assert first["messages"] == [QUESTION]
+    assert first["messages"] == [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": QUESTION["content"], "cache_control": EPHEMERAL}],
+        }
+    ]
+    note, call = second["messages"][1]["content"]
+    assert (note["type"], note["thinking"], bool(note["signature"])) == (
+        "thinking",
+        "Let me note that.",
+        True,
+    )
     assert second["messages"] == [
         QUESTION,
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "text", "text": "Let me note that."},
-                {"type": "tool_use", "id": tool_id, "name": "memory", "input": create},
-            ],
-        },
+        {"role": "assistant", "content": [note, call]},
         {
             "role": "user",
             "content": [
@@ -96,21 +108,30 @@ async def test_a_tool_call_is_run_and_its_result_sent_back_before_claude_answers
                     "type": "tool_result",
                     "tool_use_id": tool_id,
                     "content": f"File created successfully at: {NOTES_PATH}",
+                    "cache_control": EPHEMERAL,
                 }
             ],
         },
     ]
+    assert call == {"type": "tool_use", "id": tool_id, "name": "memory", "input": create}
     for request in (first, second):
         assert (request["model"], request["system"], request["stream"]) == (MODEL, SYSTEM, True)
+        assert (request["thinking"], request["output_config"]) == (
+            {"type": "between_tools"},
+            {"effort": "medium"},
+        )
         assert [tool["name"] for tool in request["tools"]] == [
             "memory",
             "recall",
             "memory_overview",
             "forget",
         ]
-    # Usage adds up over both calls (FakeClaude's counts depend only on what it was sent).
-    sent = sum(script.estimate_usage(body, []).input_tokens for body in claude.requests)
-    assert result.usage["input"] == sent
+    # Usage adds up over both calls (FakeClaude's counts depend only on what it was sent):
+    # every prompt token was read fresh, read from the cache or written to it.
+    sent = sum(script.prompt_blocks_total(body) for body in claude.requests)
+    assert sent == result.usage["input"] + sum(
+        result.usage[f"cache_{kind}_input_tokens"] for kind in ("read", "creation")
+    )
 
 
 async def test_several_tool_calls_in_one_step_get_their_results_in_order_in_one_message(
@@ -159,7 +180,8 @@ async def test_failing_tools_become_error_results_and_the_turn_still_gets_its_an
 
     assert result.text == sink.text == "I couldn't check those, sorry."
     _, second = claude.requests
-    assert second["messages"][-1] == {
+    assert second["messages"][-1]["content"][-1]["cache_control"] == EPHEMERAL
+    assert strip_cache_control(second["messages"][-1]) == {
         "role": "user",
         "content": [
             {
@@ -208,9 +230,10 @@ async def test_claude_that_keeps_calling_tools_is_stopped_with_a_note_after_the_
 
     assert len(claude.requests) == MAX_ITERATIONS
     steps = "\n\n".join(f"Step {n}." for n in range(1, MAX_ITERATIONS + 1))
-    # Everything Claude wrote stays, and the person is told why the answer stops there.
+    # Everything Claude wrote stays, and the person is told why the answer stops there
+    # (its notes between tool calls were shown; the answer itself is only the line).
     assert sink.text == steps + TOO_MANY_STEPS_NOTE
-    assert result.text == sink.text
+    assert result.text == TOO_MANY_STEPS_NOTE.strip()
     assert (result.iterations, result.stop_reason) == (MAX_ITERATIONS, "tool_use")
     # Every step but the last had its result sent back.
     last = claude.requests[-1]["messages"]
@@ -242,7 +265,8 @@ async def test_an_answer_on_the_last_allowed_call_has_no_note(
 
     result = await run(claude_client, local_tools(tmp_path), sink, max_iterations=2)
 
-    assert sink.text == result.text == "Checking.\n\nAll done."
+    assert sink.text == "Checking.\n\nAll done."
+    assert result.text == "All done."
     assert (result.iterations, result.stop_reason) == (2, "end_turn")
 
 
@@ -277,11 +301,8 @@ async def test_a_tool_call_cut_off_by_the_token_limit_is_not_run(
     result = await run(claude_client, local_tools(tmp_path), sink)
 
     assert len(claude.requests) == 1
-    assert (result.text, result.iterations, result.stop_reason) == (
-        "Saving that now.",
-        1,
-        "max_tokens",
-    )
+    assert (result.text, result.iterations, result.stop_reason) == (CUT_SHORT, 1, "max_tokens")
+    assert sink.text == f"Saving that now.\n\n{CUT_SHORT}"
     assert sink.progress == []
     assert not (tmp_path / "memories" / "users" / USER / "notes.md").exists()
 

@@ -12,6 +12,7 @@ import json
 from anthropic import AsyncAnthropic
 
 from app.agent.history import CUT_NOTE, MAX_HISTORY_MESSAGES, ThreadMessage
+from app.agent.prompt_cache import EPHEMERAL
 from app.agent.prompts import INSTRUCTIONS, RECALL_GUIDE
 from app.agent.request import TurnRequest
 from app.agent.turn import Agent, MemorySettings
@@ -20,6 +21,7 @@ from app.storage.store import ObjectStore
 from tests.agent.conftest import MODEL, RecordingSink
 from tests.backends import THREAD, USER
 from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.claude_thinking import strip_cache_control
 
 CHANNEL = "D0123ABCD"
 MEMORY = MemorySettings(load_budget_s=2.0, token_budget=2000, summary_model="claude-small-test")
@@ -65,7 +67,13 @@ async def test_the_thread_reaches_claude_as_alternating_turns_after_orions_instr
             "content": "Our Q3 cloud bill is 20% over plan.\n\nMostly the nightly batch jobs.",
         },
         {"role": "assistant", "content": "Move them to spot instances first."},
-        {"role": "user", "content": "Draft the note to finance."},
+        # The conversation so far: the cache breakpoint of this call.
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Draft the note to finance.", "cache_control": EPHEMERAL}
+            ],
+        },
     ]
     # Memory off: the cached instructions alone, and no tools at all.
     assert request["system"] == [INSTRUCTIONS_BLOCK]
@@ -83,13 +91,18 @@ async def test_the_threads_memory_is_system_data_and_the_memory_tools_are_offere
     await agent(claude_client, store).answer(turn([user("How far is 5 miles?")], remembered), sink)
 
     [request] = claude.requests
+    # From the most stable part to the most volatile, each cached where it ends: the
+    # instructions everyone shares, then this person's guide and this thread's memory.
     instructions, guide, memory = request["system"]
-    assert instructions == INSTRUCTIONS_BLOCK
-    assert f"/memories/users/{USER}/" in guide["text"] and RECALL_GUIDE in guide["text"]
+    assert instructions["text"] == INSTRUCTIONS + f"\n{RECALL_GUIDE}\n"
+    assert instructions["cache_control"] == EPHEMERAL
+    assert f"/memories/users/{USER}/" in guide["text"] and "cache_control" not in guide
     assert f"<remembered_context>\n{remembered}\n</remembered_context>" in memory["text"]
-    assert "cache_control" not in memory
+    assert memory["cache_control"] == EPHEMERAL
     # Remembered text is never part of the conversation itself.
-    assert request["messages"] == [{"role": "user", "content": "How far is 5 miles?"}]
+    assert strip_cache_control(request["messages"]) == [
+        {"role": "user", "content": [{"type": "text", "text": "How far is 5 miles?"}]}
+    ]
     assert [tool["name"] for tool in request["tools"]] == [
         "memory",
         "recall",
@@ -128,6 +141,9 @@ async def test_a_greeted_thread_past_the_message_bound_keeps_its_opening_request
 
     [request] = claude.requests
     messages = request["messages"]
-    assert messages[-1] == {"role": "user", "content": "Question 19?"}
+    assert strip_cache_control(messages[-1]) == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Question 19?"}],
+    }
     assert messages[0]["role"] == "user"
     assert messages[0]["content"].startswith("Help me plan the Lisbon offsite in June." + CUT_NOTE)

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from app.observability import tracing
 from tests.e2e.conversation import finished, main_requests, post_user_message
 from tests.fakes import slack_events as events
-from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import SIGNING_SECRET, OrionServer, make_settings
 from tests.span_log import SpanLog
@@ -53,7 +53,7 @@ def test_an_oversized_message_is_trimmed_with_a_note(
     slack.wait_for(lambda: finished(slack, CHANNEL, thread_ts), what="an answer")
 
     [answer_request] = main_requests(claude, orion)
-    sent = answer_request["messages"][-1]["content"]
+    sent = message_text(answer_request["messages"][-1])
     assert len(sent) < 20_000
     assert "[Message trimmed" in sent
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from app.agent.errors import BUSY, OVERLOADED
 from app.slack.conversation.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS
 from tests import log_events
 from tests.e2e import conversation
 from tests.fakes import slack_events as events
-from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer, make_settings
 
@@ -98,7 +99,7 @@ def test_question_gets_claudes_answer_with_feedback_buttons(
     assert statuses[0] == "Restoring your preferences..."
     assert "is thinking..." in statuses
     [request] = conversation.main_requests(claude, orion)
-    assert request["messages"][-1]["content"] == "What is the capital of France?"
+    assert message_text(request["messages"][-1]) == "What is the capital of France?"
     assert request["stream"] is True
     # One INFO line for the event, at its end, with how long it took.
     [done] = slack.wait_for(
@@ -146,7 +147,7 @@ def test_second_question_carries_the_first_exchange(
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert messages[0]["content"] == "Capital of France?"
     assert messages[1]["content"] == "Paris."
-    assert messages[2]["content"] == "How many people live there?"
+    assert message_text(messages[2]) == "How many people live there?"
 
 
 def test_claude_overloaded_ends_in_a_friendly_message_and_the_next_one_works(
@@ -156,13 +157,44 @@ def test_claude_overloaded_ends_in_a_friendly_message_and_the_next_one_works(
     claude.fail(status=529, error_type="overloaded_error", message="Overloaded")
     _ask(orion, slack, thread_ts, "Are you there?")
     [apology] = _wait_answers(slack, thread_ts, 1)
-    assert "Sorry" in apology
+    # Claude is busy for everyone: not worded as Orion's own rate limit.
+    assert OVERLOADED in apology and BUSY not in apology
     assert "overloaded_error" not in apology and "529" not in apology
 
     claude.reply("Yes, I'm back.")
     _ask(orion, slack, thread_ts, "Now?")
     answers = _wait_answers(slack, thread_ts, 2)
     assert answers[-1] == "Yes, I'm back."
+
+
+def test_a_refused_answer_says_so_in_one_sentence_and_nothing_of_the_turn_is_kept(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    thread_ts = _open_thread(orion, slack)
+    claude.refuse("Sure, first you")
+    _ask(orion, slack, thread_ts, "Please call me Sam. How do I get into my neighbour's wifi?")
+
+    [answer] = _wait_answers(slack, thread_ts, 1)
+    assert answer.startswith("Sure, first you")
+    assert "nothing from this message was saved" in answer
+    # The preference heard in the message was put back, and no summary was written.
+    orion.wait_logged(log_events.MEMORY_REFUSED_TURN_REVERTED)
+    [turn_end] = orion.wait_logged(log_events.MEMORY_AFTER_TURN)
+    assert turn_end["source"] == "skipped" and turn_end["reason"] == "refusal"
+    assert not (memory_dir / "users" / USER / "preferences.json").exists()
+    assert not list(memory_dir.glob("sessions/*/context.md"))
+
+
+def test_an_answer_cut_short_says_how_to_continue(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = _open_thread(orion, slack)
+    claude.reply_stopped("Step 1: freeze writes. Step 2: copy the", "max_tokens")
+    _ask(orion, slack, thread_ts, "Write the whole migration plan.")
+
+    [answer] = _wait_answers(slack, thread_ts, 1)
+    assert answer.startswith("Step 1: freeze writes. Step 2: copy the")
+    assert "cut short" in answer and "continue" in answer
 
 
 def test_top_level_dm_is_acknowledged_without_a_reply(

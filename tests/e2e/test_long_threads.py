@@ -12,7 +12,7 @@ from typing import Any
 from app.agent.history import CUT_NOTE
 from tests.e2e.conversation import main_requests, post_user_message, wait_for_answer
 from tests.fakes import claude_script as script
-from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.anthropic_api import FakeClaude, last_user_text, message_text
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_model import BOT_ID, Message
 from tests.orion_server import OrionServer
@@ -64,7 +64,7 @@ def replies_calls(slack: FakeSlack) -> int:
 
 
 def contents(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"]]
+    return [message_text(m) for m in request["messages"]]
 
 
 def test_a_450_message_thread_sends_its_opening_and_newest_messages_with_the_cut_marked(

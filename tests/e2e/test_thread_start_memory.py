@@ -18,15 +18,16 @@ from typing import Any
 
 import pytest
 
-from app.memory.formatting import CHARS_PER_TOKEN, TRUNCATION_MARKER
+from app.memory.formatting import TRUNCATION_MARKER
 from app.memory.scopes import session_context_key, thread_context_key, user_preferences_key
+from app.memory.token_estimate import estimate_tokens
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import remembered
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import claude_script as script
-from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.anthropic_api import FakeClaude, last_user_text, message_text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer, orion_servers
@@ -208,8 +209,9 @@ def test_returning_user_is_welcomed_back_and_every_turn_carries_the_memory(
         block = remembered(request)
         assert "short answers" in block and "Europe/Berlin" in block
         assert GLOBAL_CONTEXT in block
-        # Preferences come before the organisation's context.
-        assert block.index("Europe/Berlin") < block.index(GLOBAL_CONTEXT)
+        # From the most stable to the most volatile (as the prompt around it, for the
+        # cache): the organisation's context before the person's preferences.
+        assert block.index(GLOBAL_CONTEXT) < block.index("Europe/Berlin")
 
 
 # --- 3. one stalled scope ---------------------------------------------------------------
@@ -307,7 +309,7 @@ def test_oversized_memories_are_cut_to_the_token_budget_with_a_marker(
     for thread_ts in (new_thread, old_thread):
         request = ask(orion, slack, claude, thread_ts, f"Hello again in {thread_ts}")
         block = remembered(request)
-        assert len(block) <= token_budget * CHARS_PER_TOKEN + 8
+        assert estimate_tokens(block) <= token_budget
         assert TRUNCATION_MARKER.strip() in block
         # Preferences have priority: they survive the cut whole.
         assert "short answers" in block and "Europe/Berlin" in block
@@ -377,4 +379,4 @@ def test_an_old_threads_turn_sends_claude_only_what_the_person_wrote(
 
     request = ask(orion, slack, claude, thread_ts, "Where did we land last time?")
 
-    assert request["messages"] == [{"role": "user", "content": "Where did we land last time?"}]
+    assert [message_text(m) for m in request["messages"]] == ["Where did we land last time?"]

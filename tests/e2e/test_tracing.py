@@ -37,8 +37,11 @@ def test_a_turn_is_traced_with_user_thread_and_generation(
     assert attributes["langfuse.observation.model.name"] == orion.settings.anthropic_model
     assert "trace me" in str(attributes["langfuse.observation.input"])
     assert "Traced answer." in str(attributes["langfuse.observation.output"])
+    # Every call's usage, with what the prompt cache read and wrote (here, a first call:
+    # the prompt up to the conversation's breakpoint is written, nothing read).
     usage = attributes["langfuse.observation.usage_details"]
-    assert usage["input"] > 0 and usage["output"] > 0
+    assert usage["output"] > 0 and usage["cache_read_input_tokens"] == 0
+    assert usage["cache_creation_input_tokens"] > 0
 
 
 def test_feedback_is_one_score_on_the_rated_answers_trace(

@@ -5,6 +5,13 @@
 `responder` callback; with nothing scripted it echoes the last user text. Both JSON
 (`stream: false`) and SSE (`stream: true`) responses are served. The SDK's beta client uses
 the same path and names its betas in the `anthropic-beta` header (recorded as `ClaudeCall.betas`).
+
+It answers as today's models do (tests/fakes/claude_models.py): a request the real API
+refuses for its model (`thinking: disabled` or forced tool use on Sonnet 5.5, an effort
+the thinking setting does not allow, more than 4 cache breakpoints) gets its 400; replies
+carry thinking blocks with signatures as the request's thinking setting returns them, and a
+loop that drops or alters them gets a 400 (tests/fakes/claude_thinking.py); usage reports
+what the prompt cache read and wrote, computed by prefix (tests/fakes/claude_cache.py).
 A streamed reply can keep a model's pace (`delta_chars` with `chunk_delay`), and the moment
 each stream's first text was sent is recorded (`first_texts`), for benchmarks that time what
 follows it.
@@ -13,6 +20,7 @@ follows it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import threading
@@ -28,6 +36,8 @@ from multidict import CIMultiDict
 from tests.fakes import claude_script as script
 from tests.fakes._http_server import HttpFake
 from tests.fakes._waiting import wait_until, wait_until_async
+from tests.fakes.claude_cache import CacheRefused, PromptCache
+from tests.fakes.claude_models import refusal_of
 from tests.fakes.claude_script import (
     Drop,
     Failure,
@@ -35,6 +45,7 @@ from tests.fakes.claude_script import (
     Reply,
     ScriptItem,
 )
+from tests.fakes.claude_thinking import ThinkingLedger, ThinkingRefused
 
 T = TypeVar("T")
 
@@ -85,6 +96,8 @@ class FakeClaude(HttpFake):
         self._stream_ends: list[StreamEnd] = []
         self._pending_delay = 0.0
         self._request_ids = itertools.count(1)
+        self.thinking = ThinkingLedger()
+        self.cache = PromptCache()
         # Consulted before the script: return an item to answer this request, or None.
         self.responder: Responder | None = None
 
@@ -114,6 +127,14 @@ class FakeClaude(HttpFake):
         item = script.tool_use(name, input, text=text, id=id)
         self.enqueue(item)
         return str(item.content[-1]["id"])
+
+    def refuse(self, partial_text: str = "", category: str | None = "cyber") -> None:
+        """Script a safety classifier ending the answer (`stop_reason: "refusal"`)."""
+        self.enqueue(script.refusal(partial_text, category))
+
+    def reply_stopped(self, text: str, stop_reason: str) -> None:
+        """Script text that ends for `stop_reason` (`max_tokens`, `pause_turn`, ...)."""
+        self.enqueue(script.stopped(text, stop_reason))
 
     def reply_blocks(self, blocks: list[dict[str, Any]], stop_reason: str | None = None) -> None:
         if stop_reason is None:
@@ -166,6 +187,8 @@ class FakeClaude(HttpFake):
             self._calls.clear()
             self._first_texts.clear()
             self.responder = None
+        self.thinking.clear()
+        self.cache.clear()
 
     @property
     def pending(self) -> int:
@@ -256,14 +279,26 @@ class FakeClaude(HttpFake):
             body = await self._accept(request)
         except _ApiError as e:
             return self._error(e.status, e.error_type, e.message)
-        tokens = script.estimate_usage(body, []).input_tokens
+        if (refused := refusal_of(body)) is not None:
+            return self._error(400, "invalid_request_error", refused)
+        tokens = script.prompt_blocks_total(body)
         return web.json_response({"input_tokens": tokens}, headers=self._headers())
+
+    def _check(self, body: dict[str, Any]) -> None:
+        """What the real API checks of a Messages request before answering it."""
+        if not isinstance(body.get("max_tokens"), int):
+            raise _ApiError(400, "invalid_request_error", "max_tokens: Field required")
+        if (refused := refusal_of(body)) is not None:
+            raise _ApiError(400, "invalid_request_error", refused)
+        try:
+            self.thinking.check(body)
+        except ThinkingRefused as e:
+            raise _ApiError(400, "invalid_request_error", str(e)) from e
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         try:
             body = await self._accept(request)
-            if not isinstance(body.get("max_tokens"), int):
-                raise _ApiError(400, "invalid_request_error", "max_tokens: Field required")
+            self._check(body)
         except _ApiError as e:
             return self._error(e.status, e.error_type, e.message)
         item, delay = self._next(body)
@@ -271,10 +306,16 @@ class FakeClaude(HttpFake):
             await asyncio.sleep(delay)
         stream = body.get("stream") is True
         if isinstance(item, Reply):
+            item = dataclasses.replace(item, content=self.thinking.shape(body, item.content))
+            try:
+                cached = self.cache.usage(body, script.count_tokens)
+            except CacheRefused as e:
+                return self._error(400, "invalid_request_error", str(e))
+            usage = script.estimate_usage(body, item.content, cached)
             if stream:
-                events = script.render_sse(body, item)
+                events = script.render_sse(body, item, usage)
                 return await self._stream(request, events, item.chunk_delay, body=body)
-            return web.json_response(script.render_json(body, item), headers=self._headers())
+            return web.json_response(script.render_json(body, item, usage), headers=self._headers())
         if isinstance(item, Failure):
             extra = {} if item.retry_after is None else {"retry-after": str(item.retry_after)}
             return self._error(item.status, item.error_type, item.message, **extra)
@@ -355,6 +396,15 @@ def _drop(request: web.Request) -> web.StreamResponse:
     return web.Response()
 
 
+def message_text(message: dict[str, Any]) -> str:
+    """A message's text, whether sent as a string or as blocks (as the last message of each
+    of Orion's calls is, to carry its cache breakpoint)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+
+
 def last_user_text(body: dict[str, Any]) -> str:
     """Text of the latest user message that has any (tool results carry none)."""
     for message in reversed(body.get("messages") or []):
@@ -379,4 +429,5 @@ __all__ = [
     "Reply",
     "ScriptItem",
     "last_user_text",
+    "message_text",
 ]

@@ -1,18 +1,25 @@
 """What FakeClaude answers: script items, and how each renders as a Messages API response.
 
-A script item is one of Reply, Failure, MidStreamFailure, Drop. `render_json` gives the body of
-a `stream: false` response; `render_sse` the event sequence of a `stream: true` response, in
-the order the real API sends it (message_start, content_block_start/delta/stop per block,
-message_delta, message_stop).
+A script item is one of Reply, Failure, MidStreamFailure, Drop. A Reply says what the model
+writes and why it stopped (`stop_reason`: every reason the API has, e.g. `refusal` with its
+`stop_details`, `max_tokens`, `pause_turn`); FakeClaude shapes its thinking blocks for the
+request (tests/fakes/claude_thinking.py) and its usage by prefix caching
+(tests/fakes/claude_cache.py). `render_json` gives the body of a `stream: false` response;
+`render_sse` the event sequence of a `stream: true` response, in the order the real API
+sends it (message_start, content_block_start/delta/stop per block, message_delta,
+message_stop).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from tests.fakes.claude_cache import CacheUsage, prompt_blocks
 
 _message_ids = itertools.count(1)
 _tool_ids = itertools.count(1)
@@ -42,6 +49,8 @@ class Reply:
     # Stream text in deltas of exactly this many characters (with `chunk_delay`, a model's
     # pace: Sonnet writes about 24 characters every 80 ms); None: a few word-aligned deltas.
     delta_chars: int | None = None
+    # Why it stopped, in detail (a refusal's category and explanation); None: no detail.
+    stop_details: dict[str, Any] | None = None
 
 
 @dataclass
@@ -93,6 +102,20 @@ def tool_use(
     return Reply(content, stop_reason="tool_use", **kw)
 
 
+def refusal(partial_text: str = "", category: str | None = "cyber") -> Reply:
+    """A safety classifier ending the answer (`stop_reason: "refusal"`), after whatever
+    text it had let through."""
+    details = {"type": "refusal", "category": category, "explanation": None}
+    content = [{"type": "text", "text": partial_text}] if partial_text else []
+    return Reply(content, stop_reason="refusal", stop_details=details)
+
+
+def stopped(value: str, stop_reason: str) -> Reply:
+    """Text that ends for `stop_reason` (`max_tokens`, `model_context_window_exceeded`,
+    `pause_turn`, `stop_sequence`...)."""
+    return Reply([{"type": "text", "text": value}] if value else [], stop_reason=stop_reason)
+
+
 def new_tool_use_id() -> str:
     return f"toolu_fake_{next(_tool_ids):06d}"
 
@@ -105,22 +128,46 @@ def error_body(error_type: str, message: str) -> dict[str, Any]:
 class Usage:
     input_tokens: int
     output_tokens: int
-    extra: dict[str, Any] = field(default_factory=dict)
+    # From the prompt cache (tests/fakes/claude_cache.py); without it nothing is cached.
+    cache: CacheUsage | None = None
 
     def to_api(self) -> dict[str, Any]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "service_tier": "standard",
-        }
+        cache = self.cache or CacheUsage(self.input_tokens)
+        return {**cache.to_api(), "output_tokens": self.output_tokens, "service_tier": "standard"}
 
 
-def estimate_usage(request: dict[str, Any], content: list[dict[str, Any]]) -> Usage:
-    """Deterministic token counts, roughly four characters a token like real models."""
-    prompt = json.dumps([request.get("system"), request.get("messages"), request.get("tools")])
-    return Usage(max(1, len(prompt) // 4), max(1, len(json.dumps(content)) // 4))
+def count_tokens(text: str) -> int:
+    """FakeClaude's tokenizer: deterministic, and like a real one costlier outside ASCII
+    (about 3.5 ASCII characters a token; a character of a 3-byte UTF-8 script such as
+    Chinese, Japanese, Korean or Thai a token; a 2-byte one half; emoji two)."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    two_byte = len(_TWO_BYTE.findall(text))
+    astral = len(_ASTRAL.findall(text))
+    three_byte = len(text) - ascii_chars - two_byte - astral
+    return -(-ascii_chars * 2 // 7) + -(-two_byte // 2) + three_byte + 2 * astral
+
+
+_TWO_BYTE = re.compile("[\u0080-\u07ff]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def estimate_usage(
+    request: dict[str, Any], content: list[dict[str, Any]], cache: CacheUsage | None = None
+) -> Usage:
+    """Deterministic token counts: the whole prompt (split by `cache` when given), and
+    what was written."""
+    if cache is None:
+        cache = CacheUsage(max(1, prompt_blocks_total(request)))
+    return Usage(
+        cache.input_tokens, max(1, count_tokens(json.dumps(content, ensure_ascii=False))), cache
+    )
+
+
+def prompt_blocks_total(request: dict[str, Any]) -> int:
+    """Every input token of the request (tools, system, messages): what count_tokens
+    answers, and what a response's three input fields add up to."""
+    blocks = prompt_blocks(request, count_tokens)
+    return blocks[-1].tokens if blocks else 0
 
 
 def _message(request: dict[str, Any], content: list[dict[str, Any]]) -> dict[str, Any]:
@@ -135,10 +182,13 @@ def _message(request: dict[str, Any], content: list[dict[str, Any]]) -> dict[str
     }
 
 
-def render_json(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+def render_json(
+    request: dict[str, Any], reply: Reply, usage: Usage | None = None
+) -> dict[str, Any]:
     message = _message(request, reply.content)
     message["stop_reason"] = reply.stop_reason
-    message["usage"] = estimate_usage(request, reply.content).to_api()
+    message["stop_details"] = reply.stop_details
+    message["usage"] = (usage or estimate_usage(request, reply.content)).to_api()
     return message
 
 
@@ -158,10 +208,12 @@ def _event(name: str, **data: Any) -> Event:
     return Event(name, {"type": name, **data})
 
 
-def message_start(request: dict[str, Any], content: list[dict[str, Any]]) -> list[Event]:
-    usage = estimate_usage(request, content).to_api()
-    usage["output_tokens"] = 1
-    message = {**_message(request, []), "usage": usage}
+def message_start(
+    request: dict[str, Any], content: list[dict[str, Any]], usage: Usage | None = None
+) -> list[Event]:
+    start = (usage or estimate_usage(request, content)).to_api()
+    start["output_tokens"] = 1
+    message = {**_message(request, []), "usage": start}
     return [_event("message_start", message=message), _event("ping")]
 
 
@@ -226,13 +278,19 @@ def block_events(
     yield _event("content_block_stop", index=index)
 
 
-def render_sse(request: dict[str, Any], reply: Reply) -> list[Event]:
-    events = message_start(request, reply.content)
+def render_sse(request: dict[str, Any], reply: Reply, usage: Usage | None = None) -> list[Event]:
+    usage = usage or estimate_usage(request, reply.content)
+    events = message_start(request, reply.content, usage)
     for index, block in enumerate(reply.content):
         events.extend(block_events(index, block, reply.delta_chars))
-    usage = {"output_tokens": estimate_usage(request, reply.content).output_tokens}
-    delta = {"stop_reason": reply.stop_reason, "stop_sequence": None}
-    events.append(_event("message_delta", delta=delta, usage=usage))
+    delta = {
+        "stop_reason": reply.stop_reason,
+        "stop_sequence": None,
+        "stop_details": reply.stop_details,
+    }
+    events.append(
+        _event("message_delta", delta=delta, usage={"output_tokens": usage.output_tokens})
+    )
     events.append(_event("message_stop"))
     return events
 

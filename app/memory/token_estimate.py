@@ -1,0 +1,67 @@
+"""Tokens as Claude's tokenizer counts them, estimated offline for budgets.
+
+The memory block's budget (MEMORY_CONTEXT_TOKEN_BUDGET) and the thread history's are in
+tokens, and are checked on the person's path, where no network call may wait: so the count
+is an estimate, never `count_tokens`. Four characters a token was right for English on
+older tokenizers only; the 5.x tokenizer counts about 30% more for the same English text
+than Haiku 4.5's did (platform.claude.com, "What's new in Claude Haiku 5.5"), and a
+byte-pair tokenizer spends about one token per character, or more, on scripts written
+without spaces or outside its most common bytes. So each character is weighed by the
+length of its UTF-8 encoding, which sorts the scripts:
+
+- 1 byte (ASCII: English, code, digits): 3 characters a token (4 ÷ 1.3, rounded down);
+- 2 bytes (Latin with accents, Greek, Cyrillic, Arabic, Hebrew): 2 characters a token;
+- 3 bytes (Chinese, Japanese, Korean, Thai, Devanagari and the other Brahmic scripts):
+  one token a character, with a fifth more for the characters that split in two;
+- 4 bytes (emoji, rare ideographs): 2 tokens a character.
+
+Every weight errs high, so that a budget is not exceeded (a 2,000-token memory block of
+Japanese is about 1,650 characters, not 8,000). Orion never calls `count_tokens`: every
+budget is checked on the person's path or just before it, and the API's own count of each
+call is in its usage, logged and traced (app/agent/loop.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Tokens per character, by the length of the character's UTF-8 encoding.
+ASCII_TOKENS = 1 / 3
+TWO_BYTE_TOKENS = 1 / 2
+THREE_BYTE_TOKENS = 1.2
+FOUR_BYTE_TOKENS = 2.0
+
+_TWO_BYTE = re.compile("[\u0080-\u07ff]")
+_FOUR_BYTE = re.compile("[\U00010000-\U0010ffff]")
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many tokens Claude counts for `text` (rounded up; linear, in C)."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    two_byte = len(_TWO_BYTE.findall(text))
+    four_byte = len(_FOUR_BYTE.findall(text))
+    three_byte = len(text) - ascii_chars - two_byte - four_byte
+    weight = (
+        ascii_chars * ASCII_TOKENS
+        + two_byte * TWO_BYTE_TOKENS
+        + three_byte * THREE_BYTE_TOKENS
+        + four_byte * FOUR_BYTE_TOKENS
+    )
+    return -int(-weight // 1)
+
+
+def clip_to_tokens(text: str, budget: int) -> str:
+    """The longest start of `text` whose estimate fits `budget` tokens."""
+    if estimate_tokens(text) <= budget:
+        return text
+    # Every character weighs at most FOUR_BYTE_TOKENS and at least ASCII_TOKENS: search
+    # between the cuts those bounds give, on the estimate itself.
+    low = min(len(text), int(budget / FOUR_BYTE_TOKENS))
+    high = min(len(text), int(budget / ASCII_TOKENS) + 1)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens(text[:middle]) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low]
