@@ -247,7 +247,7 @@ def test_the_chats_own_commands_never_reach_claude(tmp_path: Path, claude: FakeC
     for command, what in COMMANDS.items():
         assert f"  {command} " in result.stdout and what in result.stdout
     assert "No command /frobnicate here: /help lists them." in result.stdout
-    assert [m["content"] for m in _questions(claude)[0]["messages"]] == ["A question."]
+    assert [message_text(m) for m in _questions(claude)[0]["messages"]] == ["A question."]
     assert len(_questions(claude)) == 1, "/quit ended the conversation"
 
 
@@ -297,7 +297,7 @@ def test_a_pasted_block_of_lines_is_one_message(tmp_path: Path, claude: FakeClau
         terminal.ctrl_d()
         assert terminal.wait() == 0
 
-    asked = [request["messages"][-1]["content"] for request in _questions(claude)]
+    asked = [message_text(request["messages"][-1]) for request in _questions(claude)]
     assert asked == ["First line of the paste.\nSecond line.\nThird line.", "Line A\nLine B"]
 
 
