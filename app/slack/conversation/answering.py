@@ -160,9 +160,11 @@ class Answerer:
                 try:
                     await work
                 except asyncio.CancelledError:
-                    why = self.turns.why_ended(work)
-                    if why is None:
+                    if self.turns.why_ended(work) is None:
                         raise  # Orion itself is being cancelled
+                # Ended early, even if the turn reached its end as it was (Slack refused
+                # the stream's last call: the person stopped it right then).
+                if (why := self.turns.why_ended(work)) is not None:
                     await self._ended_early(why, message, turn, reply, client)
         except Exception as exc:
             log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
@@ -225,6 +227,8 @@ class Answerer:
         await reply.finish(
             blocks=feedback_blocks(), metadata=answer_metadata(tracing.current_trace_id())
         )
+        if reply.stopped:
+            return  # by the person, as it ended: nothing is learned from it
         # Only now, with the reply complete: the summary must never hold up this reply
         # (nor wait for the note below).
         run_in_background(agent.after_turn(turn.request, result.text), name="memory.after_turn")

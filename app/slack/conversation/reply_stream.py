@@ -158,6 +158,11 @@ class SlackReplyStream:
     def text(self) -> str:
         return "".join(self._text)
 
+    @property
+    def stopped(self) -> bool:
+        """Slack stopped the answer's stream (the person pressed Stop)."""
+        return self._stream.stopped
+
     async def append(self, markdown: str) -> None:
         """Never waits for Slack: Claude's stream goes on while Slack takes its time."""
         if not markdown:
