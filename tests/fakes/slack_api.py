@@ -754,6 +754,9 @@ class FakeSlack(HttpFake):
                 bot_id=BOT_ID,
                 blocks=list(blocks),
                 metadata=args.get("metadata") or None,
+                posted=True,
+                unfurl_links=_flag(args.get("unfurl_links")),
+                unfurl_media=_flag(args.get("unfurl_media")),
             )
         )
         return {"channel": channel, "ts": message.ts, "message": message.to_api()}
@@ -1074,6 +1077,13 @@ async def _parse(request: web.Request) -> _Request:
     if auth.startswith("Bearer "):
         token = auth.removeprefix("Bearer ")
     return _Request(request.match_info["method"], args, token, CIMultiDict(request.headers))
+
+
+def _flag(value: object) -> bool | None:
+    """A boolean argument as Slack reads it (JSON `false`, or a form's "false"/"0")."""
+    if value is None:
+        return None
+    return str(value).lower() not in ("false", "0", "")
 
 
 def _required(args: dict[str, Any], name: str) -> Any:

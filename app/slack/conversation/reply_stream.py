@@ -43,6 +43,7 @@ from app.slack.conversation.task_display import (
     task_chunk,
 )
 from app.slack.conversation.thread_links import ThreadLinks
+from app.slack.conversation.unfurls import NO_UNFURLS
 
 log = get_logger(__name__)
 
@@ -184,7 +185,10 @@ class SlackReplyStream:
         await self._stream.abandon()
         try:
             await self._client.chat_postMessage(
-                channel=self._channel, thread_ts=self._thread_ts, text=confirmation
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                text=confirmation,
+                **NO_UNFURLS,
             )
         except STREAM_FAILURES as exc:
             log.warning("slack.stop_confirmation_failed", error=type(exc).__name__, exc_info=exc)
@@ -247,6 +251,7 @@ class SlackReplyStream:
                 thread_ts=self._thread_ts,
                 text=part,
                 **_content(part, blocks, metadata, last=number == len(parts)),
+                **NO_UNFURLS,
             )
 
 
