@@ -29,7 +29,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.config import Settings
 from app.observability.logging import get_logger
 from app.slack.oauth.installation_store import ObjectStoreInstallationStore
-from app.slack.oauth.state_store import DEFAULT_EXPIRATION_S, ObjectStoreOAuthStateStore
+from app.slack.oauth.state_store import DEFAULT_EXPIRATION_S, SignedOAuthStateStore
 from app.storage.store import ObjectStore, StoreError
 from app.storage.team_scope import InvalidTenant
 
@@ -48,19 +48,13 @@ _QUIET.setLevel(logging.ERROR)
 
 
 class OrionOAuthFlow(AsyncOAuthFlow):
-    async def handle_installation(self, request: AsyncBoltRequest) -> BoltResponse:
-        try:
-            return await super().handle_installation(request)
-        except _STORAGE_FAILURES as exc:
-            # The state could not be kept: no link that would fail at its end is shown.
-            log.warning("slack.oauth.install_failed", reason="storage_error", exc_info=exc)
-            return await self._failure(request, "storage_error", 503)
+    # The install page needs no storage: its state is signed, not stored (state_store.py).
 
     async def handle_callback(self, request: AsyncBoltRequest) -> BoltResponse:
         try:
             return await super().handle_callback(request)
         except _STORAGE_FAILURES as exc:
-            # The state could not be checked: nothing was exchanged or stored.
+            # The state could not be spent: nothing was exchanged or stored.
             log.warning("slack.oauth.install_failed", reason="storage_error", exc_info=exc)
             return await self._failure(request, "storage_error", 503)
         except aiohttp.ClientError as exc:
@@ -122,7 +116,9 @@ def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) 
         redirect_uri=settings.slack_oauth_redirect_url,
         authorization_url=settings.slack_authorize_url,
         installation_store=installation_store,
-        state_store=ObjectStoreOAuthStateStore(store, expiration_seconds=DEFAULT_EXPIRATION_S),
+        state_store=SignedOAuthStateStore(
+            store, client_secret, expiration_seconds=DEFAULT_EXPIRATION_S
+        ),
         state_expiration_seconds=DEFAULT_EXPIRATION_S,
         # Orion acts with bot tokens only: an event is authorized from the bot record,
         # whose token is rotated (and saved) at most once per event. (Through the
