@@ -204,6 +204,7 @@ class FakeSlack(HttpFake):
             self.socket_mode = socket_mode
         self._handlers: dict[str, Handler] = {
             "auth.test": self._auth_test,
+            "auth.revoke": self._auth_revoke,
             "oauth.v2.access": self._oauth_access,
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
@@ -709,6 +710,15 @@ class FakeSlack(HttpFake):
         if installed.refresh_token is not None:
             answer |= {"refresh_token": installed.refresh_token, "expires_in": installed.lifetime_s}
         return answer
+
+    def _auth_revoke(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The calling token stops working (an installation's last bot token: the app is
+        gone from that workspace)."""
+        installed = self._calling
+        if installed is None:
+            raise SlackError("invalid_auth")
+        self._revoked.add(installed.bot_token)
+        return {"revoked": True}
 
     def _auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
         installed = self._calling
