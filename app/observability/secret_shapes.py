@@ -210,15 +210,20 @@ _LABELS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ),
     # Secrets and keys by name: `client_secret=…`, `api_key: …`, `X-Api-Key: …`,
     # `access_token=…`, "API key: …", "clé API : …".
+    ("credential", ("secret", "secret_key", "secret-key", "secretkey"), ("secret",)),
     (
-        "credential",
+        "api_key_by_name",
         (
-            *("secret", "secret_key", "secret-key", "secretkey", "api_key", "api-key", "apikey"),
-            *("api key", "clé api", "clé d'api", "clave api", "clave de api", "api-schlüssel"),
-            *("chave api", "chave de api", "chiave api", "api-sleutel"),
-            *(f"{kind}{sep}token" for kind in ("access", "auth", "refresh", "api") for sep in "_-"),
+            *("api_key", "api-key", "apikey", "api key", "clé api", "clé d'api", "clave api"),
+            *("clave de api", "api-schlüssel", "chave api", "chave de api", "chiave api"),
+            "api-sleutel",
         ),
-        ("secret", "api", "token"),
+        ("api",),
+    ),
+    (
+        "token_by_name",
+        tuple(f"{kind}{sep}token" for kind in ("access", "auth", "refresh", "api") for sep in "_-"),
+        ("_token", "-token"),
     ),
     (
         "credential_in_cjk",
