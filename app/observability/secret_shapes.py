@@ -10,11 +10,12 @@ holds no `sk-` key. Where a repeat can fail after it (a JWT's header before its 
 it stops before the next glued occurrence of its own prefix, so that a text of nothing but
 glued prefixes is scanned once, not once per prefix.
 
-A maintained detector set (detect-secrets 1.5 and its fork bc-detect-secrets) was measured
-against these and not used: its keyword plugin backtracks (over 5 s of CPU on 40,000
-characters of `password_`), it reports the secret's value per line rather than where it
-sits, and it finds none of npm, Hugging Face, Docker, Vault, Shopify, Atlassian or Google
-OAuth client secrets, nor a label in another language.
+A maintained detector set (detect-secrets 1.5 and its fork bc-detect-secrets 1.5.52, every
+plugin) was measured against these and not used: its keyword plugin backtracks (over 5 s of
+CPU on 40,000 characters of `password_`, stopped there), it reports a secret's value per
+line rather than where it sits, and each missed 12 of the 17 shapes tests/security/
+test_secret_shapes_table.py began with (Hugging Face, Docker, Vault, Shopify, Atlassian and
+Google OAuth secrets, `token: <hex>`, `GITHUB_TOKEN=`, and every non-English label).
 
 app/observability/redaction.py applies them; tests/observability/test_secret_shapes.py
 and tests/security/test_secret_shapes_table.py hold each to its shape, and
