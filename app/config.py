@@ -33,6 +33,7 @@ from app.agent.thinking import (
     Effort,
     ThinkingMode,
 )
+from app.storage.team_scope import is_slack_team_id
 
 # A current, non-deprecated model from the SDK's model list (anthropic.types.ModelParam).
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -190,6 +191,9 @@ class Settings(OperatorSettings):
     # needed when the app lists several (Slack then requires it in the exchange too).
     slack_oauth_redirect_url: str | None = None
     slack_authorize_url: str = DEFAULT_AUTHORIZE_URL
+    # Distribution mode: the only workspaces (team ids, or organisation ids for Enterprise
+    # Grid) that may install Orion and be answered, comma-separated; unset: any.
+    slack_allowed_teams: str | None = None
     slack_app_token: SecretStr | None = None
     # Existing installs (assistant_view) keep working unchanged; new apps set `agent`.
     slack_experience: SlackExperience = SlackExperience.ASSISTANT
@@ -237,6 +241,28 @@ class Settings(OperatorSettings):
         if value is not None and not value.get_secret_value().startswith("xapp-"):
             raise ValueError("must be an app-level token starting with xapp-")
         return value
+
+    @field_validator("slack_allowed_teams")
+    @classmethod
+    def _team_ids(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        ids = [part.strip() for part in value.split(",") if part.strip()]
+        if not ids:
+            raise ValueError("names no workspace: leave it unset to allow every workspace")
+        for team_id in ids:
+            if not is_slack_team_id(team_id):
+                raise ValueError(
+                    f"{team_id[:40]!r} is not a Slack team id (T…) or organisation id (E…)"
+                )
+        return ",".join(ids)
+
+    @property
+    def allowed_teams(self) -> frozenset[str] | None:
+        """The workspaces distribution mode serves (None: every one)."""
+        if self.slack_allowed_teams is None:
+            return None
+        return frozenset(self.slack_allowed_teams.split(","))
 
     @property
     def bot_scopes(self) -> list[str]:

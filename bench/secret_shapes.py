@@ -7,8 +7,10 @@ scrubbed at least once per turn. Measured in this process, single-threaded, with
 
 - adversarial inputs: every anchor of every shape followed by 40,000 characters of each
   character that could make a pattern backtrack (white space, key characters, separators,
-  quotes, invisible characters), alone or repeated; runs of every Unicode space; nested
-  brackets; repeated punctuation; one endless word. Reported: the median, p95, p99 and
+  quotes, invisible characters), alone or repeated; every anchor glued to itself by a
+  separator, ending in `(` (`password=password=…(`: 680 ms before the anchors could be
+  glued); runs of every Unicode space; nested brackets; repeated punctuation; one
+  endless word. Reported: the median, p95, p99 and
   the worst of the per-input medians, and which input was worst;
 - ordinary prose without secrets (the common case), and the same prose with secrets;
 - Langfuse's mask over one Claude request as Orion traces it: a 2,000-character
@@ -25,7 +27,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from app.observability.redaction import SECRET_SHAPES, redact_everything, redact_secret_shapes
+from app.observability.redaction import redact_everything, redact_secret_shapes
+from app.observability.secret_shapes import SECRET_SHAPES
 from bench.stats import median_ms, percentile_ms, print_table
 
 LENGTH = 40_000
@@ -34,6 +37,8 @@ FILLERS = (
     *("a", "A", "0", "A0", "-", "_", ".", "=", ":", "/", "@", "%", "+", "&"),
     *('"', "'", "*", "\\", "\\n", "(", "[", "{", "!"),
 )
+# What glues a secret to the word before it, or a label to its value.
+GLUE = ("-", "_", "=", ":")
 EXTRA_ANCHORS = (
     *("-----BEGIN RSA PRIVATE KEY-----", "-----END PRIVATE KEY-----", "BEGIN", "PRIVATE KEY"),
     *("password: ", "password=", '"password": "', "https://u:", "://", "Bearer ", "Basic "),
@@ -65,6 +70,9 @@ def adversarial_inputs() -> dict[str, str]:
             inputs[f"{anchor!r} + {filler!r} run"] = (anchor + filler * LENGTH)[:LENGTH]
             inputs[f"({anchor!r} + {filler!r}) repeated"] = _fill(anchor + filler)
             inputs[f"({anchor!r} + {filler!r} x3) repeated"] = _fill(anchor + filler * 3)
+        for glue in GLUE:
+            # Anchors glued into one long word that something at its end makes fail.
+            inputs[f"({anchor!r} + {glue!r}) repeated, then '('"] = _fill(anchor + glue)[:-1] + "("
     for space in UNICODE_SPACES:
         inputs[f"password:{space!r} run"] = ("password:" + space * LENGTH)[:LENGTH]
     inputs["every Unicode space"] = _fill(UNICODE_SPACES)

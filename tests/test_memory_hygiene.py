@@ -129,4 +129,5 @@ def test_the_deploy_applies_the_lifecycle_rule_to_the_bucket() -> None:
         "update",
         "gs://${_BUCKET}",
         "--lifecycle-file=gcs-lifecycle.json",
+        "--clear-soft-delete",
     ] in commands

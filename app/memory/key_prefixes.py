@@ -113,7 +113,7 @@ INSTALLATIONS = KeyPrefix(
 )
 OAUTH_STATES = KeyPrefix(
     "oauth-states/",
-    "the random state of each install started, consumed once (valid ten minutes)",
+    "the spent mark of each install state Slack's redirect brought back (signed, not stored)",
     Lifetime.DAY,
     model_reaches=False,
     personal=False,

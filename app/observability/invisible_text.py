@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from functools import cached_property
 
 # Every format character (Unicode category Cf: zero-width spaces and joiners, bidi
-# controls, the soft hyphen, the BOM, tag characters...) as of Unicode 14, the version of
-# this Python (tests/observability/test_invisible_text.py checks that none is missing),
-# and the few characters of other categories that render as nothing: the combining
-# grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian free variation
-# selectors and the variation selectors.
+# controls, the soft hyphen, the BOM, tag characters...) as of Unicode 15.1, Python
+# 3.13's (tests/observability/test_invisible_text.py checks that none of the running
+# Python's is missing), and the few characters of other categories that render as
+# nothing: the combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
+# Mongolian free variation selectors and the variation selectors.
 _INVISIBLE_CLASS = (
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
     "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
-    "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
     "\U000e0020-\U000e007f"
     "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u3164\uffa0\ufe00-\ufe0f"
     "\U000e0100-\U000e01ef"

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
 
-from app.observability.redaction import redact
+from app.observability.redaction import redact_everything
 
 _SEVERITY = {
     "debug": "DEBUG",
@@ -45,7 +45,9 @@ def _cloud_logging_fields(_: WrappedLogger, method: str, event_dict: EventDict) 
 
 
 def _redact_secrets(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
-    return {key: redact(value) for key, value in event_dict.items()}
+    """Orion's own secrets, and any of a known shape: a person's pasted token quoted in a
+    line, or a workspace's bot token (distribution mode) echoed by a library's error."""
+    return {key: redact_everything(value) for key, value in event_dict.items()}
 
 
 def configure_logging(

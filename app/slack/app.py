@@ -93,7 +93,7 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
     on its own workspace's keys."""
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from app.slack.oauth import tenant_binding, uninstall
+    from app.slack.oauth import allowed_teams, tenant_binding, uninstall
     from app.slack.oauth.flow import build_oauth
 
     assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
@@ -107,7 +107,10 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
         oauth_flow=oauth_flow,  # its settings' authorize answers every request
         # When each request's authorization began: its writes are checked against an
         # uninstall from that moment on (app/slack/oauth/tenant_binding.py).
-        before_authorize=tenant_binding.StampAuthorization(),
+        # Before that, a workspace not listed in SLACK_ALLOWED_TEAMS goes no further.
+        before_authorize=allowed_teams.before_authorize(
+            oauth_flow.allowed, tenant_binding.StampAuthorization()
+        ),
         user_facing_authorize_error_message=tenant_binding.AUTHORIZE_FAILED_TEXT,
         process_before_response=False,
     )

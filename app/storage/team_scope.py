@@ -56,6 +56,11 @@ UNINSTALL_CHECK_BUDGET_S = 5.0
 _UNSCOPED_READS = ("health/",)
 
 
+def is_slack_team_id(value: str) -> bool:
+    """Whether `value` has the shape of a workspace (T…) or organisation (E…) id."""
+    return bool(_TEAM_ID.fullmatch(value) or _ENTERPRISE_ID.fullmatch(value))
+
+
 class TenantNotBound(StoreError):
     """A scoped operation ran with no tenant bound (a bug: refused, never guessed)."""
 

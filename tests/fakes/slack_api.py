@@ -204,6 +204,7 @@ class FakeSlack(HttpFake):
             self.socket_mode = socket_mode
         self._handlers: dict[str, Handler] = {
             "auth.test": self._auth_test,
+            "auth.revoke": self._auth_revoke,
             "oauth.v2.access": self._oauth_access,
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
@@ -725,6 +726,15 @@ class FakeSlack(HttpFake):
             answer |= {"refresh_token": installed.refresh_token, "expires_in": installed.lifetime_s}
         return answer
 
+    def _auth_revoke(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The calling token stops working (an installation's last bot token: the app is
+        gone from that workspace)."""
+        installed = self._calling
+        if installed is None:
+            raise SlackError("invalid_auth")
+        self._revoked.add(installed.bot_token)
+        return {"revoked": True}
+
     def _auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
         installed = self._calling
         if installed is not None:  # an installed workspace's token: its own ids
@@ -769,6 +779,9 @@ class FakeSlack(HttpFake):
                 bot_id=BOT_ID,
                 blocks=list(blocks),
                 metadata=args.get("metadata") or None,
+                posted=True,
+                unfurl_links=_flag(args.get("unfurl_links")),
+                unfurl_media=_flag(args.get("unfurl_media")),
             )
         )
         return {"channel": channel, "ts": message.ts, "message": message.to_api()}
@@ -1089,6 +1102,13 @@ async def _parse(request: web.Request) -> _Request:
     if auth.startswith("Bearer "):
         token = auth.removeprefix("Bearer ")
     return _Request(request.match_info["method"], args, token, CIMultiDict(request.headers))
+
+
+def _flag(value: object) -> bool | None:
+    """A boolean argument as Slack reads it (JSON `false`, or a form's "false"/"0")."""
+    if value is None:
+        return None
+    return str(value).lower() not in ("false", "0", "")
 
 
 def _required(args: dict[str, Any], name: str) -> Any:

@@ -8,6 +8,7 @@ access goes through one lock and readers get copies.
 from __future__ import annotations
 
 import copy
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -55,10 +56,28 @@ class Message:
     subtype: str | None = None
     edited: bool = False
     deleted: bool = False
+    # chat.postMessage's `unfurl_links` / `unfurl_media`, as sent (None: not sent); the
+    # streaming methods and chat.update take neither.
+    posted: bool = False  # by chat.postMessage (not a stream, not a person)
+    unfurl_links: bool | None = None
+    unfurl_media: bool | None = None
 
     @property
     def is_bot(self) -> bool:
         return self.bot_id is not None
+
+    @property
+    def would_unfurl(self) -> bool:
+        """Whether Slack would fetch a link of this message to unfurl it. A posted message
+        with a link does unless both `unfurl_links` and `unfurl_media` were false (what Slack
+        unfurls by default depends on the link: here, anything not turned off). A streamed
+        message is taken not to: the streaming methods take no unfurl arguments, and Slack
+        documents no unfurling of streams (unverified)."""
+        if not self.posted:
+            return False
+        has_link = "http://" in self.text or "https://" in self.text
+        has_link = has_link or "http" in json.dumps(self.blocks)
+        return has_link and not (self.unfurl_links is False and self.unfurl_media is False)
 
     def in_thread(self, thread_ts: str) -> bool:
         return self.ts == thread_ts or self.thread_ts == thread_ts

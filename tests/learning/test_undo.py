@@ -31,7 +31,7 @@ from app.memory.scopes import (
     undo_record_key,
 )
 from app.memory.tool.scoped_tool import ScopedMemoryTool
-from app.observability.redaction import SECRET_SHAPES
+from app.observability.secret_shapes import SECRET_SHAPES
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER, Backend
 from tests.memory.tool.helpers import refused, run

@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from app.observability.redaction import SECRET_SHAPES, redact_secret_shapes
+from app.observability.redaction import redact_secret_shapes
+from app.observability.secret_shapes import SECRET_SHAPES
 
 SLACK_BOT = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
 PEM = (
@@ -209,6 +210,12 @@ def test_each_kind_of_secret_is_redacted(text: str, kept: str) -> None:
         'print("password: %s" % masked)\nlog(f"api_key={api_key}")',
         "password: Optional[str] = None\nsecret_key: SecretStr",
         "if not password: raise ValueError('password required')",
+        # labels and prefixes without a secret after them
+        "The token: expired yesterday, so the job failed; tokens: none left.",
+        "hf_hub_download(repo_id) and npm_config_cache, SG. Lee's npm_ prefix notes.",
+        "Vault tokens start with hvs. and Shopify ones with shpat_; Atlassian with ATATT.",
+        "パスワードを忘れました。密码是什么？비밀번호를 잊어버렸어요.",
+        "Das Passwort ist zu kurz; le mot de passe expire; la contraseña caducó.",
     ],
 )
 def test_ordinary_text_comes_back_unchanged(text: str) -> None:
@@ -309,6 +316,13 @@ _ADVERSARIAL = [
     ("://" * 13_333),
     ("Basic " + "QUJD" * 9_998),
     ("[" * 20_000 + "]" * 20_000),
+    # Anchors glued by separators (secrets may follow one), ending where a pattern fails.
+    ("password=" * 4_444 + "("),
+    ("eyJ-" * 10_000),
+    ("eyJaaaaaaaa_" * 3_333),
+    ("sk-" * 13_333),
+    ("token=token=" * 3_333 + "("),
+    ("xoxb-" * 8_000 + "("),
 ]
 
 

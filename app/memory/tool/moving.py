@@ -2,11 +2,18 @@
 
 A bucket cannot rename: a move is a create-only copy, then a delete conditional on the
 generation that was copied, so a change made meanwhile is never lost.
+
+One call touches at most `MAX_FILES_PER_CALL` files, `MAX_IN_FLIGHT` at a time: a rename of
+a full directory (200 files of 100 KB) once sent every file's read, copy and delete at
+once, 600 requests and 20 MB in one burst, on the storage every other conversation
+shares. A directory larger than that is an error result telling the model to go in parts.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TypeVar
 
 from anthropic.types.beta import (
     BetaMemoryTool20250818DeleteCommand,
@@ -16,7 +23,12 @@ from anthropic.types.beta import (
 from app.memory.scopes import to_memory_path
 from app.memory.tool.access import ScopedAccess, check_name_holds_no_secret, exists, key_of
 from app.memory.tool.errors import MemoryToolError, conflict
-from app.storage.store import CREATE_ONLY, PreconditionFailed, StoredObject
+from app.storage.store import CREATE_ONLY, ObjectInfo, PreconditionFailed, StoredObject
+
+MAX_FILES_PER_CALL = 100
+MAX_IN_FLIGHT = 8
+
+T = TypeVar("T")
 
 
 async def delete(access: ScopedAccess, command: BetaMemoryTool20250818DeleteCommand) -> str:
@@ -33,7 +45,8 @@ async def delete(access: ScopedAccess, command: BetaMemoryTool20250818DeleteComm
     objects = await store.list(f"{key}/")
     if not objects:
         raise MemoryToolError(f"The path {path} does not exist")
-    await asyncio.gather(*(store.delete(obj.key) for obj in objects))
+    _check_count("delete", path, objects)
+    await _each(objects, lambda obj: store.delete(obj.key))
     return f"Successfully deleted {path}"
 
 
@@ -52,31 +65,53 @@ async def rename(access: ScopedAccess, command: BetaMemoryTool20250818RenameComm
     moves = await _sources(access, old_key)
     if not moves:
         raise MemoryToolError(f"The path {old_path} does not exist")
+    _check_count("rename", old_path, moves)
     if new_key.startswith(f"{old_key}/"):
         raise MemoryToolError(f"Cannot move {old_path} into itself ({new_path})")
     same_root = access.scope.root_of(old_key) == access.scope.root_of(new_key)
     adding = 0 if same_root else len(moves)
     access.check_destination(new_path, new_key, destination, adding=adding)
-    await asyncio.gather(
-        *(_move(access, obj, new_key + obj.key[len(old_key) :], old_path) for obj in moves)
-    )
+    await _each(moves, lambda obj: _move(access, obj, new_key + obj.key[len(old_key) :], old_path))
     return f"Successfully renamed {old_path} to {new_path}"
 
 
-async def _sources(access: ScopedAccess, key: str) -> list[StoredObject]:
-    """The file at `key`, or every file under it, with content, for a move."""
+async def _sources(access: ScopedAccess, key: str) -> list[StoredObject | ObjectInfo]:
+    """The file at `key` (read), or every file under it (listed, read when moved)."""
     stored = await access.store.read(key)
     if stored is not None:
         return [stored]
-    objects = await access.store.list(f"{key}/")
-    reads = await asyncio.gather(*(access.store.read(obj.key) for obj in objects))
-    return [obj for obj in reads if obj is not None]
+    return list(await access.store.list(f"{key}/"))
 
 
-async def _move(access: ScopedAccess, source: StoredObject, new_key: str, old_path: str) -> None:
+def _check_count(command: str, path: str, objects: Sequence[StoredObject | ObjectInfo]) -> None:
+    if len(objects) > MAX_FILES_PER_CALL:
+        raise MemoryToolError(
+            f"Cannot {command} {path}: it holds {len(objects)} files, and one {command} "
+            f"handles at most {MAX_FILES_PER_CALL}. Do it in parts: its subdirectories, "
+            "or its files, one call each."
+        )
+
+
+async def _each(items: Iterable[T], action: Callable[[T], Awaitable[object]]) -> None:
+    """`action` on every item, at most MAX_IN_FLIGHT at a time; the first error raised."""
+    limit = asyncio.Semaphore(MAX_IN_FLIGHT)
+
+    async def one(item: T) -> None:
+        async with limit:
+            await action(item)
+
+    await asyncio.gather(*(one(item) for item in items))
+
+
+async def _move(
+    access: ScopedAccess, listed: StoredObject | ObjectInfo, new_key: str, old_path: str
+) -> None:
     # Copy, then delete the original only if unchanged since the copy was taken;
     # otherwise undo the copy rather than lose the newer change.
     store = access.store
+    source = listed if isinstance(listed, StoredObject) else await store.read(listed.key)
+    if source is None:
+        return  # deleted since it was listed: nothing to move
     try:
         generation = await store.write(new_key, source.content, if_generation=CREATE_ONLY)
     except PreconditionFailed:

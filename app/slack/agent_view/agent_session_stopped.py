@@ -19,6 +19,7 @@ from app.observability.logging import get_logger
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.presence import AgentSession
 from app.slack.conversation.running_turns import RunningTurns
+from app.slack.conversation.unfurls import NO_UNFURLS
 from app.slack.event_scope import handling
 
 log = get_logger(__name__)
@@ -48,7 +49,7 @@ def register(app: AsyncApp, turns: RunningTurns, dedupe: EventDeduplicator) -> N
             log.info("slack.agent_session_stopped.turn", running_here=stopped_here)
             try:
                 await client.chat_postMessage(
-                    channel=channel, thread_ts=thread_ts, text=STOPPED_CONFIRMATION
+                    channel=channel, thread_ts=thread_ts, text=STOPPED_CONFIRMATION, **NO_UNFURLS
                 )
             except Exception as exc:
                 log.warning(

@@ -38,6 +38,7 @@ from app.slack.conversation.greeting import (
 )
 from app.slack.conversation.presence import AssistantStatus
 from app.slack.conversation.thread_memory import keep_with_thread, restore_for
+from app.slack.conversation.unfurls import NO_UNFURLS
 from app.slack.event_scope import handling
 
 log = get_logger(__name__)
@@ -82,7 +83,7 @@ def register(
             restored = await delivery.memory
             greeting = _greeting(restored, provider.settings.memory_session_retention_days)
             try:
-                await say(greeting.text)
+                await say(greeting.text, **NO_UNFURLS)
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
                 return

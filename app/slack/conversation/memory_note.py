@@ -17,6 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.agent.request import TurnRequest
 from app.observability.logging import get_logger
 from app.slack.conversation.memory_note_blocks import note_blocks, note_fallback
+from app.slack.conversation.unfurls import NO_UNFURLS
 
 log = get_logger(__name__)
 
@@ -40,6 +41,7 @@ async def show_memory_note(
             thread_ts=turn.thread_ts,
             text=note_fallback(lines),
             blocks=note_blocks(lines, note.undo_id),
+            **NO_UNFURLS,
         )
     except Exception as exc:  # Slack refused it, or anything else: the answer stands
         log.warning("slack.memory_note_failed", error=type(exc).__name__, exc_info=exc)

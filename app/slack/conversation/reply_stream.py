@@ -44,6 +44,7 @@ from app.slack.conversation.task_display import (
     task_chunk,
 )
 from app.slack.conversation.thread_links import ThreadLinks
+from app.slack.conversation.unfurls import NO_UNFURLS
 
 log = get_logger(__name__)
 
@@ -280,6 +281,7 @@ class SlackReplyStream:
                 thread_ts=self._thread_ts,
                 text=part,
                 **_content(part, blocks, metadata, last=number == len(parts)),
+                **NO_UNFURLS,
             )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 import aiohttp
 from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
@@ -23,13 +24,15 @@ from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.config import Settings
 from app.observability.logging import get_logger
+from app.slack.oauth.allowed_teams import AllowedTeams
 from app.slack.oauth.installation_store import ObjectStoreInstallationStore
-from app.slack.oauth.state_store import DEFAULT_EXPIRATION_S, ObjectStoreOAuthStateStore
+from app.slack.oauth.state_store import DEFAULT_EXPIRATION_S, SignedOAuthStateStore
 from app.storage.store import ObjectStore, StoreError
 from app.storage.team_scope import InvalidTenant
 
@@ -47,20 +50,24 @@ _QUIET = logging.getLogger("app.slack.oauth.bolt_flow")
 _QUIET.setLevel(logging.ERROR)
 
 
+class _NotAllowed(Exception):
+    """The workspace that approved the install is not in SLACK_ALLOWED_TEAMS."""
+
+
 class OrionOAuthFlow(AsyncOAuthFlow):
-    async def handle_installation(self, request: AsyncBoltRequest) -> BoltResponse:
-        try:
-            return await super().handle_installation(request)
-        except _STORAGE_FAILURES as exc:
-            # The state could not be kept: no link that would fail at its end is shown.
-            log.warning("slack.oauth.install_failed", reason="storage_error", exc_info=exc)
-            return await self._failure(request, "storage_error", 503)
+    # The install page needs no storage: its state is signed, not stored (state_store.py).
+
+    def __init__(self, *, allowed: AllowedTeams, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.allowed = allowed  # SLACK_ALLOWED_TEAMS: installs and events (app/slack/app.py)
 
     async def handle_callback(self, request: AsyncBoltRequest) -> BoltResponse:
         try:
             return await super().handle_callback(request)
+        except _NotAllowed:
+            return await self._failure(request, "team_not_allowed", 403)
         except _STORAGE_FAILURES as exc:
-            # The state could not be checked: nothing was exchanged or stored.
+            # The state could not be spent: nothing was exchanged or stored.
             log.warning("slack.oauth.install_failed", reason="storage_error", exc_info=exc)
             return await self._failure(request, "storage_error", 503)
         except aiohttp.ClientError as exc:
@@ -81,6 +88,15 @@ class OrionOAuthFlow(AsyncOAuthFlow):
     async def store_installation(
         self, request: AsyncBoltRequest, installation: Installation
     ) -> None:
+        if not self.allowed.admit(installation.enterprise_id, installation.team_id):
+            log.warning(
+                "slack.oauth.install_failed",
+                reason="team_not_allowed",
+                team_id=installation.team_id,
+                enterprise_id=installation.enterprise_id,
+            )
+            await self._revoke(installation)
+            raise _NotAllowed
         try:
             await super().store_installation(request, installation)
         except (*_STORAGE_FAILURES, InvalidTenant) as exc:
@@ -94,6 +110,14 @@ class OrionOAuthFlow(AsyncOAuthFlow):
             is_enterprise_install=installation.is_enterprise_install,
             rotating=installation.bot_refresh_token is not None,
         )
+
+    async def _revoke(self, installation: Installation) -> None:
+        """The token Slack issued for a refused install goes too: Orion keeps none, and the
+        workspace is left without it. Best effort: a failure is logged, the refusal stands."""
+        try:
+            await self.client.auth_revoke(token=installation.bot_token)
+        except (SlackApiError, aiohttp.ClientError) as exc:
+            log.warning("slack.oauth.revoke_failed", error=type(exc).__name__, exc_info=exc)
 
     async def _failure(self, request: AsyncBoltRequest, reason: str, status: int) -> BoltResponse:
         return await self.failure_handler(
@@ -122,7 +146,9 @@ def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) 
         redirect_uri=settings.slack_oauth_redirect_url,
         authorization_url=settings.slack_authorize_url,
         installation_store=installation_store,
-        state_store=ObjectStoreOAuthStateStore(store, expiration_seconds=DEFAULT_EXPIRATION_S),
+        state_store=SignedOAuthStateStore(
+            store, client_secret, expiration_seconds=DEFAULT_EXPIRATION_S
+        ),
         state_expiration_seconds=DEFAULT_EXPIRATION_S,
         # Orion acts with bot tokens only: an event is authorized from the bot record,
         # whose token is rotated (and saved) at most once per event. (Through the
@@ -142,4 +168,9 @@ def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) 
         bot_only=True,
         client=client,
     )
-    return OrionOAuthFlow(client=client, settings=oauth_settings, logger=_QUIET)
+    return OrionOAuthFlow(
+        client=client,
+        settings=oauth_settings,
+        logger=_QUIET,
+        allowed=AllowedTeams(settings.allowed_teams),
+    )

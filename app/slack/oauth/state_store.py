@@ -1,25 +1,35 @@
-"""slack_sdk's `AsyncOAuthStateStore` on Orion's object store.
+"""slack_sdk's `AsyncOAuthStateStore`: a signed, expiring state, spent once.
 
-An install starts at `GET /slack/install`, which issues a random state (and sets it in
-the installer's browser as a cookie: Bolt's check); Slack sends it back to
-`GET /slack/oauth_redirect`. A state is good once, for `expiration_seconds`:
+An install starts at `GET /slack/install`, which issues a state (and sets it in the
+installer's browser as a cookie: Bolt's check); Slack sends it back to
+`GET /slack/oauth_redirect`. Anyone can ask for the install page, as often as they like,
+so issuing a state stores nothing: the state carries its own proof.
 
-- issued: 32 random bytes, written create-only under `oauth-states/{state}`;
-- consumed: read, then deleted only in the generation read (a conditional delete), so of
-  two redirects carrying the same state exactly one wins, on one instance or several;
-- anything else — unknown, malformed, expired, already used — is refused, and Bolt
-  answers with its failure page having stored nothing.
+- issued: `{unix time}.{16 random bytes}.{HMAC-SHA256 of both}`, keyed with the app's
+  client secret (which only Orion and Slack hold), base64url;
+- consumed: the signature is checked (in constant time), then the age (at most
+  `expiration_seconds`, not from the future); only then is the state spent, by writing its
+  random part create-only under `oauth-states/{nonce}`. A replayed state — the same
+  redirect again, or the same state with another code — finds that mark and is refused;
+  of two redirects carrying one state at once, on one instance or several, exactly one
+  wins (the create-only write);
+- anything else — malformed, forged, expired, spent — is refused, and Bolt answers with its
+  failure page having exchanged and stored nothing.
 
-States the bucket still holds (never completed) are deleted by its lifecycle rule after a
-day (`oauth-states/` in gcs-lifecycle.json).
+So an object is written only for a state Orion signed in the last ten minutes that comes
+back with its browser's cookie; the lifecycle rule deletes the marks after a day
+(`oauth-states/` in gcs-lifecycle.json), long after their states expired.
 """
 
 from __future__ import annotations
 
-import json
+import base64
+import hashlib
+import hmac
 import re
 import secrets
-from datetime import UTC, datetime, timedelta
+import time
+from collections.abc import Callable
 from logging import Logger
 
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
@@ -33,14 +43,25 @@ from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed
 log = get_logger(__name__)
 
 DEFAULT_EXPIRATION_S = 600
-# What `secrets.token_urlsafe(32)` produces: a state of any other shape was not ours.
-_STATE = re.compile(r"[A-Za-z0-9_-]{43}")
+# Signed with the client secret, for this purpose only.
+_DOMAIN = b"orion/slack-oauth-state/v1\x00"
+# `{seconds}.{nonce: 16 bytes}.{signature: 32 bytes}`, each base64url without padding.
+_STATE = re.compile(r"(?P<issued>[0-9]{1,12})\.(?P<nonce>[A-Za-z0-9_-]{22})\.[A-Za-z0-9_-]{43}")
 
 
-class ObjectStoreOAuthStateStore(AsyncOAuthStateStore):
-    def __init__(self, store: ObjectStore, *, expiration_seconds: int = DEFAULT_EXPIRATION_S):
+class SignedOAuthStateStore(AsyncOAuthStateStore):
+    def __init__(
+        self,
+        store: ObjectStore,
+        secret: str,
+        *,
+        expiration_seconds: int = DEFAULT_EXPIRATION_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._store = store
+        self._key = secret.encode()  # the app's client secret
         self.expiration_seconds = expiration_seconds
+        self._clock = clock
 
     @property
     def logger(self) -> Logger:  # the interface's; Orion logs through structlog
@@ -49,41 +70,41 @@ class ObjectStoreOAuthStateStore(AsyncOAuthStateStore):
         return logging.getLogger(__name__)
 
     async def async_issue(self, *args: object, **kwargs: object) -> str:
-        state = secrets.token_urlsafe(32)
-        issued = json.dumps({"issued_at": datetime.now(UTC).isoformat()})
-        with storage_deadline(STORE_BUDGET_S):
-            await self._store.write(_key(state), issued, if_generation=CREATE_ONLY)
-        return state
+        return signed_state(self._key, int(self._clock()), _b64(secrets.token_bytes(16)))
 
     async def async_consume(self, state: str) -> bool:
-        if not isinstance(state, str) or not _STATE.fullmatch(state):
+        found = _STATE.fullmatch(state) if isinstance(state, str) else None
+        if found is None:
             log.info("slack.oauth.state_refused", reason="malformed")
             return False
-        with storage_deadline(STORE_BUDGET_S):
-            stored = await self._store.read(_key(state))
-            if stored is None:
-                log.info("slack.oauth.state_refused", reason="unknown_or_used")
-                return False
-            try:
-                consumed = await self._store.delete(_key(state), if_generation=stored.generation)
-            except PreconditionFailed:
-                consumed = False
-        if not consumed:
-            log.info("slack.oauth.state_refused", reason="used")
+        if not hmac.compare_digest(state, signed_state(self._key, *_parts(found))):
+            log.info("slack.oauth.state_refused", reason="forged")
             return False
-        if self._expired(stored.content):
+        age = self._clock() - int(found["issued"])
+        if not -1 <= age <= self.expiration_seconds:  # a second of clock skew
             log.info("slack.oauth.state_refused", reason="expired")
+            return False
+        try:
+            with storage_deadline(STORE_BUDGET_S):
+                await self._store.write(
+                    f"{OAUTH_STATES_PREFIX}{found['nonce']}", "spent", if_generation=CREATE_ONLY
+                )
+        except PreconditionFailed:
+            log.info("slack.oauth.state_refused", reason="used")
             return False
         return True
 
-    def _expired(self, content: str) -> bool:
-        try:
-            issued_at = datetime.fromisoformat(json.loads(content)["issued_at"])
-        except (ValueError, KeyError, TypeError):
-            return True
-        age = datetime.now(UTC) - issued_at
-        return not timedelta(0) <= age <= timedelta(seconds=self.expiration_seconds)
+
+def signed_state(key: bytes, issued: int, nonce: str) -> str:
+    """The state issued at `issued` (unix seconds) with `nonce`, signed with `key`."""
+    payload = f"{issued}.{nonce}"
+    signature = hmac.new(key, _DOMAIN + payload.encode(), hashlib.sha256).digest()
+    return f"{payload}.{_b64(signature)}"
 
 
-def _key(state: str) -> str:
-    return f"{OAUTH_STATES_PREFIX}{state}"
+def _parts(found: re.Match[str]) -> tuple[int, str]:
+    return int(found["issued"]), found["nonce"]
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")

@@ -19,6 +19,10 @@ erasure's pending mark written), Orion tries again in the background
 the erasure's second pass finishes whatever the first could not delete; nothing here seals
 a workspace twice (a second seal, after a reinstall, would silence the new installation).
 
+An event older than the workspace's current installation (Slack's `event_time` before the
+reinstall: a delayed or redelivered one) erases nothing: the uninstall it tells of was
+handled when it happened, and the new installation stays.
+
 `tokens_revoked` that names bot tokens is the same as an uninstall (Orion cannot act
 without one). One that names only people's user tokens removes only their records: Orion
 asks for no user scopes, so it keeps none to remove but the installer's.
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -55,14 +59,14 @@ def register(app: AsyncApp, provider: ServiceProvider, store: AsyncInstallationS
     @app.event("app_uninstalled")
     async def on_uninstalled(body: dict[str, Any]) -> None:
         async with handling("slack.app_uninstalled", body, user=None, channel=None, thread_ts=None):
-            await _forget_workspace(provider, store, "app_uninstalled")
+            await _forget_workspace(provider, store, "app_uninstalled", _sent_at(body))
 
     @app.event("tokens_revoked")
     async def on_tokens_revoked(body: dict[str, Any], event: dict[str, Any]) -> None:
         async with handling("slack.tokens_revoked", body, user=None, channel=None, thread_ts=None):
             tokens = event.get("tokens") or {}
             if tokens.get("bot"):
-                await _forget_workspace(provider, store, "tokens_revoked")
+                await _forget_workspace(provider, store, "tokens_revoked", _sent_at(body))
                 return
             tenant = _tenant()
             for user_id in tokens.get("oauth") or []:
@@ -75,11 +79,20 @@ def register(app: AsyncApp, provider: ServiceProvider, store: AsyncInstallationS
 
 
 async def _forget_workspace(
-    provider: ServiceProvider, store: AsyncInstallationStore, reason: str
+    provider: ServiceProvider, store: AsyncInstallationStore, reason: str, sent: datetime | None
 ) -> None:
     tenant, uninstalled = _tenant(), datetime.now(UTC)
     started = time.perf_counter()
     try:
+        # Slack's `event_time` is whole seconds: only an installation made after that whole
+        # second is surely newer than the event (within it, erasing is the safe side).
+        if sent is not None and await _reinstalled_since(
+            store, tenant, sent + timedelta(seconds=1)
+        ):
+            # A delayed or redelivered event from before the workspace installed again: the
+            # uninstall it tells of was handled then, and the new installation stays.
+            log.info("slack.workspace.uninstall_predates_installation", reason=reason)
+            return
         await _seal(provider, store, tenant, uninstalled)
     except Exception as exc:
         # Slack has its acknowledgement and sends this event once: Orion tries again.
@@ -173,6 +186,17 @@ def _deployment_store(provider: ServiceProvider) -> ObjectStore:
     storage = provider.storage
     assert storage.deployment_store is not None  # distribution mode builds one
     return storage.deployment_store
+
+
+def _sent_at(body: dict[str, Any]) -> datetime | None:
+    """When Slack says the event happened (the envelope's `event_time`), if it says."""
+    sent = body.get("event_time")
+    if isinstance(sent, bool) or not isinstance(sent, int | float):
+        return None
+    try:
+        return datetime.fromtimestamp(sent, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _tenant() -> Tenant:

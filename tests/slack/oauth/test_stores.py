@@ -4,7 +4,6 @@ and the GCS emulator): what an install leaves, and what a state is good for."""
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 import pytest
@@ -12,7 +11,7 @@ from slack_sdk.oauth.installation_store import Installation
 
 from app.memory.team_keys import erase_team, pending_key
 from app.slack.oauth.installation_store import ObjectStoreInstallationStore
-from app.slack.oauth.state_store import ObjectStoreOAuthStateStore
+from app.slack.oauth.state_store import SignedOAuthStateStore, signed_state
 from app.storage.store import StoreError, StoreLayer, StoreUnavailable
 from app.storage.team_scope import Tenant
 from tests.backends import Backend
@@ -207,39 +206,59 @@ async def test_ids_shaped_like_paths_find_nothing_and_touch_nothing(backend: Bac
 
 # --- states ---------------------------------------------------------------------------
 
+SECRET = "client-secret-0123456789abcdef"
 
-async def test_a_state_is_good_exactly_once(backend: Backend) -> None:
-    states = ObjectStoreOAuthStateStore(backend.store)
+
+def states_on(backend: Backend, now: float = 1_800_000_000.0) -> SignedOAuthStateStore:
+    return SignedOAuthStateStore(backend.store, SECRET, clock=lambda: now)
+
+
+async def test_issuing_a_state_stores_nothing_and_it_is_good_exactly_once(
+    backend: Backend,
+) -> None:
+    states = states_on(backend)
     state = await states.async_issue()
-    assert backend.raw_names() == [f"oauth-states/{state}"]
+    assert backend.raw_names() == [], "the install page stores nothing"
 
     assert await states.async_consume(state) is True
+    [spent] = backend.raw_names()
+    assert spent.startswith("oauth-states/") and spent.split("/")[1] in state
     assert await states.async_consume(state) is False, "a replayed state is refused"
-    assert backend.raw_names() == []
 
 
 async def test_of_two_redirects_with_one_state_exactly_one_wins(backend: Backend) -> None:
-    states = ObjectStoreOAuthStateStore(backend.store)
+    states = states_on(backend)
     state = await states.async_issue()
     results = await asyncio.gather(*(states.async_consume(state) for _ in range(6)))
     assert sorted(results) == [False] * 5 + [True]
 
 
-async def test_an_expired_state_is_refused_and_gone(backend: Backend) -> None:
-    states = ObjectStoreOAuthStateStore(backend.store)
-    state = await states.async_issue()
-    stale = json.dumps({"issued_at": "2020-01-01T00:00:00+00:00"})
-    await backend.store.write(f"oauth-states/{state}", stale)
-
-    assert await states.async_consume(state) is False
+async def test_a_state_is_good_for_ten_minutes_and_no_longer(backend: Backend) -> None:
+    issued_at = 1_800_000_000
+    state = signed_state(SECRET.encode(), issued_at, "n" * 22)
+    assert await states_on(backend, now=issued_at + 601).async_consume(state) is False
+    assert await states_on(backend, now=issued_at - 60).async_consume(state) is False
     assert backend.raw_names() == []
+    assert await states_on(backend, now=issued_at + 600).async_consume(state) is True
 
 
-async def test_states_not_issued_here_are_refused_without_touching_anything(
+async def test_states_not_signed_with_the_client_secret_are_refused_without_touching_anything(
     backend: Backend,
 ) -> None:
-    states = ObjectStoreOAuthStateStore(backend.store)
+    states = states_on(backend)
     issued = await states.async_issue()
-    for forged in ("", "x" * 43, "../" + issued, issued + "/..", issued[:-1], "%2e%2e" * 8):
-        assert await states.async_consume(forged) is False
-    assert backend.raw_names() == [f"oauth-states/{issued}"]
+    other_app = SignedOAuthStateStore(backend.store, "another-secret", clock=lambda: 1.8e9)
+    seconds, nonce, _ = issued.split(".")
+    for forged in (
+        "",
+        "x" * 43,
+        "../" + issued,
+        issued + "/..",
+        issued[:-1],
+        "%2e%2e" * 8,
+        await other_app.async_issue(),
+        f"{int(seconds) + 1}.{nonce}.{issued.split('.')[2]}",  # a later time, same signature
+        "9" * 5000,
+    ):
+        assert await states.async_consume(forged) is False, forged[:40]
+    assert backend.raw_names() == []

@@ -1,0 +1,418 @@
+"""The kinds of secret Orion recognises by their shape: the one list of them.
+
+Each shape is a regular expression for Python's `re`, written so that it runs in time
+linear in the length of the text on any Python 3.11 or later (Debian 12's 3.11.2, whose
+possessive repeats are unreliable, included): no possessive repeats or atomic groups, and
+no two repeats next to each other that could share a character, so a failed attempt gives
+characters back one at a time, each refused at once. A secret may follow a separator
+(`token-xoxb-…`, `slack_xoxp-…`, a file name's `/`) but not a letter or digit: `task-…`
+holds no `sk-` key. Where a repeat can fail after it (a JWT's header before its `.eyJ`),
+it stops before the next glued occurrence of its own prefix, so that a text of nothing but
+glued prefixes is scanned once, not once per prefix.
+
+A maintained detector set (detect-secrets 1.5 and its fork bc-detect-secrets 1.5.52, every
+plugin) was measured against these and not used: its keyword plugin backtracks (over 5 s of
+CPU on 40,000 characters of `password_`, stopped there), it reports a secret's value per
+line rather than where it sits, and each missed 12 of the 17 shapes tests/security/
+test_secret_shapes_table.py began with (Hugging Face, Docker, Vault, Shopify, Atlassian and
+Google OAuth secrets, `token: <hex>`, `GITHUB_TOKEN=`, and every non-English label).
+
+app/observability/redaction.py applies them; tests/observability/test_secret_shapes.py
+and tests/security/test_secret_shapes_table.py hold each to its shape, and
+bench/secret_shapes.py measures their CPU on hostile input.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+# Characters a secret may not follow: it would be the end of a longer word.
+_NOT_AFTER = "A-Za-z0-9"
+# Characters a fixed-length key may not run on into.
+_END = r"(?![A-Za-z0-9_-])"
+
+
+def _token(prefix: str, rest: str) -> str:
+    """A secret that starts with the literal `prefix`, not run on from a longer word
+    (`task-…` holds no `sk-` key) but possibly glued to one by a separator
+    (`token-xoxb-…`). The check follows the prefix, so that the regex engine can look for
+    the prefix quickly."""
+    literal = re.escape(prefix)
+    return f"{literal}(?<![{_NOT_AFTER}]{literal}){rest}"
+
+
+def _word(label: str) -> str:
+    """`label` (in lower case) as a whole word or the end of a longer name: `bearer`,
+    `DB_PASSWORD`, but not `Bearerx` or `mypassword`. As `_token`, checked after the
+    literal is found."""
+    literal = re.escape(label)
+    return f"{literal}(?<![{_NOT_AFTER}]{literal})"
+
+
+@dataclass(frozen=True)
+class SecretShape:
+    """One kind of secret: its pattern, and literals one of which every such secret
+    contains (`anchors`), so that text without any of them is not searched at all. When
+    `ignore_case`, pattern and anchors are written in lower case and look at the text in
+    lower case: a case-sensitive pattern finds its literals far faster than `re.IGNORECASE`.
+
+    When the pattern has a group named `value`, only that group is the secret: a label
+    (`password: `, `https://user:`) stays, and so do the quotes around a quoted value.
+    `confirm`, when set, is asked about each value found and may turn it down (a Basic
+    credential must decode to `user:password`; `password=password` is code, not a secret).
+    """
+
+    name: str
+    anchors: tuple[str, ...]
+    pattern: re.Pattern[str]
+    ignore_case: bool = False
+    confirm: Callable[[str], bool] | None = None
+
+    def may_occur_in(self, text: str, anchors_in_text: frozenset[str]) -> bool:
+        """Whether `text` holds one of this shape's anchors, given the lower-cased
+        anchors it holds (each anchor is looked for once, for all shapes)."""
+        if anchors_in_text.isdisjoint(anchor.lower() for anchor in self.anchors):
+            return False
+        return self.ignore_case or any(anchor in text for anchor in self.anchors)
+
+    def secret_spans(self, text: str, lowered: str) -> Iterator[tuple[int, int]]:
+        """Where the secrets of this shape are in `text`: (start, end) of each.
+
+        `lowered` is `text` in lower case, character for character."""
+        has_value = "value" in self.pattern.groupindex
+        for match in self.pattern.finditer(lowered if self.ignore_case else text):
+            start, end = match.span("value") if has_value else match.span()
+            if end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
+                start, end = start + 1, end - 1  # a quoted value keeps its quotes
+            elif has_value:
+                while end > start and text[end - 1] in ".!?。！？":
+                    end -= 1  # the end of the sentence, not of the value
+            if end > start and (self.confirm is None or self.confirm(text[start:end])):
+                yield start, end
+
+
+# --- labelled values -------------------------------------------------------------------------
+
+# Blanks around a label's separator: spaces and tabs, and the no-break spaces French puts
+# before a colon and the ideographic space of Chinese and Japanese.
+_BLANK = "[ \t\u00a0\u202f\u3000]"
+# A word value's characters. A `&` belongs to the word: a password may hold one, and
+# redacting the rest of a query string with it loses nothing that matters.
+_WORD = r"[^\s\"',;<>(){}\[\]]"
+# A label, closing quotes or emphasis after it (`"password": …`, `**Password:**`), then
+# `:`, `=` or `:=` (full width too) on the same line, and the value: quoted (JSON escapes
+# allowed; at most 1,000 characters, so that an unclosed quote is not searched to the end
+# of the text), or one word not starting with `*` (emphasis is taken by `\*+` before it).
+# A word followed by `(`, `[` or `{` is code (`password = getpass()`): looked for within
+# the first 200 characters only, so that a text of labels glued by `=` and ending in `(`
+# is not scanned to its end from each label.
+_LABEL_THEN_VALUE = (
+    rf"[\"'*]*{_BLANK}*(?::=|[:=：＝]){_BLANK}*(?:\*+{_BLANK}*)?"
+    r"(?P<value>\"(?:[^\"\\\n]|\\.){1,1000}\"|'(?:[^'\\\n]|\\.){1,1000}'"
+    rf"|(?!\*)(?!{_WORD}{{0,200}}[(\[{{]){_WORD}+)"
+)
+# What a labelled value may be without being a secret: a placeholder or template
+# (`$DB_PASSWORD`, `%s`, `${…}`), a literal, type or keyword of some language
+# (`if not password: raise …`), or a reference to the secret by name
+# (`password=password`, `api_key = settings.api_key`).
+_NOT_SECRETS = frozenset(
+    {
+        *("none", "null", "nil", "true", "false", "undefined"),
+        *("str", "string", "bytes", "secretstr"),
+        *("raise", "return", "continue", "break", "pass", "yield", "await"),
+    }
+)
+_CREDENTIAL_WORDS = ("pass", "pwd", "secret", "key", "token")
+# Names a variable holding a secret goes by, whole.
+_LABEL_WORDS = frozenset(
+    {
+        *("password", "passwd", "pwd", "passphrase", "pass", "secret", "token", "key"),
+        *("api_key", "apikey", "secret_key", "client_secret", "access_token", "auth_token"),
+    }
+)
+_IDENTIFIER_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _not_a_placeholder(value: str) -> bool:
+    return value[:1] not in ("$", "%", "{")
+
+
+def _is_a_value(value: str) -> bool:
+    """A labelled value that is a secret, rather than a placeholder, literal or the name
+    of a variable holding it."""
+    if not _not_a_placeholder(value) or value.lower() in _NOT_SECRETS:
+        return False
+    if _IDENTIFIER_PATH.fullmatch(value):
+        last = value.rsplit(".", 1)[-1].lower()
+        is_a_name = "." in value or last.strip("_") in _LABEL_WORDS
+        if is_a_name and any(word in last for word in _CREDENTIAL_WORDS):
+            return False
+    return True
+
+
+def _looks_random(value: str) -> bool:
+    """A token, not a word ("Bearer responsibilities", "token: expired"): letters and
+    digits."""
+    return any(char.isdigit() for char in value) and any(char.isalpha() for char in value)
+
+
+def _is_a_token(value: str) -> bool:
+    """After the bare label `token`: a value that looks like one (`token: 9f86d0…`)."""
+    return _is_a_value(value) and _looks_random(value)
+
+
+def _labelled(
+    name: str,
+    labels: tuple[str, ...],
+    anchors: tuple[str, ...],
+    confirm: Callable[[str], bool] = _is_a_value,
+) -> SecretShape:
+    """A value after one of `labels` (whole words in lower case, matched in any case;
+    `DB_PASSWORD=` counts). Each label contains one of `anchors`.
+
+    Only an explicit `label: value` or `label=value` counts ("the password reset flow",
+    "the password policy: 12 characters" are kept). Longest label first.
+    """
+    words = "|".join(_word(label) for label in sorted(labels, key=len, reverse=True))
+    pattern = re.compile(f"(?:{words}){_LABEL_THEN_VALUE}")
+    return SecretShape(name, anchors, pattern, ignore_case=True, confirm=confirm)
+
+
+# Labels of a secret's value: English, and the other languages Orion understands (those of
+# app/learning/language_names.py: French, Spanish, German, Portuguese, Italian, Dutch,
+# Japanese, Chinese and Korean), in lower case, accents as written and folded. Grouped so
+# that each group's pattern runs only on text holding one of its anchors: a pattern of many
+# labels tries every position that could start one. Each label holds one of its anchors.
+_LABELS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        "password",
+        (
+            *("password", "passwd", "passphrase", "passwort", "mot de passe", "mot-de-passe"),
+            *("palavra-passe", "palavra passe"),
+        ),
+        ("pass",),
+    ),
+    ("password_abbreviated", ("pwd", "mdp"), ("pwd", "mdp")),
+    (
+        "password_in_other_words",
+        (
+            *("contraseña", "contrasena", "clave de acceso", "kennwort", "senha", "wachtwoord"),
+            "parola d'ordine",
+        ),
+        ("contrase", "clave", "kennwort", "senha", "wachtwoord", "parola"),
+    ),
+    (
+        "password_in_cjk",
+        ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "패스워드", "암호"),
+        ("パスワード", "暗証", "密码", "密碼", "口令", "비밀번호", "패스워드", "암호"),
+    ),
+    # Secrets and keys by name: `client_secret=…`, `api_key: …`, `X-Api-Key: …`,
+    # `access_token=…`, "API key: …", "clé API : …".
+    ("credential", ("secret", "secret_key", "secret-key", "secretkey"), ("secret",)),
+    (
+        "api_key_by_name",
+        (
+            *("api_key", "api-key", "apikey", "api key", "clé api", "clé d'api", "clave api"),
+            *("clave de api", "api-schlüssel", "chave api", "chave de api", "chiave api"),
+            "api-sleutel",
+        ),
+        ("api",),
+    ),
+    (
+        "token_by_name",
+        tuple(f"{kind}{sep}token" for kind in ("access", "auth", "refresh", "api") for sep in "_-"),
+        ("_token", "-token"),
+    ),
+    (
+        "credential_in_cjk",
+        ("apiキー", "シークレット", "api密钥", "密钥", "api 키", "비밀 키"),
+        ("キー", "シークレット", "密钥", "키"),
+    ),
+)
+# The bare word "token" (`GITHUB_TOKEN=…`, `"token": "…"`, `token: <hex>`): only a value
+# that looks like one ("token: expired" is kept).
+_TOKEN_LABELS = ("token", "トークン", "令牌", "토큰")
+
+
+# --- keys and tokens with a prefix of their own -----------------------------------------------
+
+
+def _is_basic_credentials(value: str) -> bool:
+    """Base64 of `user:password` in readable text, as HTTP Basic authentication sends it
+    ("Basic instructions" is not)."""
+    if len(value) % 4:
+        return False  # not base64: cheaper to tell than to try
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
+def _has_a_digit(value: str) -> bool:
+    """An OpenAI or Anthropic key, not a long hyphenated slug (`sk-learn-style-…`)."""
+    return any(char.isdigit() for char in value)
+
+
+# Between the words of a PEM header, and between the lines of its base64: any white space,
+# or `\n` as a JSON string escapes it (a service-account key's "private_key").
+_PEM_GAP = r"(?:[ \t\r\n]|\\[rn])"
+
+
+def _pem_boundary(word: str) -> str:
+    """`-----BEGIN RSA PRIVATE KEY-----` (`word` is BEGIN or END), also with its words on
+    several lines or with extra spaces. At most five dashes either side, so that a run of
+    dashes is not scanned again from each of its dashes, and a header does not run on
+    into the next one."""
+    boundary = r"-{3,5}[ \t]*WORD(?:GAP+[A-Z0-9]+){0,3}GAP+PRIVATEGAP+KEY"
+    return boundary.replace("GAP", _PEM_GAP).replace("WORD", word) + (
+        r"(?:" + _PEM_GAP + r"+BLOCK)?[ \t]*-{3,5}"
+    )
+
+
+_STRIPE_KEY_PREFIXES = ("sk_live_", "rk_live_", "sk_test_", "rk_test_")
+# A JWT's header and payload: base64url, stopping before a glued `eyJ` (`-eyJ`, `_eyJ`).
+_JWT_PART = r"(?:[A-Za-z0-9]|[_-](?!eyJ)){8,}"
+
+
+def _prefixed(name: str, prefix: str, rest: str) -> SecretShape:
+    """A key that starts with `prefix` (its anchor), followed by `rest`."""
+    return SecretShape(name, (prefix,), re.compile(_token(prefix, rest)))
+
+
+# Every kind of secret Orion recognises by its shape. Specific on purpose: a key's prefix
+# plus a run of key characters long enough not to be a word (`xoxb-` alone, as in "a token
+# starting with xoxb-", is kept); a labelled value only after an explicit label. Each has
+# its tests in tests/observability/test_secret_shapes.py, one that it is found and one
+# that ordinary text (prose, code, hashes, ids) is not.
+SECRET_SHAPES: tuple[SecretShape, ...] = (
+    # PEM private keys (RSA, EC, OpenSSH, PKCS#8, PGP), also inside a JSON string, and
+    # cut-off ones (their base64 lines, not the prose after them). The body stops at the
+    # first `-----`: a header is matched with its own END or alone, never past the next.
+    SecretShape(
+        "private_key",
+        ("PRIVATE",),
+        re.compile(
+            _pem_boundary("BEGIN")
+            + r"(?:(?:[^-]|-(?!----))*"
+            + _pem_boundary("END")
+            + rf"|(?:{_PEM_GAP}+[A-Za-z0-9+/=]{{16,}})*)"
+        ),
+    ),
+    # Header and payload are base64url JSON (`eyJ` is `{"`); the signature may be empty.
+    SecretShape(
+        "jwt",
+        ("eyJ",),
+        re.compile(_token("eyJ", rf"{_JWT_PART}\.eyJ{_JWT_PART}\.[A-Za-z0-9_-]*")),
+    ),
+    # Bot, user, app-configuration, refresh... tokens (`xoxe.xoxp-…` when rotated).
+    _prefixed("slack_token", "xox", r"(?:e\.xox)?[abprse]-[A-Za-z0-9-]{8,}"),
+    _prefixed("slack_app_token", "xapp-", r"[A-Za-z0-9-]{8,}"),
+    # Anyone holding the URL can post into the channel: its path is the secret.
+    SecretShape(
+        "slack_webhook_url",
+        ("hooks.slack",),
+        re.compile(
+            r"hooks\.slack(?:-gov)?\.com/(?:services|workflows|triggers)/"
+            r"(?P<value>[A-Za-z0-9_/-]{8,})"
+        ),
+    ),
+    # Anthropic (`sk-ant-…`); OpenAI (`sk-…`, `sk-proj-…`, `sk-svcacct-…`): with a digit,
+    # so that a long hyphenated slug is kept.
+    SecretShape(
+        "api_key", ("sk-",), re.compile(_token("sk-", r"[A-Za-z0-9_-]{20,}")), confirm=_has_a_digit
+    ),
+    # Personal access, OAuth, user-to-server, server-to-server and refresh tokens.
+    _prefixed("github_token", "gh", r"[pousr]_[A-Za-z0-9]{30,}"),
+    _prefixed("github_fine_grained_token", "github_pat_", r"[A-Za-z0-9_]{22,}"),
+    # Personal, deploy, runner, trigger, feed, CI job, incoming-mail, OAuth-secret and
+    # agent tokens; newer ones carry `.`-separated routing parts.
+    _prefixed(
+        "gitlab_token",
+        "gl",
+        r"(?:pat|dt|rt|ptt|ft|cbt|imt|oas|soat|agent)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*",
+    ),
+    # Secret and restricted keys, live and test; webhook signing secrets.
+    SecretShape(
+        "stripe_key",
+        ("k_live_", "k_test_", "whsec_"),
+        re.compile(
+            "|".join(_token(prefix, "[A-Za-z0-9]{16,}") for prefix in _STRIPE_KEY_PREFIXES)
+            + "|"
+            + _token("whsec_", "[A-Za-z0-9+/=]{24,}")
+        ),
+    ),
+    SecretShape(
+        "aws_access_key_id",
+        ("AKIA", "ASIA"),
+        re.compile(rf"A[KS]IA(?<![{_NOT_AFTER}]A[KS]IA)[A-Z0-9]{{16}}" + _END),
+    ),
+    _prefixed("gcp_api_key", "AIza", r"[A-Za-z0-9_-]{35}" + _END),
+    # Google OAuth client secrets.
+    _prefixed("google_oauth_client_secret", "GOCSPX-", r"[A-Za-z0-9_-]{24,}"),
+    # npm access tokens; PyPI API tokens (a macaroon naming pypi.org).
+    _prefixed("npm_token", "npm_", r"[A-Za-z0-9]{36}" + _END),
+    _prefixed("pypi_token", "pypi-", r"AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"),
+    # SendGrid: `SG.<22>.<43>`.
+    _prefixed("sendgrid_key", "SG.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END),
+    # Hugging Face user and organisation tokens.
+    _prefixed("hugging_face_token", "hf_", r"[A-Za-z0-9]{30,}"),
+    # Docker Hub personal access tokens.
+    _prefixed("docker_token", "dckr_pat_", r"[A-Za-z0-9_-]{20,}"),
+    # HashiCorp Vault service, batch and recovery tokens.
+    SecretShape(
+        "vault_token",
+        ("hv",),
+        re.compile(_token("hv", r"[sbr]\.[A-Za-z0-9_-]{24,}")),
+    ),
+    # Shopify access tokens, custom-app, private-app and shared secrets.
+    _prefixed("shopify_token", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _END),
+    # Atlassian (Jira, Confluence) API tokens.
+    _prefixed("atlassian_token", "ATATT", r"[A-Za-z0-9_=-]{40,}"),
+    # Storage account keys and Service Bus / Event Hubs keys in connection strings
+    # (`…;AccountKey=<base64>;…`).
+    SecretShape(
+        "azure_account_key",
+        ("accountkey=", "sharedaccesskey="),
+        re.compile(
+            f"(?:{_word('accountkey')}|{_word('sharedaccesskey')})="
+            r"(?P<value>[A-Za-z0-9+/]{20,}={0,2})"
+        ),
+        ignore_case=True,
+    ),
+    # A shared access signature's signature (`?sv=…&sig=<url-encoded base64>`): the rest
+    # of the URL says only what it grants, and until when.
+    SecretShape(
+        "azure_sas_signature",
+        ("sig=",),
+        re.compile(r"sig=(?<=[?&;]sig=)(?P<value>[A-Za-z0-9%+/=_-]{16,})"),
+    ),
+    # `scheme://user:password@host`: the password (the user and host are kept). Up to the
+    # last `@` before the path, as a password may hold an unescaped `@`.
+    SecretShape(
+        "url_password",
+        ("://",),
+        re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@\"'<>]*:(?P<value>[^\s/\"'<>]+)@"),
+        confirm=_not_a_placeholder,
+    ),
+    SecretShape(
+        "bearer_token",
+        ("bearer",),
+        re.compile(_word("bearer") + r"[ \t]+(?P<value>[A-Za-z0-9._~+/-]{12,}=*)"),
+        ignore_case=True,
+        confirm=_looks_random,
+    ),
+    SecretShape(
+        "basic_auth",
+        ("basic",),
+        re.compile(_word("basic") + r"[ \t]+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![\w+/=-])"),
+        ignore_case=True,
+        confirm=_is_basic_credentials,
+    ),
+    _labelled("aws_secret_access_key", ("aws_secret_access_key",), ("secret",)),
+    *(_labelled(name, labels, anchors) for name, labels, anchors in _LABELS),
+    _labelled("token", _TOKEN_LABELS, _TOKEN_LABELS, confirm=_is_a_token),
+)

@@ -1,0 +1,81 @@
+"""Distribution mode limited to listed workspaces (SLACK_ALLOWED_TEAMS).
+
+An OAuth app can be installed by any workspace that finds its install link, and every
+installation's people spend the operator's Claude key. With a list, only the listed
+workspaces (team ids, or an Enterprise Grid organisation's id, which admits its
+organisation-wide installation and each of its workspaces) are served:
+
+- an install by any other is refused after Slack's exchange: nothing is stored, the token
+  Slack just issued is revoked (best effort), and the installer sees the failure page
+  (`team_not_allowed`);
+- an event or click of any other (a workspace installed before the list was set) is
+  acknowledged and dropped before every listener: no Slack call, nothing stored — except
+  `app_uninstalled` and `tokens_revoked`, which only ever erase, so a workspace that
+  leaves is still forgotten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+
+from app.observability.logging import get_logger
+from app.slack.event_scope import event_id_of
+
+log = get_logger(__name__)
+
+# Events that only erase: let through whatever the list says.
+_ERASING_EVENTS = frozenset({"app_uninstalled", "tokens_revoked"})
+
+
+@dataclass(frozen=True)
+class AllowedTeams:
+    """The workspaces served: `ids` (team or organisation ids), or every one when None."""
+
+    ids: frozenset[str] | None
+
+    def admit(self, enterprise_id: str | None, team_id: str | None) -> bool:
+        if self.ids is None:
+            return True
+        return any(known is not None and known in self.ids for known in (team_id, enterprise_id))
+
+
+class AllowedTeamsOnly(AsyncMiddleware):
+    """Bolt's `before_authorize` (so that a refused request costs no storage read and no
+    `auth.test`), then `then`."""
+
+    def __init__(self, allowed: AllowedTeams, then: AsyncMiddleware) -> None:
+        self._allowed = allowed
+        self._then = then
+
+    async def async_process(
+        self,
+        *,
+        req: AsyncBoltRequest,
+        resp: BoltResponse,
+        next: Callable[[], Awaitable[BoltResponse]],  # the keyword Bolt calls it with
+    ) -> BoltResponse | None:
+        context = req.context
+        if self._allowed.admit(context.enterprise_id, context.team_id) or _erases(req.body):
+            return await self._then.async_process(req=req, resp=resp, next=next)
+        log.warning(
+            "slack.team_not_allowed",
+            event_id=event_id_of(req.body),
+            team_id=context.team_id,
+            enterprise_id=context.enterprise_id,
+        )
+        return BoltResponse(status=200, body="")
+
+
+def _erases(body: object) -> bool:
+    event = body.get("event") if isinstance(body, dict) else None
+    return isinstance(event, dict) and event.get("type") in _ERASING_EVENTS
+
+
+def before_authorize(allowed: AllowedTeams, then: AsyncMiddleware) -> AsyncMiddleware:
+    """`then`, after the check when there is a list."""
+    return then if allowed.ids is None else AllowedTeamsOnly(allowed, then)
