@@ -28,3 +28,6 @@ class TurnRequest:
     # Where the turn's memory writers record what they changed (the memory tool, a
     # captured preference), for the note under the answer; None: not recorded.
     changes: ChangeLog | None = None
+    # False when nothing said whose the conversation is (storage did not answer in time):
+    # the turn then reads and writes no memory at all, as if memory were off.
+    remembers: bool = True

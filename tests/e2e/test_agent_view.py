@@ -99,7 +99,7 @@ def test_a_first_dm_gets_a_personal_streamed_answer_in_its_thread(
     assert [m.text for m in slack.messages(CHANNEL) if m.is_bot] == [LONG_ANSWER]
 
 
-def test_a_reply_in_the_conversation_uses_the_memory_saved_with_it(
+def test_a_reply_in_the_conversation_restores_the_memory_and_reads_no_slack_history(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     claude.reply("Here is the outline.")
@@ -118,9 +118,15 @@ def test_a_reply_in_the_conversation_uses_the_memory_saved_with_it(
     second = main_requests(claude, orion)[-1]
     assert "French" in remembered(second)
     before_turn = orion.logged(log_events.MEMORY_BEFORE_TURN)
-    assert before_turn[-1]["source"] == "thread_context", "read back, not reloaded"
-    # History: the question that opened the conversation and Orion's first answer.
-    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    assert before_turn[-1]["source"] == "restored", "restored beside the claim"
+    # History: the question that opened the conversation and Orion's first answer, from
+    # Orion's own transcript (Slack's thread is not read at all).
+    assert second["messages"] == [
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "content": "Here is the outline."},
+        {"role": "user", "content": "And when do we ship it?"},
+    ]
+    assert slack.calls_to("conversations.replies") == []
     session = slack.session(CHANNEL, thread_ts)
     assert session is not None and session.titles == [QUESTION], "named once"
     assert session.statuses == ["processing", "active", "processing", "active"]

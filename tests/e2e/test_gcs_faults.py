@@ -34,7 +34,7 @@ from tests.e2e.conversation import (
     result_text,
     tool_results,
 )
-from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, index_listing
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -381,6 +381,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     # exist, so their updates are conditional on these generations (named in the URL).
     thread_ts = slack.open_assistant_thread(CHANNEL)
     summary_generation = bucket.write(session_context_key(thread_ts), PREVIOUS_SUMMARY)
+    bucket.write(*index_listing(USER, thread_ts, CHANNEL))
     preferences_generation = bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     orion = orion_on_bucket(memory_after_turn_timeout_s=0.75)
     answer_questions(
@@ -441,6 +442,7 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
 ) -> None:
     orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
+    orion.wait_idle()  # the conversation is recorded, and its context saved
     # Every create-only upload: the claims (and the thread's first summary) fail.
     claims = gcs_proxy.add_rule("ifGenerationMatch=0", status=503, method="POST")
     question = "Can you draft a two-line status update for the payments team?"

@@ -77,15 +77,17 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
     opened = time.monotonic()
 
     # While it is down, events do not touch the store at all: a greeting, then a message
-    # that goes straight to Claude, then the turn-end writes, which fail at once.
+    # that goes straight to Claude, with no memory and keeping none (nothing can say whose
+    # the conversation is), its history from Slack.
     thread_ts, second_greeting = open_thread(orion, slack)
     assert second_greeting == GENERIC_GREETING
     claude.reply(PLAN)
     conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, QUESTION)
     conversation.wait_for_answer(slack, CHANNEL, thread_ts, PLAN)
-    for failed in (log_events.MEMORY_AFTER_TURN_FAILED, log_events.MEMORY_PREFERENCES_WRITE_FAILED):
-        [line] = orion.wait_logged(failed)
-        assert (line["thread_ts"], line["user"]) == (thread_ts, USER), "said for whom"
+    [line] = orion.wait_logged(log_events.SLACK_CONVERSATION_UNCHECKED)
+    assert (line["thread_ts"], line["user"]) == (thread_ts, USER), "said for whom"
+    orion.wait_idle()
+    assert not orion.logged(log_events.MEMORY_AFTER_TURN_FAILED), "nothing to write"
     skipped = [r for r in store_requests(gcs_proxy) if r.started > opened]
     assert skipped == [], "the store was not asked anything while it was down"
     assert len(orion.logged(log_events.STORE_UNAVAILABLE)) == 1, "said once, not once per event"
@@ -124,8 +126,13 @@ def test_the_claim_and_the_memory_reads_go_out_together_and_the_context_is_saved
     slack.wait_for(lambda: _context_write(gcs_proxy), what="the thread context write")
 
     requests = store_requests(gcs_proxy)
-    [claim] = [r for r in requests if r.method == "POST" and "ifGenerationMatch=0" in r.path_qs]
+    # The claim, then (after the greeting) the conversation's marker and record.
+    claim, *records = sorted(
+        (r for r in requests if r.method == "POST" and "ifGenerationMatch=0" in r.path_qs),
+        key=lambda r: r.started,
+    )
     reads = [r for r in requests if r.method == "GET" and "alt=media" in r.path_qs]
+    reads = [r for r in reads if r.started < claim.finished]
     # Global context, preferences, how to welcome the person back (a thread that has just
     # opened has no summary to read).
     assert len(reads) == 3, [r.path_qs for r in requests]
@@ -135,6 +142,9 @@ def test_the_claim_and_the_memory_reads_go_out_together_and_the_context_is_saved
     context_write = _context_write(gcs_proxy)
     assert context_write is not None and context_write.started > posted.at, (
         "the thread context is saved after the greeting, not before it"
+    )
+    assert len(records) == 2 and all(r.started > posted.at for r in records), (
+        "the conversation is recorded after the greeting"
     )
     assert all(read.finished <= posted.at for read in reads)
 
@@ -151,7 +161,7 @@ def _context_write(proxy: FaultyProxy) -> ProxiedRequest | None:
     )
 
 
-def test_a_message_reads_its_context_beside_the_claim(
+def test_a_message_reads_its_conversation_and_memory_beside_the_claim(
     orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
@@ -162,6 +172,7 @@ def test_a_message_reads_its_context_beside_the_claim(
     orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
     slack.wait_for(lambda: _context_write(gcs_proxy), what="the thread context write")
+    orion.wait_idle()
     gcs_proxy.add_rule("", delay=0.3)
     already = len(gcs_proxy.requests)
     claude.reply("Sure.")
@@ -172,10 +183,15 @@ def test_a_message_reads_its_context_beside_the_claim(
     since = gcs_proxy.requests[already:]
     # The first create-only upload: the summary's (also create-only) comes after the answer.
     claim = next(r for r in since if "ifGenerationMatch=0" in r.path_qs)
-    [context_read] = [r for r in since if "threads%2F" in r.path_qs]
-    assert claim.overlaps(context_read)
+    reads = [
+        next(r for r in since if r.method == "GET" and name in r.path_qs)
+        for name in ("conversations%2F", "preferences.json", "sessions%2F")
+    ]
+    assert all(claim.overlaps(read) for read in reads), "one storage round trip, not several"
+    assert not [r for r in since if "threads%2F" in r.path_qs], "no copy kept with the thread"
+    assert slack.calls_to("conversations.replies") == [], "the history is Orion's transcript"
     request = next(r for r in main_requests(claude, orion) if last_user_text(r) == "Ready?")
-    assert "Hana" in remembered(request), "the memory saved with the thread reached Claude"
+    assert "Hana" in remembered(request), "the memory, restored, reached Claude"
 
 
 # --- a second instance ------------------------------------------------------------------------

@@ -3,10 +3,11 @@
 Order matters for what the person sees: the status appears at once; the retry-dedupe
 claim and the memory reads go out together, under one storage budget (2 s by default),
 so the greeting waits for one storage round trip, not several; the greeting reflects
-what was found; and only then are the suggested prompts set and the restored context
-saved with the thread (so every later message can use it without reloading) — once nobody
-else on the instance is still waiting for their greeting (app/runtime/people_first.py).
-Nothing here waits for the Claude client.
+what was found; and only then are the suggested prompts set, the conversation recorded as
+the person's (app/learning/conversations.py: a thread recorded for someone else is left
+as it is) and Slack's context saved with the thread — once nobody else on the instance
+is still waiting for their greeting (app/runtime/people_first.py). Nothing here waits
+for the Claude client.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.save_thread_context.async_save_thread_context import (
     AsyncSaveThreadContext,
 )
@@ -25,6 +27,9 @@ from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
+from app.learning.conversation_record import ConversationOwner, owner_of_event
+from app.learning.conversations import begin_conversation
+from app.learning.erasure import forget_again_if_erased
 from app.learning.welcome import parse_welcome
 from app.memory.loader import Scope
 from app.memory.restore import RestoredMemory
@@ -40,8 +45,9 @@ from app.slack.conversation.greeting import (
     thread_greeting,
 )
 from app.slack.conversation.presence import AssistantStatus
-from app.slack.conversation.thread_memory import keep_with_thread, restore_for
+from app.slack.conversation.thread_memory import restore_for
 from app.slack.event_scope import handling
+from app.storage.breaker import StoreOffline
 
 log = get_logger(__name__)
 
@@ -59,10 +65,12 @@ def register(
         payload: dict[str, Any],
         request: AsyncBoltRequest,
         client: AsyncWebClient,
+        context: AsyncBoltContext,
         say: AsyncSay,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
         save_thread_context: AsyncSaveThreadContext,
     ) -> None:
+        began = datetime.now(UTC)
         thread = payload["assistant_thread"]
         user, thread_ts = thread.get("user_id"), thread["thread_ts"]
         channel = thread.get("channel_id")
@@ -79,7 +87,9 @@ def register(
                     retried=is_retried_delivery(request),
                     budget_s=budget_s,
                     # Slack opens the thread for this event: no summary of it exists yet.
-                    memory=lambda: restore_for(provider, user, thread_ts, new_thread=True),
+                    memory=lambda: restore_for(
+                        provider, user, thread_ts, new_thread=True, welcome=True
+                    ),
                 )
                 if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
                     return  # another delivery of this event is greeting: leave it be
@@ -98,10 +108,36 @@ def register(
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
                 return
-            if restored is not None and user:
-                await keep_with_thread(
-                    save_thread_context, thread.get("context") or {}, restored, user
-                )
+            owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
+            if owner is not None:
+                await _record(provider, owner, thread_ts, began, save_thread_context, thread)
+
+
+async def _record(
+    provider: ServiceProvider,
+    owner: ConversationOwner,
+    thread_ts: str,
+    began: datetime,
+    save_thread_context: AsyncSaveThreadContext,
+    thread: dict[str, Any],
+) -> None:
+    """The conversation is the person's from its start (unless it is someone else's), with
+    Slack's context saved beside it; neither outlives an erasure that came meanwhile.
+    Nobody waits for this: a failure is logged, and the first message records it."""
+    try:
+        store = (await provider.storage()).memory_store
+        if store is None:
+            return  # memory is off: nothing is kept
+        if not await begin_conversation(store, owner, thread_ts, started=began):
+            log.warning("slack.conversation.not_owner")
+            return
+        await save_thread_context(thread.get("context") or {})
+        if await forget_again_if_erased(store, owner.user, began, dm_channels=(owner.channel,)):
+            log.info("slack.conversation.erased_since_start")
+    except StoreOffline:
+        log.debug("slack.conversation.record_skipped", reason="store unavailable")
+    except Exception as exc:
+        log.warning("slack.conversation.record_failed", error=type(exc).__name__, exc_info=exc)
 
 
 def _greeting(restored: RestoredMemory | None, retention_days: int) -> Greeting:

@@ -1,29 +1,34 @@
 """Answer one message with Claude, streamed into its thread: the same in both Slack
-experiences (only how Orion shows it is working, and where the memory comes from, differ).
+experiences (only how Orion shows it is working differs).
 
-Everything Claude's first request needs goes out at once: the retry-dedupe claim and the
-memory for the conversation (under one storage budget), the thread's history from Slack,
-and the Claude client (still loading on a fresh instance). A delivery that Slack marks as
-a retry shows nothing until it has won its claim. After the reply is complete, what the
-turn taught Orion is written in the background, and a note of what the turn changed in
-the person's memory follows the answer (memory_note.py), with its Undo. A turn the person
-stops (agent_view's Stop button) ends at once: what was streamed stays, one short line
-confirms the stop, nothing is learned from it, and the note claims only the writes that
-had finished.
+Everything Claude's first request needs goes out at once: the retry-dedupe claim, the
+conversation's record (whose it is, and its transcript: the history) and the person's
+memory, under one storage budget, and the Claude client (still loading on a fresh
+instance). A thread recorded for someone else is refused (turn_opening.py). A delivery
+that Slack marks as a retry shows nothing until it has won its claim. The person's message
+goes into the transcript as the turn begins, the answer as soon as it is complete; after
+the reply, what the turn taught Orion is written in the background, and a note of what
+the turn changed in the person's memory follows the answer (memory_note.py), with its
+Undo. A turn the person stops (agent_view's Stop button) ends at once: what was streamed
+stays (in the thread and the transcript), one short line confirms the stop, nothing is
+learned from it, and the note claims only the writes that had finished.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
 from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
+from app.learning.conversation_record import said
+from app.learning.conversations import TurnTranscript
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -37,8 +42,8 @@ from app.slack.conversation.presence import Presence
 from app.slack.conversation.reply_stream import SlackReplyStream, answer_metadata, feedback_blocks
 from app.slack.conversation.running_turns import RunningTurns
 from app.slack.conversation.task_display import TaskDisplaySupport
-from app.slack.conversation.thread_history import ThreadReader
 from app.slack.conversation.thread_links import ThreadLinks, WorkspaceLinks
+from app.slack.conversation.turn_opening import NOT_YOURS, TurnOpening, open_turn, turn_history
 from app.storage.deadline import seconds_until
 
 if TYPE_CHECKING:
@@ -46,9 +51,7 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-# The memory block for the system prompt: saved with the conversation, or restored now;
-# None when there is none (the agent then reloads it, within what is left of the budget).
-MemoryLookup = Callable[[], Awaitable[str | None]]
+T = TypeVar("T")
 
 # What the person sees in the thread once their Stop has ended the answer.
 STOPPED_CONFIRMATION = "Stopped. Ask again whenever you're ready."
@@ -69,6 +72,8 @@ class Incoming:
     # The workspace's URL when Bolt's authorization carries it, for links to past
     # conversations; None: Orion asks Slack (auth.test) once per workspace.
     workspace_url: str | None = None
+    enterprise_id: str | None = None
+    starts: bool = False  # the message opens the conversation (agent_view's top-level DM)
 
 
 def workspace_url(context: AsyncBoltContext) -> str | None:
@@ -85,7 +90,6 @@ class Answerer:
         self._provider = provider
         self._dedupe = dedupe
         self.turns = turns  # what a Stop cancels
-        self._threads = ThreadReader()
         # Which workspaces refused Slack's task display, and each one's URL (for links to
         # past conversations): for the life of the process.
         self.task_display = TaskDisplaySupport()
@@ -97,7 +101,6 @@ class Answerer:
         *,
         client: AsyncWebClient,
         presence: Presence,
-        memory: MemoryLookup,
     ) -> bool:
         """Answer `message`; False when another delivery of it is answering instead.
 
@@ -114,26 +117,26 @@ class Answerer:
             task_display=self.task_display,
             links=self._links(client, message),
         )
-        delivery = Delivery(
+        delivery: Delivery[TurnOpening] = Delivery(
             self._dedupe,
             message.body,
             retried=message.retried,
             budget_s=settings.memory_load_timeout_s,
-            memory=memory if settings.memory_enabled else _none,
-        )
-        history = asyncio.ensure_future(
-            self._threads.read(
-                client,
+            memory=lambda: open_turn(
+                self._provider,
+                user=message.user,
                 channel=message.channel,
                 thread_ts=message.thread_ts,
-                current_ts=message.ts,
-                current_text=message.text,
-            )
+                team=message.team_id,
+                enterprise=message.enterprise_id,
+                starts=message.starts,
+            ),
         )
         services = asyncio.ensure_future(self._provider.get())
         answering = False
         turn: TurnRequest | None = None
         capturing: asyncio.Future[None] | None = None
+        transcript: TurnTranscript | None = None
         finished = False
         # Until Claude is asked: other people's after-work waits (people_first.py).
         waiting = people_waiting().arrive()
@@ -144,10 +147,28 @@ class Answerer:
             if settings.memory_enabled:
                 # Shown once this delivery is the one answering (a retry's twin shows nothing).
                 await reply.show_task(restore_started())
-            memory_context = await _within(delivery.memory, delivery.deadline)
+            opening = await _within(delivery.memory, delivery.deadline)
+            if opening is None:  # storage gave no answer in time: nothing of it is used
+                opening = TurnOpening(None, None)
+            if settings.memory_enabled and opening.conversation is None:
+                # Nothing says whose the thread is: answered with no memory, keeping none.
+                log.info("slack.conversation.unchecked")
+            if opening.refused:
+                log.warning("slack.conversation.not_owner")
+                await reply.fail(NOT_YOURS)
+                return True
+            history = await turn_history(
+                client,
+                opening,
+                channel=message.channel,
+                thread_ts=message.thread_ts,
+                ts=message.ts,
+                text=message.text,
+            )
+            transcript = history.transcript
             agent = (await services).agent
             changes = ChangeLog()  # what this turn changes in memory, for its note
-            if message.user:
+            if message.user and opening.remembers:
                 # Beside the answer, not before it: stated preferences are saved at once.
                 capturing = run_in_background(
                     agent.capture_preferences(
@@ -163,19 +184,24 @@ class Answerer:
                 user_id=message.user or "",
                 channel_id=message.channel,
                 thread_ts=message.thread_ts,
-                history=await history,
-                memory_context=memory_context,
+                history=history.messages,
+                memory_context=opening.memory,
                 memory_deadline=delivery.deadline,
                 changes=changes,
+                remembers=opening.remembers,
             )
             waiting.served()
             text = await self._respond(turn, reply, agent)
+            if transcript is not None and (text or reply.text):
+                # At once, not after people: the next message reads it.
+                transcript.add(said("assistant", text or reply.text, at=_now(), ts=reply.ts))
             if text is not None:
                 # Only now, with the reply complete, and once nobody waits to be answered:
                 # the summary must never hold up this reply nor anyone else's (nor wait
                 # for the note below).
                 run_in_background(
-                    after_people(agent.after_turn(turn, text)), name="memory.after_turn"
+                    after_people(_after(transcript, agent.after_turn(turn, text))),
+                    name="memory.after_turn",
                 )
                 finished = True
             # Answered or stopped: what the store confirmed changing, under the answer.
@@ -191,9 +217,12 @@ class Answerer:
             if turn is not None and not finished:
                 # Failed or stopped: what the memory tool wrote must not outlive an erasure.
                 agent = services.result().agent  # a turn exists only once services did
-                run_in_background(agent.after_unfinished_turn(turn), name="memory.erasure_check")
+                run_in_background(
+                    _after(transcript, agent.after_unfinished_turn(turn)),
+                    name="memory.erasure_check",
+                )
             reply.discard()  # a no-op once the reply has ended (answered, apologised, stopped)
-            await _discard(delivery.memory, history, services)
+            await _discard(delivery.memory, services)
             if answering:
                 await presence.idle()
         return True
@@ -236,13 +265,20 @@ class Answerer:
                 return None
 
 
-async def _none() -> None:
-    return None
+async def _after(transcript: TurnTranscript | None, work: Coroutine[Any, Any, None]) -> None:
+    """`work` (the turn's end: a summary, an erasure check) once the turn's transcript is
+    written: the erasure check after every write of the person's data."""
+    if transcript is not None:
+        await transcript.written()
+    await work
 
 
-async def _within(saved: asyncio.Future[str | None], deadline: float | None) -> str | None:
-    """The memory if it arrives before the storage deadline; else None (and the agent
-    reloads with whatever budget is left, or goes without)."""
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def _within(saved: asyncio.Future[T], deadline: float | None) -> T | None:
+    """The turn's opening if it arrives before the storage deadline; else None."""
     try:
         return await asyncio.wait_for(asyncio.shield(saved), seconds_until(deadline))
     except TimeoutError:

@@ -130,6 +130,11 @@ class SlackReplyStream:
     def text(self) -> str:
         return "".join(self._text)
 
+    @property
+    def ts(self) -> str | None:
+        """The streamed answer's message, once Slack has started it."""
+        return self._stream.ts
+
     async def append(self, markdown: str) -> None:
         """Never waits for Slack: Claude's stream goes on while Slack takes its time."""
         if not markdown:
