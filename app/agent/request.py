@@ -15,9 +15,11 @@ class TurnRequest:
     channel_id: str
     thread_ts: str
     history: list[ThreadMessage]
-    # The memory block saved with the thread at its start; None when none was saved
-    # (an old thread, a restart, another instance), in which case it is reloaded.
+    # The memory block restored for the turn (beside its claim); None when it could not
+    # be, in which case it is reloaded.
     memory_context: str | None = None
+    # Whether every read of that restore answered (else it holds what arrived in time).
+    memory_complete: bool = True
     # The person's storage deadline (`time.monotonic()`), which a reload must keep to as
     # well; None: the agent's full load budget. Once it has passed, the answer goes out
     # without memory.

@@ -155,7 +155,7 @@ class Agent:
     ) -> tuple[str | None, str, bool]:
         """The memory block, where it came from, and whether every read answered."""
         if turn.memory_context is not None:
-            return turn.memory_context, "restored", True
+            return turn.memory_context, "restored", turn.memory_complete
         budget_s = self._memory.load_budget_s
         if (left := seconds_until(turn.memory_deadline)) is not None:
             budget_s = min(budget_s, left)

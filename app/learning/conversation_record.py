@@ -251,10 +251,12 @@ class ConversationRecord:
 
 
 def _bounded(messages: Sequence[TranscriptMessage]) -> tuple[tuple[TranscriptMessage, ...], int]:
-    """The opening message and the newest that fit the bounds; how many were left out."""
-    if not messages:
-        return (), 0
-    opening, rest = messages[0], messages[1:]
+    """The messages within the bounds; past them, the person's opening message (what the
+    conversation is about) and the newest that fit; how many were left out."""
+    if len(messages) <= MAX_MESSAGES and sum(len(m.text) for m in messages) <= MAX_TRANSCRIPT_CHARS:
+        return tuple(messages), 0
+    start = next((n for n, m in enumerate(messages) if m.role == "user"), 0)
+    opening, rest = messages[start], messages[start + 1 :]
     room = MAX_TRANSCRIPT_CHARS - len(opening.text)
     kept: list[TranscriptMessage] = []
     for message in reversed(rest):
@@ -263,7 +265,7 @@ def _bounded(messages: Sequence[TranscriptMessage]) -> tuple[tuple[TranscriptMes
         kept.append(message)
         room -= len(message.text)
     kept.reverse()
-    return (opening, *kept), len(rest) - len(kept)
+    return (opening, *kept), len(messages) - 1 - len(kept)
 
 
 def _team_id(value: object) -> str | None:

@@ -39,6 +39,7 @@ from app.learning.conversation_record import (
     TranscriptMessage,
 )
 from app.learning.session_index import read_index
+from app.memory.retention import retention_of
 from app.memory.scopes import (
     conversation_marker_key,
     conversation_record_key,
@@ -120,7 +121,14 @@ async def open_conversation(
 
 
 async def _anything_kept(store: ObjectStore, thread_ts: str) -> bool:
-    return bool(await store.list(session_prefix(thread_ts)))
+    """Whether anything is kept for the thread (expired objects are not: they are gone for
+    every reader, and the lifecycle rule deletes them)."""
+    listing = await store.list(session_prefix(thread_ts))
+    retention = retention_of(store)
+    if retention is None:
+        return bool(listing)
+    cutoff = retention.cutoff()
+    return any(not retention.expired(o.key, o.updated, cutoff=cutoff) for o in listing)
 
 
 async def begin_conversation(

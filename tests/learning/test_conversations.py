@@ -150,6 +150,18 @@ async def test_a_transcript_keeps_the_opening_and_the_newest_within_its_bounds()
     assert ConversationRecord.parse(record.render()) == record
 
 
+def test_a_cut_transcript_keeps_the_persons_opening_not_orions_greeting() -> None:
+    greeting = said("assistant", "Hi, I'm Orion. How can I help?", at=NOW)
+    opening = said("user", "Help me plan the migration.", at=NOW)
+    steps = [said("user", f"Step {n}.", at=NOW, ts=f"1712345{n:03d}.1") for n in range(300)]
+    record = ConversationRecord(THREAD, MIRA, NOW).with_messages([greeting, opening, *steps])
+    assert record.messages[0] == opening
+    assert record.messages[-1].text == "Step 299."
+    assert record.dropped == 302 - len(record.messages)
+    short = ConversationRecord(THREAD, MIRA, NOW).with_messages([greeting, opening])
+    assert short.messages == (greeting, opening) and short.dropped == 0, "within bounds: all"
+
+
 # Shapes that JSON writes differently from the text (a line break, a quote, a backslash
 # becomes two characters), next to a secret's label.
 AWKWARD = [

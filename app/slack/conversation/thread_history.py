@@ -98,15 +98,15 @@ def history_from_slack(
     the message being answered (taken from the event itself, so history is right even when
     Slack's read API has not caught up with it). Orion's own messages (anything a bot
     posted) are `assistant` turns."""
-    messages = [m for m in _conversation(thread.messages) if m.get("ts") != current_ts]
+    messages = _conversation(thread.messages)
     history: list[ThreadMessage] = []
     window = messages[-WINDOW_MESSAGES:]
     if len(window) < len(messages):
         opening = next((m for m in messages if not m.get("bot_id")), None)
-        if opening is not None:
+        if opening is not None and opening.get("ts") != current_ts:
             history.append(_as_history(opening, opens_cut=True))
             window = [m for m in window if m is not opening]
-    history += [_as_history(m) for m in window]
+    history += [_as_history(m) for m in window if m.get("ts") != current_ts]
     history.append(ThreadMessage("user", current_text, sent_at=_seconds(current_ts)))
     return history
 

@@ -48,14 +48,3 @@ async def restore_for(
     except Exception as exc:
         log.warning("slack.memory_restore_failed", error=type(exc).__name__, exc_info=exc)
         return None
-
-
-async def restored_context(
-    provider: ServiceProvider, user: str | None, thread_ts: str, *, new_thread: bool = False
-) -> str | None:
-    """The memory block for a message's prompt; None when there is none, or when a read
-    failed or ran out of time (the agent then reloads what it can, within the deadline)."""
-    restored = await restore_for(provider, user, thread_ts, new_thread=new_thread)
-    if restored is None or not restored.complete:
-        return None
-    return restored.context or ""

@@ -31,6 +31,7 @@ from app.learning.conversations import (
     open_conversation,
 )
 from app.learning.erasure import erasure_time
+from app.memory.restore import RestoredMemory
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.thread_history import (
@@ -40,7 +41,7 @@ from app.slack.conversation.thread_history import (
     read_slack_thread,
     transcript_from_slack,
 )
-from app.slack.conversation.thread_memory import restored_context
+from app.slack.conversation.thread_memory import restore_for
 from app.storage.breaker import StoreOffline
 from app.storage.store import ObjectStore
 
@@ -61,7 +62,7 @@ class TurnOpening:
     store: ObjectStore | None  # None: memory is off, or storage is not there yet
     # None when memory is off, or storage could not say whose the thread is in time.
     conversation: OpenedConversation | None = None
-    memory: str | None = None  # the memory block for the prompt (None: none, or reload it)
+    memory: RestoredMemory | None = None  # what was restored (None: nothing could be)
 
     @property
     def refused(self) -> bool:
@@ -91,7 +92,7 @@ async def open_turn(
     store = await _memory_store(provider)
     if store is None or owner is None:
         return TurnOpening(owner, store)
-    memory = asyncio.ensure_future(restored_context(provider, user, thread_ts, new_thread=starts))
+    memory = asyncio.ensure_future(restore_for(provider, user, thread_ts, new_thread=starts))
     try:
         conversation = await open_conversation(store, owner, thread_ts, starts=starts)
     except Exception as exc:
