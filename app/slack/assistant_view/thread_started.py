@@ -12,6 +12,7 @@ for the Claude client.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,6 +49,7 @@ from app.slack.conversation.presence import AssistantStatus
 from app.slack.conversation.thread_memory import restore_for
 from app.slack.event_scope import handling
 from app.storage.breaker import StoreOffline
+from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
 
@@ -100,6 +102,10 @@ def register(
                 except Exception as exc:
                     log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
                     return
+            # Recorded as the person's at once (their first message is answered from it),
+            # beside what follows.
+            owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
+            recording = asyncio.ensure_future(_begin(provider, owner, thread_ts, began))
             # The prompts below the greeting, and the save nobody watches, come once the
             # greetings of the others who wait are out (in a burst; at once otherwise).
             await people_waiting().until_nobody_waits()
@@ -107,37 +113,52 @@ def register(
                 await set_suggested_prompts(prompts=greeting.prompts)
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
-                return
-            owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
-            if owner is not None:
-                await _record(provider, owner, thread_ts, began, save_thread_context, thread)
+            await _keep(provider, owner, began, await recording, save_thread_context, thread)
 
 
-async def _record(
-    provider: ServiceProvider,
-    owner: ConversationOwner,
-    thread_ts: str,
-    began: datetime,
-    save_thread_context: AsyncSaveThreadContext,
-    thread: dict[str, Any],
-) -> None:
-    """The conversation is the person's from its start (unless it is someone else's), with
-    Slack's context saved beside it; neither outlives an erasure that came meanwhile.
-    Nobody waits for this: a failure is logged, and the first message records it."""
+async def _begin(
+    provider: ServiceProvider, owner: ConversationOwner | None, thread_ts: str, began: datetime
+) -> ObjectStore | None:
+    """Record the conversation as `owner`'s (unless it is someone else's); the store it
+    is recorded in, None when it is not (memory off, storage failing, someone else's).
+    Never raises: nobody waits for this, and the first message records it otherwise."""
+    if owner is None:
+        return None
     try:
         store = (await provider.storage()).memory_store
         if store is None:
-            return  # memory is off: nothing is kept
-        if not await begin_conversation(store, owner, thread_ts, started=began):
-            log.warning("slack.conversation.not_owner")
-            return
-        await save_thread_context(thread.get("context") or {})
-        if await forget_again_if_erased(store, owner.user, began, dm_channels=(owner.channel,)):
-            log.info("slack.conversation.erased_since_start")
+            return None  # memory is off: nothing is kept
+        if await begin_conversation(store, owner, thread_ts, started=began):
+            return store
+        log.warning("slack.conversation.not_owner")
     except StoreOffline:
         log.debug("slack.conversation.record_skipped", reason="store unavailable")
     except Exception as exc:
         log.warning("slack.conversation.record_failed", error=type(exc).__name__, exc_info=exc)
+    return None
+
+
+async def _keep(
+    provider: ServiceProvider,
+    owner: ConversationOwner | None,
+    began: datetime,
+    store: ObjectStore | None,
+    save_thread_context: AsyncSaveThreadContext,
+    thread: dict[str, Any],
+) -> None:
+    """Slack's context saved with the person's thread; then, as after every write of a
+    person's data, what the thread start wrote goes again if they asked to be forgotten
+    since it began."""
+    if owner is None or store is None:
+        return
+    try:
+        await save_thread_context(thread.get("context") or {})
+        if await forget_again_if_erased(store, owner.user, began, dm_channels=(owner.channel,)):
+            log.info("slack.conversation.erased_since_start")
+    except StoreOffline:
+        log.debug("slack.thread_context.save_skipped", reason="store unavailable")
+    except Exception as exc:
+        log.warning("slack.thread_context.save_failed", error=type(exc).__name__, exc_info=exc)
 
 
 def _greeting(restored: RestoredMemory | None, retention_days: int) -> Greeting:

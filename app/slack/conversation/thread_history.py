@@ -27,6 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.agent.history import MAX_HISTORY_MESSAGES, Role, ThreadMessage
 from app.learning.conversation_record import TranscriptMessage, moment_of, said
 from app.observability.logging import get_logger
+from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
 from app.slack.web_client import without_rate_limit_waits
 
 log = get_logger(__name__)
@@ -112,12 +113,19 @@ def history_from_slack(
 
 
 def transcript_from_slack(thread: SlackThread, *, current_ts: str) -> list[TranscriptMessage]:
-    """What Slack showed of the conversation before the message being answered, as the
-    transcript keeps it (bounded and redacted)."""
+    """What the person wrote and Orion answered before the message being answered, as
+    Slack shows it, for the transcript (bounded and redacted): not Orion's greeting (it
+    comes before the person's first message) nor the notes under its answers of what they
+    changed in memory."""
+    messages = [
+        m
+        for m in _conversation(thread.messages)
+        if m.get("ts") != current_ts and (m.get("text") or "").strip() and not _memory_note(m)
+    ]
+    first = next((n for n, m in enumerate(messages) if not m.get("bot_id")), len(messages))
     return [
         said(_role(m), m.get("text") or "", at=moment_of(m.get("ts")), ts=m.get("ts"))
-        for m in _conversation(thread.messages)
-        if m.get("ts") != current_ts and (m.get("text") or "").strip()
+        for m in messages[first:]
     ]
 
 
@@ -143,6 +151,11 @@ def history_from_transcript(
 def _conversation(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The thread without Slack's own root of an assistant thread."""
     return [m for m in messages if m.get("subtype") != ASSISTANT_THREAD_ROOT]
+
+
+def _memory_note(message: dict[str, Any]) -> bool:
+    blocks = message.get("blocks") or []
+    return any(isinstance(b, dict) and b.get("block_id") == NOTE_BLOCK_ID for b in blocks)
 
 
 def _role(message: dict[str, Any]) -> Role:

@@ -118,9 +118,10 @@ async def test_a_short_assistant_thread_is_read_whole_as_the_person_and_orion_sa
         ThreadMessage("user", question),
     ]
     assert thread.complete and len(replies_calls(slack)) == 1
-    # What Orion keeps of it: the same, without Slack's root and the message being answered.
+    # What Orion keeps of it: what the person said and Orion answered, without Slack's
+    # root, the greeting, and the message being answered.
     kept = transcript_from_slack(thread, current_ts=ts)
-    assert [(m.role, m.text) for m in kept] == [(m.role, m.text) for m in history[:-1]]
+    assert [(m.role, m.text) for m in kept] == [(m.role, m.text) for m in history[1:-1]]
 
 
 async def test_the_message_being_answered_is_taken_as_the_event_has_it(
