@@ -135,17 +135,20 @@ async def begin_conversation(
     store: ObjectStore, owner: ConversationOwner, thread_ts: str, *, started: datetime
 ) -> bool:
     """Record `owner` as the one who opened `thread_ts` (a thread start), unless it is
-    someone else's already; whether it is `owner`'s now. Raises what storage raises."""
-    opened = await open_conversation(store, owner, thread_ts, starts=True)
-    if not opened.allowed:
-        return False
-    if opened.standing is Standing.OWN:
-        return True
+    someone else's already; whether it is `owner`'s now. Raises what storage raises.
+
+    A thread Slack has just opened has nothing kept for it: then the record is created
+    straight away (create-only: a record already there is read and compared instead)."""
     try:
-        await _create(store, owner, thread_ts, (), started)
+        if not await _anything_kept(store, thread_ts):
+            await _create(store, owner, thread_ts, (), started)
+            return True
+        opened = await open_conversation(store, owner, thread_ts)
+        if opened.standing is Standing.UNRECORDED:
+            await _create(store, owner, thread_ts, (), started)
     except NotYourConversation:
         return False
-    return True
+    return opened.allowed
 
 
 async def _create(
@@ -159,16 +162,23 @@ async def _create(
     it; when another write created the record first, `messages` are added to it if it is
     `owner`'s (NotYourConversation otherwise)."""
     marker = conversation_marker_key(owner.user, thread_ts)
+    marked: int | None = None
     # There already when a record of theirs was made before (forgotten since, or lost).
     with contextlib.suppress(PreconditionFailed):
-        await store.write(marker, "", if_generation=CREATE_ONLY)
+        marked = await store.write(marker, "", if_generation=CREATE_ONLY)
     record = ConversationRecord(thread_ts, owner, started).with_messages(messages)
     content = record.render()
     key = conversation_record_key(thread_ts)
     try:
         generation = await store.write(key, content, if_generation=CREATE_ONLY)
     except PreconditionFailed:
-        return await _append(store, owner, thread_ts, messages, None)
+        try:
+            return await _append(store, owner, thread_ts, messages, None)
+        except NotYourConversation:
+            if marked is not None:  # it names no record of theirs: not left behind
+                with contextlib.suppress(PreconditionFailed):
+                    await store.delete(marker, if_generation=marked)
+            raise
     return StoredObject(key, content, generation, datetime.now(UTC), len(content.encode()))
 
 
