@@ -303,14 +303,16 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
     create = {"command": "create", "path": NOTES_PATH, "file_text": NOTES}
-    # Everything under the person's memory directory fails until the model sees the error.
-    outage = gcs_proxy.add_rule(f"users/{USER}/", status=503)
+    outages = []
 
     def respond(body: dict[str, Any]) -> script.ScriptItem | None:
         if body["model"] != orion.settings.anthropic_model:
             return None
         results = tool_results(body)
         if not results:
+            # Everything under the person's memory directory fails from now (once the turn
+            # has restored their memory) until the model sees the error.
+            outages.append(gcs_proxy.add_rule(f"users/{USER}/", status=503))
             return script.tool_use("memory", create)
         if results[-1].get("is_error"):
             gcs_proxy.clear_rules()  # GCS is back; the model tries again, a little later:
@@ -335,6 +337,7 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
 
     # Claude got a model-visible error it can act on, then the retry's success.
     failed, retried = (tool_results(r)[-1] for r in main_requests(claude, orion)[1:3])
+    [outage] = outages
     assert outage.hits >= 2, "the store retried before giving up"
     assert failed["is_error"] is True
     assert "temporarily unavailable" in result_text(failed)

@@ -39,6 +39,7 @@ PREFERENCES_KEY = user_preferences_key(USER)
 WELCOME_BACK = "Welcome back, Hana!"
 # Long enough to be summarised at turn end, and stating a preference to save.
 QUESTION = "Call me Hana-chan from now on. Can you plan my day around the design review at ten?"
+PLAIN_QUESTION = "What time is the design review today, and who else is invited to it?"
 PLAN = "Here is the plan: prepare the slides first, then the design review at ten, then lunch."
 
 
@@ -147,6 +148,62 @@ def test_the_claim_and_the_memory_reads_go_out_together_and_the_context_is_saved
         "the conversation is recorded after the greeting"
     )
     assert all(read.finished <= posted.at for read in reads)
+
+
+def test_a_thread_start_and_a_message_make_the_storage_requests_counted_for_them(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    """docs/benchmarks.md: a thread start makes 8 requests, 3 before the greeting; a
+    message in an open thread 12, 4 of them first and all at once (the organisation's
+    context is shared, not read again), and no Slack history read."""
+    bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
+    orion = orion_on_bucket(memory_global_context_max_age_s=600)
+    open_thread(orion, slack)  # the services built, the organisation's context kept
+    orion.wait_idle()
+
+    already = len(store_requests(gcs_proxy))
+    thread_ts, _ = open_thread(orion, slack)
+    orion.wait_idle()
+    thread_start = store_requests(gcs_proxy)[already:]
+    [greeted] = [c for c in slack.calls_to("chat.postMessage") if c.args["thread_ts"] == thread_ts]
+    # A thread's first message adds its entry in the person's index and their welcome: the
+    # next one is counted. No preference is stated (saving one is requests of its own).
+    for n, question in enumerate((PLAIN_QUESTION, f"{PLAIN_QUESTION} And tomorrow?"), start=1):
+        if n == 2:
+            gcs_proxy.add_rule("", delay=0.2)  # every request slow: what goes together shows
+        claude.reply(PLAN)
+        before = len(store_requests(gcs_proxy))
+        conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, question)
+        slack.wait_for(
+            lambda n=n: conversation.answers(slack, CHANNEL, thread_ts).count(PLAN) == n,
+            what="the answer",
+        )
+        orion.wait_idle()
+    message = sorted(store_requests(gcs_proxy)[before:], key=_start)
+
+    assert len(thread_start) == 8
+    assert len([r for r in thread_start if r.started < greeted.at]) == 3
+    assert len(message) == 12, [(r.method, r.path_qs) for r in message]
+    # First, all at once: the claim, the record, the preferences, the summary.
+    opening = message[:4]
+    assert all(a.overlaps(b) for a in opening for b in opening if a is not b)
+    assert sum("ifGenerationMatch=0" in r.path_qs for r in opening) == 1
+    reads = sorted(
+        name
+        for r in opening
+        for name in ("conversations%2F", "preferences.json", "sessions%2F")
+        if name in r.path_qs
+    )
+    assert reads == ["conversations%2F", "preferences.json", "sessions%2F"]
+    assert slack.calls_to("conversations.replies") == []
+
+
+def _start(request: ProxiedRequest) -> float:
+    return request.started
 
 
 def _context_write(proxy: FaultyProxy) -> ProxiedRequest | None:
