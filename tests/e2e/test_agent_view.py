@@ -18,6 +18,7 @@ import pytest
 from app.agent.errors import BUSY, GENERIC, UNREACHABLE
 from app.memory.scopes import user_preferences_key
 from app.slack.conversation.greeting_words import GREETING_WORDS
+from app.slack.home.memory_view import ACTION_FORGET_PREFERENCE
 from tests import log_events
 from tests.e2e.conversation import (
     LONG_ANSWER,
@@ -27,6 +28,7 @@ from tests.e2e.conversation import (
     remembered,
 )
 from tests.e2e.memory_bucket import Bucket
+from tests.e2e.test_memory_controls import click, open_home
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -160,6 +162,22 @@ def test_opening_the_messages_tab_sets_prompts_once_and_posts_nothing(
     assert prompts.prompts == [french.suggested()[0], french.review(), french.suggested()[2]]
     assert slack.messages(CHANNEL) == [], "opening the DM never posts anything"
     assert slack.calls_to("agents.sessions.setStatus") == []
+
+
+def test_a_forgotten_name_leaves_the_messages_tabs_prompts_the_next_time_it_opens(
+    orion: OrionServer, slack: FakeSlack
+) -> None:
+    assert orion.post_event(events.app_home_opened(USER, CHANNEL)).status_code == 200
+    slack.wait_for(lambda: slack.messages_tab_prompts(CHANNEL), what="the tab's prompts")
+    view = open_home(orion, slack, USER, CHANNEL)
+    click(orion, slack, USER, view, ACTION_FORGET_PREFERENCE, "name")
+
+    assert orion.post_event(events.app_home_opened(USER, CHANNEL)).status_code == 200
+    prompts = slack.wait_for(
+        lambda: (p := slack.messages_tab_prompts(CHANNEL)) and len(p) == 2 and p,
+        what="the tab's prompts again",
+    )
+    assert "Iris" in prompts[0].title and "Iris" not in prompts[1].title
 
 
 @pytest.mark.parametrize(

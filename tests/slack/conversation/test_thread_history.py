@@ -17,8 +17,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.history import ThreadMessage
 from app.learning.conversation_record import said
+from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
 from app.slack.conversation.thread_history import (
     WINDOW_MESSAGES,
+    SlackThread,
     history_from_slack,
     history_from_transcript,
     read_slack_thread,
@@ -244,3 +246,25 @@ def test_a_transcript_is_the_history_marked_where_it_left_messages_out() -> None
     assert not any(m.opens_cut for m in whole)
     assert cut[0].opens_cut and not any(m.opens_cut for m in cut[1:])
     assert [m.text for m in again] == [OPENING, "Noted.", "Then floor 1?"]
+
+
+def test_a_transcript_made_from_slack_keeps_neither_the_greeting_nor_the_memory_notes() -> None:
+    note = {"type": "section", "block_id": NOTE_BLOCK_ID, "text": {"type": "mrkdwn", "text": "x"}}
+    thread = SlackThread(
+        [
+            {"ts": "1.000001", "subtype": "assistant_app_thread", "text": "New Assistant Thread"},
+            {"ts": "1.000002", "bot_id": BOT_ID, "text": "Welcome back, Sam!"},
+            {"ts": "1.000003", "user": USER, "text": OPENING},
+            {"ts": "1.000004", "bot_id": BOT_ID, "text": "Noted."},
+            {"ts": "1.000005", "bot_id": BOT_ID, "text": "Saved: name = Sam", "blocks": [note]},
+            {"ts": "1.000006", "user": USER, "text": "Which floor first?"},
+        ],
+        complete=True,
+    )
+
+    kept = transcript_from_slack(thread, current_ts="1.000006")
+
+    assert [(m.role, m.text, m.ts) for m in kept] == [
+        ("user", OPENING, "1.000003"),
+        ("assistant", "Noted.", "1.000004"),
+    ]
