@@ -328,6 +328,9 @@ def test_with_storage_down_conversations_are_answered_and_the_store_skipped(
                 opened = time.monotonic()
 
         skipped = [r for r in gcs_proxy.requests if r.started > opened]
-        assert all("health%2Fprobe" in r.path_qs for r in skipped), "only the breaker's probes"
+        assert all("health%2Fprobe" in r.path_qs for r in skipped), (
+            "only the breaker's probes",
+            [(r.method, r.path_qs) for r in skipped],
+        )
         assert len(orion.logged(log_events.STORE_UNAVAILABLE)) == 1
         assert not [m for m in slack.messages(CHANNEL) if m.is_bot and "rror" in m.text]

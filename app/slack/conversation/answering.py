@@ -29,6 +29,7 @@ from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
 from app.learning.conversation_record import said
 from app.learning.conversations import TurnTranscript
+from app.learning.erasure import forget_again_if_erased
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -137,6 +138,8 @@ class Answerer:
         turn: TurnRequest | None = None
         capturing: asyncio.Future[None] | None = None
         transcript: TurnTranscript | None = None
+        opening: TurnOpening | None = None
+        began = _now()
         finished = False
         # Until Claude is asked: other people's after-work waits (people_first.py).
         waiting = people_waiting().arrive()
@@ -222,6 +225,12 @@ class Answerer:
                     _after(transcript, agent.after_unfinished_turn(turn)),
                     name="memory.erasure_check",
                 )
+            elif turn is None and transcript is not None and opening is not None:
+                # Ended before there was a turn to check (the services failed): the
+                # message written to the transcript must not outlive an erasure either.
+                run_in_background(
+                    _unless_erased(transcript, opening, began), name="memory.erasure_check"
+                )
             reply.discard()  # a no-op once the reply has ended (answered, apologised, stopped)
             await _discard(delivery.memory, services)
             if answering:
@@ -272,6 +281,13 @@ async def _after(transcript: TurnTranscript | None, work: Coroutine[Any, Any, No
     if transcript is not None:
         await transcript.written()
     await work
+
+
+async def _unless_erased(transcript: TurnTranscript, opening: TurnOpening, since: datetime) -> None:
+    await transcript.written()
+    if opening.store is not None and opening.owner is not None:
+        owner = opening.owner
+        await forget_again_if_erased(opening.store, owner.user, since, dm_channels=(owner.channel,))
 
 
 def _now() -> datetime:
