@@ -192,6 +192,34 @@ async def test_replies_paginate_with_cursor(slack: FakeSlack) -> None:
     assert first["has_more"] and not second["has_more"]
 
 
+async def test_history_reads_can_be_limited_as_for_a_non_marketplace_app(
+    slack: FakeSlack,
+) -> None:
+    client = web_client(slack)
+    thread_ts = slack.add_user_message(DM, None, USER, "root")
+    for n in range(40):
+        slack.add_user_message(DM, thread_ts, USER, f"m{n}")
+    slack.limit_history_reads()
+
+    first = await client.conversations_replies(channel=DM, ts=thread_ts, limit=200)
+    with pytest.raises(SlackApiError) as limited:
+        await client.conversations_replies(channel=DM, ts=thread_ts, limit=200)
+    history = await client.conversations_history(channel=DM)  # each method on its own
+    slack.minute_passes()
+    cursor = first["response_metadata"]["next_cursor"]
+    second = await client.conversations_replies(channel=DM, ts=thread_ts, cursor=cursor)
+
+    assert len(first["messages"]) == 15 and first["has_more"], "15 a call, whatever is asked"
+    assert limited.value.response.status_code == 429
+    assert limited.value.response["error"] == "ratelimited"
+    assert 0 < int(limited.value.response.headers["Retry-After"]) <= 60
+    assert len(history["messages"]) == 1
+    assert [m["text"] for m in second["messages"]][:2] == ["m14", "m15"]
+    assert len(second["messages"]) == 15
+    [asked, *_] = slack.calls_to("conversations.replies")
+    assert asked.args["limit"] in (200, "200"), "recorded as Orion asked"
+
+
 async def test_rate_limit_is_retried_by_the_sdk_handler(
     slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
 ) -> None:

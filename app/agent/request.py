@@ -24,9 +24,11 @@ class TurnRequest:
     channel_id: str
     thread_ts: str
     history: list[ThreadMessage]
-    # The memory block saved with the thread at its start; None when none was saved
-    # (an old thread, a restart, another instance), in which case it is reloaded.
+    # The memory block restored for the turn (beside its claim); None when it could not
+    # be, in which case it is reloaded.
     memory_context: str | None = None
+    # Whether every read of that restore answered (else it holds what arrived in time).
+    memory_complete: bool = True
     # The person's storage deadline (`time.monotonic()`), which a reload must keep to as
     # well; None: the agent's full load budget. Once it has passed, the answer goes out
     # without memory.
@@ -38,3 +40,6 @@ class TurnRequest:
     # captured preference), for the note under the answer; None: not recorded.
     changes: ChangeLog | None = None
     outcome: TurnOutcome = field(default_factory=TurnOutcome, compare=False)
+    # False when nothing said whose the conversation is (storage did not answer in time):
+    # the turn then reads and writes no memory at all, as if memory were off.
+    remembers: bool = True

@@ -104,12 +104,13 @@ class Agent:
         scope = MemoryScope(turn.user_id, turn.thread_ts)
         recalls = RecallLog()
         tasks = MemoryTasks(sink, recalls)
+        store = self._store if turn.remembers else None
         with tracing.observe("agent.turn", input={"history_messages": len(turn.history)}) as span:
             memory_context = await self._before_turn(turn, tasks)
             system = build_system_prompt(
-                memory_guide=memory_tool_guide(scope) if self._store is not None else None,
+                memory_guide=memory_tool_guide(scope) if store is not None else None,
                 memory_context=memory_context,
-                recall=self._store is not None,
+                recall=store is not None,
             )
             result = await run_agent_loop(
                 self._claude,
@@ -117,7 +118,7 @@ class Agent:
                 system=system,
                 messages=build_messages(turn.history),
                 tools=tools_for_turn(
-                    store=self._store, scope=scope, recalls=recalls, changes=turn.changes
+                    store=store, scope=scope, recalls=recalls, changes=turn.changes
                 ),
                 sink=sink,
                 tasks=tasks,
@@ -138,6 +139,9 @@ class Agent:
         A failure here costs the turn its memory, never its answer.
         """
         if self._store is None:
+            return None
+        if not turn.remembers:
+            await tasks.show(restore_finished(restored=False, found=False))
             return None
         started = time.perf_counter()
         with tracing.observe("memory.before_turn") as span:
@@ -166,7 +170,7 @@ class Agent:
     ) -> tuple[str | None, str, bool]:
         """The memory block, where it came from, and whether every read answered."""
         if turn.memory_context is not None:
-            return turn.memory_context, "thread_context", True
+            return turn.memory_context, "restored", turn.memory_complete
         budget_s = self._memory.load_budget_s
         if (left := seconds_until(turn.memory_deadline)) is not None:
             budget_s = min(budget_s, left)
@@ -273,7 +277,7 @@ class Agent:
 
         Call it once the reply is complete; it never raises.
         """
-        if self._store is None or not turn.user_id:
+        if self._store is None or not turn.user_id or not turn.remembers:
             return
         if turn.outcome.refused:
             log.info(

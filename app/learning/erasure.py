@@ -2,13 +2,21 @@
 
 Everything about a person is found without listing the bucket: their directory
 (`users/{id}/`: preferences and notes), Orion's records about them (`people/{id}/`: their
-conversation index, search index and welcome), the summaries and notes of
-their threads (`sessions/{thread}/`, for the threads their index names and the threads of
-their DM), and the saved contexts of the threads in their DM with Orion
-(`threads/{dm}/`, which hold a copy of the memory restored there). Which threads are
-theirs comes only from Orion's records, never from a file the memory tool can write. Only
-a person's own click, or an operator's command, erases everything: no tool offers it to
-the model.
+conversation index, search index, welcome, and a marker per conversation record), the
+records of their conversations (`conversations/{thread}.json`: who opened each, and its
+transcript), the summaries and notes of their threads (`sessions/{thread}/`, for the
+threads their records name and the threads of their DM), and the saved contexts of the
+threads in their DM with Orion (`threads/{dm}/`; those saved before contexts stopped
+keeping a copy of the memory restored there hold one). Which threads are theirs comes
+only from Orion's records, never from a file the memory tool can write: a thread whose
+record names someone else is left alone, whatever else points at it. Only a person's own
+click, or an operator's command, erases everything: no tool offers it to the model.
+
+Forgetting one thing reaches every copy Orion keeps of it: a preference or a note goes
+with the undo records that hold its old content, and with the welcome back (a model wrote
+it from what Orion knew then: it is prepared again at the next turn's end); a
+conversation with its summary and notes, its transcript, its saved context, its undo
+records, its entries in the person's indexes, and the welcome when it names it.
 
 A turn finishing while its person erases must not write their data back. So an erasure
 first leaves a tombstone — `erasures/{hash of the id}`, which holds no id — and only then
@@ -30,10 +38,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from app.learning.conversations import forget_transcript, read_conversation, whose
+from app.learning.preferences import without_preference
 from app.learning.search_index import remove_search_documents
 from app.learning.session_index import read_index, remove_session
+from app.learning.welcome import forget_welcome
 from app.memory.key_prefixes import ERASURES_PREFIX
 from app.memory.scopes import (
+    conversation_record_key,
     is_undo_id,
     person_records_prefix,
     person_settings_key,
@@ -41,18 +53,20 @@ from app.memory.scopes import (
     thread_context_key,
     thread_contexts_prefix,
     thread_of_context_key,
+    thread_of_marker_key,
     undo_marker_key,
     undo_markers_prefix,
     undo_record_key,
+    user_preferences_key,
     user_prefix,
     validate_thread_ts,
 )
 from app.memory.tolerant_json import load_json_object
-from app.storage.store import ObjectInfo, ObjectStore, StoredObject
+from app.storage.store import ObjectInfo, ObjectStore, StoredObject, update
 
 DELETE_CONCURRENCY = 16
 # Kinds most people have none of: reported only when there were some.
-_COUNTED_WHEN_FOUND = ("undo_records", "settings")
+_COUNTED_WHEN_FOUND = ("undo_records", "settings", "conversations")
 
 
 @dataclass
@@ -123,43 +137,76 @@ async def forget_again_if_erased(
     return True
 
 
+async def forget_preference(store: ObjectStore, user_id: str, key: str) -> bool:
+    """One preference of the person's (with where it was learned), the undo records that
+    hold the file as it was (with it), and the welcome; True when there was one."""
+    forgotten = False
+
+    def transform(current: str | None) -> str | None:
+        nonlocal forgotten
+        kept = without_preference(current, key)
+        forgotten = kept != current
+        return kept
+
+    preferences = user_preferences_key(user_id)
+    # First: an Undo clicked in between would bring it back.
+    await _drop_undo_records_holding(store, user_id, lambda changed: changed == preferences)
+    await update(store, preferences, transform)
+    if forgotten:
+        await forget_welcome(store, user_id)
+    return forgotten
+
+
 async def forget_note(store: ObjectStore, user_id: str, key: str) -> bool:
-    """One file of the person's directory, and the undo records that would bring it back;
-    anything else (another person's) is refused."""
+    """One file of the person's directory, the undo records that would bring it back, and
+    the welcome; anything else (another person's) is refused."""
     if not key.startswith(user_prefix(user_id)) or "/../" in f"/{key}/":
         raise ValueError("not one of this person's notes")
     await _drop_undo_records_holding(store, user_id, lambda changed: changed == key)
-    return await store.delete(key)
+    forgotten = await store.delete(key)
+    if forgotten:
+        await forget_welcome(store, user_id)
+    return forgotten
 
 
 async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) -> int:
-    """One thread of the person's: its summary and notes, its saved context (in the channel
-    their index records), the person's undo records naming its files, and its index entry;
-    how many objects changed or went, 0 when it is not theirs.
+    """One thread of the person's: its summary and notes, its transcript, its saved context
+    (in the channel Orion recorded), the person's undo records naming its files, its index
+    entries and the welcome back to it; how many objects changed or went, 0 when it is
+    not theirs.
 
-    Whose it is comes from the person's conversation index alone, which only Orion writes:
-    nothing in the summary (which the memory tool can edit) is asked.
+    Whose it is comes from Orion's records alone — the thread's record, else (a thread
+    from before records were kept) the person's conversation index: nothing in the
+    summary (which the memory tool can edit) is asked.
     """
     validate_thread_ts(thread_ts)
-    index = await read_index(store, user_id, expired_too=True)
+    index, record = await asyncio.gather(
+        read_index(store, user_id, expired_too=True), read_conversation(store, thread_ts)
+    )
     entry = next((e for e in index if e.thread_ts == thread_ts), None)
-    if entry is None:
+    owned = whose(record, user_id)
+    if owned is False or (owned is None and entry is None):
         return 0
     # By directory, not by what is there now: a file an answer deleted is absent, and an
     # Undo of that answer would create it again.
     session = session_prefix(thread_ts)
     await _drop_undo_records_holding(store, user_id, lambda changed: changed.startswith(session))
     keys = [obj.key for obj in await store.list(session)]
-    if entry.channel:
+    channel = record.owner.channel if record is not None else entry.channel if entry else None
+    if channel:
         # Orion recorded it from Slack's event; a malformed one names no context of Orion's.
         with contextlib.suppress(ValueError):
-            keys.append(thread_context_key(entry.channel, thread_ts))
+            keys.append(thread_context_key(channel, thread_ts))
     deleted = await _delete_all(store, keys)
-    # The index entry last: it is what makes the thread this person's, so a forgetting
-    # that storage cuts short can be clicked again and finish.
+    # The transcript is emptied, not deleted: the thread stays theirs, and what Slack
+    # still shows of it is never read back in.
+    emptied = owned and await forget_transcript(store, user_id, thread_ts)
+    await forget_welcome(store, user_id, thread_ts=thread_ts)
+    # The index entries last: they make the thread this person's (one from before records
+    # were kept), so a forgetting that storage cuts short can be clicked again and finish.
     await remove_search_documents(store, user_id, {thread_ts})
     await remove_session(store, user_id, thread_ts)
-    return max(1, deleted)
+    return max(1, deleted + int(bool(emptied)))
 
 
 async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...]) -> ErasureReport:
@@ -174,13 +221,19 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
         searched.append(channel)
     contexts = await asyncio.gather(*(store.list(prefix) for prefix in prefixes))
     context_keys = [obj.key for listing in contexts for obj in listing]
-    threads = {e.thread_ts for e in index} | {
-        ts for key in context_keys if (ts := thread_of_context_key(key)) is not None
-    }
-    sessions = await asyncio.gather(*(store.list(session_prefix(ts)) for ts in sorted(threads)))
     own, records = await asyncio.gather(
         store.list(user_prefix(user_id)), store.list(person_records_prefix(user_id))
     )
+    threads = (
+        {e.thread_ts for e in index}
+        | {ts for key in context_keys if (ts := thread_of_context_key(key)) is not None}
+        | {ts for obj in records if (ts := thread_of_marker_key(user_id, obj.key)) is not None}
+    )
+    # Whose each thread is, by its record: another person's thread (a forged event may
+    # have left a context or an index entry pointing at it) keeps all it has.
+    owners = await _owners(store, user_id, sorted(threads))
+    theirs = sorted(ts for ts, owned in owners.items() if owned is not False)
+    sessions = await asyncio.gather(*(store.list(session_prefix(ts)) for ts in theirs))
     # Their undo records (each the old content of files that changed), found by the
     # markers among their records; and their settings.
     undo_records = [undo_record_key(undo_id) for undo_id in _undo_ids(records, user_id)]
@@ -189,6 +242,7 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
     for kind, keys in (
         ("person", [obj.key for obj in own]),
         ("sessions", [obj.key for listing in sessions for obj in listing]),
+        ("conversations", [conversation_record_key(ts) for ts in theirs if owners[ts]]),
         ("thread_contexts", context_keys),
         ("undo_records", undo_records),
         ("settings", [person_settings_key(user_id)]),
@@ -199,6 +253,17 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
         if deleted or kind not in _COUNTED_WHEN_FOUND:
             report.deleted[kind] = deleted
     return report
+
+
+async def _owners(store: ObjectStore, user_id: str, threads: list[str]) -> dict[str, bool | None]:
+    """For each thread, whether its record makes it the person's (None: it has none)."""
+    limit = asyncio.Semaphore(DELETE_CONCURRENCY)
+
+    async def owner(thread_ts: str) -> bool | None:
+        async with limit:
+            return whose(await read_conversation(store, thread_ts), user_id)
+
+    return dict(zip(threads, await asyncio.gather(*map(owner, threads)), strict=True))
 
 
 async def _drop_undo_records_holding(

@@ -5,8 +5,9 @@ an export or an erasure covers.
 Three kinds, each from where it lives: preferences (`users/{id}/preferences.json`, with
 when and where each was learned), notes (every other file Claude saved in
 `users/{id}/`), and conversations (the threads of the person's conversation index, among
-Orion's own records, with their summaries). The index is the only thing that says which
-threads are the person's: no file the memory tool can write decides what is shown.
+Orion's own records, with their summaries). The index says which threads are the
+person's, and each thread's record (app/learning/conversations.py) can only take one
+away: no file the memory tool can write decides what is shown.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
+from app.learning.conversations import read_conversation, whose
 from app.learning.preferences import StoredPreference, parse_preferences
 from app.learning.session_index import SessionEntry, read_index
 from app.learning.summary_file import parse_summary
@@ -88,15 +90,16 @@ async def take_inventory(
     limit = asyncio.Semaphore(READ_CONCURRENCY)
     notes = await asyncio.gather(*(_note(store, obj.key, limit, full) for obj in note_keys))
     entries = index if conversations is None else index[:conversations]
-    threads = await asyncio.gather(*(_conversation(store, e, limit) for e in entries))
+    read = await asyncio.gather(*(_conversation(store, user_id, e, limit) for e in entries))
+    threads = [thread for thread in read if thread is not None]
     return MemoryInventory(
         user_id=user_id,
         preferences=parse_preferences(
             preferences.content if preferences else None, cutoff=cutoff_of(store)
         ),
         notes=[note for note in notes if note is not None],
-        conversations=list(threads),
-        conversations_total=len(index),
+        conversations=threads,
+        conversations_total=len(index) - (len(read) - len(threads)),
     )
 
 
@@ -129,10 +132,16 @@ async def _note(store: ObjectStore, key: str, limit: asyncio.Semaphore, full: bo
 
 
 async def _conversation(
-    store: ObjectStore, entry: SessionEntry, limit: asyncio.Semaphore
-) -> Conversation:
+    store: ObjectStore, user_id: str, entry: SessionEntry, limit: asyncio.Semaphore
+) -> Conversation | None:
+    """The conversation as the index lists it; None when its record names someone else."""
     async with limit:
-        stored = await store.read(session_context_key(entry.thread_ts))
+        stored, record = await asyncio.gather(
+            store.read(session_context_key(entry.thread_ts)),
+            read_conversation(store, entry.thread_ts),
+        )
+    if whose(record, user_id) is False:
+        return None
     return Conversation(
         thread_ts=entry.thread_ts,
         channel=entry.channel,

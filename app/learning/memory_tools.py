@@ -17,10 +17,9 @@ from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
-from app.learning.erasure import forget_conversation, forget_note
+from app.learning.erasure import forget_conversation, forget_note, forget_preference
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
-from app.learning.preferences import forget_preference
 from app.memory.scopes import MemoryScope, to_key
 from app.observability import tracing
 from app.observability.logging import get_logger

@@ -222,20 +222,6 @@ async def save_preferences(
     return changed
 
 
-async def forget_preference(store: ObjectStore, user_id: str, key: str) -> bool:
-    """Remove one preference from the person's file; True when there was one."""
-    forgotten = False
-
-    def transform(current: str | None) -> str | None:
-        nonlocal forgotten
-        kept = without_preference(current, key)
-        forgotten = kept != current
-        return kept
-
-    await update(store, user_preferences_key(user_id), transform)
-    return forgotten
-
-
 def _learned(item: object, cutoff: datetime | None = None) -> Learned | None:
     if not isinstance(item, dict) or not isinstance(item.get("at"), str):
         return None

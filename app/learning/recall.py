@@ -4,10 +4,11 @@
 summaries the after-turn step writes. A search reads the person's search index (Orion's
 own record, which only Orion writes: app/learning/search_index.py) once, ranks every
 conversation it lists with BM25 (app/learning/search_ranking.py), in any language
-(app/learning/search_terms.py), and then reads only the summaries of the best `limit`:
-at most 1 + `limit` storage reads however long the person's history. An index that does
-not cover the person's older conversations yet is filled in first, once
-(app/learning/search_backfill.py).
+(app/learning/search_terms.py), and then reads only the summaries of the best `limit`,
+each beside its thread's record (whose the thread is: app/learning/conversations.py):
+at most 1 + 2 × `limit` storage reads, in two rounds, however long the person's history.
+An index that does not cover the person's older conversations yet is filled in first,
+once (app/learning/search_backfill.py).
 
 Whose sessions are searched is fixed when the tool is built, from the turn's scope; the
 model's input carries only the query.
@@ -35,6 +36,7 @@ from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
+from app.learning.conversations import read_conversation, whose
 from app.learning.search_backfill import fill_in
 from app.learning.search_index import SearchIndex, parse_search_index, read_search_index
 from app.learning.search_ranking import Ranked, rank
@@ -86,6 +88,7 @@ class SearchCounts:
     failed: int = 0
     backfilled: int = 0  # summaries read to fill in the index (once per person)
     backfill_failed: int = 0  # and those that could not be read (tried again next time)
+    not_theirs: int = 0  # indexed, but the thread's record names someone else
 
     @property
     def unreadable(self) -> int:
@@ -146,7 +149,7 @@ async def search_sessions(
         counts.backfill_failed = backfilled.failed
     ranked = await asyncio.to_thread(_ranked, index, query, limit, exclude_thread)
     counts.indexed = len(index) - (exclude_thread in index.threads)
-    hits = await asyncio.gather(*(_hit(store, r, counts) for r in ranked))
+    hits = await asyncio.gather(*(_hit(store, user_id, r, counts) for r in ranked))
     if ranked and counts.failed == len(ranked):
         raise SearchFailed(f"{counts.failed} summaries could not be read")
     return [hit for hit in hits if hit is not None], counts
@@ -156,13 +159,23 @@ def _ranked(index: SearchIndex, query: str, limit: int, exclude: str | None) -> 
     return rank(index, query_terms(query[:MAX_QUERY_CHARS]), limit, exclude=exclude)
 
 
-async def _hit(store: ObjectStore, ranked: Ranked, counts: SearchCounts) -> RecallHit | None:
+async def _hit(
+    store: ObjectStore, user_id: str, ranked: Ranked, counts: SearchCounts
+) -> RecallHit | None:
     thread = ranked.document.thread_ts
     try:
-        stored = await store.read(session_context_key(thread))
+        # Beside the summary, the thread's record: a thread it gives someone else is not
+        # the person's, whatever their index says (one written before records were kept).
+        stored, record = await asyncio.gather(
+            store.read(session_context_key(thread)), read_conversation(store, thread)
+        )
     except Exception as exc:
         counts.failed += 1
         log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
+        return None
+    if whose(record, user_id) is False:
+        counts.not_theirs += 1
+        log.warning("tool.recall.not_theirs")
         return None
     if stored is None:
         counts.missing += 1  # expired or forgotten since the index was written
@@ -274,6 +287,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                 "read": counts.read,
                 "missing": counts.missing,
                 "failed": counts.failed,
+                "not_theirs": counts.not_theirs,
                 "returned": len(hits),
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             }

@@ -8,6 +8,10 @@ Orion's records about the person (`people/{id}/welcome.json`, out of the memory 
 reach, expiring with the conversations), and the thread start reads them in the same
 parallel load as the preferences. A welcome older than the session retention window is
 not mentioned: a stale "last time" is worse than none.
+
+A model wrote it from the conversation and what Orion knew then (a name, a preference),
+so forgetting anything drops it (app/learning/erasure.py): the next greeting is made from
+what is left, until the next turn's end prepares a welcome again.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 
 from app.memory.scopes import validate_thread_ts, welcome_key
 from app.memory.tolerant_json import load_json_object
-from app.storage.store import ObjectStore
+from app.storage.store import ObjectStore, update
 
 
 @dataclass(frozen=True)
@@ -72,3 +76,16 @@ def _text(value: object) -> str | None:
 async def save_welcome(store: ObjectStore, user_id: str, welcome: Welcome) -> None:
     """The latest conversation wins: a plain overwrite."""
     await store.write(welcome_key(user_id), welcome.to_json())
+
+
+async def forget_welcome(store: ObjectStore, user_id: str, *, thread_ts: str | None = None) -> None:
+    """Drop the welcome (`thread_ts`: only one back to that conversation)."""
+    if thread_ts is None:
+        await store.delete(welcome_key(user_id))
+        return
+
+    def unless_about(current: str | None) -> str | None:
+        welcome = parse_welcome(current)
+        return None if welcome is not None and welcome.thread_ts == thread_ts else current
+
+    await update(store, welcome_key(user_id), unless_about)

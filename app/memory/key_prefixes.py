@@ -62,8 +62,18 @@ THREADS = KeyPrefix(
 )
 PEOPLE = KeyPrefix(
     "people/",
-    "Orion's records about each person: their conversations and the search index over "
-    "them, welcome back, where each preference was learned",
+    "Orion's records about each person: their conversations (the index, and under "
+    "threads/ one empty marker per conversation record of theirs) and the search index "
+    "over them, welcome back, where each preference was learned",
+    Lifetime.CONVERSATION,
+    model_reaches=False,
+    personal=True,
+)
+CONVERSATIONS = KeyPrefix(
+    "conversations/",
+    "each conversation's record, by thread: who opened it (team, enterprise, channel, "
+    "person) and its transcript (what the person wrote and Orion answered, redacted and "
+    "bounded)",
     Lifetime.CONVERSATION,
     model_reaches=False,
     personal=True,
@@ -135,6 +145,7 @@ KEY_PREFIXES = (
     SESSIONS,
     THREADS,
     PEOPLE,
+    CONVERSATIONS,
     UNDO,
     SETTINGS,
     EVENTS,
@@ -150,6 +161,7 @@ USERS_PREFIX = USERS.prefix
 SESSIONS_PREFIX = SESSIONS.prefix
 THREADS_PREFIX = THREADS.prefix
 PEOPLE_PREFIX = PEOPLE.prefix
+CONVERSATIONS_PREFIX = CONVERSATIONS.prefix
 UNDO_PREFIX = UNDO.prefix
 SETTINGS_PREFIX = SETTINGS.prefix
 EVENTS_PREFIX = EVENTS.prefix

@@ -61,10 +61,17 @@ class LoadedMemories:
 
 
 async def load_memories(
-    store: ObjectStore, *, user_id: str, thread_ts: str, budget_s: float, new_thread: bool = False
+    store: ObjectStore,
+    *,
+    user_id: str,
+    thread_ts: str,
+    budget_s: float,
+    new_thread: bool = False,
+    welcome: bool = False,
 ) -> LoadedMemories:
     """`new_thread`: the thread has just opened, so it has no summary yet: not asked for
-    (one storage request fewer per greeting), reported as missing."""
+    (one storage request fewer per greeting), reported as missing. `welcome`: read how to
+    greet the person back too (only a thread start greets)."""
     keys = {
         Scope.GLOBAL: global_context_key(),
         Scope.USER: user_preferences_key(user_id),
@@ -73,6 +80,8 @@ async def load_memories(
     }
     if new_thread:
         del keys[Scope.SESSION]
+    if not welcome:
+        del keys[Scope.WELCOME]
     with tracing.observe(
         "tool.memory.load", input={"scopes": [s.value for s in keys], "budget_s": budget_s}
     ) as span:

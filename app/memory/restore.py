@@ -32,10 +32,16 @@ async def restore_memory(
     budget_s: float,
     token_budget: int,
     new_thread: bool = False,
+    welcome: bool = False,
 ) -> RestoredMemory:
     started_at = datetime.now(UTC)
     loaded = await load_memories(
-        store, user_id=user_id, thread_ts=thread_ts, budget_s=budget_s, new_thread=new_thread
+        store,
+        user_id=user_id,
+        thread_ts=thread_ts,
+        budget_s=budget_s,
+        new_thread=new_thread,
+        welcome=welcome,
     )
     return RestoredMemory(
         loaded=loaded,

@@ -20,6 +20,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from app.memory.key_prefixes import (
+    CONVERSATIONS_PREFIX,
     GLOBAL_PREFIX,
     PEOPLE_PREFIX,
     SESSIONS_PREFIX,
@@ -259,8 +260,43 @@ def thread_context_key(channel_id: str, thread_ts: str) -> str:
 
 def thread_of_context_key(key: str) -> str | None:
     """The thread of a saved context's key (`threads/D…/1712-345.json`), else None."""
-    name = key.rsplit("/", 1)[-1].removesuffix(".json").replace("-", ".", 1)
-    return name if _THREAD_TS.fullmatch(name) else None
+    return _thread_of_name(key.rsplit("/", 1)[-1].removesuffix(".json"))
+
+
+def _thread_of_name(name: str) -> str | None:
+    """The thread a key's last segment names (`1712-345` → `1712.345`), else None."""
+    thread = name.replace("-", ".", 1)
+    return thread if _THREAD_TS.fullmatch(thread) else None
+
+
+# CONVERSATIONS_PREFIX is Orion's own as well: a conversation's record says who opened it
+# (so an event naming someone else's thread reaches nothing of theirs) and holds its
+# transcript. Keyed by the thread alone, as `sessions/` is: whoever names the thread
+# finds the record, and with it whose the thread is.
+
+
+def conversation_record_key(thread_ts: str) -> str:
+    """One conversation's record: its owner and its transcript (app/learning/conversations.py)."""
+    return f"{CONVERSATIONS_PREFIX}{validate_thread_ts(thread_ts).replace('.', '-')}.json"
+
+
+def conversation_markers_prefix(user_id: str) -> str:
+    """The person's conversation records, listed by thread (empty objects): how forgetting
+    the person finds every record of theirs, summarised or not."""
+    return f"{person_records_prefix(user_id)}threads/"
+
+
+def conversation_marker_key(user_id: str, thread_ts: str) -> str:
+    name = validate_thread_ts(thread_ts).replace(".", "-")
+    return f"{conversation_markers_prefix(user_id)}{name}"
+
+
+def thread_of_marker_key(user_id: str, key: str) -> str | None:
+    """The thread a conversation marker of the person's names, else None."""
+    markers = conversation_markers_prefix(user_id)
+    if not key.startswith(markers):
+        return None
+    return _thread_of_name(key[len(markers) :])
 
 
 # UNDO_PREFIX and SETTINGS_PREFIX are Orion's own too: an undo record decides which files

@@ -146,7 +146,7 @@ def _register_agent_view(
     a top-level DM and its thread. (Bolt's AsyncAssistant serves assistant_view only.)"""
     viewing = Viewing()
     messages_tab_opened.register(app, provider, dedupe)
-    agent_message.register(app, answerer, dedupe, provider, context_store, viewing)
+    agent_message.register(app, answerer, dedupe, context_store, viewing)
     app_context_changed.register(app, viewing)
     agent_session_stopped.register(app, answerer.turns, dedupe)
     session_title_changed.register(app)

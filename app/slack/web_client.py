@@ -36,6 +36,26 @@ def configure_web_client(client: AsyncWebClient, *, base_url: str) -> AsyncWebCl
     return client
 
 
+def without_rate_limit_waits(client: AsyncWebClient) -> AsyncWebClient:
+    """A client like `client` (its token, endpoint, timeout and connection pool) that gives
+    up at once on a 429 instead of waiting out `Retry-After`: for reads a person's answer
+    must not wait for, such as `conversations.replies`, which Slack allows commercially
+    distributed non-Marketplace apps once a minute."""
+    return AsyncWebClient(
+        token=client.token,
+        base_url=client.base_url,
+        timeout=client.timeout,
+        session=client.session,
+        headers=client.headers,
+        logger=client.logger,
+        retry_handlers=[
+            handler
+            for handler in client.retry_handlers
+            if not isinstance(handler, AsyncRateLimitErrorRetryHandler)
+        ],
+    )
+
+
 async def share_connection_pool(client: AsyncWebClient) -> None:
     """Give the client (and Bolt's per-request copies of it) one aiohttp session.
 

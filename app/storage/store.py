@@ -15,7 +15,7 @@ import asyncio
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 # `if_generation=CREATE_ONLY` writes only when the key does not exist yet (GCS semantics).
@@ -167,6 +167,20 @@ async def update(
 
     Returns the content stored under `key` once the update took effect (None when absent).
     """
+    updated = await update_object(store, key, transform, attempts, already_read=already_read)
+    return updated.content if updated is not None else None
+
+
+async def update_object(
+    store: ObjectStore,
+    key: str,
+    transform: Transform,
+    attempts: int = 5,
+    *,
+    already_read: StoredObject | _NotRead | None = NOT_READ,
+) -> StoredObject | None:
+    """`update`, answering the object as it stands once the update took effect (None when
+    absent) with its generation, so that a writer's next update can start from it."""
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
     attempt = 0
@@ -179,31 +193,37 @@ async def update(
         new = transform(old)
         if new == old:
             if fresh:
-                return old  # nothing to change: skip the write (and its 412 risk)
+                return current  # nothing to change: skip the write (and its 412 risk)
             continue  # nothing to change from the earlier read, which may be stale: re-read
         try:
-            await _commit(store, key, current, new)
-            return new
+            generation = await _commit(store, key, current, new)
         except PreconditionFailed:
             attempt += 1
             if attempt >= attempts:
                 raise
             await asyncio.sleep(_backoff(attempt))
+            continue
+        if new is None:
+            return None
+        # As written: a layer beneath may have changed the content on its way (redaction),
+        # which only costs the next update from it a retry.
+        return StoredObject(key, new, generation, datetime.now(UTC), len(new.encode()))
 
 
 async def _commit(
     store: ObjectStore, key: str, current: StoredObject | None, new: str | None
-) -> None:
-    """Write `new` over exactly the generation that was read (or create, or delete)."""
+) -> int:
+    """Write `new` over exactly the generation that was read (or create, or delete); the
+    new generation (0 for a deletion)."""
     if current is None:
         assert new is not None  # both None is the no-op `update` returns early for
-        await store.write(key, new, if_generation=CREATE_ONLY)
-    elif new is None:
+        return await store.write(key, new, if_generation=CREATE_ONLY)
+    if new is None:
         if not await store.delete(key, if_generation=current.generation):
             # Deleted by someone else since our read: retry, transform sees it is gone.
             raise PreconditionFailed(key, current.generation)
-    else:
-        await store.write(key, new, if_generation=current.generation)
+        return 0
+    return await store.write(key, new, if_generation=current.generation)
 
 
 def _backoff(attempt: int) -> float:

@@ -18,6 +18,7 @@ import pytest
 from app.agent.errors import BUSY, GENERIC, UNREACHABLE
 from app.memory.scopes import user_preferences_key
 from app.slack.conversation.greeting_words import GREETING_WORDS
+from app.slack.home.memory_view import ACTION_FORGET_PREFERENCE
 from tests import log_events
 from tests.e2e.conversation import (
     LONG_ANSWER,
@@ -27,8 +28,9 @@ from tests.e2e.conversation import (
     remembered,
 )
 from tests.e2e.memory_bucket import Bucket
+from tests.e2e.test_memory_controls import click, open_home
 from tests.fakes import slack_events as events
-from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.anthropic_api import FakeClaude, last_user_text, message_text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.slack_api import FakeSlack, Message
 from tests.orion_server import OrionServer, make_settings
@@ -99,7 +101,7 @@ def test_a_first_dm_gets_a_personal_streamed_answer_in_its_thread(
     assert [m.text for m in slack.messages(CHANNEL) if m.is_bot] == [LONG_ANSWER]
 
 
-def test_a_reply_in_the_conversation_uses_the_memory_saved_with_it(
+def test_a_reply_in_the_conversation_restores_the_memory_and_reads_no_slack_history(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     claude.reply("Here is the outline.")
@@ -118,9 +120,15 @@ def test_a_reply_in_the_conversation_uses_the_memory_saved_with_it(
     second = main_requests(claude, orion)[-1]
     assert "French" in remembered(second)
     before_turn = orion.logged(log_events.MEMORY_BEFORE_TURN)
-    assert before_turn[-1]["source"] == "thread_context", "read back, not reloaded"
-    # History: the question that opened the conversation and Orion's first answer.
-    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    assert before_turn[-1]["source"] == "restored", "restored beside the claim"
+    # History: the question that opened the conversation and Orion's first answer, from
+    # Orion's own transcript (Slack's thread is not read at all).
+    assert [(m["role"], message_text(m)) for m in second["messages"]] == [
+        ("user", QUESTION),
+        ("assistant", "Here is the outline."),
+        ("user", "And when do we ship it?"),
+    ]
+    assert slack.calls_to("conversations.replies") == []
     session = slack.session(CHANNEL, thread_ts)
     assert session is not None and session.titles == [QUESTION], "named once"
     assert session.statuses == ["processing", "active", "processing", "active"]
@@ -154,6 +162,22 @@ def test_opening_the_messages_tab_sets_prompts_once_and_posts_nothing(
     assert prompts.prompts == [french.suggested()[0], french.review(), french.suggested()[2]]
     assert slack.messages(CHANNEL) == [], "opening the DM never posts anything"
     assert slack.calls_to("agents.sessions.setStatus") == []
+
+
+def test_a_forgotten_name_leaves_the_messages_tabs_prompts_the_next_time_it_opens(
+    orion: OrionServer, slack: FakeSlack
+) -> None:
+    assert orion.post_event(events.app_home_opened(USER, CHANNEL)).status_code == 200
+    slack.wait_for(lambda: slack.messages_tab_prompts(CHANNEL), what="the tab's prompts")
+    view = open_home(orion, slack, USER, CHANNEL)
+    click(orion, slack, USER, view, ACTION_FORGET_PREFERENCE, "name")
+
+    assert orion.post_event(events.app_home_opened(USER, CHANNEL)).status_code == 200
+    prompts = slack.wait_for(
+        lambda: (p := slack.messages_tab_prompts(CHANNEL)) and len(p) == 2 and p,
+        what="the tab's prompts again",
+    )
+    assert "Iris" in prompts[0].title and "Iris" not in prompts[1].title
 
 
 @pytest.mark.parametrize(
@@ -304,6 +328,9 @@ def test_with_storage_down_conversations_are_answered_and_the_store_skipped(
                 opened = time.monotonic()
 
         skipped = [r for r in gcs_proxy.requests if r.started > opened]
-        assert all("health%2Fprobe" in r.path_qs for r in skipped), "only the breaker's probes"
+        assert all("health%2Fprobe" in r.path_qs for r in skipped), (
+            "only the breaker's probes",
+            [(r.method, r.path_qs) for r in skipped],
+        )
         assert len(orion.logged(log_events.STORE_UNAVAILABLE)) == 1
         assert not [m for m in slack.messages(CHANNEL) if m.is_bot and "rror" in m.text]

@@ -200,11 +200,11 @@ def test_a_claim_the_store_refuses_is_logged_once_and_the_greeting_comes(
 # --- a turn (app/agent/turn.py, app/learning/recall.py, app/slack/conversation/answering.py) ---
 
 
-def test_a_memory_reload_that_fails_is_logged_once_and_the_answer_comes(
+def test_a_memory_restore_that_fails_for_a_message_is_logged_once_and_the_answer_comes(
     gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     orion = orion_on_bucket()
-    # A thread with no memory saved with it (no thread start seen): the turn reloads it.
+    # A thread with no thread start seen: the turn restores the memory.
     thread_ts = slack.new_ts()
     gcs_proxy.add_rule(global_context_key(), status=403, method="GET")
     claude.reply("Here you go.")
@@ -248,7 +248,9 @@ def test_a_preference_that_cannot_be_saved_is_logged_once_and_the_answer_comes(
     gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     orion = orion_on_bucket()
-    thread_ts = thread_of(open_thread(orion, slack))  # its memory is saved with the thread
+    thread_ts = thread_of(open_thread(orion, slack))
+    # The turn's restore reads the preferences first; then saving the new one cannot.
+    gcs_proxy.add_rule(user_preferences_key(USER), method="GET", times=1)
     gcs_proxy.add_rule(user_preferences_key(USER), status=403, method="GET")
     claude.reply("Noted, Sam.")
 
@@ -267,6 +269,8 @@ def test_a_summary_that_cannot_be_written_is_logged_once_and_the_answer_comes(
     orion = orion_on_bucket()
     answer_summaries(claude, orion)
     thread_ts = thread_of(open_thread(orion, slack))
+    # The turn's restore reads the summary first; then the turn end cannot.
+    gcs_proxy.add_rule(session_context_key(thread_ts), method="GET", times=1)
     gcs_proxy.add_rule(session_context_key(thread_ts), status=403, method="GET")
     claude.reply(ANSWER)
 

@@ -34,7 +34,7 @@ from tests.e2e.conversation import (
     result_text,
     tool_results,
 )
-from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, index_listing
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -303,14 +303,16 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
     create = {"command": "create", "path": NOTES_PATH, "file_text": NOTES}
-    # Everything under the person's memory directory fails until the model sees the error.
-    outage = gcs_proxy.add_rule(f"users/{USER}/", status=503)
+    outages = []
 
     def respond(body: dict[str, Any]) -> script.ScriptItem | None:
         if body["model"] != orion.settings.anthropic_model:
             return None
         results = tool_results(body)
         if not results:
+            # Everything under the person's memory directory fails from now (once the turn
+            # has restored their memory) until the model sees the error.
+            outages.append(gcs_proxy.add_rule(f"users/{USER}/", status=503))
             return script.tool_use("memory", create)
         if results[-1].get("is_error"):
             gcs_proxy.clear_rules()  # GCS is back; the model tries again, a little later:
@@ -335,6 +337,7 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
 
     # Claude got a model-visible error it can act on, then the retry's success.
     failed, retried = (tool_results(r)[-1] for r in main_requests(claude, orion)[1:3])
+    [outage] = outages
     assert outage.hits >= 2, "the store retried before giving up"
     assert failed["is_error"] is True
     assert "temporarily unavailable" in result_text(failed)
@@ -381,6 +384,7 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     # exist, so their updates are conditional on these generations (named in the URL).
     thread_ts = slack.open_assistant_thread(CHANNEL)
     summary_generation = bucket.write(session_context_key(thread_ts), PREVIOUS_SUMMARY)
+    bucket.write(*index_listing(USER, thread_ts, CHANNEL))
     preferences_generation = bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     orion = orion_on_bucket(memory_after_turn_timeout_s=0.75)
     answer_questions(
@@ -441,6 +445,7 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
 ) -> None:
     orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
+    orion.wait_idle()  # the conversation is recorded, and its context saved
     # Every create-only upload: the claims (and the thread's first summary) fail.
     claims = gcs_proxy.add_rule("ifGenerationMatch=0", status=503, method="POST")
     question = "Can you draft a two-line status update for the payments team?"

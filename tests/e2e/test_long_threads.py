@@ -1,8 +1,9 @@
 """Long threads: Claude sees the thread's opening request and its newest messages, the cut
-between them is marked, and a later turn reads only the newest window again.
+between them is marked; a thread Orion has no transcript of is read from Slack once, and
+every later turn from Orion's own transcript — also under Slack's non-Marketplace limits.
 
 End to end through signed events against the fake Slack, which pages `conversations.replies`
-as Slack does (oldest first, `limit` and `cursor`, `oldest` windows).
+as Slack does (oldest first, `limit` and `cursor`), and limits it when asked.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from app.agent.history import CUT_NOTE
+from tests import log_events
 from tests.e2e.conversation import main_requests, post_user_message, wait_for_answer
 from tests.fakes import claude_script as script
+from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text, message_text
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_model import BOT_ID, Message
@@ -83,7 +86,7 @@ def test_a_450_message_thread_sends_its_opening_and_newest_messages_with_the_cut
     assert len(sent) <= 30
 
 
-def test_a_1000_message_thread_pages_once_then_reads_only_its_newest_window(
+def test_a_1000_message_thread_is_read_from_slack_once_then_from_orions_transcript(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     thread_ts = long_thread(slack, 1000)
@@ -91,39 +94,60 @@ def test_a_1000_message_thread_pages_once_then_reads_only_its_newest_window(
     before = replies_calls(slack)
     ask(orion, slack, claude, thread_ts, "First question?")
     first_turn = replies_calls(slack) - before
+    orion.wait_idle()
     before = replies_calls(slack)
     second = ask(orion, slack, claude, thread_ts, "Second question?")
     second_turn = replies_calls(slack) - before
 
-    assert first_turn == 6, "1,000 messages in pages of 200 (and the two new ones)"
-    assert second_turn <= 2, "the newest window (and the thread's start) only"
+    assert first_turn == 6, "1,000 messages in pages of 200 (and the new one)"
+    assert second_turn == 0, "the transcript Orion made of it"
     sent = contents(second)
     assert sent[0].startswith(OPENING) and CUT_NOTE in sent[0]
     joined = "\n".join(sent)
+    assert "Step 1000: move service 1000." in joined, "the newest earlier messages"
     assert "First question?" in joined and "Answer to: First question?" in joined
     assert sent[-1].endswith("Second question?")
-    window_calls = [c for c in slack.calls_to("conversations.replies")[-second_turn:]]
-    assert any(c.args.get("oldest") for c in window_calls), "asked from the window's start"
 
 
-def test_edits_and_deletions_in_the_window_reach_the_next_turn(
+def test_under_non_marketplace_limits_every_turn_still_has_its_history(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude
 ) -> None:
-    thread_ts = long_thread(slack, 300)
-    ask(orion, slack, claude, thread_ts, "Where are we?")
-    messages = slack.thread(CHANNEL, thread_ts)
-    edited = next(m for m in reversed(messages) if m.text.startswith("Step 298"))
-    deleted = next(m for m in reversed(messages) if m.text.startswith("Step 296"))
-    with slack.workspace.lock:
-        original = slack.workspace.get(CHANNEL, edited.ts)
-        assert original is not None
-        original.text, original.edited = "Step 298: keep service 298 where it is.", True
-        gone = slack.workspace.get(CHANNEL, deleted.ts)
-        assert gone is not None
-        gone.deleted = True
+    # A commercially distributed install outside the Marketplace: one conversations.replies
+    # a minute, 15 messages a call. A new conversation never needs it.
+    slack.limit_history_reads()
+    thread_ts = slack.open_assistant_thread(CHANNEL)
+    add_bot_message(slack, thread_ts, "Hi, I'm Orion. How can I help?")
+    orion.post_event(events.assistant_thread_started(USER, CHANNEL, thread_ts))
+    orion.wait_idle()
 
-    request = ask(orion, slack, claude, thread_ts, "And now?")
+    for n in range(1, 5):
+        ask(orion, slack, claude, thread_ts, f"Question {n}: which service moves first?")
+    last = contents(main_requests(claude, orion)[-1])
 
-    joined = "\n".join(contents(request))
-    assert "keep service 298 where it is" in joined and "move service 298" not in joined
-    assert "Step 296" not in joined
+    assert replies_calls(slack) == 0
+    joined = "\n".join(last)
+    for n in range(1, 4):
+        assert f"Question {n}:" in joined and f"Answer to: Question {n}:" in joined
+    assert not orion.logged(log_events.SLACK_THREAD_HISTORY_LIMITED)
+
+
+def test_a_thread_from_before_transcripts_under_the_limits_goes_on_with_what_slack_gave(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = long_thread(slack, 40)
+    slack.limit_history_reads()
+
+    first = ask(orion, slack, claude, thread_ts, "Where are we?")
+    orion.wait_idle()
+    second = ask(orion, slack, claude, thread_ts, "And next?")
+
+    # The first page (15 messages) before Slack said `ratelimited`: logged, no apology.
+    [limited] = orion.logged(log_events.SLACK_THREAD_HISTORY_LIMITED)
+    assert (limited["pages"], limited["thread_ts"]) == (1, thread_ts)
+    assert contents(first)[0].startswith(OPENING) and contents(first)[-1].endswith("Where are we?")
+    assert "Step 12: move service 12." in "\n".join(contents(first))
+    # The next turn within the minute reads Orion's transcript of what it had.
+    assert replies_calls(slack) == 2, "one page, one ratelimited, and nothing since"
+    joined = "\n".join(contents(second))
+    assert OPENING in joined and "Answer to: Where are we?" in joined
+    assert not [m for m in slack.bot_messages(CHANNEL, thread_ts) if "sorry" in m.text.lower()]

@@ -21,6 +21,7 @@ from app.learning.summary_file import SessionSummary, render_summary
 from app.learning.timestamps import format_time
 from app.memory.key_prefixes import KEY_PREFIXES
 from app.memory.scopes import (
+    conversation_record_key,
     conversations_index_key,
     session_context_key,
     thread_context_key,
@@ -268,11 +269,11 @@ def test_forget_on_a_preference_removes_it_from_the_bucket_and_the_home_tab(
 def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_greets_generically(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    # A real thread first: Orion greets Mira by name and saves that thread's context (with
-    # her memory in it) in her DM.
+    # A real thread first: Orion greets Mira by name and records the conversation as hers.
     thread_ts, greeting = open_thread(orion, slack, USER, DM)
     assert greeting.startswith("Bon retour, Mira !"), "in her language, French"
-    seeded.wait_for(thread_context_key(DM, thread_ts), lambda content: "Mira" in content)
+    seeded.wait_for(conversation_record_key(thread_ts), lambda content: USER in content)
+    orion.wait_idle()
     others = {key: seeded.read(key) for key in otto()}
     generations = {k: g for k, g in seeded.generations().items() if k in others}
     view = open_home(orion, slack, USER, DM)

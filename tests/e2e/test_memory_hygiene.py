@@ -22,7 +22,7 @@ from app.memory.scopes import session_context_key, thread_context_key, user_pref
 from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, result_text, tool_results
-from tests.e2e.memory_bucket import Bucket
+from tests.e2e.memory_bucket import Bucket, index_listing
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import text
 from tests.fakes.slack_api import FakeSlack
@@ -132,10 +132,13 @@ def test_a_40_day_old_summary_is_not_restored_for_its_thread(
     )
     seed(memory_dir, session_context_key(old_thread), OLD_SUMMARY, days_old=40)
     seed(memory_dir, session_context_key(recent_thread), RECENT_SUMMARY, days_old=10)
+    # Conversations from before records were kept: Orion's index says the recent one is
+    # theirs (what is left of the old one has expired: nobody's, nothing to give).
+    seed(memory_dir, *index_listing(USER, recent_thread, CHANNEL), days_old=10)
 
-    # A message in each thread, with no context saved for it (a thread opened before a
-    # restart, say): the turn restores the thread's memory itself, its summary included
-    # (a thread start does not ask for one: a thread Slack has just opened has none).
+    # A message in each thread, with no thread start seen for it: the turn restores the
+    # thread's memory itself, its summary included (a thread start does not ask for one:
+    # a thread Slack has just opened has none).
     requests = {}
     for thread_ts, answer in ((old_thread, "Let's start afresh."), (recent_thread, "Lisbon.")):
         claude.reply(answer)

@@ -34,7 +34,8 @@ from app.slack.home.memory_view import (
 )
 from tests import log_events
 from tests.e2e import conversation
-from tests.e2e.memory_bucket import Bucket
+from tests.e2e.conversation import tool_results
+from tests.e2e.memory_bucket import Bucket, index_listing
 from tests.e2e.memory_notes import (
     answer_summaries,
     click_undo,
@@ -44,6 +45,7 @@ from tests.e2e.memory_notes import (
     wait_for_ephemeral,
     wait_for_note,
 )
+from tests.fakes import claude_script as script
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import new_tool_use_id
@@ -358,6 +360,7 @@ def test_after_forgetting_the_conversation_undo_does_not_bring_back_what_the_ans
     plan = f"{session_prefix(thread_ts)}plan.md"
     old_plan = "The old plan: Porto first.\n"
     seeded.write(plan, old_plan)
+    seeded.write(*index_listing(USER, thread_ts, DM))  # hers, from before records were kept
     claude.reply_tool_use("memory", memory_tool("delete", path=f"/memories/{plan}"))
     # Long enough to be summarised: the conversation is then listed on the Home tab.
     said = "We are not going to Porto first after all, so please drop the old travel plan."
@@ -501,15 +504,19 @@ def test_with_storage_failing_right_after_the_turns_writes_the_note_says_so_with
     gcs_proxy: FaultyProxy,
 ) -> None:
     thread_ts = slack.new_ts()
-    claude.reply_tool_use(
-        "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
-    )
-    claude.reply("Saved.")
-    # Two uploads go through (the event's retry claim, the memory tool's file), then the
-    # bucket refuses every upload: the undo record cannot be kept.
-    gcs_proxy.add_rule("uploadType=multipart", method="POST", times=2)
-    gcs_proxy.add_rule("uploadType=multipart", status=503, method="POST")
+    create = memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
 
+    def respond(body: dict[str, Any]) -> script.ScriptItem | None:
+        if body["model"] != orion.settings.anthropic_model:
+            return None
+        if not tool_results(body):
+            return script.tool_use("memory", create)
+        # The memory tool's file is kept; from now on the bucket refuses every upload: the
+        # undo record cannot be kept.
+        gcs_proxy.add_rule("uploadType=multipart", status=503, method="POST")
+        return script.text("Saved.")
+
+    claude.responder = respond
     ask(orion, slack, thread_ts, "Remember the hotel.", "Saved.")
     note = wait_for_note(slack, DM, thread_ts)
 

@@ -16,7 +16,7 @@ from typing import Any
 from app.learning.erasure import forget_everything
 from app.memory.keeping import kept
 from app.memory.retention import SessionRetention
-from app.memory.scopes import thread_context_key, user_preferences_key
+from app.memory.scopes import conversation_record_key, thread_context_key, user_preferences_key
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.storage.gcs import GcsObjectStore
 from tests.e2e import conversation
@@ -81,9 +81,10 @@ def test_a_burst_of_thread_starts_reads_the_organisations_context_once(
     prefs = [r for r in gcs_proxy.requests if "preferences.json" in r.path_qs]
     assert len(prefs) == len(people)
     assert len(_global_reads(gcs_proxy)) == 1
-    # Each thread keeps that context with its own memory, for the turns to come.
-    for (_, channel), thread_ts in zip(people, threads, strict=True):
-        bucket.wait_for(thread_context_key(channel, thread_ts), lambda c: FIRST_CONTEXT in c)
+    # Each thread is recorded as its person's, and nothing of the memory is kept with it.
+    for (user, channel), thread_ts in zip(people, threads, strict=True):
+        bucket.wait_for(conversation_record_key(thread_ts), lambda c, u=user: u in c)
+        assert FIRST_CONTEXT not in bucket.wait_for(thread_context_key(channel, thread_ts))
 
 
 def test_an_edit_of_the_organisations_context_reaches_the_next_conversation(

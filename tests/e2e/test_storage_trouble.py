@@ -37,6 +37,7 @@ PREFERENCES_KEY = user_preferences_key(USER)
 WELCOME_BACK = "Welcome back, Hana!"
 # Long enough to be summarised at turn end, and stating a preference to save.
 QUESTION = "Call me Hana-chan from now on. Can you plan my day around the design review at ten?"
+PLAIN_QUESTION = "What time is the design review today, and who else is invited to it?"
 PLAN = "Here is the plan: prepare the slides first, then the design review at ten, then lunch."
 
 
@@ -75,15 +76,17 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
     opened = time.monotonic()
 
     # While it is down, events do not touch the store at all: a greeting, then a message
-    # that goes straight to Claude, then the turn-end writes, which fail at once.
+    # that goes straight to Claude, with no memory and keeping none (nothing can say whose
+    # the conversation is), its history from Slack.
     thread_ts, second_greeting = open_thread(orion, slack)
     assert second_greeting == GENERIC_GREETING
     claude.reply(PLAN)
     conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, QUESTION)
     conversation.wait_for_answer(slack, CHANNEL, thread_ts, PLAN)
-    for failed in (log_events.MEMORY_AFTER_TURN_FAILED, log_events.MEMORY_PREFERENCES_WRITE_FAILED):
-        [line] = orion.wait_logged(failed)
-        assert (line["thread_ts"], line["user"]) == (thread_ts, USER), "said for whom"
+    [line] = orion.wait_logged(log_events.SLACK_CONVERSATION_UNCHECKED)
+    assert (line["thread_ts"], line["user"]) == (thread_ts, USER), "said for whom"
+    orion.wait_idle()
+    assert not orion.logged(log_events.MEMORY_AFTER_TURN_FAILED), "nothing to write"
     skipped = [r for r in store_requests(gcs_proxy) if r.started > opened]
     assert skipped == [], "the store was not asked anything while it was down"
     assert len(orion.logged(log_events.STORE_UNAVAILABLE)) == 1, "said once, not once per event"
@@ -122,8 +125,13 @@ def test_the_claim_and_the_memory_reads_go_out_together_and_the_context_is_saved
     slack.wait_for(lambda: _context_write(gcs_proxy), what="the thread context write")
 
     requests = store_requests(gcs_proxy)
-    [claim] = [r for r in requests if r.method == "POST" and "ifGenerationMatch=0" in r.path_qs]
+    # The claim, then (after the greeting) the conversation's marker and record.
+    claim, *records = sorted(
+        (r for r in requests if r.method == "POST" and "ifGenerationMatch=0" in r.path_qs),
+        key=lambda r: r.started,
+    )
     reads = [r for r in requests if r.method == "GET" and "alt=media" in r.path_qs]
+    reads = [r for r in reads if r.started < claim.finished]
     # Global context, preferences, how to welcome the person back (a thread that has just
     # opened has no summary to read).
     assert len(reads) == 3, [r.path_qs for r in requests]
@@ -134,7 +142,66 @@ def test_the_claim_and_the_memory_reads_go_out_together_and_the_context_is_saved
     assert context_write is not None and context_write.started > posted.at, (
         "the thread context is saved after the greeting, not before it"
     )
+    assert len(records) == 2 and all(r.started > posted.at for r in records), (
+        "the conversation is recorded after the greeting"
+    )
     assert all(read.finished <= posted.at for read in reads)
+
+
+def test_a_thread_start_and_a_message_make_the_storage_requests_counted_for_them(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    """docs/benchmarks.md: a thread start makes 8 requests, 3 before the greeting; a
+    message in an open thread 12, 4 of them first and all at once (the organisation's
+    context is shared, not read again), and no Slack history read."""
+    bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
+    orion = orion_on_bucket(memory_global_context_max_age_s=600)
+    open_thread(orion, slack)  # the services built, the organisation's context kept
+    orion.wait_idle()
+
+    already = len(store_requests(gcs_proxy))
+    thread_ts, _ = open_thread(orion, slack)
+    orion.wait_idle()
+    thread_start = store_requests(gcs_proxy)[already:]
+    [greeted] = [c for c in slack.calls_to("chat.postMessage") if c.args["thread_ts"] == thread_ts]
+    # A thread's first message adds its entry in the person's index and their welcome: the
+    # next one is counted. No preference is stated (saving one is requests of its own).
+    for n, question in enumerate((PLAIN_QUESTION, f"{PLAIN_QUESTION} And tomorrow?"), start=1):
+        if n == 2:
+            gcs_proxy.add_rule("", delay=0.2)  # every request slow: what goes together shows
+        claude.reply(PLAN)
+        before = len(store_requests(gcs_proxy))
+        conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, question)
+        slack.wait_for(
+            lambda n=n: conversation.answers(slack, CHANNEL, thread_ts).count(PLAN) == n,
+            what="the answer",
+        )
+        orion.wait_idle()
+    message = sorted(store_requests(gcs_proxy)[before:], key=_start)
+
+    assert len(thread_start) == 8
+    assert len([r for r in thread_start if r.started < greeted.at]) == 3
+    assert len(message) == 12, [(r.method, r.path_qs) for r in message]
+    # First, all at once: the claim, the record, the preferences, the summary.
+    opening = message[:4]
+    assert all(a.overlaps(b) for a in opening for b in opening if a is not b)
+    assert sum("ifGenerationMatch=0" in r.path_qs for r in opening) == 1
+    reads = sorted(
+        name
+        for r in opening
+        for name in ("conversations%2F", "preferences.json", "sessions%2F")
+        if name in r.path_qs
+    )
+    assert reads == ["conversations%2F", "preferences.json", "sessions%2F"]
+    assert slack.calls_to("conversations.replies") == []
+
+
+def _start(request: ProxiedRequest) -> float:
+    return request.started
 
 
 def _context_write(proxy: FaultyProxy) -> ProxiedRequest | None:
@@ -149,7 +216,7 @@ def _context_write(proxy: FaultyProxy) -> ProxiedRequest | None:
     )
 
 
-def test_a_message_reads_its_context_beside_the_claim(
+def test_a_message_reads_its_conversation_and_memory_beside_the_claim(
     orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
@@ -160,6 +227,7 @@ def test_a_message_reads_its_context_beside_the_claim(
     orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
     slack.wait_for(lambda: _context_write(gcs_proxy), what="the thread context write")
+    orion.wait_idle()
     gcs_proxy.add_rule("", delay=0.3)
     already = len(gcs_proxy.requests)
     claude.reply("Sure.")
@@ -170,10 +238,15 @@ def test_a_message_reads_its_context_beside_the_claim(
     since = gcs_proxy.requests[already:]
     # The first create-only upload: the summary's (also create-only) comes after the answer.
     claim = next(r for r in since if "ifGenerationMatch=0" in r.path_qs)
-    [context_read] = [r for r in since if "threads%2F" in r.path_qs]
-    assert claim.overlaps(context_read)
+    reads = [
+        next(r for r in since if r.method == "GET" and name in r.path_qs)
+        for name in ("conversations%2F", "preferences.json", "sessions%2F")
+    ]
+    assert all(claim.overlaps(read) for read in reads), "one storage round trip, not several"
+    assert not [r for r in since if "threads%2F" in r.path_qs], "no copy kept with the thread"
+    assert slack.calls_to("conversations.replies") == [], "the history is Orion's transcript"
     request = next(r for r in main_requests(claude, orion) if last_user_text(r) == "Ready?")
-    assert "Hana" in remembered(request), "the memory saved with the thread reached Claude"
+    assert "Hana" in remembered(request), "the memory, restored, reached Claude"
 
 
 # --- a second instance ------------------------------------------------------------------------

@@ -233,25 +233,18 @@ def test_storage_down_shows_what_could_not_be_done_and_the_answer_still_comes(
         bucket.write(key, content)
     orion = orion_on_bucket(slack_experience=experience, memory_load_timeout_s=0.5)
     gcs_proxy.add_rule("", status=503)  # the bucket is down
-    answer_with(
-        claude,
-        orion,
-        script.tool_use("recall", {"query": QUERY}),
-        script.tool_use("memory", NOTE),
-    )
+    answer_with(claude, orion)
 
     thread_ts = ask(orion, slack, experience, QUESTION)
     wait_for_answer(slack, DM, thread_ts, ANSWER, timeout=60)
 
+    # Nothing says whose the conversation is: the restore shows it could not be done, and
+    # Claude is offered no memory to search or write (so nothing claims it found or saved).
     tasks = tasks_by_title(slack, thread_ts)
     assert tasks[RESTORE].status == "error"
-    assert tasks[SEARCH].status == "error" and tasks[SEARCH].sources == []
-    assert tasks[SEARCH].output == "Couldn't search past conversations just now"
-    assert (tasks[SAVE].status, tasks[SAVE].output) == (
-        "error",
-        "Couldn't reach my memory, so nothing was saved",
-    )
     assert all("found" not in (task.output or "").lower() for task in tasks.values())
+    [request] = [r for r in claude.requests if r["model"] == orion.settings.anthropic_model]
+    assert "tools" not in request
 
 
 @pytest.mark.parametrize("experience", ["agent"])

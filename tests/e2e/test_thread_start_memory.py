@@ -19,13 +19,18 @@ from typing import Any
 import pytest
 
 from app.memory.formatting import TRUNCATION_MARKER
-from app.memory.scopes import session_context_key, thread_context_key, user_preferences_key
+from app.memory.scopes import (
+    conversation_record_key,
+    session_context_key,
+    thread_context_key,
+    user_preferences_key,
+)
 from app.memory.token_estimate import estimate_tokens
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.greeting import GENERIC_GREETING
 from tests.e2e import conversation
 from tests.e2e.conversation import remembered
-from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, index_listing
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text, message_text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -189,13 +194,18 @@ def test_returning_user_is_welcomed_back_and_every_turn_carries_the_memory(
 
     assert greeting.startswith("Welcome back")
     assert "short answers" in greeting
-    # The restored memory is saved with the thread (once the person has been greeted), in
-    # the bucket, for every later turn.
+    # Once the person has been greeted, the conversation is recorded as theirs, and Slack's
+    # context is saved with the thread: no copy of their memory, which every turn restores.
+    record = slack.wait_for(
+        lambda: gcs_memories.read(conversation_record_key(thread_ts)),
+        what="the conversation's record in the bucket",
+    )
+    assert json.loads(record)["owner"]["user"] == USER
     saved = slack.wait_for(
         lambda: gcs_memories.read(thread_context_key(CHANNEL, thread_ts)),
         what="the thread context in the bucket",
     )
-    assert "Europe/Berlin" in saved
+    assert "Europe/Berlin" not in saved and "short answers" not in saved
 
     for question in ("When do we ship?", "And what is staging called?"):
         request = ask(orion, slack, claude, thread_ts, question)
@@ -273,7 +283,9 @@ def test_an_old_thread_gets_its_session_summary_without_a_thread_start(
     spans: SpanLog,
 ) -> None:
     thread_ts = slack.open_assistant_thread(CHANNEL)
+    # A conversation from before records were kept: its summary, and Orion's index of it.
     memories.seed(session_context_key(thread_ts), SESSION_SUMMARY)
+    memories.seed(*index_listing(USER, thread_ts, CHANNEL))
     orion = start_orion(memories)
 
     request = ask(orion, slack, claude, thread_ts, "Where did we land last time?")
@@ -282,7 +294,7 @@ def test_an_old_thread_gets_its_session_summary_without_a_thread_start(
     assert slack.bot_messages(CHANNEL, thread_ts)[0].text.startswith("Answer to: ")
     slack.wait_for(lambda: _of_thread(spans, "slack.user_message", thread_ts), what="the trace")
     [inject] = _of_thread(spans, "memory.context.inject", thread_ts)
-    assert metadata(spans, inject, "source") == "reloaded"
+    assert metadata(spans, inject, "source") == "restored"
     assert metadata(spans, inject, "injected") is True
 
 
@@ -301,11 +313,12 @@ def test_oversized_memories_are_cut_to_the_token_budget_with_a_marker(
     local_memories.seed(GLOBAL_KEY, huge)
     old_thread = slack.open_assistant_thread(CHANNEL)
     local_memories.seed(session_context_key(old_thread), "A long summary. " * 2000)
+    local_memories.seed(*index_listing(USER, old_thread, CHANNEL))
     orion = start_orion(local_memories, memory_context_token_budget=token_budget)
 
     new_thread, greeting = open_thread(orion, slack)
     assert "short answers" in greeting
-    # Saved at thread start (new thread) and reloaded per turn (old thread): both in budget.
+    # Restored for every turn, in a new thread and in an old one: both in budget.
     for thread_ts in (new_thread, old_thread):
         request = ask(orion, slack, claude, thread_ts, f"Hello again in {thread_ts}")
         block = remembered(request)
@@ -329,8 +342,6 @@ def test_memory_load_and_injection_are_traced(
     seed_returning_user(memories)
     orion = start_orion(memories)
     thread_ts, _ = open_thread(orion, slack)
-    # The thread start saves the memory with the thread after the greeting: let it finish,
-    # so that the turn finds it (a message that comes first loads the memory itself).
     orion.wait_idle()
     ask(orion, slack, claude, thread_ts, "What do you remember about me?")
     slack.wait_for(
@@ -347,11 +358,17 @@ def test_memory_load_and_injection_are_traced(
     assert outcome["missing"] == ["session", "welcome"]
     assert outcome["failed"] == [] and outcome["timed_out"] == []
 
-    # The turn used the memory saved with the thread: injected, not loaded again.
+    # The turn restored the memory beside its claim (no copy is kept with the thread), its
+    # summary included, and not how to greet the person back.
     [turn] = _of_thread(spans, "slack.user_message", thread_ts)
     [inject] = _in_trace(spans, "memory.context.inject", turn)
-    assert _in_trace(spans, "tool.memory.load", turn) == []
-    assert metadata(spans, inject, "source") == "thread_context"
+    [load] = _in_trace(spans, "tool.memory.load", turn)
+    assert spans.attributes(load)["langfuse.observation.input"]["scopes"] == [
+        "global",
+        "user",
+        "session",
+    ]
+    assert metadata(spans, inject, "source") == "restored"
     assert metadata(spans, inject, "injected") is True
     assert metadata(spans, inject, "token_estimate") > 0
 

@@ -54,6 +54,14 @@ SESSION_TITLE_LIMIT = 200
 # What Slack answers about a stream that is no longer streaming (it expired, or ended).
 EXPIRED = "message_not_in_streaming_state"
 
+# conversations.history and conversations.replies for a commercially distributed app not
+# approved for the Slack Marketplace (docs.slack.dev "Rate limits": new apps and installs
+# since 2025-05-29, existing installations since 2026-03-03): one call a minute per method
+# and workspace, and at most 15 messages a call (the default `limit` too).
+HISTORY_METHODS = ("conversations.history", "conversations.replies")
+NON_MARKETPLACE_CALLS_PER_MINUTE = 1
+NON_MARKETPLACE_PAGE_LIMIT = 15
+
 # Streamed chunks: a task's title, details and output; the display modes Slack knows.
 TASK_TEXT_LIMIT = 256
 TASK_DISPLAY_MODES = ("plan", "timeline")
@@ -179,6 +187,11 @@ class FakeSlack(HttpFake):
         self._stream_break: tuple[int, str] | None = None
         # A workspace without Slack's agent display refuses stream calls that carry it.
         self._refuse_task_display: str | None = None
+        # Non-Marketplace limits on reading history (limit_history_reads): when each
+        # method was last answered, per token, on the fake's clock (minute_passes moves it).
+        self._history_limited = False
+        self._history_answered: dict[tuple[str, str | None], float] = {}
+        self._clock_offset = 0.0
         # App Home views by user, oldest first; uploaded files by id; DMs by user.
         self._views: dict[str, list[dict[str, Any]]] = {}
         self._view_ids = itertools.count(1)
@@ -263,7 +276,7 @@ class FakeSlack(HttpFake):
             await asyncio.get_running_loop().run_in_executor(None, gate.wait, HOLD_LIMIT_S)
         try:
             self._authenticate(req)
-            injected = self._take_injection(req.method)
+            injected = self._take_injection(req.method) or self._history_limit(req)
             if injected is not None:
                 self._record(req, injected.error)
                 headers = {}
@@ -275,7 +288,7 @@ class FakeSlack(HttpFake):
             # Model updates happen under the workspace lock so a test never sees half a call.
             with self.workspace.lock:
                 self._calling = self._installed.get(req.token or "")
-                result = handler(req.args)
+                result = handler(self._as_answered(req))
         except SlackError as e:
             self._record(req, e.error)
             return web.json_response({"ok": False, "error": e.error})
@@ -381,6 +394,8 @@ class FakeSlack(HttpFake):
             self._calls.clear()
             self._stream_break = None
             self._refuse_task_display = None
+            self._history_limited = False
+            self._history_answered.clear()
             self._views.clear()
             self._files.clear()
             self._dms.clear()
@@ -397,6 +412,46 @@ class FakeSlack(HttpFake):
                         self._injections.remove(injection)
                 return injection
         return None
+
+    def limit_history_reads(self) -> None:
+        """Answer conversations.history and conversations.replies as Slack does for a
+        commercially distributed app outside the Marketplace: at most 15 messages a call,
+        and one call a minute per method and workspace — a second within the minute gets
+        HTTP 429 `ratelimited` with `Retry-After` (the seconds left of the minute)."""
+        with self._lock:
+            self._history_limited = True
+
+    def minute_passes(self) -> None:
+        """Move the fake's clock on a minute: the history methods may be called again."""
+        with self._lock:
+            self._clock_offset += 60.0
+
+    def _history_limit(self, req: _Request) -> _Injection | None:
+        """The limited answer to a history call past its allowance; None to answer it (and
+        count it), capping its page."""
+        if req.method not in HISTORY_METHODS:
+            return None
+        with self._lock:
+            if not self._history_limited:
+                return None
+            now = time.monotonic() + self._clock_offset
+            key = (req.method, req.token)
+            last = self._history_answered.get(key)
+            if last is not None and now - last < 60.0:
+                retry_after = max(1, int(60.0 - (now - last)) + 1)
+                return _Injection(req.method, "ratelimited", 429, retry_after, None)
+            self._history_answered[key] = now
+        return None
+
+    def _as_answered(self, req: _Request) -> dict[str, Any]:
+        """The call's arguments as Slack applies them: a limited history read's page is
+        cut to 15 messages, whatever `limit` asked (the call is recorded as asked)."""
+        with self._lock:
+            limited = self._history_limited and req.method in HISTORY_METHODS
+        if not limited:
+            return req.args
+        limit = int(req.args.get("limit") or NON_MARKETPLACE_PAGE_LIMIT)
+        return {**req.args, "limit": min(limit, NON_MARKETPLACE_PAGE_LIMIT)}
 
     def break_streams_after(self, chars: int, error: str = "internal_error") -> None:
         """Fail every chat.appendStream to a stream that already shows `chars` characters

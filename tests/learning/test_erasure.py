@@ -6,12 +6,20 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+from app.learning.conversation_record import ConversationOwner, said
+from app.learning.conversations import (
+    TurnTranscript,
+    begin_conversation,
+    open_conversation,
+    read_conversation,
+)
 from app.learning.erasure import (
     erased_since,
     forget_again_if_erased,
     forget_conversation,
     forget_everything,
     forget_note,
+    forget_preference,
 )
 from app.learning.person_settings import choose_memory_notes
 from app.learning.preference_detection import detect_preferences
@@ -19,14 +27,23 @@ from app.learning.preferences import save_preferences
 from app.learning.session_index import SessionEntry, read_index, record_session
 from app.learning.summary_file import SessionSummary, render_summary
 from app.learning.undo import save_undo_record
+from app.learning.welcome import Welcome, parse_welcome, save_welcome
 from app.memory.change_log import MemoryChange
 from app.memory.key_prefixes import KEY_PREFIXES
-from app.memory.scopes import session_context_key, thread_context_key
+from app.memory.scopes import (
+    conversation_record_key,
+    session_context_key,
+    thread_context_key,
+    undo_markers_prefix,
+    user_preferences_key,
+    welcome_key,
+)
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
 
 DM, OTHER_DM = "D0123ABCD", "D0999ZZZZ"
 UNINDEXED_THREAD = "1712345800.000002"  # opened, never summarised: only its context exists
+SHORT_THREAD = "1712345900.000003"  # "hi" and "hello": a record and its marker, nothing else
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 
 
@@ -44,6 +61,16 @@ async def _seed_person(store: ObjectStore, user: str, dm: str, thread: str) -> N
     lines = ["Updated: notes/project.md"]
     await save_undo_record(store, user, [change], lines, created_at=NOW, thread_ts=thread)
     await choose_memory_notes(store, user, shown=False)
+    await _converse(store, user, dm, thread, f"{user} asked about the Q3 budget, in French.")
+
+
+async def _converse(store: ObjectStore, user: str, dm: str, thread: str, text: str) -> None:
+    """The conversation's record, as a turn leaves it: its owner and one exchange."""
+    owner = ConversationOwner(user, dm)
+    assert await begin_conversation(store, owner, thread, started=NOW)
+    transcript = TurnTranscript(store, owner, thread, await open_conversation(store, owner, thread))
+    transcript.add(said("user", text, at=NOW), said("assistant", "Noted.", at=NOW))
+    await transcript.written()
 
 
 def _holding(backend: Backend, needle: str) -> list[str]:
@@ -59,6 +86,7 @@ async def test_forgetting_everything_leaves_nothing_of_the_person_and_all_of_the
 ) -> None:
     await _seed_person(store, USER, DM, THREAD)
     await store.write(thread_context_key(DM, UNINDEXED_THREAD), json.dumps({"memory": USER}))
+    await _converse(store, USER, DM, SHORT_THREAD, "hi")
     await _seed_person(store, OTHER_USER, OTHER_DM, OTHER_THREAD)
     others_before = {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)}
     # Something of the person under every prefix that holds people's content: a prefix
@@ -79,7 +107,9 @@ async def test_forgetting_everything_leaves_nothing_of_the_person_and_all_of_the
         "thread_contexts": 2,
         "undo_records": 1,
         "settings": 1,
-        "records": 2,  # the conversation index and the undo record's marker
+        "conversations": 2,  # the records of THREAD and SHORT_THREAD (found by its marker)
+        # The conversation index, the undo record's marker, the two conversations' markers.
+        "records": 4,
     }
     assert await erased_since(store, USER, NOW)
     assert not await erased_since(store, OTHER_USER, NOW)
@@ -113,8 +143,11 @@ async def test_forgetting_one_conversation_or_note_leaves_the_rest(
     await record_session(store, USER, SessionEntry(OTHER_THREAD, "Offsite", NOW, DM))
     await store.write(session_context_key(OTHER_THREAD), "# Offsite\n\nPlanning.\n")
 
-    assert await forget_conversation(store, USER, THREAD) == 3
+    # The summary, its note, its saved context, and its transcript (emptied).
+    assert await forget_conversation(store, USER, THREAD) == 4
     assert [e.thread_ts for e in await read_index(store, USER)] == [OTHER_THREAD]
+    record = await read_conversation(store, THREAD)
+    assert record is not None and record.owner.user == USER and record.messages == ()
     assert backend.raw_read(session_context_key(OTHER_THREAD)) is not None
     assert await forget_note(store, USER, f"users/{USER}/notes/project.md")
     assert backend.raw_read(f"users/{USER}/notes/project.md") is None
@@ -171,3 +204,60 @@ async def test_every_conversation_is_found_however_many_and_whatever_the_person_
 
     assert report.deleted["sessions"] == 250
     assert _holding(backend, USER) == []
+
+
+async def test_a_thread_whose_record_names_someone_else_is_theirs_whatever_points_at_it(
+    store: ObjectStore, backend: Backend
+) -> None:
+    # The other person's conversation, with its record; then what a forged event could have
+    # left among this person's things before records were kept: an index entry and a
+    # saved context in their own DM, both naming the other's thread.
+    await _seed_person(store, OTHER_USER, OTHER_DM, OTHER_THREAD)
+    await record_session(store, USER, SessionEntry(OTHER_THREAD, "Not mine", NOW, DM))
+    await store.write(thread_context_key(DM, OTHER_THREAD), json.dumps({"channel_id": DM}))
+    others_before = {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)}
+
+    assert await forget_conversation(store, USER, OTHER_THREAD) == 0
+    await forget_everything(store, USER, dm_channels=(DM,), now=NOW)
+
+    assert {name: backend.raw_read(name) for name in _holding(backend, OTHER_USER)} == (
+        others_before
+    )
+    assert backend.raw_read(conversation_record_key(OTHER_THREAD)) is not None
+    assert backend.raw_read(session_context_key(OTHER_THREAD)) is not None
+    # What was in this person's own DM goes: it was theirs.
+    assert backend.raw_read(thread_context_key(DM, OTHER_THREAD)) is None
+
+
+async def test_forgetting_a_conversation_drops_the_welcome_back_to_it_only(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await _seed_person(store, USER, DM, THREAD)
+    await save_welcome(store, USER, Welcome(OTHER_THREAD, "Offsite", NOW, greeting="Hi Sam!"))
+    await forget_conversation(store, USER, THREAD)
+    assert parse_welcome(backend.raw_read(welcome_key(USER))) is not None, "about another one"
+
+    await save_welcome(store, USER, Welcome(THREAD, "Q3 budget", NOW, greeting="Hi Sam!"))
+    await forget_conversation(store, USER, THREAD)
+    assert backend.raw_read(welcome_key(USER)) is None
+
+
+async def test_forgetting_a_preference_takes_its_old_values_and_the_welcome_with_it(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await _seed_person(store, USER, DM, THREAD)
+    # An answer that changed the name: its undo record holds the file with the old one.
+    before = backend.raw_read(user_preferences_key(USER))
+    assert before is not None and "Sam" in before
+    await save_welcome(store, USER, Welcome(THREAD, "Q3 budget", NOW, greeting="Hi Sam!"))
+    change = MemoryChange(user_preferences_key(USER), before, None, 3)
+    await save_undo_record(store, USER, [change], ["Updated: name"], created_at=NOW)
+    undo_before = len(await store.list(undo_markers_prefix(USER)))
+
+    assert await forget_preference(store, USER, "name")
+
+    assert "Sam" not in (backend.raw_read(user_preferences_key(USER)) or "")
+    assert [name for name in _holding(backend, "Sam") if USER in name] == []
+    assert backend.raw_read(welcome_key(USER)) is None
+    # The other answer's record (a note's) stays: it holds nothing of the preference.
+    assert len(await store.list(undo_markers_prefix(USER))) == undo_before - 1

@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from anthropic.tools import ToolError
 
+from app.learning.conversation_record import ConversationOwner
+from app.learning.conversations import begin_conversation
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
 from app.learning.memory_tools import ForgetTool, MemoryOverviewTool
@@ -62,6 +64,24 @@ async def test_the_inventory_lists_every_kind_with_when_and_where(store: ObjectS
     assert by_thread[THREAD].summary == "We compared travel costs."
     assert by_thread[THREAD].channel == DM
     assert list(by_thread) == [THREAD], "only Orion's record says which threads are theirs"
+
+
+async def test_a_listed_thread_whose_record_names_someone_else_is_not_shown(
+    store: ObjectStore,
+) -> None:
+    await _seed(store)
+    # Orion's own index lists another person's thread (a forged event before records were
+    # kept): the thread's record gives it to them, so it is not shown, nor counted.
+    other = ConversationOwner(OTHER_USER, "D0999ZZZZ")
+    await record_session(store, OTHER_USER, SessionEntry(OTHER_THREAD, "Plans", LEARNED))
+    assert await begin_conversation(store, other, OTHER_THREAD, started=LEARNED)
+    await record_session(store, USER, SessionEntry(OTHER_THREAD, "Secret plans", LEARNED, DM))
+
+    inventory = await take_inventory(store, USER)
+
+    assert [c.thread_ts for c in inventory.conversations] == [THREAD]
+    assert inventory.conversations_total == 1
+    assert "Another person's words" not in render_memory(inventory, full=True)
 
 
 async def test_the_export_holds_everything_in_full(store: ObjectStore) -> None:

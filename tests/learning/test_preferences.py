@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from app.learning.erasure import forget_preference
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import (
     MAX_RULES,
     Learned,
     Preference,
-    forget_preference,
     merge_preferences,
     parse_preferences,
     save_preferences,

@@ -9,6 +9,8 @@ import pytest
 from anthropic.tools import ToolError
 
 from app.agent.tool_registry import ToolRegistry
+from app.learning.conversation_record import ConversationOwner
+from app.learning.conversations import begin_conversation
 from app.learning.recall import RecallTool
 from app.learning.search_terms import query_terms
 from app.learning.session_index import SessionEntry, parse_index
@@ -118,6 +120,23 @@ async def test_a_forged_index_cannot_reach_another_persons_session(store: Object
 
     result = await tool(store).call({"query": "sales Q3 budget"})
     assert "Q3 budget for sales" not in result and thread not in result
+    assert titles(result)[0] == "Q3 budget review"
+
+
+async def test_a_thread_whose_record_names_someone_else_is_never_recalled(
+    store: ObjectStore,
+) -> None:
+    # Bob's thread, with its record; Mira's index lists it (written, before records were
+    # kept, by a forged event that named it): the record has the last word.
+    thread = OTHERS[0]
+    await seed(store, OTHER_USER, [OTHERS])
+    assert await begin_conversation(
+        store, ConversationOwner(OTHER_USER, "D0BOB"), thread, started=START
+    )
+    await seed(store, USER, [*SESSIONS, OTHERS], owner=USER)
+
+    result = await tool(store).call({"query": "sales Q3 budget"})
+    assert "Q3 budget for sales" not in result and "AEs" not in result
     assert titles(result)[0] == "Q3 budget review"
 
 

@@ -25,10 +25,26 @@ SESSION = "sessions/1712345678-123456/"
         (paths.user_preferences_key("W0ENTERPRISE1"), "users/W0ENTERPRISE1/preferences.json"),
         (paths.session_prefix("1712345678.123456"), SESSION),
         (paths.session_context_key("1712345678.123456"), f"{SESSION}context.md"),
+        (
+            paths.conversation_record_key("1712345678.123456"),
+            "conversations/1712345678-123456.json",
+        ),
+        (
+            paths.conversation_marker_key("U0123ABCD", "1712345678.123456"),
+            "people/U0123ABCD/threads/1712345678-123456",
+        ),
     ],
 )
 def test_key_builders_follow_the_memory_layout(built: str, expected: str) -> None:
     assert built == expected
+
+
+def test_a_marker_key_gives_back_its_thread_and_nothing_else_does() -> None:
+    marker = paths.conversation_marker_key("U0123ABCD", "1712345678.123456")
+    assert paths.thread_of_marker_key("U0123ABCD", marker) == "1712345678.123456"
+    assert paths.thread_of_marker_key("U0OTHER1", marker) is None
+    assert paths.thread_of_marker_key("U0123ABCD", "people/U0123ABCD/threads/x-y") is None
+    assert paths.thread_of_marker_key("U0123ABCD", "people/U0123ABCD/undo/1-2") is None
 
 
 @pytest.mark.parametrize(

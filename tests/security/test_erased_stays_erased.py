@@ -94,7 +94,7 @@ def test_a_thread_start_that_restored_before_the_erasure_saves_none_of_it_after(
     forget_everything(orion, slack)
     held.set()
 
-    orion.wait_logged(log_events.SLACK_THREAD_CONTEXT_ERASED_SINCE_READ)
+    orion.wait_logged(log_events.SLACK_CONVERSATION_ERASED_SINCE_START)
     orion.wait_idle()
     assert seeded.read(thread_context_key(DM, thread_ts)) is None
     nothing_of_mira_and_all_of_otto(seeded, otto_before)

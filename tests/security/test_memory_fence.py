@@ -20,6 +20,7 @@ from app.agent.prompts import MEMORY_CLOSE_TAG, MEMORY_DATA_HEADER, MEMORY_OPEN_
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory.scopes import global_context_key, session_context_key, user_preferences_key
 from tests.e2e import conversation
+from tests.e2e.memory_bucket import index_listing
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.slack_api import FakeSlack
@@ -105,6 +106,7 @@ def test_closing_tags_stored_in_preferences_global_context_and_summary_stay_insi
         updated=datetime.now(UTC).replace(microsecond=0),
     )
     seed(memory_dir, session_context_key(thread_ts), render_summary(summary))
+    seed(memory_dir, *index_listing(USER, thread_ts, DM))  # Orion's record that it is theirs
 
     request = ask(orion, slack, claude, thread_ts, "What do you remember?")
 
@@ -114,7 +116,7 @@ def test_closing_tags_stored_in_preferences_global_context_and_summary_stay_insi
 def test_memory_restored_at_thread_start_is_fenced_the_same_way(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
-    # Restored when the thread opens and saved with it: later turns read it back from there.
+    # Restored when the thread opens, and again for every turn.
     stored = seed_preferences_and_global_context(memory_dir)
     thread_ts, _ = conversation.open_thread(orion, slack, USER, DM)
 

@@ -2,12 +2,11 @@
 
 In the Agent messaging experience there is no `assistant_thread_started`: a conversation
 starts as the person's own top-level DM, and Orion answers in that message's thread (the
-conversation's key is `thread_ts or ts`). The first message of a conversation restores the
-person's memories within the same budget as a thread start (beside the retry-dedupe
-claim) and folds them into the answer: the person asked a question, and an answer that
-already knows their preferences greets them better than a welcome posted before it. Its
-session is named after that question. Later messages use the memory saved with the
-conversation once the first answer was complete.
+conversation's key is `thread_ts or ts`). That first message records the conversation as
+the person's, and like every message restores their memories within the same budget as a
+thread start (beside the retry-dedupe claim), folded into the answer: the person asked a
+question, and an answer that already knows their preferences greets them better than a
+welcome posted before it. Its session is named after that question.
 """
 
 from __future__ import annotations
@@ -19,15 +18,12 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.memory.restore import RestoredMemory
 from app.observability.logging import get_logger
-from app.services import ServiceProvider
 from app.slack.agent_view.viewing import Viewing
 from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import AgentSession
 from app.slack.conversation.thread_context_store import StoredThreadContextStore
-from app.slack.conversation.thread_memory import keep_with_thread, restore_for, saved_memory
 from app.slack.event_scope import handling
 
 log = get_logger(__name__)
@@ -49,7 +45,6 @@ def register(
     app: AsyncApp,
     answerer: Answerer,
     dedupe: EventDeduplicator,
-    provider: ServiceProvider,
     context_store: StoredThreadContextStore,
     viewing: Viewing,
 ) -> None:
@@ -75,20 +70,6 @@ def register(
             session = AgentSession(
                 client, channel=channel, thread_ts=thread_ts, title=text if starts else None
             )
-            restored: list[RestoredMemory] = []
-
-            async def restore_now() -> str | None:
-                memory = await restore_for(provider, user, thread_ts)
-                if memory is None or not memory.complete:
-                    return None  # the agent reloads what is missing, if time is left
-                restored.append(memory)
-                return memory.context or ""
-
-            async def saved() -> str | None:
-                return await saved_memory(
-                    lambda: context_store.find(channel_id=channel, thread_ts=thread_ts)
-                )
-
             answered = await answerer.answer(
                 Incoming(
                     body=body,
@@ -100,18 +81,16 @@ def register(
                     team_id=context.team_id,
                     retried=is_retried_delivery(request),
                     workspace_url=workspace_url(context),
+                    enterprise_id=context.enterprise_id,
+                    starts=starts,
                 ),
                 client=client,
                 presence=session,
-                memory=restore_now if starts else saved,
             )
-            if answered and restored and user:
-                # After the answer, off the person's path: later messages read it back.
-                await keep_with_thread(
-                    lambda context: context_store.save(
-                        channel_id=channel, thread_ts=thread_ts, context=context
-                    ),
-                    {"channel_id": channel, **viewing.of(user)},
-                    restored[0],
-                    user,
+            if answered and starts and user:
+                # After the answer, off the person's path: what the person was viewing.
+                await context_store.keep(
+                    channel_id=channel,
+                    thread_ts=thread_ts,
+                    context={"channel_id": channel, **viewing.of(user)},
                 )

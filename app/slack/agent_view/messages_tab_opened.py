@@ -4,7 +4,9 @@ In the Agent messaging experience this replaces `assistant_thread_started`, but 
 DM is not a question: Orion posts nothing there. It sets the suggested prompts at the top
 of the Messages tab (`assistant.threads.setSuggestedPrompts` without a thread: with one,
 agent_view ignores them), by name and with the person's own preferences when Orion knows
-them, at most once per person per day (people open the tab far more often than that).
+them, at most once per person per day (people open the tab far more often than that) —
+and again as soon as those preferences changed (a name forgotten leaves the tab's title
+the next time it opens).
 The Home tab is home/home_tab_opened.py.
 """
 
@@ -44,12 +46,15 @@ def register(app: AsyncApp, provider: ServiceProvider, dedupe: EventDeduplicator
             if not user or not channel:
                 return
             today = datetime.now(UTC).strftime("%Y%m%d")
+            preferences = await _preferences(provider, user)
             # Hashed: a claim is Orion's record, and must not name the person (forgetting
-            # them must leave no object that does).
-            person = hashlib.sha256(f"prompts:{user}".encode()).hexdigest()[:24]
+            # them must leave no object that does). With their preferences: once a day for
+            # what they are now.
+            shown = f"prompts:{user}:{preferences or ''}"
+            person = hashlib.sha256(shown.encode()).hexdigest()[:24]
             if not await dedupe.first_time(f"Prompts{person}{today}"):
                 return
-            title, prompts = messages_tab_prompts(await _preferences(provider, user))
+            title, prompts = messages_tab_prompts(preferences)
             try:
                 await client.assistant_threads_setSuggestedPrompts(
                     channel_id=channel, title=title, prompts=prompts

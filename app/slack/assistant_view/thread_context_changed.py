@@ -37,8 +37,8 @@ def register(
             if await dedupe.is_duplicate(body):
                 return
             try:
-                # Keep what Orion stored with the thread (e.g. its memory context) and
-                # update only the fields Slack sent.
+                # Keep what Orion stored with the thread and update only the fields
+                # Slack sent.
                 channel, thread_ts = thread["channel_id"], thread["thread_ts"]
                 existing: dict[str, Any] = (
                     await context_store.find(channel_id=channel, thread_ts=thread_ts) or {}

@@ -1,15 +1,11 @@
 """A message in an assistant thread (assistant_view): answer it with Claude, streamed into
-the thread, with the memory saved with the thread at its start
-(app/slack/conversation/answering.py)."""
+the thread (app/slack/conversation/answering.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
-from slack_bolt.context.get_thread_context.async_get_thread_context import (
-    AsyncGetThreadContext,
-)
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
@@ -18,7 +14,6 @@ from app.observability.logging import get_logger
 from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import AssistantStatus
-from app.slack.conversation.thread_memory import saved_memory
 from app.slack.event_scope import handling
 
 log = get_logger(__name__)
@@ -32,7 +27,6 @@ def register(assistant: AsyncAssistant, answerer: Answerer, dedupe: EventDedupli
         request: AsyncBoltRequest,
         client: AsyncWebClient,
         context: AsyncBoltContext,
-        get_thread_context: AsyncGetThreadContext,
     ) -> None:
         channel, thread_ts, user = payload["channel"], payload["thread_ts"], payload.get("user")
         async with handling(
@@ -50,10 +44,10 @@ def register(assistant: AsyncAssistant, answerer: Answerer, dedupe: EventDedupli
                 team_id=context.team_id,
                 retried=is_retried_delivery(request),
                 workspace_url=workspace_url(context),
+                enterprise_id=context.enterprise_id,
             )
             await answerer.answer(
                 message,
                 client=client,
                 presence=AssistantStatus(client, channel=channel, thread_ts=thread_ts),
-                memory=lambda: saved_memory(get_thread_context),
             )

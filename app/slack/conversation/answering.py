@@ -1,32 +1,37 @@
 """Answer one message with Claude, streamed into its thread: the same in both Slack
-experiences (only how Orion shows it is working, and where the memory comes from, differ).
+experiences (only how Orion shows it is working differs).
 
-Everything Claude's first request needs goes out at once: the retry-dedupe claim and the
-memory for the conversation (under one storage budget) and the thread's history. A
-delivery that Slack marks as a retry shows nothing until it has won its claim. After the
-reply is complete, what the turn taught Orion is written in the background, and a note of
-what the turn changed in the person's memory follows the answer (memory_note.py), with its
-Undo.
+Everything Claude's first request needs goes out at once: the retry-dedupe claim, the
+conversation's record (whose it is, and its transcript: the history) and the person's
+memory, under one storage budget. A thread recorded for someone else is refused
+(turn_opening.py). A delivery that Slack marks as a retry shows nothing until it has won
+its claim. The person's message goes into the transcript as the turn begins, the answer as
+soon as it is complete; after the reply, what the turn taught Orion is written in the
+background, and a note of what the turn changed in the person's memory follows the answer
+(memory_note.py), with its Undo.
 
-A turn can end early (running_turns.py). Stopped by the person: what was streamed stays,
-nothing is learned from it, and the note claims only the writes that had finished.
-Cut off by a restart: the answer ends with a line saying so and a button to ask again
-(ask_again.py).
+A turn can end early (running_turns.py). Stopped by the person: what was streamed stays
+(in the thread and the transcript), nothing is learned from it, and the note claims only
+the writes that had finished. Cut off by a restart: the answer ends with a line saying so
+and a button to ask again (ask_again.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
-from app.agent.history import ThreadMessage
 from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
+from app.learning.conversation_record import said
+from app.learning.conversations import TurnTranscript
+from app.learning.erasure import forget_again_if_erased
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -45,8 +50,8 @@ from app.slack.conversation.reply_stream import (
 )
 from app.slack.conversation.running_turns import EndedEarly, RunningTurns
 from app.slack.conversation.task_display import TaskDisplaySupport
-from app.slack.conversation.thread_history import ThreadReader
 from app.slack.conversation.thread_links import ThreadLinks, WorkspaceLinks
+from app.slack.conversation.turn_opening import NOT_YOURS, TurnOpening, open_turn, turn_history
 from app.storage.deadline import seconds_until
 
 if TYPE_CHECKING:
@@ -54,9 +59,7 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-# The memory block for the system prompt: saved with the conversation, or restored now;
-# None when there is none (the agent then reloads it, within what is left of the budget).
-MemoryLookup = Callable[[], Awaitable[str | None]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class Incoming:
     # The workspace's URL when Bolt's authorization carries it, for links to past
     # conversations; None: Orion asks Slack (auth.test) once per workspace.
     workspace_url: str | None = None
+    enterprise_id: str | None = None
+    starts: bool = False  # the message opens the conversation (agent_view's top-level DM)
 
 
 def workspace_url(context: AsyncBoltContext) -> str | None:
@@ -87,6 +92,9 @@ def workspace_url(context: AsyncBoltContext) -> str | None:
 class _Turn:
     """What a claimed turn has got to, for whoever ends it (answered, failed or early)."""
 
+    began: datetime
+    opening: TurnOpening | None = None
+    transcript: TurnTranscript | None = None
     request: TurnRequest | None = None
     capturing: asyncio.Future[None] | None = None
     finished: bool = False  # answered whole: the turn end learns from it
@@ -99,7 +107,6 @@ class Answerer:
         self._provider = provider
         self._dedupe = dedupe
         self.turns = turns  # what a Stop or a restart ends early
-        self._threads = ThreadReader()
         # Which workspaces refused Slack's task display, and each one's URL (for links to
         # past conversations): for the life of the process.
         self.task_display = TaskDisplaySupport()
@@ -111,7 +118,6 @@ class Answerer:
         *,
         client: AsyncWebClient,
         presence: Presence,
-        memory: MemoryLookup,
     ) -> bool:
         """Answer `message`; False when another delivery of it is answering instead.
 
@@ -131,31 +137,28 @@ class Answerer:
             # Slack stopped the stream: the person pressed Stop, wherever the event landed.
             on_stopped=lambda: self._stopped_by_slack(message),
         )
-        delivery = Delivery(
+        delivery: Delivery[TurnOpening] = Delivery(
             self._dedupe,
             message.body,
             retried=message.retried,
             budget_s=settings.memory_load_timeout_s,
-            memory=memory if settings.memory_enabled else _none,
-        )
-        history = asyncio.ensure_future(
-            self._threads.read(
-                client,
+            memory=lambda: open_turn(
+                self._provider,
+                user=message.user,
                 channel=message.channel,
                 thread_ts=message.thread_ts,
-                current_ts=message.ts,
-                current_text=message.text,
-            )
+                team=message.team_id,
+                enterprise=message.enterprise_id,
+                starts=message.starts,
+            ),
         )
         answering = False
-        turn = _Turn()
+        turn = _Turn(began=_now())
         try:
             if not await delivery.claim(presence.working):
                 return False  # another delivery of this event is answering: leave it be
             answering = True
-            work = asyncio.ensure_future(
-                self._claimed(message, turn, reply, delivery, history, client)
-            )
+            work = asyncio.ensure_future(self._claimed(message, turn, reply, delivery, client))
             with self.turns.running(message.channel, message.thread_ts, work):
                 try:
                     await work
@@ -177,10 +180,18 @@ class Answerer:
                 # Failed or ended early: what the memory tool wrote must not outlive an
                 # erasure.
                 run_in_background(
-                    agent.after_unfinished_turn(turn.request), name="memory.erasure_check"
+                    _after(turn.transcript, agent.after_unfinished_turn(turn.request)),
+                    name="memory.erasure_check",
+                )
+            elif turn.request is None and turn.transcript is not None and turn.opening:
+                # Ended before there was a turn to check: the message written to the
+                # transcript must not outlive an erasure either.
+                run_in_background(
+                    _unless_erased(turn.transcript, turn.opening, turn.began),
+                    name="memory.erasure_check",
                 )
             reply.discard()  # a no-op once the reply has ended (answered, apologised, stopped)
-            await _discard(delivery.memory, history)
+            await _discard(delivery.memory)
             if answering:
                 await presence.idle()
         return True
@@ -190,8 +201,7 @@ class Answerer:
         message: Incoming,
         turn: _Turn,
         reply: SlackReplyStream,
-        delivery: Delivery[str | None],
-        history: asyncio.Future[list[ThreadMessage]],
+        delivery: Delivery[TurnOpening],
         client: AsyncWebClient,
     ) -> None:
         """The turn, once this delivery is the one answering."""
@@ -199,9 +209,28 @@ class Answerer:
         if self._provider.settings.memory_enabled:
             # Shown once this delivery is the one answering (a retry's twin shows nothing).
             await reply.show_task(restore_started())
-        memory_context = await _within(delivery.memory, delivery.deadline)
+        opening = await _within(delivery.memory, delivery.deadline)
+        if opening is None:  # storage gave no answer in time: nothing of it is used
+            opening = TurnOpening(None, None)
+        turn.opening = opening
+        if self._provider.settings.memory_enabled and opening.conversation is None:
+            # Nothing says whose the thread is: answered with no memory, keeping none.
+            log.info("slack.conversation.unchecked")
+        if opening.refused:
+            log.warning("slack.conversation.not_owner")
+            await reply.fail(NOT_YOURS)
+            return
+        history = await turn_history(
+            client,
+            opening,
+            channel=message.channel,
+            thread_ts=message.thread_ts,
+            ts=message.ts,
+            text=message.text,
+        )
+        turn.transcript = history.transcript
         changes = ChangeLog()  # what this turn changes in memory, for its note
-        if message.user:
+        if message.user and opening.remembers:
             # Beside the answer, not before it: stated preferences are saved at once.
             turn.capturing = run_in_background(
                 agent.capture_preferences(
@@ -217,10 +246,12 @@ class Answerer:
             user_id=message.user or "",
             channel_id=message.channel,
             thread_ts=message.thread_ts,
-            history=await history,
-            memory_context=memory_context,
+            history=history.messages,
+            memory_context=(opening.memory.context or "") if opening.memory else None,
+            memory_complete=opening.memory is None or opening.memory.complete,
             memory_deadline=delivery.deadline,
             changes=changes,
+            remembers=opening.remembers,
         )
         result = await agent.answer(turn.request, reply)
         # The answer carries its trace, so feedback on it scores that very trace.
@@ -229,9 +260,13 @@ class Answerer:
         )
         if reply.stopped:
             return  # by the person, as it ended: nothing is learned from it
+        self._keep_answer(turn, result.text, reply)
         # Only now, with the reply complete: the summary must never hold up this reply
         # (nor wait for the note below).
-        run_in_background(agent.after_turn(turn.request, result.text), name="memory.after_turn")
+        run_in_background(
+            _after(turn.transcript, agent.after_turn(turn.request, result.text)),
+            name="memory.after_turn",
+        )
         turn.finished = True
         # What the store confirmed changing, under the answer.
         await show_memory_note(client, agent, turn.request, turn.capturing)
@@ -245,17 +280,26 @@ class Answerer:
         client: AsyncWebClient,
     ) -> None:
         """Stopped by the person (the instance that got the Stop confirms it), or cut off
-        by a restart (a line says so, with a button to ask again)."""
+        by a restart (a line says so, with a button to ask again). What was written stays
+        in the transcript."""
         if why is EndedEarly.CUT_OFF:
             log.info("slack.turn.cut_off", written_chars=len(reply.text))
             await reply.cut_off(CUT_OFF_LINE, ask_again_blocks(message.ts))
+            self._keep_answer(turn, reply.text, reply)
             return
         log.info("slack.turn.stopped", written_chars=len(reply.text))
         await reply.stop()
+        self._keep_answer(turn, reply.text, reply)
         if turn.request is not None:
             # What the stopped turn did save is still shown, and can be undone.
             agent = self._provider.services.agent
             await show_memory_note(client, agent, turn.request, turn.capturing)
+
+    def _keep_answer(self, turn: _Turn, text: str, reply: SlackReplyStream) -> None:
+        """The answer, as the person saw it, into the transcript at once: the next message
+        reads it."""
+        if turn.transcript is not None and text and not turn.finished:
+            turn.transcript.add(said("assistant", text, at=_now(), ts=reply.ts))
 
     def _stopped_by_slack(self, message: Incoming) -> None:
         self.turns.stop(message.channel, message.thread_ts)
@@ -276,13 +320,27 @@ class Answerer:
         await self._workspaces.get(client, team)
 
 
-async def _none() -> None:
-    return None
+async def _after(transcript: TurnTranscript | None, work: Coroutine[Any, Any, None]) -> None:
+    """`work` (the turn's end: a summary, an erasure check) once the turn's transcript is
+    written: the erasure check after every write of the person's data."""
+    if transcript is not None:
+        await transcript.written()
+    await work
 
 
-async def _within(saved: asyncio.Future[str | None], deadline: float | None) -> str | None:
-    """The memory if it arrives before the storage deadline; else None (and the agent
-    reloads with whatever budget is left, or goes without)."""
+async def _unless_erased(transcript: TurnTranscript, opening: TurnOpening, since: datetime) -> None:
+    await transcript.written()
+    if opening.store is not None and opening.owner is not None:
+        owner = opening.owner
+        await forget_again_if_erased(opening.store, owner.user, since, dm_channels=(owner.channel,))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def _within(saved: asyncio.Future[T], deadline: float | None) -> T | None:
+    """The turn's opening if it arrives before the storage deadline; else None."""
     try:
         return await asyncio.wait_for(asyncio.shield(saved), seconds_until(deadline))
     except TimeoutError:

@@ -24,7 +24,6 @@ from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.presence import AgentSession, AssistantStatus, Presence
 from app.slack.conversation.reply_stream import ASK_AGAIN_ACTION_ID
-from app.slack.conversation.thread_memory import restore_for
 from app.slack.event_scope import handling
 
 log = get_logger(__name__)
@@ -76,10 +75,6 @@ def register(
                 log.info("slack.ask_again.already_asked")
                 return
 
-            async def memory() -> str | None:
-                restored = await restore_for(provider, user, thread_ts)
-                return (restored.context or "") if restored and restored.complete else None
-
             presence: Presence = (
                 AgentSession(client, channel=channel, thread_ts=thread_ts)
                 if experience is SlackExperience.AGENT
@@ -96,10 +91,10 @@ def register(
                     team_id=context.team_id,
                     retried=False,
                     workspace_url=workspace_url(context),
+                    enterprise_id=context.enterprise_id,
                 ),
                 client=client,
                 presence=presence,
-                memory=memory,
             )
 
 

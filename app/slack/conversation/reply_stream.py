@@ -164,6 +164,11 @@ class SlackReplyStream:
         """Slack stopped the answer's stream (the person pressed Stop)."""
         return self._stream.stopped
 
+    @property
+    def ts(self) -> str | None:
+        """The streamed answer's message, once Slack has started it."""
+        return self._stream.ts
+
     async def append(self, markdown: str) -> None:
         """Never waits for Slack: Claude's stream goes on while Slack takes its time."""
         if not markdown:

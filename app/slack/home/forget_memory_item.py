@@ -18,8 +18,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.learning.erasure import forget_conversation, forget_note
-from app.learning.preferences import forget_preference
+from app.learning.erasure import forget_conversation, forget_note, forget_preference
 from app.memory.scopes import to_key, to_memory_path, user_prefix
 from app.observability import tracing
 from app.observability.logging import get_logger

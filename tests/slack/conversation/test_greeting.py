@@ -169,7 +169,7 @@ def test_a_welcome_without_words_of_its_own_greets_from_preferences_and_offers_t
 
 async def _greeting_from(store: ObjectStore) -> tuple[str, list[str]]:
     restored = await restore_memory(
-        store, user_id=USER, thread_ts=THREAD, budget_s=5.0, token_budget=2000
+        store, user_id=USER, thread_ts=THREAD, budget_s=5.0, token_budget=2000, welcome=True
     )
     greeting = _greeting(restored, RETENTION_DAYS)
     return greeting.text, titles(greeting.prompts)

@@ -1,21 +1,31 @@
-"""How a Slack thread is read back as the conversation Claude is sent: who said what, what
-is left out (Slack's own root, the message being answered twice), where a long thread's
-opening request comes from in each Slack experience, and which thread's window a later turn
-starts from.
+"""A turn's history: from Orion's transcript, or read back from Slack where Orion has none —
+who said what, what is left out (Slack's own root, the message being answered twice),
+where a long thread's opening request comes from in each Slack experience, and what a read
+under Slack's non-Marketplace limits (15 messages a call, one call a minute) still gives.
 
-Long threads end to end (paging, the cut note, edits) are in tests/e2e/test_long_threads.py;
-these read threads straight from the fake Slack with the real Web API client.
+Long threads end to end (paging, the cut note) are in tests/e2e/test_long_threads.py; these
+read threads straight from the fake Slack with the real Web API client.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.history import ThreadMessage
-from app.slack.conversation.thread_history import WINDOW_MESSAGES, ThreadReader
+from app.learning.conversation_record import said
+from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
+from app.slack.conversation.thread_history import (
+    WINDOW_MESSAGES,
+    SlackThread,
+    history_from_slack,
+    history_from_transcript,
+    read_slack_thread,
+    transcript_from_slack,
+)
 from app.slack.web_client import build_web_client
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_model import BOT_ID, Message
@@ -79,13 +89,12 @@ def replies_calls(slack: FakeSlack) -> list[dict[str, object]]:
 
 
 async def read_turn(
-    reader: ThreadReader, client: AsyncWebClient, slack: FakeSlack, thread_ts: str, text: str
+    client: AsyncWebClient, slack: FakeSlack, thread_ts: str, text: str
 ) -> list[ThreadMessage]:
     """The person writes `text` in the thread, and Orion reads the thread to answer it."""
     ts = person_says(slack, thread_ts, text)
-    return await reader.read(
-        client, channel=CHANNEL, thread_ts=thread_ts, current_ts=ts, current_text=text
-    )
+    thread = await read_slack_thread(client, channel=CHANNEL, thread_ts=thread_ts)
+    return history_from_slack(thread, thread_ts=thread_ts, current_ts=ts, current_text=text)
 
 
 # --- a short thread ------------------------------------------------------------------------------
@@ -100,9 +109,8 @@ async def test_a_short_assistant_thread_is_read_whole_as_the_person_and_orion_sa
     # Slack's read API may not show the message being answered yet: the event carries it.
     ts = person_says(slack, thread_ts, question) if slack_has_it_yet else slack.new_ts()
 
-    history = await ThreadReader().read(
-        client, channel=CHANNEL, thread_ts=thread_ts, current_ts=ts, current_text=question
-    )
+    thread = await read_slack_thread(client, channel=CHANNEL, thread_ts=thread_ts)
+    history = history_from_slack(thread, thread_ts=thread_ts, current_ts=ts, current_text=question)
 
     assert history == [
         ThreadMessage("assistant", GREETING),
@@ -111,7 +119,11 @@ async def test_a_short_assistant_thread_is_read_whole_as_the_person_and_orion_sa
         ThreadMessage("user", "Step 2: pack floor 2."),
         ThreadMessage("user", question),
     ]
-    assert len(replies_calls(slack)) == 1
+    assert thread.complete and len(replies_calls(slack)) == 1
+    # What Orion keeps of it: what the person said and Orion answered, without Slack's
+    # root, the greeting, and the message being answered.
+    kept = transcript_from_slack(thread, current_ts=ts)
+    assert [(m.role, m.text) for m in kept] == [(m.role, m.text) for m in history[1:-1]]
 
 
 async def test_the_message_being_answered_is_taken_as_the_event_has_it(
@@ -122,89 +134,33 @@ async def test_the_message_being_answered_is_taken_as_the_event_has_it(
     # Claude answers what the event said, once.
     ts = person_says(slack, thread_ts, "Which floor first? (edited)")
 
-    history = await ThreadReader().read(
-        client,
-        channel=CHANNEL,
-        thread_ts=thread_ts,
-        current_ts=ts,
-        current_text="Which floor first?",
+    thread = await read_slack_thread(client, channel=CHANNEL, thread_ts=thread_ts)
+    history = history_from_slack(
+        thread, thread_ts=thread_ts, current_ts=ts, current_text="Which floor first?"
     )
 
     assert [m.text for m in history] == [GREETING, OPENING, "Which floor first?"]
 
 
-async def test_a_short_agent_conversation_keeps_the_persons_first_message_in_every_turn(
-    slack: FakeSlack, client: AsyncWebClient
-) -> None:
-    thread_ts = agent_conversation(slack, replies=1)
-    reader = ThreadReader()
-    await read_turn(reader, client, slack, thread_ts, "Start with floor 2?")
-    orion_says(slack, thread_ts, "Yes, floor 2 first.")
-
-    history = await read_turn(reader, client, slack, thread_ts, "Then floor 1?")
-
-    assert [m.text for m in history] == [
-        OPENING,
-        "Noted, step 1.",
-        "Start with floor 2?",
-        "Yes, floor 2 first.",
-        "Then floor 1?",
-    ]
-    assert not any(m.opens_cut for m in history), "nothing was left out"
-
-
 # --- a long thread: where the opening request comes from -----------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("experience", "calls_on_later_turns"),
-    [
-        # The person's own root message opens the conversation: the window read has it.
-        ("agent_view", 1),
-        # Slack's root and Orion's greeting come first: the thread's head is read too.
-        ("assistant_view", 2),
-    ],
-)
-async def test_a_long_threads_later_turn_keeps_the_persons_opening_request_with_a_cut(
-    slack: FakeSlack, client: AsyncWebClient, experience: str, calls_on_later_turns: int
+@pytest.mark.parametrize("experience", ["agent_view", "assistant_view"])
+async def test_a_long_thread_keeps_the_persons_opening_request_with_a_cut(
+    slack: FakeSlack, client: AsyncWebClient, experience: str
 ) -> None:
     long = WINDOW_MESSAGES + 40
     opened = agent_conversation if experience == "agent_view" else assistant_thread
     thread_ts = opened(slack, long)
-    reader = ThreadReader()
-    first = await read_turn(reader, client, slack, thread_ts, "First question?")
-    orion_says(slack, thread_ts, "First answer.")
-    before = len(replies_calls(slack))
 
-    later = await read_turn(reader, client, slack, thread_ts, "Second question?")
+    history = await read_turn(client, slack, thread_ts, "First question?")
 
-    for history in (first, later):
-        assert history[0] == ThreadMessage("user", OPENING, opens_cut=True)
-        assert not any(m.opens_cut for m in history[1:])
-        assert f"Step {long}: pack floor {long}." in [m.text for m in history]
-        assert "Step 2: pack floor 2." not in [m.text for m in history], "the middle is cut"
-        assert GREETING not in [m.text for m in history]
-    assert [m.text for m in later[-3:]] == ["First question?", "First answer.", "Second question?"]
-    calls = replies_calls(slack)[before:]
-    assert len(calls) == calls_on_later_turns
-    assert calls[0].get("oldest"), "the later turn reads from its window, not the whole thread"
-
-
-async def test_each_thread_is_read_from_its_own_window(
-    slack: FakeSlack, client: AsyncWebClient
-) -> None:
-    reader = ThreadReader()
-    long_thread = assistant_thread(slack, WINDOW_MESSAGES + 40)
-    await read_turn(reader, client, slack, long_thread, "About the long one?")
-    short_thread = assistant_thread(slack, replies=2)
-    before = len(replies_calls(slack))
-
-    history = await read_turn(reader, client, slack, short_thread, "And this one?")
-
-    [call] = replies_calls(slack)[before:]
-    assert call["ts"] == short_thread and not call.get("oldest"), "read from its start"
-    assert [m.text for m in history][:2] == [GREETING, OPENING]
-    assert not any(m.opens_cut for m in history)
+    assert history[0] == ThreadMessage("user", OPENING, opens_cut=True)
+    assert not any(m.opens_cut for m in history[1:])
+    assert f"Step {long}: pack floor {long}." in [m.text for m in history]
+    assert "Step 2: pack floor 2." not in [m.text for m in history], "the middle is cut"
+    assert GREETING not in [m.text for m in history]
+    assert history[-1] == ThreadMessage("user", "First question?")
 
 
 async def test_a_thread_just_past_the_window_sends_its_opening_request_once(
@@ -214,7 +170,7 @@ async def test_a_thread_just_past_the_window_sends_its_opening_request_once(
     # the opening request is both the cut's opening and the window's oldest message.
     thread_ts = assistant_thread(slack, replies=WINDOW_MESSAGES - 2)
 
-    history = await read_turn(ThreadReader(), client, slack, thread_ts, "Where were we?")
+    history = await read_turn(client, slack, thread_ts, "Where were we?")
 
     assert history[0] == ThreadMessage("user", OPENING, opens_cut=True)
     assert [m.text for m in history].count(OPENING) == 1
@@ -222,23 +178,93 @@ async def test_a_thread_just_past_the_window_sends_its_opening_request_once(
     assert history[-1] == ThreadMessage("user", "Where were we?")
 
 
-async def test_deletions_in_a_long_threads_window_do_not_make_it_read_as_a_short_one(
+# --- Slack's limits ----------------------------------------------------------------------------
+
+
+async def test_under_non_marketplace_limits_a_read_keeps_what_slack_gave_and_waits_for_nothing(
     slack: FakeSlack, client: AsyncWebClient
 ) -> None:
-    thread_ts = assistant_thread(slack, WINDOW_MESSAGES + 40)
-    reader = ThreadReader()
-    await read_turn(reader, client, slack, thread_ts, "First question?")
-    # The person deletes a few of their newest messages: the window now holds fewer
-    # messages than it can, though the thread's middle is still left out.
-    with slack.workspace.lock:
-        newest = [m for m in slack.thread(CHANNEL, thread_ts) if not m.is_bot][-4:-1]
-        for message in newest:
-            deleted = slack.workspace.get(CHANNEL, message.ts)
-            assert deleted is not None
-            deleted.deleted = True
+    # Orion's own client retries a 429 after Retry-After (a minute here): not for this read.
+    thread_ts = assistant_thread(slack, replies=40)
+    slack.limit_history_reads()
 
-    history = await read_turn(reader, client, slack, thread_ts, "Second question?")
+    first = await read_turn(client, slack, thread_ts, "First question?")
+    second = await read_turn(client, slack, thread_ts, "Second question?")
 
-    assert history[0] == ThreadMessage("user", OPENING, opens_cut=True)
-    assert GREETING not in [m.text for m in history]
-    assert not {m.text for m in newest} & {m.text for m in history}
+    # One page of 15, then Slack's `ratelimited`: the history is what it gave, the opening
+    # request included, and the question.
+    assert [m.text for m in first][:2] == [GREETING, OPENING]
+    assert len(first) == 15 - 1 + 1, "Slack's root is not the conversation's"
+    assert first[-1] == ThreadMessage("user", "First question?")
+    # Within the same minute: nothing from Slack at all, the question alone.
+    assert second == [ThreadMessage("user", "Second question?")]
+    errors = [call.error for call in slack.calls_to("conversations.replies")]
+    assert errors == [None, "ratelimited", "ratelimited"], "never retried after Retry-After"
+
+
+async def test_a_read_slack_refuses_costs_the_history_and_nothing_else(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    thread_ts = assistant_thread(slack, replies=2)
+    slack.inject_error("conversations.replies", error="internal_error", status=200)
+
+    thread = await read_slack_thread(client, channel=CHANNEL, thread_ts=thread_ts)
+
+    assert thread.messages == [] and not thread.complete
+    history = history_from_slack(thread, thread_ts=thread_ts, current_ts="9.9", current_text="Hi?")
+    assert history == [ThreadMessage("user", "Hi?")]
+
+
+# --- Orion's own transcript ----------------------------------------------------------------------
+
+
+def test_a_transcript_is_the_history_marked_where_it_left_messages_out() -> None:
+    at = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+    kept = [
+        said("user", OPENING, at=at, ts="1795000000.000001"),
+        said("assistant", "Noted.", at=at),
+        said("user", "Then floor 1?", at=at, ts="1795000000.000003"),
+    ]
+
+    whole = history_from_transcript(
+        kept, dropped=0, current_ts="1795000000.000004", current_text="Now?"
+    )
+    cut = history_from_transcript(
+        kept, dropped=12, current_ts="1795000000.000004", current_text="Now?"
+    )
+    # A retried delivery's message may already be there: it is not sent twice.
+    again = history_from_transcript(
+        kept, dropped=0, current_ts="1795000000.000003", current_text="Then floor 1?"
+    )
+
+    assert [(m.role, m.text) for m in whole] == [
+        ("user", OPENING),
+        ("assistant", "Noted."),
+        ("user", "Then floor 1?"),
+        ("user", "Now?"),
+    ]
+    assert not any(m.opens_cut for m in whole)
+    assert cut[0].opens_cut and not any(m.opens_cut for m in cut[1:])
+    assert [m.text for m in again] == [OPENING, "Noted.", "Then floor 1?"]
+
+
+def test_a_transcript_made_from_slack_keeps_neither_the_greeting_nor_the_memory_notes() -> None:
+    note = {"type": "section", "block_id": NOTE_BLOCK_ID, "text": {"type": "mrkdwn", "text": "x"}}
+    thread = SlackThread(
+        [
+            {"ts": "1.000001", "subtype": "assistant_app_thread", "text": "New Assistant Thread"},
+            {"ts": "1.000002", "bot_id": BOT_ID, "text": "Welcome back, Sam!"},
+            {"ts": "1.000003", "user": USER, "text": OPENING},
+            {"ts": "1.000004", "bot_id": BOT_ID, "text": "Noted."},
+            {"ts": "1.000005", "bot_id": BOT_ID, "text": "Saved: name = Sam", "blocks": [note]},
+            {"ts": "1.000006", "user": USER, "text": "Which floor first?"},
+        ],
+        complete=True,
+    )
+
+    kept = transcript_from_slack(thread, current_ts="1.000006")
+
+    assert [(m.role, m.text, m.ts) for m in kept] == [
+        ("user", OPENING, "1.000003"),
+        ("assistant", "Noted.", "1.000004"),
+    ]

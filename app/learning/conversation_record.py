@@ -1,0 +1,272 @@
+"""One conversation's record: who opened it, and what was said in it.
+
+`conversations/{thread, '.'→'-'}.json`, among Orion's own records (out of the memory
+tool's reach: app/memory/key_prefixes.py), one per thread:
+
+    {"version": 1, "thread": "1712345678.123456",
+     "owner": {"team": "T0123", "enterprise": null, "channel": "D0123", "user": "U0123"},
+     "started": "2026-05-04T10:12:00Z", "dropped": 0,
+     "messages": [{"role": "user", "ts": "1712345680.000100", "at": "2026-05-04T10:12:05Z",
+                   "text": "…"}, …]}
+
+The owner is written once, when Orion first sees the conversation, and never changed:
+an event from another channel or person naming this thread is not theirs to continue
+(app/learning/conversations.py). The transcript is what the person wrote and what Orion
+answered, oldest first, each message with its role, when it was said and its Slack ts
+(None where Slack gave none): the history of the next turn, and what a search can index.
+
+Bounded whatever is said: a message keeps at most MAX_MESSAGE_CHARS (`cut` marks one
+that was longer), and a conversation the opening message and the newest messages within
+MAX_MESSAGES and MAX_TRANSCRIPT_CHARS; `dropped` counts those left out between. Secrets
+are redacted from each message before it is encoded, so that the store's own redaction
+of every write (app/memory/secret_free_store.py) finds nothing more in the JSON and can
+never break it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from app.learning.timestamps import format_time, parse_time
+from app.memory.scopes import is_channel_id, is_thread_ts, validate_thread_ts, validate_user_id
+from app.memory.tolerant_json import load_json_object
+from app.observability.redaction import redact_secret_shapes
+
+Role = Literal["user", "assistant"]
+
+VERSION = 1
+# As much of one message as the history shows Claude (app/agent/history.py trims there).
+MAX_MESSAGE_CHARS = 12_000
+# Several times what one turn's history holds (30 messages, 40,000 characters): room for
+# a search over the whole conversation, and a bound on what each message's read costs.
+MAX_MESSAGES = 200
+MAX_TRANSCRIPT_CHARS = 120_000
+# What a message becomes when its redacted text cannot be stored as it is (redaction of
+# the encoded record would change it again): nothing of it is kept.
+WITHHELD = "[This message is not kept: it held something shaped like a secret.]"
+# Slack's team and enterprise ids (app/storage/team_scope.py checks the same shapes).
+_TEAM_ID = re.compile(r"[TE][A-Z0-9]{2,30}")
+
+
+@dataclass(frozen=True)
+class ConversationOwner:
+    """Who opened the conversation: from Slack's signed event, never from anything a
+    person or Claude writes."""
+
+    user: str
+    channel: str
+    team: str | None = None
+    enterprise: str | None = None
+
+    def __post_init__(self) -> None:
+        validate_user_id(self.user)
+        if not is_channel_id(self.channel):
+            raise ValueError("not a Slack channel id")
+
+    def may_continue(self, owner: ConversationOwner) -> bool:
+        """Whether `self` (an event's person and channel) may continue `owner`'s
+        conversation: the same person in the same channel. Teams are not compared: in
+        distribution mode every key is already the workspace's (app/storage/team_scope.py),
+        and in one organisation the same DM may arrive with its members' own teams."""
+        return (self.user, self.channel) == (owner.user, owner.channel)
+
+    def to_json(self) -> dict[str, str | None]:
+        return {
+            "team": self.team,
+            "enterprise": self.enterprise,
+            "channel": self.channel,
+            "user": self.user,
+        }
+
+    @staticmethod
+    def parse(data: object) -> ConversationOwner | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return ConversationOwner(
+                data.get("user"),  # type: ignore[arg-type]  # validated here
+                data.get("channel"),  # type: ignore[arg-type]
+                _team_id(data.get("team")),
+                _team_id(data.get("enterprise")),
+            )
+        except ValueError:
+            return None
+
+
+def owner_of_event(
+    user: str | None, channel: str | None, team: str | None, enterprise: str | None
+) -> ConversationOwner | None:
+    """The owner an event's ids make, or None when they are not Slack's shapes."""
+    if not user or not channel:
+        return None
+    try:
+        return ConversationOwner(user, channel, _team_id(team), _team_id(enterprise))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class TranscriptMessage:
+    role: Role
+    text: str
+    at: datetime  # when it was said (UTC)
+    ts: str | None = None  # its Slack ts, where Slack gave one
+    cut: bool = False  # longer than MAX_MESSAGE_CHARS: the rest is not kept
+
+    @property
+    def sent_at(self) -> float:
+        """Seconds since the epoch (what history and `said_after` compare)."""
+        return self.at.timestamp()
+
+    def to_json(self) -> dict[str, Any]:
+        # The text last: a secret's label at a text's end is then followed by nothing
+        # the store's redaction could take for its value.
+        item: dict[str, Any] = {"role": self.role, "ts": self.ts, "at": format_time(self.at)}
+        if self.cut:
+            item["cut"] = True
+        item["text"] = self.text
+        return item
+
+    @staticmethod
+    def parse(item: object) -> TranscriptMessage | None:
+        if not isinstance(item, dict):
+            return None
+        role, text, at = item.get("role"), item.get("text"), item.get("at")
+        moment = parse_time(at) if isinstance(at, str) else None
+        if role not in ("user", "assistant") or not isinstance(text, str) or moment is None:
+            return None
+        ts = item.get("ts")
+        return TranscriptMessage(
+            role,
+            text[:MAX_MESSAGE_CHARS],
+            moment,
+            ts if is_thread_ts(ts) else None,
+            item.get("cut") is True or len(text) > MAX_MESSAGE_CHARS,
+        )
+
+
+def said(role: Role, text: str, *, at: datetime, ts: str | None = None) -> TranscriptMessage:
+    """A message as the transcript keeps it: cut to its bound, its secrets redacted."""
+    cut = len(text) > MAX_MESSAGE_CHARS
+    return TranscriptMessage(
+        role, storable(text[:MAX_MESSAGE_CHARS]), at, ts if is_thread_ts(ts) else None, cut
+    )
+
+
+def moment_of(ts: str | None) -> datetime:
+    """When a Slack ts was (now, for a ts that is not one)."""
+    if ts is None or not is_thread_ts(ts):
+        return datetime.now(UTC)
+    try:
+        return datetime.fromtimestamp(float(ts), UTC)
+    except (OverflowError, ValueError, OSError):
+        return datetime.now(UTC)
+
+
+def storable(text: str) -> str:
+    """`text` with its secrets redacted, in a form the store's redaction of the encoded
+    record leaves as it is. JSON writes a line break or a quote as two characters, which
+    can turn a label and the next line into a label and its value: the text is redacted
+    as it will be seen there too, until nothing changes (a few rounds at most)."""
+    text = redact_secret_shapes(text)
+    for _ in range(3):
+        encoded = json.dumps(text, ensure_ascii=False)
+        again = redact_secret_shapes(encoded)
+        if again == encoded:
+            return text
+        try:
+            decoded = json.loads(again)
+        except ValueError:
+            break
+        if not isinstance(decoded, str):
+            break
+        text = decoded
+    return WITHHELD
+
+
+@dataclass(frozen=True)
+class ConversationRecord:
+    thread_ts: str
+    owner: ConversationOwner
+    started: datetime
+    messages: tuple[TranscriptMessage, ...] = ()
+    dropped: int = 0  # messages left out between the opening and the newest
+
+    def __post_init__(self) -> None:
+        validate_thread_ts(self.thread_ts)
+
+    def with_messages(self, new: Iterable[TranscriptMessage]) -> ConversationRecord:
+        """The record with `new` added after what it holds, in the order they were
+        written (a message already kept, by its Slack ts, is not added twice), within the
+        transcript's bounds."""
+        kept = {m.ts for m in self.messages if m.ts is not None}
+        added = [m for m in new if m.ts is None or m.ts not in kept]
+        if not added:
+            return self
+        messages, dropped = _bounded([*self.messages, *added])
+        return replace(self, messages=messages, dropped=self.dropped + dropped)
+
+    def forgotten(self) -> ConversationRecord:
+        """The record without its transcript: whose the thread is stays known."""
+        return replace(self, messages=(), dropped=0)
+
+    def render(self) -> str:
+        return json.dumps(
+            {
+                "version": VERSION,
+                "thread": self.thread_ts,
+                "owner": self.owner.to_json(),
+                "started": format_time(self.started),
+                "dropped": self.dropped,
+                "messages": [m.to_json() for m in self.messages],
+            },
+            ensure_ascii=False,
+        )
+
+    @staticmethod
+    def parse(content: str | None) -> ConversationRecord | None:
+        """The record; None when it cannot be read (logged: tolerant_json.py) or names no
+        owner. Messages that cannot be read are skipped, the rest kept in order."""
+        data = load_json_object(content, what="conversation_record")
+        owner = ConversationOwner.parse(data.get("owner"))
+        thread, started = data.get("thread"), data.get("started")
+        moment = parse_time(started) if isinstance(started, str) else None
+        if owner is None or not is_thread_ts(thread) or moment is None:
+            return None
+        items = data.get("messages")
+        parsed = [TranscriptMessage.parse(item) for item in (items or [])[:MAX_MESSAGES]]
+        dropped = data.get("dropped")
+        return ConversationRecord(
+            str(thread),
+            owner,
+            moment,
+            tuple(m for m in parsed if m is not None),
+            dropped if isinstance(dropped, int) and dropped >= 0 else 0,
+        )
+
+
+def _bounded(messages: Sequence[TranscriptMessage]) -> tuple[tuple[TranscriptMessage, ...], int]:
+    """The messages within the bounds; past them, the person's opening message (what the
+    conversation is about) and the newest that fit; how many were left out."""
+    if len(messages) <= MAX_MESSAGES and sum(len(m.text) for m in messages) <= MAX_TRANSCRIPT_CHARS:
+        return tuple(messages), 0
+    start = next((n for n, m in enumerate(messages) if m.role == "user"), 0)
+    opening, rest = messages[start], messages[start + 1 :]
+    room = MAX_TRANSCRIPT_CHARS - len(opening.text)
+    kept: list[TranscriptMessage] = []
+    for message in reversed(rest):
+        if len(kept) >= MAX_MESSAGES - 1 or (len(message.text) > room and kept):
+            break
+        kept.append(message)
+        room -= len(message.text)
+    kept.reverse()
+    return (opening, *kept), len(messages) - 1 - len(kept)
+
+
+def _team_id(value: object) -> str | None:
+    return value if isinstance(value, str) and _TEAM_ID.fullmatch(value) else None
