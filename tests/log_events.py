@@ -116,6 +116,8 @@ ORION_STOPPED_AT_ONCE = _written_as(
 )
 SLACK_AGENT_SESSION_STOPPED_TURN = _line("slack.agent_session_stopped.turn")
 SLACK_ASK_AGAIN_ALREADY_ASKED = _line("slack.ask_again.already_asked")
+SLACK_ASK_AGAIN_DONE = _done("slack.ask_again")
+SLACK_ASK_AGAIN_MALFORMED = _line("slack.ask_again.malformed")
 SLACK_ASK_AGAIN_REFUSED = _line("slack.ask_again.refused")
 SLACK_BACKGROUND_FAILED = _line("slack.background.failed")
 SLACK_EVENT_CLAIM_UNAVAILABLE = _line("slack.event.claim_unavailable")

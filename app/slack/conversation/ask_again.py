@@ -3,13 +3,16 @@
 Any instance takes the click (the one that cut the answer off is gone). It answers the
 same question in the same thread, once: the first click on any instance claims the
 question (`events/`, create-only), and later clicks do nothing. The button names only the
-question's message; what it said and who wrote it come from Slack (`conversations.replies`),
-and only the person who asked can ask it again.
+question's message; what it said and who wrote it come from Orion's own record of the
+conversation (its transcript: app/learning/conversations.py), or from Slack
+(`conversations.replies`) for a conversation Orion keeps no record of; only the person who
+asked, in that conversation, can ask it again.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -18,6 +21,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.config import SlackExperience
+from app.learning.conversations import read_conversation
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.answering import Answerer, Incoming, workspace_url
@@ -66,8 +70,10 @@ def register(
             ):
                 log.info("slack.ask_again.malformed")
                 return
-            question = await _question(client, channel, thread_ts, question_ts)
-            if question is None or question.get("user") != user:
+            question = await _recorded_question(provider, channel, thread_ts, question_ts)
+            if question is None:
+                question = await _question_in_slack(client, channel, thread_ts, question_ts)
+            if question is None or question.asker != user:
                 log.info("slack.ask_again.refused", found=question is not None)
                 await _tell(client, channel, user, thread_ts, NOT_YOURS if question else NOT_FOUND)
                 return
@@ -87,7 +93,7 @@ def register(
                     thread_ts=thread_ts,
                     ts=question_ts,
                     user=user,
-                    text=str(question.get("text") or ""),
+                    text=question.text,
                     team_id=context.team_id,
                     retried=False,
                     workspace_url=workspace_url(context),
@@ -102,9 +108,39 @@ def _claim_id(channel: str, question_ts: str) -> str:
     return f"askagain{channel}{question_ts.replace('.', '')}"
 
 
-async def _question(
+@dataclass(frozen=True)
+class _Question:
+    asker: str | None
+    text: str
+
+
+async def _recorded_question(
+    provider: ServiceProvider, channel: str, thread_ts: str, question_ts: str
+) -> _Question | None:
+    """The question as Orion's record of the conversation keeps it; None when it keeps
+    none (memory off, storage failing, a conversation from before records)."""
+    store = provider.storage.memory_store
+    if store is None:
+        return None
+    try:
+        async with provider.storage_within(provider.settings.memory_load_timeout_s):
+            record = await read_conversation(store, thread_ts)
+    except Exception as exc:
+        log.warning("slack.ask_again.record_unreadable", error=type(exc).__name__, exc_info=exc)
+        return None
+    if record is None:
+        return None
+    if record.owner.channel != channel:
+        return _Question(asker=None, text="")  # another conversation's thread: nobody's here
+    for said in record.messages:
+        if said.ts == question_ts and said.role == "user":
+            return _Question(asker=record.owner.user, text=said.text)
+    return None
+
+
+async def _question_in_slack(
     client: AsyncWebClient, channel: str, thread_ts: str, question_ts: str
-) -> dict[str, Any] | None:
+) -> _Question | None:
     """The question's message as Slack has it now; None when it is gone (or Slack fails)."""
     try:
         page = await client.conversations_replies(
@@ -120,7 +156,7 @@ async def _question(
         return None
     for message in page.get("messages") or []:
         if message.get("ts") == question_ts and not message.get("bot_id"):
-            return dict(message)
+            return _Question(asker=message.get("user"), text=str(message.get("text") or ""))
     return None
 
 
