@@ -316,8 +316,8 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
             return script.tool_use("memory", create)
         if results[-1].get("is_error"):
             gcs_proxy.clear_rules()  # GCS is back; the model tries again, a little later:
-            # nothing else reached the store during the failed create, so it was taken for
-            # down and is skipped until the breaker's first probe (0.5 s) sees it answer.
+            # if the failed create was taken for the store being down, after the breaker's
+            # first probe (0.5 s) has seen it answer.
             return script.tool_use("memory", create, delay=1.5)
         return script.text(SAVED_ANSWER)
 
@@ -350,8 +350,13 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     first, second = orion.logged(log_events.TOOL_MEMORY_CREATE)
     assert (first["severity"], first["ok"], second["ok"]) == ("ERROR", False, True)
     assert first["error"].startswith("store unavailable")
-    assert [line["severity"] for line in orion.logged(log_events.STORE_UNAVAILABLE)] == ["ERROR"]
-    assert orion.logged(log_events.STORE_RECOVERED)
+    # The breaker opens only when nothing else the store was asked answered meanwhile; the
+    # turn's own transcript write may have (it goes out as the turn begins). Either way the
+    # retry lands and nothing is lost.
+    down = orion.logged(log_events.STORE_UNAVAILABLE)
+    assert [line["severity"] for line in down] in ([], ["ERROR"])
+    if down:
+        assert orion.logged(log_events.STORE_RECOVERED)
     assert_logs_are_clean(orion)
 
     # Nothing lost: the memory is in the bucket, written once.
