@@ -49,6 +49,7 @@ version.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import itertools
 import json
 import operator
@@ -260,22 +261,27 @@ class SearchIndex:
             body = posting.sub(lambda m: "" if m.group(1) in ids else m.group(0), self.body)
         self._set_lines(_EMPTY_ENTRY.sub("", body).split("\n"))
 
-    def add(self, document: SearchDocument) -> None:
-        """`document` as the newest entry (its thread must have none)."""
+    def add(self, documents: Iterable[SearchDocument]) -> None:
+        """`documents` as entries, in their place by time (their threads must have none):
+        the postings' lines are cut apart and joined once for all of them."""
+        lines = self._lines()
+        for document in documents:
+            lines = self._add(document, lines)
+        self._set_lines(lines)
+
+    def _add(self, document: SearchDocument, lines: list[str]) -> list[str]:
         entry_id = _base36(self.next_id)
         self.next_id += 1
-        at = 0
-        while at < len(self.updated) and self.updated[at] > document.updated:
-            at += 1  # newest first (a fill-in adds older conversations)
+        at = bisect.bisect_left(self.updated, -document.updated, key=operator.neg)
         self.threads.insert(at, document.thread_ts)
         self.ids.insert(at, entry_id)
         self.updated.insert(at, document.updated)
         self.started.insert(at, document.started)
         self.lengths.insert(at, document.length)
         self.titles.insert(at, document.title)
-        lines = self._lines()
-        if len(self.body) > 2 * TARGET_BUCKET_CHARS * self.buckets and self.buckets < MAX_BUCKETS:
-            lines = _rehashed(lines, self.buckets * 2)
+        size = sum(map(len, lines))
+        if size > 2 * TARGET_BUCKET_CHARS * len(lines) and len(lines) < MAX_BUCKETS:
+            lines = _rehashed(lines, len(lines) * 2)
         buckets = len(lines)
         by_bucket: dict[int, list[str]] = {}
         for term, count in document.terms.items():
@@ -283,7 +289,7 @@ class SearchIndex:
             by_bucket.setdefault(_bucket(term, buckets), []).append(f"\t{term}{posting}")
         for bucket, entries in by_bucket.items():
             lines[bucket] = _with_postings(lines[bucket], entries)
-        self._set_lines(lines)
+        return lines
 
     def _lines(self) -> list[str]:
         return self.body.split("\n")
@@ -458,8 +464,7 @@ def with_documents(
     if not replace:
         fresh = [d for d in fresh if d.thread_ts not in known]
     index.without(expired | {d.thread_ts for d in fresh})
-    for document in fresh:
-        index.add(document)
+    index.add(fresh)
     if complete is not None:
         index.complete = complete
     return render_search_index(index)
