@@ -16,6 +16,7 @@ weighs almost nothing and is read last, if at all).
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -60,8 +61,9 @@ def rank(
     within: TimeRange | None = None,
 ) -> list[Ranked]:
     """The best `limit` entries for the question's term groups, best first, newest first
-    on ties; with no terms, the newest. Entries matching no term, those outside `within`,
-    and the thread `exclude` are left out."""
+    on ties; with no terms, the newest. Entries matching no term (unless `within` leaves
+    room for them, newest first), those outside `within`, and the thread `exclude` are
+    left out."""
     count = len(index)
     allowed = [
         at
@@ -102,7 +104,14 @@ def rank(
             scores[at] = scores.get(at, 0.0) + idf * frequency * (K1 + 1) / (frequency + norm)
     # Entries are newest first: on equal scores the lower place (newer) wins.
     best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-    return [Ranked(at, index.threads[at], score) for at, score in best]
+    ranked = [Ranked(at, index.threads[at], score) for at, score in best]
+    if within is not None and len(ranked) < limit:
+        # A time range names the conversations too: the rest of them, newest first.
+        rest = (at for at in allowed if at not in scores)
+        ranked += [
+            Ranked(at, index.threads[at], 0.0) for at in itertools.islice(rest, limit - len(ranked))
+        ]
+    return ranked
 
 
 def _spans(
