@@ -272,7 +272,8 @@ def render_hits(
             {
                 "type": "search_result",
                 "source": url or f"conversation {hit.thread_ts}",
-                "title": f"{hit.title} ({_dates(hit)})",
+                # The thread's id: what `forget` takes to forget the conversation.
+                "title": f"{hit.title} ({_dates(hit)}, conversation {hit.thread_ts})",
                 "content": [{"type": "text", "text": _passage_text(p)} for p in hit.passages]
                 or [{"type": "text", "text": "(nothing of it matched the words)"}],
                 "citations": {"enabled": True},
