@@ -107,8 +107,8 @@ def normalise(text: str) -> str:
 # they say which language a text is in, and are not worth indexing.
 _COMMON_WORDS_TEXT = {
     "english": "the and of to is that with for it was you my we this are have be not on at",
-    "french": "le la les et est des une pour que avec pas je nous dans du au ce il elle sont",
-    "german": "der die das und ist nicht mit ich wir ein eine für auf zu den dem sie es sind",
+    "french": "le la les et est de des une pour que avec pas je nous dans du au ce il elle sont",
+    "german": "der die das und ist nicht mit ich wir ein eine für auf zu den dem im sie es sind",
     "spanish": "el la los las y es que de con para una por mi nos del se lo no en está son",
     "portuguese": "o os as e é que de com para uma não do da em nós meu se um na no são",
     "italian": "il la le e è che di con per una non del della mi sono ho un gli si ci nel",

@@ -401,8 +401,10 @@ def _malformed_search_result(body: dict[str, Any]) -> str | None:
                     if not isinstance(result.get(name), str) or not result[name]:
                         return f"search_result.{name}: Field required"
                 content = result.get("content")
-                if not isinstance(content, list) or not content or any(
-                    not isinstance(c, dict) or c.get("type") != "text" for c in content
+                if (
+                    not isinstance(content, list)
+                    or not content
+                    or any(not isinstance(c, dict) or c.get("type") != "text" for c in content)
                 ):
                     return "search_result.content: Input should be a list of text blocks"
                 citations = result.get("citations")
