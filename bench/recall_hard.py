@@ -54,7 +54,7 @@ from app.memory.scopes import (
     session_context_key,
 )
 from app.storage.gcs import GcsObjectStore
-from app.storage.store import ObjectStore, StoredObject, StoreLayer
+from app.storage.store import StoredObject, StoreLayer
 from bench.environment import benchmark_environment
 from bench.recall_hard_data import Conversation, Person, Question, long_history, people
 from bench.stats import percentile_ms, print_table
