@@ -212,7 +212,9 @@ def _seed(emulator: GcsEmulator, bucket: str, person: Person) -> int:
         emulator.write(bucket, session_context_key(c.thread_ts), render_summary(summary))
         entries.append(SessionEntry(c.thread_ts, c.title, c.updated, CHANNEL))
         documents.append(
-            document_for(c.thread_ts, c.title, c.summary, c.messages, c.updated, c.started)
+            document_for(
+                c.thread_ts, c.title, c.summary, c.messages, c.updated, c.started, CHANNEL
+            )
         )
     entries.sort(key=lambda e: e.updated, reverse=True)
     emulator.write(bucket, conversations_index_key(person.user_id), _written(entries))

@@ -17,8 +17,8 @@ The result is one `search_result` block per conversation, with citations on: its
 and dates, a link to its thread in Slack, and its passages, each with who said it and
 when. Claude's answer then cites the conversations it used, and the person can follow
 them. A turn that shows its work (app/agent/memory_tasks.py) passes a `RecallLog`: each
-search also records what it found, with the DM each conversation is in (from the
-person's conversation index, read beside the search), for the task display's links.
+search also records what it found, with the DM each conversation is in (the index keeps
+it), for the task display's links.
 
 Whose conversations are searched is fixed when the tool is built, from the turn's
 scope; the model's input carries only the question, how many results, and a time range.
@@ -48,7 +48,6 @@ from app.learning.search_backfill import fill_in
 from app.learning.search_index import SearchIndex, parse_search_index, read_search_index
 from app.learning.search_ranking import Ranked, TimeRange, rank
 from app.learning.search_terms import query_terms
-from app.learning.session_index import read_index
 from app.learning.summary_file import parse_summary
 from app.memory.retention import cutoff_of
 from app.memory.scopes import MemoryScope, conversation_record_key, session_context_key
@@ -91,6 +90,7 @@ LinkTo = Callable[[str, str, str | None], str | None]
 @dataclass(frozen=True)
 class RecallHit:
     thread_ts: str
+    channel: str | None  # the DM it is in, as the index knows it
     title: str
     started: datetime
     updated: datetime
@@ -217,6 +217,7 @@ async def _hit(
     counts.read += 1
     return RecallHit(
         thread,
+        index.channel(ranked.at),
         index.titles[ranked.at] or "Untitled conversation",
         datetime.fromtimestamp(index.started[ranked.at], UTC),
         datetime.fromtimestamp(index.updated[ranked.at], UTC),
@@ -241,7 +242,6 @@ def render_hits(
     searched: int,
     unreadable: int = 0,
     within: TimeRange | None = None,
-    channels: Mapping[str, str] | None = None,
     link: LinkTo | None = None,
 ) -> str | list[dict[str, Any]]:
     """What Claude reads: a line, then one citable `search_result` block per conversation.
@@ -266,7 +266,7 @@ def render_hits(
     )
     blocks: list[dict[str, Any]] = [{"type": "text", "text": heading + note}]
     for hit in hits:
-        channel = (channels or {}).get(hit.thread_ts)
+        channel = hit.channel
         url = link(channel, hit.thread_ts, None) if link is not None and channel else None
         blocks.append(
             {
@@ -362,8 +362,6 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             as_type="tool",
             input={"query_chars": len(query), "limit": limit, "ranged": within is not None},
         ) as span:
-            # Where each conversation is: read beside the search, to link to it.
-            channels = asyncio.ensure_future(self._channels())
             try:
                 hits, counts = await search_sessions(
                     self.store,
@@ -374,17 +372,13 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                     within=within,
                 )
             except Exception as exc:
-                channels.cancel()
                 log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=exc)
                 span.update(output={"failed": type(exc).__name__})
                 raise ToolError(COULD_NOT_SEARCH) from exc
-            where = await channels
             if self.log is not None:
                 self.log.record(
                     [
-                        RecalledConversation(
-                            h.thread_ts, h.title, where.get(h.thread_ts), tuple(h.passages)
-                        )
+                        RecalledConversation(h.thread_ts, h.title, h.channel, tuple(h.passages))
                         for h in hits
                     ]
                 )
@@ -409,19 +403,8 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                 searched=counts.indexed,
                 unreadable=counts.unreadable,
                 within=within,
-                channels=where,
                 link=self.link,
             )
-
-    async def _channels(self) -> dict[str, str]:
-        """Each of the person's conversations' DM, from their own conversation index (only
-        Orion writes it); empty when it cannot be read: the search goes on regardless."""
-        try:
-            entries = await read_index(self.store, self.scope.user_id)
-        except Exception as exc:
-            log.warning("tool.recall.channels_unavailable", error=type(exc).__name__, exc_info=exc)
-            return {}
-        return {e.thread_ts: e.channel for e in entries if e.channel}
 
 
 def _parse_input(input: object) -> tuple[str, int, TimeRange | None]:

@@ -109,6 +109,7 @@ async def fill_in(
             kept.messages if theirs and kept is not None else (),
             entry.updated,
             kept.started if theirs and kept is not None else None,
+            entry.channel,
         )
 
     found = [d for d in await asyncio.gather(*(document(e) for e in batch)) if d is not None]

@@ -18,13 +18,14 @@ made to read it), then the postings as plain text:
     {"version":3,"complete":true,"next":42,
      "threads":"1712345678.123456 1712345001.000200 …","ids":"15 z …",
      "updated":[1777889520,…],"started":[1777800000,…],"lengths":[412,…],
-     "titles":["Q3 budget",…],"buckets":[0,1830,3911,…]}
+     "titles":["Q3 budget",…],"channels":"D0123ABCD - …","buckets":[0,1830,3911,…]}
     \tbudget,15*3,z\tlisbon,z … (bucket 0)
     \trecit,15 … (bucket 1)
 
 Entries are newest first: each thread, its id (base 36, stable while the entry lives:
 postings name it), when it was last updated and when it began (Unix seconds), how many
-terms it holds (BM25's length) and its title. The postings are cut into `buckets`
+terms it holds (BM25's length), its title and the DM it is in (`-` when not known: a
+search links to it without reading the conversation index). The postings are cut into `buckets`
 lines (a power of two; `buckets` holds where each line begins in the text after the
 JSON line): a term lives in the line its CRC-32 picks, as `\\t{term}` followed by
 `,{id}` — `,{id}*{count}` when it occurs more than once — per entry holding it. A
@@ -64,7 +65,7 @@ from app.learning.search_terms import document_terms
 from app.learning.session_index import MAX_INDEXED_SESSIONS
 from app.learning.transcript import Utterance
 from app.memory.retention import cutoff_of
-from app.memory.scopes import THREAD_TS_PATTERN, search_index_key
+from app.memory.scopes import THREAD_TS_PATTERN, is_channel_id, search_index_key
 from app.observability.logging import get_logger
 from app.observability.redaction import redact_secret_shapes
 from app.storage.store import ObjectStore, StoredObject, update
@@ -93,6 +94,7 @@ MAX_TERM_COUNT = 999
 TITLE_WEIGHT = 2
 _THREADS = re.compile(f"{THREAD_TS_PATTERN}(?: {THREAD_TS_PATTERN})*")
 _IDS = re.compile("[0-9a-z]{1,8}(?: [0-9a-z]{1,8})*")
+_CHANNELS = re.compile("(?:[CDG][A-Z0-9]{2,30}|-)(?: (?:[CDG][A-Z0-9]{2,30}|-))*")
 # An entry whose postings were all removed.
 _EMPTY_ENTRY = re.compile("\t[^\t\n,]+(?=[\t\n]|\\Z)")
 # Past this many ids removed at once, one pass with a lookup per posting.
@@ -108,6 +110,7 @@ class SearchDocument:
     started: int  # Unix seconds of its first message (as far as known)
     title: str
     terms: dict[str, int]  # each term and how often it occurs
+    channel: str | None = None  # the DM the thread is in
 
     @property
     def length(self) -> int:
@@ -121,6 +124,7 @@ def document_for(
     messages: Sequence[Utterance],
     updated: datetime,
     started: datetime | None = None,
+    channel: str | None = None,
 ) -> SearchDocument:
     """A conversation's entry: its title, its summary and what was said, the person's
     words first (kept whole when a long conversation has more terms than an entry holds),
@@ -147,6 +151,7 @@ def document_for(
         min(began, moment),
         _title(title),
         {term: min(count, MAX_TERM_COUNT) for term, count in terms.items()},
+        channel if is_channel_id(channel) else None,
     )
 
 
@@ -182,6 +187,7 @@ class SearchIndex:
         self.started: list[int] = []
         self.lengths: list[int] = []
         self.titles: list[str] = []
+        self.channels: list[str] = []  # "-": not known
         self.body = ""
         self.offsets: list[int] = []
         self._set_lines([""] * 16)
@@ -228,6 +234,11 @@ class SearchIndex:
         for column in (self.threads, self.ids, self.updated, self.started, self.lengths):
             del column[keep:]
         del self.titles[keep:]
+        del self.channels[keep:]
+
+    def channel(self, at: int) -> str | None:
+        channel = self.channels[at]
+        return None if channel == "-" else channel
 
     # Writing (a turn end, a fill-in, a forgetting): never on a search's path.
 
@@ -237,10 +248,11 @@ class SearchIndex:
         if not places:
             return
         gone = {self.ids[at] for at in places}
-        self.threads, self.ids, self.titles = (
+        self.threads, self.ids, self.titles, self.channels = (
             _without(self.threads, places),
             _without(self.ids, places),
             _without(self.titles, places),
+            _without(self.channels, places),
         )
         self.updated, self.started, self.lengths = (
             _without(self.updated, places),
@@ -279,6 +291,7 @@ class SearchIndex:
         self.started.insert(at, document.started)
         self.lengths.insert(at, document.length)
         self.titles.insert(at, document.title)
+        self.channels.insert(at, document.channel or "-")
         size = sum(map(len, lines))
         if size > 2 * TARGET_BUCKET_CHARS * len(lines) and len(lines) < MAX_BUCKETS:
             lines = _rehashed(lines, len(lines) * 2)
@@ -359,6 +372,7 @@ def _parsed(raw: str) -> SearchIndex | None:
     if not isinstance(data, dict) or data.get("version") != VERSION:
         return None
     threads, ids, next_id = data.get("threads"), data.get("ids"), data.get("next")
+    channels = data.get("channels")
     updated, started, lengths = (
         _list(data, "updated"),
         _list(data, "started"),
@@ -366,6 +380,8 @@ def _parsed(raw: str) -> SearchIndex | None:
     )
     titles, offsets = _list(data, "titles"), _list(data, "buckets")
     if type(threads) is not str or type(ids) is not str or type(next_id) is not int:
+        return None
+    if type(channels) is not str:
         return None
     if updated is None or started is None or lengths is None or titles is None or offsets is None:
         return None
@@ -375,14 +391,18 @@ def _parsed(raw: str) -> SearchIndex | None:
     if threads:
         if _THREADS.fullmatch(threads) is None or _IDS.fullmatch(ids) is None:
             return None
+        if _CHANNELS.fullmatch(channels) is None:
+            return None
         index.threads, index.ids = threads.split(" "), ids.split(" ")
-    elif ids:
+        index.channels = channels.split(" ")
+    elif ids or channels:
         return None
     count = len(index.threads)
     numbers = (updated, started, lengths)
     sound = (
         count <= MAX_INDEXED_SESSIONS
         and len(index.ids) == count
+        and len(index.channels) == count
         and len(set(index.threads)) == count
         and len(set(index.ids)) == count
         and all(len(column) == count for column in (*numbers, titles))
@@ -433,6 +453,7 @@ def render_search_index(index: SearchIndex) -> str:
         "started": index.started,
         "lengths": index.lengths,
         "titles": index.titles,
+        "channels": " ".join(index.channels),
         "buckets": index.offsets,
     }
     header = json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -139,7 +139,7 @@ async def update_session_summary(
     times = [m.sent_at for m in said if m.sent_at is not None]
     began = datetime.fromtimestamp(min(times), UTC) if times else None
     document = await asyncio.to_thread(
-        document_for, thread_ts, kept.title, kept.body, said, moment, began
+        document_for, thread_ts, kept.title, kept.body, said, moment, began, channel
     )
     fresh = any(created)
     if indexed is not None and not fresh and indexed.covers(user_id, entry, erased_at=erased_at):

@@ -162,6 +162,7 @@ DISAGREEING_COLUMNS: dict[str, str] = {
         started=[1, 1],
         lengths=[1, 1],
         titles=["a", "b"],
+        channels="- -",
     ),
     "a thread twice": _columns(
         threads=f"{MINE} {MINE}",
@@ -170,6 +171,7 @@ DISAGREEING_COLUMNS: dict[str, str] = {
         started=[1, 1],
         lengths=[1, 1],
         titles=["a", "b"],
+        channels="- -",
     ),
     "an id that is no id": _columns(ids="../x"),
     "lines not a power of two": _columns(buckets=[0, 1, 2, 3]),
@@ -183,6 +185,7 @@ DISAGREEING_COLUMNS: dict[str, str] = {
         ],
     ),
     "titles as a text": _columns(titles="Offsite"),
+    "a channel that is a link": _columns(channels="https://evil.example"),
     "threads as a list": _columns(threads=[MINE]),
 }
 
