@@ -27,6 +27,8 @@ Run alone with `uv run python -m bench.recall_hard [--quick]`.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import statistics
 import subprocess
 import sys
@@ -39,11 +41,20 @@ from dataclasses import dataclass, field
 import bm25s
 import Stemmer
 
+from app.learning import search_index
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.recall import search_sessions
-from app.learning.search_index import SearchIndex, document_for, render_search_index
+from app.learning.search_index import (
+    MAX_BUCKET_CHARS,
+    MAX_INDEX_CHARS,
+    SearchIndex,
+    document_for,
+    parse_search_index,
+    render_search_index,
+)
 from app.learning.search_ranking import TimeRange
-from app.learning.session_index import SessionEntry, _written
+from app.learning.search_terms import query_terms
+from app.learning.session_index import MAX_INDEXED_SESSIONS, SessionEntry
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory import keeping
 from app.memory.retention import SessionRetention
@@ -212,12 +223,11 @@ def _seed(emulator: GcsEmulator, bucket: str, person: Person) -> int:
         emulator.write(bucket, session_context_key(c.thread_ts), render_summary(summary))
         entries.append(SessionEntry(c.thread_ts, c.title, c.updated, CHANNEL))
         documents.append(
-            document_for(
-                c.thread_ts, c.title, c.summary, c.messages, c.updated, c.started, CHANNEL
-            )
+            document_for(c.thread_ts, c.title, c.summary, c.messages, c.updated, c.started, CHANNEL)
         )
     entries.sort(key=lambda e: e.updated, reverse=True)
-    emulator.write(bucket, conversations_index_key(person.user_id), _written(entries))
+    listed = json.dumps([e.to_json() for e in entries], ensure_ascii=False)
+    emulator.write(bucket, conversations_index_key(person.user_id), listed)
     index = SearchIndex(complete=True)
     index.add(documents)
     rendered = render_search_index(index)
@@ -257,6 +267,58 @@ async def _measure(
     return scores
 
 
+def crafted_index(words: list[str]) -> str:
+    """A search index at its cap, as an attacker with the bucket would write it, for the
+    costliest search: the most entries, every line at its bound, every word of the
+    question in it with postings naming every entry (issue 36)."""
+    count = MAX_INDEXED_SESSIONS
+    ids = [format(n, "x") for n in range(count)]
+    buckets = 32
+    postings = "," + ",".join(ids)
+    lines = [""] * buckets
+    for word in words:
+        line = search_index.bucket_of(word, buckets)
+        if len(lines[line]) + len(word) + len(postings) + 1 < MAX_BUCKET_CHARS:
+            lines[line] += f"\t{word}{postings}"
+    header_room = 700_000
+    filler = "\tzz" + "0" * 20 + ",0"
+    for line in range(buckets):
+        room = min(
+            MAX_BUCKET_CHARS - len(lines[line]),
+            MAX_INDEX_CHARS - header_room - sum(map(len, lines)),
+        )
+        lines[line] += filler * max(0, room // len(filler))
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    header = {
+        "version": 3,
+        "complete": True,
+        "next": count,
+        "threads": " ".join(f"{1_700_000_000 + n}.{n:06d}" for n in range(count)),
+        "ids": " ".join(ids),
+        "updated": list(range(2**30 + count, 2**30, -1)),
+        "started": [1] * count,
+        "lengths": [1] * count,
+        "titles": ["t"] * count,
+        "channels": " ".join(["-"] * count),
+        "buckets": offsets,
+    }
+    return json.dumps(header) + "\n" + "\n".join(lines)
+
+
+async def _crafted(store: CountingStore, emulator: GcsEmulator, bucket: str) -> list[float]:
+    question = " ".join(f"word{n}" for n in range(40))
+    words = [group[0] for group in query_terms(question)]
+    content = crafted_index(words)
+    assert len(content) <= MAX_INDEX_CHARS and len(parse_search_index(content)) > 0
+    emulator.write(bucket, search_index_key("U0CRAFTED"), content)
+    cpu = []
+    for _ in range(7):
+        started = time.process_time()
+        await search_sessions(store, user_id="U0CRAFTED", query=question, limit=10)
+        cpu.append(time.process_time() - started)
+    return cpu
+
+
 async def _run(quick: bool, emulator: GcsEmulator) -> list[tuple[str, str]]:
     bucket = f"orion-bench-{uuid.uuid4().hex[:12]}"
     emulator.create_bucket(bucket)
@@ -288,6 +350,14 @@ async def _run(quick: bool, emulator: GcsEmulator) -> list[tuple[str, str]]:
             rows += scores[name].rows(f"{label}, {name}", ["date"])
             rows.append(scores[name].cost_row(f"{label}, {name}"))
         rows.append((f"{size} conversations: search index size", f"{index_bytes / 1e6:.2f} MB"))
+        cpu = await _crafted(store, emulator, bucket)
+        rows.append(
+            (
+                f"a crafted index at the cap ({MAX_INDEX_CHARS / 1e6:.0f} MB, "
+                f"{MAX_INDEXED_SESSIONS:,} entries): CPU per search, median / max ms",
+                f"{percentile_ms(cpu, 50)} / {max(cpu) * 1000:.1f}",
+            )
+        )
     finally:
         await gcs.close()
     return rows

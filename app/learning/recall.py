@@ -45,7 +45,12 @@ from app.learning.conversation_record import ConversationRecord
 from app.learning.conversations import whose
 from app.learning.passages import Passage, passages
 from app.learning.search_backfill import fill_in
-from app.learning.search_index import SearchIndex, parse_search_index, read_search_index
+from app.learning.search_index import (
+    MAX_TITLE_CHARS,
+    SearchIndex,
+    parse_search_index,
+    read_search_index,
+)
 from app.learning.search_ranking import Ranked, TimeRange, rank
 from app.learning.search_terms import query_terms
 from app.learning.summary_file import parse_summary
@@ -218,7 +223,7 @@ async def _hit(
     return RecallHit(
         thread,
         index.channel(ranked.at),
-        index.titles[ranked.at] or "Untitled conversation",
+        index.titles[ranked.at][:MAX_TITLE_CHARS] or "Untitled conversation",
         datetime.fromtimestamp(index.started[ranked.at], UTC),
         datetime.fromtimestamp(index.updated[ranked.at], UTC),
         found,

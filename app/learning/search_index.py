@@ -80,8 +80,10 @@ MAX_DOCUMENT_TERMS = 3_000
 # A conversation's text indexed at most (title, summary and transcript together).
 MAX_INDEXED_CHARS = 150_000
 MAX_TITLE_CHARS = 200
-# The whole object: about 2,000 long conversations (bench/recall_hard.py).
-MAX_INDEX_CHARS = 12_000_000
+# The whole object: a year of long daily conversations is about 2 MB, 2,000 shorter ones
+# 0.9 MB (bench/recall_hard.py); a search over a crafted index at this cap stays bounded
+# (docs/benchmarks.md).
+MAX_INDEX_CHARS = 6_000_000
 # Lines of postings are doubled when they hold more than this on average…
 TARGET_BUCKET_CHARS = 2_048
 MAX_BUCKETS = 8_192
@@ -162,7 +164,7 @@ def _title(title: str) -> str:
     return redact_secret_shapes(flat).replace("\\", "/")
 
 
-def _bucket(term: str, buckets: int) -> int:
+def bucket_of(term: str, buckets: int) -> int:
     return zlib.crc32(term.encode()) & (buckets - 1)
 
 
@@ -177,8 +179,9 @@ def _base36(number: int) -> str:
 
 
 class SearchIndex:
-    """A person's entries, newest first, by column, and their postings (`body`, cut into
-    `len(offsets) - 1` lines, line `b` being `body[offsets[b]:offsets[b + 1] - 1]`)."""
+    """A person's entries, newest first, by column, and their postings (`body` from `base`
+    on, cut into `len(offsets) - 1` lines, line `b` being `body[base + offsets[b]:base +
+    offsets[b + 1] - 1]`: a search reads the object's text in place, without a copy)."""
 
     def __init__(self, complete: bool = False) -> None:
         self.threads: list[str] = []
@@ -189,6 +192,7 @@ class SearchIndex:
         self.titles: list[str] = []
         self.channels: list[str] = []  # "-": not known
         self.body = ""
+        self.base = 0
         self.offsets: list[int] = []
         self._set_lines([""] * 16)
         self.next_id = 0
@@ -204,10 +208,10 @@ class SearchIndex:
     def span(self, term: str) -> tuple[int, int] | None:
         """Where the postings of `term` are in `body` (`,id,id*count…`), None when no entry
         holds it: found within the one line its hash picks, nothing copied."""
-        at = _bucket(term, self.buckets)
-        end_of_line = self.offsets[at + 1] - 1
+        at = bucket_of(term, self.buckets)
+        end_of_line = self.base + self.offsets[at + 1] - 1
         needle = f"\t{term},"
-        start = self.body.find(needle, self.offsets[at], end_of_line)
+        start = self.body.find(needle, self.base + self.offsets[at], end_of_line)
         if start == -1:
             return None
         end = self.body.find("\t", start + 1, end_of_line)
@@ -267,10 +271,12 @@ class SearchIndex:
         if len(ids) <= _MAX_ALTERNATIVES:
             alternatives = "|".join(sorted(map(re.escape, ids)))
             pattern = re.compile(f",(?:{alternatives})(?:\\*[0-9]+)?(?![0-9a-z*])")
-            body = pattern.sub("", self.body)
+            body = pattern.sub("", self.body[self.base :])
         else:
             posting = re.compile(",([0-9a-z]+)(?:\\*[0-9]+)?")
-            body = posting.sub(lambda m: "" if m.group(1) in ids else m.group(0), self.body)
+            body = posting.sub(
+                lambda m: "" if m.group(1) in ids else m.group(0), self.body[self.base :]
+            )
         self._set_lines(_EMPTY_ENTRY.sub("", body).split("\n"))
 
     def add(self, documents: Iterable[SearchDocument]) -> None:
@@ -299,16 +305,16 @@ class SearchIndex:
         by_bucket: dict[int, list[str]] = {}
         for term, count in document.terms.items():
             posting = f",{entry_id}*{count}" if count > 1 else f",{entry_id}"
-            by_bucket.setdefault(_bucket(term, buckets), []).append(f"\t{term}{posting}")
+            by_bucket.setdefault(bucket_of(term, buckets), []).append(f"\t{term}{posting}")
         for bucket, entries in by_bucket.items():
             lines[bucket] = _with_postings(lines[bucket], entries)
         return lines
 
     def _lines(self) -> list[str]:
-        return self.body.split("\n")
+        return self.body[self.base :].split("\n")
 
     def _set_lines(self, lines: list[str]) -> None:
-        self.body = "\n".join(lines)
+        self.body, self.base = "\n".join(lines), 0
         # Line `b` ends one before `offsets[b + 1]`, at its line break (or the end).
         self.offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
 
@@ -342,7 +348,7 @@ def _rehashed(lines: list[str], buckets: int) -> list[str]:
     for line in lines:
         for entry in line.split("\t")[1:]:
             term = entry.split(",", 1)[0]
-            regrouped[_bucket(term, buckets)].append(entry)
+            regrouped[bucket_of(term, buckets)].append(entry)
     return ["".join(f"\t{entry}" for entry in group) for group in regrouped]
 
 
@@ -385,7 +391,6 @@ def _parsed(raw: str) -> SearchIndex | None:
         return None
     if updated is None or started is None or lengths is None or titles is None or offsets is None:
         return None
-    body = raw[end + 1 :]
     index = SearchIndex(complete=data.get("complete") is True)
     index.next_id = next_id
     if threads:
@@ -417,14 +422,15 @@ def _parsed(raw: str) -> SearchIndex | None:
     buckets = len(offsets) - 1
     if buckets < 1 or buckets > MAX_BUCKETS or buckets & (buckets - 1):
         return None
+    # Each line within its bound, and the lines the rest of the text: every lookup is
+    # bounded whatever else a forged index holds.
     widths = list(map(operator.sub, itertools.islice(offsets, 1, None), offsets))
-    if offsets[0] != 0 or offsets[-1] != len(body) + 1 or min(widths) < 1:
+    if offsets[0] != 0 or offsets[-1] != len(raw) - end or min(widths) < 1:
         return None
-    if max(widths) > MAX_BUCKET_CHARS + 1 or body.count("\n") != buckets - 1:
+    if max(widths) > MAX_BUCKET_CHARS + 1:
         return None
-    index.updated, index.started, index.lengths = updated, started, lengths
-    index.titles = [title[:MAX_TITLE_CHARS] for title in titles]
-    index.body, index.offsets = body, offsets
+    index.updated, index.started, index.lengths, index.titles = updated, started, lengths, titles
+    index.body, index.base, index.offsets = raw, end + 1, offsets
     return index
 
 
@@ -436,6 +442,8 @@ def _list(data: dict[str, Any], name: str) -> list[Any] | None:
 def render_search_index(index: SearchIndex) -> str:
     """The object as written: bounded (when a flood of conversations would outgrow it,
     the oldest entries go, logged)."""
+    if index.base:
+        index._set_lines(index._lines())  # as read: the postings on their own
     if len(index) > MAX_INDEXED_SESSIONS:
         _drop_oldest(index, len(index) - MAX_INDEXED_SESSIONS)
     while len(index.body) > MAX_INDEX_CHARS * 9 // 10 and len(index):

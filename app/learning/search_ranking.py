@@ -28,7 +28,7 @@ B = 0.75
 MAX_LOOKUPS = 96
 # Places read per search, over all of a question's words: a crafted index whose every
 # term is in every entry costs this many steps, not one per posting it holds.
-MAX_POSTINGS = 24_000
+MAX_POSTINGS = 8_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,7 @@ def rank(
     average = max(1.0, sum(index.lengths) / count)
     scores: dict[int, float] = {}
     budget = MAX_POSTINGS
-    body = index.body
+    body = index.body  # spans are where the postings are in it
     # Rarest first: what the budget leaves out weighs least.
     for _, group in sorted(spans, key=lambda item: item[0]):
         counts: dict[int, int] = {}
@@ -90,12 +90,15 @@ def rank(
             postings = body[start + 1 : end].split(",", budget)[:budget]
             budget -= len(postings)
             for posting in postings:
-                entry, _, times = posting.partition("*")
-                at = place.get(entry)
+                frequency = 1
+                if "*" in posting:
+                    posting, _, times = posting.partition("*")
+                    frequency = int(times) if times.isdigit() and len(times) < 4 else 1
+                at = place.get(posting)
                 if at is None or (keep is not None and at not in keep):
                     continue  # an id no entry has (expired), or outside the time range
-                frequency = int(times) if times.isdigit() and len(times) < 4 else 1
-                counts[at] = max(counts.get(at, 0), frequency)
+                if frequency > counts.get(at, 0):
+                    counts[at] = frequency
         if not counts:
             continue
         idf = math.log(1 + (count - len(counts) + 0.5) / (len(counts) + 0.5))
