@@ -14,6 +14,7 @@ import pytest
 from anthropic.tools import ToolError
 
 from app.agent.history import ThreadMessage
+from app.learning.conversation_record import said
 from app.learning.erasure import forget_conversation, tombstone_key
 from app.learning.recall import COULD_NOT_SEARCH, RecallTool
 from app.learning.search_backfill import MAX_BACKFILL_READS
@@ -259,3 +260,40 @@ class ForgetWhileRead(StoreLayer):
         if key == self.key:
             await forget_conversation(self.inner, USER, self.thread)
         return stored
+
+
+async def test_a_turn_end_indexes_every_message_of_the_transcript_it_is_handed(
+    store: ObjectStore, backend: Backend
+) -> None:
+    # The turn's history holds only the newest exchange; the transcript (the conversation
+    # as Orion keeps it) holds a detail said weeks before, and one said before the person
+    # asked to be forgotten, which no entry may hold again.
+    erased_at = NOW - 30 * DAY
+    await store.write(tombstone_key(USER), json.dumps({"erased_at": erased_at.isoformat()}))
+    transcript = [
+        said("user", "My old locker code hint is the heron.", at=erased_at - DAY),
+        said("user", "Let's plan the billing page launch.", at=NOW - 20 * DAY),
+        said("user", "Our puppy Biscuit chewed the projector cable.", at=NOW - 20 * DAY),
+        said("assistant", "Copy from Dana, ship on Friday.", at=NOW - 20 * DAY),
+        said("user", "Is Friday still the launch day?", at=NOW),
+    ]
+    history = [ThreadMessage("user", "Is Friday still the launch day?", sent_at=NOW.timestamp())]
+
+    async def summarize(previous: object, material: object) -> SummaryDraft:
+        return SummaryDraft("Billing page launch", "Ship on Friday.")
+
+    await update_session_summary(
+        store,
+        user_id=USER,
+        thread_ts=THREAD,
+        channel=DM,
+        history=[*history, ThreadMessage("assistant", "Yes: Friday, with Dana's copy. " * 4)],
+        summarize=summarize,
+        transcript=transcript,
+        now=NOW,
+    )
+    index = parse_search_index(backend.raw_read(search_index_key(USER)))
+    assert index.threads == [THREAD] and index.channel(0) == DM
+    assert index.started == [int((NOW - 20 * DAY).timestamp())]
+    assert index.postings("biscuit") and index.postings("projector")
+    assert not index.postings("heron") and not index.postings("locker")

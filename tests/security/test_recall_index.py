@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from anthropic.tools import ToolError
 
+from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.erasure import forget_conversation, forget_everything
 from app.learning.recall import MAX_QUERY_CHARS, RecallTool
 from app.learning.search_index import (
@@ -32,7 +34,12 @@ from app.learning.search_ranking import MAX_LOOKUPS
 from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
 from app.learning.session_index import SessionEntry, record_session
 from app.learning.summary_file import SessionSummary, render_summary
-from app.memory.scopes import MemoryScope, search_index_key, session_context_key
+from app.memory.scopes import (
+    MemoryScope,
+    conversation_record_key,
+    search_index_key,
+    session_context_key,
+)
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.logging import configure_logging
 from app.storage.store import ObjectStore
@@ -276,3 +283,38 @@ async def test_a_corrupted_index_blocks_neither_forgetting_one_conversation_nor_
     await forget_everything(backend.store, USER)
     assert backend.raw_read(search_index_key(USER)) is None
     assert THEIRS in (backend.raw_read(search_index_key(OTHER_USER)) or "")
+
+
+@pytest.mark.parametrize(
+    "bad_input",
+    [
+        {"query": "x", "after": "2026-05-01" * 4_000},  # 40,000 characters
+        {"query": "x", "after": "9999-99-99"},
+        {"query": "x", "before": "2026-5-1"},
+        {"query": "x", "before": True},
+        {"query": "x", "after": ["2026-05-01"]},
+        {"query": "x", "after": "2026-05-02", "before": "2026-05-01"},
+        {"query": "x", "after": "２０２６-０５-０１"},  # full-width digits
+    ],
+)
+async def test_a_forged_time_range_is_a_model_visible_error(
+    backend: Backend, bad_input: dict[str, Any]
+) -> None:
+    await seed(backend.store)
+    with pytest.raises(ToolError):
+        await RecallTool(backend.store, MemoryScope(USER, CURRENT)).call(bad_input)
+
+
+async def test_a_40000_character_message_in_a_transcript_makes_bounded_passages(
+    backend: Backend,
+) -> None:
+    # A record as the conversations helper writes it, with the longest message it keeps.
+    await seed(backend.store)
+    record = ConversationRecord(MINE, ConversationOwner(USER, "D0123ABCD"), NOW).with_messages(
+        [said("user", "Lisbon " * 6_000, at=NOW), said("user", "lisbon" * 7_000, at=NOW)]
+    )
+    await backend.store.write(conversation_record_key(MINE), record.render())
+    found = await RecallTool(backend.store, MemoryScope(USER, CURRENT)).call({"query": "Lisbon"})
+    assert isinstance(found, list)
+    texts = [c["text"] for b in found if b["type"] == "search_result" for c in b["content"]]
+    assert texts and all(len(text) < 600 for text in texts)
