@@ -20,7 +20,7 @@ from app.memory.scopes import conversations_index_key, session_context_key, user
 from app.slack.conversation.greeting import GENERIC_GREETING
 from tests import log_events
 from tests.e2e import conversation
-from tests.e2e.conversation import main_requests, remembered, system_text
+from tests.e2e.conversation import main_requests, remembered, result_text, system_text
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
@@ -359,7 +359,7 @@ def test_recall_finds_the_right_past_thread_and_never_another_persons(
     assert "`recall` tool" in system_text(first)
     [result] = second["messages"][-1]["content"]
     assert result["type"] == "tool_result" and not result.get("is_error")
-    found = result["content"]
+    found = result_text(result)  # the search results, as text
     # Best match first (both words in its title), then the weaker one; the rest not at all.
     assert found.index("Q3 budget: cutting cloud spend") < found.index("Team offsite in Lisbon")
     assert own["cloud spend"] in found and time.strftime("%Y-%m-%d", time.gmtime()) in found
