@@ -339,11 +339,15 @@ def _seed(emulator: GcsEmulator, bucket: str, user: str, conversations: list[Con
         summary = c.summary()
         emulator.write(bucket, session_context_key(c.thread_ts), render_summary(summary))
         entries.append(SessionEntry(c.thread_ts, summary.title, c.updated, "D0BENCH24"))
-        documents.append(document_for(c.thread_ts, summary.title, summary.body, c.updated))
+        documents.append(
+            document_for(c.thread_ts, summary.title, summary.body, [], c.updated, None, "D0BENCH24")
+        )
     entries.sort(key=lambda e: e.updated, reverse=True)
     index = json.dumps([e.to_json() for e in entries], ensure_ascii=False)
     emulator.write(bucket, conversations_index_key(user), index)
-    search = render_search_index(SearchIndex(documents[::-1], complete=True))
+    by_term = SearchIndex(complete=True)
+    by_term.add(documents)
+    search = render_search_index(by_term)
     emulator.write(bucket, search_index_key(user), search)
     return index, search
 
@@ -485,7 +489,7 @@ def _offline_costs(size: int, index_json: str, search_json: str) -> list[tuple[s
 
     parse_conversations = timed(lambda: parse_index(index_json))
     parse_search = timed(lambda: parse_search_index(search_json))
-    document = document_for("1800000000.000001", "Budget", "A new summary. " * 40, NOW)
+    document = document_for("1800000000.000001", "Budget", "A new summary. " * 40, [], NOW)
     turn_end = timed(lambda: with_documents(search_json, [document]))
     p = percentile_ms
     return [

@@ -29,6 +29,7 @@ BENCHMARKS = [
     "bench.hostile_input",
     "bench.preference_languages",
     "bench.recall_search",
+    "bench.recall_hard",
 ]
 
 

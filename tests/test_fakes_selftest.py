@@ -30,6 +30,7 @@ from slack_sdk.models.messages.chunk import PlanUpdateChunk, TaskUpdateChunk
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
+from tests.fakes import claude_script as script
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import text as text_reply
@@ -416,6 +417,44 @@ async def test_claude_json_reply_and_default_echo(
     assert echoed.content[0].text == "(fake claude) you said: hello there"
     assert claude.requests[0]["messages"] == HELLO
     assert claude.calls[0].headers["Authorization"] == "Bearer test"
+
+
+def _search_result_exchange(search_result: dict[str, Any]) -> list[dict[str, Any]]:
+    """A question, a recall call, and its result holding `search_result`."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "recall", "input": {"query": "x"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": [search_result]}
+    return [
+        *HELLO,
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [result]},
+    ]
+
+
+async def test_claude_cites_search_results_and_refuses_malformed_ones(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    source = "https://orion-test.slack.com/archives/D0MIRA/p1770000000000100"
+    found = {
+        "type": "search_result",
+        "source": source,
+        "title": "Offsite (2026-05-01)",
+        "content": [{"type": "text", "text": "The person: our puppy Biscuit."}],
+        "citations": {"enabled": True},
+    }
+    claude.enqueue(script.cited("It's Biscuit.", source, "Offsite", "Biscuit"))
+    messages = _search_result_exchange(found)
+    async with claude_client.messages.stream(model=MODEL, max_tokens=64, messages=messages) as s:
+        final = await s.get_final_message()
+    [block] = final.content
+    assert block.type == "text" and block.text == "It's Biscuit."
+    [citation] = block.citations or []
+    assert citation.type == "search_result_location" and citation.source == source
+
+    for broken in ({"source": ""}, {"content": []}, {"citations": {"enabled": "yes"}}):
+        with pytest.raises(anthropic.BadRequestError):
+            await claude_client.messages.create(
+                model=MODEL, max_tokens=64, messages=_search_result_exchange(found | broken)
+            )
 
 
 async def test_claude_streams_text(claude: FakeClaude, claude_client: AsyncAnthropic) -> None:

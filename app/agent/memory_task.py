@@ -24,11 +24,13 @@ RESTORE_TITLE = "Restoring what I remember about you"
 
 @dataclass(frozen=True)
 class TaskSource:
-    """A past conversation a task used: its thread, where it is, and its title."""
+    """A past conversation a task used: its thread, where it is, and its title; or one of
+    its messages (`message_ts`, a passage a search found in it)."""
 
     thread_ts: str
     channel: str
     title: str
+    message_ts: str | None = None
 
 
 @dataclass(frozen=True)

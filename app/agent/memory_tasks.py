@@ -19,7 +19,7 @@ from app.agent.memory_task import MemoryTask, TaskSource, TaskStatus, plain
 from app.agent.reply_sink import ReplySink
 from app.agent.tool_registry import ToolOutcome, ToolRegistry
 from app.learning.memory_tools import FORGET_TOOL_NAME, FORGETTABLE, OVERVIEW_TOOL_NAME
-from app.learning.recall import RECALL_TOOL_NAME, RecallLog
+from app.learning.recall import RECALL_TOOL_NAME, RecalledConversation, RecallLog
 from app.observability.logging import get_logger
 
 log = get_logger(__name__)
@@ -30,6 +30,7 @@ MAX_TASKS = 10
 NAME_CHARS = 60
 QUERY_CHARS = 80
 SOURCE_TITLE_CHARS = 80
+PASSAGE_CHARS = 60
 MAX_SOURCES = 10
 WRITES = {"create": "Saving", "str_replace": "Updating", "insert": "Updating"}
 
@@ -79,12 +80,22 @@ class MemoryTasks:
                 return replace(task, status="complete", output="Done")
             output = f"{self._more_failed} of them couldn't be done"
             return replace(task, status="error", output=output)
-        sources = tuple(
-            TaskSource(f.thread_ts, f.channel, plain(f.title, SOURCE_TITLE_CHARS))
-            for f in found[:MAX_SOURCES]
-            if f.channel
-        )
-        return replace(task, status=status, output=output, sources=sources)
+        return replace(task, status=status, output=output, sources=_sources(found))
+
+
+def _sources(found: list[RecalledConversation]) -> tuple[TaskSource, ...]:
+    """The conversations a search found, then the messages it quoted from them (linked
+    to the message in its thread), at most MAX_SOURCES in all."""
+    shown = [f for f in found if f.channel]
+    sources = [
+        TaskSource(f.thread_ts, f.channel or "", plain(f.title, SOURCE_TITLE_CHARS)) for f in shown
+    ]
+    for f in shown:
+        for passage in f.passages:
+            if passage.ts is not None and passage.ts != f.thread_ts:
+                quoted = plain(passage.text, PASSAGE_CHARS)
+                sources.append(TaskSource(f.thread_ts, f.channel or "", f"“{quoted}”", passage.ts))
+    return tuple(sources[:MAX_SOURCES])
 
 
 def _command(tool_input: object) -> tuple[str, str]:

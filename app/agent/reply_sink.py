@@ -21,3 +21,8 @@ class ReplySink(Protocol):
         """Show what Orion is doing with memory (a task's latest state), where the sink can;
         never waits for the answer's display."""
         ...
+
+    def link_to(self, channel: str, ts: str, thread_ts: str | None = None) -> str | None:
+        """A link the person can follow to message `ts` in `channel` (a reply in thread
+        `thread_ts`), for the sources a search gives Claude; None where there is none."""
+        ...

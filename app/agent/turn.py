@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -43,6 +44,7 @@ from app.learning.preferences import save_preferences
 from app.learning.recall import RecallLog
 from app.learning.session_index import IndexedToday
 from app.learning.session_summary import SummaryOutcome, update_session_summary
+from app.learning.transcript import Utterance
 from app.learning.undo import revert_changes
 from app.memory.change_log import ChangeLog, RecordingStore
 from app.memory.restore import restore_memory
@@ -118,7 +120,11 @@ class Agent:
                 system=system,
                 messages=build_messages(turn.history),
                 tools=tools_for_turn(
-                    store=store, scope=scope, recalls=recalls, changes=turn.changes
+                    store=store,
+                    scope=scope,
+                    recalls=recalls,
+                    changes=turn.changes,
+                    link=sink.link_to,
                 ),
                 sink=sink,
                 tasks=tasks,
@@ -272,8 +278,12 @@ class Agent:
                 )
         await self.after_unfinished_turn(turn)
 
-    async def after_turn(self, turn: TurnRequest, answer: str) -> None:
-        """Update the thread's session summary (and the person's session index).
+    async def after_turn(
+        self, turn: TurnRequest, answer: str, *, transcript: Sequence[Utterance] | None = None
+    ) -> None:
+        """Update the thread's session summary (and the person's session index), and the
+        person's search index with every message of `transcript` (the conversation as
+        Orion keeps it, answer included; None: the turn's history and `answer`).
 
         Call it once the reply is complete; it never raises.
         """
@@ -292,7 +302,7 @@ class Agent:
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self._memory.after_turn_budget_s):
-                    outcome = await self._write_summary(self._store, turn, answer)
+                    outcome = await self._write_summary(self._store, turn, answer, transcript)
                     await self._unless_erased(turn.user_id, turn.started_at, turn.channel_id)
             except Exception as exc:
                 error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
@@ -334,7 +344,11 @@ class Agent:
             log.info("memory.erased_during_turn")
 
     async def _write_summary(
-        self, store: ObjectStore, turn: TurnRequest, answer: str
+        self,
+        store: ObjectStore,
+        turn: TurnRequest,
+        answer: str,
+        transcript: Sequence[Utterance] | None,
     ) -> SummaryOutcome:
         with tracing.observe("memory.summary.write") as span:
             outcome = await update_session_summary(
@@ -344,6 +358,7 @@ class Agent:
                 channel=turn.channel_id,
                 history=[*turn.history, ThreadMessage("assistant", answer)],
                 summarize=self._summarize,
+                transcript=transcript,
                 indexed=self._indexed_today,
             )
             span.update(

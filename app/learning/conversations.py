@@ -241,6 +241,14 @@ class TurnTranscript:
         """Once every write this turn started has ended (written, or failed and logged)."""
         await asyncio.gather(*self._writes)
 
+    def messages(self) -> tuple[TranscriptMessage, ...] | None:
+        """The conversation as this turn last wrote or read it (once `written`): what the
+        turn end indexes for `recall`; None when Orion keeps none of it yet."""
+        if self._known is None:
+            return None
+        record = ConversationRecord.parse(self._known.content)
+        return record.messages if record is not None else None
+
     async def _write(self, messages: Sequence[TranscriptMessage]) -> None:
         async with self._lock:
             try:

@@ -1,50 +1,61 @@
 """`recall`: Claude's way to look through the current person's past conversations.
 
-"What did we discuss about the Q3 budget last week?" is answered from the session
-summaries the after-turn step writes. A search reads the person's search index (Orion's
-own record, which only Orion writes: app/learning/search_index.py) once, ranks every
-conversation it lists with BM25 (app/learning/search_ranking.py), in any language
-(app/learning/search_terms.py), and then reads only the summaries of the best `limit`,
-each beside its thread's record (whose the thread is: app/learning/conversations.py):
-at most 1 + 2 × `limit` storage reads, in two rounds, however long the person's history.
-An index that does not cover the person's older conversations yet is filled in first,
+"When is my daughter's recital?" is answered from what was said, not only from what a
+summary kept. A search reads the person's search index (Orion's own record, which only
+Orion writes: app/learning/search_index.py) once — every conversation's title, summary
+and messages, by term —, ranks the conversations with BM25 (app/learning/
+search_ranking.py), in any language (app/learning/search_terms.py), optionally within a
+time range, and then reads only the best `limit`: each one's record (whose it is, and
+its transcript: app/learning/conversations.py), from which the messages holding the
+question's words are cut (app/learning/passages.py). A conversation without a transcript
+(from before Orion kept them) is read from its summary instead. At most 1 + `limit`
+storage reads when every found conversation has a record, however long the history. An
+index that does not cover the person's older conversations yet is filled in first,
 once (app/learning/search_backfill.py).
 
-Whose sessions are searched is fixed when the tool is built, from the turn's scope; the
-model's input carries only the query.
+The result is one `search_result` block per conversation, with citations on: its title
+and dates, a link to its thread in Slack, and its passages, each with who said it and
+when. Claude's answer then cites the conversations it used, and the person can follow
+them. A turn that shows its work (app/agent/memory_tasks.py) passes a `RecallLog`: each
+search also records what it found, with the DM each conversation is in (the index keeps
+it), for the task display's links.
 
-A turn that shows its work (app/agent/memory_tasks.py) passes a `RecallLog`: each search
-then also records the conversations it found, with the DM each is in (from the person's
-conversation index, read beside the search), so that the person can open them.
-
-Conversations older than the retention window are not recalled: the index skips their
-entries and the store reads their summaries as absent (app/memory/retention.py). When
-storage cannot be read, the model is told the search could not be made — never that
-there is nothing to find.
+Whose conversations are searched is fixed when the tool is built, from the turn's
+scope; the model's input carries only the question, how many results, and a time range.
+A thread whose record names someone else is never returned, whatever the index says.
+Conversations older than the retention window are not recalled. When storage cannot be
+read, the model is told the search could not be made — never that there is nothing to
+find.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
-from app.learning.conversations import read_conversation, whose
+from app.learning.conversation_record import ConversationRecord
+from app.learning.conversations import whose
+from app.learning.passages import Passage, passages
 from app.learning.search_backfill import fill_in
-from app.learning.search_index import SearchIndex, parse_search_index, read_search_index
-from app.learning.search_ranking import Ranked, rank
+from app.learning.search_index import (
+    MAX_TITLE_CHARS,
+    SearchIndex,
+    parse_search_index,
+    read_search_index,
+)
+from app.learning.search_ranking import Ranked, TimeRange, rank
 from app.learning.search_terms import query_terms
-from app.learning.session_index import read_index
-from app.learning.summary_file import SessionSummary, parse_summary
+from app.learning.summary_file import parse_summary
 from app.memory.retention import cutoff_of
-from app.memory.scopes import MemoryScope, session_context_key
+from app.memory.scopes import MemoryScope, conversation_record_key, session_context_key
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore
@@ -54,7 +65,7 @@ log = get_logger(__name__)
 RECALL_TOOL_NAME = "recall"
 DEFAULT_RESULTS = 5
 MAX_RESULTS = 10
-EXCERPT_CHARS = 600
+SUMMARY_PASSAGE_CHARS = 600
 MAX_QUERY_CHARS = 500
 COULD_NOT_SEARCH = (
     "Could not search earlier conversations right now: the memory store did not answer. "
@@ -62,22 +73,35 @@ COULD_NOT_SEARCH = (
 )
 
 DESCRIPTION = (
-    "Search summaries of your earlier conversations with the person you are talking to "
-    "(other Slack threads, newest first on ties). Use it when they refer to something "
-    "discussed before ('what did we decide about the Q3 budget?', 'recap our last "
-    "conversation'). Pass the topic as a few words, in the language the conversation was "
-    "held in (any language works); an empty topic lists the most recent "
-    "conversations. Results give each conversation's title, date and summary. Only this "
-    "person's own conversations are ever searched."
+    "Search your earlier conversations with the person you are talking to (other Slack "
+    "threads): every message said in them, their titles and summaries. Use it when they "
+    "refer to something said before ('when is my daughter's recital?', 'what did we "
+    "decide about the Q3 budget?', 'recap our last conversation'). Pass the few words "
+    "that would appear where it was said, in the language the conversation was held in "
+    "(any language works); an empty query lists the most recent conversations. When a "
+    "question has two parts that were likely said in different conversations (what "
+    "changed since, comparing two things, before/after), search once for each part. "
+    "Results are search results you can cite: each conversation's title, the dates it "
+    "went on, a link to it, and the passages that match, each with who said it and when "
+    "— use those dates to answer 'when…' and 'before/after' questions. `after` and "
+    "`before` (YYYY-MM-DD) limit the search to conversations held in that time. Only "
+    "this person's own conversations are ever searched."
 )
+
+# A conversation's link in Slack: (channel, message ts, thread ts) → URL, or None.
+LinkTo = Callable[[str, str, str | None], str | None]
 
 
 @dataclass(frozen=True)
 class RecallHit:
     thread_ts: str
+    channel: str | None  # the DM it is in, as the index knows it
+    title: str
+    started: datetime
     updated: datetime
-    summary: SessionSummary
+    passages: list[Passage]
     score: float
+    from_summary: bool = False  # no transcript: the passage is the summary's
 
 
 @dataclass
@@ -86,9 +110,10 @@ class SearchCounts:
     read: int = 0
     missing: int = 0
     failed: int = 0
-    backfilled: int = 0  # summaries read to fill in the index (once per person)
+    backfilled: int = 0  # conversations read to fill in the index (once per person)
     backfill_failed: int = 0  # and those that could not be read (tried again next time)
     not_theirs: int = 0  # indexed, but the thread's record names someone else
+    reads: int = 0  # storage reads of the found conversations
 
     @property
     def unreadable(self) -> int:
@@ -97,12 +122,13 @@ class SearchCounts:
 
 @dataclass(frozen=True)
 class RecalledConversation:
-    """A conversation a search found: its thread, its title, and the DM it is in (None
-    when the person's conversation index does not list it)."""
+    """A conversation a search found: its thread, its title, the DM it is in (None when
+    the person's conversation index does not list it), and its passages' messages."""
 
     thread_ts: str
     title: str
     channel: str | None
+    passages: tuple[Passage, ...] = field(default=())
 
 
 class RecallLog:
@@ -131,63 +157,101 @@ async def search_sessions(
     query: str,
     limit: int = DEFAULT_RESULTS,
     exclude_thread: str | None = None,
+    within: TimeRange | None = None,
 ) -> tuple[list[RecallHit], SearchCounts]:
-    """The person's best-matching past sessions, best first, recent first on ties.
+    """The person's best-matching past conversations, best first, recent first on ties.
 
     Raises whatever storage raises when the index cannot be read, and `SearchFailed` when
-    none of the best matches' summaries could be."""
+    none of the best matches could be."""
     counts = SearchCounts()
     stored = await read_search_index(store, user_id)
     cutoff = cutoff_of(store)
     content = stored.content if stored is not None else None
-    # Up to 1.5 MB of JSON for a long history, and a hostile 40,000-character query:
-    # parsing and ranking run off the event loop.
+    # Megabytes for a long history, and a hostile 40,000-character query: parsing and
+    # ranking run off the event loop.
     index = await asyncio.to_thread(parse_search_index, content, cutoff=cutoff)
     if not index.complete:
         backfilled = await fill_in(store, user_id, stored, index)
         index, counts.backfilled = backfilled.index, backfilled.read
         counts.backfill_failed = backfilled.failed
-    ranked = await asyncio.to_thread(_ranked, index, query, limit, exclude_thread)
+    groups = query_terms(query[:MAX_QUERY_CHARS])
+    ranked = await asyncio.to_thread(
+        rank, index, groups, limit, exclude=exclude_thread, within=within
+    )
     counts.indexed = len(index) - (exclude_thread in index.threads)
-    hits = await asyncio.gather(*(_hit(store, user_id, r, counts) for r in ranked))
+    hits = await asyncio.gather(*(_hit(store, user_id, index, r, groups, counts) for r in ranked))
     if ranked and counts.failed == len(ranked):
-        raise SearchFailed(f"{counts.failed} summaries could not be read")
+        raise SearchFailed(f"{counts.failed} conversations could not be read")
     return [hit for hit in hits if hit is not None], counts
 
 
-def _ranked(index: SearchIndex, query: str, limit: int, exclude: str | None) -> list[Ranked]:
-    return rank(index, query_terms(query[:MAX_QUERY_CHARS]), limit, exclude=exclude)
-
-
 async def _hit(
-    store: ObjectStore, user_id: str, ranked: Ranked, counts: SearchCounts
+    store: ObjectStore,
+    user_id: str,
+    index: SearchIndex,
+    ranked: Ranked,
+    groups: list[tuple[str, ...]],
+    counts: SearchCounts,
 ) -> RecallHit | None:
-    thread = ranked.document.thread_ts
+    """The found conversation's passages: from its transcript, else its summary."""
+    thread = ranked.thread_ts
     try:
-        # Beside the summary, the thread's record: a thread it gives someone else is not
-        # the person's, whatever their index says (one written before records were kept).
-        stored, record = await asyncio.gather(
-            store.read(session_context_key(thread)), read_conversation(store, thread)
-        )
+        counts.reads += 1
+        stored = await store.read(conversation_record_key(thread))
+        record = ConversationRecord.parse(stored.content) if stored is not None else None
+        # A thread its record gives someone else is not the person's, whatever their
+        # index says (an entry written before records were kept).
+        if whose(record, user_id) is False:
+            counts.not_theirs += 1
+            log.warning("tool.recall.not_theirs")
+            return None
+        if record is not None and record.messages:
+            found = await asyncio.to_thread(passages, record.messages, groups)
+            from_summary = False
+        else:
+            counts.reads += 1
+            summary = await store.read(session_context_key(thread))
+            if summary is None:
+                counts.missing += 1  # expired or forgotten since the index was written
+                return None
+            found, from_summary = [_summary_passage(summary.content)], True
     except Exception as exc:
         counts.failed += 1
         log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
         return None
-    if whose(record, user_id) is False:
-        counts.not_theirs += 1
-        log.warning("tool.recall.not_theirs")
-        return None
-    if stored is None:
-        counts.missing += 1  # expired or forgotten since the index was written
-        return None
     counts.read += 1
-    updated = datetime.fromtimestamp(ranked.document.updated, UTC)
-    return RecallHit(thread, updated, parse_summary(stored.content), ranked.score)
+    return RecallHit(
+        thread,
+        index.channel(ranked.at),
+        index.titles[ranked.at][:MAX_TITLE_CHARS] or "Untitled conversation",
+        datetime.fromtimestamp(index.started[ranked.at], UTC),
+        datetime.fromtimestamp(index.updated[ranked.at], UTC),
+        found,
+        ranked.score,
+        from_summary,
+    )
 
 
-def render_hits(query: str, hits: list[RecallHit], *, searched: int, unreadable: int = 0) -> str:
-    """`searched`: how many conversations the index holds (besides the current one);
-    `unreadable`: how many summaries could not be read just now (never "nothing")."""
+def _summary_passage(content: str) -> Passage:
+    summary = parse_summary(content)
+    body = summary.body.strip()
+    if len(body) > SUMMARY_PASSAGE_CHARS:
+        body = body[: SUMMARY_PASSAGE_CHARS - 1].rstrip() + "…"
+    return Passage("summary", body, summary.updated, None)
+
+
+def render_hits(
+    query: str,
+    hits: list[RecallHit],
+    *,
+    searched: int,
+    unreadable: int = 0,
+    within: TimeRange | None = None,
+    link: LinkTo | None = None,
+) -> str | list[dict[str, Any]]:
+    """What Claude reads: a line, then one citable `search_result` block per conversation.
+    `searched`: how many conversations the index holds (besides the current one);
+    `unreadable`: how many could not be read just now (never "nothing")."""
     note = (
         f"\n\n({unreadable} earlier conversation(s) could not be read just now and were not "
         "searched: say so rather than that nothing exists.)"
@@ -195,37 +259,75 @@ def render_hits(query: str, hits: list[RecallHit], *, searched: int, unreadable:
         else ""
     )
     if searched == 0 and not unreadable:
-        return "There are no summaries of earlier conversations with this person yet."
+        return "There are no earlier conversations with this person yet."
+    span = _describe(within)
     if not hits:
-        return f'No earlier conversation with this person matches "{query}".{note}'
+        return f'No earlier conversation with this person{span} matches "{query}".{note}'
     heading = (
-        f'Earlier conversations with this person matching "{query}", best match first:'
+        f'Earlier conversations with this person{span} matching "{query}", best match first. '
+        "Cite the passages you use."
         if query.strip()
-        else "This person's most recent earlier conversations, newest first:"
+        else f"This person's most recent earlier conversations{span}, newest first."
     )
-    parts = [heading]
-    for number, hit in enumerate(hits, start=1):
-        body = hit.summary.body
-        if len(body) > EXCERPT_CHARS:
-            body = body[: EXCERPT_CHARS - 1].rstrip() + "…"
-        date = hit.updated.strftime("%Y-%m-%d")
-        parts.append(
-            f"{number}. {hit.summary.title} (last updated {date}, thread {hit.thread_ts})\n{body}"
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": heading + note}]
+    for hit in hits:
+        channel = hit.channel
+        url = link(channel, hit.thread_ts, None) if link is not None and channel else None
+        blocks.append(
+            {
+                "type": "search_result",
+                "source": url or f"conversation {hit.thread_ts}",
+                # The thread's id: what `forget` takes to forget the conversation.
+                "title": f"{hit.title} ({_dates(hit)}, conversation {hit.thread_ts})",
+                "content": [{"type": "text", "text": _passage_text(p)} for p in hit.passages]
+                or [{"type": "text", "text": "(nothing of it matched the words)"}],
+                "citations": {"enabled": True},
+            }
         )
-    return "\n\n".join(parts) + note
+    return blocks
+
+
+def _passage_text(passage: Passage) -> str:
+    when = f" on {passage.at:%Y-%m-%d %H:%M} UTC" if passage.at is not None else ""
+    who = {"user": "The person", "assistant": "You (Orion)", "summary": "Summary"}.get(
+        passage.role, "Someone"
+    )
+    return f"{who}{when}: {passage.text}" if passage.role != "summary" else passage.text
+
+
+def _dates(hit: RecallHit) -> str:
+    first, last = hit.started.date(), hit.updated.date()
+    return f"{first:%Y-%m-%d}" if first == last else f"{first:%Y-%m-%d} to {last:%Y-%m-%d}"
+
+
+def _describe(within: TimeRange | None) -> str:
+    if within is None:
+        return ""
+    after = f" from {datetime.fromtimestamp(within.after, UTC):%Y-%m-%d}" if within.after else ""
+    before = (
+        f" before {datetime.fromtimestamp(within.before, UTC):%Y-%m-%d}" if within.before else ""
+    )
+    return after + before
 
 
 class RecallTool(BetaAsyncBuiltinFunctionTool):
-    """Search the turn's own user's past session summaries."""
+    """Search the turn's own user's past conversations."""
 
     def __init__(
-        self, store: ObjectStore, scope: MemoryScope, *, log: RecallLog | None = None
+        self,
+        store: ObjectStore,
+        scope: MemoryScope,
+        *,
+        log: RecallLog | None = None,
+        link: LinkTo | None = None,
     ) -> None:
         self.store = store
         self.scope = scope
         self.log = log
+        self.link = link
 
     def to_dict(self) -> BetaToolParam:
+        day = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
         return {
             "name": RECALL_TOOL_NAME,
             "description": DESCRIPTION,
@@ -234,7 +336,8 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                 "properties": {
                     "query": {
                         "type": "string",
-                        "description": "The topic, e.g. 'Q3 budget' or '予算会議'.",
+                        "description": "Words that would appear where it was said, e.g. "
+                        "'daughter recital' or '予算会議'.",
                     },
                     "limit": {
                         "type": "integer",
@@ -243,21 +346,27 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                         "description": f"How many conversations to return (default "
                         f"{DEFAULT_RESULTS}).",
                     },
+                    "after": {
+                        **day,
+                        "description": "Only conversations still going on this day or later.",
+                    },
+                    "before": {
+                        **day,
+                        "description": "Only conversations begun on or before this day.",
+                    },
                 },
                 "required": ["query"],
             },
         }
 
-    async def call(self, input: object) -> str:
-        query, limit = _parse_input(input)
+    async def call(self, input: object) -> str | list[dict[str, Any]]:  # type: ignore[override]
+        query, limit, within = _parse_input(input)
         started = time.perf_counter()
         with tracing.observe(
             "tool.recall",
             as_type="tool",
-            input={"query_chars": len(query), "limit": limit},
+            input={"query_chars": len(query), "limit": limit, "ranged": within is not None},
         ) as span:
-            # Where each conversation is: read beside the search, only to show the person.
-            channels = asyncio.ensure_future(self._channels()) if self.log is not None else None
             try:
                 hits, counts = await search_sessions(
                     self.store,
@@ -265,18 +374,16 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                     query=query,
                     limit=limit,
                     exclude_thread=self.scope.thread_ts,
+                    within=within,
                 )
             except Exception as exc:
-                if channels is not None:
-                    channels.cancel()
                 log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=exc)
                 span.update(output={"failed": type(exc).__name__})
                 raise ToolError(COULD_NOT_SEARCH) from exc
-            if self.log is not None and channels is not None:
-                where = await channels
+            if self.log is not None:
                 self.log.record(
                     [
-                        RecalledConversation(h.thread_ts, h.summary.title, where.get(h.thread_ts))
+                        RecalledConversation(h.thread_ts, h.title, h.channel, tuple(h.passages))
                         for h in hits
                     ]
                 )
@@ -285,28 +392,27 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                 "backfilled": counts.backfilled,
                 "backfill_failed": counts.backfill_failed,
                 "read": counts.read,
+                "reads": counts.reads,
                 "missing": counts.missing,
                 "failed": counts.failed,
                 "not_theirs": counts.not_theirs,
                 "returned": len(hits),
+                "passages": sum(len(h.passages) for h in hits),
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             }
             span.update(output=outcome)
             log.info("tool.recall", **outcome)
-            return render_hits(query, hits, searched=counts.indexed, unreadable=counts.unreadable)
-
-    async def _channels(self) -> dict[str, str]:
-        """Each of the person's conversations' DM, from their own conversation index (only
-        Orion writes it); empty when it cannot be read: the search goes on regardless."""
-        try:
-            entries = await read_index(self.store, self.scope.user_id)
-        except Exception as exc:
-            log.warning("tool.recall.channels_unavailable", error=type(exc).__name__, exc_info=exc)
-            return {}
-        return {e.thread_ts: e.channel for e in entries if e.channel}
+            return render_hits(
+                query,
+                hits,
+                searched=counts.indexed,
+                unreadable=counts.unreadable,
+                within=within,
+                link=self.link,
+            )
 
 
-def _parse_input(input: object) -> tuple[str, int]:
+def _parse_input(input: object) -> tuple[str, int, TimeRange | None]:
     if not isinstance(input, Mapping):
         raise ToolError("The recall tool expects an object with a `query` string.")
     query: Any = input.get("query", "")
@@ -315,4 +421,25 @@ def _parse_input(input: object) -> tuple[str, int]:
         raise ToolError("`query` must be a string of keywords.")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
         raise ToolError(f"`limit` must be a whole number from 1 to {MAX_RESULTS}.")
-    return query.strip()[:MAX_QUERY_CHARS], limit
+    after, before = _day(input.get("after"), "after"), _day(input.get("before"), "before")
+    if after is not None and before is not None and after >= before:
+        raise ToolError("`after` must be a day before `before`.")
+    within = TimeRange(after, before) if after is not None or before is not None else None
+    return query.strip()[:MAX_QUERY_CHARS], limit, within
+
+
+def _day(value: object, name: str) -> int | None:
+    """A YYYY-MM-DD day as Unix seconds at its start (UTC); `before` takes the day after,
+    so that the day itself is included."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) != 10:
+        raise ToolError(f"`{name}` must be a day written YYYY-MM-DD.")
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        raise ToolError(f"`{name}` must be a day written YYYY-MM-DD.") from None
+    moment = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    if name == "before":
+        moment += timedelta(days=1)
+    return int(moment.timestamp())

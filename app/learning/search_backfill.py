@@ -1,13 +1,15 @@
 """Filling in a person's search index from the summaries it does not cover yet.
 
-A person who talked to Orion before the search index existed has a conversation index
-(app/learning/session_index.py) and summaries, but no search entries for them; so has a
-person whose search index was unreadable and was started afresh by a turn end. Such an
-index is not `complete`. The first `recall` that finds it so reads the conversation index,
-reads the summaries of the conversations missing from the search index — at most
-`MAX_BACKFILL_READS`, newest first, so one search costs a bounded number of reads —,
-adds their entries (never over an entry a turn end wrote meanwhile) and marks the index
-complete once nothing is missing. Each later search reads the index alone again.
+A person who talked to Orion before the search index existed (or before it held every
+message) has a conversation index (app/learning/session_index.py), summaries and
+perhaps conversation records, but no search entries for them; so has a person whose
+search index was unreadable and was started afresh by a turn end. Such an index is not
+`complete`. The first `recall` that finds it so reads the conversation index, reads the
+summary and the record (its transcript) of each conversation missing from the search
+index — at most `MAX_BACKFILL_READS` conversations, newest first, so one search costs a
+bounded number of reads —, adds their entries (never over an entry a turn end wrote
+meanwhile) and marks the index complete once nothing is missing. Each later search reads
+the index alone again. A record that names someone else adds nothing of its transcript.
 
 What is added must not outlive a forgetting that ran while the summaries were read:
 like every writer of a person's data, the backfill then checks the erasure tombstone
@@ -23,6 +25,8 @@ import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from app.learning.conversation_record import ConversationRecord
+from app.learning.conversations import whose
 from app.learning.erasure import erased_after, erasure_time, forget_again_if_erased
 from app.learning.search_index import (
     SearchDocument,
@@ -35,7 +39,7 @@ from app.learning.search_index import (
 from app.learning.session_index import SessionEntry, read_index
 from app.learning.summary_file import parse_summary
 from app.memory.retention import cutoff_of
-from app.memory.scopes import search_index_key, session_context_key
+from app.memory.scopes import conversation_record_key, search_index_key, session_context_key
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore, StoredObject, update
 
@@ -50,8 +54,8 @@ READ_CONCURRENCY = 8
 @dataclass(frozen=True)
 class Backfilled:
     index: SearchIndex
-    read: int  # summaries read
-    failed: int  # summaries that could not be read (tried again next time)
+    read: int  # conversations read
+    failed: int  # conversations that could not be read (tried again next time)
 
 
 async def fill_in(
@@ -78,7 +82,10 @@ async def fill_in(
         nonlocal failures
         async with gate:
             try:
-                summary = await store.read(session_context_key(entry.thread_ts))
+                summary, record = await asyncio.gather(
+                    store.read(session_context_key(entry.thread_ts)),
+                    store.read(conversation_record_key(entry.thread_ts)),
+                )
             except Exception as exc:
                 failures += 1
                 # The same line as a search's own summary read: recall could not read it.
@@ -92,8 +99,17 @@ async def fill_in(
         if summary is None:
             return None  # expired or forgotten: nothing to find
         parsed = parse_summary(summary.content)
+        kept = ConversationRecord.parse(record.content) if record is not None else None
+        theirs = kept is not None and whose(kept, user_id) is True
         return await asyncio.to_thread(
-            document_for, entry.thread_ts, parsed.title, parsed.body, entry.updated
+            document_for,
+            entry.thread_ts,
+            parsed.title,
+            parsed.body,
+            kept.messages if theirs and kept is not None else (),
+            entry.updated,
+            kept.started if theirs and kept is not None else None,
+            entry.channel,
         )
 
     found = [d for d in await asyncio.gather(*(document(e) for e in batch)) if d is not None]
@@ -116,15 +132,15 @@ async def fill_in(
             already_read=stored,
         )
         if await forget_again_if_erased(store, user_id, started):
-            return Backfilled(SearchIndex([]), len(batch), failures)
+            return Backfilled(SearchIndex(), len(batch), failures)
         gone = await _forgotten_meanwhile(store, user_id, found)
     except Exception as exc:  # this search still answers from what was read
         log.warning("memory.search_index.backfill_write_failed", exc_info=exc)
-        merged = with_documents(None, [*index.documents, *found], cutoff=cutoff)
+        content = stored.content if stored is not None else None
+        merged = with_documents(content, found, cutoff=cutoff, replace=False)
         return Backfilled(parse_search_index(merged, cutoff=cutoff), len(batch), failures)
     fresh = await asyncio.to_thread(parse_search_index, written, cutoff=cutoff)
-    if gone:
-        fresh = SearchIndex([d for d in fresh.documents if d.thread_ts not in gone], fresh.complete)
+    fresh.without(gone)
     return Backfilled(fresh, len(batch), failures)
 
 

@@ -1,292 +1,476 @@
 """Each person's search index over their own conversations: `people/{user_id}/search.json`.
 
-`recall` reads this one object and then only the summaries it ranks first, so a search
-costs at most 1 + k storage reads whatever the length of the person's history. It lives
-among Orion's own records, beside the conversation index (app/learning/session_index.py),
-outside every path the memory tool can reach: only Orion decides which threads a search
-can return. The after-turn step rewrites the thread's entry with the summary it has just
-written, optimistically (`update`), so two instances finishing two of the person's threads
-at once both land.
+`recall` reads this one object and then only the k conversations it ranks first, so a
+search costs at most 1 + k storage reads whatever the length of the person's history. It
+lives among Orion's own records, beside the conversation index (app/learning/
+session_index.py), outside every path the memory tool can reach: only Orion decides which
+threads a search can return. The after-turn step rewrites the thread's entry with what
+the conversation now holds — its title, its summary and every message of its transcript
+(`document_for`) —, optimistically (`update`), so two instances finishing two of the
+person's threads at once both land.
 
-It is a separate object from the conversation index, which the Home tab and erasure read
-and which is rewritten only when a thread's title or day changes: this one changes on
-every turn, and is two to three times its size. It is stored by column, so that reading
-it makes a handful of Python objects however long the history — no object per entry
-(at 2,000 conversations, one list and one tuple per entry cost more CPU to make, and to
-sweep for the garbage collector, than ranking them; bench/recall_search.py):
+An inverted index, so that a search costs what its words are found in, not what the
+history holds (every message of 2,000 conversations is several megabytes of terms: one
+scan of them per question word would not fit a search's CPU budget). Two parts, one
+object: a JSON line with the entries, by column (no Python object per entry or term is
+made to read it), then the postings as plain text:
 
-    {"version":2,"complete":true,
-     "threads":"1712345678.123456 1712345001.000200 …",
-     "updated":[1777889520,1777800000,…],
-     "terms":" q3 budget lisbon … \n hiring plan … "}
+    {"version":3,"complete":true,"next":42,
+     "threads":"1712345678.123456 1712345001.000200 …","ids":"15 z …",
+     "updated":[1777889520,…],"started":[1777800000,…],"lengths":[412,…],
+     "titles":["Q3 budget",…],"channels":"D0123ABCD - …","buckets":[0,1830,3911,…]}
+    \tbudget,15*3,z\tlisbon,z … (bucket 0)
+    \trecit,15 … (bucket 1)
 
-newest first: the threads (space-separated), when each was last updated (Unix seconds,
-never increasing) and every entry's terms (app/learning/search_terms.py: separated by
-spaces, the title's twice) in one text, entries separated by " \n " — exactly the text
-ranking scans (app/learning/search_ranking.py). `complete` says every conversation of the
-person's conversation index has an entry; an index started by a turn end (a person with
-history from before this index, or after a corrupted index was dropped) is not, and the
-next `recall` fills it in (app/learning/search_backfill.py).
+Entries are newest first: each thread, its id (base 36, stable while the entry lives:
+postings name it), when it was last updated and when it began (Unix seconds), how many
+terms it holds (BM25's length), its title and the DM it is in (`-` when not known: a
+search links to it without reading the conversation index). The postings are cut into `buckets`
+lines (a power of two; `buckets` holds where each line begins in the text after the
+JSON line): a term lives in the line its CRC-32 picks, as `\\t{term}` followed by
+`,{id}` — `,{id}*{count}` when it occurs more than once — per entry holding it. A
+lookup hashes the term, slices its line and finds it there: one line, whatever the
+size of the index. No `:`, `=`, `_`, `-` or `.` is ever in the postings, so the store's
+redaction of secrets (app/memory/secret_free_store.py) finds nothing to change in them.
+
+Replacing an entry at turn end removes its id from every posting with one regular
+expression over the text (C speed, a few milliseconds at 2,000 conversations) and adds
+its terms line by line; the lines are doubled when they grow past `TARGET_BUCKET_CHARS`
+on average.
 
 Every conversation within the retention window is kept; older entries are skipped when
-read and dropped when written. An index whose columns do not agree (a count, an order, a
-thread that is not a Slack timestamp, an entry over its bound) was not written by Orion:
-it is read as empty (logged), and filled in again from the conversation index. The first
-version (one [thread, time, terms] list per entry) is still read, as far as its entries
-are sound, and rewritten by column at the next turn end.
+read and dropped when written. A flood guard caps the entries at MAX_INDEXED_SESSIONS and
+the object at MAX_INDEX_CHARS (oldest first, logged). An index whose parts do not agree
+(a count, an order, a thread that is not a Slack timestamp, a line over its bound) was
+not written by Orion: it is read as empty (logged) and filled in again from the
+conversation index (app/learning/search_backfill.py); so is an index of an earlier
+version.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import itertools
 import json
 import operator
 import re
-from bisect import bisect_right
+import zlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from functools import cached_property
-from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, TypeVar
 
-from app.learning.search_terms import MAX_TERM_CHARS, document_terms, title_terms
+from app.learning.search_terms import document_terms
 from app.learning.session_index import MAX_INDEXED_SESSIONS
-from app.learning.summary_file import MAX_SUMMARY_CHARS
+from app.learning.transcript import Utterance
 from app.memory.retention import cutoff_of
-from app.memory.scopes import THREAD_TS_PATTERN, is_thread_ts, search_index_key
-from app.memory.tolerant_json import MAX_JSON_CHARS, load_json_object
+from app.memory.scopes import THREAD_TS_PATTERN, is_channel_id, search_index_key
 from app.observability.logging import get_logger
+from app.observability.redaction import redact_secret_shapes
 from app.storage.store import ObjectStore, StoredObject, update
 
 log = get_logger(__name__)
+_T = TypeVar("_T")
 
-VERSION = 2
-# Distinct terms kept per conversation: a 2,000-character summary has about 150 words, or
-# as many CJK bigrams; the title's and the first ones are kept.
-MAX_DOCUMENT_TERMS = 200
-# Orion's summaries are at most MAX_SUMMARY_CHARS; one edited by hand or with the memory
-# tool is indexed in its first characters only.
-MAX_INDEXED_CHARS = 2 * MAX_SUMMARY_CHARS
-# One entry's terms as written, and the most a hostile entry is allowed to hold.
-MAX_DOCUMENT_CHARS = 2 * MAX_DOCUMENT_TERMS * (MAX_TERM_CHARS + 1)
-# The whole object stays well below what Orion's JSON reader parses at all.
-MAX_INDEX_CHARS = MAX_JSON_CHARS * 3 // 4
-# Between two entries' terms in the index's text.
-SEPARATOR = " \n "
-# What one entry costs in the written object besides its terms: its thread, its time.
-_ENTRY_OVERHEAD_CHARS = 2 * 20 + 2 + 14
-# Every thread column Orion writes: timestamps separated by single spaces. No nested
-# repetition: linear in the column's length.
+VERSION = 3
+# Distinct terms kept per conversation: a long conversation (a transcript's 120,000
+# characters) has a few thousand; the title's, the summary's and the person's come first.
+MAX_DOCUMENT_TERMS = 3_000
+# A conversation's text indexed at most (title, summary and transcript together).
+MAX_INDEXED_CHARS = 150_000
+MAX_TITLE_CHARS = 200
+# The whole object: a year of long daily conversations is about 2 MB, 2,000 shorter ones
+# 0.9 MB (bench/recall_hard.py); a search over a crafted index at this cap stays bounded
+# (docs/benchmarks.md).
+MAX_INDEX_CHARS = 6_000_000
+# Lines of postings are doubled when they hold more than this on average…
+TARGET_BUCKET_CHARS = 2_048
+MAX_BUCKETS = 8_192
+# …and a line Orion wrote never holds more than the postings of a few terms found in
+# every entry: a longer one was not written by Orion.
+MAX_BUCKET_CHARS = 256_000
+# An entry's count of one term, at most (BM25 saturates long before).
+MAX_TERM_COUNT = 999
+# Title words count as much as this many mentions.
+TITLE_WEIGHT = 2
 _THREADS = re.compile(f"{THREAD_TS_PATTERN}(?: {THREAD_TS_PATTERN})*")
+_IDS = re.compile("[0-9a-z]{1,8}(?: [0-9a-z]{1,8})*")
+_CHANNELS = re.compile("(?:[CDG][A-Z0-9]{2,30}|-)(?: (?:[CDG][A-Z0-9]{2,30}|-))*")
+# An entry whose postings were all removed.
+_EMPTY_ENTRY = re.compile("\t[^\t\n,]+(?=[\t\n]|\\Z)")
+# Past this many ids removed at once, one pass with a lookup per posting.
+_MAX_ALTERNATIVES = 200
 
 
-class SearchDocument(NamedTuple):
-    """One conversation's entry, as a turn end makes it and a search returns it."""
+@dataclass(frozen=True)
+class SearchDocument:
+    """One conversation's entry, as a turn end makes it."""
 
     thread_ts: str
     updated: int  # Unix seconds of the thread's last turn
-    terms: str  # space-separated, title terms twice
+    started: int  # Unix seconds of its first message (as far as known)
+    title: str
+    terms: dict[str, int]  # each term and how often it occurs
+    channel: str | None = None  # the DM the thread is in
+
+    @property
+    def length(self) -> int:
+        return sum(self.terms.values())
+
+
+def document_for(
+    thread_ts: str,
+    title: str,
+    summary: str,
+    messages: Sequence[Utterance],
+    updated: datetime,
+    started: datetime | None = None,
+    channel: str | None = None,
+) -> SearchDocument:
+    """A conversation's entry: its title, its summary and what was said, the person's
+    words first (kept whole when a long conversation has more terms than an entry holds),
+    within MAX_INDEXED_CHARS."""
+    room = MAX_INDEXED_CHARS
+    texts: list[tuple[str, int]] = []
+    ordered = [
+        (title[:MAX_TITLE_CHARS], TITLE_WEIGHT),
+        (summary, 1),
+        *((m.text, 1) for m in messages if m.role == "user"),
+        *((m.text, 1) for m in messages if m.role != "user"),
+    ]
+    for text, weight in ordered:
+        if room <= 0:
+            break
+        texts.append((text[:room], weight))
+        room -= len(text)
+    terms = document_terms(texts, limit=MAX_DOCUMENT_TERMS)
+    began = int((started or updated).timestamp())
+    moment = int(updated.timestamp())
+    return SearchDocument(
+        thread_ts,
+        moment,
+        min(began, moment),
+        _title(title),
+        {term: min(count, MAX_TERM_COUNT) for term, count in terms.items()},
+        channel if is_channel_id(channel) else None,
+    )
+
+
+def _title(title: str) -> str:
+    """A title as the index keeps it: one line, bounded, and as the store's redaction
+    leaves it (so that it never changes the index's JSON)."""
+    flat = " ".join(title.split())[:MAX_TITLE_CHARS]
+    return redact_secret_shapes(flat).replace("\\", "/")
+
+
+def bucket_of(term: str, buckets: int) -> int:
+    return zlib.crc32(term.encode()) & (buckets - 1)
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        number, digit = divmod(number, 36)
+        text = digits[digit] + text
+        if not number:
+            return text
 
 
 class SearchIndex:
-    """A person's entries, newest first, by column: `threads`, `updated`, and `text`
-    (every entry's terms, " a b \n c d ": each term between spaces, entry `i` starting
-    at `starts[i]`)."""
+    """A person's entries, newest first, by column, and their postings (`body` from `base`
+    on, cut into `len(offsets) - 1` lines, line `b` being `body[base + offsets[b]:base +
+    offsets[b + 1] - 1]`: a search reads the object's text in place, without a copy)."""
 
-    def __init__(self, documents: Sequence[SearchDocument] = (), complete: bool = False) -> None:
-        """From entries already newest first."""
-        self.threads = [d.thread_ts for d in documents]
-        self.updated = [d.updated for d in documents]
-        self.text = " " + SEPARATOR.join(d.terms for d in documents) + " "
+    def __init__(self, complete: bool = False) -> None:
+        self.threads: list[str] = []
+        self.ids: list[str] = []
+        self.updated: list[int] = []
+        self.started: list[int] = []
+        self.lengths: list[int] = []
+        self.titles: list[str] = []
+        self.channels: list[str] = []  # "-": not known
+        self.body = ""
+        self.base = 0
+        self.offsets: list[int] = []
+        self._set_lines([""] * 16)
+        self.next_id = 0
         self.complete = complete
-
-    @classmethod
-    def of_columns(
-        cls, threads: list[str], updated: list[int], text: str, complete: bool
-    ) -> SearchIndex:
-        index = cls.__new__(cls)
-        index.threads, index.updated, index.text, index.complete = threads, updated, text, complete
-        return index
 
     def __len__(self) -> int:
         return len(self.threads)
 
-    @cached_property
-    def starts(self) -> list[int]:
-        """Where each entry's text begins (its leading space), and one past the end."""
-        # Each entry's stretch and its line break, added up: all in C, no loop of ours.
-        stretches = map((1).__add__, map(len, self.text.split("\n")))
-        return list(itertools.accumulate(stretches, initial=0))
-
-    def terms(self, at: int) -> str:
-        """Entry `at`'s terms (without the spaces around them)."""
-        starts = self.starts
-        return self.text[starts[at] + 1 : starts[at + 1] - 2]
-
-    def document(self, at: int) -> SearchDocument:
-        return SearchDocument(self.threads[at], self.updated[at], self.terms(at))
-
     @property
-    def documents(self) -> list[SearchDocument]:
-        """Every entry as an object: for writers (a turn end) and tests, never a search."""
-        return [self.document(at) for at in range(len(self.threads))]
+    def buckets(self) -> int:
+        return len(self.offsets) - 1
+
+    def span(self, term: str) -> tuple[int, int] | None:
+        """Where the postings of `term` are in `body` (`,id,id*count…`), None when no entry
+        holds it: found within the one line its hash picks, nothing copied."""
+        at = bucket_of(term, self.buckets)
+        end_of_line = self.base + self.offsets[at + 1] - 1
+        needle = f"\t{term},"
+        start = self.body.find(needle, self.base + self.offsets[at], end_of_line)
+        if start == -1:
+            return None
+        end = self.body.find("\t", start + 1, end_of_line)
+        return start + len(needle) - 1, end_of_line if end == -1 else end
+
+    def postings(self, term: str) -> str:
+        """The postings of `term` (`,id,id*count…`), empty when no entry holds it."""
+        span = self.span(term)
+        return self.body[span[0] : span[1]] if span else ""
+
+    def position_of(self) -> dict[str, int]:
+        """Each entry's id → where it is in the columns."""
+        return dict(zip(self.ids, range(len(self.ids)), strict=True))
 
     def newer_than(self, floor: int) -> SearchIndex:
-        """Without the entries updated before `floor` (they are the last ones)."""
+        """Without the entries updated before `floor` (the last ones); for a search the
+        postings are left as they are (ids no entry has are ignored)."""
         keep = sum(1 for _ in itertools.takewhile(lambda u: u >= floor, self.updated))
-        if keep == len(self.threads):
-            return self
-        text = self.text[: self.starts[keep] - 2] + " " if keep else "  "
-        return SearchIndex.of_columns(self.threads[:keep], self.updated[:keep], text, self.complete)
+        if keep < len(self.threads):
+            self._truncate(keep)
+        return self
+
+    def _truncate(self, keep: int) -> None:
+        for column in (self.threads, self.ids, self.updated, self.started, self.lengths):
+            del column[keep:]
+        del self.titles[keep:]
+        del self.channels[keep:]
+
+    def channel(self, at: int) -> str | None:
+        channel = self.channels[at]
+        return None if channel == "-" else channel
+
+    # Writing (a turn end, a fill-in, a forgetting): never on a search's path.
+
+    def without(self, threads: set[str]) -> None:
+        """The entries of `threads` gone, their ids removed from every posting."""
+        places = {at for at, thread in enumerate(self.threads) if thread in threads}
+        if not places:
+            return
+        gone = {self.ids[at] for at in places}
+        self.threads, self.ids, self.titles, self.channels = (
+            _without(self.threads, places),
+            _without(self.ids, places),
+            _without(self.titles, places),
+            _without(self.channels, places),
+        )
+        self.updated, self.started, self.lengths = (
+            _without(self.updated, places),
+            _without(self.started, places),
+            _without(self.lengths, places),
+        )
+        self._remove_postings(gone)
+
+    def _remove_postings(self, ids: set[str]) -> None:
+        if not ids:
+            return
+        if len(ids) <= _MAX_ALTERNATIVES:
+            alternatives = "|".join(sorted(map(re.escape, ids)))
+            pattern = re.compile(f",(?:{alternatives})(?:\\*[0-9]+)?(?![0-9a-z*])")
+            body = pattern.sub("", self.body[self.base :])
+        else:
+            posting = re.compile(",([0-9a-z]+)(?:\\*[0-9]+)?")
+            body = posting.sub(
+                lambda m: "" if m.group(1) in ids else m.group(0), self.body[self.base :]
+            )
+        self._set_lines(_EMPTY_ENTRY.sub("", body).split("\n"))
+
+    def add(self, documents: Iterable[SearchDocument]) -> None:
+        """`documents` as entries, in their place by time (their threads must have none):
+        the postings' lines are cut apart and joined once for all of them."""
+        lines = self._lines()
+        for document in documents:
+            lines = self._add(document, lines)
+        self._set_lines(lines)
+
+    def _add(self, document: SearchDocument, lines: list[str]) -> list[str]:
+        entry_id = _base36(self.next_id)
+        self.next_id += 1
+        at = bisect.bisect_left(self.updated, -document.updated, key=operator.neg)
+        self.threads.insert(at, document.thread_ts)
+        self.ids.insert(at, entry_id)
+        self.updated.insert(at, document.updated)
+        self.started.insert(at, document.started)
+        self.lengths.insert(at, document.length)
+        self.titles.insert(at, document.title)
+        self.channels.insert(at, document.channel or "-")
+        size = sum(map(len, lines))
+        if size > 2 * TARGET_BUCKET_CHARS * len(lines) and len(lines) < MAX_BUCKETS:
+            lines = _rehashed(lines, len(lines) * 2)
+        buckets = len(lines)
+        by_bucket: dict[int, list[str]] = {}
+        for term, count in document.terms.items():
+            posting = f",{entry_id}*{count}" if count > 1 else f",{entry_id}"
+            by_bucket.setdefault(bucket_of(term, buckets), []).append(f"\t{term}{posting}")
+        for bucket, entries in by_bucket.items():
+            lines[bucket] = _with_postings(lines[bucket], entries)
+        return lines
+
+    def _lines(self) -> list[str]:
+        return self.body[self.base :].split("\n")
+
+    def _set_lines(self, lines: list[str]) -> None:
+        self.body, self.base = "\n".join(lines), 0
+        # Line `b` ends one before `offsets[b + 1]`, at its line break (or the end).
+        self.offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
 
 
-def document_for(thread_ts: str, title: str, body: str, updated: datetime) -> SearchDocument:
-    """A conversation's entry, from its summary's title and text (a summary edited to any
-    length is indexed in its first `MAX_INDEXED_CHARS`)."""
-    terms = document_terms(
-        title[:MAX_INDEXED_CHARS], body[:MAX_INDEXED_CHARS], limit=MAX_DOCUMENT_TERMS
-    )
-    # The title names the topic: its terms count twice (BM25's term frequency).
-    in_title = title_terms(title[:MAX_INDEXED_CHARS])
-    repeated = [t for t in terms if t in in_title]
-    return SearchDocument(thread_ts, int(updated.timestamp()), " ".join([*terms, *repeated]))
+def _without(column: list[_T], places: set[int]) -> list[_T]:
+    return [value for at, value in enumerate(column) if at not in places]
+
+
+def _with_postings(line: str, entries: list[str]) -> str:
+    """`line` with each `\\t{term},{posting}` of `entries` added (to the term's postings
+    when it has some)."""
+    added: list[str] = []
+    for entry in entries:
+        if len(line) + len(entry) + sum(map(len, added)) > MAX_BUCKET_CHARS:
+            # Only terms found in nearly every entry fill a line so: they weigh nothing.
+            break
+        comma = entry.index(",")
+        needle = entry[: comma + 1]
+        start = line.find(needle)
+        if start == -1:
+            added.append(entry)
+            continue
+        end = line.find("\t", start + 1)
+        posting = entry[comma:]
+        line = line + posting if end == -1 else line[:end] + posting + line[end:]
+    return line + "".join(added)
+
+
+def _rehashed(lines: list[str], buckets: int) -> list[str]:
+    regrouped: list[list[str]] = [[] for _ in range(buckets)]
+    for line in lines:
+        for entry in line.split("\t")[1:]:
+            term = entry.split(",", 1)[0]
+            regrouped[bucket_of(term, buckets)].append(entry)
+    return ["".join(f"\t{entry}" for entry in group) for group in regrouped]
 
 
 def parse_search_index(raw: str | None, *, cutoff: datetime | None = None) -> SearchIndex:
     """The index as Orion wrote it (an unsound one is empty and logged), never raised."""
-    data = load_json_object(raw, what="search_index")
-    if not data:
+    if not raw:
         return SearchIndex()
-    if data.get("version") == VERSION:
-        index = _by_column(data)
-        if index is None:
-            log.warning("memory.file.unreadable", file="search_index", reason="columns_disagree")
-            return SearchIndex()
-    else:
-        index = _first_version(data)
+    index = _parsed(raw)
+    if index is None:
+        log.warning("memory.file.unreadable", file="search_index", reason="parts_disagree")
+        return SearchIndex()
     return index.newer_than(int(cutoff.timestamp())) if cutoff is not None else index
 
 
-def _by_column(data: dict[str, Any]) -> SearchIndex | None:
-    """The index if its columns agree with each other, else None."""
-    threads, updated, text = data.get("threads"), data.get("updated"), data.get("terms")
-    if type(threads) is not str or type(updated) is not list or type(text) is not str:
+def _parsed(raw: str) -> SearchIndex | None:
+    """The index if its parts agree with each other, else None. Every check is one pass
+    (in C wherever it can be), so a hostile index at the cap costs bounded CPU."""
+    if len(raw) > MAX_INDEX_CHARS:
         return None
-    complete = data.get("complete") is True
-    if not threads:
-        return SearchIndex(complete=complete) if not updated else None
-    if _THREADS.fullmatch(threads) is None:
+    end = raw.find("\n")
+    if end == -1:
         return None
-    ids = threads.split(" ")
-    count = len(ids)
-    # Checked in C wherever it can be (each is one pass): `type(u) is int`, as a bool is
-    # not a time; newest first, so the first is the latest and the last the earliest.
+    try:
+        data = json.loads(raw[:end])
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    threads, ids, next_id = data.get("threads"), data.get("ids"), data.get("next")
+    channels = data.get("channels")
+    updated, started, lengths = (
+        _list(data, "updated"),
+        _list(data, "started"),
+        _list(data, "lengths"),
+    )
+    titles, offsets = _list(data, "titles"), _list(data, "buckets")
+    if type(threads) is not str or type(ids) is not str or type(next_id) is not int:
+        return None
+    if type(channels) is not str:
+        return None
+    if updated is None or started is None or lengths is None or titles is None or offsets is None:
+        return None
+    index = SearchIndex(complete=data.get("complete") is True)
+    index.next_id = next_id
+    if threads:
+        if _THREADS.fullmatch(threads) is None or _IDS.fullmatch(ids) is None:
+            return None
+        if _CHANNELS.fullmatch(channels) is None:
+            return None
+        index.threads, index.ids = threads.split(" "), ids.split(" ")
+        index.channels = channels.split(" ")
+    elif ids or channels:
+        return None
+    count = len(index.threads)
+    numbers = (updated, started, lengths)
     sound = (
         count <= MAX_INDEXED_SESSIONS
-        and len(updated) == count
-        and len(set(ids)) == count
-        and set(map(type, updated)) == {int}
+        and len(index.ids) == count
+        and len(index.channels) == count
+        and len(set(index.threads)) == count
+        and len(set(index.ids)) == count
+        and all(len(column) == count for column in (*numbers, titles))
+        and all(set(map(type, column)) <= {int} for column in (*numbers, offsets))
+        and set(map(type, titles)) <= {str}
         and all(map(operator.ge, updated, itertools.islice(updated, 1, None)))
-        and updated[-1] >= 0
-        and updated[0] < 2**40
-        and text.startswith(" ")
-        and text.endswith(" ")
-        # Before the text is cut at its line breaks: however many a hostile one holds.
-        and text.count("\n") == count - 1
+        and all(0 <= value < 2**40 for column in numbers for value in column[:1] + column[-1:])
+        and min(lengths, default=0) >= 0
     )
     if not sound:
         return None
-    index = SearchIndex.of_columns(ids, updated, text, complete)
-    starts = index.starts
-    longest = max(map(operator.sub, itertools.islice(starts, 1, None), starts))
-    # An entry's stretch of the text: its terms, the spaces around them and a line break.
-    return index if longest <= MAX_DOCUMENT_CHARS + len(SEPARATOR) else None
+    buckets = len(offsets) - 1
+    if buckets < 1 or buckets > MAX_BUCKETS or buckets & (buckets - 1):
+        return None
+    # Each line within its bound, and the lines the rest of the text: every lookup is
+    # bounded whatever else a forged index holds.
+    widths = list(map(operator.sub, itertools.islice(offsets, 1, None), offsets))
+    if offsets[0] != 0 or offsets[-1] != len(raw) - end or min(widths) < 1:
+        return None
+    if max(widths) > MAX_BUCKET_CHARS + 1:
+        return None
+    index.updated, index.started, index.lengths, index.titles = updated, started, lengths, titles
+    index.body, index.base, index.offsets = raw, end + 1, offsets
+    return index
 
 
-def _first_version(data: dict[str, Any]) -> SearchIndex:
-    """A first-version index ([thread, time, terms] per entry), as far as it is sound:
-    malformed entries are skipped and counted in one log line."""
-    items = data.get("docs")
-    if not isinstance(items, list):
-        log.warning("memory.file.unreadable", file="search_index", reason="no_docs")
-        return SearchIndex()
-    sound = [item for item in items[:MAX_INDEXED_SESSIONS] if _sound(item)]
-    malformed = min(len(items), MAX_INDEXED_SESSIONS) - len(sound)
-    documents = [SearchDocument._make(item) for item in sound]
-    if len({d.thread_ts for d in documents}) < len(documents):
-        documents = _newest_per_thread(documents)  # written twice (an edited index)
-    if malformed or len(items) > MAX_INDEXED_SESSIONS:
-        log.warning(
-            "memory.file.unreadable",
-            file="search_index",
-            reason="malformed_entries",
-            skipped=malformed + max(0, len(items) - MAX_INDEXED_SESSIONS),
-        )
-    complete = data.get("complete") is True and not malformed
-    return SearchIndex(_newest_first(documents), complete=complete)
-
-
-def _sound(item: object) -> bool:
-    """A first-version entry as Orion wrote it: [thread, Unix seconds, terms]. `type(...)
-    is`: a bool is not a time. Terms hold no line break (it separates entries)."""
-    if type(item) is not list or len(item) != 3:
-        return False
-    thread, updated, terms = item
-    return (
-        type(updated) is int
-        and type(terms) is str
-        and 0 <= updated < 2**40
-        and len(terms) <= MAX_DOCUMENT_CHARS
-        and "\n" not in terms
-        and is_thread_ts(thread)
-    )
-
-
-def _newest_per_thread(documents: list[SearchDocument]) -> list[SearchDocument]:
-    newest: dict[str, SearchDocument] = {}
-    for document in documents:
-        known = newest.get(document.thread_ts)
-        if known is None or known.updated < document.updated:
-            newest[document.thread_ts] = document
-    return list(newest.values())
-
-
-def _newest_first(documents: Iterable[SearchDocument]) -> list[SearchDocument]:
-    return sorted(documents, key=itemgetter(1, 0), reverse=True)
+def _list(data: dict[str, Any], name: str) -> list[Any] | None:
+    value = data.get(name)
+    return value if type(value) is list else None
 
 
 def render_search_index(index: SearchIndex) -> str:
-    """The object as written: compact, bounded (when a flood of conversations would
-    outgrow it, the oldest entries go, logged)."""
-    starts = index.starts
-    # The most entries that fit, by what the first `kept` take once written (terms hold
-    # nothing JSON escapes).
-    kept = (
-        bisect_right(
-            range(min(len(index), MAX_INDEXED_SESSIONS) + 1),
-            MAX_INDEX_CHARS,
-            key=lambda k: starts[k] + k * _ENTRY_OVERHEAD_CHARS,
-        )
-        - 1
-    )
-    if kept < len(index):
-        log.warning("memory.search_index.trimmed", dropped=len(index) - kept)
-        index = SearchIndex.of_columns(
-            index.threads[:kept],
-            index.updated[:kept],
-            index.text[: starts[kept] - 2] + " " if kept else "  ",
-            index.complete,
-        )
+    """The object as written: bounded (when a flood of conversations would outgrow it,
+    the oldest entries go, logged)."""
+    if index.base:
+        index._set_lines(index._lines())  # as read: the postings on their own
+    if len(index) > MAX_INDEXED_SESSIONS:
+        _drop_oldest(index, len(index) - MAX_INDEXED_SESSIONS)
+    while len(index.body) > MAX_INDEX_CHARS * 9 // 10 and len(index):
+        # Each entry's share of the postings, roughly: drop enough of the oldest at once.
+        excess = len(index.body) - MAX_INDEX_CHARS * 8 // 10
+        share = max(1, len(index.body) // len(index))
+        _drop_oldest(index, min(len(index), excess // share + 1))
     data = {
         "version": VERSION,
         "complete": index.complete,
+        "next": index.next_id,
         "threads": " ".join(index.threads),
+        "ids": " ".join(index.ids),
         "updated": index.updated,
-        "terms": index.text,
+        "started": index.started,
+        "lengths": index.lengths,
+        "titles": index.titles,
+        "channels": " ".join(index.channels),
+        "buckets": index.offsets,
     }
-    # One call to the C encoder: the whole index in a few milliseconds.
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    header = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"{header}\n{index.body}"
+
+
+def _drop_oldest(index: SearchIndex, count: int) -> None:
+    log.warning("memory.search_index.trimmed", dropped=count)
+    index.without(set(index.threads[len(index) - count :]))
 
 
 def with_documents(
@@ -300,16 +484,19 @@ def with_documents(
     """The index with `documents` added (`replace`: over the entries of their threads;
     else only where a thread has none), without expired entries. `complete` sets the
     flag; None keeps it."""
-    current = parse_search_index(raw, cutoff=cutoff)
+    index = parse_search_index(raw)
     floor = int(cutoff.timestamp()) if cutoff is not None else None
-    by_thread = {d.thread_ts: d for d in current.documents}  # a turn end: objects are fine
-    for document in documents:
-        if floor is not None and document.updated < floor:
-            continue
-        if replace or document.thread_ts not in by_thread:
-            by_thread[document.thread_ts] = document
-    flag = current.complete if complete is None else complete
-    return render_search_index(SearchIndex(_newest_first(by_thread.values()), flag))
+    pairs = zip(index.threads, index.updated, strict=True)
+    expired = set() if floor is None else {thread for thread, at in pairs if at < floor}
+    fresh = [d for d in documents if floor is None or d.updated >= floor]
+    known = set(index.threads)
+    if not replace:
+        fresh = [d for d in fresh if d.thread_ts not in known]
+    index.without(expired | {d.thread_ts for d in fresh})
+    index.add(fresh)
+    if complete is not None:
+        index.complete = complete
+    return render_search_index(index)
 
 
 def without_threads(raw: str | None, threads: set[str]) -> str | None:
@@ -317,11 +504,11 @@ def without_threads(raw: str | None, threads: set[str]) -> str | None:
     `raw` itself when none of them is there."""
     if raw is None:
         return None
-    current = parse_search_index(raw)
-    if threads.isdisjoint(current.threads):
+    index = parse_search_index(raw)
+    if threads.isdisjoint(index.threads):
         return raw
-    kept = [d for d in current.documents if d.thread_ts not in threads]
-    return render_search_index(SearchIndex(kept, current.complete))
+    index.without(threads)
+    return render_search_index(index)
 
 
 WRITE_ATTEMPTS = 10

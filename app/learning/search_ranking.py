@@ -1,17 +1,16 @@
 """Ranking a person's conversations for a question: BM25 over their search index.
 
-BM25 favours the words that are rare in this person's history (a topic named once beats
-"meeting", which every summary has) and does not let long summaries win by length. It
-is small enough to keep here rather than take a library (the well-known ones need numpy
-and scipy). Standard parameters: k1 = 1.2, b = 0.75.
+BM25 favours the words that are rare in this person's history (a detail named once beats
+"meeting", which every conversation has) and does not let long conversations win by
+length. Standard parameters: k1 = 1.2, b = 0.75. Each question word is one or a few terms
+(its stems in several languages: search_terms.query_terms); an entry holding any of
+them holds the word.
 
-Nothing is built per search: the index holds every entry's terms in one text
-(SearchIndex.text, as stored). Each query term is found in it with `str.find` (C) — a
-word by its beginning, so inflected forms match (search_terms.stem), a character pair
-whole — and a hit's entry by bisecting the entries' offsets. The cost is one scan of the
-text per query term, bounded by MAX_QUERY_TERMS (a question in Chinese, Japanese, Korean
-or Thai asks for every other pair only: search_terms.query_terms); no pattern, nothing
-can backtrack.
+Nothing is built per search but a map from entry ids to places: each term's postings are
+sliced out of one line of the index (search_index.SearchIndex.postings). The cost is
+bounded whatever the index holds: at most MAX_LOOKUPS lines looked at, and at most
+MAX_POSTINGS places read, the rarest words first (a word found in most conversations
+weighs almost nothing and is read last, if at all).
 """
 
 from __future__ import annotations
@@ -19,75 +18,117 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from bisect import bisect_right
 from dataclasses import dataclass
 
-from app.learning.search_index import SearchDocument, SearchIndex
-from app.learning.search_terms import is_bigram, stem
+from app.learning.search_index import SearchIndex
 
 K1 = 1.2
 B = 0.75
-# Places one query term is credited in, newest entries first. A term found more often says
-# little about which conversation is meant (its weight is near nothing), and without a cap
-# an index whose every term shares one beginning (the person's own words can make it so)
-# costs a Python step per place per term: 0.66 s of CPU per search at the index's size cap.
-MAX_HITS_PER_TERM = 4_000
+# Lines of postings looked at per search (a question's words times their variants).
+MAX_LOOKUPS = 96
+# Places read per search, over all of a question's words: a crafted index whose every
+# term is in every entry costs this many steps, not one per posting it holds.
+MAX_POSTINGS = 8_000
 
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
-    document: SearchDocument
+    at: int  # the entry's place in the index
+    thread_ts: str
     score: float
 
 
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    """Conversations that went on between `after` and `before` (Unix seconds, either
+    open): those whose first and last messages span any of it."""
+
+    after: int | None = None
+    before: int | None = None
+
+    def holds(self, index: SearchIndex, at: int) -> bool:
+        return (self.after is None or index.updated[at] >= self.after) and (
+            self.before is None or index.started[at] < self.before
+        )
+
+
 def rank(
-    index: SearchIndex, terms: list[str], limit: int, *, exclude: str | None = None
+    index: SearchIndex,
+    groups: list[tuple[str, ...]],
+    limit: int,
+    *,
+    exclude: str | None = None,
+    within: TimeRange | None = None,
 ) -> list[Ranked]:
-    """The best `limit` entries for `terms`, best first, newest first on ties; with no
-    terms, the newest. Entries matching no term, and the thread `exclude`, are left out."""
+    """The best `limit` entries for the question's term groups, best first, newest first
+    on ties; with no terms, the newest. Entries matching no term (unless `within` leaves
+    room for them, newest first), those outside `within`, and the thread `exclude` are
+    left out."""
     count = len(index)
-    if not terms:
-        newest = (at for at in range(count) if index.threads[at] != exclude)
-        return [Ranked(index.document(at), 0.0) for at in itertools.islice(newest, limit)]
-    if not count:
+    allowed = [
+        at
+        for at in range(count)
+        if index.threads[at] != exclude and (within is None or within.holds(index, at))
+    ]
+    if not groups:
+        return [Ranked(at, index.threads[at], 0.0) for at in allowed[:limit]]
+    if not allowed:
         return []
-    text, starts = index.text, index.starts
-    # Every term has a space before it: the spaces count the terms (two per entry are
-    # separators).
-    average_length = max(1.0, (text.count(" ") - count) / count)
+    keep = set(allowed) if len(allowed) < count else None
+    spans = _spans(index, groups)
+    place = index.position_of()
+    average = max(1.0, sum(index.lengths) / count)
     scores: dict[int, float] = {}
-    lengths: dict[int, int] = {}
-    for term in terms:
-        found = _hits(text, starts, term)
-        if not found:
+    budget = MAX_POSTINGS
+    body = index.body  # spans are where the postings are in it
+    # Rarest first: what the budget leaves out weighs least.
+    for _, group in sorted(spans, key=lambda item: item[0]):
+        counts: dict[int, int] = {}
+        for start, end in group:
+            if budget <= 0:
+                break
+            postings = body[start + 1 : end].split(",", budget)[:budget]
+            budget -= len(postings)
+            for posting in postings:
+                frequency = 1
+                if "*" in posting:
+                    posting, _, times = posting.partition("*")
+                    frequency = int(times) if times.isdigit() and len(times) < 4 else 1
+                at = place.get(posting)
+                if at is None or (keep is not None and at not in keep):
+                    continue  # an id no entry has (expired), or outside the time range
+                if frequency > counts.get(at, 0):
+                    counts[at] = frequency
+        if not counts:
             continue
-        idf = math.log(1 + (count - len(found) + 0.5) / (len(found) + 0.5))
-        for at, frequency in found.items():
-            length = lengths.get(at)
-            if length is None:
-                # The entry's stretch holds a space before each term and one after the last.
-                length = lengths[at] = text.count(" ", starts[at], starts[at + 1]) - 1
-            norm = K1 * (1 - B + B * length / average_length)
+        idf = math.log(1 + (count - len(counts) + 0.5) / (len(counts) + 0.5))
+        for at, frequency in counts.items():
+            norm = K1 * (1 - B + B * index.lengths[at] / average)
             scores[at] = scores.get(at, 0.0) + idf * frequency * (K1 + 1) / (frequency + norm)
-    if exclude is not None and exclude in index.threads:
-        scores.pop(index.threads.index(exclude), None)
-    # Entries are newest first: on equal scores the lower index (newer) wins.
+    # Entries are newest first: on equal scores the lower place (newer) wins.
     best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-    return [Ranked(index.document(at), score) for at, score in best]
+    ranked = [Ranked(at, index.threads[at], score) for at, score in best]
+    if within is not None and len(ranked) < limit:
+        # A time range names the conversations too: the rest of them, newest first.
+        rest = (at for at in allowed if at not in scores)
+        ranked += [
+            Ranked(at, index.threads[at], 0.0) for at in itertools.islice(rest, limit - len(ranked))
+        ]
+    return ranked
 
 
-def _hits(text: str, starts: list[int], term: str) -> dict[int, int]:
-    """How often each entry holds `term` (a word: any word it begins), in the newest
-    entries holding it MAX_HITS_PER_TERM times in all."""
-    needle = f" {term} " if is_bigram(term) else f" {stem(term)}"
-    step = len(needle) - 1  # from the space that ends a term: the next starts with it
-    find = text.find
-    found: dict[int, int] = {}
-    position = find(needle)
-    for _ in range(MAX_HITS_PER_TERM):
-        if position == -1:
+def _spans(
+    index: SearchIndex, groups: list[tuple[str, ...]]
+) -> list[tuple[int, list[tuple[int, int]]]]:
+    """Where each group's postings are (its variants'), with how long they are (the
+    rarer, the shorter), within MAX_LOOKUPS lookups."""
+    found: list[tuple[int, list[tuple[int, int]]]] = []
+    lookups = MAX_LOOKUPS
+    for group in groups:
+        spans = [span for term in group[:lookups] if (span := index.span(term)) is not None]
+        lookups -= min(lookups, len(group))
+        if spans:
+            found.append((sum(end - start for start, end in spans), spans))
+        if not lookups:
             break
-        at = bisect_right(starts, position) - 1
-        found[at] = found.get(at, 0) + 1
-        position = find(needle, position + step)
     return found

@@ -8,20 +8,34 @@ alphabets (U+0300–U+036F) are dropped after decomposition and the rest is comp
 so Devanagari vowel signs, Thai marks and Hangul syllables stay whole.
 
 Alphabetic scripts (Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari and the other Indic
-scripts…) are cut into words. Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar
-write words without spaces (or, in Korean, glue particles onto them): they are cut into
-overlapping character pairs (bigrams), so `予算` is found inside `予算会議について`
-without a dictionary. Every bound here keeps a 40,000-character input linear: regular
-expressions without nested repetition, terms cut to `MAX_TERM_CHARS`, and at most
-`limit` distinct terms kept.
+scripts…) are cut into words, and each word is reduced to its stem by the Snowball
+stemmer of its language (PyStemmer, the maintained C build of snowballstem.org's
+algorithms), so that `recitals` finds `recital`, `бюджете` finds `бюджет`, `réunions`
+finds `réunion`: Cyrillic words by Russian's, Greek by Greek's, Arabic by Arabic's (its
+article cut first), Devanagari by Hindi's; a text in the Latin alphabet by the stemmer
+of the language its common words say it is in (English, French, German, Spanish,
+Portuguese, Italian or Dutch; English when none says). A question is short and may be in
+another language than the conversation: each of its Latin words is looked up by its
+stem in every one of those languages (`query_terms` gives the variants of each word).
+The common words themselves (articles, pronouns, "what did we talk about") are neither
+indexed nor asked.
+
+Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar write words without spaces (or,
+in Korean, glue particles onto them): they are cut into overlapping character pairs
+(bigrams), so `予算` is found inside `予算会議について` without a dictionary. Every bound
+here keeps a 40,000-character input linear: regular expressions without nested
+repetition, terms cut to `MAX_TERM_CHARS`, and at most `limit` distinct terms kept.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+import threading
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+
+import Stemmer
 
 # Longer "words" are cut: German compounds fit, a hostile 40,000-letter run costs one term.
 MAX_TERM_CHARS = 32
@@ -89,7 +103,37 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFC", bare)
 
 
-_QUERY_FILLER = frozenset(normalise(word) for word in _QUERY_FILLER_TEXT.split())
+# The common words of the languages whose Latin-alphabet texts are stemmed, by language:
+# they say which language a text is in, and are not worth indexing.
+_COMMON_WORDS_TEXT = {
+    "english": "the and of to is that with for it was you my we this are have be not on at",
+    "french": "le la les et est de des une pour que avec pas je nous dans du au ce il elle sont",
+    "german": "der die das und ist nicht mit ich wir ein eine für auf zu den dem im sie es sind",
+    "spanish": "el la los las y es que de con para una por mi nos del se lo no en está son",
+    "portuguese": "o os as e é que de com para uma não do da em nós meu se um na no são",
+    "italian": "il la le e è che di con per una non del della mi sono ho un gli si ci nel",
+    "dutch": "de het een en is van niet met ik we voor op dat zijn ze er maar ook hij",
+}
+_COMMON_WORDS = {
+    language: frozenset(normalise(word) for word in words.split())
+    for language, words in _COMMON_WORDS_TEXT.items()
+}
+LATIN_LANGUAGES = tuple(_COMMON_WORDS)
+# Not indexed, not asked: the words that only ask, and every language's common words.
+_QUERY_FILLER = frozenset(normalise(word) for word in _QUERY_FILLER_TEXT.split()).union(
+    *_COMMON_WORDS.values()
+)
+# Scripts with one Snowball stemmer (a word's first letter decides); Hebrew, the other
+# Indic scripts and digits are matched as they are.
+_SCRIPT_STEMMERS = (
+    (re.compile("[\u0400-\u04ff]"), "russian"),
+    (re.compile("[\u0370-\u03ff\u1f00-\u1fff]"), "greek"),
+    (_ARABIC_LETTERS, "arabic"),
+    (re.compile("[\u0900-\u097f]"), "hindi"),
+)
+_LATIN_LETTER = re.compile("[a-z\u00c0-\u024f]")
+# How many of a text's first words its language is guessed from.
+_LANGUAGE_SAMPLE_WORDS = 200
 # Longest first: a phrase is cut whole before a shorter one inside it.
 _UNSPACED_FILLER = re.compile(
     "|".join(
@@ -99,34 +143,53 @@ _UNSPACED_FILLER = re.compile(
 )
 
 
-def _terms(text: str, *, question: bool = False) -> Iterator[str]:
-    """Every term of `text`, in order, repeats included (`question`: without the phrases
+class _Stemmers(threading.local):
+    """One stemmer per language and thread: a PyStemmer object is not to be shared
+    between threads (searches and turn ends run in worker threads)."""
+
+    def __init__(self) -> None:
+        self.by_language: dict[str, Stemmer.Stemmer] = {}
+
+    def stem(self, language: str, words: list[str]) -> list[str]:
+        stemmer = self.by_language.get(language)
+        if stemmer is None:
+            stemmer = self.by_language[language] = Stemmer.Stemmer(language)
+        stems: list[str] = stemmer.stemWords(words)
+        return stems
+
+
+_stemmers = _Stemmers()
+
+
+def _pieces(text: str, *, question: bool = False) -> Iterator[tuple[str, bool]]:
+    """Every word and character pair of `text`, in order, repeats included, each with
+    whether it is a word (to stem) rather than a pair (`question`: without the phrases
     that only ask, in scripts written without spaces)."""
     for run in _WORD_RUN.findall(normalise(text)):
         if run.isascii():
             if len(run) >= 2:
-                yield run[:MAX_TERM_CHARS]
+                yield run[:MAX_TERM_CHARS], True
             continue
         for piece in _UNSPACED_RUN.split(run):
             if not piece:
                 continue
             if _UNSPACED_RUN.fullmatch(piece):
                 if not question:
-                    yield from _bigrams(piece)
+                    yield from ((pair, False) for pair in _bigrams(piece))
                     continue
                 parts = _UNSPACED_FILLER.split(piece)
                 for part in parts:
                     if len(part) == 1 and len(parts) > 1:
                         continue  # a particle left beside a cut phrase (か, を, 를)
-                    yield from _bigrams(part, every_other=True)
+                    yield from ((pair, False) for pair in _bigrams(part, every_other=True))
             elif len(piece) >= 2:
-                yield _word(piece)
+                yield _word(piece), True
 
 
 def _bigrams(piece: str, *, every_other: bool = False) -> Iterator[str]:
     """The overlapping pairs of `piece` (a document holds them all); `every_other`: pairs
     that cover each character once (a question: a document holding the same text holds
-    them too, and each pair looked up is one scan of the index)."""
+    them too, and each pair looked up is one more lookup)."""
     if not piece:
         return
     if len(piece) == 1:
@@ -145,41 +208,95 @@ def _word(piece: str) -> str:
     return piece[:MAX_TERM_CHARS]
 
 
-def document_terms(title: str, body: str, *, limit: int) -> list[str]:
-    """A conversation's terms, each once, title first then in order of appearance, at most
-    `limit` of them."""
-    seen: dict[str, None] = {}
-    for text in (title, body):
-        for term in _terms(text):
-            if term not in seen:
-                seen[term] = None
-                if len(seen) == limit:
-                    return list(seen)
-    return list(seen)
+def _script_language(word: str) -> str | None:
+    """The stemmer a word of a non-Latin script takes; "latin" for the Latin alphabet;
+    None for a word matched as it is (digits, Hebrew…)."""
+    if _LATIN_LETTER.match(word):
+        return "latin"
+    for letters, language in _SCRIPT_STEMMERS:
+        if letters.match(word):
+            return language
+    return None
 
 
-def title_terms(title: str) -> set[str]:
-    return set(_terms(title))
+def latin_language(words: Iterable[str]) -> str:
+    """The language of a text in the Latin alphabet, by its common words (its first
+    `_LANGUAGE_SAMPLE_WORDS`); English when none says."""
+    counts = dict.fromkeys(LATIN_LANGUAGES, 0)
+    for word in itertools.islice(words, _LANGUAGE_SAMPLE_WORDS):
+        for language, common in _COMMON_WORDS.items():
+            if word in common:
+                counts[language] += 1
+    return max(counts, key=lambda language: counts[language])
 
 
-def query_terms(query: str) -> list[str]:
+def _stemmed(pieces: list[tuple[str, bool]], latin: str) -> list[str]:
+    """The terms of `pieces`, in order, common words left out: words by their stem (Latin
+    words in the language `latin`), pairs as they are. One call per stemmer."""
+    terms = [
+        piece if not is_word or piece not in _QUERY_FILLER else "" for piece, is_word in pieces
+    ]
+    by_language: dict[str, list[int]] = {}
+    for at, (piece, is_word) in enumerate(pieces):
+        if is_word and terms[at]:
+            language = _script_language(piece)
+            if language is not None:
+                by_language.setdefault(latin if language == "latin" else language, []).append(at)
+    for language, places in by_language.items():
+        stems = _stemmers.stem(language, [terms[at] for at in places])
+        for at, stem in zip(places, stems, strict=True):
+            terms[at] = stem[:MAX_TERM_CHARS]
+    return [term for term in terms if term]
+
+
+def text_terms(text: str) -> list[str]:
+    """The terms of one text (a message, a summary), in order, repeats included."""
+    pieces = list(_pieces(text))
+    words = (piece for piece, is_word in pieces if is_word and _LATIN_LETTER.match(piece))
+    return _stemmed(pieces, latin_language(words))
+
+
+def document_terms(texts: Iterable[tuple[str, int]], *, limit: int) -> dict[str, int]:
+    """A conversation's terms and how often each occurs, from its texts, each with its
+    weight (a title's words count more), in order of first appearance: at most `limit`
+    distinct terms (later new ones are left out)."""
+    counts: dict[str, int] = {}
+    for text, weight in texts:
+        for term in text_terms(text):
+            if term in counts:
+                counts[term] += weight
+            elif len(counts) < limit:
+                counts[term] = weight
+    return counts
+
+
+def query_terms(query: str) -> list[tuple[str, ...]]:
     """The terms worth looking up for a question, each once, in order, without the words
-    that only ask to search ("what did we talk about?" names nothing: no terms)."""
-    asked = _terms(query, question=True)
-    named = (term for term in dict.fromkeys(asked) if term not in _QUERY_FILLER)
-    return list(itertools.islice(named, MAX_QUERY_TERMS))
+    that only ask to search ("what did we talk about?" names nothing: no terms). Each is
+    given with its variants: a Latin word's stems in each language (the question's
+    language says nothing of the conversation's); any of them is a match."""
+    pieces = [
+        (piece, is_word)
+        for piece, is_word in dict.fromkeys(_pieces(query, question=True))
+        if not is_word or piece not in _QUERY_FILLER
+    ][:MAX_QUERY_TERMS]
+    latin = [piece for piece, is_word in pieces if is_word and _LATIN_LETTER.match(piece)]
+    stems = {language: _stemmers.stem(language, latin) for language in LATIN_LANGUAGES}
+    variants: dict[str, tuple[str, ...]] = {
+        word: tuple(dict.fromkeys(stems[language][at][:MAX_TERM_CHARS] for language in stems))
+        for at, word in enumerate(latin)
+    }
+    groups: list[tuple[str, ...]] = []
+    for piece, is_word in pieces:
+        if piece in variants:
+            group = variants[piece]
+        else:
+            group = tuple(_stemmed([(piece, is_word)], "english")) if is_word else (piece,)
+        if group and group not in groups:
+            groups.append(group)
+    return groups
 
 
 def is_bigram(term: str) -> bool:
-    """A term cut from a script written without spaces (matched whole, never by its
-    beginning)."""
+    """A term cut from a script written without spaces."""
     return _UNSPACED_RUN.match(term) is not None
-
-
-def stem(term: str) -> str:
-    """The beginning a query word is matched by, so that inflected forms find each other
-    (`budgets`/`budget`, `бюджете`/`бюджета`): long words lose their last two letters.
-    Bigrams and short words are matched whole."""
-    if len(term) >= 6 and not is_bigram(term):
-        return term[:-2]
-    return term

@@ -67,10 +67,15 @@ async def update_session_summary(
     channel: str | None = None,
     history: Sequence[Utterance],
     summarize: Summarize,
+    transcript: Sequence[Utterance] | None = None,
     indexed: IndexedToday | None = None,
     now: datetime | None = None,
 ) -> SummaryOutcome:
     """Rewrite the thread's summary to cover `history` (the thread, ending with the answer).
+
+    The person's search index gets the thread's entry anew: its title, its summary and
+    every message of `transcript` (the conversation as Orion keeps it, when the turn end
+    has it: app/learning/conversation_record.py), else of `history`.
 
     Skips threads with too little substance. A failing `summarize` is replaced by the
     fallback, never raised; storage errors are raised (the caller logs them). The write is
@@ -130,7 +135,12 @@ async def update_session_summary(
     # remembers no longer says it is listed.
     # Normalising a summary's words costs milliseconds for the strangest Unicode (NFKC
     # expands some characters eighteenfold): off the event loop.
-    document = await asyncio.to_thread(document_for, thread_ts, kept.title, kept.body, moment)
+    said = conversation(said_after(transcript, erased_at)) if transcript is not None else messages
+    times = [m.sent_at for m in said if m.sent_at is not None]
+    began = datetime.fromtimestamp(min(times), UTC) if times else None
+    document = await asyncio.to_thread(
+        document_for, thread_ts, kept.title, kept.body, said, moment, began, channel
+    )
     fresh = any(created)
     if indexed is not None and not fresh and indexed.covers(user_id, entry, erased_at=erased_at):
         await record_search_document(store, user_id, document)

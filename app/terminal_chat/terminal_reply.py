@@ -66,6 +66,9 @@ class TerminalReply:
     async def show_task(self, task: MemoryTask) -> None:
         """Nothing more to print: `show_progress` already names each step on a terminal."""
 
+    def link_to(self, channel: str, ts: str, thread_ts: str | None = None) -> str | None:
+        return None  # a terminal conversation has no Slack thread to link to
+
     async def _spin(self) -> None:
         for frame in itertools.cycle(FRAMES):
             self._out.write(f"{_CLEAR_LINE}{self._prefix}{frame} {WAITING}")

@@ -39,6 +39,9 @@ class RecordingSink:
     async def show_task(self, task: MemoryTask) -> None:
         self.tasks.append(task)
 
+    def link_to(self, channel: str, ts: str, thread_ts: str | None = None) -> str | None:
+        return f"https://example.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+
 
 @pytest.fixture(scope="package")
 def shared_claude() -> Iterator[FakeClaude]:

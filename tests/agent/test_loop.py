@@ -155,7 +155,7 @@ async def test_several_tool_calls_in_one_step_get_their_results_in_order_in_one_
         ("tool_result", "toolu_view_2"),
     ]
     assert not any(r.get("is_error") for r in results["content"])
-    assert "no summaries of earlier conversations" in results["content"][0]["content"]
+    assert "no earlier conversations" in results["content"][0]["content"]
     assert results["content"][1]["content"].endswith("\t/memories")
     # The status names what the step starts with.
     assert sink.progress == ["is looking through past conversations..."]

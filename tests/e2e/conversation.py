@@ -168,5 +168,17 @@ def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def result_text(result: dict[str, Any]) -> str:
+    """A tool result as text: its text blocks, and each search result as a numbered line
+    (`1. title [source]`) followed by its passages."""
     content = result["content"]
-    return content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
+    if isinstance(content, str):
+        return content
+    parts, number = [], 0
+    for block in content:
+        if block.get("type") == "search_result":
+            number += 1
+            passages = " ".join(c.get("text", "") for c in block.get("content", []))
+            parts.append(f"\n{number}. {block['title']} [{block['source']}]\n{passages}")
+        else:
+            parts.append(block.get("text", ""))
+    return "\n".join(parts)

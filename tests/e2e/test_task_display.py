@@ -17,9 +17,14 @@ from typing import Any
 
 import pytest
 
+from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.summary_file import SessionSummary, render_summary
 from app.learning.timestamps import format_time
-from app.memory.scopes import conversations_index_key, session_context_key
+from app.memory.scopes import (
+    conversation_record_key,
+    conversations_index_key,
+    session_context_key,
+)
 from tests.e2e import both_experiences
 from tests.e2e.conversation import finished, open_thread, post_user_message, wait_for_answer
 from tests.e2e.memory_bucket import Bucket
@@ -278,3 +283,63 @@ def test_a_stop_during_a_slow_search_leaves_no_task_in_progress(
     assert (search.status, search.output) == ("error", "Stopped before it finished")
     assert all(task.status != "in_progress" for task in slack.tasks(DM, thread_ts))
     assert ANSWER not in finished(slack, DM, thread_ts)
+
+
+def test_a_detail_said_once_in_passing_is_found_cited_and_linked_to_its_message(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    experience: str,
+    memory_dir: Path,
+) -> None:
+    # The Lisbon conversation as Orion keeps it: its record, whose transcript holds a
+    # detail the summary left out (app/learning/conversation_record.py).
+    said_at = datetime.now(UTC).replace(microsecond=0) - timedelta(days=2)
+    mention = "1770000001.000300"
+    record = ConversationRecord(LISBON[0], ConversationOwner(USER, DM), said_at).with_messages(
+        [
+            said("user", "Can we pick the offsite venue?", at=said_at, ts=LISBON[0]),
+            said(
+                "user",
+                "Sorry, our puppy Biscuit chewed the projector cable.",
+                at=said_at,
+                ts=mention,
+            ),
+            said(
+                "assistant",
+                "The Alfama venue has a spare projector.",
+                at=said_at,
+                ts="1770000002.000400",
+            ),
+        ]
+    )
+    seed(memory_dir, {conversation_record_key(LISBON[0]): record.render()})
+    question = "What is the puppy called that chewed the projector cable?"
+    answer_with(
+        claude,
+        orion,
+        script.tool_use("recall", {"query": "puppy chewed projector cable"}),
+        script.cited("It's Biscuit.", link(DM, LISBON[0]), LISBON[1], "Biscuit"),
+    )
+
+    thread_ts = ask(orion, slack, experience, question)
+    wait_for_answer(slack, DM, thread_ts, "It's Biscuit.")
+
+    # Claude got the conversation as a citable search result: its link, title and dates,
+    # and the message that holds the detail, with who said it and when.
+    [_, cited] = [r for r in claude.requests if r["model"] == orion.settings.anthropic_model]
+    [result] = [b for b in cited["messages"][-1]["content"] if b["type"] == "tool_result"]
+    found = [b for b in result["content"] if b["type"] == "search_result"]
+    assert found[0]["source"] == link(DM, LISBON[0])
+    assert found[0]["title"].startswith(f"{LISBON[1]} ({said_at:%Y-%m-%d}")
+    assert found[0]["citations"] == {"enabled": True}
+    passage = found[0]["content"][0]["text"]
+    assert passage.startswith("The person on ") and "puppy Biscuit chewed" in passage
+    # The person sees the conversation and the message it came from as sources.
+    search = tasks_by_title(slack, thread_ts)[
+        "Searching past conversations for “puppy chewed projector cable”"
+    ]
+    assert search.sources[0]["url"] == link(DM, LISBON[0])
+    message_link = f"{link(DM, mention)}?thread_ts={LISBON[0]}&cid={DM}"
+    quoted = [s for s in search.sources if s["url"] == message_link]
+    assert quoted and "Biscuit" in quoted[0]["text"]

@@ -16,11 +16,16 @@ from typing import Any
 
 import pytest
 
-from app.memory.scopes import conversations_index_key, session_context_key, user_preferences_key
+from app.memory.scopes import (
+    conversations_index_key,
+    search_index_key,
+    session_context_key,
+    user_preferences_key,
+)
 from app.slack.conversation.greeting import GENERIC_GREETING
 from tests import log_events
 from tests.e2e import conversation
-from tests.e2e.conversation import main_requests, remembered, system_text
+from tests.e2e.conversation import main_requests, remembered, result_text, system_text
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
@@ -359,7 +364,7 @@ def test_recall_finds_the_right_past_thread_and_never_another_persons(
     assert "`recall` tool" in system_text(first)
     [result] = second["messages"][-1]["content"]
     assert result["type"] == "tool_result" and not result.get("is_error")
-    found = result["content"]
+    found = result_text(result)  # the search results, as text
     # Best match first (both words in its title), then the weaker one; the rest not at all.
     assert found.index("Q3 budget: cutting cloud spend") < found.index("Team offsite in Lisbon")
     assert own["cloud spend"] in found and time.strftime("%Y-%m-%d", time.gmtime()) in found
@@ -419,3 +424,37 @@ def test_memory_switched_off_reads_and_writes_no_memory(
     for request in claude.requests:
         assert "tools" not in request
         assert "<remembered_context>" not in system_text(request)
+
+
+def test_what_was_said_in_passing_is_recalled_from_the_transcript_not_the_summary(
+    start_orion: Callable[..., OrionServer],
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    # The summary model keeps the topic only; the puppy is said once, in passing.
+    orion = start_orion()
+    answer_summaries(claude, orion, lambda prompt: text(FIRST_SUMMARY))
+    first_ts, _ = open_thread(orion, slack)
+    ask(
+        orion,
+        slack,
+        claude,
+        first_ts,
+        "Can you help me review our Q3 budget? Sorry, our puppy Biscuit chewed my charger.",
+        "Sure. The biggest lever is moving batch jobs to spot instances.",
+    )
+    # The turn end indexed every message of the conversation as Orion keeps it.
+    bucket.wait_for(search_index_key(USER), lambda c: "\tbiscuit," in c)
+    assert "Biscuit" not in (bucket.read(session_context_key(first_ts)) or "")
+
+    thread_ts, _ = open_thread(orion, slack)
+    claude.reply_tool_use("recall", {"query": "puppy chewed charger"})
+    before = len(main_requests(claude, orion))
+    ask(orion, slack, claude, thread_ts, "What's my puppy called?", "Biscuit.")
+    _, second = main_requests(claude, orion)[before : before + 2]
+    [result] = second["messages"][-1]["content"]
+    found = [b for b in result["content"] if b["type"] == "search_result"]
+    assert found[0]["title"].startswith("Q3 budget review (")
+    assert "puppy Biscuit chewed my charger" in found[0]["content"][0]["text"]
+    assert found[0]["citations"] == {"enabled": True}

@@ -294,6 +294,8 @@ class FakeClaude(HttpFake):
             self.thinking.check(body)
         except ThinkingRefused as e:
             raise _ApiError(400, "invalid_request_error", str(e)) from e
+        if (malformed := _malformed_search_result(body)) is not None:
+            raise _ApiError(400, "invalid_request_error", malformed)
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -382,6 +384,35 @@ class FakeClaude(HttpFake):
     def _ended(self, end: StreamEnd) -> None:
         with self._lock:
             self._stream_ends.append(end)
+
+
+def _malformed_search_result(body: dict[str, Any]) -> str | None:
+    """What the API says of a `search_result` block in a tool result that lacks a field
+    (source, title, content: text blocks) or has citations that are not `{"enabled": bool}`."""
+    for message in body.get("messages") or []:
+        for block in message.get("content") or [] if isinstance(message, dict) else []:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            inner = block.get("content")
+            for result in inner if isinstance(inner, list) else []:
+                if not isinstance(result, dict) or result.get("type") != "search_result":
+                    continue
+                for name in ("source", "title"):
+                    if not isinstance(result.get(name), str) or not result[name]:
+                        return f"search_result.{name}: Field required"
+                content = result.get("content")
+                if (
+                    not isinstance(content, list)
+                    or not content
+                    or any(not isinstance(c, dict) or c.get("type") != "text" for c in content)
+                ):
+                    return "search_result.content: Input should be a list of text blocks"
+                citations = result.get("citations")
+                if citations is not None and not isinstance(
+                    citations.get("enabled") if isinstance(citations, dict) else None, bool
+                ):
+                    return "search_result.citations.enabled: Field required"
+    return None
 
 
 def _is_text_delta(event: script.Event) -> bool:

@@ -90,6 +90,21 @@ def text(value: str, **kw: Any) -> Reply:
     return Reply([{"type": "text", "text": value}], **kw)
 
 
+def cited(value: str, source: str, title: str, cited_text: str, index: int = 0) -> Reply:
+    """Text citing a `search_result` block of the request (its `index`th, counted across
+    messages and tool results), as Claude answers from search results with citations on."""
+    citation = {
+        "type": "search_result_location",
+        "source": source,
+        "title": title,
+        "cited_text": cited_text,
+        "search_result_index": index,
+        "start_block_index": 0,
+        "end_block_index": 1,
+    }
+    return Reply([{"type": "text", "text": value, "citations": [citation]}])
+
+
 def tool_use(
     name: str,
     input: dict[str, Any],
@@ -254,9 +269,15 @@ def block_events(
 ) -> Iterator[Event]:
     kind = block.get("type")
     if kind == "text":
-        yield _event("content_block_start", index=index, content_block={"type": "text", "text": ""})
+        start: dict[str, Any] = {"type": "text", "text": ""}
+        if block.get("citations"):
+            start["citations"] = []  # as the API starts a cited text block
+        yield _event("content_block_start", index=index, content_block=start)
         for piece in paced_text(block["text"], delta_chars):
             delta = {"type": "text_delta", "text": piece}
+            yield _event("content_block_delta", index=index, delta=delta)
+        for citation in block.get("citations") or []:
+            delta = {"type": "citations_delta", "citation": citation}
             yield _event("content_block_delta", index=index, delta=delta)
     elif kind in ("tool_use", "server_tool_use"):
         start = {**block, "input": {}}

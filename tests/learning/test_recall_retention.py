@@ -47,11 +47,11 @@ async def test_a_40_day_old_summary_is_not_recalled(backend: Backend) -> None:
     tool = RecallTool(days_later(backend, 40), MemoryScope(USER, OTHER_THREAD))
     answer = await tool.call({"query": "Q3 budget"})
     assert TITLE not in answer and BODY not in answer
-    assert "no summaries of earlier conversations" in answer
+    assert "no earlier conversations" in answer
 
 
 async def test_a_10_day_old_summary_is_recalled(backend: Backend) -> None:
     await seed(backend.store)
     tool = RecallTool(days_later(backend, 10), MemoryScope(USER, OTHER_THREAD))
-    answer = await tool.call({"query": "Q3 budget"})
+    answer = json.dumps(await tool.call({"query": "Q3 budget"}))
     assert TITLE in answer and BODY in answer

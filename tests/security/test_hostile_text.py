@@ -36,7 +36,13 @@ from app.learning.preference_detection import (
     detect_preferences,
 )
 from app.learning.preferences import MAX_VALUE_CHARS, Preference
-from app.learning.search_index import MAX_INDEXED_CHARS, SearchIndex, document_for
+from app.learning.search_index import (
+    MAX_DOCUMENT_TERMS,
+    MAX_INDEXED_CHARS,
+    SearchDocument,
+    SearchIndex,
+    document_for,
+)
 from app.learning.search_ranking import rank
 from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
 from app.learning.summary_file import (
@@ -277,23 +283,33 @@ def test_a_fence_longer_than_half_a_message_is_cut_like_text() -> None:
 
 
 def test_recall_query_terms_are_few_whatever_the_query(hostile: str) -> None:
-    terms = query_terms(hostile)
-    assert len(terms) <= MAX_QUERY_TERMS and all(len(t) <= MAX_TERM_CHARS for t in terms)
+    groups = query_terms(hostile)
+    assert len(groups) <= MAX_QUERY_TERMS
+    assert all(len(t) <= MAX_TERM_CHARS for group in groups for t in group)
     many = " ".join(f"topic{n}" for n in range(100))
-    assert query_terms(many) == [f"topic{n}" for n in range(MAX_QUERY_TERMS)]
+    assert query_terms(many) == [(f"topic{n}",) for n in range(MAX_QUERY_TERMS)]
 
 
-def _found(title: str, body: str, terms: list[str]) -> bool:
-    document = document_for("1712345678.000100", title, body, datetime.now(UTC))
-    return rank(SearchIndex([document]), terms, 1) != []
+def _document(title: str, body: str) -> SearchDocument:
+    return document_for("1712345678.000100", title, body, [], datetime.now(UTC))
 
 
-def test_recall_indexes_the_start_of_a_hostile_summary(hostile: str) -> None:
-    assert _found("Notes", "Budget: " + hostile, ["budget"])
-    assert not _found("Notes", hostile, ["budget"])
-    assert MAX_INDEXED_CHARS < SLACK_LIMIT
-    assert not _found("Notes", hostile + " budget", ["budget"])  # past the start
-    assert _found("Q3 budget " + hostile, hostile, ["q3", "budget"])
+def _found(title: str, body: str, question: str) -> bool:
+    index = SearchIndex()
+    index.add([_document(title, body)])
+    return rank(index, query_terms(question), 1) != []
+
+
+def test_recall_indexes_a_hostile_summary_whole_within_its_bounds(hostile: str) -> None:
+    assert _found("Notes", "Budget: " + hostile, "budget")
+    assert not _found("Notes", hostile, "budget")
+    document = _document("Notes", hostile)
+    assert len(document.terms) <= MAX_DOCUMENT_TERMS
+    assert MAX_INDEXED_CHARS > SLACK_LIMIT  # a whole message is indexed, not its start
+    if len(document.terms) < MAX_DOCUMENT_TERMS:
+        assert _found("Notes", hostile + " budget", "budget")
+    # However many terms the text holds, the title's come first.
+    assert _found("Q3 budget " + hostile, hostile, "q3 budget")
 
 
 # --- the memory tool (the model's edits) ----------------------------------------------------

@@ -15,11 +15,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from anthropic.tools import ToolError
 
+from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.erasure import forget_conversation, forget_everything
 from app.learning.recall import MAX_QUERY_CHARS, RecallTool
 from app.learning.search_index import (
-    MAX_DOCUMENT_CHARS,
+    MAX_BUCKET_CHARS,
     MAX_DOCUMENT_TERMS,
     SearchDocument,
     SearchIndex,
@@ -28,11 +30,16 @@ from app.learning.search_index import (
     record_search_document,
     render_search_index,
 )
+from app.learning.search_ranking import MAX_LOOKUPS
 from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
 from app.learning.session_index import SessionEntry, record_session
 from app.learning.summary_file import SessionSummary, render_summary
-from app.memory.scopes import MemoryScope, search_index_key, session_context_key
-from app.memory.tolerant_json import MAX_JSON_CHARS
+from app.memory.scopes import (
+    MemoryScope,
+    conversation_record_key,
+    search_index_key,
+    session_context_key,
+)
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.logging import configure_logging
 from app.storage.store import ObjectStore
@@ -54,7 +61,7 @@ async def seed(store: ObjectStore) -> None:
         summary = SessionSummary(title, body, user_id=user, updated=NOW)
         await store.write(session_context_key(thread), render_summary(summary))
         await record_session(store, user, SessionEntry(thread, title, NOW, "D0123ABCD"))
-        await record_search_document(store, user, document_for(thread, title, body, NOW))
+        await record_search_document(store, user, document_for(thread, title, body, [], NOW))
 
 
 @pytest.fixture
@@ -69,7 +76,9 @@ def logged(stream: io.StringIO) -> list[str]:
 
 
 async def search(store: ObjectStore, query: str = "Lisbon") -> str:
-    return await RecallTool(store, MemoryScope(USER, CURRENT)).call({"query": query})
+    """What the model reads, as text (search results as JSON)."""
+    found = await RecallTool(store, MemoryScope(USER, CURRENT)).call({"query": query})
+    return found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
 
 
 @pytest.mark.parametrize(
@@ -101,7 +110,7 @@ async def test_the_memory_tool_cannot_read_or_write_the_search_index(
 
 def _sound_entry() -> list[Any]:
     # A first-version entry: [thread, Unix seconds, terms].
-    return list(document_for(MINE, "Offsite in Lisbon", "Venue booked in Alfama.", NOW))
+    return [MINE, int(NOW.timestamp()), "offsite lisbon offsite lisbon venue booked alfama"]
 
 
 HOSTILE_ENTRIES: dict[str, Any] = {
@@ -111,7 +120,7 @@ HOSTILE_ENTRIES: dict[str, Any] = {
     "time as a bool": [MINE, True, "lisbon"],
     "negative time": [MINE, -5, "lisbon"],
     "terms as a list": [MINE, 1, ["lisbon"]],
-    "terms over the bound": [MINE, 1, "lisbon " * MAX_DOCUMENT_CHARS],
+    "terms over the bound": [MINE, 1, "lisbon " * 20_000],
     "a line break in the terms": [MINE, 1, "lisbon\nlisbon"],
     "a path for a thread": ["../../users/U0999ZZZZ/secret", 1, "lisbon"],
     "nested deep": [[[[[[[[[[[]]]]]]]]]]],
@@ -119,7 +128,7 @@ HOSTILE_ENTRIES: dict[str, Any] = {
 
 
 @pytest.mark.parametrize("name", list(HOSTILE_ENTRIES))
-async def test_malformed_entries_are_skipped_logged_and_dropped_by_the_next_write(
+async def test_an_index_of_an_earlier_version_is_refilled_and_rewritten(
     backend: Backend, name: str, log_stream: io.StringIO
 ) -> None:
     await seed(backend.store)
@@ -129,37 +138,61 @@ async def test_malformed_entries_are_skipped_logged_and_dropped_by_the_next_writ
     assert "Offsite in Lisbon" in found and "Otto" not in found and "secret" not in found
     assert log_events.MEMORY_FILE_UNREADABLE in logged(log_stream)
 
-    await record_search_document(backend.store, USER, document_for(CURRENT, "Today", "", NOW))
-    rewritten = json.loads(backend.raw_read(search_index_key(USER)) or "")
-    assert rewritten["version"] == 2 and rewritten["threads"] == f"{CURRENT} {MINE}"
+    today = document_for(CURRENT, "Today", "", [], NOW)
+    await record_search_document(backend.store, USER, today)
+    rewritten = parse_search_index(backend.raw_read(search_index_key(USER)))
+    assert rewritten.threads == [CURRENT, MINE]
 
 
-def _columns(**changed: Any) -> dict[str, Any]:
-    """A sound index by column (one entry, Orion's), with some columns changed."""
-    sound = json.loads(render_search_index(SearchIndex([document_for_mine()], complete=True)))
-    return sound | changed
+def _columns(body: str | None = None, **changed: Any) -> str:
+    """A sound index (one entry, Orion's), with some of its parts changed."""
+    index = SearchIndex(complete=True)
+    index.add([document_for_mine()])
+    header, postings = render_search_index(index).split("\n", 1)
+    return json.dumps(json.loads(header) | changed) + "\n" + (postings if body is None else body)
 
 
 def document_for_mine() -> SearchDocument:
-    return document_for(MINE, "Offsite in Lisbon", "Venue booked in Alfama.", NOW)
+    return document_for(MINE, "Offsite in Lisbon", "Venue booked in Alfama.", [], NOW)
 
 
-DISAGREEING_COLUMNS: dict[str, dict[str, Any]] = {
+DISAGREEING_COLUMNS: dict[str, str] = {
     "a thread that is a path": _columns(threads="../../users/U0999ZZZZ/secret"),
-    "more threads than times": _columns(threads=f"{MINE} {THEIRS}"),
+    "more threads than ids": _columns(threads=f"{MINE} {THEIRS}"),
     "a time as a bool": _columns(updated=[True]),
     "a time as a float": _columns(updated=[1.5]),
     "a negative time": _columns(updated=[-5]),
     "times not newest first": _columns(
-        threads=f"{MINE} {THEIRS}", updated=[1, 2], terms=" lisbon \n salary "
+        threads=f"{MINE} {THEIRS}",
+        ids="0 1",
+        updated=[1, 2],
+        started=[1, 1],
+        lengths=[1, 1],
+        titles=["a", "b"],
+        channels="- -",
     ),
     "a thread twice": _columns(
-        threads=f"{MINE} {MINE}", updated=[2, 1], terms=" lisbon \n lisbon "
+        threads=f"{MINE} {MINE}",
+        ids="0 1",
+        updated=[2, 1],
+        started=[1, 1],
+        lengths=[1, 1],
+        titles=["a", "b"],
+        channels="- -",
     ),
-    "more entries of terms than threads": _columns(terms=" lisbon \n salary "),
-    "a flood of line breaks": _columns(terms=" " + "\n" * 500_000 + " "),
-    "an entry over the bound": _columns(terms=" " + "lisbon " * MAX_DOCUMENT_CHARS),
-    "terms as a list": _columns(terms=["lisbon"]),
+    "an id that is no id": _columns(ids="../x"),
+    "lines not a power of two": _columns(buckets=[0, 1, 2, 3]),
+    "lines past the body": _columns(body="\tlisbon,0"),
+    "a line over the bound": _columns(
+        body="\tsalary," + ",".join(["0"] * MAX_BUCKET_CHARS) + "\n" * 15,
+        buckets=[
+            0,
+            MAX_BUCKET_CHARS * 2 + 9,
+            *range(MAX_BUCKET_CHARS * 2 + 10, MAX_BUCKET_CHARS * 2 + 25),
+        ],
+    ),
+    "titles as a text": _columns(titles="Offsite"),
+    "a channel that is a link": _columns(channels="https://evil.example"),
     "threads as a list": _columns(threads=[MINE]),
 }
 
@@ -171,7 +204,7 @@ async def test_an_index_whose_columns_disagree_is_read_as_empty_and_filled_in_ag
     """Only Orion writes the index; one it did not write decides no thread a search can
     return: it is read as empty (logged), and filled in from her own conversations."""
     await seed(backend.store)
-    await backend.store.write(search_index_key(USER), json.dumps(DISAGREEING_COLUMNS[name]))
+    await backend.store.write(search_index_key(USER), DISAGREEING_COLUMNS[name])
 
     found = await search(backend.store)
 
@@ -203,7 +236,7 @@ async def test_an_unreadable_index_is_read_as_empty_then_filled_in_and_rewritten
     assert "Offsite in Lisbon" in found and "Salary" not in found
     assert log_events.MEMORY_FILE_UNREADABLE in logged(log_stream)
     rewritten = parse_search_index(backend.raw_read(search_index_key(USER)))
-    assert [d.thread_ts for d in rewritten.documents] == [MINE] and rewritten.complete
+    assert rewritten.threads == [MINE] and rewritten.complete
 
 
 @pytest.mark.parametrize(
@@ -223,20 +256,21 @@ async def test_an_unreadable_index_is_read_as_empty_then_filled_in_and_rewritten
 async def test_a_40000_character_question_costs_bounded_work(backend: Backend, query: str) -> None:
     await seed(backend.store)
     assert len(query) >= 39_000
-    terms = query_terms(query[:MAX_QUERY_CHARS])
-    assert len(terms) <= MAX_QUERY_TERMS and all(len(t) <= MAX_TERM_CHARS for t in terms)
+    groups = query_terms(query[:MAX_QUERY_CHARS])
+    assert len(groups) <= MAX_QUERY_TERMS
+    assert all(len(t) <= MAX_TERM_CHARS for group in groups for t in group)
+    assert sum(map(len, groups)) <= MAX_QUERY_TERMS * 7  # looked up at most MAX_LOOKUPS
+    assert MAX_LOOKUPS < MAX_QUERY_TERMS * 7
     found = await search(backend.store, query)
     assert "Otto" not in found and "Salary" not in found
 
 
 def test_a_40000_character_summary_makes_a_bounded_entry() -> None:
     body = " ".join(f"word{n}" for n in range(8_000))[:40_000]
-    document = document_for(MINE, "x" * 40_000, body, NOW)
-    assert len(document.terms.split()) <= 2 * MAX_DOCUMENT_TERMS
-    assert len(document.terms) <= MAX_DOCUMENT_CHARS
-    # And a flood of such entries stays far below what the reader parses at all.
-    rendered = render_search_index(SearchIndex([document] * 20_000))
-    assert len(rendered) < MAX_JSON_CHARS
+    document = document_for(MINE, "x" * 40_000, body, [], NOW)
+    assert len(document.terms) <= MAX_DOCUMENT_TERMS
+    assert all(len(term) <= MAX_TERM_CHARS for term in document.terms)
+    assert len(document.title) <= 200
 
 
 async def test_a_corrupted_index_blocks_neither_forgetting_one_conversation_nor_everything(
@@ -249,3 +283,38 @@ async def test_a_corrupted_index_blocks_neither_forgetting_one_conversation_nor_
     await forget_everything(backend.store, USER)
     assert backend.raw_read(search_index_key(USER)) is None
     assert THEIRS in (backend.raw_read(search_index_key(OTHER_USER)) or "")
+
+
+@pytest.mark.parametrize(
+    "bad_input",
+    [
+        {"query": "x", "after": "2026-05-01" * 4_000},  # 40,000 characters
+        {"query": "x", "after": "9999-99-99"},
+        {"query": "x", "before": "2026-5-1"},
+        {"query": "x", "before": True},
+        {"query": "x", "after": ["2026-05-01"]},
+        {"query": "x", "after": "2026-05-02", "before": "2026-05-01"},
+        {"query": "x", "after": "２０２６-０５-０１"},  # full-width digits
+    ],
+)
+async def test_a_forged_time_range_is_a_model_visible_error(
+    backend: Backend, bad_input: dict[str, Any]
+) -> None:
+    await seed(backend.store)
+    with pytest.raises(ToolError):
+        await RecallTool(backend.store, MemoryScope(USER, CURRENT)).call(bad_input)
+
+
+async def test_a_40000_character_message_in_a_transcript_makes_bounded_passages(
+    backend: Backend,
+) -> None:
+    # A record as the conversations helper writes it, with the longest message it keeps.
+    await seed(backend.store)
+    record = ConversationRecord(MINE, ConversationOwner(USER, "D0123ABCD"), NOW).with_messages(
+        [said("user", "Lisbon " * 6_000, at=NOW), said("user", "lisbon" * 7_000, at=NOW)]
+    )
+    await backend.store.write(conversation_record_key(MINE), record.render())
+    found = await RecallTool(backend.store, MemoryScope(USER, CURRENT)).call({"query": "Lisbon"})
+    assert isinstance(found, list)
+    texts = [c["text"] for b in found if b["type"] == "search_result" for c in b["content"]]
+    assert texts and all(len(text) < 600 for text in texts)

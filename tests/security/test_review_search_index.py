@@ -62,9 +62,7 @@ async def test_a_forgotten_conversation_continued_the_same_day_stays_forgettable
 
     await _turn_end(store, indexed, "Second try.")  # the person writes in that thread again
 
-    searchable = {
-        d.thread_ts for d in parse_search_index(backend.raw_read(search_index_key(USER))).documents
-    }
+    searchable = {*parse_search_index(backend.raw_read(search_index_key(USER))).threads}
     listed = {e.thread_ts for e in await read_index(store, USER)}
     assert searchable <= listed, "recall finds a conversation the Home tab does not list"
     # So the person can forget it again, and then recall finds nothing.
@@ -87,8 +85,8 @@ async def test_a_forget_cut_short_by_storage_can_be_retried_until_its_search_ent
     await forget_conversation(store, USER, THREAD)  # …and they click again
 
     stored = await store.read(search_index_key(USER))
-    left = parse_search_index(stored.content if stored else None).documents
-    assert [d.thread_ts for d in left] == [], "the forgotten words stay in the search index"
+    left = parse_search_index(stored.content if stored else None).threads
+    assert left == [], "the forgotten words stay in the search index"
     await store.close()
 
 
@@ -103,8 +101,8 @@ async def test_a_turn_end_whose_conversation_index_write_fails_makes_no_search_e
 
     # Recall may not find what the Home tab does not list (and so cannot forget).
     stored = await store.read(search_index_key(USER))
-    left = parse_search_index(stored.content if stored else None).documents
-    assert [d.thread_ts for d in left] == []
+    left = parse_search_index(stored.content if stored else None).threads
+    assert left == []
     await store.close()
 
 
@@ -126,5 +124,5 @@ async def test_a_first_search_while_an_erasure_is_under_way_indexes_nothing_eras
 
     # The erasure's listing of the person's records came before this object existed: what
     # it holds would outlive the erasure.
-    written = parse_search_index(backend.raw_read(search_index_key(USER))).documents
-    assert [d.thread_ts for d in written] == []
+    written = parse_search_index(backend.raw_read(search_index_key(USER))).threads
+    assert written == []

@@ -57,6 +57,8 @@ from app.storage.deadline import seconds_until
 if TYPE_CHECKING:
     from slack_bolt.context.async_context import AsyncBoltContext
 
+    from app.agent.turn import Agent
+
 log = get_logger(__name__)
 
 T = TypeVar("T")
@@ -264,7 +266,7 @@ class Answerer:
         # Only now, with the reply complete: the summary must never hold up this reply
         # (nor wait for the note below).
         run_in_background(
-            _after(turn.transcript, agent.after_turn(turn.request, result.text)),
+            _turn_end(turn.transcript, agent, turn.request, result.text),
             name="memory.after_turn",
         )
         turn.finished = True
@@ -326,6 +328,17 @@ async def _after(transcript: TurnTranscript | None, work: Coroutine[Any, Any, No
     if transcript is not None:
         await transcript.written()
     await work
+
+
+async def _turn_end(
+    transcript: TurnTranscript | None, agent: Agent, request: TurnRequest, answer: str
+) -> None:
+    """The turn's end once its transcript is written: the summary, and the search index
+    over every message of the conversation as Orion now keeps it."""
+    if transcript is not None:
+        await transcript.written()
+    said_so_far = transcript.messages() if transcript is not None else None
+    await agent.after_turn(request, answer, transcript=said_so_far)
 
 
 async def _unless_erased(transcript: TurnTranscript, opening: TurnOpening, since: datetime) -> None:

@@ -188,6 +188,9 @@ class SlackReplyStream:
         self._tasks.record(task)
         self._stream.push_task(task_chunk(task, self._links()))
 
+    def link_to(self, channel: str, ts: str, thread_ts: str | None = None) -> str | None:
+        return self._links().to(channel, ts, thread_ts)
+
     def _end_tasks(self, output: str) -> None:
         """Every task still in progress, shown as not done with the stream's end: none
         outlives the answer."""

@@ -22,7 +22,7 @@ from dataclasses import replace
 from slack_sdk.models.blocks.block_elements import UrlSourceElement
 from slack_sdk.models.messages.chunk import PlanUpdateChunk, TaskUpdateChunk
 
-from app.agent.memory_task import MemoryTask
+from app.agent.memory_task import MemoryTask, TaskSource
 from app.observability.logging import get_logger
 from app.slack.conversation.thread_links import ThreadLinks
 from app.slack.mrkdwn import escape_within
@@ -81,13 +81,14 @@ def plan_chunk() -> PlanUpdateChunk:
 
 
 def task_chunk(task: MemoryTask, links: ThreadLinks) -> TaskUpdateChunk:
-    """The task as Slack shows it: its sources are links to their threads."""
+    """The task as Slack shows it: its sources are links to their threads (a passage's,
+    to its message in the thread)."""
     sources = [
         UrlSourceElement(
             url=url, text=escape_within(source.title or "A past conversation", SOURCE_TEXT_CHARS)
         )
         for source in task.sources
-        if (url := links.to(source.channel, source.thread_ts))
+        if (url := _link(source, links))
     ]
     return TaskUpdateChunk(
         id=task.id,
@@ -96,6 +97,12 @@ def task_chunk(task: MemoryTask, links: ThreadLinks) -> TaskUpdateChunk:
         output=escape_within(task.output, TASK_TEXT_CHARS) if task.output else None,
         sources=sources or None,
     )
+
+
+def _link(source: TaskSource, links: ThreadLinks) -> str | None:
+    if source.message_ts is None:
+        return links.to(source.channel, source.thread_ts)
+    return links.to(source.channel, source.message_ts, thread_ts=source.thread_ts)
 
 
 class TaskBoard:

@@ -38,13 +38,17 @@ class ThreadLinks:
     workspace_url: str | None = None
     team_id: str | None = None
 
-    def to(self, channel: str | None, ts: str | None) -> str | None:
-        """The link to `ts` in `channel`, or None when either is not Slack's."""
+    def to(self, channel: str | None, ts: str | None, thread_ts: str | None = None) -> str | None:
+        """The link to `ts` in `channel` (a reply in thread `thread_ts`, when given), or
+        None when either is not Slack's."""
         if not (channel and ts and is_channel_id(channel) and is_thread_ts(ts)):
             return None
         workspace = _slack_workspace_url(self.workspace_url)
         if workspace:
-            return f"{workspace}/archives/{channel}/p{ts.replace('.', '')}"
+            link = f"{workspace}/archives/{channel}/p{ts.replace('.', '')}"
+            if thread_ts and thread_ts != ts and is_thread_ts(thread_ts):
+                link += f"?thread_ts={thread_ts}&cid={channel}"  # as chat.getPermalink
+            return link
         team = f"&team={self.team_id}" if self.team_id and _TEAM_ID.fullmatch(self.team_id) else ""
         return f"https://slack.com/app_redirect?channel={channel}{team}"
 
