@@ -18,8 +18,8 @@ from typing import Any
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
 from app.learning.preferences import StoredPreference
 from app.memory.scopes import user_prefix
+from app.slack import block_kit
 from app.slack.conversation.thread_links import ThreadLinks
-from app.slack.home import block_kit
 from app.slack.mrkdwn import escape
 
 CALLBACK_ID = "orion_memory_home"
