@@ -39,9 +39,7 @@ DECISIONS = f"/memories/channels/{PUBLIC}/decisions.md"
 
 
 @pytest.fixture
-def orion(
-    orion_on_bucket: Callable[..., OrionServer], slack: FakeSlack
-) -> OrionServer:
+def orion(orion_on_bucket: Callable[..., OrionServer], slack: FakeSlack) -> OrionServer:
     set_up_channels(slack)
     return orion_on_bucket()
 

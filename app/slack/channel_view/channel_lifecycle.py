@@ -102,9 +102,13 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
         await run(body, event, erase_left)
 
     @app.event("member_left_channel")
-    async def on_member_left(event: dict[str, Any]) -> None:
+    async def on_member_left(body: dict[str, Any]) -> None:
         """Someone else left: nothing of Orion's changes (their messages stay the
         channel's, as Slack keeps them; what they asked Orion to forget is theirs to ask)."""
+        async with handling(
+            "slack.member_left_channel", body, user=None, channel=None, thread_ts=None
+        ):
+            pass
 
 
 Run = Callable[
