@@ -208,3 +208,10 @@ def test_both_manifests_offer_the_channel_command(either_manifest: dict[str, Any
     # Commands reach the same endpoint as events and clicks (Bolt routes them).
     assert command["url"].endswith("/slack/events")
     assert command["should_escape"] is False  # Orion reads ids from Slack, not from the text
+
+
+def test_an_installation_asks_for_the_manifests_scopes(manifest: dict[str, Any]) -> None:
+    """Distribution mode's default SLACK_SCOPES: what manifest.yaml grants, no more."""
+    from app.config import DEFAULT_BOT_SCOPES
+
+    assert set(DEFAULT_BOT_SCOPES) == set(manifest["oauth_config"]["scopes"]["bot"])

@@ -34,7 +34,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app.learning.channel_mode import ChannelMode
+from app.learning.channel_recall import forget_public_channel
 from app.learning.conversation_record import ConversationRecord
+from app.learning.erasure import tombstone_time, write_tombstone
 from app.learning.timestamps import format_time, parse_time
 from app.memory.key_prefixes import ERASURES_PREFIX
 from app.memory.scopes import (
@@ -243,11 +245,7 @@ def channel_tombstone_key(channel_id: str) -> str:
 
 
 async def channel_erasure_time(store: ObjectStore, channel_id: str) -> datetime | None:
-    stored = await store.read(channel_tombstone_key(channel_id))
-    if stored is None:
-        return None
-    erased_at = load_json_object(stored.content, what="channel_tombstone").get("erased_at")
-    return parse_time(erased_at) if isinstance(erased_at, str) else None
+    return await tombstone_time(store, channel_tombstone_key(channel_id))
 
 
 async def erase_channel(
@@ -256,10 +254,7 @@ async def erase_channel(
     """Everything Orion keeps for the channel: its memory, its records and the records of
     its conversations (each only if it names this channel); a tombstone first. How many
     objects went."""
-    moment = now or datetime.now(UTC)
-    await store.write(
-        channel_tombstone_key(channel_id), json.dumps({"erased_at": moment.isoformat()})
-    )
+    await write_tombstone(store, channel_tombstone_key(channel_id), now or datetime.now(UTC))
     deleted = await _erase(store, channel_id)
     audit("erase", scope=channel_scope(channel_id), actor=SLACK, what=why, objects=deleted)
     return deleted
@@ -277,8 +272,6 @@ async def erase_again_if_erased(store: ObjectStore, channel_id: str, since: date
 
 
 async def _erase(store: ObjectStore, channel_id: str) -> int:
-    from app.learning.channel_recall import forget_public_channel  # the recall's registry
-
     memory, records = await asyncio.gather(
         store.list(channel_prefix(channel_id)), store.list(channel_records_prefix(channel_id))
     )

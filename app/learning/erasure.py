@@ -107,16 +107,25 @@ async def forget_everything(
 ) -> ErasureReport:
     """Delete every object holding the person's content; `dm_channels`: their DM(s) with
     Orion, whose thread contexts go too (the index adds the channels it knows)."""
-    moment = now or datetime.now(UTC)
-    # To the microsecond: a turn that began just after the erasure is not taken for one
-    # that was running when it came.
-    await store.write(tombstone_key(user_id), json.dumps({"erased_at": moment.isoformat()}))
+    await write_tombstone(store, tombstone_key(user_id), now or datetime.now(UTC))
     return await _erase(store, user_id, dm_channels)
 
 
+async def write_tombstone(store: ObjectStore, key: str, moment: datetime) -> None:
+    """When an erasure began (a person's, a channel's), written before it deletes."""
+    # To the microsecond: a turn that began just after the erasure is not taken for one
+    # that was running when it came.
+    await store.write(key, json.dumps({"erased_at": moment.isoformat()}))
+
+
 async def erasure_time(store: ObjectStore, user_id: str) -> datetime | None:
-    """When the person last asked to be forgotten (to the second), if ever."""
-    stored = await store.read(tombstone_key(user_id))
+    """When the person last asked to be forgotten, if ever."""
+    return await tombstone_time(store, tombstone_key(user_id))
+
+
+async def tombstone_time(store: ObjectStore, key: str) -> datetime | None:
+    """When the erasure whose tombstone is `key` began, if there was one."""
+    stored = await store.read(key)
     if stored is None:
         return None
     erased_at = load_json_object(stored.content, what="erasure_tombstone").get("erased_at")

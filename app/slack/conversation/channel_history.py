@@ -11,6 +11,9 @@ commercially distributed app outside the Slack Marketplace gets the method once 
 minute, 15 messages a call; a limited read goes on with what it has). A mention that
 opens its thread needs no read at all.
 
+A thread Orion first hears of deep into it is read whole (paged to its end, as for a DM
+from before transcripts), and only its opening and its newest WINDOW_MESSAGES are used.
+
 What was read goes into the transcript with the mention, each message with its author,
 in the background — except what an author wrote before they last asked to be forgotten
 (one tombstone read per author, `said_since_erasure`): what Slack still shows is answered
@@ -29,6 +32,7 @@ from app.learning.conversations import TurnTranscript
 from app.learning.erasure import said_since_erasure
 from app.memory.scopes import is_thread_ts, is_user_id
 from app.slack.conversation.thread_history import (
+    WINDOW_MESSAGES,
     SlackThread,
     read_slack_thread,
     seconds_of,
@@ -62,6 +66,10 @@ async def channel_turn_history(
         # With a transcript, Orion's own answers are in it already.
         and not (known is not None and _by_orion(m, message.bot_user_id))
     ]
+    if len(slack) > WINDOW_MESSAGES:
+        # A long thread Orion has no transcript of: its opening and its newest messages
+        # (what the history can hold), whatever its length.
+        slack = [slack[0], *slack[-(WINDOW_MESSAGES - 1) :]]
     history = [_from_transcript(m) for m in known or ()]
     history += [_from_slack(m, message.bot_user_id) for m in slack]
     history.append(

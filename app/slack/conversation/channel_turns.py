@@ -44,6 +44,7 @@ from app.slack.conversation.thread_memory import restore_for
 from app.slack.conversation.turn_opening import TurnOpening
 from app.slack.web_client import without_rate_limit_waits
 from app.storage.breaker import StoreOffline
+from app.storage.deadline import time_left
 from app.storage.store import ObjectStore
 
 if TYPE_CHECKING:
@@ -84,10 +85,13 @@ class ChannelInfo:
 
 
 async def channel_info(client: AsyncWebClient, channel: str) -> ChannelInfo | None:
-    """The channel as Slack describes it; None when Slack did not say (in time). Never
-    raises."""
+    """The channel as Slack describes it; None when Slack did not say in time (within the
+    turn's storage deadline, when there is one: a slow Slack costs the turn its memory,
+    not its answer). Never raises."""
+    left = time_left()
+    budget = INFO_BUDGET_S if left is None else max(0.0, min(INFO_BUDGET_S, left))
     try:
-        async with asyncio.timeout(INFO_BUDGET_S):
+        async with asyncio.timeout(budget):
             response = await without_rate_limit_waits(client).conversations_info(channel=channel)
     except SlackApiError as exc:
         error = exc.response.get("error") if exc.response is not None else None
