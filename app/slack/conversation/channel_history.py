@@ -22,6 +22,7 @@ with, never kept again.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -78,7 +79,8 @@ async def channel_turn_history(
     if not opening.remembers or store is None or owner is None or conversation is None:
         return TurnHistory(history, None)
     transcript = TurnTranscript(store, owner, message.thread_ts, conversation)
-    read = [_said(m, message.bot_user_id) for m in slack]
+    # Redacting up to WINDOW_MESSAGES messages of any shape: off the event loop.
+    read = await asyncio.to_thread(lambda: [_said(m, message.bot_user_id) for m in slack])
     mention = said("user", message.text, at=moment_of(message.ts), ts=message.ts, user=message.user)
 
     async def keepable(messages: Any) -> list[TranscriptMessage]:
