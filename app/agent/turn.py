@@ -163,8 +163,9 @@ class Agent:
         """
         if self._store is None or turn.memory_off:
             return None
+        in_channel = turn.channel is not None
         if not turn.remembers:
-            await tasks.show(restore_finished(restored=False, found=False))
+            await tasks.show(restore_finished(restored=False, found=False, in_channel=in_channel))
             return None
         started = time.perf_counter()
         with tracing.observe("memory.before_turn") as span:
@@ -178,9 +179,13 @@ class Agent:
                     **_since(started),
                 )
                 span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
-                await tasks.show(restore_finished(restored=False, found=False))
+                await tasks.show(
+                    restore_finished(restored=False, found=False, in_channel=in_channel)
+                )
                 return None
-            await tasks.show(restore_finished(restored=complete, found=bool(context)))
+            await tasks.show(
+                restore_finished(restored=complete, found=bool(context), in_channel=in_channel)
+            )
             tokens = estimate_tokens(context) if context else 0
             outcome = {"source": source, "token_estimate": tokens, "injected": bool(context)}
             tracing.event("memory.context.inject", metadata=outcome)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from app.agent.memory_task import CHANNEL_RESTORE_TITLE
 from app.learning.conversation_record import ConversationRecord
 from app.memory.scopes import (
     channel_changes_key,
@@ -64,8 +65,10 @@ def test_a_mention_is_answered_in_its_thread_streamed_to_the_channel(
     assert start.args["recipient_team_id"] == TEAM_ID
     [answer] = slack.bot_messages(PUBLIC, thread_ts)
     assert any(b.get("type") == "context_actions" for b in answer.blocks)  # feedback
-    # No status line in a channel: assistant threads only.
+    # No status line in a channel (assistant threads only): the stream's tasks show the work.
     assert slack.calls_to("assistant.threads.setStatus") == []
+    [restore] = slack.tasks(PUBLIC, thread_ts)
+    assert (restore.title, restore.status) == (CHANNEL_RESTORE_TITLE, "complete")
     assert "thread of a Slack channel" in system_text(main_requests(claude, orion)[0])
 
     orion.wait_idle()

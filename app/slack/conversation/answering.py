@@ -245,7 +245,7 @@ class Answerer:
                 return
             memory_enabled = memory_enabled and gate.verdict is Verdict.REMEMBER
             if memory_enabled:
-                await reply.show_task(restore_started())
+                await reply.show_task(restore_started(in_channel=True))
         if memory_enabled and opening.conversation is None:
             # Nothing says whose the thread is: answered with no memory, keeping none.
             log.info("slack.conversation.unchecked")
