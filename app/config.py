@@ -33,6 +33,7 @@ from app.agent.thinking import (
     Effort,
     ThinkingMode,
 )
+from app.learning.channel_mode import ChannelMode
 from app.storage.team_scope import is_slack_team_id
 
 # A current, non-deprecated model from the SDK's model list (anthropic.types.ModelParam).
@@ -68,7 +69,22 @@ BotToken = Annotated[SecretStr, AfterValidator(_bot_token_shape)]
 
 # The bot scopes an installation asks for when SLACK_SCOPES is unset: manifest.yaml's
 # (tests/test_manifest.py holds the two together).
-DEFAULT_BOT_SCOPES = ("assistant:write", "chat:write", "im:history", "files:write", "im:write")
+DEFAULT_BOT_SCOPES = (
+    "assistant:write",
+    "chat:write",
+    "im:history",
+    "files:write",
+    "im:write",
+    # Channels (docs/slack-setup.md): mentions, the thread read back, the channel's
+    # privacy and members, admins, the channel memory command.
+    "app_mentions:read",
+    "channels:history",
+    "groups:history",
+    "channels:read",
+    "groups:read",
+    "users:read",
+    "commands",
+)
 DEFAULT_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize"
 
 # The example values of .env.example ("xoxb-your-bot-token", "pk-lf-your-public-key"): a
@@ -197,6 +213,11 @@ class Settings(OperatorSettings):
     slack_app_token: SecretStr | None = None
     # Existing installs (assistant_view) keep working unchanged; new apps set `agent`.
     slack_experience: SlackExperience = SlackExperience.ASSISTANT
+    # What Orion does when mentioned in a channel, at most (docs/memory-controls.md):
+    # `memory` (answers and remembers for the channel), `answers` (answers, keeps
+    # nothing), `off`. A workspace's admins choose within it, for the workspace and for
+    # each channel (`/orion channel …`).
+    slack_channels: ChannelMode = ChannelMode.MEMORY
 
     anthropic_api_key: SecretStr
     anthropic_base_url: str | None = None

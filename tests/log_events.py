@@ -164,3 +164,9 @@ TRACING_FORGET_FAILED = _forget("tracing.forget", ".failed")
 TRACING_FORGET_TEAM = _forget("tracing.forget_team", "")
 TRACING_FORGET_TEAM_FAILED = _forget("tracing.forget_team", ".failed")
 TRACING_FORGET_TEAM_NOT_THEIRS_KEPT = _forget("tracing.forget_team", ".not_theirs_kept")
+
+# --- channels -------------------------------------------------------------------------------
+
+AUDIT_MEMORY = _line("audit.memory")
+SLACK_APP_MENTION_DONE = _done("slack.app_mention")
+SLACK_CHANNEL_NOT_ANSWERED = _line("slack.channel.not_answered")

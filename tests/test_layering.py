@@ -4,8 +4,9 @@
 
 and inside app/slack, by room:
 
-    app.py → assistant_view/, agent_view/, home/, catch_all/, oauth/ → conversation/ → the wiring
-    (event_scope, web_client, installed_team)
+    app.py → assistant_view/, agent_view/, channel_view/, home/, catch_all/, oauth/
+           → conversation/ → the wiring (event_scope, web_client, installed_team, mrkdwn,
+             block_kit)
 
 Every module of `app/` is read with `ast` (nothing is imported), and each `app.*` import
 it makes is checked against the orders above. A lower layer importing a higher one, a
@@ -77,9 +78,17 @@ def _area(module: str) -> str | None:
 # core both experiences share (conversation/) and the wiring at the top of app/slack; the
 # experiences, home/ and catch_all/ never import each other. Only app.py, which registers
 # every listener, imports them all; nothing imports app.py but the entry points.
-SLACK_ROOMS = {"assistant_view", "agent_view", "conversation", "home", "catch_all", "oauth"}
+SLACK_ROOMS = {
+    "assistant_view",
+    "agent_view",
+    "channel_view",
+    "conversation",
+    "home",
+    "catch_all",
+    "oauth",
+}
 SHARED_ROOM = "conversation"
-SLACK_WIRING = {"event_scope", "web_client", "installed_team", "mrkdwn"}
+SLACK_WIRING = {"event_scope", "web_client", "installed_team", "mrkdwn", "block_kit"}
 SLACK_APP = "app"
 
 

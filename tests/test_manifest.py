@@ -81,6 +81,32 @@ def test_background_color_is_a_hex_colour(either_manifest: dict[str, Any]) -> No
     assert re.fullmatch(r"#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?", color)
 
 
+# Orion in channels, the same in both experiences (docs/slack-setup.md).
+CHANNEL_EVENTS = {
+    "app_mention",  # mentioned in a channel thread: it answers there
+    "channel_left",  # removed: the channel's memory is erased
+    "group_left",
+    "member_left_channel",
+    "channel_deleted",
+    "group_deleted",
+    "channel_archive",  # archived: set aside until retention
+    "group_archive",
+    "channel_unarchive",
+    "group_unarchive",
+    "channel_shared",  # Slack Connect: logged
+    "channel_unshared",
+}
+CHANNEL_SCOPES = {
+    "app_mentions:read",
+    "channels:history",  # the thread read back (conversations.replies)
+    "groups:history",
+    "channels:read",  # private or shared, members (conversations.info, .members), events
+    "groups:read",
+    "users:read",  # who is an admin (users.info)
+    "commands",  # /orion
+}
+
+
 def test_assistant_bot_events_and_scopes_are_the_pinned_ones(manifest: dict[str, Any]) -> None:
     settings = manifest["settings"]
     assert set(settings["event_subscriptions"]["bot_events"]) == {
@@ -88,6 +114,7 @@ def test_assistant_bot_events_and_scopes_are_the_pinned_ones(manifest: dict[str,
         "assistant_thread_started",
         "assistant_thread_context_changed",
         "message.im",
+        *CHANNEL_EVENTS,
     }
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {
         "assistant:write",
@@ -95,6 +122,7 @@ def test_assistant_bot_events_and_scopes_are_the_pinned_ones(manifest: dict[str,
         "files:write",  # "Download my memory"
         "im:history",
         "im:write",  # the person's DM, when the Home tab did not say
+        *CHANNEL_SCOPES,
     }
 
 
@@ -106,6 +134,7 @@ def test_agent_bot_events_and_scopes_are_the_agent_ones(agent_manifest: dict[str
         "message.im",
         "agent_session_stopped",  # Slack shows its Stop button only with this
         "agent_session_title_changed",
+        *CHANNEL_EVENTS,
     }
     assert set(agent_manifest["oauth_config"]["scopes"]["bot"]) == {
         "assistant:write",
@@ -113,6 +142,7 @@ def test_agent_bot_events_and_scopes_are_the_agent_ones(agent_manifest: dict[str
         "files:write",
         "im:history",
         "im:write",
+        *CHANNEL_SCOPES,
     }
     assert "assistant_view" not in agent_manifest["features"], "one experience per app"
 
@@ -170,3 +200,18 @@ def test_both_manifests_describe_the_same_app(
     for section in ("display_information", "_metadata"):
         assert manifest[section] == agent_manifest[section]
     assert manifest["features"]["bot_user"] == agent_manifest["features"]["bot_user"]
+
+
+def test_both_manifests_offer_the_channel_command(either_manifest: dict[str, Any]) -> None:
+    [command] = either_manifest["features"]["slash_commands"]
+    assert command["command"] == "/orion"
+    # Commands reach the same endpoint as events and clicks (Bolt routes them).
+    assert command["url"].endswith("/slack/events")
+    assert command["should_escape"] is False  # Orion reads ids from Slack, not from the text
+
+
+def test_an_installation_asks_for_the_manifests_scopes(manifest: dict[str, Any]) -> None:
+    """Distribution mode's default SLACK_SCOPES: what manifest.yaml grants, no more."""
+    from app.config import DEFAULT_BOT_SCOPES
+
+    assert set(DEFAULT_BOT_SCOPES) == set(manifest["oauth_config"]["scopes"]["bot"])

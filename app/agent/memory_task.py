@@ -20,6 +20,8 @@ TaskStatus = Literal["in_progress", "complete", "error"]
 
 RESTORE_TASK_ID = "memory-restore"
 RESTORE_TITLE = "Restoring what I remember about you"
+# In a channel thread: the thread's summary and the organisation's context, for everyone.
+CHANNEL_RESTORE_TITLE = "Restoring what I remember of this thread"
 
 
 @dataclass(frozen=True)
@@ -42,17 +44,23 @@ class MemoryTask:
     sources: tuple[TaskSource, ...] = ()
 
 
-def restore_started() -> MemoryTask:
-    return MemoryTask(RESTORE_TASK_ID, RESTORE_TITLE, "in_progress")
+def restore_started(*, in_channel: bool = False) -> MemoryTask:
+    title = CHANNEL_RESTORE_TITLE if in_channel else RESTORE_TITLE
+    return MemoryTask(RESTORE_TASK_ID, title, "in_progress")
 
 
-def restore_finished(*, restored: bool, found: bool) -> MemoryTask:
-    """`restored`: every read answered; `found`: there was something to remember."""
+def restore_finished(*, restored: bool, found: bool, in_channel: bool = False) -> MemoryTask:
+    """`restored`: every read answered; `found`: there was something to remember;
+    `in_channel`: a channel thread's restore (nothing of anyone's own is restored)."""
+    title = CHANNEL_RESTORE_TITLE if in_channel else RESTORE_TITLE
     if not restored:
         output = "Couldn't reach my memory just now, so I'm answering without all of it"
-        return MemoryTask(RESTORE_TASK_ID, RESTORE_TITLE, "error", output)
-    output = "Restored your preferences and notes" if found else "Nothing saved about you yet"
-    return MemoryTask(RESTORE_TASK_ID, RESTORE_TITLE, "complete", output)
+        return MemoryTask(RESTORE_TASK_ID, title, "error", output)
+    if in_channel:
+        output = "Restored what this thread was about" if found else "Nothing saved for it yet"
+    else:
+        output = "Restored your preferences and notes" if found else "Nothing saved about you yet"
+    return MemoryTask(RESTORE_TASK_ID, title, "complete", output)
 
 
 # Square brackets start a Markdown link (`[text](url)`): shown as parentheses, a title

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from app.agent.history import ThreadMessage
 from app.memory.change_log import ChangeLog
+
+if TYPE_CHECKING:
+    from app.learning.channel_recall import ChannelRecallScope
 
 
 @dataclass
@@ -43,3 +47,9 @@ class TurnRequest:
     # False when nothing said whose the conversation is (storage did not answer in time):
     # the turn then reads and writes no memory at all, as if memory were off.
     remembers: bool = True
+    # The turn answers a mention in a channel thread: it uses the channel's memory (and
+    # recall across what Slack says the channel may see), never the person's own.
+    channel: ChannelRecallScope | None = None
+    # Memory is switched off for this conversation (a channel whose admins chose answers
+    # only): nothing is restored, shown as restoring, or kept.
+    memory_off: bool = False

@@ -37,7 +37,9 @@ from app.agent.reply_sink import ReplySink
 from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
 from app.agent.thinking import ANSWER_THINKING, SUMMARY_THINKING, Thinking
-from app.agent.toolbox import tools_for_turn
+from app.agent.toolbox import channel_tools_for_turn, tools_for_turn
+from app.learning.channel_memory import erase_again_if_erased
+from app.learning.channel_summary import update_channel_summary
 from app.learning.erasure import forget_again_if_erased
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
@@ -48,9 +50,9 @@ from app.learning.transcript import Utterance
 from app.learning.undo import revert_changes
 from app.memory.change_log import ChangeLog, RecordingStore
 from app.memory.restore import restore_memory
-from app.memory.scopes import MemoryScope
+from app.memory.scopes import ChannelMemoryScope, MemoryScope, channel_summary_key
 from app.memory.token_estimate import estimate_tokens
-from app.memory.tool.guide import memory_tool_guide
+from app.memory.tool.guide import channel_memory_guide, memory_tool_guide
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.storage.deadline import seconds_until
@@ -103,29 +105,44 @@ class Agent:
         self._indexed_today = IndexedToday()
 
     async def answer(self, turn: TurnRequest, sink: ReplySink) -> LoopResult:
-        scope = MemoryScope(turn.user_id, turn.thread_ts)
         recalls = RecallLog()
         tasks = MemoryTasks(sink, recalls)
-        store = self._store if turn.remembers else None
+        store = self._store if turn.remembers and not turn.memory_off else None
+        if turn.channel is not None:
+            # A channel's thread: the channel's memory, nobody's own.
+            channel_scope = ChannelMemoryScope(turn.channel.channel_id)
+            guide = channel_memory_guide(channel_scope)
+            tools = channel_tools_for_turn(
+                store=store,
+                recall=turn.channel,
+                actor=turn.user_id,
+                changes=turn.changes,
+                link=sink.link_to,
+            )
+        else:
+            scope = MemoryScope(turn.user_id, turn.thread_ts)
+            guide = memory_tool_guide(scope)
+            tools = tools_for_turn(
+                store=store,
+                scope=scope,
+                recalls=recalls,
+                changes=turn.changes,
+                link=sink.link_to,
+            )
         with tracing.observe("agent.turn", input={"history_messages": len(turn.history)}) as span:
             memory_context = await self._before_turn(turn, tasks)
             system = build_system_prompt(
-                memory_guide=memory_tool_guide(scope) if store is not None else None,
+                memory_guide=guide if store is not None else None,
                 memory_context=memory_context,
                 recall=store is not None,
+                in_channel=turn.channel is not None,
             )
             result = await run_agent_loop(
                 self._claude,
                 model=self._model,
                 system=system,
                 messages=build_messages(turn.history),
-                tools=tools_for_turn(
-                    store=store,
-                    scope=scope,
-                    recalls=recalls,
-                    changes=turn.changes,
-                    link=sink.link_to,
-                ),
+                tools=tools,
                 sink=sink,
                 tasks=tasks,
                 thinking=self._thinking,
@@ -144,10 +161,11 @@ class Agent:
 
         A failure here costs the turn its memory, never its answer.
         """
-        if self._store is None:
+        if self._store is None or turn.memory_off:
             return None
+        in_channel = turn.channel is not None
         if not turn.remembers:
-            await tasks.show(restore_finished(restored=False, found=False))
+            await tasks.show(restore_finished(restored=False, found=False, in_channel=in_channel))
             return None
         started = time.perf_counter()
         with tracing.observe("memory.before_turn") as span:
@@ -161,9 +179,13 @@ class Agent:
                     **_since(started),
                 )
                 span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
-                await tasks.show(restore_finished(restored=False, found=False))
+                await tasks.show(
+                    restore_finished(restored=False, found=False, in_channel=in_channel)
+                )
                 return None
-            await tasks.show(restore_finished(restored=complete, found=bool(context)))
+            await tasks.show(
+                restore_finished(restored=complete, found=bool(context), in_channel=in_channel)
+            )
             tokens = estimate_tokens(context) if context else 0
             outcome = {"source": source, "token_estimate": tokens, "injected": bool(context)}
             tracing.event("memory.context.inject", metadata=outcome)
@@ -188,6 +210,11 @@ class Agent:
             thread_ts=turn.thread_ts,
             budget_s=budget_s,
             token_budget=self._memory.token_budget,
+            channel_summary_key=(
+                channel_summary_key(turn.channel.channel_id, turn.thread_ts)
+                if turn.channel is not None
+                else None
+            ),
         )
         return restored.context, "reloaded", restored.complete
 
@@ -240,6 +267,8 @@ class Agent:
         if turn.outcome.refused:
             await self._keep_nothing(self._store, turn, turn.changes)
             return None
+        if turn.channel is not None:
+            return None  # a channel's changes are in its own log (/orion memory), not noted
         request = NoteRequest(turn.user_id, turn.channel_id, turn.thread_ts, turn.started_at)
         try:
             return await note_for_turn(
@@ -303,7 +332,7 @@ class Agent:
             try:
                 async with asyncio.timeout(self._memory.after_turn_budget_s):
                     outcome = await self._write_summary(self._store, turn, answer, transcript)
-                    await self._unless_erased(turn.user_id, turn.started_at, turn.channel_id)
+                    await self._unless_erased_turn(turn)
             except Exception as exc:
                 error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
                 log.warning(
@@ -331,9 +360,19 @@ class Agent:
             return
         try:
             async with asyncio.timeout(self._memory.after_turn_budget_s):
-                await self._unless_erased(turn.user_id, turn.started_at, turn.channel_id)
+                await self._unless_erased_turn(turn)
         except Exception as exc:
             log.warning("memory.erasure_check.failed", error=type(exc).__name__, exc_info=exc)
+
+    async def _unless_erased_turn(self, turn: TurnRequest) -> None:
+        """After a turn's writes: its person's erasure (what they wrote went into the
+        transcript), and in a channel the channel's (Orion removed, the channel deleted)."""
+        if turn.channel is None:
+            await self._unless_erased(turn.user_id, turn.started_at, turn.channel_id)
+            return
+        assert self._store is not None
+        await self._unless_erased(turn.user_id, turn.started_at, None)
+        await erase_again_if_erased(self._store, turn.channel.channel_id, turn.started_at)
 
     async def _unless_erased(self, user_id: str, since: datetime, channel: str | None) -> None:
         """After writing about `user_id`: if they asked to be forgotten since `since`, what
@@ -351,16 +390,28 @@ class Agent:
         transcript: Sequence[Utterance] | None,
     ) -> SummaryOutcome:
         with tracing.observe("memory.summary.write") as span:
-            outcome = await update_session_summary(
-                store,
-                user_id=turn.user_id,
-                thread_ts=turn.thread_ts,
-                channel=turn.channel_id,
-                history=[*turn.history, ThreadMessage("assistant", answer)],
-                summarize=self._summarize,
-                transcript=transcript,
-                indexed=self._indexed_today,
-            )
+            if turn.channel is not None:
+                outcome = await update_channel_summary(
+                    store,
+                    channel_id=turn.channel.channel_id,
+                    thread_ts=turn.thread_ts,
+                    public=turn.channel.public,
+                    history=[*turn.history, ThreadMessage("assistant", answer)],
+                    summarize=self._summarize,
+                    transcript=transcript,
+                    actor=turn.user_id,
+                )
+            else:
+                outcome = await update_session_summary(
+                    store,
+                    user_id=turn.user_id,
+                    thread_ts=turn.thread_ts,
+                    channel=turn.channel_id,
+                    history=[*turn.history, ThreadMessage("assistant", answer)],
+                    summarize=self._summarize,
+                    transcript=transcript,
+                    indexed=self._indexed_today,
+                )
             span.update(
                 output={
                     "written": outcome.written,

@@ -15,6 +15,17 @@ an event from another channel or person naming this thread is not theirs to cont
 answered, oldest first, each message with its role, when it was said and its Slack ts
 (None where Slack gave none): the history of the next turn, and what a search can index.
 
+**Whose: a person's, or a channel's.** A conversation in a person's DM with Orion is
+theirs (`"kind": "person"`, the default of records written before channels: every record
+without a kind). A conversation in a channel thread is the channel's (`"kind":
+"channel"`): `channel` is a public or private channel's id (`C…`/`G…`, never a DM's
+`D…`), `user` names who first mentioned Orion there (for the record, not ownership), and
+every participant's messages are in its transcript, each with its author (`"user"`). An
+event continues a conversation only if it is of the same kind — a DM message naming a
+channel thread, or a mention naming a DM thread, is refused whatever else matches — and,
+for a person's, only from the same person in the same DM; for a channel's, from the same
+channel (any member: Slack delivered it from there).
+
 Bounded whatever is said: a message keeps at most MAX_MESSAGE_CHARS (`cut` marks one
 that was longer), and a conversation the opening message and the newest messages within
 MAX_MESSAGES and MAX_TRANSCRIPT_CHARS; `dropped` counts those left out between. Secrets
@@ -33,11 +44,19 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from app.learning.timestamps import format_time, parse_time
-from app.memory.scopes import is_channel_id, is_thread_ts, validate_thread_ts, validate_user_id
+from app.memory.scopes import (
+    is_channel_id,
+    is_shared_channel_id,
+    is_thread_ts,
+    is_user_id,
+    validate_thread_ts,
+    validate_user_id,
+)
 from app.memory.tolerant_json import load_json_object
 from app.observability.redaction import redact_secret_shapes
 
 Role = Literal["user", "assistant"]
+OwnerKind = Literal["person", "channel"]
 
 VERSION = 1
 # As much of one message as the history shows Claude (app/agent/history.py trims there).
@@ -55,28 +74,44 @@ _TEAM_ID = re.compile(r"[TE][A-Z0-9]{2,30}")
 
 @dataclass(frozen=True)
 class ConversationOwner:
-    """Who opened the conversation: from Slack's signed event, never from anything a
-    person or Claude writes."""
+    """Whose the conversation is: from Slack's signed event, never from anything a person
+    or Claude writes. A person's (their DM), or a channel's (`kind == "channel"`: `user`
+    is then who opened it, for the record)."""
 
     user: str
     channel: str
     team: str | None = None
     enterprise: str | None = None
+    kind: OwnerKind = "person"
 
     def __post_init__(self) -> None:
         validate_user_id(self.user)
         if not is_channel_id(self.channel):
             raise ValueError("not a Slack channel id")
+        if self.kind not in ("person", "channel"):
+            raise ValueError("not a kind of conversation")
+        if self.in_channel and not is_shared_channel_id(self.channel):
+            raise ValueError("a DM is never a channel's conversation")
+
+    @property
+    def in_channel(self) -> bool:
+        return self.kind == "channel"
 
     def may_continue(self, owner: ConversationOwner) -> bool:
         """Whether `self` (an event's person and channel) may continue `owner`'s
-        conversation: the same person in the same channel. Teams are not compared: in
-        distribution mode every key is already the workspace's (app/storage/team_scope.py),
-        and in one organisation the same DM may arrive with its members' own teams."""
+        conversation: of the same kind, and the same person in the same DM, or the same
+        channel. Teams are not compared: in distribution mode every key is already the
+        workspace's (app/storage/team_scope.py), and in one organisation the same DM may
+        arrive with its members' own teams."""
+        if self.kind != owner.kind:
+            return False
+        if self.in_channel:
+            return self.channel == owner.channel
         return (self.user, self.channel) == (owner.user, owner.channel)
 
     def to_json(self) -> dict[str, str | None]:
         return {
+            "kind": self.kind,
             "team": self.team,
             "enterprise": self.enterprise,
             "channel": self.channel,
@@ -87,25 +122,32 @@ class ConversationOwner:
     def parse(data: object) -> ConversationOwner | None:
         if not isinstance(data, dict):
             return None
+        kind = data.get("kind", "person")  # records from before channels name none
         try:
             return ConversationOwner(
                 data.get("user"),  # type: ignore[arg-type]  # validated here
                 data.get("channel"),  # type: ignore[arg-type]
                 _team_id(data.get("team")),
                 _team_id(data.get("enterprise")),
+                kind,
             )
         except ValueError:
             return None
 
 
 def owner_of_event(
-    user: str | None, channel: str | None, team: str | None, enterprise: str | None
+    user: str | None,
+    channel: str | None,
+    team: str | None,
+    enterprise: str | None,
+    *,
+    kind: OwnerKind = "person",
 ) -> ConversationOwner | None:
     """The owner an event's ids make, or None when they are not Slack's shapes."""
     if not user or not channel:
         return None
     try:
-        return ConversationOwner(user, channel, _team_id(team), _team_id(enterprise))
+        return ConversationOwner(user, channel, _team_id(team), _team_id(enterprise), kind)
     except ValueError:
         return None
 
@@ -117,6 +159,8 @@ class TranscriptMessage:
     at: datetime  # when it was said (UTC)
     ts: str | None = None  # its Slack ts, where Slack gave one
     cut: bool = False  # longer than MAX_MESSAGE_CHARS: the rest is not kept
+    # Who wrote it, in a channel's conversation (a DM's user messages are its person's).
+    user: str | None = None
 
     @property
     def sent_at(self) -> float:
@@ -127,6 +171,8 @@ class TranscriptMessage:
         # The text last: a secret's label at a text's end is then followed by nothing
         # the store's redaction could take for its value.
         item: dict[str, Any] = {"role": self.role, "ts": self.ts, "at": format_time(self.at)}
+        if self.user is not None:
+            item["user"] = self.user
         if self.cut:
             item["cut"] = True
         item["text"] = self.text
@@ -140,21 +186,30 @@ class TranscriptMessage:
         moment = parse_time(at) if isinstance(at, str) else None
         if role not in ("user", "assistant") or not isinstance(text, str) or moment is None:
             return None
-        ts = item.get("ts")
+        ts, user = item.get("ts"), item.get("user")
         return TranscriptMessage(
             role,
             text[:MAX_MESSAGE_CHARS],
             moment,
             ts if is_thread_ts(ts) else None,
             item.get("cut") is True or len(text) > MAX_MESSAGE_CHARS,
+            user if is_user_id(user) else None,
         )
 
 
-def said(role: Role, text: str, *, at: datetime, ts: str | None = None) -> TranscriptMessage:
-    """A message as the transcript keeps it: cut to its bound, its secrets redacted."""
+def said(
+    role: Role, text: str, *, at: datetime, ts: str | None = None, user: str | None = None
+) -> TranscriptMessage:
+    """A message as the transcript keeps it: cut to its bound, its secrets redacted;
+    `user`: its author, in a channel's conversation."""
     cut = len(text) > MAX_MESSAGE_CHARS
     return TranscriptMessage(
-        role, storable(text[:MAX_MESSAGE_CHARS]), at, ts if is_thread_ts(ts) else None, cut
+        role,
+        storable(text[:MAX_MESSAGE_CHARS]),
+        at,
+        ts if is_thread_ts(ts) else None,
+        cut,
+        user if is_user_id(user) else None,
     )
 
 
@@ -214,6 +269,16 @@ class ConversationRecord:
     def forgotten(self) -> ConversationRecord:
         """The record without its transcript: whose the thread is stays known."""
         return replace(self, messages=(), dropped=0)
+
+    def without_author(self, user_id: str) -> ConversationRecord:
+        """The record without what `user_id` wrote in it (a channel's conversation, when
+        they ask to be forgotten): everyone else's messages and Orion's answers stay."""
+        return replace(self, messages=tuple(m for m in self.messages if m.user != user_id))
+
+    @property
+    def authors(self) -> set[str]:
+        """Who wrote the messages the transcript holds."""
+        return {m.user for m in self.messages if m.user is not None}
 
     def render(self) -> str:
         return json.dumps(

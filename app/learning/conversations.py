@@ -22,16 +22,25 @@ that forgetting the person finds every record of theirs without listing the buck
 turn begins, Orion's answer as it ends, each an optimistic update (a generation-checked
 write) that refuses a record naming someone else. Like every writer of a person's data,
 the turn then checks the erasure tombstone (app/agent/turn.py, after these writes).
+
+**A channel's conversation** (a thread Orion was mentioned in) is recorded the same way,
+as the channel's (conversation_record.py), with a marker under the channel's records
+(`channel-records/{channel}/conversations/{thread}`) instead of a person's, so that
+erasing the channel finds it. Every participant's messages go into its transcript, each
+with its author; before the first message of an author is written, a marker under their
+records (`people/{id}/said/{thread}`) lets forgetting them take what they said back out
+(`forget_said`), leaving everyone else's messages — and the channel's memory — as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 from app.learning.conversation_record import (
     ConversationOwner,
@@ -41,8 +50,10 @@ from app.learning.conversation_record import (
 from app.learning.session_index import read_index
 from app.memory.retention import retention_of
 from app.memory.scopes import (
+    channel_conversation_marker_key,
     conversation_marker_key,
     conversation_record_key,
+    said_marker_key,
     session_prefix,
 )
 from app.observability.logging import get_logger
@@ -88,6 +99,10 @@ class OpenedConversation:
         return () if self.standing is Standing.NEW else None
 
 
+# What of some messages may be kept (app/learning/erasure.py `said_since_erasure`).
+Check = Callable[[Sequence[TranscriptMessage]], Awaitable[list[TranscriptMessage]]]
+
+
 class NotYourConversation(Exception):
     """The record names another person or channel: nothing was written."""
 
@@ -115,6 +130,9 @@ async def open_conversation(
         kept = await _anything_kept(store, thread_ts)
     if not kept:
         return OpenedConversation(Standing.NEW if starts else Standing.UNRECORDED)
+    if owner.in_channel:
+        # A channel thread keeps nothing under sessions/: what is there is a person's.
+        return OpenedConversation(Standing.NOT_YOURS)
     if any(e.thread_ts == thread_ts for e in await read_index(store, owner.user, expired_too=True)):
         return OpenedConversation(Standing.UNRECORDED)
     return OpenedConversation(Standing.NOT_YOURS)
@@ -158,10 +176,14 @@ async def _create(
     messages: Sequence[TranscriptMessage],
     started: datetime,
 ) -> StoredObject:
-    """A new record (create-only), after the marker that lets forgetting the person find
-    it; when another write created the record first, `messages` are added to it if it is
-    `owner`'s (NotYourConversation otherwise)."""
-    marker = conversation_marker_key(owner.user, thread_ts)
+    """A new record (create-only), after the marker that lets forgetting the person (or
+    erasing the channel) find it; when another write created the record first, `messages`
+    are added to it if it is `owner`'s (NotYourConversation otherwise)."""
+    marker = (
+        channel_conversation_marker_key(owner.channel, thread_ts)
+        if owner.in_channel
+        else conversation_marker_key(owner.user, thread_ts)
+    )
     marked: int | None = None
     # There already when a record of theirs was made before (forgotten since, or lost).
     with contextlib.suppress(PreconditionFailed):
@@ -232,10 +254,41 @@ class TurnTranscript:
         self._earlier = tuple(earlier)
         self._lock = asyncio.Lock()
         self._writes: list[asyncio.Future[None]] = []
+        # A channel's conversation: whose messages it holds (their markers are written),
+        # and whose this turn wrote (each is checked against an erasure after the turn).
+        self._marked = opened.record.authors if opened.record is not None else set()
+        self.authors: set[str] = set()
+
+    @property
+    def store(self) -> ObjectStore:
+        return self._store
 
     def add(self, *messages: TranscriptMessage) -> None:
         """Write `messages` after whatever this turn wrote before (in the background)."""
-        self._writes.append(asyncio.ensure_future(self._write(messages)))
+        self._after_previous(self._write(messages))
+
+    def add_checked(self, messages: Sequence[TranscriptMessage], check: Check) -> None:
+        """Write what `check` keeps of `messages` (in the background, in order: nothing
+        this turn adds later is written before them)."""
+        self._after_previous(self._write_checked(messages, check))
+
+    def _after_previous(self, work: Coroutine[Any, Any, None]) -> None:
+        previous = self._writes[-1] if self._writes else None
+
+        async def in_turn() -> None:
+            if previous is not None:
+                await previous  # never raises: every write logs its own failure
+            await work
+
+        self._writes.append(asyncio.ensure_future(in_turn()))
+
+    async def _write_checked(self, messages: Sequence[TranscriptMessage], check: Check) -> None:
+        try:
+            kept = await check(messages)
+        except Exception as exc:  # unchecked, nothing of it is kept
+            log.warning("memory.transcript.write_failed", error=type(exc).__name__, exc_info=exc)
+            return
+        await self._write(kept)
 
     async def written(self) -> None:
         """Once every write this turn started has ended (written, or failed and logged)."""
@@ -252,6 +305,8 @@ class TurnTranscript:
     async def _write(self, messages: Sequence[TranscriptMessage]) -> None:
         async with self._lock:
             try:
+                if self._owner.in_channel:
+                    await self._mark_authors([*self._earlier, *messages])
                 if self._known is None:
                     self._known = await _create(
                         self._store,
@@ -273,6 +328,22 @@ class TurnTranscript:
             else:
                 log.debug("memory.transcript.write", messages=len(messages))
 
+    async def _mark_authors(self, messages: Sequence[TranscriptMessage]) -> None:
+        """Before an author's first message goes into a channel's transcript: the marker
+        that lets forgetting them find it (create-only; one already there is theirs)."""
+        authors = {m.user for m in messages if m.user is not None}
+        self.authors |= authors
+        new = sorted(authors - self._marked)
+
+        async def mark(user_id: str) -> None:
+            with contextlib.suppress(PreconditionFailed):
+                await self._store.write(
+                    said_marker_key(user_id, self._thread_ts), "", if_generation=CREATE_ONLY
+                )
+
+        await asyncio.gather(*(mark(user_id) for user_id in new))
+        self._marked |= set(new)
+
 
 async def read_conversation(store: ObjectStore, thread_ts: str) -> ConversationRecord | None:
     """The thread's record; None when there is none or it cannot be read."""
@@ -281,12 +352,13 @@ async def read_conversation(store: ObjectStore, thread_ts: str) -> ConversationR
 
 
 def whose(record: ConversationRecord | None, user_id: str) -> bool | None:
-    """Whether a record makes the thread `user_id`'s: True, False (someone else's), or
-    None when there is no record (a conversation from before records were kept: Orion's
-    other records, the person's index, say whose it is)."""
+    """Whether a record makes the thread `user_id`'s: True, False (someone else's, or a
+    channel's, which is nobody's own), or None when there is no record (a conversation
+    from before records were kept: Orion's other records, the person's index, say whose
+    it is)."""
     if record is None:
         return None
-    return record.owner.user == user_id
+    return not record.owner.in_channel and record.owner.user == user_id
 
 
 async def forget_transcript(store: ObjectStore, user_id: str, thread_ts: str) -> bool:
@@ -298,10 +370,27 @@ async def forget_transcript(store: ObjectStore, user_id: str, thread_ts: str) ->
     def emptied(current: str | None) -> str | None:
         nonlocal forgotten
         record = ConversationRecord.parse(current) if current is not None else None
-        forgotten = record is not None and record.owner.user == user_id
+        forgotten = whose(record, user_id) is True
         if record is None or not forgotten:
             return current
         return record.forgotten().render()
 
     await update_object(store, conversation_record_key(thread_ts), emptied)
     return forgotten
+
+
+async def forget_said(store: ObjectStore, user_id: str, thread_ts: str) -> bool:
+    """Take what `user_id` wrote out of a channel's conversation (a person's own
+    conversations are `forget_transcript`'s); whether anything of theirs was there."""
+    removed = False
+
+    def without(current: str | None) -> str | None:
+        nonlocal removed
+        record = ConversationRecord.parse(current) if current is not None else None
+        if record is None or not record.owner.in_channel or user_id not in record.authors:
+            return current
+        removed = True
+        return record.without_author(user_id).render()
+
+    await update_object(store, conversation_record_key(thread_ts), without)
+    return removed

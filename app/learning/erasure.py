@@ -7,7 +7,11 @@ records of their conversations (`conversations/{thread}.json`: who opened each, 
 transcript), the summaries and notes of their threads (`sessions/{thread}/`, for the
 threads their records name and the threads of their DM), and the saved contexts of the
 threads in their DM with Orion (`threads/{dm}/`; those saved before contexts stopped
-keeping a copy of the memory restored there hold one). Which threads are theirs comes
+keeping a copy of the memory restored there hold one), and what they wrote in channel
+threads Orion was mentioned in (their messages in those transcripts, found by the markers
+`people/{id}/said/{thread}`: everyone else's messages, the channel's summaries and the
+channel's memory of what was decided stay — they are the channel's, not theirs). Which
+threads are theirs comes
 only from Orion's records, never from a file the memory tool can write: a thread whose
 record names someone else is left alone, whatever else points at it. Only a person's own
 click, or an operator's command, erases everything: no tool offers it to the model.
@@ -34,11 +38,17 @@ import contextlib
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from app.learning.conversations import forget_transcript, read_conversation, whose
+from app.learning.conversation_record import TranscriptMessage
+from app.learning.conversations import (
+    forget_said,
+    forget_transcript,
+    read_conversation,
+    whose,
+)
 from app.learning.preferences import without_preference
 from app.learning.search_index import remove_search_documents
 from app.learning.session_index import read_index, remove_session
@@ -54,6 +64,7 @@ from app.memory.scopes import (
     thread_contexts_prefix,
     thread_of_context_key,
     thread_of_marker_key,
+    thread_of_said_marker_key,
     undo_marker_key,
     undo_markers_prefix,
     undo_record_key,
@@ -66,7 +77,7 @@ from app.storage.store import ObjectInfo, ObjectStore, StoredObject, update
 
 DELETE_CONCURRENCY = 16
 # Kinds most people have none of: reported only when there were some.
-_COUNTED_WHEN_FOUND = ("undo_records", "settings", "conversations")
+_COUNTED_WHEN_FOUND = ("undo_records", "settings", "conversations", "channel_messages")
 
 
 @dataclass
@@ -96,16 +107,25 @@ async def forget_everything(
 ) -> ErasureReport:
     """Delete every object holding the person's content; `dm_channels`: their DM(s) with
     Orion, whose thread contexts go too (the index adds the channels it knows)."""
-    moment = now or datetime.now(UTC)
-    # To the microsecond: a turn that began just after the erasure is not taken for one
-    # that was running when it came.
-    await store.write(tombstone_key(user_id), json.dumps({"erased_at": moment.isoformat()}))
+    await write_tombstone(store, tombstone_key(user_id), now or datetime.now(UTC))
     return await _erase(store, user_id, dm_channels)
 
 
+async def write_tombstone(store: ObjectStore, key: str, moment: datetime) -> None:
+    """When an erasure began (a person's, a channel's), written before it deletes."""
+    # To the microsecond: a turn that began just after the erasure is not taken for one
+    # that was running when it came.
+    await store.write(key, json.dumps({"erased_at": moment.isoformat()}))
+
+
 async def erasure_time(store: ObjectStore, user_id: str) -> datetime | None:
-    """When the person last asked to be forgotten (to the second), if ever."""
-    stored = await store.read(tombstone_key(user_id))
+    """When the person last asked to be forgotten, if ever."""
+    return await tombstone_time(store, tombstone_key(user_id))
+
+
+async def tombstone_time(store: ObjectStore, key: str) -> datetime | None:
+    """When the erasure whose tombstone is `key` began, if there was one."""
+    stored = await store.read(key)
     if stored is None:
         return None
     erased_at = load_json_object(stored.content, what="erasure_tombstone").get("erased_at")
@@ -135,6 +155,23 @@ async def forget_again_if_erased(
         return False
     await _erase(store, user_id, dm_channels)
     return True
+
+
+async def said_since_erasure(
+    store: ObjectStore, messages: Sequence[TranscriptMessage]
+) -> list[TranscriptMessage]:
+    """The messages of a channel's thread (read from Slack) that may be kept: none that
+    their author wrote before they last asked to be forgotten. One tombstone read per
+    author, at once. Raises what storage raises."""
+    authors = sorted({m.user for m in messages if m.user is not None})
+    times = dict(
+        zip(authors, await asyncio.gather(*(erasure_time(store, a) for a in authors)), strict=True)
+    )
+    return [
+        m
+        for m in messages
+        if m.user is None or (erased := times.get(m.user)) is None or m.at > erased
+    ]
 
 
 async def forget_preference(store: ObjectStore, user_id: str, key: str) -> bool:
@@ -239,6 +276,9 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
     undo_records = [undo_record_key(undo_id) for undo_id in _undo_ids(records, user_id)]
 
     report = ErasureReport(channels=tuple(searched))
+    said_in = {ts for obj in records if (ts := thread_of_said_marker_key(user_id, obj.key))}
+    if said_in:
+        report.deleted["channel_messages"] = await _forget_said_in(store, user_id, said_in)
     for kind, keys in (
         ("person", [obj.key for obj in own]),
         ("sessions", [obj.key for listing in sessions for obj in listing]),
@@ -253,6 +293,18 @@ async def _erase(store: ObjectStore, user_id: str, dm_channels: tuple[str, ...])
         if deleted or kind not in _COUNTED_WHEN_FOUND:
             report.deleted[kind] = deleted
     return report
+
+
+async def _forget_said_in(store: ObjectStore, user_id: str, threads: set[str]) -> int:
+    """What the person wrote in channel conversations, out of their transcripts (before
+    the markers that find them go, with the rest of their records); in how many."""
+    limit = asyncio.Semaphore(DELETE_CONCURRENCY)
+
+    async def forget(thread_ts: str) -> bool:
+        async with limit:
+            return await forget_said(store, user_id, thread_ts)
+
+    return sum(await asyncio.gather(*(forget(ts) for ts in sorted(threads))))
 
 
 async def _owners(store: ObjectStore, user_id: str, threads: list[str]) -> dict[str, bool | None]:

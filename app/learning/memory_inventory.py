@@ -5,7 +5,9 @@ an export or an erasure covers.
 Three kinds, each from where it lives: preferences (`users/{id}/preferences.json`, with
 when and where each was learned), notes (every other file Claude saved in
 `users/{id}/`), and conversations (the threads of the person's conversation index, among
-Orion's own records, with their summaries). The index says which threads are the
+Orion's own records, with their summaries) — and how many channel threads hold what they
+wrote there (their markers `people/{id}/said/`: the threads are the channels', the
+messages theirs, and Forget everything takes them out). The index says which threads are the
 person's, and each thread's record (app/learning/conversations.py) can only take one
 away: no file the memory tool can write decides what is shown.
 """
@@ -22,6 +24,7 @@ from app.learning.session_index import SessionEntry, read_index
 from app.learning.summary_file import parse_summary
 from app.memory.retention import cutoff_of
 from app.memory.scopes import (
+    said_markers_prefix,
     session_context_key,
     to_memory_path,
     user_preferences_key,
@@ -61,10 +64,11 @@ class MemoryInventory:
     notes: list[Note]
     conversations: list[Conversation]  # the newest, as many as were asked for
     conversations_total: int = 0  # how many the person's index lists in all
+    channel_threads: int = 0  # channel threads whose transcripts hold what they wrote
 
     @property
     def empty(self) -> bool:
-        return not (self.preferences or self.notes or self.conversations)
+        return not (self.preferences or self.notes or self.conversations or self.channel_threads)
 
     def counts(self) -> dict[str, int]:
         """How many of each kind (what logs and spans say: never the content)."""
@@ -73,6 +77,7 @@ class MemoryInventory:
             "notes": len(self.notes),
             "conversations": len(self.conversations),
             "conversations_total": self.conversations_total,
+            "channel_threads": self.channel_threads,
         }
 
 
@@ -81,10 +86,11 @@ async def take_inventory(
 ) -> MemoryInventory:
     """What Orion keeps about `user_id`; `full` reads each note whole (for an export),
     `conversations` bounds how many of the newest threads are read (None: all)."""
-    preferences, objects, index = await asyncio.gather(
+    preferences, objects, index, said = await asyncio.gather(
         store.read(user_preferences_key(user_id)),
         store.list(user_prefix(user_id)),
         read_index(store, user_id),
+        store.list(said_markers_prefix(user_id)),
     )
     note_keys = [obj for obj in objects if obj.key != user_preferences_key(user_id)]
     limit = asyncio.Semaphore(READ_CONCURRENCY)
@@ -100,6 +106,7 @@ async def take_inventory(
         notes=[note for note in notes if note is not None],
         conversations=threads,
         conversations_total=len(index) - (len(read) - len(threads)),
+        channel_threads=len(said),
     )
 
 

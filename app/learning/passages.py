@@ -50,6 +50,7 @@ class Passage:
     text: str
     at: datetime | None
     ts: str | None  # the message's Slack ts, where known (to link to it)
+    user: str | None = None  # who wrote it, in a channel's conversation
 
 
 def passages(
@@ -119,4 +120,4 @@ def _cut(message: Utterance, found: int) -> Passage:
         start = max(0, min(found - LEAD_CHARS, len(text) - PASSAGE_CHARS))
         excerpt = text[start : start + PASSAGE_CHARS].strip()
         text = ("…" if start else "") + excerpt + ("…" if start + PASSAGE_CHARS < len(text) else "")
-    return Passage(message.role, text, message.at, message.ts)
+    return Passage(message.role, text, message.at, message.ts, getattr(message, "user", None))

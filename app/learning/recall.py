@@ -57,6 +57,7 @@ from app.learning.summary_file import parse_summary
 from app.memory.retention import cutoff_of
 from app.memory.scopes import MemoryScope, conversation_record_key, session_context_key
 from app.observability import tracing
+from app.observability.audit import audit, person_scope
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore
 
@@ -214,7 +215,7 @@ async def _hit(
             if summary is None:
                 counts.missing += 1  # expired or forgotten since the index was written
                 return None
-            found, from_summary = [_summary_passage(summary.content)], True
+            found, from_summary = [summary_passage(summary.content)], True
     except Exception as exc:
         counts.failed += 1
         log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
@@ -232,7 +233,7 @@ async def _hit(
     )
 
 
-def _summary_passage(content: str) -> Passage:
+def summary_passage(content: str) -> Passage:
     summary = parse_summary(content)
     body = summary.body.strip()
     if len(body) > SUMMARY_PASSAGE_CHARS:
@@ -248,10 +249,12 @@ def render_hits(
     unreadable: int = 0,
     within: TimeRange | None = None,
     link: LinkTo | None = None,
+    among: str = "with this person",
 ) -> str | list[dict[str, Any]]:
     """What Claude reads: a line, then one citable `search_result` block per conversation.
     `searched`: how many conversations the index holds (besides the current one);
-    `unreadable`: how many could not be read just now (never "nothing")."""
+    `unreadable`: how many could not be read just now (never "nothing"); `among`: whose
+    conversations were searched (a channel's search says so)."""
     note = (
         f"\n\n({unreadable} earlier conversation(s) could not be read just now and were not "
         "searched: say so rather than that nothing exists.)"
@@ -259,15 +262,15 @@ def render_hits(
         else ""
     )
     if searched == 0 and not unreadable:
-        return "There are no earlier conversations with this person yet."
+        return f"There are no earlier conversations {among} yet."
     span = _describe(within)
     if not hits:
-        return f'No earlier conversation with this person{span} matches "{query}".{note}'
+        return f'No earlier conversation {among}{span} matches "{query}".{note}'
     heading = (
-        f'Earlier conversations with this person{span} matching "{query}", best match first. '
+        f'Earlier conversations {among}{span} matching "{query}", best match first. '
         "Cite the passages you use."
         if query.strip()
-        else f"This person's most recent earlier conversations{span}, newest first."
+        else f"The most recent earlier conversations {among}{span}, newest first."
     )
     blocks: list[dict[str, Any]] = [{"type": "text", "text": heading + note}]
     for hit in hits:
@@ -292,6 +295,8 @@ def _passage_text(passage: Passage) -> str:
     who = {"user": "The person", "assistant": "You (Orion)", "summary": "Summary"}.get(
         passage.role, "Someone"
     )
+    if passage.user is not None:  # a channel's conversation: each member by name
+        who = f"<@{passage.user}>"
     return f"{who}{when}: {passage.text}" if passage.role != "summary" else passage.text
 
 
@@ -308,6 +313,40 @@ def _describe(within: TimeRange | None) -> str:
         f" before {datetime.fromtimestamp(within.before, UTC):%Y-%m-%d}" if within.before else ""
     )
     return after + before
+
+
+def recall_tool_param(description: str) -> BetaToolParam:
+    """The `recall` tool as Claude is offered it (in a DM, or in a channel)."""
+    day = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
+    return {
+        "name": RECALL_TOOL_NAME,
+        "description": description,
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "Words that would appear where it was said, e.g. "
+                    "'daughter recital' or '予算会議'.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_RESULTS,
+                    "description": f"How many conversations to return (default {DEFAULT_RESULTS}).",
+                },
+                "after": {
+                    **day,
+                    "description": "Only conversations still going on this day or later.",
+                },
+                "before": {
+                    **day,
+                    "description": "Only conversations begun on or before this day.",
+                },
+            },
+            "required": ["query"],
+        },
+    }
 
 
 class RecallTool(BetaAsyncBuiltinFunctionTool):
@@ -327,40 +366,10 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
         self.link = link
 
     def to_dict(self) -> BetaToolParam:
-        day = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
-        return {
-            "name": RECALL_TOOL_NAME,
-            "description": DESCRIPTION,
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "query": {
-                        "type": "string",
-                        "description": "Words that would appear where it was said, e.g. "
-                        "'daughter recital' or '予算会議'.",
-                    },
-                    "limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_RESULTS,
-                        "description": f"How many conversations to return (default "
-                        f"{DEFAULT_RESULTS}).",
-                    },
-                    "after": {
-                        **day,
-                        "description": "Only conversations still going on this day or later.",
-                    },
-                    "before": {
-                        **day,
-                        "description": "Only conversations begun on or before this day.",
-                    },
-                },
-                "required": ["query"],
-            },
-        }
+        return recall_tool_param(DESCRIPTION)
 
     async def call(self, input: object) -> str | list[dict[str, Any]]:  # type: ignore[override]
-        query, limit, within = _parse_input(input)
+        query, limit, within = parse_recall_input(input)
         started = time.perf_counter()
         with tracing.observe(
             "tool.recall",
@@ -402,6 +411,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             }
             span.update(output=outcome)
             log.info("tool.recall", **outcome)
+            audit("recall", scope=person_scope(self.scope.user_id), actor=self.scope.user_id)
             return render_hits(
                 query,
                 hits,
@@ -412,7 +422,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             )
 
 
-def _parse_input(input: object) -> tuple[str, int, TimeRange | None]:
+def parse_recall_input(input: object) -> tuple[str, int, TimeRange | None]:
     if not isinstance(input, Mapping):
         raise ToolError("The recall tool expects an object with a `query` string.")
     query: Any = input.get("query", "")

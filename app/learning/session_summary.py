@@ -106,7 +106,7 @@ async def update_session_summary(
     source: Literal["model", "fallback"] = "model"
     failure: str | None = None
     try:
-        draft = _bounded(await summarize(previous, new_material), default_title=fallback.title)
+        draft = bounded_draft(await summarize(previous, new_material), default_title=fallback.title)
     except Exception as exc:  # the turn still gets its summary: the fallback's
         log.warning("memory.summary.model_failed", error=type(exc).__name__, exc_info=exc)
         source, failure, draft = "fallback", type(exc).__name__, fallback
@@ -164,7 +164,7 @@ async def update_session_summary(
     )
 
 
-def _bounded(draft: SummaryDraft, *, default_title: str) -> SummaryDraft:
+def bounded_draft(draft: SummaryDraft, *, default_title: str) -> SummaryDraft:
     body = draft.body.strip()
     if not body:
         raise ValueError("the summary is empty")

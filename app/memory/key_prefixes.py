@@ -94,6 +94,33 @@ SETTINGS = KeyPrefix(
     model_reaches=False,
     personal=True,
 )
+CHANNELS = KeyPrefix(
+    "channels/",
+    "each channel's memory: the notes Claude keeps for a channel it is mentioned in "
+    "(decisions, conventions, who owns what), by channel id; only that channel's "
+    "conversations reach it, and its members see and forget it (/orion memory)",
+    Lifetime.KEPT,
+    model_reaches=True,
+    personal=False,
+)
+CHANNEL_RECORDS = KeyPrefix(
+    "channel-records/",
+    "Orion's records about each channel, by channel id: its thread summaries, its search "
+    "index, one empty marker per conversation record of its threads, who changed its "
+    "memory (changes.json) and, while it is archived, its memory (archived/); and the "
+    "workspace's public channels with an index (public.json)",
+    Lifetime.CONVERSATION,
+    model_reaches=False,
+    personal=False,
+)
+CHANNEL_SETTINGS = KeyPrefix(
+    "channel-settings/",
+    "what a workspace admin chose for channels: the workspace's choice (workspace.json) "
+    "and each channel's ({channel}.json), with who chose it; no one's content",
+    Lifetime.KEPT,
+    model_reaches=False,
+    personal=False,
+)
 EVENTS = KeyPrefix(
     "events/",
     "claims of handled Slack events (retry dedupe) and of once-a-day prompts; no one's id",
@@ -103,7 +130,8 @@ EVENTS = KeyPrefix(
 )
 ERASURES = KeyPrefix(
     "erasures/",
-    "tombstones: when a person asked to be forgotten, under a hash of their id",
+    "tombstones: when a person asked to be forgotten (or Orion was removed from a channel), "
+    "under a hash of their id",
     Lifetime.KEPT,
     model_reaches=False,
     personal=False,
@@ -148,6 +176,9 @@ KEY_PREFIXES = (
     CONVERSATIONS,
     UNDO,
     SETTINGS,
+    CHANNELS,
+    CHANNEL_RECORDS,
+    CHANNEL_SETTINGS,
     EVENTS,
     ERASURES,
     INSTALLATIONS,
@@ -164,6 +195,9 @@ PEOPLE_PREFIX = PEOPLE.prefix
 CONVERSATIONS_PREFIX = CONVERSATIONS.prefix
 UNDO_PREFIX = UNDO.prefix
 SETTINGS_PREFIX = SETTINGS.prefix
+CHANNELS_PREFIX = CHANNELS.prefix
+CHANNEL_RECORDS_PREFIX = CHANNEL_RECORDS.prefix
+CHANNEL_SETTINGS_PREFIX = CHANNEL_SETTINGS.prefix
 EVENTS_PREFIX = EVENTS.prefix
 ERASURES_PREFIX = ERASURES.prefix
 INSTALLATIONS_PREFIX = INSTALLATIONS.prefix

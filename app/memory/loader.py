@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from app.memory.formatting import MemorySections
@@ -52,6 +52,13 @@ class LoadedMemories:
     timed_out: tuple[Scope, ...] = ()
     duration_ms: float = 0.0
 
+    def with_content(self, scope: Scope, content: str | None) -> LoadedMemories:
+        """These memories with `scope`'s content replaced (None: dropped)."""
+        contents = {s: c for s, c in self.contents.items() if s is not scope}
+        if content is not None:
+            contents[scope] = content
+        return replace(self, contents=contents)
+
     def sections(self) -> MemorySections:
         return MemorySections(
             preferences=self.contents.get(Scope.USER),
@@ -68,14 +75,16 @@ async def load_memories(
     budget_s: float,
     new_thread: bool = False,
     welcome: bool = False,
+    summary_key: str | None = None,
 ) -> LoadedMemories:
     """`new_thread`: the thread has just opened, so it has no summary yet: not asked for
     (one storage request fewer per greeting), reported as missing. `welcome`: read how to
-    greet the person back too (only a thread start greets)."""
+    greet the person back too (only a thread start greets). `summary_key`: where the
+    thread's summary is, when not a person's session (a channel thread's)."""
     keys = {
         Scope.GLOBAL: global_context_key(),
         Scope.USER: user_preferences_key(user_id),
-        Scope.SESSION: session_context_key(thread_ts),
+        Scope.SESSION: summary_key or session_context_key(thread_ts),
         Scope.WELCOME: welcome_key(user_id),
     }
     if new_thread:

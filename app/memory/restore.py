@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app.memory.formatting import format_memory_context
-from app.memory.loader import LoadedMemories, load_memories
+from app.memory.loader import LoadedMemories, Scope, load_memories
+from app.memory.preferences_file import shaping_preferences
 from app.storage.store import ObjectStore
 
 
@@ -33,7 +34,11 @@ async def restore_memory(
     token_budget: int,
     new_thread: bool = False,
     welcome: bool = False,
+    channel_summary_key: str | None = None,
 ) -> RestoredMemory:
+    """`channel_summary_key`: the turn is in a channel thread, whose summary is there; of
+    the person's own memory only how they like answers (their language, the shape of an
+    answer) is then used, nothing else of theirs."""
     started_at = datetime.now(UTC)
     loaded = await load_memories(
         store,
@@ -42,7 +47,12 @@ async def restore_memory(
         budget_s=budget_s,
         new_thread=new_thread,
         welcome=welcome,
+        summary_key=channel_summary_key,
     )
+    if channel_summary_key is not None:
+        loaded = loaded.with_content(
+            Scope.USER, shaping_preferences(loaded.contents.get(Scope.USER))
+        )
     return RestoredMemory(
         loaded=loaded,
         context=format_memory_context(loaded.sections(), token_budget=token_budget),

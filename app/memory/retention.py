@@ -7,7 +7,10 @@ back) are about conversations; after the retention window they are neither broug
 nor kept, and neither is the thread a preference was learned in
 (app/learning/preferences.py).
 Preferences and everything else in a person's own directory (`users/{id}/…`) never
-expire: they go only when the person forgets them.
+expire: they go only when the person forgets them. Nor does a channel's memory
+(`channels/{channel}/…`): its members forget it, and Orion erases it when it leaves the
+channel; Orion's records of a channel (`channel-records/`: its thread summaries, index and
+change log, and its memory while the channel is archived) expire like conversations.
 
 Three things carry out the one window defined here:
 

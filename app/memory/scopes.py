@@ -5,6 +5,7 @@ Keys are the relative paths of the memory layout (docs/interface.md, "Memory lay
     global/context.md                  organisation-wide, read-only for the model
     users/{user_id}/preferences.json   one person's preferences (and other files)
     sessions/{thread_ts, '.'→'-'}/...  one assistant thread's summary and notes
+    channels/{channel_id}/...          one channel's notes (decisions, conventions...)
 
 (Every prefix of the store, Orion's own records included, is listed in key_prefixes.py.)
 The model addresses them as `/memories/{key}`. Everything the model sends is hostile until
@@ -20,6 +21,9 @@ import unicodedata
 from dataclasses import dataclass
 
 from app.memory.key_prefixes import (
+    CHANNEL_RECORDS_PREFIX,
+    CHANNEL_SETTINGS_PREFIX,
+    CHANNELS_PREFIX,
     CONVERSATIONS_PREFIX,
     GLOBAL_PREFIX,
     PEOPLE_PREFIX,
@@ -42,6 +46,10 @@ THREAD_TS_PATTERN = r"[0-9]{1,20}\.[0-9]{1,20}"
 _THREAD_TS = re.compile(THREAD_TS_PATTERN)
 # A percent-escape (`%2e`, `%2F`, `%25`...): some layer may decode it later, so refuse it.
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def is_user_id(value: object) -> bool:
+    return isinstance(value, str) and _USER_ID.fullmatch(value) is not None
 
 
 def validate_user_id(user_id: str) -> str:
@@ -146,38 +154,22 @@ def _check_segments(memory_path: str, key: str) -> None:
             raise ValueError(f"Path {memory_path} contains a character that looks like a separator")
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryScope:
-    """The memory one conversation (user `user_id` in thread `thread_ts`) may use.
+class ScopeRules:
+    """Which keys one conversation may read and write, from its readable `roots` and its
+    `writable_roots` (key prefixes ending in '/'). Keys must come from `to_key`, which
+    guarantees there is nothing in them (no `..`, no empty segments) that could make a
+    plain prefix comparison lie."""
 
-    Readable: `global/`, `users/{user_id}/`, `sessions/{thread}/`. Writable: the last two.
-    Keys must come from `to_key`, which guarantees there is nothing in them (no `..`,
-    no empty segments) that could make a plain prefix comparison lie.
-    """
-
-    user_id: str
-    thread_ts: str
-
-    def __post_init__(self) -> None:
-        validate_user_id(self.user_id)
-        validate_thread_ts(self.thread_ts)
-
-    @property
-    def user_root(self) -> str:
-        return user_prefix(self.user_id)
-
-    @property
-    def session_root(self) -> str:
-        return session_prefix(self.thread_ts)
+    __slots__ = ()
 
     @property
     def roots(self) -> tuple[str, ...]:
         """Every readable directory, as a key prefix ending in '/'."""
-        return (GLOBAL_PREFIX, self.user_root, self.session_root)
+        raise NotImplementedError
 
     @property
     def writable_roots(self) -> tuple[str, ...]:
-        return (self.user_root, self.session_root)
+        raise NotImplementedError
 
     def root_of(self, key: str) -> str | None:
         """The readable root that holds `key` (or is `key`), if any."""
@@ -214,6 +206,61 @@ class MemoryScope:
         ]
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryScope(ScopeRules):
+    """The memory one conversation (user `user_id` in thread `thread_ts`) may use.
+
+    Readable: `global/`, `users/{user_id}/`, `sessions/{thread}/`. Writable: the last two.
+    """
+
+    user_id: str
+    thread_ts: str
+
+    def __post_init__(self) -> None:
+        validate_user_id(self.user_id)
+        validate_thread_ts(self.thread_ts)
+
+    @property
+    def user_root(self) -> str:
+        return user_prefix(self.user_id)
+
+    @property
+    def session_root(self) -> str:
+        return session_prefix(self.thread_ts)
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        return (GLOBAL_PREFIX, self.user_root, self.session_root)
+
+    @property
+    def writable_roots(self) -> tuple[str, ...]:
+        return (self.user_root, self.session_root)
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelMemoryScope(ScopeRules):
+    """The memory a conversation in channel `channel_id` may use: `global/` (read-only)
+    and the channel's own directory, `channels/{channel_id}/`. Nobody's personal memory
+    (`users/`, `sessions/`), and no other channel's: whoever is talking there."""
+
+    channel_id: str
+
+    def __post_init__(self) -> None:
+        validate_channel(self.channel_id)
+
+    @property
+    def channel_root(self) -> str:
+        return channel_prefix(self.channel_id)
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        return (GLOBAL_PREFIX, self.channel_root)
+
+    @property
+    def writable_roots(self) -> tuple[str, ...]:
+        return (self.channel_root,)
+
+
 # Slack channel ids: `C…` (channels), `D…` (DMs, where assistant threads live), `G…`.
 _CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
 # THREADS_PREFIX is outside every MemoryScope root: only Orion itself reads and writes
@@ -244,6 +291,86 @@ def welcome_key(user_id: str) -> str:
 
 def is_channel_id(value: object) -> bool:
     return isinstance(value, str) and _CHANNEL_ID.fullmatch(value) is not None
+
+
+def is_shared_channel_id(value: object) -> bool:
+    """A public or private channel's id (`C…`, or `G…` for private channels made before
+    2021): never a DM's (`D…`)."""
+    return is_channel_id(value) and not str(value).startswith("D")
+
+
+def validate_channel(channel_id: str) -> str:
+    """A channel's id, for the keys of its memory: a DM is never a channel."""
+    if not is_shared_channel_id(channel_id):
+        raise ValueError(f"not a Slack channel id: {channel_id!r}")
+    return channel_id
+
+
+# CHANNELS_PREFIX is the channels' memory, which the memory tool reaches within one
+# channel's conversations only (ChannelMemoryScope). CHANNEL_RECORDS_PREFIX is Orion's
+# own about each channel (what decides which threads are the channel's, what recall
+# searches, who changed what), and CHANNEL_SETTINGS_PREFIX an admin's choices: nothing
+# anyone says in a channel, nor Claude, can write them.
+
+
+def channel_prefix(channel_id: str) -> str:
+    """The channel's memory directory (`/memories/channels/{channel}/` to the model)."""
+    return f"{CHANNELS_PREFIX}{validate_channel(channel_id)}/"
+
+
+def channel_records_prefix(channel_id: str) -> str:
+    return f"{CHANNEL_RECORDS_PREFIX}{validate_channel(channel_id)}/"
+
+
+def channel_summary_key(channel_id: str, thread_ts: str) -> str:
+    """The summary of one of the channel's threads."""
+    name = validate_thread_ts(thread_ts).replace(".", "-")
+    return f"{channel_records_prefix(channel_id)}threads/{name}.md"
+
+
+def channel_search_index_key(channel_id: str) -> str:
+    """The terms of each of the channel's summarised threads, for `recall`."""
+    return f"{channel_records_prefix(channel_id)}search.json"
+
+
+def channel_changes_key(channel_id: str) -> str:
+    """Who changed the channel's memory, and when (app/learning/channel_memory.py)."""
+    return f"{channel_records_prefix(channel_id)}changes.json"
+
+
+def channel_conversations_prefix(channel_id: str) -> str:
+    """The channel's conversation records, listed by thread (empty markers): how erasing
+    the channel finds every record of its threads without listing the bucket."""
+    return f"{channel_records_prefix(channel_id)}conversations/"
+
+
+def channel_conversation_marker_key(channel_id: str, thread_ts: str) -> str:
+    name = validate_thread_ts(thread_ts).replace(".", "-")
+    return f"{channel_conversations_prefix(channel_id)}{name}"
+
+
+def thread_of_channel_marker_key(channel_id: str, key: str) -> str | None:
+    markers = channel_conversations_prefix(channel_id)
+    return _thread_of_name(key[len(markers) :]) if key.startswith(markers) else None
+
+
+def archived_channel_prefix(channel_id: str) -> str:
+    """Where an archived channel's memory waits out the retention window, out of every
+    conversation's reach (a channel unarchived gets it back)."""
+    return f"{channel_records_prefix(channel_id)}archived/"
+
+
+def public_channels_key() -> str:
+    """The workspace's public channels with a search index, for recall across them."""
+    return f"{CHANNEL_RECORDS_PREFIX}public.json"
+
+
+def workspace_channel_settings_key() -> str:
+    return f"{CHANNEL_SETTINGS_PREFIX}workspace.json"
+
+
+def channel_settings_key(channel_id: str) -> str:
+    return f"{CHANNEL_SETTINGS_PREFIX}{validate_channel(channel_id)}.json"
 
 
 def thread_contexts_prefix(channel_id: str) -> str:
@@ -278,6 +405,22 @@ def _thread_of_name(name: str) -> str | None:
 def conversation_record_key(thread_ts: str) -> str:
     """One conversation's record: its owner and its transcript (app/learning/conversations.py)."""
     return f"{CONVERSATIONS_PREFIX}{validate_thread_ts(thread_ts).replace('.', '-')}.json"
+
+
+def said_markers_prefix(user_id: str) -> str:
+    """The channel conversations the person spoke in (empty markers, by thread): how
+    forgetting them takes what they said out of those transcripts."""
+    return f"{person_records_prefix(user_id)}said/"
+
+
+def said_marker_key(user_id: str, thread_ts: str) -> str:
+    name = validate_thread_ts(thread_ts).replace(".", "-")
+    return f"{said_markers_prefix(user_id)}{name}"
+
+
+def thread_of_said_marker_key(user_id: str, key: str) -> str | None:
+    markers = said_markers_prefix(user_id)
+    return _thread_of_name(key[len(markers) :]) if key.startswith(markers) else None
 
 
 def conversation_markers_prefix(user_id: str) -> str:

@@ -1,5 +1,6 @@
 """The Bolt app: the listeners of the configured Slack experience (`SLACK_EXPERIENCE`),
-served over HTTP or Socket Mode. Both experiences answer with the same core
+and of channels (a mention, the channel's lifecycle, `/orion`), served over HTTP or
+Socket Mode. Both experiences and channels answer with the same core
 (app/slack/conversation/answering.py); only their Slack edges differ."""
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from app.slack.agent_view import (
 from app.slack.agent_view.viewing import Viewing
 from app.slack.assistant_view import thread_context_changed, thread_started, user_message
 from app.slack.catch_all import other_events, other_messages, other_tabs, wrong_experience
+from app.slack.channel_view import (
+    app_mention,
+    channel_lifecycle,
+    channel_memory_buttons,
+    orion_command,
+)
 from app.slack.conversation import ask_again, feedback, memory_undo
 from app.slack.conversation.answering import Answerer
 from app.slack.conversation.dedupe import EventDeduplicator
@@ -58,6 +65,7 @@ def build_bolt_app(
     else:
         _register_assistant_view(app, provider, dedupe, answerer, context_store)
     wrong_experience.register(app, settings.slack_experience)
+    _register_channels(app, provider, dedupe, answerer)
     feedback.register(app)
     ask_again.register(app, answerer, dedupe, provider)
     memory_undo.register(app, provider)
@@ -150,6 +158,17 @@ def _register_agent_view(
     app_context_changed.register(app, viewing)
     agent_session_stopped.register(app, answerer.turns, dedupe)
     session_title_changed.register(app)
+
+
+def _register_channels(
+    app: AsyncApp, provider: ServiceProvider, dedupe: EventDeduplicator, answerer: Answerer
+) -> None:
+    """Orion in channels, the same in both experiences: answering a mention, what a
+    channel's life does to its memory, and `/orion` with its buttons."""
+    app_mention.register(app, answerer, dedupe)
+    channel_lifecycle.register(app, provider)
+    orion_command.register(app, provider)
+    channel_memory_buttons.register(app, provider)
 
 
 def _register_memory_controls(app: AsyncApp, home: HomeTab) -> None:

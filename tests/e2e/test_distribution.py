@@ -15,7 +15,14 @@ import pytest
 from app.config import DEFAULT_BOT_SCOPES
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
-from tests.e2e.conversation import main_requests, open_thread, post_user_message, wait_for_answer
+from tests.e2e.conversation import (
+    main_requests,
+    open_thread,
+    post_user_message,
+    result_text,
+    tool_results,
+    wait_for_answer,
+)
 from tests.e2e.distribution import (
     CLIENT_ID,
     authorize_link,
@@ -292,3 +299,37 @@ def test_single_workspace_mode_keeps_todays_keys_and_has_no_install_routes(
     assert f"users/{USER}/preferences.json" in keys
     assert any(key.startswith(f"threads/{DM_B}/") for key in keys)
     assert not [key for key in keys if "/teams/" in key or key.startswith("installations/")]
+
+
+def test_a_mention_is_answered_with_its_workspaces_token_on_its_own_keys(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    """Channels in distribution mode: each workspace's channel memory is its own, and a
+    public channel of one workspace is recalled in no other."""
+    install(orion, slack, TEAM_A)
+    install(orion, slack, TEAM_B)
+    slack.add_channel("CAAAA1", members=(USER,))
+    slack.add_channel("CBBBB2", members=(USER,))
+    path = "/memories/channels/CAAAA1/decisions.md"
+    claude.reply_tool_use("memory", {"command": "create", "path": path, "file_text": "Zanzibar"})
+    claude.reply("Remembered for the channel.")
+    ts = slack.add_user_message("CAAAA1", None, USER, "<@UBOT> remember the Zanzibar launch")
+    mention = events.app_mention(USER, "CAAAA1", "<@UBOT> remember the Zanzibar launch", ts=ts)
+    assert orion.post_event(events.in_team(mention, TEAM_A)).status_code == 200
+    wait_for_answer(slack, "CAAAA1", ts, "Remembered for the channel.")
+    orion.wait_idle()
+
+    streams = [c for c in slack.calls_to("chat.startStream") if not c.error]
+    assert [slack.team_of(c) for c in streams] == [TEAM_A]
+    assert streams[0].args["recipient_team_id"] == TEAM_A
+    assert (memory_dir / f"channels/teams/-/{TEAM_A}/CAAAA1/decisions.md").read_text() == "Zanzibar"
+
+    # Workspace B's channel: its own memory only, and none of A's through the tool.
+    claude.reply_tool_use("memory", {"command": "view", "path": path})
+    claude.reply("Nothing here.")
+    ts_b = slack.add_user_message("CBBBB2", None, USER, "<@UBOT> what about Zanzibar?")
+    mention_b = events.app_mention(USER, "CBBBB2", "<@UBOT> what about Zanzibar?", ts=ts_b)
+    assert orion.post_event(events.in_team(mention_b, TEAM_B)).status_code == 200
+    wait_for_answer(slack, "CBBBB2", ts_b, "Nothing here.")
+    [result] = tool_results(main_requests(claude, orion)[-1])
+    assert "Access denied" in result_text(result) and "Zanzibar" not in result_text(result)

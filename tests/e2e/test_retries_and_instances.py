@@ -9,8 +9,10 @@ from typing import Any
 
 import httpx
 
+from app.config import DEFAULT_SUMMARY_MODEL
 from app.slack.agent_view.agent_session_stopped import STOPPED_CONFIRMATION
 from tests import log_events
+from tests.e2e.channels import ANA, PUBLIC, set_up_channels
 from tests.e2e.conversation import LONG_ANSWER, finished
 from tests.fakes import slack_events as events
 from tests.fakes._waiting import wait_until
@@ -66,13 +68,14 @@ def _log_lines(instance: OrionProcess) -> list[dict[str, Any]]:
     return lines
 
 
-def _handled(instance: OrionProcess, event_id: str) -> list[dict[str, Any]]:
+def _handled(
+    instance: OrionProcess, event_id: str, done: str = log_events.SLACK_USER_MESSAGE_DONE
+) -> list[dict[str, Any]]:
     """The end line of the instance's delivery of the event, once it has logged it."""
     return [
         line
         for line in _log_lines(instance)
-        if line.get("event_id") == event_id
-        and line["message"] == log_events.SLACK_USER_MESSAGE_DONE
+        if line.get("event_id") == event_id and line["message"] == done
     ]
 
 
@@ -186,3 +189,42 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
 
 def _logged(instance: OrionProcess, message: str) -> list[dict[str, Any]]:
     return [line for line in _log_lines(instance) if line["message"] == message]
+
+
+def test_a_mention_retried_on_a_second_instance_is_answered_once(
+    tmp_path: Path,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    gcs_emulator: GcsEmulator,
+    gcs_bucket: str,
+) -> None:
+    """A mention in a channel, its retry on the other instance: one answer in the thread,
+    one conversation record, one claim."""
+    shared = {"GCS_MEMORIES_BUCKET": gcs_bucket, "STORAGE_EMULATOR_HOST": gcs_emulator.url}
+    instances = [
+        OrionProcess(
+            orion_env(slack_url=slack.url, claude_url=claude.url, port=free_port(), **shared),
+            cwd=tmp_path,
+            log_path=tmp_path / f"orion-{n}.log",
+        )
+        for n in (1, 2)
+    ]
+    set_up_channels(slack)
+    claude.reply("One answer for the channel.")
+    ts = slack.add_user_message(PUBLIC, None, ANA, "<@UBOT> who answers?")
+    payload = events.app_mention(ANA, PUBLIC, "<@UBOT> who answers?", ts=ts)
+    with instances[0], instances[1]:
+        assert _post(instances[0].url, payload).status_code == 200
+        assert _post(instances[1].url, payload, retry_num=1).status_code == 200
+        for instance in instances:
+            wait_until(
+                lambda instance=instance: _handled(
+                    instance, payload["event_id"], log_events.SLACK_APP_MENTION_DONE
+                ),
+                30,
+                "the mention's end line",
+            )
+        assert [m.text for m in slack.bot_messages(PUBLIC, ts)] == ["One answer for the channel."]
+    assert len([r for r in claude.requests if r["model"] != DEFAULT_SUMMARY_MODEL]) == 1
+    claims = [name for name in gcs_emulator.names(gcs_bucket) if name.startswith("events/")]
+    assert claims == [f"events/{payload['event_id']}"]

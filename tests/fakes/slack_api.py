@@ -33,6 +33,7 @@ from tests.fakes.slack_model import (
     TASK_STATUSES,
     TEAM_ID,
     AgentSession,
+    Channel,
     Message,
     StatusUpdate,
     SuggestedPrompts,
@@ -234,6 +235,7 @@ class FakeSlack(HttpFake):
             "conversations.replies": self._replies,
             "conversations.history": self._history,
             "conversations.info": self._conversation_info,
+            "conversations.members": self._conversation_members,
             "conversations.open": self._open_conversation,
             "views.publish": self._publish_view,
             "files.getUploadURLExternal": self._get_upload_url,
@@ -302,6 +304,8 @@ class FakeSlack(HttpFake):
     async def _serve_response_url(self, request: web.Request) -> web.Response:
         body = await request.json() if request.can_read_body else {}
         headers = CIMultiDict(request.headers)
+        # Which response_url it was (`response_answer` finds it by this).
+        headers["X-Fake-Path"] = request.match_info["hook"]
         self._record(_Request("response_url", dict(body), None, headers), None)
         return web.json_response({"ok": True})
 
@@ -710,10 +714,53 @@ class FakeSlack(HttpFake):
         self.workspace.add(message)
         return ts
 
+    def add_channel(
+        self,
+        channel: str,
+        *,
+        name: str | None = None,
+        members: tuple[str, ...] = (),
+        private: bool = False,
+        orion: bool = True,
+        shared_externally: bool = False,
+    ) -> None:
+        """A channel with these `members` (and Orion's bot user, when `orion`)."""
+        with self.workspace.lock:
+            self.workspace.channels[channel] = Channel(
+                channel,
+                name or channel.lower(),
+                private=private,
+                shared_externally=shared_externally,
+                members=[*members, *([BOT_USER_ID] if orion else [])],
+            )
+
+    def change_channel(self, channel: str, **fields: Any) -> None:
+        """What a person or admin does to a channel: `private=True` (made private),
+        `archived=True`, `shared_externally=True` (Slack Connect), `name=` (renamed)."""
+        with self.workspace.lock:
+            state = self.workspace.channels[channel]
+            for name, value in fields.items():
+                setattr(state, name, value)
+
+    def remove_from_channel(self, channel: str, user: str = BOT_USER_ID) -> None:
+        """`user` leaves the channel (by default Orion's bot user: the app was removed)."""
+        with self.workspace.lock:
+            state = self.workspace.channels[channel]
+            state.members = [m for m in state.members if m != user]
+
     def set_user(self, user_id: str, **fields: Any) -> None:
         """Override fields of users.info for `user_id` (e.g. real_name, tz, profile)."""
         with self.workspace.lock:
             self.workspace.users.setdefault(user_id, {}).update(fields)
+
+    def response_answers(self, response_url: str) -> list[dict[str, Any]]:
+        """What the app posted to this response_url, in order."""
+        hook = response_url.split("/actions/", 1)[1]
+        return [
+            dict(c.args)
+            for c in self.calls_to("response_url")
+            if c.headers.get("X-Fake-Path") == hook
+        ]
 
     def new_response_url(self) -> str:
         """A response_url for interactivity payloads; posts to it are recorded as calls to
@@ -815,8 +862,19 @@ class FakeSlack(HttpFake):
             "is_enterprise_install": False,
         }
 
+    def _check_can_post(self, channel: str) -> None:
+        """Slack refuses a bot's message in a channel it is not in, or one archived."""
+        state = self.workspace.channels.get(channel)
+        if state is None:
+            return  # a DM, or a channel the test did not describe
+        if state.archived:
+            raise SlackError("is_archived")
+        if BOT_USER_ID not in state.members:
+            raise SlackError("not_in_channel")
+
     def _post_message(self, args: dict[str, Any]) -> dict[str, Any]:
         channel = _required(args, "channel")
+        self._check_can_post(channel)
         markdown = args.get("markdown_text")
         _check_markdown(markdown)
         _check_message(args)
@@ -844,6 +902,7 @@ class FakeSlack(HttpFake):
     def _post_ephemeral(self, args: dict[str, Any]) -> dict[str, Any]:
         """A line only one person sees: kept as the call alone (`calls_to`)."""
         _check_message(args)
+        self._check_can_post(_required(args, "channel"))
         return {}
 
     def _own_message(self, args: dict[str, Any]) -> Message:
@@ -879,6 +938,12 @@ class FakeSlack(HttpFake):
     def _start_stream(self, args: dict[str, Any]) -> dict[str, Any]:
         channel = _required(args, "channel")
         thread_ts = _required(args, "thread_ts")
+        self._check_can_post(channel)
+        if channel in self.workspace.channels and not (
+            args.get("recipient_user_id") and args.get("recipient_team_id")
+        ):
+            # docs.slack.dev chat.startStream: both are required when streaming to channels.
+            raise SlackError("invalid_arguments")
         self._check_task_display(args)
         mode = args.get("task_display_mode")
         if mode is not None and mode not in TASK_DISPLAY_MODES:
@@ -1001,17 +1066,36 @@ class FakeSlack(HttpFake):
         return _messages_page(page, more)
 
     def _conversation_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A DM as the bot sees it; a channel from the workspace's channels — one the bot
+        cannot see (private without it, or never made) is `channel_not_found`."""
         channel = _required(args, "channel")
-        is_im = channel.startswith("D")
-        return {
-            "channel": {
-                "id": channel,
-                "is_im": is_im,
-                "is_channel": channel.startswith("C"),
-                "is_private": is_im or channel.startswith("G"),
-                "is_archived": False,
-                "context_team_id": TEAM_ID,
+        if channel.startswith("D"):
+            return {
+                "channel": {
+                    "id": channel,
+                    "is_im": True,
+                    "is_channel": False,
+                    "is_private": True,
+                    "is_archived": False,
+                    "context_team_id": TEAM_ID,
+                }
             }
+        return {"channel": self._visible_channel(channel).info()}
+
+    def _visible_channel(self, channel: str) -> Channel:
+        state = self.workspace.channels.get(channel)
+        if state is None or (state.private and BOT_USER_ID not in state.members):
+            raise SlackError("channel_not_found")
+        return state
+
+    def _conversation_members(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The channel's members, paged (`limit`, `cursor`) as Slack pages them."""
+        state = self._visible_channel(_required(args, "channel"))
+        members = [{"id": member} for member in state.members]
+        page, next_cursor = _page(members, args)
+        return {
+            "members": [m["id"] for m in page],
+            "response_metadata": {"next_cursor": next_cursor},
         }
 
     def _user_info(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -135,6 +135,101 @@ def top_level_dm(user: str, channel: str, text: str, ts: str | None = None) -> d
     return _message_event(user, channel, text, ts, None)
 
 
+def app_mention(
+    user: str,
+    channel: str,
+    text: str,
+    ts: str | None = None,
+    *,
+    thread_ts: str | None = None,
+    shared_externally: bool = False,
+) -> dict[str, Any]:
+    """`user` mentions Orion in a channel (`thread_ts`: in that thread; else at the top,
+    where Orion answers in a new thread under the mention). Pass the `ts` of
+    `FakeSlack.add_user_message` so the thread and the event agree. `shared_externally`:
+    the channel is shared with another organisation (Slack Connect), as the envelope says."""
+    ts = ts or new_ts()
+    event: dict[str, Any] = {
+        "type": "app_mention",
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "client_msg_id": str(uuid.uuid4()),
+        "team": TEAM_ID,
+        "blocks": _rich_text(text),
+        "channel": channel,
+        "event_ts": ts,
+    }
+    if thread_ts is not None:
+        event["thread_ts"] = thread_ts
+    payload = event_callback(event)
+    payload["is_ext_shared_channel"] = shared_externally
+    return payload
+
+
+def channel_event(kind: str, channel: str, **fields: Any) -> dict[str, Any]:
+    """A channel's life as Slack tells apps: `channel_left` (Orion was removed),
+    `channel_deleted`, `channel_archive`, `channel_shared`… (`group_*` for private
+    channels made before 2021)."""
+    return event_callback({"type": kind, "channel": channel, "event_ts": new_ts(), **fields})
+
+
+def member_left_channel(user: str, channel: str) -> dict[str, Any]:
+    return channel_event("member_left_channel", channel, user=user, channel_type="C", team=TEAM_ID)
+
+
+def slash_command(
+    user: str, channel: str, text: str, *, response_url: str, command: str = "/orion"
+) -> bytes:
+    """A slash command as Slack posts it: form-encoded fields (deliver with
+    `OrionServer.post_form`); Orion answers through `response_url`."""
+    return urlencode(
+        {
+            "token": VERIFICATION_TOKEN,
+            "team_id": TEAM_ID,
+            "team_domain": "orion-test",
+            "channel_id": channel,
+            "channel_name": channel.lower(),
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": command,
+            "text": text,
+            "api_app_id": APP_ID,
+            "is_enterprise_install": "false",
+            "response_url": response_url,
+            "trigger_id": f"{int(time.time())}.{secrets.randbelow(10**9)}.fake",
+        }
+    ).encode()
+
+
+def ephemeral_block_actions(
+    user: str,
+    channel: str,
+    blocks: list[dict[str, Any]],
+    action_id: str,
+    value: str | None = None,
+    *,
+    response_url: str,
+) -> dict[str, Any]:
+    """`user` clicks a button of a message only they see (a command's answer, `blocks`),
+    as Slack posts it: from that channel, with a response_url. A button with a `confirm`
+    dialog is sent only after the person confirmed: this is that payload."""
+    block_id, button = find_button({"blocks": blocks}, action_id, value)
+    payload = block_actions(
+        user,
+        channel,
+        new_ts(),
+        action_id,
+        str(button.get("value")),
+        block_id=block_id or "actions",
+        response_url=response_url,
+    )
+    payload["container"]["is_ephemeral"] = True
+    payload["channel"] = {"id": channel, "name": channel.lower()}
+    payload.pop("message")
+    return payload
+
+
 def app_home_opened(user: str, channel: str, tab: str = "messages") -> dict[str, Any]:
     """The person opened the app's Messages tab (agent_view: a conversation may start) or
     its Home tab."""

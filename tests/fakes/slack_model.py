@@ -169,6 +169,37 @@ class AgentSession:
         return self.statuses[-1]
 
 
+@dataclass
+class Channel:
+    """A public or private channel: who is in it (Orion's bot user when the app was
+    added), and what conversations.info says of it."""
+
+    id: str
+    name: str
+    private: bool = False
+    archived: bool = False
+    shared_externally: bool = False  # Slack Connect: another organisation is in it
+    members: list[str] = field(default_factory=list)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "is_channel": True,
+            "is_group": False,
+            "is_im": False,
+            "is_mpim": False,
+            "is_private": self.private,
+            "is_archived": self.archived,
+            "is_shared": self.shared_externally,
+            "is_ext_shared": self.shared_externally,
+            "is_org_shared": False,
+            "is_member": BOT_USER_ID in self.members,
+            "context_team_id": TEAM_ID,
+            "num_members": len(self.members),
+        }
+
+
 def _rich_text_block(text: str) -> dict[str, Any]:
     return {
         "type": "rich_text",
@@ -194,6 +225,7 @@ class Workspace:
         self._titles: dict[tuple[str, str], list[str]] = {}
         self._sessions: dict[tuple[str, str], AgentSession] = {}
         self.users: dict[str, dict[str, Any]] = {}
+        self.channels: dict[str, Channel] = {}
 
     # --- writes (called by FakeSlack handlers or tests) ---
 

@@ -277,7 +277,14 @@ async def test_sweeping_starts_at_once_and_stops_when_cancelled(local: Backend) 
 
 
 def test_the_window_covers_conversations_only() -> None:
-    assert EXPIRING_PREFIXES == ("sessions/", "threads/", "people/", "conversations/", "undo/")
+    assert EXPIRING_PREFIXES == (
+        "sessions/",
+        "threads/",
+        "people/",
+        "conversations/",
+        "undo/",
+        "channel-records/",
+    )
     retention = SessionRetention(30)
     long_ago = datetime(2000, 1, 1, tzinfo=UTC)
     assert retention.expired(session_context_key(THREAD), long_ago)

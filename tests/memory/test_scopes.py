@@ -279,3 +279,56 @@ def test_to_key_raises_nothing_but_value_error(memory_path: object) -> None:
         return
     assert isinstance(key, str)
     assert to_key(to_memory_path(key)) == key  # a key is always a valid path again
+
+
+# -- a channel's scope (issue 39) -----------------------------------------------------------
+
+CHANNEL, OTHER_CHANNEL = "C0LAUNCH1", "C0LAUNCH10"  # one's id a prefix of the other's
+CHANNEL_SCOPE = paths.ChannelMemoryScope(CHANNEL)
+
+
+@pytest.mark.parametrize(
+    ("key", "readable", "writable"),
+    [
+        ("global/context.md", True, False),
+        (f"channels/{CHANNEL}/decisions.md", True, True),
+        (f"channels/{CHANNEL}", True, False),  # the root itself
+        (f"channels/{OTHER_CHANNEL}/decisions.md", False, False),
+        (f"users/{USER}/preferences.json", False, False),
+        (f"{paths.session_prefix(THREAD)}context.md", False, False),
+        (f"channel-records/{CHANNEL}/changes.json", False, False),
+        (f"channel-settings/{CHANNEL}.json", False, False),
+        ("channels", False, False),
+        ("", False, False),
+    ],
+)
+def test_a_channels_scope_is_its_directory_and_the_organisations(
+    key: str, readable: bool, writable: bool
+) -> None:
+    assert CHANNEL_SCOPE.can_read(key) is readable
+    assert CHANNEL_SCOPE.can_write(key) is writable
+
+
+def test_a_channels_scope_lists_only_its_own_root() -> None:
+    assert CHANNEL_SCOPE.roots == ("global/", f"channels/{CHANNEL}/")
+    assert CHANNEL_SCOPE.roots_under("channels") == [f"channels/{CHANNEL}/"]
+    assert CHANNEL_SCOPE.roots_under("users") == []
+
+
+@pytest.mark.parametrize("channel", ["D0123ABCD", "", "c0lower", "C0/../x", "C", None, "U0123"])
+def test_a_dm_or_anything_else_is_no_channel(channel: object) -> None:
+    with pytest.raises(ValueError):
+        paths.ChannelMemoryScope(channel)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        paths.channel_prefix(channel)  # type: ignore[arg-type]
+
+
+def test_channel_keys_follow_the_memory_layout() -> None:
+    assert paths.channel_prefix(CHANNEL) == f"channels/{CHANNEL}/"
+    assert paths.channel_summary_key(CHANNEL, THREAD) == (
+        f"channel-records/{CHANNEL}/threads/1712345678-123456.md"
+    )
+    assert paths.said_marker_key(USER, THREAD) == f"people/{USER}/said/1712345678-123456"
+    marker = paths.channel_conversation_marker_key(CHANNEL, THREAD)
+    assert paths.thread_of_channel_marker_key(CHANNEL, marker) == THREAD
+    assert paths.thread_of_channel_marker_key(OTHER_CHANNEL, marker) is None

@@ -7,6 +7,10 @@ thread start naming it (assistant_view) — through `/slack/events`, in both Sla
 experiences. None of it reaches her Claude request or her memory tool, her index, her
 Home tab or her erasure; nothing of Otto's is rewritten or erased; and Otto goes on with
 his conversation as if nothing happened.
+
+A channel's conversation is the channel's (issue 39): a DM message naming a channel
+thread, a mention naming a DM thread or another channel's thread, and a mention claiming
+a DM channel reach nothing of it.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ from app.memory.scopes import (
     session_prefix,
     user_preferences_key,
 )
+from app.slack.conversation.answering import NOT_YOURS_IN_CHANNEL
 from app.slack.conversation.turn_opening import NOT_YOURS
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from tests import log_events
-from tests.e2e import both_experiences, conversation
+from tests.e2e import both_experiences, channels, conversation
+from tests.e2e.channels import ANA, CARA, OTHER_PUBLIC, PRIVATE, PUBLIC, set_up_channels
 from tests.e2e.memory_bucket import Bucket, index_listing
 from tests.e2e.test_memory_controls import click, open_home, shown
 from tests.fakes import claude_script as script
@@ -254,3 +260,87 @@ def test_a_thread_from_before_records_is_given_to_nobody_its_records_do_not_name
     assert (
         json.loads(bucket.read(conversation_record_key(thread_ts)) or "")["owner"]["user"] == OTTO
     )
+
+
+# --- channels: a DM thread is never a channel's, nor the reverse (issue 39) ----------------
+
+CHANNEL_SECRET = "the launch moves to the 14th, keep it in this channel"
+
+
+def channel_thread(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, channel: str = PRIVATE
+) -> str:
+    """Ana's thread in a channel, kept as the channel's; returns its thread."""
+    set_up_channels(slack)
+    claude.reply("Noted for the channel.")
+    thread_ts = channels.thread_of(channels.mention(orion, slack, ANA, channel, CHANNEL_SECRET))
+    channels.wait_for_answer(slack, channel, thread_ts, "Noted for the channel.")
+    orion.wait_idle()
+    return thread_ts
+
+
+def test_a_dm_message_naming_a_channel_thread_reaches_nothing_of_the_channel(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket, experience: str
+) -> None:
+    thread_ts = channel_thread(orion, slack, claude)
+    record = bucket.read(conversation_record_key(thread_ts))
+    asked = len(claude.requests)
+
+    for forged in forged_events(experience, slack, thread_ts):
+        assert orion.post_event(forged).status_code == 200
+        orion.wait_handled(forged["event_id"], timeout=conversation.FIRST_EVENT_TIMEOUT)
+    orion.wait_idle()
+
+    said_to_mira = [m.text for m in slack.messages(MIRA_DM) if m.is_bot]
+    assert any(NOT_YOURS in text for text in said_to_mira), said_to_mira
+    assert len(claude.requests) == asked
+    assert bucket.read(conversation_record_key(thread_ts)) == record
+
+
+def test_a_mention_naming_a_dm_thread_reaches_nothing_of_the_person(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket, experience: str
+) -> None:
+    thread_ts, otto_before = ottos_conversation(orion, slack, claude, bucket, experience)
+    set_up_channels(slack)
+    claude.responder = None
+    asked = len(claude.requests)
+
+    # A mention whose thread_ts is Otto's DM thread (Slack would never send it).
+    forged = channels.mention(
+        orion, slack, ANA, PUBLIC, "what's in this thread?", thread_ts=thread_ts
+    )
+    orion.wait_handled(forged["event_id"], timeout=conversation.FIRST_EVENT_TIMEOUT)
+    orion.wait_idle()
+
+    shown_in_channel = [m.text for m in slack.messages(PUBLIC) if m.is_bot]
+    assert any(NOT_YOURS_IN_CHANNEL in text for text in shown_in_channel), shown_in_channel
+    assert len(claude.requests) == asked
+    assert ottos_objects(bucket, thread_ts) == otto_before
+
+
+def test_a_mention_naming_another_channels_thread_is_refused(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    thread_ts = channel_thread(orion, slack, claude, PRIVATE)
+    record = bucket.read(conversation_record_key(thread_ts))
+    asked = len(claude.requests)
+
+    # Cara, in #billing, names the private channel's thread.
+    forged = channels.mention(orion, slack, CARA, OTHER_PUBLIC, "recap?", thread_ts=thread_ts)
+    orion.wait_handled(forged["event_id"], timeout=conversation.FIRST_EVENT_TIMEOUT)
+    orion.wait_idle()
+
+    assert len(claude.requests) == asked
+    assert bucket.read(conversation_record_key(thread_ts)) == record
+    assert not any(CHANNEL_SECRET in m.text for m in slack.messages(OTHER_PUBLIC))
+
+
+def test_a_mention_claiming_a_dm_is_no_channel_at_all(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    forged = events.app_mention(MIRA, MIRA_DM, "<@UBOT> hi")
+    assert orion.post_event(forged).status_code == 200
+    orion.wait_handled(forged["event_id"])
+    assert claude.calls == []
+    assert [m for m in slack.messages(MIRA_DM) if m.is_bot] == []
+    assert not [n for n in bucket.names() if n.startswith(("conversations/", "channel"))]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NoReturn
 
-from app.memory.scopes import MemoryScope, to_key, to_memory_path
+from app.memory.scopes import ScopeRules, to_key, to_memory_path
 from app.memory.tool.errors import MemoryToolError
 from app.observability.redaction import redact_secret_shapes
 from app.storage.store import ObjectInfo, ObjectStore
@@ -25,7 +25,7 @@ class ScopedAccess:
     """A store as one conversation (`scope`) may use it, within Orion's limits."""
 
     store: ObjectStore
-    scope: MemoryScope
+    scope: ScopeRules
     max_file_bytes: int = MAX_FILE_BYTES
     max_files_per_directory: int = MAX_FILES_PER_DIRECTORY
 

@@ -2,7 +2,8 @@
 
 One `ScopedMemoryTool` serves one turn of one user in one thread. The model may read
 `/memories/global/`, and read and write `/memories/users/<user>/` and
-`/memories/sessions/<thread>/`; every other path is an error result that reveals nothing
+`/memories/sessions/<thread>/` — in a channel, `/memories/channels/<channel>/` instead of
+both (app/memory/scopes.py); every other path is an error result that reveals nothing
 about what exists there (`access`). Results and errors read exactly as those of the SDK's
 reference implementation (`BetaLocalFilesystemMemoryTool`), which the model knows; the few
 differences come from the store being a bucket (see `rendering`) or from Orion's limits.
@@ -24,7 +25,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from app.memory.scopes import MemoryScope
+from app.memory.scopes import ScopeRules
 from app.memory.tool import editing, moving, reading
 from app.memory.tool.access import MAX_FILE_BYTES, MAX_FILES_PER_DIRECTORY, ScopedAccess
 from app.memory.tool.errors import MemoryToolError
@@ -34,12 +35,13 @@ from app.storage.store import ObjectStore, StoreError, StoreUnavailable
 
 
 class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
-    """The six memory commands over an `ObjectStore`, limited to a `MemoryScope`."""
+    """The six memory commands over an `ObjectStore`, limited to a scope: a person's
+    conversation (`MemoryScope`) or a channel's (`ChannelMemoryScope`)."""
 
     def __init__(
         self,
         store: ObjectStore,
-        scope: MemoryScope,
+        scope: ScopeRules,
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         max_files_per_directory: int = MAX_FILES_PER_DIRECTORY,

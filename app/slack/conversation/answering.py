@@ -29,6 +29,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.agent.errors import friendly_error
 from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
+from app.learning.channel_memory import erase_again_if_erased
 from app.learning.conversation_record import said
 from app.learning.conversations import TurnTranscript
 from app.learning.erasure import forget_again_if_erased
@@ -37,6 +38,16 @@ from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
 from app.services import ServiceProvider
+from app.slack.conversation.channel_history import channel_turn_history
+from app.slack.conversation.channel_turns import (
+    CANNOT_CHECK,
+    NOT_WITH_OTHER_ORGANISATIONS,
+    OFF_HERE,
+    ChannelGate,
+    Verdict,
+    open_channel_turn,
+    recall_scope,
+)
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.delivery import Delivery
 from app.slack.conversation.memory_note import show_memory_note
@@ -81,6 +92,12 @@ class Incoming:
     workspace_url: str | None = None
     enterprise_id: str | None = None
     starts: bool = False  # the message opens the conversation (agent_view's top-level DM)
+    # A mention in a channel thread (channel_turns.py): the channel's conversation.
+    in_channel: bool = False
+    # The event says the channel is shared with another organisation (Slack Connect).
+    shared_externally: bool = False
+    # Orion's own user id in the workspace (to know its messages in a channel thread).
+    bot_user_id: str | None = None
 
 
 def workspace_url(context: AsyncBoltContext) -> str | None:
@@ -144,14 +161,18 @@ class Answerer:
             message.body,
             retried=message.retried,
             budget_s=settings.memory_load_timeout_s,
-            memory=lambda: open_turn(
-                self._provider,
-                user=message.user,
-                channel=message.channel,
-                thread_ts=message.thread_ts,
-                team=message.team_id,
-                enterprise=message.enterprise_id,
-                starts=message.starts,
+            memory=lambda: (
+                open_channel_turn(self._provider, client, message)
+                if message.in_channel
+                else open_turn(
+                    self._provider,
+                    user=message.user,
+                    channel=message.channel,
+                    thread_ts=message.thread_ts,
+                    team=message.team_id,
+                    enterprise=message.enterprise_id,
+                    starts=message.starts,
+                )
             ),
         )
         answering = False
@@ -182,7 +203,7 @@ class Answerer:
                 # Failed or ended early: what the memory tool wrote must not outlive an
                 # erasure.
                 run_in_background(
-                    _after(turn.transcript, agent.after_unfinished_turn(turn.request)),
+                    _after(turn.transcript, agent.after_unfinished_turn(turn.request), turn.began),
                     name="memory.erasure_check",
                 )
             elif turn.request is None and turn.transcript is not None and turn.opening:
@@ -208,31 +229,44 @@ class Answerer:
     ) -> None:
         """The turn, once this delivery is the one answering."""
         agent = self._provider.services.agent
-        if self._provider.settings.memory_enabled:
+        memory_enabled = self._provider.settings.memory_enabled
+        if memory_enabled and not message.in_channel:
             # Shown once this delivery is the one answering (a retry's twin shows nothing).
             await reply.show_task(restore_started())
         opening = await _within(delivery.memory, delivery.deadline)
         if opening is None:  # storage gave no answer in time: nothing of it is used
             opening = TurnOpening(None, None)
         turn.opening = opening
-        if self._provider.settings.memory_enabled and opening.conversation is None:
+        gate = None
+        if message.in_channel:
+            # Nothing is shown before the channel says Orion answers there.
+            gate = opening.channel or ChannelGate(None, None)
+            if not await _answers_here(client, message, gate):
+                return
+            memory_enabled = memory_enabled and gate.verdict is Verdict.REMEMBER
+            if memory_enabled:
+                await reply.show_task(restore_started(in_channel=True))
+        if memory_enabled and opening.conversation is None:
             # Nothing says whose the thread is: answered with no memory, keeping none.
             log.info("slack.conversation.unchecked")
         if opening.refused:
             log.warning("slack.conversation.not_owner")
-            await reply.fail(NOT_YOURS)
+            await reply.fail(NOT_YOURS_IN_CHANNEL if message.in_channel else NOT_YOURS)
             return
-        history = await turn_history(
-            client,
-            opening,
-            channel=message.channel,
-            thread_ts=message.thread_ts,
-            ts=message.ts,
-            text=message.text,
-        )
+        if message.in_channel:
+            history = await channel_turn_history(client, opening, message)
+        else:
+            history = await turn_history(
+                client,
+                opening,
+                channel=message.channel,
+                thread_ts=message.thread_ts,
+                ts=message.ts,
+                text=message.text,
+            )
         turn.transcript = history.transcript
         changes = ChangeLog()  # what this turn changes in memory, for its note
-        if message.user and opening.remembers:
+        if message.user and opening.remembers and not message.in_channel:
             # Beside the answer, not before it: stated preferences are saved at once.
             turn.capturing = run_in_background(
                 agent.capture_preferences(
@@ -254,6 +288,8 @@ class Answerer:
             memory_deadline=delivery.deadline,
             changes=changes,
             remembers=opening.remembers,
+            channel=recall_scope(client, message, gate) if gate is not None else None,
+            memory_off=gate is not None and gate.verdict is not Verdict.REMEMBER,
         )
         result = await agent.answer(turn.request, reply)
         # The answer carries its trace, so feedback on it scores that very trace.
@@ -266,7 +302,7 @@ class Answerer:
         # Only now, with the reply complete: the summary must never hold up this reply
         # (nor wait for the note below).
         run_in_background(
-            _turn_end(turn.transcript, agent, turn.request, result.text),
+            _turn_end(turn.transcript, agent, turn.request, result.text, turn.began),
             name="memory.after_turn",
         )
         turn.finished = True
@@ -322,21 +358,31 @@ class Answerer:
         await self._workspaces.get(client, team)
 
 
-async def _after(transcript: TurnTranscript | None, work: Coroutine[Any, Any, None]) -> None:
+async def _after(
+    transcript: TurnTranscript | None, work: Coroutine[Any, Any, None], since: datetime
+) -> None:
     """`work` (the turn's end: a summary, an erasure check) once the turn's transcript is
-    written: the erasure check after every write of the person's data."""
+    written: the erasure check after every write of the person's data — in a channel,
+    of every member whose messages the turn wrote."""
     if transcript is not None:
         await transcript.written()
+        await _authors_unless_erased(transcript, since)
     await work
 
 
 async def _turn_end(
-    transcript: TurnTranscript | None, agent: Agent, request: TurnRequest, answer: str
+    transcript: TurnTranscript | None,
+    agent: Agent,
+    request: TurnRequest,
+    answer: str,
+    since: datetime,
 ) -> None:
-    """The turn's end once its transcript is written: the summary, and the search index
-    over every message of the conversation as Orion now keeps it."""
+    """The turn's end once its transcript is written (and, in a channel, checked against
+    every author's erasure): the summary, and the search index over every message of the
+    conversation as Orion now keeps it."""
     if transcript is not None:
         await transcript.written()
+        await _authors_unless_erased(transcript, since)
     said_so_far = transcript.messages() if transcript is not None else None
     await agent.after_turn(request, answer, transcript=said_so_far)
 
@@ -345,7 +391,52 @@ async def _unless_erased(transcript: TurnTranscript, opening: TurnOpening, since
     await transcript.written()
     if opening.store is not None and opening.owner is not None:
         owner = opening.owner
+        if owner.in_channel:
+            await _authors_unless_erased(transcript, since)
+            await erase_again_if_erased(opening.store, owner.channel, since)
+            return
         await forget_again_if_erased(opening.store, owner.user, since, dm_channels=(owner.channel,))
+
+
+async def _authors_unless_erased(transcript: TurnTranscript, since: datetime) -> None:
+    """Each member whose messages the turn wrote into a channel's transcript: if they
+    asked to be forgotten since the turn began, those go again. Never raises."""
+    for author in sorted(transcript.authors):
+        try:
+            await forget_again_if_erased(transcript.store, author, since)
+        except Exception as exc:
+            log.warning("memory.erasure_check.failed", error=type(exc).__name__, exc_info=exc)
+
+
+# A thread recorded as someone's DM, or as another channel's.
+NOT_YOURS_IN_CHANNEL = (
+    "I can't continue that conversation in this thread. Mention me in a new thread and "
+    "I'll pick up from what this channel remembers."
+)
+_LINES = {
+    Verdict.OFF: OFF_HERE,
+    Verdict.SHARED: NOT_WITH_OTHER_ORGANISATIONS,
+    Verdict.UNCHECKED: CANNOT_CHECK,
+}
+
+
+async def _answers_here(client: AsyncWebClient, message: Incoming, gate: ChannelGate) -> bool:
+    """Whether Orion answers the mention; when it does not, the person who mentioned it is
+    told why in a line only they see — unless Orion is not in the channel at all, where
+    it says nothing."""
+    verdict = gate.verdict
+    if verdict in (Verdict.REMEMBER, Verdict.ANSWER):
+        return True
+    log.info("slack.channel.not_answered", verdict=verdict.value)
+    line = _LINES.get(verdict)
+    if line is not None and message.user:
+        try:
+            await client.chat_postEphemeral(
+                channel=message.channel, user=message.user, thread_ts=message.thread_ts, text=line
+            )
+        except Exception as exc:
+            log.warning("slack.channel.line_failed", error=type(exc).__name__, exc_info=exc)
+    return False
 
 
 def _now() -> datetime:

@@ -1,6 +1,7 @@
 """The "Ask again" button under an answer a restart cut off (app/shutdown.py).
 
-Any instance takes the click (the one that cut the answer off is gone). It answers the
+Any instance takes the click (the one that cut the answer off is gone), in a DM or in
+a channel thread. It answers the
 same question in the same thread, once: the first click on any instance claims the
 question (`events/`, create-only), and later clicks do nothing. The button names only the
 question's message; what it said and who wrote it come from Orion's own record of the
@@ -22,11 +23,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.config import SlackExperience
 from app.learning.conversations import read_conversation
+from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator
-from app.slack.conversation.presence import AgentSession, AssistantStatus, Presence
+from app.slack.conversation.presence import AgentSession, AssistantStatus, InChannel, Presence
 from app.slack.conversation.reply_stream import ASK_AGAIN_ACTION_ID
 from app.slack.event_scope import handling
 
@@ -81,8 +83,11 @@ def register(
                 log.info("slack.ask_again.already_asked")
                 return
 
+            in_channel = is_shared_channel_id(channel)
             presence: Presence = (
-                AgentSession(client, channel=channel, thread_ts=thread_ts)
+                InChannel()
+                if in_channel
+                else AgentSession(client, channel=channel, thread_ts=thread_ts)
                 if experience is SlackExperience.AGENT
                 else AssistantStatus(client, channel=channel, thread_ts=thread_ts)
             )
@@ -98,6 +103,10 @@ def register(
                     retried=False,
                     workspace_url=workspace_url(context),
                     enterprise_id=context.enterprise_id,
+                    # A channel's answer is asked again as the channel's (channel_turns.py
+                    # asks Slack whether Orion still answers there).
+                    in_channel=in_channel,
+                    bot_user_id=context.bot_user_id,
                 ),
                 client=client,
                 presence=presence,
@@ -134,7 +143,9 @@ async def _recorded_question(
         return _Question(asker=None, text="")  # another conversation's thread: nobody's here
     for said in record.messages:
         if said.ts == question_ts and said.role == "user":
-            return _Question(asker=record.owner.user, text=said.text)
+            # In a channel's conversation, each message's own author asked it.
+            asker = said.user if record.owner.in_channel else record.owner.user
+            return _Question(asker=asker, text=said.text)
     return None
 
 

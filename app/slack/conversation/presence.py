@@ -8,6 +8,11 @@ do differently while a message is answered.
   and Stop button while `processing`, and stays there (for up to an hour) until Orion sets
   it back to `active`, so every turn ends with `active`, whatever happened.
 
+- A channel thread (a mention): Slack has no status line there (`assistant.threads.
+  setStatus` is for assistant threads only, agent sessions for the app's DM), so Orion
+  shows it is working in the answer itself: the stream opens with its task display
+  (what it restores and looks up) before the first words.
+
 Neither ever fails a turn: a status Slack refuses costs the person only the status.
 """
 
@@ -112,3 +117,16 @@ class AgentSession:
             )
         except Exception as exc:
             log.warning("slack.session_status_failed", error=type(exc).__name__, exc_info=exc)
+
+
+class InChannel:
+    """A channel thread's presence: nothing beside the answer's own stream (see above)."""
+
+    async def working(self) -> None:
+        """Nothing to set: the answer's stream shows the work."""
+
+    async def progress(self, status: str) -> None:
+        """No status line in a channel."""
+
+    async def idle(self) -> None:
+        """Nothing was set."""

@@ -54,13 +54,16 @@ class SlackThread:
         """Only the messages posted at or after `moment` (what a person said before asking
         to be forgotten is not brought back)."""
         after = moment.timestamp()
-        kept = [m for m in self.messages if (_seconds(m.get("ts")) or 0.0) >= after]
+        kept = [m for m in self.messages if (seconds_of(m.get("ts")) or 0.0) >= after]
         return SlackThread(kept, self.complete)
 
 
-async def read_slack_thread(client: AsyncWebClient, *, channel: str, thread_ts: str) -> SlackThread:
-    """Every message Slack gives of the thread, paging to its end; what it gave until it
-    limited or refused the read. Never raises for Slack's answer."""
+async def read_slack_thread(
+    client: AsyncWebClient, *, channel: str, thread_ts: str, oldest: str | None = None
+) -> SlackThread:
+    """Every message Slack gives of the thread (`oldest`: only those from then on, with
+    the thread's parent, which Slack always gives), paging to its end; what it gave until
+    it limited or refused the read. Never raises for Slack's answer."""
     patient_free = without_rate_limit_waits(client)
     messages: list[dict[str, Any]] = []
     cursor = None
@@ -68,7 +71,7 @@ async def read_slack_thread(client: AsyncWebClient, *, channel: str, thread_ts: 
     while True:
         try:
             page = await patient_free.conversations_replies(
-                channel=channel, ts=thread_ts, limit=REPLIES_PAGE_SIZE, cursor=cursor
+                channel=channel, ts=thread_ts, limit=REPLIES_PAGE_SIZE, cursor=cursor, oldest=oldest
             )
         except SlackApiError as exc:
             error = exc.response.get("error") if exc.response is not None else None
@@ -108,7 +111,7 @@ def history_from_slack(
             history.append(_as_history(opening, opens_cut=True))
             window = [m for m in window if m is not opening]
     history += [_as_history(m) for m in window if m.get("ts") != current_ts]
-    history.append(ThreadMessage("user", current_text, sent_at=_seconds(current_ts)))
+    history.append(ThreadMessage("user", current_text, sent_at=seconds_of(current_ts)))
     return history
 
 
@@ -144,7 +147,7 @@ def history_from_transcript(
         )
         for number, m in enumerate(earlier)
     ]
-    history.append(ThreadMessage("user", current_text, sent_at=_seconds(current_ts)))
+    history.append(ThreadMessage("user", current_text, sent_at=seconds_of(current_ts)))
     return history
 
 
@@ -167,11 +170,11 @@ def _as_history(message: dict[str, Any], *, opens_cut: bool = False) -> ThreadMe
         _role(message),
         message.get("text") or "",
         opens_cut=opens_cut,
-        sent_at=_seconds(message.get("ts")),
+        sent_at=seconds_of(message.get("ts")),
     )
 
 
-def _seconds(ts: object) -> float | None:
+def seconds_of(ts: object) -> float | None:
     """A Slack ts as seconds since the epoch (None when it is not one)."""
     try:
         return float(ts) if isinstance(ts, str) else None

@@ -22,12 +22,14 @@ async def restore_for(
     *,
     new_thread: bool = False,
     welcome: bool = False,
+    channel_summary_key: str | None = None,
 ) -> RestoredMemory | None:
     """What Orion remembers for this conversation, within the current storage deadline;
     None when memory is off or nothing could be read. Never raises: memory is a nicety,
     and a failure here must not cost the person a greeting or an answer. `new_thread`:
     the thread has just opened (it has no summary to read); `welcome`: read how to greet
-    the person back too (a thread start)."""
+    the person back too (a thread start); `channel_summary_key`: a channel's thread, whose
+    summary is there (of the person, only how they like answers is used)."""
     try:
         # Only getting the store (a fresh instance may still be connecting) is cut off at
         # the deadline: the restore keeps what arrived by then.
@@ -44,6 +46,7 @@ async def restore_for(
             token_budget=provider.settings.memory_context_token_budget,
             new_thread=new_thread,
             welcome=welcome,
+            channel_summary_key=channel_summary_key,
         )
     except Exception as exc:
         log.warning("slack.memory_restore_failed", error=type(exc).__name__, exc_info=exc)

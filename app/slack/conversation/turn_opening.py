@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -45,6 +46,9 @@ from app.slack.conversation.thread_memory import restore_for
 from app.storage.breaker import StoreOffline
 from app.storage.store import ObjectStore
 
+if TYPE_CHECKING:
+    from app.slack.conversation.channel_turns import ChannelGate
+
 log = get_logger(__name__)
 
 # What the person is told when the thread their message names is someone else's.
@@ -63,6 +67,9 @@ class TurnOpening:
     # None when memory is off, or storage could not say whose the thread is in time.
     conversation: OpenedConversation | None = None
     memory: RestoredMemory | None = None  # what was restored (None: nothing could be)
+    # A mention in a channel: what Slack and the admins say of the channel
+    # (channel_turns.py); None in a DM.
+    channel: ChannelGate | None = None
 
     @property
     def refused(self) -> bool:

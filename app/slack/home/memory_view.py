@@ -18,8 +18,8 @@ from typing import Any
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
 from app.learning.preferences import StoredPreference
 from app.memory.scopes import user_prefix
+from app.slack import block_kit
 from app.slack.conversation.thread_links import ThreadLinks
-from app.slack.home import block_kit
 from app.slack.mrkdwn import escape
 
 CALLBACK_ID = "orion_memory_home"
@@ -56,6 +56,12 @@ NOTES_ON = (
 NOTES_OFF = (
     "*Memory notes: off.* Answers don't say what they saved; everything Orion remembers "
     "is still listed here."
+)
+# What of theirs is in channels: the threads are the channels', their messages theirs.
+CHANNEL_THREADS = (
+    "You wrote in {count} channel thread(s) where Orion was mentioned. Forget everything "
+    "takes your messages out of them; what each channel decided stays the channel's "
+    "(its members see and forget it with `/orion memory`)."
 )
 MEMORY_OFF = "Memory is switched off for this workspace: Orion keeps nothing about you."
 UNAVAILABLE = (
@@ -104,6 +110,8 @@ def home_view(
         blocks += [block_kit.section(NOTHING_KEPT), _notes_switch(memory_notes)]
         return _view(owner, blocks)
     blocks += [_controls(), _notes_switch(memory_notes)]
+    if inventory.channel_threads:
+        blocks.append(block_kit.context(CHANNEL_THREADS.format(count=inventory.channel_threads)))
     total = max(conversations_total or 0, len(inventory.conversations))
     groups = (
         ("Preferences", inventory.preferences, MAX_PREFERENCES, len(inventory.preferences)),
@@ -154,8 +162,9 @@ def _controls() -> dict[str, Any]:
     forget_all["confirm"] = {
         "title": block_kit.plain("Forget everything?"),
         "text": block_kit.mrkdwn(
-            "Orion will permanently delete your preferences, its notes about you and the "
-            "summaries of your conversations. This can't be undone."
+            "Orion will permanently delete your preferences, its notes about you, the "
+            "summaries of your conversations and what you wrote in channel threads. This "
+            "can't be undone."
         ),
         "confirm": block_kit.plain("Forget everything"),
         "deny": block_kit.plain("Cancel"),

@@ -1,0 +1,126 @@
+"""What a channel's life does to what Orion keeps for it (app/learning/channel_memory.py):
+
+- **Orion leaves** — removed by a member or an admin: `channel_left` / `group_left`
+  (Slack documents that `channel_left` is sometimes withheld) and `member_left_channel`
+  naming Orion's own user — or **the channel is deleted** (`channel_deleted`,
+  `group_deleted`): everything Orion keeps for the channel is erased (a tombstone first,
+  so a mention still being answered takes its writes back).
+- **Archived** (`channel_archive`, `group_archive`): its memory is set aside until the
+  retention window ends; **unarchived** (`channel_unarchive`, `group_unarchive`): back.
+- **Shared with another organisation** (`channel_shared`) or no longer (`channel_unshared`):
+  nothing moves — whether Orion answers there is asked of Slack at every mention
+  (`is_ext_shared`), and its memory stays out of every other channel's recall while it
+  is shared. Logged, so that an admin sees when it happened.
+
+A channel made private (Slack sends no event of its own for it, only a message subtype
+to apps reading the channel's messages, which Orion does not) is handled the same way:
+every mention asks Slack whether the channel is private, and recall asks before it
+returns another channel's thread.
+
+These events come from Slack, signed: the channel they name is Slack's word, and an
+erasure is idempotent, so a retry erases nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from app.learning.channel_memory import archive_channel, erase_channel, unarchive_channel
+from app.memory.scopes import is_shared_channel_id
+from app.observability.logging import get_logger
+from app.services import ServiceProvider
+from app.slack.event_scope import handling
+from app.storage.store import ObjectStore
+
+log = get_logger(__name__)
+
+# Erasing a channel is not on anyone's path, and must finish: many deletions.
+LIFECYCLE_BUDGET_S = 60.0
+
+LEFT = ("channel_left", "group_left")
+DELETED = ("channel_deleted", "group_deleted")
+ARCHIVED = ("channel_archive", "group_archive")
+UNARCHIVED = ("channel_unarchive", "group_unarchive")
+SHARING = ("channel_shared", "channel_unshared")
+
+
+def register(app: AsyncApp, provider: ServiceProvider) -> None:
+    async def run(
+        body: dict[str, Any],
+        event: dict[str, Any],
+        work: Callable[[ObjectStore, str], Awaitable[Any]],
+    ) -> None:
+        channel = event.get("channel")
+        kind = str(event.get("type"))
+        async with handling(f"slack.{kind}", body, user=None, channel=None, thread_ts=None):
+            if not is_shared_channel_id(channel):
+                log.info("slack.channel.lifecycle_ignored", reason="malformed", slack_event=kind)
+                return
+            try:
+                async with provider.storage_within(LIFECYCLE_BUDGET_S) as storage:
+                    outcome = await work(storage.store, str(channel))
+            except Exception as exc:
+                log.error(
+                    "slack.channel.lifecycle_failed",
+                    slack_event=kind,
+                    channel=channel,
+                    error=type(exc).__name__,
+                    exc_info=exc,
+                )
+                return
+            log.info("slack.channel.lifecycle", slack_event=kind, channel=channel, objects=outcome)
+
+    async def erase_left(store: ObjectStore, channel: str) -> int:
+        return await erase_channel(store, channel, why="Orion left the channel")
+
+    async def erase_deleted(store: ObjectStore, channel: str) -> int:
+        return await erase_channel(store, channel, why="the channel was deleted")
+
+    async def noted(store: ObjectStore, channel: str) -> int:
+        return 0
+
+    for kind in LEFT:
+        app.event(kind)(_listener(run, erase_left))
+    for kind in DELETED:
+        app.event(kind)(_listener(run, erase_deleted))
+    for kind in ARCHIVED:
+        app.event(kind)(_listener(run, archive_channel))
+    for kind in UNARCHIVED:
+        app.event(kind)(_listener(run, unarchive_channel))
+    for kind in SHARING:
+        app.event(kind)(_listener(run, noted))
+
+    async def is_orion_leaving(event: dict[str, Any], context: AsyncBoltContext) -> bool:
+        return event.get("user") is not None and event.get("user") == context.bot_user_id
+
+    @app.event("member_left_channel", matchers=[is_orion_leaving])
+    async def on_orion_removed(body: dict[str, Any], event: dict[str, Any]) -> None:
+        await run(body, event, erase_left)
+
+    @app.event("member_left_channel")
+    async def on_member_left(body: dict[str, Any]) -> None:
+        """Someone else left: nothing of Orion's changes (their messages stay the
+        channel's, as Slack keeps them; what they asked Orion to forget is theirs to ask)."""
+        async with handling(
+            "slack.member_left_channel", body, user=None, channel=None, thread_ts=None
+        ):
+            pass
+
+
+Run = Callable[
+    [dict[str, Any], dict[str, Any], Callable[[ObjectStore, str], Awaitable[Any]]],
+    Awaitable[None],
+]
+
+
+def _listener(
+    run: Run, work: Callable[[ObjectStore, str], Awaitable[Any]]
+) -> Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]:
+    async def listener(body: dict[str, Any], event: dict[str, Any]) -> None:
+        await run(body, event, work)
+
+    return listener

@@ -1,0 +1,131 @@
+"""`/orion`, typed in a channel, answered in a message only the person sees:
+
+- `/orion` or `/orion memory` — what Orion keeps for this channel, to forget (any member:
+  Slack lists the channel's members, channel_memory_view.py shows it);
+- `/orion channel off|answers|memory` — what Orion does in this channel;
+- `/orion workspace off|answers|memory` — what it does in every channel without a choice
+  of its own (both only for workspace admins, as `users.info` says; within what the
+  deployment allows, `SLACK_CHANNELS`).
+
+The command's text is the person's: at most MAX_TEXT_CHARS of it is read, and anything
+not above gets the usage line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.web.async_client import AsyncWebClient
+
+from app.learning.channel_memory import choose_mode, read_channel_memory, read_choices
+from app.learning.channel_mode import ChannelMode
+from app.memory.scopes import is_shared_channel_id
+from app.observability.logging import get_logger
+from app.services import ServiceProvider
+from app.slack.channel_view.channel_memory_view import MODES, memory_blocks
+from app.slack.channel_view.membership import Membership, is_admin, membership
+from app.slack.event_scope import handling
+
+log = get_logger(__name__)
+
+COMMAND = "/orion"
+MAX_TEXT_CHARS = 200
+STORAGE_BUDGET_S = 10.0
+
+USAGE = (
+    "`/orion memory` shows what I remember for this channel. Admins: `/orion channel "
+    "off|answers|memory` chooses what I do in this channel, `/orion workspace "
+    "off|answers|memory` in every channel without a choice of its own."
+)
+IN_A_CHANNEL = "Use `/orion` in a channel: it shows and changes what I keep for that channel."
+NOT_A_MEMBER = "Only members of this channel can see and forget what I remember for it."
+NOT_THERE = "I'm not in this channel, so I keep nothing for it."
+CANNOT_CHECK = "I can't check that with Slack right now. Please try again in a minute."
+UNAVAILABLE = "My memory isn't answering right now. Please try again in a few minutes."
+ADMINS_ONLY = "Only workspace admins can choose what I do in channels."
+
+
+def register(app: AsyncApp, provider: ServiceProvider) -> None:
+    @app.command(COMMAND)
+    async def on_orion(
+        ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond, client: AsyncWebClient
+    ) -> None:
+        await ack()
+        user, channel = command.get("user_id"), command.get("channel_id")
+        words = str(command.get("text") or "")[:MAX_TEXT_CHARS].lower().split()
+        async with handling(
+            "slack.orion_command", command, user=user, channel=channel, thread_ts=None
+        ):
+            if not isinstance(user, str) or not is_shared_channel_id(channel):
+                await respond(IN_A_CHANNEL)
+                return
+            channel_id = str(channel)
+            if words in ([], ["memory"]):
+                await respond(**await memory_message(provider, client, channel_id, user))
+            elif len(words) == 2 and words[0] in ("channel", "workspace"):
+                await respond(await _choose(provider, client, channel_id, user, words))
+            else:
+                await respond(USAGE)
+
+
+async def memory_message(
+    provider: ServiceProvider,
+    client: AsyncWebClient,
+    channel_id: str,
+    user: str,
+    *,
+    notice: str | None = None,
+) -> dict[str, Any]:
+    """The channel's memory as `user` may see it (a member), else why not: the arguments
+    of a `respond`."""
+    allowed = await membership(client, channel_id, user)
+    if allowed is not Membership.MEMBER:
+        return {"text": _REFUSALS[allowed]}
+    try:
+        async with provider.storage_within(STORAGE_BUDGET_S) as storage:
+            memory = await read_channel_memory(storage.store, channel_id)
+            choices = await read_choices(storage.store, channel_id)
+    except Exception as exc:
+        log.warning("slack.channel.memory_unavailable", error=type(exc).__name__, exc_info=exc)
+        return {"text": UNAVAILABLE}
+    ceiling = provider.settings.slack_channels
+    blocks = memory_blocks(channel_id, memory, choices, ceiling, notice=notice)
+    return {"text": "What Orion remembers for this channel", "blocks": blocks}
+
+
+_REFUSALS = {
+    Membership.NOT_MEMBER: NOT_A_MEMBER,
+    Membership.ORION_ABSENT: NOT_THERE,
+    Membership.UNKNOWN: CANNOT_CHECK,
+}
+
+
+async def _choose(
+    provider: ServiceProvider, client: AsyncWebClient, channel_id: str, user: str, words: list[str]
+) -> str:
+    where, chosen = words
+    try:
+        mode = ChannelMode(chosen)
+    except ValueError:
+        return USAGE
+    if not await is_admin(client, user):
+        log.info("slack.channel.setting_refused")
+        return ADMINS_ONLY
+    try:
+        async with provider.storage_within(STORAGE_BUDGET_S) as storage:
+            await choose_mode(
+                storage.store, mode, channel_id=channel_id if where == "channel" else None, by=user
+            )
+    except Exception as exc:
+        log.warning("slack.channel.setting_failed", error=type(exc).__name__, exc_info=exc)
+        return UNAVAILABLE
+    ceiling = provider.settings.slack_channels
+    effective = mode.at_most(ceiling)
+    scope = "this channel" if where == "channel" else "every channel without a choice of its own"
+    line = f"Done: in {scope}, Orion now {MODES[effective].replace('this channel', 'the channel')}."
+    if effective is not mode:
+        line += f" (This deployment allows at most `{ceiling.value}`.)"
+    return line

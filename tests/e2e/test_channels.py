@@ -1,0 +1,179 @@
+"""Orion in channels, end to end: a mention answered in its thread as a teammate, the
+channel's conversation and memory in the bucket, once per mention, and nothing at all in
+a channel Orion was removed from."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from app.agent.memory_task import CHANNEL_RESTORE_TITLE
+from app.learning.conversation_record import ConversationRecord
+from app.memory.scopes import (
+    channel_changes_key,
+    channel_summary_key,
+    conversation_record_key,
+    said_marker_key,
+)
+from tests import log_events
+from tests.e2e.channels import (
+    ANA,
+    BEN,
+    PUBLIC,
+    answers,
+    mention,
+    say,
+    set_up_channels,
+    thread_of,
+    wait_for_answer,
+)
+from tests.e2e.conversation import main_requests, system_text
+from tests.e2e.memory_bucket import Bucket
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_model import TEAM_ID
+from tests.orion_server import OrionServer
+
+DECISIONS = f"/memories/channels/{PUBLIC}/decisions.md"
+
+
+@pytest.fixture
+def orion(orion_on_bucket: Callable[..., OrionServer], slack: FakeSlack) -> OrionServer:
+    set_up_channels(slack)
+    return orion_on_bucket()
+
+
+def record_of(bucket: Bucket, thread_ts: str) -> ConversationRecord:
+    record = ConversationRecord.parse(bucket.read(conversation_record_key(thread_ts)))
+    assert record is not None
+    return record
+
+
+def test_a_mention_is_answered_in_its_thread_streamed_to_the_channel(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    claude.reply("The launch is on Tuesday.")
+    payload = mention(orion, slack, ANA, PUBLIC, "when is the launch?")
+    thread_ts = thread_of(payload)
+
+    wait_for_answer(slack, PUBLIC, thread_ts, "The launch is on Tuesday.")
+    [start] = [c for c in slack.calls_to("chat.startStream") if not c.error]
+    # Slack requires the recipient outside a DM: the person who mentioned Orion.
+    assert (start.args["thread_ts"], start.args["recipient_user_id"]) == (thread_ts, ANA)
+    assert start.args["recipient_team_id"] == TEAM_ID
+    [answer] = slack.bot_messages(PUBLIC, thread_ts)
+    assert any(b.get("type") == "context_actions" for b in answer.blocks)  # feedback
+    # No status line in a channel (assistant threads only): the stream's tasks show the work.
+    assert slack.calls_to("assistant.threads.setStatus") == []
+    [restore] = slack.tasks(PUBLIC, thread_ts)
+    assert (restore.title, restore.status) == (CHANNEL_RESTORE_TITLE, "complete")
+    assert "thread of a Slack channel" in system_text(main_requests(claude, orion)[0])
+
+    orion.wait_idle()
+    record = record_of(bucket, thread_ts)
+    assert (record.owner.kind, record.owner.channel, record.owner.user) == ("channel", PUBLIC, ANA)
+    assert [(m.role, m.user) for m in record.messages] == [("user", ANA), ("assistant", None)]
+    assert bucket.read(said_marker_key(ANA, thread_ts)) == ""
+
+
+def test_what_members_said_without_mentioning_orion_is_read_and_kept_with_its_author(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    claude.reply("Noted.")
+    first = mention(orion, slack, ANA, PUBLIC, "we're planning the launch")
+    thread_ts = thread_of(first)
+    wait_for_answer(slack, PUBLIC, thread_ts, "Noted.")
+    orion.wait_idle()
+    say(slack, BEN, PUBLIC, thread_ts, "I think Tuesday works for the billing team")
+    say(slack, ANA, PUBLIC, thread_ts, "Tuesday it is then")
+
+    claude.reply("Tuesday, as Ana and Ben agreed.")
+    mention(orion, slack, BEN, PUBLIC, "so what did we settle?", thread_ts=thread_ts)
+    wait_for_answer(slack, PUBLIC, thread_ts, "Tuesday, as Ana and Ben agreed.")
+
+    messages = main_requests(claude, orion)[-1]["messages"]
+    said = json.dumps(messages)
+    assert f"<@{BEN}>: I think Tuesday works" in said
+    assert f"<@{ANA}>: Tuesday it is then" in said
+    assert f"<@{BEN}>: <@UBOT> so what did we settle?" in said
+    # Only what was said since the transcript's newest message was asked of Slack.
+    reads = [c for c in slack.calls_to("conversations.replies") if not c.error]
+    assert reads and reads[-1].args.get("oldest")
+
+    orion.wait_idle()
+    record = record_of(bucket, thread_ts)
+    assert [(m.role, m.user) for m in record.messages] == [
+        ("user", ANA),
+        ("assistant", None),
+        ("user", BEN),
+        ("user", ANA),
+        ("user", BEN),
+        ("assistant", None),
+    ]
+    assert bucket.read(said_marker_key(BEN, thread_ts)) == ""
+
+
+def test_what_the_channel_asks_orion_to_remember_is_the_channels_and_says_who(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    claude.reply_tool_use(
+        "memory",
+        {"command": "create", "path": DECISIONS, "file_text": "- Launch: Tuesday (Ana)\n"},
+    )
+    claude.reply("Remembered for the channel.")
+    thread_ts = thread_of(
+        mention(
+            orion,
+            slack,
+            ANA,
+            PUBLIC,
+            "please remember for the whole channel that we decided to launch the new "
+            "billing page on Tuesday, after the review with the payments team",
+        )
+    )
+    wait_for_answer(slack, PUBLIC, thread_ts, "Remembered for the channel.")
+
+    assert bucket.read(f"channels/{PUBLIC}/decisions.md") == "- Launch: Tuesday (Ana)\n"
+    changes = json.loads(bucket.wait_for(channel_changes_key(PUBLIC)))["changes"]
+    assert [(c["by"], c["action"], c["what"]) for c in changes] == [(ANA, "write", DECISIONS)]
+    audit = [
+        line
+        for line in orion.logged(log_events.AUDIT_MEMORY)
+        if line["action"] == "write" and line.get("what") == DECISIONS
+    ]
+    assert [(a["scope"], a["actor"]) for a in audit] == [(f"channel:{PUBLIC}", ANA)]
+    orion.wait_idle()
+    # The thread's summary is the channel's, not anyone's session.
+    assert bucket.read(channel_summary_key(PUBLIC, thread_ts)) is not None
+    assert not [n for n in bucket.names() if n.startswith(("sessions/", f"users/{ANA}"))]
+
+
+def test_a_retried_mention_is_answered_once(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    claude.reply("Only once.")
+    payload = mention(orion, slack, ANA, PUBLIC, "hello")
+    for retry in (1, 2):
+        assert orion.post_event(payload, retry_num=retry).status_code == 200
+    orion.wait_handled(payload["event_id"], deliveries=3)
+    orion.wait_idle()
+    assert answers(slack, PUBLIC, thread_of(payload)) == ["Only once."]
+    assert len(main_requests(claude, orion)) == 1
+
+
+def test_a_mention_in_a_channel_orion_was_removed_from_reaches_nothing(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    before = set(bucket.names())
+    slack.remove_from_channel(PUBLIC)
+    # A delivery Slack retries after the app was removed (or a forged one).
+    payload = mention(orion, slack, ANA, PUBLIC, "are you still there?")
+    orion.wait_handled(payload["event_id"])
+    orion.wait_idle()
+
+    assert slack.bot_messages(PUBLIC, thread_of(payload)) == []
+    assert slack.calls_to("chat.postEphemeral") == []
+    assert claude.calls == []
+    assert set(bucket.names()) - before <= {f"events/{payload['event_id']}"}
