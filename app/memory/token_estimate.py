@@ -23,24 +23,24 @@ call is in its usage, logged and traced (app/agent/loop.py).
 
 from __future__ import annotations
 
-import re
-
 # Tokens per character, by the length of the character's UTF-8 encoding.
 ASCII_TOKENS = 1 / 3
 TWO_BYTE_TOKENS = 1 / 2
 THREE_BYTE_TOKENS = 1.2
 FOUR_BYTE_TOKENS = 2.0
 
-_TWO_BYTE = re.compile("[\u0080-\u07ff]")
-_FOUR_BYTE = re.compile("[\U00010000-\U0010ffff]")
-
-
 def estimate_tokens(text: str) -> int:
-    """About how many tokens Claude counts for `text` (rounded up; linear, in C)."""
+    """About how many tokens Claude counts for `text` (rounded up). The characters of each
+    encoded length are counted from three encodings' lengths, all in C and linear: a 40,000
+    character message costs well under a millisecond, whatever its characters."""
+    chars = len(text)
     ascii_chars = len(text.encode("ascii", "ignore"))
-    two_byte = len(_TWO_BYTE.findall(text))
-    four_byte = len(_FOUR_BYTE.findall(text))
-    three_byte = len(text) - ascii_chars - two_byte - four_byte
+    utf8_bytes = len(text.encode("utf-8", "surrogatepass"))
+    # Characters beyond the Basic Multilingual Plane: two UTF-16 code units each.
+    four_byte = len(text.encode("utf-16-le", "surrogatepass")) // 2 - chars
+    two_or_three = chars - ascii_chars - four_byte
+    three_byte = utf8_bytes - ascii_chars - 4 * four_byte - 2 * two_or_three
+    two_byte = two_or_three - three_byte
     weight = (
         ascii_chars * ASCII_TOKENS
         + two_byte * TWO_BYTE_TOKENS
