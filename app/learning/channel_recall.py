@@ -47,16 +47,16 @@ from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
 from app.learning.conversation_record import ConversationRecord
-from app.learning.passages import passages
 from app.learning.recall import (
     COULD_NOT_SEARCH,
     MAX_QUERY_CHARS,
+    Found,
     LinkTo,
     RecallHit,
     parse_recall_input,
+    read_hit,
     recall_tool_param,
     render_hits,
-    summary_passage,
 )
 from app.learning.search_index import (
     MAX_TITLE_CHARS,
@@ -71,7 +71,6 @@ from app.memory.retention import cutoff_of
 from app.memory.scopes import (
     channel_search_index_key,
     channel_summary_key,
-    conversation_record_key,
     is_shared_channel_id,
     public_channels_key,
     validate_channel,
@@ -199,6 +198,7 @@ class ChannelSearchCounts:
     failed: int = 0
     not_public: int = 0  # another channel's threads Slack no longer says are public
     not_theirs: int = 0  # indexed, but the record is not that channel's
+    reads: int = 0  # storage reads of the found threads
 
 
 @dataclass(frozen=True)
@@ -269,41 +269,28 @@ async def _still_public(scope: ChannelRecallScope, channels: list[str]) -> set[s
 async def _hit(
     store: ObjectStore, found: _Found, groups: list[tuple[str, ...]], counts: ChannelSearchCounts
 ) -> RecallHit | None:
-    """The thread's passages, from its transcript (each with its author), else its
-    summary; None when its record is not that channel's."""
+    """The thread's passages, each with its author; None when its record is not that
+    channel's."""
     channel, index, at = found.channel_id, found.index, found.ranked.at
-    thread = found.ranked.thread_ts
-    try:
-        stored = await store.read(conversation_record_key(thread))
-        record = ConversationRecord.parse(stored.content) if stored is not None else None
+
+    def belongs(record: ConversationRecord | None) -> bool:
         owner = record.owner if record is not None else None
-        if record is None or owner is None or not owner.in_channel or owner.channel != channel:
-            counts.not_theirs += 1
-            log.warning("tool.recall.not_theirs")
-            return None
-        if record.messages:
-            shown = await asyncio.to_thread(passages, record.messages, groups)
-            from_summary = False
-        else:
-            summary = await store.read(channel_summary_key(channel, thread))
-            if summary is None:
-                counts.missing += 1
-                return None
-            shown, from_summary = [summary_passage(summary.content)], True
-    except Exception as exc:
-        counts.failed += 1
-        log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
-        return None
-    counts.read += 1
-    return RecallHit(
-        thread,
-        channel,
-        index.titles[at][:MAX_TITLE_CHARS] or "Untitled thread",
-        datetime.fromtimestamp(index.started[at], UTC),
-        datetime.fromtimestamp(index.updated[at], UTC),
-        shown,
-        found.ranked.score,
-        from_summary,
+        return owner is not None and owner.in_channel and owner.channel == channel
+
+    return await read_hit(
+        store,
+        Found(
+            found.ranked.thread_ts,
+            channel,
+            index.titles[at][:MAX_TITLE_CHARS] or "Untitled thread",
+            index.started[at],
+            index.updated[at],
+            found.ranked.score,
+        ),
+        groups,
+        counts,
+        belongs=belongs,
+        summary_key=channel_summary_key(channel, found.ranked.thread_ts),
     )
 
 

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
@@ -194,41 +194,87 @@ async def _hit(
     groups: list[tuple[str, ...]],
     counts: SearchCounts,
 ) -> RecallHit | None:
-    """The found conversation's passages: from its transcript, else its summary."""
-    thread = ranked.thread_ts
+    """The person's found conversation: a thread its record gives someone else is not
+    theirs, whatever their index says (an entry written before records were kept)."""
+    return await read_hit(
+        store,
+        Found(
+            ranked.thread_ts,
+            index.channel(ranked.at),
+            index.titles[ranked.at][:MAX_TITLE_CHARS] or "Untitled conversation",
+            index.started[ranked.at],
+            index.updated[ranked.at],
+            ranked.score,
+        ),
+        groups,
+        counts,
+        belongs=lambda record: whose(record, user_id) is not False,
+        summary_key=session_context_key(ranked.thread_ts),
+    )
+
+
+@dataclass(frozen=True)
+class Found:
+    """A thread an index ranked, as the index has it."""
+
+    thread_ts: str
+    channel: str | None
+    title: str
+    started: float  # seconds since the epoch
+    updated: float
+    score: float
+
+
+class HitCounts(Protocol):
+    read: int
+    reads: int
+    missing: int
+    failed: int
+    not_theirs: int
+
+
+async def read_hit(
+    store: ObjectStore,
+    found: Found,
+    groups: list[tuple[str, ...]],
+    counts: HitCounts,
+    *,
+    belongs: Callable[[ConversationRecord | None], bool],
+    summary_key: str,
+) -> RecallHit | None:
+    """The found thread's passages: from its transcript, else its summary (`summary_key`);
+    None when its record does not `belong` where the search was made, or it is gone."""
     try:
         counts.reads += 1
-        stored = await store.read(conversation_record_key(thread))
+        stored = await store.read(conversation_record_key(found.thread_ts))
         record = ConversationRecord.parse(stored.content) if stored is not None else None
-        # A thread its record gives someone else is not the person's, whatever their
-        # index says (an entry written before records were kept).
-        if whose(record, user_id) is False:
+        if not belongs(record):
             counts.not_theirs += 1
             log.warning("tool.recall.not_theirs")
             return None
         if record is not None and record.messages:
-            found = await asyncio.to_thread(passages, record.messages, groups)
+            shown = await asyncio.to_thread(passages, record.messages, groups)
             from_summary = False
         else:
             counts.reads += 1
-            summary = await store.read(session_context_key(thread))
+            summary = await store.read(summary_key)
             if summary is None:
                 counts.missing += 1  # expired or forgotten since the index was written
                 return None
-            found, from_summary = [summary_passage(summary.content)], True
+            shown, from_summary = [summary_passage(summary.content)], True
     except Exception as exc:
         counts.failed += 1
         log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
         return None
     counts.read += 1
     return RecallHit(
-        thread,
-        index.channel(ranked.at),
-        index.titles[ranked.at][:MAX_TITLE_CHARS] or "Untitled conversation",
-        datetime.fromtimestamp(index.started[ranked.at], UTC),
-        datetime.fromtimestamp(index.updated[ranked.at], UTC),
-        found,
-        ranked.score,
+        found.thread_ts,
+        found.channel,
+        found.title,
+        datetime.fromtimestamp(found.started, UTC),
+        datetime.fromtimestamp(found.updated, UTC),
+        shown,
+        found.score,
         from_summary,
     )
 

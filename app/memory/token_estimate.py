@@ -29,6 +29,7 @@ TWO_BYTE_TOKENS = 1 / 2
 THREE_BYTE_TOKENS = 1.2
 FOUR_BYTE_TOKENS = 2.0
 
+
 def estimate_tokens(text: str) -> int:
     """About how many tokens Claude counts for `text` (rounded up). The characters of each
     encoded length are counted from three encodings' lengths, all in C and linear: a 40,000
