@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,8 +58,6 @@ class Services:
     claude: AsyncAnthropic
     agent: Agent
 
-
-ClaudeFactory = Callable[[Settings], "AsyncAnthropic"]
 
 # How long the start waits for the store to connect (import its library, build its client)
 # before building the rest. A connect can hang — the client looks its credentials up, and
@@ -105,9 +103,7 @@ def session_retention(settings: StorageSettings) -> SessionRetention:
     return SessionRetention(days=settings.memory_session_retention_days)
 
 
-def build_services(
-    settings: Settings, storage: Storage, claude_factory: ClaudeFactory | None = None
-) -> Services:
+def build_services(settings: Settings, storage: Storage) -> Services:
     """Import and construct tracing, the Claude client and the agent."""
     from app.agent.thinking import Thinking
     from app.agent.turn import Agent, MemorySettings
@@ -119,7 +115,7 @@ def build_services(
             secret_key=_plain(settings.langfuse_secret_key),
             base_url=settings.langfuse_base_url,
         )
-    claude = (claude_factory or build_claude_client)(settings)
+    claude = build_claude_client(settings)
     agent = Agent(
         claude=claude,
         model=settings.anthropic_model,
@@ -163,21 +159,17 @@ def _plain(secret: object) -> str | None:
     return secret.get_secret_value() if secret is not None else None  # type: ignore[attr-defined]
 
 
-async def start_services(
-    settings: Settings, claude_factory: ClaudeFactory | None = None
-) -> ServiceProvider:
-    """Build everything an answer needs, on the running loop (nothing is served yet), ask
-    the store one thing, and start the background sweeps. The store's first answer is
-    bounded: a bucket that does not answer opens its breaker, and Orion serves degraded
-    (without memories) until a probe sees it back."""
+async def start_services(settings: Settings) -> ServiceProvider:
+    """Build everything an answer needs, on the running loop (nothing is served yet), and
+    ask the store one thing. The store's first answer is bounded: a bucket that does not
+    answer opens its breaker, and Orion serves degraded (without memories) until a probe
+    sees it back. The server that serves starts the provider's background work."""
     storage = build_storage(settings)
     connecting = asyncio.ensure_future(_connect(storage.store))
     # At most this long (STORE_CONNECT_WAIT_S); the connect goes on if it takes longer.
     await asyncio.wait({connecting}, timeout=STORE_CONNECT_WAIT_S)
-    services = build_services(settings, storage, claude_factory)
-    provider = ServiceProvider(services, connecting=connecting)
+    provider = ServiceProvider(build_services(settings, storage), connecting=connecting)
     await _ask_store(storage.store)
-    provider.start()
     return provider
 
 
@@ -220,13 +212,9 @@ class ServiceProvider:
         self.settings = services.settings
         self.storage = services.storage
         self._background: list[asyncio.Future[None]] = [connecting] if connecting else []
-        self._started = False
 
     def start(self) -> None:
-        """Start the background sweeps (on the running loop). Idempotent."""
-        if self._started:
-            return
-        self._started = True
+        """Start the background sweeps, on the loop that serves (once)."""
         loop = asyncio.get_running_loop()
         # Contexts of their own: the sweeps must not log as an event.
         if not self.settings.gcs_memories_bucket:

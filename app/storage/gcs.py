@@ -190,7 +190,8 @@ class GcsObjectStore:
         finally:
             self._connecting.release()
 
-    def _read(self, gcs: Connection, key: str) -> StoredObject | None:
+    def _read(self, gcs: Connection, key: str, *, again: bool = True) -> StoredObject | None:
+        """`again`: an empty object that turns out written meanwhile is read once more."""
         from google.api_core import exceptions as google_errors
 
         blob = gcs.blob(key)
@@ -203,7 +204,7 @@ class GcsObjectStore:
         except google_errors.NotFound:
             return None
         except google_errors.RequestRangeNotSatisfiable:
-            return self._read_empty(gcs, key)
+            return self._read_empty(gcs, key, again=again)
         if len(data) > MAX_DOWNLOAD_BYTES:
             raise ObjectTooLarge(f"{key}: more than {MAX_DOWNLOAD_BYTES} bytes")
         return StoredObject(
@@ -214,15 +215,19 @@ class GcsObjectStore:
             size=len(data),
         )
 
-    def _read_empty(self, gcs: Connection, key: str) -> StoredObject | None:
+    def _read_empty(self, gcs: Connection, key: str, *, again: bool) -> StoredObject | None:
         """An empty object has no byte 0 to range over (HTTP 416): its metadata says the
-        rest — if it is still empty (written to meanwhile, it is read again, whole)."""
+        rest — if it is still empty. Written to meanwhile, it is read again, once: an
+        object emptied and filled faster than that is a store failure, never "" with a
+        generation of other content (an update would then drop that content)."""
         empty = gcs.bucket.get_blob(key, timeout=gcs.timeout, retry=gcs.retry)
         if empty is None:
             return None
-        if empty.size:
-            return self._read(gcs, key)
-        return StoredObject(key, "", _generation(empty, key), empty.updated, 0)
+        if not empty.size:
+            return StoredObject(key, "", _generation(empty, key), empty.updated, 0)
+        if again:
+            return self._read(gcs, key, again=False)
+        raise StoreUnavailable(f"GCS read {key!r}: changed on every read")
 
     def _write(self, gcs: Connection, key: str, content: str, if_generation: int | None) -> int:
         from google.api_core import exceptions as google_errors

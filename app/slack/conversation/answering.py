@@ -377,14 +377,14 @@ async def _turn_end(
     answer: str,
     since: datetime,
 ) -> None:
-    """The turn's end once its transcript is written (and, in a channel, checked against
-    every author's erasure): the summary, and the search index over every message of the
-    conversation as Orion now keeps it."""
-    if transcript is not None:
-        await transcript.written()
-        await _authors_unless_erased(transcript, since)
-    said_so_far = transcript.messages() if transcript is not None else None
-    await agent.after_turn(request, answer, transcript=said_so_far)
+    """The summary and the search index over every message of the conversation as Orion
+    keeps it once the turn's transcript is written."""
+
+    async def learn() -> None:
+        said_so_far = transcript.messages() if transcript is not None else None
+        await agent.after_turn(request, answer, transcript=said_so_far)
+
+    await _after(transcript, learn(), since)
 
 
 async def _unless_erased(transcript: TurnTranscript, opening: TurnOpening, since: datetime) -> None:
