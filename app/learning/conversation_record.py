@@ -270,6 +270,11 @@ class ConversationRecord:
         """The record without its transcript: whose the thread is stays known."""
         return replace(self, messages=(), dropped=0)
 
+    def without(self, ts: str) -> ConversationRecord:
+        """The record without the message Slack knows as `ts` (one Claude refused to
+        answer: kept, it would have the next turns refused too)."""
+        return replace(self, messages=tuple(m for m in self.messages if m.ts != ts))
+
     def without_author(self, user_id: str) -> ConversationRecord:
         """The record without what `user_id` wrote in it (a channel's conversation, when
         they ask to be forgotten): everyone else's messages and Orion's answers stay."""

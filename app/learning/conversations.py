@@ -213,18 +213,32 @@ async def _append(
 ) -> StoredObject:
     """`messages` added to the existing record of `owner`'s conversation (from `known`,
     the record as last seen, when given)."""
+    return await _change(
+        store, owner, thread_ts, lambda record: record.with_messages(messages), known
+    )
 
-    def added(current: str | None) -> str:
+
+async def _change(
+    store: ObjectStore,
+    owner: ConversationOwner,
+    thread_ts: str,
+    change: Callable[[ConversationRecord], ConversationRecord],
+    known: StoredObject | None,
+) -> StoredObject:
+    """The existing record of `owner`'s conversation, changed (from `known`, the record
+    as last seen, when given)."""
+
+    def changed(current: str | None) -> str:
         record = ConversationRecord.parse(current) if current is not None else None
         if record is None or not owner.may_continue(record.owner):
             raise NotYourConversation(thread_ts)
-        return record.with_messages(messages).render()
+        return change(record).render()
 
     key = conversation_record_key(thread_ts)
     stored = await update_object(
-        store, key, added, already_read=known if known is not None else NOT_READ
+        store, key, changed, already_read=known if known is not None else NOT_READ
     )
-    assert stored is not None  # `added` never deletes
+    assert stored is not None  # `changed` never deletes
     return stored
 
 
@@ -266,6 +280,24 @@ class TurnTranscript:
     def add(self, *messages: TranscriptMessage) -> None:
         """Write `messages` after whatever this turn wrote before (in the background)."""
         self._after_previous(self._write(messages))
+
+    def take_back(self, ts: str) -> None:
+        """Remove the message Slack knows as `ts`, after whatever this turn wrote before
+        (in the background): a question Claude refused to answer is not kept."""
+        self._after_previous(self._take_back(ts))
+
+    async def _take_back(self, ts: str) -> None:
+        async with self._lock:
+            if self._known is None:
+                return  # nothing of the conversation was written
+            try:
+                self._known = await _change(
+                    self._store, self._owner, self._thread_ts, lambda r: r.without(ts), self._known
+                )
+            except Exception as exc:
+                log.warning(
+                    "memory.transcript.write_failed", error=type(exc).__name__, exc_info=exc
+                )
 
     def add_checked(self, messages: Sequence[TranscriptMessage], check: Check) -> None:
         """Write what `check` keeps of `messages` (in the background, in order: nothing

@@ -104,7 +104,8 @@ class Conversation:
         except Exception as exc:
             _raise_if_key_refused(exc)
             raise
-        self._history = [*history, ThreadMessage("assistant", result.text)]
+        if not result.refused:  # kept, a refused exchange would have the next refused too
+            self._history = [*history, ThreadMessage("assistant", result.text)]
         # The same note as under a Slack answer: what the store confirmed changing.
         await asyncio.wait({capturing})
         self.last_note = await agent.memory_note(turn)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from app.agent.errors import BUSY, OVERLOADED
 from app.slack.conversation.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS
 from tests import log_events
 from tests.e2e import conversation
+from tests.e2e.conversation import main_requests
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.slack_api import FakeSlack
@@ -183,6 +185,15 @@ def test_a_refused_answer_says_so_in_one_sentence_and_nothing_of_the_turn_is_kep
     assert turn_end["source"] == "skipped" and turn_end["reason"] == "refusal"
     assert not (memory_dir / "users" / USER / "preferences.json").exists()
     assert not list(memory_dir.glob("sessions/*/context.md"))
+    orion.wait_idle()
+    # Nor is the exchange kept as history: the next message is answered without it.
+    claude.reply("Happy to help with something else.")
+    _ask(orion, slack, thread_ts, "What's on today?")
+    _wait_answers(slack, thread_ts, 2)
+    sent = [message_text(m) for m in main_requests(claude, orion)[-1]["messages"]]
+    assert sent == ["What's on today?"]
+    record = json.loads(next(memory_dir.glob("conversations/*.json")).read_text())
+    assert "wifi" not in json.dumps(record) and "Sure, first you" not in json.dumps(record)
 
 
 def test_an_answer_cut_short_says_how_to_continue(

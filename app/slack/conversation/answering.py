@@ -298,7 +298,12 @@ class Answerer:
         )
         if reply.stopped:
             return  # by the person, as it ended: nothing is learned from it
-        self._keep_answer(turn, result.text, reply)
+        if result.refused:
+            # Kept, the refused question would have the next turns refused too.
+            if turn.transcript is not None:
+                turn.transcript.take_back(message.ts)
+        else:
+            self._keep_answer(turn, result.text, reply)
         # Only now, with the reply complete: the summary must never hold up this reply
         # (nor wait for the note below).
         run_in_background(
