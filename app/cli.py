@@ -94,7 +94,6 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="forget: succeed even when nothing of the person is found",
     )
-    memory_parser.add_argument("--dm", help="the person's DM channel with Orion (else looked up)")
     memory_parser.add_argument("--output", "-o", help="export: write to this file (mode 0600)")
     memory_parser.add_argument(
         "--force", action="store_true", help="export: replace the --output file if it exists"

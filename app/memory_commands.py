@@ -2,12 +2,9 @@
 operator outside Slack (an email to privacy@, a departing employee).
 
 The same learning-layer code the Home tab uses: the inventory, its document, and the
-erasure. `forget` asks for the user id again before it deletes anything, unless `--yes`.
-The person's DM with Orion (whose saved thread contexts hold copies of their memory) is
-`--dm`, or looked up with Slack's `conversations.open` when a bot token is configured, or
-named by their conversation index. When none of these gives it, `forget` says so and how
-to pass it; when Slack was asked and could not say, the erasure is incomplete (exit 5).
-Each command prints what it found or removed; its log lines (counts only, never content)
+erasure — all of a person is in their home (app/memory/homes.py), so the user id is all
+any command needs. `forget` asks for the user id again before it deletes anything, unless
+`--yes`. Each command prints what it found or removed; its log lines (counts only, never content)
 go to `.orion/memory.log`, so that the terminal shows the outcome, not tracebacks.
 `export -o FILE` never replaces a file that exists, unless `--force`.
 
@@ -34,7 +31,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TextIO
@@ -44,7 +40,7 @@ from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory, shortened
 from app.learning.memory_inventory import take_inventory
 from app.memory.key_prefixes import INSTALLATIONS_PREFIX
-from app.memory.scopes import is_channel_id, validate_user_id
+from app.memory.scopes import validate_user_id
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.observability.setup import log_to_file
@@ -67,17 +63,9 @@ NOT_CONFIRMED = 1
 BAD_INPUT = EXIT_PROBLEM
 NOTHING_FOUND = 3  # an erasure found nothing (without --allow-empty)
 STORE_FAILED = 4
-# An erasure that ran but may have left something: Slack could not say which DM is the
-# person's (and nothing else named it), or Langfuse could not be reached for their traces.
+# An erasure that ran but may have left something: Langfuse could not be reached for the
+# person's traces.
 INCOMPLETE = 5
-
-
-@dataclass(frozen=True)
-class DmLookup:
-    """The person's DM with Orion, as Slack gave it; or why it could not."""
-
-    channel: str | None
-    failed: str | None = None  # the error's type, when Slack was asked and did not say
 
 
 def run(
@@ -93,11 +81,6 @@ def run(
         user_id = validate_user_id(args.user_id)
     except ValueError:
         problem = f"USER_ID: not a Slack user id (like U0123ABCD): {quoted(args.user_id)}"
-        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-        return BAD_INPUT
-    if args.dm is not None and not is_channel_id(args.dm):
-        # Else no DM's thread contexts would be looked through, and nothing would say so.
-        problem = f"--dm: not a Slack DM channel id (like D0123ABCD): {quoted(args.dm)}"
         print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
         return BAD_INPUT
     try:
@@ -252,10 +235,7 @@ async def _forget(
         if typed.strip() != user_id:
             out.write("Not confirmed: nothing was deleted.\n")
             return NOT_CONFIRMED
-    dm = DmLookup(args.dm) if args.dm else await _dm_channel(settings, user_id)
-    report = await forget_everything(
-        store, user_id, dm_channels=(dm.channel,) if dm.channel else ()
-    )
+    report = await forget_everything(store, user_id)
     log.info("memory.forget", via="cli", kind="everything", **report.deleted)
     code = DONE if report.total or args.allow_empty else NOTHING_FOUND
     if report.total:
@@ -263,26 +243,6 @@ async def _forget(
         out.write(f"Deleted {report.total} objects ({kinds}).\n")
     else:
         out.write(f"Found nothing of {user_id} in {settings.store_location()}: nothing deleted.\n")
-    if report.total and not report.channels:
-        # No DM's thread contexts were looked through: Slack was not asked (or could not
-        # say), and the person's index named none.
-        if dm.failed is None:
-            out.write(
-                "No DM channel known (no --dm, no SLACK_BOT_TOKEN to look it up, none in "
-                "their conversation index): thread contexts saved in their DM with Orion "
-                "were not looked for; run again with --dm D… to erase those too.\n"
-            )
-        else:
-            problem = (
-                f"--dm: Slack could not say which DM {user_id} has with Orion "
-                f"({dm.failed}; {details}), so thread contexts saved there were not "
-                "erased; run again when Slack answers, or with --dm D…"
-            )
-            print(
-                problem_report("orion memory forget is incomplete", [problem], hint=None),
-                file=sys.stderr,
-            )
-            code = INCOMPLETE
     if settings.tracing_enabled:
         deleted = await _forget_traces(settings, user_id)
         out.write(_langfuse_outcome(deleted, details))
@@ -309,24 +269,3 @@ def _langfuse_outcome(deleted: int | None, details: str) -> str:
     if deleted is None:
         return f"Langfuse traces were NOT deleted: Langfuse could not be reached ({details}).\n"
     return f"Deleted {deleted} Langfuse traces.\n"
-
-
-async def _dm_channel(settings: OperatorSettings, user_id: str) -> DmLookup:
-    """The person's DM with Orion, from Slack; none when there is no bot token to ask with,
-    or Slack cannot say (unreachable, or refusing: the reason is logged)."""
-    if settings.slack_bot_token is None:
-        return DmLookup(None)
-    from app.slack.web_client import build_web_client
-
-    client = build_web_client(
-        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
-    )
-    try:
-        response = await client.conversations_open(users=user_id)
-        return DmLookup(str(response["channel"]["id"]))
-    except Exception as exc:  # the erasure goes on with the channels the index knows
-        log.warning("memory.forget.dm_lookup_failed", error=type(exc).__name__, exc_info=exc)
-        return DmLookup(None, failed=type(exc).__name__)
-    finally:
-        if client.session is not None:
-            await client.session.close()

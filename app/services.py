@@ -76,6 +76,7 @@ def build_storage(settings: StorageSettings) -> Storage:
     than the retention window read as gone (app/memory/retention.py). In distribution
     mode every key is the bound team's (app/storage/team_scope.py), beneath those rules.
     """
+    from app.memory.homes import expires_with_conversations
     from app.memory.keeping import kept
     from app.memory.shared_context import SharedContextCache
     from app.memory.team_keys import team_scoped
@@ -88,7 +89,12 @@ def build_storage(settings: StorageSettings) -> Storage:
         backends.append(backend)
         return kept(team_scoped(backend) if settings.keys_per_team else backend, retention)
 
-    store = open_object_store(settings.gcs_memories_bucket, settings.memory_dir, layers=layers)
+    store = open_object_store(
+        settings.gcs_memories_bucket,
+        settings.memory_dir,
+        layers=layers,
+        expires=expires_with_conversations,
+    )
     deployment_store = backends[0] if settings.keys_per_team else None
     if not settings.memory_enabled:
         return Storage(store=store, memory_store=None, deployment_store=deployment_store)

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.learning.erasure import erased_since
+from app.learning.guard import Guard
 from app.learning.memory_note import NoteLine, describe_changes
 from app.learning.person_settings import memory_notes_shown
 from app.learning.undo import delete_undo_record, save_undo_record
@@ -39,10 +39,10 @@ class NoteRequest:
     channel: str | None
     thread_ts: str | None
     started_at: datetime  # when the turn began (an erasure after it cancels the note)
+    guard: Guard  # the person's erasure guard, with their profile as the turn read it
 
 
 async def note_for_turn(
-    store: ObjectStore,
     request: NoteRequest,
     changes: ChangeLog,
     *,
@@ -51,25 +51,23 @@ async def note_for_turn(
 ) -> MemoryNote | None:
     """The note for a turn's changes, with its undo record kept; None for no note.
 
-    Storage gets `budget_s` for the reads and as much for keeping the record: past either,
-    the note still says what changed (the turn's writes did land), without an Undo.
+    Storage gets `budget_s` for the erasure check and as much for keeping the record: past
+    either, the note still says what changed (the turn's writes did land), without an Undo.
     """
     found = changes.changes()
     if not found or not request.user_id:
         return None
     started = time.perf_counter()
+    store = request.guard.store
     with tracing.observe("memory.note", metadata={"files": len(found)}) as span:
         user = request.user_id
-        # Both reads at once: on slow storage the note waits one round trip, not two.
-        shown, erased = await asyncio.gather(
-            asyncio.wait_for(memory_notes_shown(store, user, default=shown_by_default), budget_s),
-            asyncio.wait_for(erased_since(store, user, request.started_at), budget_s),
-            return_exceptions=True,
-        )
-        if isinstance(shown, BaseException):
-            # The operator's default stands in for a choice that cannot be read now.
-            log.warning("memory.note.settings_failed", error=type(shown).__name__, exc_info=shown)
-            shown = shown_by_default
+        shown = memory_notes_shown(request.guard.profile, default=shown_by_default)
+        erased: bool | BaseException = False
+        if shown:
+            try:
+                erased = await asyncio.wait_for(request.guard.forgotten_since(), budget_s)
+            except Exception as exc:
+                erased = exc
         if erased is True or not shown:
             span.update(output={"shown": False, "erased": erased is True})
             return None
@@ -89,7 +87,7 @@ async def note_for_turn(
                     channel=request.channel,
                     thread_ts=request.thread_ts,
                 )
-                if undo_id is not None and await erased_since(store, user, request.started_at):
+                if undo_id is not None and await request.guard.forgotten_since():
                     erased_meanwhile = True
                     await delete_undo_record(store, user, undo_id)  # the erasure came meanwhile
                     span.update(output={"shown": False, "erased": True})

@@ -11,6 +11,8 @@ from app.memory.change_log import ChangeLog
 
 if TYPE_CHECKING:
     from app.learning.channel_recall import ChannelRecallScope
+    from app.learning.guard import Guard
+    from app.learning.opening import Opening
 
 
 @dataclass
@@ -28,28 +30,30 @@ class TurnRequest:
     channel_id: str
     thread_ts: str
     history: list[ThreadMessage]
-    # The memory block restored for the turn (beside its claim); None when it could not
-    # be, in which case it is reloaded.
-    memory_context: str | None = None
-    # Whether every read of that restore answered (else it holds what arrived in time).
-    memory_complete: bool = True
-    # The person's storage deadline (`time.monotonic()`), which a reload must keep to as
-    # well; None: the agent's full load budget. Once it has passed, the answer goes out
-    # without memory.
-    memory_deadline: float | None = None
-    # When the turn began: if its person asks to be forgotten after this, what the turn
-    # writes at its end is erased again (app/learning/erasure.py).
+    # What the turn read of its owner as it began (app/learning/opening.py): the memory
+    # block, the profile, and the erasure guard every write of the turn passes. None when
+    # memory is off or storage gave nothing in time: the answer goes out without memory.
+    opening: Opening | None = None
+    # When the turn began (an undo record says when its changes were made).
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     # Where the turn's memory writers record what they changed (the memory tool, a
     # captured preference), for the note under the answer; None: not recorded.
     changes: ChangeLog | None = None
     outcome: TurnOutcome = field(default_factory=TurnOutcome, compare=False)
-    # False when nothing said whose the conversation is (storage did not answer in time):
-    # the turn then reads and writes no memory at all, as if memory were off.
-    remembers: bool = True
     # The turn answers a mention in a channel thread: it uses the channel's memory (and
     # recall across what Slack says the channel may see), never the person's own.
     channel: ChannelRecallScope | None = None
     # Memory is switched off for this conversation (a channel whose admins chose answers
     # only): nothing is restored, shown as restoring, or kept.
     memory_off: bool = False
+
+    @property
+    def remembers(self) -> bool:
+        """Whether the turn may use and keep memory: whose the conversation is, and
+        whether its owner was forgotten, were read in time, and it is theirs."""
+        return self.opening is not None and self.opening.remembers and not self.memory_off
+
+    @property
+    def guard(self) -> Guard | None:
+        """The erasure guard of the turn's owner, when the turn may keep memory."""
+        return self.opening.guard if self.opening is not None and self.remembers else None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from app.agent.prompt_cache import usage_figures
 from app.agent.thinking import SUMMARY_THINKING, Thinking
-from app.learning.summary_file import SessionSummary, SummaryDraft
+from app.learning.summary_file import Summary, SummaryDraft
 from app.learning.transcript import Utterance
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -78,7 +78,7 @@ class ClaudeSummarizer:
         self._thinking = thinking
 
     async def __call__(
-        self, previous: SessionSummary | None, new_messages: Sequence[Utterance]
+        self, previous: Summary | None, new_messages: Sequence[Utterance]
     ) -> SummaryDraft:
         prompt = summary_prompt(previous, new_messages)
         fallback_title = previous.title if previous else None
@@ -93,7 +93,7 @@ class ClaudeSummarizer:
         return parse_draft(text, fallback_title=fallback_title)
 
     async def _generate(
-        self, prompt: str, previous: SessionSummary | None, thinking: Thinking
+        self, prompt: str, previous: Summary | None, thinking: Thinking
     ) -> tuple[str, str | None]:
         """The reply's text (its thinking blocks are never read) and why it stopped."""
         max_tokens = MAX_SUMMARY_TOKENS
@@ -131,7 +131,7 @@ class ClaudeSummarizer:
         return text, response.stop_reason
 
 
-def summary_prompt(previous: SessionSummary | None, new_messages: Sequence[Utterance]) -> str:
+def summary_prompt(previous: Summary | None, new_messages: Sequence[Utterance]) -> str:
     earlier = (
         f"<previous_summary>\n# {previous.title}\n{previous.body}\n</previous_summary>"
         if previous is not None

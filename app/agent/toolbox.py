@@ -4,19 +4,16 @@ in a channel, for the channel."""
 from __future__ import annotations
 
 from app.agent.tool_registry import ToolRegistry
-from app.learning.channel_memory import record_change
 from app.learning.channel_recall import ChannelRecallScope, ChannelRecallTool
 from app.learning.memory_tools import ForgetTool, MemoryOverviewTool
 from app.learning.recall import LinkTo, RecallLog, RecallTool
 from app.memory.audited_store import AuditedStore
 from app.memory.change_log import ChangeLog, RecordingStore
-from app.memory.scopes import ChannelMemoryScope, MemoryScope, to_memory_path
+from app.memory.scopes import ChannelMemoryScope, MemoryScope
+from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
-from app.observability.audit import Action, channel_scope, person_scope
-from app.observability.logging import get_logger
+from app.observability.audit import channel_scope, person_scope
 from app.storage.store import ObjectStore
-
-log = get_logger(__name__)
 
 
 def tools_for_turn(
@@ -38,7 +35,9 @@ def tools_for_turn(
     if store is None:
         return ToolRegistry()
     recorded = store if changes is None else RecordingStore(store, changes)
-    audited = AuditedStore(recorded, scope=person_scope(scope.user_id), actor=scope.user_id)
+    audited = AuditedStore(
+        ModelPathStore(recorded, scope), scope=person_scope(scope.user_id), actor=scope.user_id
+    )
     return ToolRegistry(
         [
             ScopedMemoryTool(audited, scope),
@@ -58,28 +57,20 @@ def channel_tools_for_turn(
     link: LinkTo | None = None,
 ) -> ToolRegistry:
     """The tools of a turn in a channel thread: the memory tool on the channel's own
-    directory (each change audited and logged as `actor`'s in the channel's change log,
-    which its members see) and `recall` over what the channel may see. Nothing of any
-    person's own memory: no overview, no forget, no `/memories/users/`."""
+    directory (each change audited, and logged as `actor`'s in the channel's change log,
+    which its members see, when the turn ends: `changes`) and `recall` over what the
+    channel may see. Nothing of any person's own memory: no overview, no forget, no
+    `/memories/users/`."""
     if store is None:
         return ToolRegistry()
-    channel_id = recall.channel_id
-
-    async def attribute(action: Action, key: str) -> None:
-        try:
-            await record_change(
-                store, channel_id, action=action, what=to_memory_path(key), by=actor
-            )
-        except Exception as exc:  # the change is made; only its line in the log is missing
-            log.warning("memory.channel.change_log_failed", error=type(exc).__name__, exc_info=exc)
-
+    scope = ChannelMemoryScope(recall.channel_id)
     recorded = store if changes is None else RecordingStore(store, changes)
     audited = AuditedStore(
-        recorded, scope=channel_scope(channel_id), actor=actor, after_change=attribute
+        ModelPathStore(recorded, scope), scope=channel_scope(recall.channel_id), actor=actor
     )
     return ToolRegistry(
         [
-            ScopedMemoryTool(audited, ChannelMemoryScope(channel_id)),
+            ScopedMemoryTool(audited, scope),
             ChannelRecallTool(store, recall, actor=actor, link=link),
         ]
     )

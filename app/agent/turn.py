@@ -1,15 +1,20 @@
 """One turn of conversation, and the memory hooks around it.
 
-- `answer`: the before-turn step (the memory block for the system prompt), then the agent
-  loop, under one span.
+- `answer`: the memory block the turn opened with (app/learning/opening.py) in the system
+  prompt, then the agent loop, under one span.
 - `capture_preferences`: as soon as a message arrives, preferences it states are saved.
-- `after_turn`: once the reply is complete, the thread's session summary is updated.
 - `memory_note`: what the turn's memory tool and captured preferences changed, as the
   store confirmed it (recorded in `TurnRequest.changes`), for the note under the answer.
+- `after_turn`: once the reply is complete and its transcript written, the conversation's
+  summary, search entry and the owner's profile (app/learning/session_summary.py); every
+  turn — also one that failed, stopped or was refused — ends by settling with its owner's
+  erasure guard (app/learning/guard.py).
 
 A turn whose answer Claude's safety classifiers refused keeps nothing: `after_turn` writes
 no summary, and `memory_note` puts back what the turn changed (a captured preference, a
-memory-tool write) instead of noting it.
+memory-tool write) instead of noting it. Every write of a turn goes through its owner's
+guard (`TurnRequest.guard`): what the memory tool, a captured preference and the turn end
+write is taken back if the owner, or the conversation, was forgotten meanwhile.
 
 The hooks are best-effort: bounded in time, failures are warnings in the log, and nothing
 they do can change or delay the reply (the Slack listener runs the last two in the
@@ -22,9 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.agent.history import ThreadMessage, build_messages
@@ -38,24 +42,24 @@ from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
 from app.agent.thinking import ANSWER_THINKING, SUMMARY_THINKING, Thinking
 from app.agent.toolbox import channel_tools_for_turn, tools_for_turn
-from app.learning.channel_memory import erase_again_if_erased
-from app.learning.channel_summary import update_channel_summary
-from app.learning.erasure import forget_again_if_erased
+from app.learning.channel_memory import after_channel_turn, turn_changes, with_changes
+from app.learning.conversations import TurnTranscript
+from app.learning.guard import Forgotten, Guard
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
+from app.learning.profile import Profile
 from app.learning.recall import RecallLog
-from app.learning.session_index import IndexedToday
-from app.learning.session_summary import SummaryOutcome, update_session_summary
+from app.learning.session_summary import SummaryOutcome, learn_from_turn
 from app.learning.transcript import Utterance
 from app.learning.undo import revert_changes
+from app.learning.welcome import freshest_summary
 from app.memory.change_log import ChangeLog, RecordingStore
-from app.memory.restore import restore_memory
-from app.memory.scopes import ChannelMemoryScope, MemoryScope, channel_summary_key
+from app.memory.scopes import ChannelMemoryScope, MemoryScope
 from app.memory.token_estimate import estimate_tokens
 from app.memory.tool.guide import channel_memory_guide, memory_tool_guide
 from app.observability import tracing
+from app.observability.audit import audit, channel_scope
 from app.observability.logging import get_logger
-from app.storage.deadline import seconds_until
 from app.storage.store import ObjectStore
 
 if TYPE_CHECKING:
@@ -102,16 +106,20 @@ class Agent:
             timeout_s=memory.summary_timeout_s,
             thinking=memory.summary_thinking,
         )
-        self._indexed_today = IndexedToday()
+
+    @property
+    def memory(self) -> MemorySettings:
+        return self._memory
 
     async def answer(self, turn: TurnRequest, sink: ReplySink) -> LoopResult:
         recalls = RecallLog()
         tasks = MemoryTasks(sink, recalls)
-        store = self._store if turn.remembers and not turn.memory_off else None
+        guard = turn.guard
+        store = guard.store if guard is not None else None
         if turn.channel is not None:
             # A channel's thread: the channel's memory, nobody's own.
-            channel_scope = ChannelMemoryScope(turn.channel.channel_id)
-            guide = channel_memory_guide(channel_scope)
+            channel_scope_ = ChannelMemoryScope(turn.channel.channel_id)
+            guide = channel_memory_guide(channel_scope_)
             tools = channel_tools_for_turn(
                 store=store,
                 recall=turn.channel,
@@ -156,96 +164,50 @@ class Agent:
         return result
 
     async def _before_turn(self, turn: TurnRequest, tasks: MemoryTasks) -> str | None:
-        """The memory block for this turn: the thread's saved one, or freshly loaded; the
-        person is shown how the restore went (`tasks`).
-
-        A failure here costs the turn its memory, never its answer.
-        """
+        """The memory block the turn opened with; the person is shown how the restore
+        went (`tasks`). A turn without its memory goes on without it."""
         if self._store is None or turn.memory_off:
             return None
         in_channel = turn.channel is not None
-        if not turn.remembers:
+        opening = turn.opening
+        if opening is None or not turn.remembers:
             await tasks.show(restore_finished(restored=False, found=False, in_channel=in_channel))
             return None
-        started = time.perf_counter()
-        with tracing.observe("memory.before_turn") as span:
-            try:
-                context, source, complete = await self._memory_context(self._store, turn)
-            except Exception as exc:
-                log.warning(
-                    "memory.before_turn.failed",
-                    error=type(exc).__name__,
-                    exc_info=exc,
-                    **_since(started),
-                )
-                span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
-                await tasks.show(
-                    restore_finished(restored=False, found=False, in_channel=in_channel)
-                )
-                return None
-            await tasks.show(
-                restore_finished(restored=complete, found=bool(context), in_channel=in_channel)
-            )
-            tokens = estimate_tokens(context) if context else 0
-            outcome = {"source": source, "token_estimate": tokens, "injected": bool(context)}
-            tracing.event("memory.context.inject", metadata=outcome)
-            log.info("memory.before_turn", ok=True, **outcome, **_since(started))
-            span.update(output={"ok": True, **outcome})
+        context = opening.context
+        await tasks.show(
+            restore_finished(restored=opening.complete, found=bool(context), in_channel=in_channel)
+        )
+        tokens = estimate_tokens(context) if context else 0
+        outcome = {"source": "restored", "token_estimate": tokens, "injected": bool(context)}
+        tracing.event("memory.context.inject", metadata=outcome)
+        log.info("memory.before_turn", ok=True, **outcome)
         return context or None
 
-    async def _memory_context(
-        self, store: ObjectStore, turn: TurnRequest
-    ) -> tuple[str | None, str, bool]:
-        """The memory block, where it came from, and whether every read answered."""
-        if turn.memory_context is not None:
-            return turn.memory_context, "restored", turn.memory_complete
-        budget_s = self._memory.load_budget_s
-        if (left := seconds_until(turn.memory_deadline)) is not None:
-            budget_s = min(budget_s, left)
-        if budget_s <= 0:
-            return None, "out_of_budget", False  # storage was too slow to answer in time
-        restored = await restore_memory(
-            store,
-            user_id=turn.user_id,
-            thread_ts=turn.thread_ts,
-            budget_s=budget_s,
-            token_budget=self._memory.token_budget,
-            channel_summary_key=(
-                channel_summary_key(turn.channel.channel_id, turn.thread_ts)
-                if turn.channel is not None
-                else None
-            ),
-        )
-        return restored.context, "reloaded", restored.complete
-
-    async def capture_preferences(
-        self,
-        user_id: str,
-        text: str,
-        *,
-        channel: str | None = None,
-        thread_ts: str | None = None,
-        changes: ChangeLog | None = None,
-    ) -> None:
+    async def capture_preferences(self, turn: TurnRequest, text: str) -> None:
         """Save the preferences a message states ("call me Sam"), without a model call,
-        with the thread they were stated in; what changed goes in `changes` (the turn's)."""
-        if self._store is None:
+        with the thread they were stated in; what changed goes in the turn's `changes`."""
+        guard, opening = turn.guard, turn.opening
+        if guard is None or opening is None or turn.channel is not None:
             return
-        store = self._store if changes is None else RecordingStore(self._store, changes)
+        store = guard.store if turn.changes is None else RecordingStore(guard.store, turn.changes)
         # Bounded (a prefix of the message, in linear time), and still off the event loop:
         # whatever a message holds, nobody else's event waits for it to be read.
         found = await asyncio.to_thread(detect_preferences, text)
         if not found:
             return
         keys = sorted({preference.key for preference in found})
-        started, began = time.perf_counter(), datetime.now(UTC)
+        started = time.perf_counter()
         with tracing.observe("memory.preferences.write", metadata={"keys": keys}) as span:
             try:
                 async with asyncio.timeout(self._memory.preferences_budget_s):
                     changed = await save_preferences(
-                        store, user_id, found, channel=channel, thread_ts=thread_ts
+                        store,
+                        turn.user_id,
+                        found,
+                        channel=turn.channel_id,
+                        thread_ts=turn.thread_ts,
+                        already_read=opening.preferences,
                     )
-                    await self._unless_erased(user_id, began, channel)
             except Exception as exc:
                 log.warning(
                     "memory.preferences.write.failed",
@@ -262,17 +224,17 @@ class Agent:
     async def memory_note(self, turn: TurnRequest) -> MemoryNote | None:
         """What the turn changed in memory, for the note under its answer (with its undo
         kept); None for no note. Call it once the turn's writers are done; never raises."""
-        if self._store is None or turn.changes is None:
+        guard = turn.guard
+        if guard is None or turn.changes is None:
             return None
         if turn.outcome.refused:
-            await self._keep_nothing(self._store, turn, turn.changes)
+            await self._keep_nothing(guard.store, turn.changes)
             return None
         if turn.channel is not None:
             return None  # a channel's changes are in its own log (/orion memory), not noted
-        request = NoteRequest(turn.user_id, turn.channel_id, turn.thread_ts, turn.started_at)
+        request = NoteRequest(turn.user_id, turn.channel_id, turn.thread_ts, turn.started_at, guard)
         try:
             return await note_for_turn(
-                self._store,
                 request,
                 turn.changes,
                 shown_by_default=self._memory.notes_shown_by_default,
@@ -284,134 +246,116 @@ class Agent:
             log.warning("memory.note.failed", error=type(exc).__name__, exc_info=exc)
             return None
 
-    async def _keep_nothing(
-        self, store: ObjectStore, turn: TurnRequest, changes: ChangeLog
-    ) -> None:
+    async def _keep_nothing(self, store: ObjectStore, changes: ChangeLog) -> None:
         """Put back what a refused turn changed in memory (each write conditional on what
-        the turn left, so nothing changed since, an erasure included, is undone), then
-        check for an erasure as any unfinished turn does. Never raises."""
+        the turn left, so nothing changed since, an erasure included, is undone). Never
+        raises."""
         found = changes.changes()
-        if found:
-            try:
-                async with asyncio.timeout(self._memory.preferences_budget_s):
-                    changed_since = await revert_changes(store, found)
-            except Exception as exc:
-                log.warning(
-                    "memory.refused_turn.revert_failed", error=type(exc).__name__, exc_info=exc
-                )
-            else:
-                log.info(
-                    "memory.refused_turn.reverted",
-                    files=len(found),
-                    changed_since=len(changed_since),
-                )
-        await self.after_unfinished_turn(turn)
+        if not found:
+            return
+        try:
+            async with asyncio.timeout(self._memory.preferences_budget_s):
+                changed_since = await revert_changes(store, found)
+        except Exception as exc:
+            log.warning("memory.refused_turn.revert_failed", error=type(exc).__name__, exc_info=exc)
+        else:
+            log.info(
+                "memory.refused_turn.reverted", files=len(found), changed_since=len(changed_since)
+            )
 
     async def after_turn(
-        self, turn: TurnRequest, answer: str, *, transcript: Sequence[Utterance] | None = None
+        self,
+        turn: TurnRequest,
+        answer: str | None,
+        transcript: TurnTranscript | None,
     ) -> None:
-        """Update the thread's session summary (and the person's session index), and the
-        person's search index with every message of `transcript` (the conversation as
-        Orion keeps it, answer included; None: the turn's history and `answer`).
-
-        Call it once the reply is complete; it never raises.
-        """
-        if self._store is None or not turn.user_id or not turn.remembers:
+        """The turn's end, once its reply is over and its transcript written (`answer`:
+        None when the turn did not finish — failed, stopped, cut off — or was refused:
+        nothing is learned from it). Summarises, indexes and settles the owner's profile;
+        an unfinished turn only settles. In a channel, also the log of who changed its
+        memory and, in each author's profile, the thread they spoke in. Never raises."""
+        guard = turn.guard
+        if self._store is None or guard is None:
             return
-        if turn.outcome.refused:
-            log.info(
-                "memory.after_turn", ok=True, written=False, source="skipped", reason="refusal"
-            )
-            return
+        learn = answer is not None and not turn.outcome.refused
+        also = self._channel_changes(turn)
         with tracing.observe(
             "memory.after_turn", input={"history_messages": len(turn.history)}
         ) as span:
             # From inside the span: the logged duration is the step's own, within its span
             # (opening a span can take milliseconds on a busy instance).
             started = time.perf_counter()
+            fields: dict[str, object] = {"written": False, "source": "skipped"}
             try:
                 async with asyncio.timeout(self._memory.after_turn_budget_s):
-                    outcome = await self._write_summary(self._store, turn, answer, transcript)
-                    await self._unless_erased_turn(turn)
+                    if transcript is not None:
+                        await transcript.written()
+                    if learn:
+                        outcome = await self._learn(turn, guard, answer or "", transcript, also)
+                        fields = {
+                            "written": outcome.written,
+                            "source": outcome.source,
+                            "summary_failure": outcome.failure,
+                            "conversation_chars": outcome.conversation_chars,
+                        }
+                    else:
+                        await guard.settle(also, thread_ts=turn.thread_ts)
+                        fields["reason"] = "refusal" if turn.outcome.refused else "unfinished"
+                    if turn.channel is not None:
+                        await after_channel_turn(
+                            guard.store,
+                            turn.channel.channel_id,
+                            turn.thread_ts,
+                            public=turn.channel.public,
+                            authors=transcript.authors if transcript is not None else set(),
+                            since=turn.started_at,
+                        )
+            except Forgotten as forgotten:
+                fields["reason"] = f"{forgotten} forgotten meanwhile"
             except Exception as exc:
                 error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
                 log.warning(
                     "memory.after_turn.failed", error=error, exc_info=exc, **_since(started)
                 )
                 span.update(level="WARNING", output={"ok": False, "error": error})
-                # What the turn wrote before this failure (the memory tool's files, the
-                # writes that landed) must not outlive an erasure either.
-                await self.after_unfinished_turn(turn)
                 return
-            fields = {
-                "written": outcome.written,
-                "source": outcome.source,
-                "summary_failure": outcome.failure,
-                "conversation_chars": outcome.conversation_chars,
-            }
             log.info("memory.after_turn", ok=True, **fields, **_since(started))
             span.update(output={"ok": True, **fields})
 
-    async def after_unfinished_turn(self, turn: TurnRequest) -> None:
-        """For a turn that failed or was stopped: it has no turn end, but the memory tool may
-        have written during it. If its person asked to be forgotten meanwhile, that goes
-        too. Never raises."""
-        if self._store is None or not turn.user_id:
-            return
-        try:
-            async with asyncio.timeout(self._memory.after_turn_budget_s):
-                await self._unless_erased_turn(turn)
-        except Exception as exc:
-            log.warning("memory.erasure_check.failed", error=type(exc).__name__, exc_info=exc)
+    def _channel_changes(self, turn: TurnRequest) -> Callable[[Profile], Profile] | None:
+        """In a channel: the turn's changes to its memory, for the channel's log (who
+        changed what, which its members see)."""
+        if turn.channel is None or turn.changes is None:
+            return None
+        logged = turn_changes(turn.channel.channel_id, turn.changes.changes(), by=turn.user_id)
+        return with_changes(logged) if logged else None
 
-    async def _unless_erased_turn(self, turn: TurnRequest) -> None:
-        """After a turn's writes: its person's erasure (what they wrote went into the
-        transcript), and in a channel the channel's (Orion removed, the channel deleted)."""
-        if turn.channel is None:
-            await self._unless_erased(turn.user_id, turn.started_at, turn.channel_id)
-            return
-        assert self._store is not None
-        await self._unless_erased(turn.user_id, turn.started_at, None)
-        await erase_again_if_erased(self._store, turn.channel.channel_id, turn.started_at)
-
-    async def _unless_erased(self, user_id: str, since: datetime, channel: str | None) -> None:
-        """After writing about `user_id`: if they asked to be forgotten since `since`, what
-        was just written goes too (the erasure's tombstone makes this race-free)."""
-        assert self._store is not None
-        channels = (channel,) if channel else ()
-        if await forget_again_if_erased(self._store, user_id, since, dm_channels=channels):
-            log.info("memory.erased_during_turn")
-
-    async def _write_summary(
+    async def _learn(
         self,
-        store: ObjectStore,
         turn: TurnRequest,
+        guard: Guard,
         answer: str,
-        transcript: Sequence[Utterance] | None,
+        transcript: TurnTranscript | None,
+        also: Callable[[Profile], Profile] | None,
     ) -> SummaryOutcome:
+        opening = turn.opening
+        assert opening is not None
+        record = opening.conversation.record if opening.conversation is not None else None
+        previous = freshest_summary(
+            guard.profile, turn.thread_ts, record.summary if record is not None else None
+        )
+        said: Sequence[Utterance] | None = transcript.messages() if transcript is not None else None
         with tracing.observe("memory.summary.write") as span:
-            if turn.channel is not None:
-                outcome = await update_channel_summary(
-                    store,
-                    channel_id=turn.channel.channel_id,
-                    thread_ts=turn.thread_ts,
-                    public=turn.channel.public,
-                    history=[*turn.history, ThreadMessage("assistant", answer)],
-                    summarize=self._summarize,
-                    transcript=transcript,
-                    actor=turn.user_id,
-                )
-            else:
-                outcome = await update_session_summary(
-                    store,
-                    user_id=turn.user_id,
-                    thread_ts=turn.thread_ts,
-                    channel=turn.channel_id,
-                    history=[*turn.history, ThreadMessage("assistant", answer)],
-                    summarize=self._summarize,
-                    transcript=transcript,
-                    indexed=self._indexed_today,
-                )
+            outcome = await learn_from_turn(
+                guard,
+                thread_ts=turn.thread_ts,
+                channel=turn.channel.channel_id if turn.channel is not None else turn.channel_id,
+                history=[*turn.history, ThreadMessage("assistant", answer)],
+                previous=previous,
+                summarize=self._summarize,
+                transcript=said,
+                also=also,
+            )
             span.update(
                 output={
                     "written": outcome.written,
@@ -420,7 +364,14 @@ class Agent:
                     "failure": outcome.failure,
                 }
             )
-            return outcome
+        if turn.channel is not None and outcome.written:
+            audit(
+                "write",
+                scope=channel_scope(turn.channel.channel_id),
+                actor=turn.user_id,
+                what="thread summary",
+            )
+        return outcome
 
 
 def _since(started: float) -> dict[str, float]:

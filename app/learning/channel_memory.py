@@ -1,69 +1,62 @@
 """A channel's memory as its members and its admins control it: what Orion keeps for a
-channel (`channels/{channel}/`, written through Claude's memory tool in that channel's
-threads), who changed it, forgetting it, erasing it when Orion leaves, keeping it aside
-while the channel is archived, and what admins chose for channels.
+channel (its home, `channels/{channel}/`: app/memory/homes.py), who changed it,
+forgetting it, erasing it when Orion leaves, keeping it aside while the channel is
+archived, and what admins chose for channels. A channel is one more owner: its
+conversations, summaries, search index and erasure are a person's code (conversations.py,
+session_summary.py, recall.py, erasure.py); only what is a channel's own is here.
 
-- **Who changed what** (`channel-records/{channel}/changes.json`): every change to the
-  channel's memory — a file Claude wrote or deleted in a turn (attributed to the person
+- **Who changed what** (the `changes` section of the channel's profile): every change to
+  the channel's memory — a file Claude wrote or deleted in a turn (attributed to the person
   whose mention it answered), a file a member forgot, everything forgotten — newest first,
   at most MAX_CHANGES. Only Orion writes it, nothing in it decides what Orion touches.
 - **Forgetting** is any member's (the Slack room checks membership with Slack, never with
   what a request says): one file, or all of them.
-- **Erasing** the whole channel — when Orion leaves it or it is deleted — leaves a
-  tombstone first (`erasures/`, under a hash of the channel id), then deletes its memory,
-  Orion's records of it and the records of its conversations (found by their markers);
-  a turn still running checks the tombstone after its writes and erases again, as for a
-  person (app/learning/erasure.py).
-- **Archiving** moves the channel's memory under its records (`archived/`), which expire
+- **Erasing** the whole channel — when Orion leaves it or it is deleted — is its home's
+  erasure (app/learning/erasure.py): the profile becomes its mark, everything else goes, and
+  a turn still running there takes its writes back when it settles.
+- **Archiving** moves the channel's memory under `archived/` in its home, which expires
   with the retention window like every conversation: kept until retention, reached by no
   conversation; unarchived in time, it comes back.
-- **Admins choose** (`channel-settings/`): for the workspace and for each channel, `off`
-  (Orion does not answer), `answers` (it answers and keeps nothing) or `memory` (it
-  answers and remembers). A channel's choice wins over the workspace's; neither goes past
-  what the deployment allows (`SLACK_CHANNELS`).
+- **Admins choose** (the channel profile's `mode`, and `workspace/channels.json` for the
+  workspace): `off` (Orion does not answer), `answers` (it answers and keeps nothing) or
+  `memory` (it answers and remembers). A channel's choice wins over the workspace's;
+  neither goes past what the deployment allows (`SLACK_CHANNELS`).
+- **Who spoke in a thread**: a member whose words a channel turn kept gets the thread in
+  their own profile (`said_in`), so that forgetting them reaches it; a member forgotten
+  before the turn ends has those words taken out again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from app.learning.channel_mode import ChannelMode
-from app.learning.channel_recall import forget_public_channel
-from app.learning.conversation_record import ConversationRecord
-from app.learning.erasure import tombstone_time, write_tombstone
+from app.learning.channel_recall import forget_public_channel, note_channel_visibility
+from app.learning.conversations import forget_said
+from app.learning.erasure import delete_all, erase_home, reindex
+from app.learning.profile import MAX_CHANGES, Profile
 from app.learning.timestamps import format_time, parse_time
-from app.memory.key_prefixes import ERASURES_PREFIX
-from app.memory.scopes import (
-    ChannelMemoryScope,
-    archived_channel_prefix,
-    channel_changes_key,
-    channel_prefix,
-    channel_records_prefix,
-    channel_settings_key,
-    conversation_record_key,
-    is_user_id,
-    thread_of_channel_marker_key,
-    to_key,
-    to_memory_path,
-    workspace_channel_settings_key,
-)
+from app.memory.change_log import MemoryChange
+from app.memory.homes import channel, person, workspace_channels_key
+from app.memory.scopes import ChannelMemoryScope, is_user_id, to_key, to_memory_path
 from app.memory.tolerant_json import load_json_object
 from app.observability.audit import SLACK, Action, audit, channel_scope
 from app.observability.logging import get_logger
-from app.storage.store import ObjectStore, PreconditionFailed, update
+from app.storage.store import ObjectStore, PreconditionFailed, update_object
 
 log = get_logger(__name__)
 
-MAX_CHANGES = 100
 DELETE_CONCURRENCY = 16
 # What one memory view shows at most (the channel's directory holds at most 200 files).
 MAX_LISTED_FILES = 200
+MODE = "mode"
+CHANGES = "changes"
 
 
 @dataclass(frozen=True)
@@ -72,12 +65,13 @@ class ModeChoice:
     by: str  # the admin who chose it
     at: datetime
 
-    def render(self) -> str:
-        return json.dumps({"mode": self.mode.value, "by": self.by, "at": format_time(self.at)})
+    def to_json(self) -> dict[str, str]:
+        return {"mode": self.mode.value, "by": self.by, "at": format_time(self.at)}
 
     @staticmethod
-    def parse(raw: str | None) -> ModeChoice | None:
-        data = load_json_object(raw, what="channel_settings")
+    def parse(data: object) -> ModeChoice | None:
+        if not isinstance(data, dict):
+            return None
         mode, by, at = data.get("mode"), data.get("by"), data.get("at")
         moment = parse_time(at) if isinstance(at, str) else None
         if not isinstance(mode, str) or not is_user_id(by) or moment is None:
@@ -100,14 +94,24 @@ class ChannelChoices:
         return chosen.mode.at_most(ceiling) if chosen is not None else ceiling
 
 
+def channel_choice(profile: Profile) -> ModeChoice | None:
+    return ModeChoice.parse(profile.section(MODE))
+
+
+async def workspace_choice(store: ObjectStore) -> ModeChoice | None:
+    """What the workspace's admins chose for every channel. Raises what storage raises."""
+    stored = await store.read(workspace_channels_key())
+    data = load_json_object(stored.content if stored else None, what="workspace_channels")
+    return ModeChoice.parse(data.get(MODE))
+
+
 async def read_choices(store: ObjectStore, channel_id: str) -> ChannelChoices:
     """The workspace's and the channel's choices, read at once. Raises what storage raises."""
-    workspace, channel = await asyncio.gather(
-        store.read(workspace_channel_settings_key()), store.read(channel_settings_key(channel_id))
+    workspace, profile = await asyncio.gather(
+        workspace_choice(store), store.read(channel(channel_id).profile_key)
     )
     return ChannelChoices(
-        ModeChoice.parse(workspace.content if workspace else None),
-        ModeChoice.parse(channel.content if channel else None),
+        workspace, channel_choice(Profile.parse(profile.content if profile else None))
     )
 
 
@@ -116,11 +120,38 @@ async def choose_mode(
 ) -> ModeChoice:
     """An admin's choice for one channel (or, `channel_id` None, the workspace)."""
     choice = ModeChoice(mode, by, datetime.now(UTC))
-    key = channel_settings_key(channel_id) if channel_id else workspace_channel_settings_key()
-    await store.write(key, choice.render())
+    if channel_id is None:
+        await update_workspace(store, lambda data: {**data, MODE: choice.to_json()})
+    else:
+        await change_profile(
+            store, channel_id, lambda profile: profile.with_section(MODE, choice.to_json())
+        )
     scope = channel_scope(channel_id) if channel_id else "workspace"
     audit("setting", scope=scope, actor=by, what=f"channels {mode.value}")
     return choice
+
+
+async def update_workspace(
+    store: ObjectStore, change: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    """`workspace/channels.json` changed (each writer keeps the others' fields)."""
+
+    def changed(current: str | None) -> str:
+        return json.dumps(change(load_json_object(current, what="workspace_channels")))
+
+    await update_object(store, workspace_channels_key(), changed)
+
+
+async def change_profile(
+    store: ObjectStore, channel_id: str, change: Callable[[Profile], Profile]
+) -> None:
+    """The channel's profile changed, unless the channel was erased (its mark stays)."""
+
+    def changed(current: str | None) -> str | None:
+        profile = Profile.parse(current)
+        return current if profile.erased_at is not None and current else change(profile).render()
+
+    await update_object(store, channel(channel_id).profile_key, changed)
 
 
 # --- who changed what -----------------------------------------------------------------
@@ -149,23 +180,45 @@ class ChannelChange:
         return ChannelChange(moment, str(by), action, what[:300])
 
 
-def parse_changes(raw: str | None) -> list[ChannelChange]:
-    items = load_json_object(raw, what="channel_changes").get("changes")
-    parsed = [ChannelChange.parse(item) for item in (items or [])[:MAX_CHANGES]]
-    return [change for change in parsed if change is not None]
+def changes_of(profile: Profile) -> list[ChannelChange]:
+    items = profile.section(CHANGES)
+    parsed = [ChannelChange.parse(item) for item in (items if isinstance(items, list) else [])]
+    return [change for change in parsed[:MAX_CHANGES] if change is not None]
+
+
+def with_changes(changes: Sequence[ChannelChange]) -> Callable[[Profile], Profile]:
+    """The change to a channel's profile that logs `changes` (newest first, bounded)."""
+
+    def change(profile: Profile) -> Profile:
+        kept = [*sorted(changes, key=lambda c: c.at, reverse=True), *changes_of(profile)]
+        return profile.with_section(CHANGES, [c.to_json() for c in kept[:MAX_CHANGES]])
+
+    return change
+
+
+def turn_changes(
+    channel_id: str, changes: Sequence[MemoryChange], *, by: str
+) -> list[ChannelChange]:
+    """What a turn's memory tool changed in the channel's memory, as log entries."""
+    home = channel(channel_id)
+    moment = datetime.now(UTC)
+    logged = []
+    for change in changes:
+        if not change.key.startswith(home.memory_prefix):
+            continue
+        what = to_memory_path(
+            ChannelMemoryScope(channel_id).channel_root + change.key[len(home.memory_prefix) :]
+        )
+        logged.append(ChannelChange(moment, by, "delete" if change.deleted else "write", what))
+    return logged
 
 
 async def record_change(
     store: ObjectStore, channel_id: str, *, action: Action, what: str, by: str
 ) -> None:
-    """Add one change to the channel's log (newest first, bounded), and audit it."""
+    """Add one change to the channel's log."""
     change = ChannelChange(datetime.now(UTC), by, action, what[:300])
-
-    def added(raw: str | None) -> str:
-        changes = [change, *parse_changes(raw)][:MAX_CHANGES]
-        return json.dumps({"version": 1, "changes": [c.to_json() for c in changes]})
-
-    await update(store, channel_changes_key(channel_id), added)
+    await change_profile(store, channel_id, with_changes([change]))
 
 
 # --- what the channel's members see and forget -------------------------------------------
@@ -190,28 +243,29 @@ class ChannelMemory:
 
 async def read_channel_memory(store: ObjectStore, channel_id: str) -> ChannelMemory:
     """The channel's files and who changed them. Raises what storage raises."""
-    root = channel_prefix(channel_id)
-    listing, changes = await asyncio.gather(
-        store.list(root), store.read(channel_changes_key(channel_id))
-    )
+    home = channel(channel_id)
+    root = home.memory_prefix
+    listing, profile = await asyncio.gather(store.list(root), store.read(home.profile_key))
     files = [
         ChannelFile(obj.key[len(root) :], obj.size, obj.updated)
         for obj in sorted(listing, key=lambda o: o.key)[:MAX_LISTED_FILES]
     ]
-    return ChannelMemory(files, parse_changes(changes.content if changes else None))
+    return ChannelMemory(files, changes_of(Profile.parse(profile.content if profile else None)))
 
 
 def channel_file_key(channel_id: str, name: object) -> str | None:
-    """The key of a file a member names (from a button's value: hostile until checked),
-    if it is inside the channel's directory; else None."""
+    """The store key of a file a member names (from a button's value: hostile until
+    checked), if it is inside the channel's memory; else None."""
     if not isinstance(name, str) or not name or len(name) > 512:
         return None
-    root = channel_prefix(channel_id)
+    scope = ChannelMemoryScope(channel_id)
     try:
-        key = to_key(to_memory_path(root + name))
+        key = to_key(to_memory_path(scope.channel_root + name))
     except ValueError:
         return None
-    return key if ChannelMemoryScope(channel_id).can_write(key) else None
+    if not scope.can_write(key):
+        return None
+    return channel(channel_id).memory_prefix + key[len(scope.channel_root) :]
 
 
 async def forget_channel_file(store: ObjectStore, channel_id: str, name: str, *, by: str) -> bool:
@@ -221,7 +275,7 @@ async def forget_channel_file(store: ObjectStore, channel_id: str, name: str, *,
         raise ValueError("not a file of this channel's memory")
     forgotten = await store.delete(key)
     if forgotten:
-        what = to_memory_path(key)
+        what = to_memory_path(ChannelMemoryScope(channel_id).channel_root + name)
         audit("forget", scope=channel_scope(channel_id), actor=by, what=what)
         await record_change(store, channel_id, action="forget", what=what, by=by)
     return forgotten
@@ -229,8 +283,8 @@ async def forget_channel_file(store: ObjectStore, channel_id: str, name: str, *,
 
 async def forget_channel_memory(store: ObjectStore, channel_id: str, *, by: str) -> int:
     """Every file of the channel's memory, forgotten by a member; how many went."""
-    listing = await store.list(channel_prefix(channel_id))
-    deleted = await _delete_all(store, [obj.key for obj in listing])
+    listing = await store.list(channel(channel_id).memory_prefix)
+    deleted = await delete_all(store, [obj.key for obj in listing])
     audit("forget", scope=channel_scope(channel_id), actor=by, what="everything", files=deleted)
     await record_change(store, channel_id, action="forget", what="everything", by=by)
     return deleted
@@ -239,80 +293,29 @@ async def forget_channel_memory(store: ObjectStore, channel_id: str, *, by: str)
 # --- Orion leaves, the channel is deleted or archived ------------------------------------
 
 
-def channel_tombstone_key(channel_id: str) -> str:
-    digest = hashlib.sha256(f"orion-channel-erasure:{channel_id}".encode()).hexdigest()[:32]
-    return f"{ERASURES_PREFIX}{digest}"
-
-
-async def channel_erasure_time(store: ObjectStore, channel_id: str) -> datetime | None:
-    return await tombstone_time(store, channel_tombstone_key(channel_id))
-
-
 async def erase_channel(
     store: ObjectStore, channel_id: str, *, why: str, now: datetime | None = None
 ) -> int:
-    """Everything Orion keeps for the channel: its memory, its records and the records of
-    its conversations (each only if it names this channel); a tombstone first. How many
-    objects went."""
-    await write_tombstone(store, channel_tombstone_key(channel_id), now or datetime.now(UTC))
-    deleted = await _erase(store, channel_id)
+    """Everything Orion keeps for the channel (its home), and its place on the public
+    list; how many objects went."""
+    _, deleted = await erase_home(store, channel(channel_id), now=now)
+    await forget_public_channel(store, channel_id)
     audit("erase", scope=channel_scope(channel_id), actor=SLACK, what=why, objects=deleted)
     return deleted
 
 
-async def erase_again_if_erased(store: ObjectStore, channel_id: str, since: datetime) -> bool:
-    """After a turn's writes in the channel: if the channel was erased meanwhile (Orion
-    removed, the channel deleted), what the turn wrote goes too."""
-    erased_at = await channel_erasure_time(store, channel_id)
-    if erased_at is None or erased_at < since:
-        return False
-    await _erase(store, channel_id)
-    log.info("memory.channel.erased_during_turn")
-    return True
-
-
-async def _erase(store: ObjectStore, channel_id: str) -> int:
-    memory, records = await asyncio.gather(
-        store.list(channel_prefix(channel_id)), store.list(channel_records_prefix(channel_id))
-    )
-    threads = sorted(
-        ts for obj in records if (ts := thread_of_channel_marker_key(channel_id, obj.key))
-    )
-    conversations = await _conversations_of(store, channel_id, threads)
-    deleted = await _delete_all(store, [obj.key for obj in memory] + conversations)
-    await forget_public_channel(store, channel_id)
-    # Last: the markers are what finds the rest, should this erasure be cut short.
-    return deleted + await _delete_all(store, [obj.key for obj in records])
-
-
-async def _conversations_of(store: ObjectStore, channel_id: str, threads: list[str]) -> list[str]:
-    """The record keys of the threads whose record names this channel (a marker alone
-    proves nothing: the record says whose the thread is)."""
-    limit = asyncio.Semaphore(DELETE_CONCURRENCY)
-
-    async def ours(thread_ts: str) -> str | None:
-        key = conversation_record_key(thread_ts)
-        async with limit:
-            stored = await store.read(key)
-        record = ConversationRecord.parse(stored.content) if stored is not None else None
-        if record is None or not record.owner.in_channel or record.owner.channel != channel_id:
-            return None
-        return key
-
-    found = await asyncio.gather(*(ours(ts) for ts in threads))
-    return [key for key in found if key is not None]
-
-
 async def archive_channel(store: ObjectStore, channel_id: str) -> int:
     """Move the channel's memory aside until the retention window ends; how many files."""
-    moved = await _move(store, channel_prefix(channel_id), archived_channel_prefix(channel_id))
+    home = channel(channel_id)
+    moved = await _move(store, home.memory_prefix, home.archived_prefix)
     audit("archive", scope=channel_scope(channel_id), actor=SLACK, files=moved)
     return moved
 
 
 async def unarchive_channel(store: ObjectStore, channel_id: str) -> int:
     """Bring back what archiving set aside (what has not expired since)."""
-    moved = await _move(store, archived_channel_prefix(channel_id), channel_prefix(channel_id))
+    home = channel(channel_id)
+    moved = await _move(store, home.archived_prefix, home.memory_prefix)
     audit("unarchive", scope=channel_scope(channel_id), actor=SLACK, files=moved)
     return moved
 
@@ -336,11 +339,43 @@ async def _move(store: ObjectStore, source: str, destination: str) -> int:
     return sum(await asyncio.gather(*(move(obj.key) for obj in listing)))
 
 
-async def _delete_all(store: ObjectStore, keys: Sequence[str]) -> int:
-    limit = asyncio.Semaphore(DELETE_CONCURRENCY)
+# --- after a channel turn -------------------------------------------------------------
 
-    async def delete(key: str) -> bool:
-        async with limit:
-            return await store.delete(key)
 
-    return sum(await asyncio.gather(*(delete(key) for key in keys)))
+async def after_channel_turn(
+    store: ObjectStore,
+    channel_id: str,
+    thread_ts: str,
+    *,
+    public: bool,
+    authors: set[str],
+    since: datetime,
+) -> None:
+    """The channel's place on the workspace's public list, and the thread in the profile
+    of each member whose words the turn kept (a member forgotten since the turn began has
+    them taken out again). Raises what storage raises."""
+    await note_channel_visibility(store, channel_id, public=public)
+    await asyncio.gather(
+        *(_note_said(store, a, channel_id, thread_ts, since) for a in sorted(authors))
+    )
+
+
+async def _note_said(
+    store: ObjectStore, user_id: str, channel_id: str, thread_ts: str, since: datetime
+) -> None:
+    erased: list[datetime] = []
+
+    def noted(current: str | None) -> str | None:
+        profile = Profile.parse(current)
+        if profile.erased_at is not None and profile.erased_at >= since:
+            erased[:] = [profile.erased_at]
+            return current
+        erased.clear()
+        return profile.with_said_in(channel_id, thread_ts).render()
+
+    await update_object(store, person(user_id).profile_key, noted)
+    if erased:
+        home = channel(channel_id)
+        if await forget_said(store, user_id, home, thread_ts):
+            await reindex(store, home, thread_ts)
+        log.info("memory.channel.author_erased_during_turn")

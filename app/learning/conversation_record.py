@@ -1,30 +1,28 @@
-"""One conversation's record: who opened it, and what was said in it.
+"""One conversation: who it belongs to, what was said in it, and its summary.
 
-`conversations/{thread, '.'→'-'}.json`, among Orion's own records (out of the memory
-tool's reach: app/memory/key_prefixes.py), one per thread:
+`{home}/conversations/{thread, '.'→'-'}.json` (app/memory/homes.py), in the home of the
+person (a DM with Orion) or channel (a thread Orion was mentioned in) whose conversation
+it is, among Orion's own records (out of the memory tool's reach). One object holds all a
+turn needs of it, read once as the turn begins and written once as its answer ends:
 
-    {"version": 1, "thread": "1712345678.123456",
-     "owner": {"team": "T0123", "enterprise": null, "channel": "D0123", "user": "U0123"},
-     "started": "2026-05-04T10:12:00Z", "dropped": 0,
+    {"version": 2, "thread": "1712345678.123456",
+     "owner": {"kind": "person", "team": "T0123", "enterprise": null, "channel": "D0123",
+               "user": "U0123"},
+     "started": "2026-05-04T10:12:00Z", "context": {"channel_id": "C0456"},
+     "summary": {"title": "Q3 budget", "body": "…", "updated": "2026-05-04T10:30:00Z"},
+     "dropped": 0,
      "messages": [{"role": "user", "ts": "1712345680.000100", "at": "2026-05-04T10:12:05Z",
                    "text": "…"}, …]}
 
-The owner is written once, when Orion first sees the conversation, and never changed:
-an event from another channel or person naming this thread is not theirs to continue
-(app/learning/conversations.py). The transcript is what the person wrote and what Orion
-answered, oldest first, each message with its role, when it was said and its Slack ts
-(None where Slack gave none): the history of the next turn, and what a search can index.
-
-**Whose: a person's, or a channel's.** A conversation in a person's DM with Orion is
-theirs (`"kind": "person"`, the default of records written before channels: every record
-without a kind). A conversation in a channel thread is the channel's (`"kind":
-"channel"`): `channel` is a public or private channel's id (`C…`/`G…`, never a DM's
-`D…`), `user` names who first mentioned Orion there (for the record, not ownership), and
-every participant's messages are in its transcript, each with its author (`"user"`). An
-event continues a conversation only if it is of the same kind — a DM message naming a
-channel thread, or a mention naming a DM thread, is refused whatever else matches — and,
-for a person's, only from the same person in the same DM; for a channel's, from the same
-channel (any member: Slack delivered it from there).
+The owner is written once, when Orion first sees the conversation, and never changed: an
+event from another DM naming this thread is not its person's to continue
+(app/learning/conversations.py). A channel's conversation (`"kind": "channel"`) names who
+first mentioned Orion there (for the record, not ownership), and each message its author
+(`"user"`): any member continues it. `context` is what Slack said of the thread (the
+channel the person was viewing). The transcript is what was said, oldest first, each
+message with its role, when it was said and its Slack ts: the history of the next turn,
+and what a search indexes. The summary is the conversation's gist as of its previous
+turn (the newest one waits in the owner's profile until the next: app/learning/welcome.py).
 
 Bounded whatever is said: a message keeps at most MAX_MESSAGE_CHARS (`cut` marks one
 that was longer), and a conversation the opening message and the newest messages within
@@ -43,7 +41,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from app.learning.summary_file import Summary
 from app.learning.timestamps import format_time, parse_time
+from app.memory.homes import Home, channel, person
 from app.memory.scopes import (
     is_channel_id,
     is_shared_channel_id,
@@ -58,7 +58,7 @@ from app.observability.redaction import redact_secret_shapes
 Role = Literal["user", "assistant"]
 OwnerKind = Literal["person", "channel"]
 
-VERSION = 1
+VERSION = 2
 # As much of one message as the history shows Claude (app/agent/history.py trims there).
 MAX_MESSAGE_CHARS = 12_000
 # Several times what one turn's history holds (30 messages, 40,000 characters): room for
@@ -97,12 +97,18 @@ class ConversationOwner:
     def in_channel(self) -> bool:
         return self.kind == "channel"
 
+    @property
+    def home(self) -> Home:
+        """Whose home the conversation lives in: the channel's, or the person's."""
+        return channel(self.channel) if self.in_channel else person(self.user)
+
     def may_continue(self, owner: ConversationOwner) -> bool:
         """Whether `self` (an event's person and channel) may continue `owner`'s
         conversation: of the same kind, and the same person in the same DM, or the same
         channel. Teams are not compared: in distribution mode every key is already the
         workspace's (app/storage/team_scope.py), and in one organisation the same DM may
-        arrive with its members' own teams."""
+        arrive with its members' own teams. (Whose home the record is in already says
+        whose it is: this compares the rest.)"""
         if self.kind != owner.kind:
             return False
         if self.in_channel:
@@ -244,6 +250,9 @@ def storable(text: str) -> str:
     return WITHHELD
 
 
+MAX_CONTEXT_CHARS = 2_000  # Slack's thread context: a few ids
+
+
 @dataclass(frozen=True)
 class ConversationRecord:
     thread_ts: str
@@ -251,6 +260,8 @@ class ConversationRecord:
     started: datetime
     messages: tuple[TranscriptMessage, ...] = ()
     dropped: int = 0  # messages left out between the opening and the newest
+    summary: Summary | None = None
+    context: dict[str, Any] | None = None  # Slack's thread context (assistant_view)
 
     def __post_init__(self) -> None:
         validate_thread_ts(self.thread_ts)
@@ -266,9 +277,14 @@ class ConversationRecord:
         messages, dropped = _bounded([*self.messages, *added])
         return replace(self, messages=messages, dropped=self.dropped + dropped)
 
-    def forgotten(self) -> ConversationRecord:
-        """The record without its transcript: whose the thread is stays known."""
-        return replace(self, messages=(), dropped=0)
+    def with_summary(self, summary: Summary | None) -> ConversationRecord:
+        """The record with `summary`, unless it is older than the one it holds."""
+        if summary is None or (self.summary is not None and summary.updated < self.summary.updated):
+            return self
+        return replace(self, summary=summary)
+
+    def with_context(self, context: dict[str, Any]) -> ConversationRecord:
+        return replace(self, context=context)
 
     def without(self, ts: str) -> ConversationRecord:
         """The record without the message Slack knows as `ts` (one Claude refused to
@@ -286,17 +302,19 @@ class ConversationRecord:
         return {m.user for m in self.messages if m.user is not None}
 
     def render(self) -> str:
-        return json.dumps(
-            {
-                "version": VERSION,
-                "thread": self.thread_ts,
-                "owner": self.owner.to_json(),
-                "started": format_time(self.started),
-                "dropped": self.dropped,
-                "messages": [m.to_json() for m in self.messages],
-            },
-            ensure_ascii=False,
-        )
+        data: dict[str, Any] = {
+            "version": VERSION,
+            "thread": self.thread_ts,
+            "owner": self.owner.to_json(),
+            "started": format_time(self.started),
+        }
+        if self.context:
+            data["context"] = self.context
+        if self.summary is not None:
+            data["summary"] = self.summary.to_json()
+        data["dropped"] = self.dropped
+        data["messages"] = [m.to_json() for m in self.messages]
+        return json.dumps(data, ensure_ascii=False)
 
     @staticmethod
     def parse(content: str | None) -> ConversationRecord | None:
@@ -310,14 +328,26 @@ class ConversationRecord:
             return None
         items = data.get("messages")
         parsed = [TranscriptMessage.parse(item) for item in (items or [])[:MAX_MESSAGES]]
-        dropped = data.get("dropped")
+        dropped, context = data.get("dropped"), data.get("context")
         return ConversationRecord(
             str(thread),
             owner,
             moment,
             tuple(m for m in parsed if m is not None),
             dropped if isinstance(dropped, int) and dropped >= 0 else 0,
+            Summary.parse(data.get("summary")),
+            thread_context(context),
         )
+
+
+def thread_context(context: object) -> dict[str, Any] | None:
+    """Slack's thread context as kept: a small JSON object of strings, else None."""
+    if not isinstance(context, dict):
+        return None
+    kept = {k: v for k, v in context.items() if isinstance(k, str) and isinstance(v, str)}
+    if not kept or len(json.dumps(kept)) > MAX_CONTEXT_CHARS:
+        return None
+    return kept
 
 
 def _bounded(messages: Sequence[TranscriptMessage]) -> tuple[tuple[TranscriptMessage, ...], int]:

@@ -1,42 +1,28 @@
-"""Whose each conversation is, and what was said in it (the record: conversation_record.py).
+"""Whose each conversation is, and what a turn adds to it (the object:
+conversation_record.py).
 
-**Opening.** Every message is answered only once its thread's record has been read: a
-record that names another person or channel makes the thread not the event's
-(`Standing.NOT_YOURS`), so nothing kept for it — its summary, its session notes, its
-transcript, its index entry — reaches the event's person, nor is rewritten or erased in
-their name. The read goes out beside the memory reads, under the same budget, never in
-front of them.
+**Opening.** A conversation lives in its owner's home (app/memory/homes.py): a DM's in
+the person's, a channel thread's in the channel's. An event looks for the thread only
+there, in the home its own signed ids name, so a thread of someone else's is never found,
+read or claimed: an event naming another person's thread, or a channel thread from a DM,
+finds nothing of it and starts a conversation of its own. Within the home, the record's
+owner must match the event's (the same DM; a channel's conversation is never continued
+from a DM and the reverse): otherwise the event is refused (`Standing.NOT_YOURS`).
 
-A thread without a record was opened before records were kept, or its first write was
-lost. It becomes the event's person's only when Orion's own records say so — their
-conversation index lists it — or nothing at all is kept for it (no `sessions/{thread}/`):
-otherwise it stays nobody's, and the event is refused. Nothing a person or Claude writes
-decides it.
+**The record** is created once, by whoever first sees the conversation: the thread start
+(create-only: its claim against a retried delivery), or the message that opens it.
 
-**The record** is created once, by whoever first sees the conversation (a thread start,
-or the message that opens it): a create-only write, so two instances agree on its owner.
-A marker under the person's records (`people/{id}/threads/{thread}`) is written first, so
-that forgetting the person finds every record of theirs without listing the bucket.
-
-**The transcript** grows turn by turn (`TurnTranscript`): the person's message as the
-turn begins, Orion's answer as it ends, each an optimistic update (a generation-checked
-write) that refuses a record naming someone else. Like every writer of a person's data,
-the turn then checks the erasure tombstone (app/agent/turn.py, after these writes).
-
-**A channel's conversation** (a thread Orion was mentioned in) is recorded the same way,
-as the channel's (conversation_record.py), with a marker under the channel's records
-(`channel-records/{channel}/conversations/{thread}`) instead of a person's, so that
-erasing the channel finds it. Every participant's messages go into its transcript, each
-with its author; before the first message of an author is written, a marker under their
-records (`people/{id}/said/{thread}`) lets forgetting them take what they said back out
-(`forget_said`), leaving everyone else's messages — and the channel's memory — as they are.
+**A turn** (`TurnTranscript`) adds the person's message and Orion's answer in one write as
+the answer ends — also a stopped, cut-off or failed one (the question at least) — with the
+freshest summary there is; a refused question is never written. The write is an optimistic
+update from the object as the turn read it, so a turn running at once in the same thread
+adds to it rather than overwriting it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -45,21 +31,13 @@ from typing import Any
 from app.learning.conversation_record import (
     ConversationOwner,
     ConversationRecord,
+    Summary,
     TranscriptMessage,
 )
-from app.learning.session_index import read_index
-from app.memory.retention import retention_of
-from app.memory.scopes import (
-    channel_conversation_marker_key,
-    conversation_marker_key,
-    conversation_record_key,
-    said_marker_key,
-    session_prefix,
-)
+from app.memory.homes import Home
 from app.observability.logging import get_logger
 from app.storage.store import (
     CREATE_ONLY,
-    NOT_READ,
     ObjectStore,
     PreconditionFailed,
     StoredObject,
@@ -72,18 +50,15 @@ log = get_logger(__name__)
 class Standing(StrEnum):
     """Where an event stands with the thread it names."""
 
-    OWN = "own"  # the record names its person and channel: its transcript is the history
-    NEW = "new"  # the message opens the thread, and nothing is kept for it yet
-    # No record: the person's from before records were kept (or its first write was
-    # lost): its history is Slack's, once, and the record is made from it.
-    UNRECORDED = "unrecorded"
-    NOT_YOURS = "not_yours"  # someone else's, or nobody's to give: nothing of it is used
+    OWN = "own"  # the owner's conversation: its transcript is the history
+    NEW = "new"  # nothing is kept for it in the owner's home yet
+    NOT_YOURS = "not_yours"  # another DM's, or another kind's: nothing of it is used
 
 
 @dataclass(frozen=True)
 class OpenedConversation:
     standing: Standing
-    stored: StoredObject | None = None  # the record as read (None: there was none)
+    stored: StoredObject | None = None  # the object as read (None: there was none)
     record: ConversationRecord | None = None
 
     @property
@@ -91,12 +66,9 @@ class OpenedConversation:
         return self.standing is not Standing.NOT_YOURS
 
     @property
-    def transcript(self) -> tuple[TranscriptMessage, ...] | None:
-        """What was said before, as Orion kept it; None when Orion keeps nothing of it
-        (the history must then come from Slack)."""
-        if self.standing is Standing.OWN and self.record is not None:
-            return self.record.messages
-        return () if self.standing is Standing.NEW else None
+    def transcript(self) -> tuple[TranscriptMessage, ...]:
+        """What was said before, as Orion kept it."""
+        return self.record.messages if self.record is not None else ()
 
 
 # What of some messages may be kept (app/learning/erasure.py `said_since_erasure`).
@@ -104,149 +76,65 @@ Check = Callable[[Sequence[TranscriptMessage]], Awaitable[list[TranscriptMessage
 
 
 class NotYourConversation(Exception):
-    """The record names another person or channel: nothing was written."""
+    """The record names another DM, or another kind of conversation: nothing was written."""
 
 
 async def open_conversation(
-    store: ObjectStore, owner: ConversationOwner, thread_ts: str, *, starts: bool = False
+    store: ObjectStore, owner: ConversationOwner, thread_ts: str
 ) -> OpenedConversation:
-    """Where `owner`'s event stands with thread `thread_ts`; `starts`: the event's message
-    opens the thread (whatever is kept for it is then looked for at once, beside the
-    record's read, rather than after it). Raises what storage raises."""
-    key = conversation_record_key(thread_ts)
-    if starts:
-        stored, kept = await asyncio.gather(store.read(key), _anything_kept(store, thread_ts))
-    else:
-        stored, kept = await store.read(key), None
-    if stored is not None:
-        record = ConversationRecord.parse(stored.content)
-        if record is None:
-            # Only Orion writes it; unreadable, it proves nobody's claim: refused.
-            return OpenedConversation(Standing.NOT_YOURS, stored)
-        if owner.may_continue(record.owner):
-            return OpenedConversation(Standing.OWN, stored, record)
-        return OpenedConversation(Standing.NOT_YOURS, stored, record)
-    if kept is None:
-        kept = await _anything_kept(store, thread_ts)
-    if not kept:
-        return OpenedConversation(Standing.NEW if starts else Standing.UNRECORDED)
-    if owner.in_channel:
-        # A channel thread keeps nothing under sessions/: what is there is a person's.
-        return OpenedConversation(Standing.NOT_YOURS)
-    if any(e.thread_ts == thread_ts for e in await read_index(store, owner.user, expired_too=True)):
-        return OpenedConversation(Standing.UNRECORDED)
-    return OpenedConversation(Standing.NOT_YOURS)
+    """Where `owner`'s event stands with thread `thread_ts`. Raises what storage raises."""
+    stored = await store.read(owner.home.conversation_key(thread_ts))
+    return opened_from(stored, owner)
 
 
-async def _anything_kept(store: ObjectStore, thread_ts: str) -> bool:
-    """Whether anything is kept for the thread (expired objects are not: they are gone for
-    every reader, and the lifecycle rule deletes them)."""
-    listing = await store.list(session_prefix(thread_ts))
-    retention = retention_of(store)
-    if retention is None:
-        return bool(listing)
-    cutoff = retention.cutoff()
-    return any(not retention.expired(o.key, o.updated, cutoff=cutoff) for o in listing)
+def opened_from(stored: StoredObject | None, owner: ConversationOwner) -> OpenedConversation:
+    if stored is None:
+        return OpenedConversation(Standing.NEW)
+    record = ConversationRecord.parse(stored.content)
+    if record is None:
+        # Only Orion writes it; unreadable, it proves nobody's claim: refused.
+        return OpenedConversation(Standing.NOT_YOURS, stored)
+    standing = Standing.OWN if owner.may_continue(record.owner) else Standing.NOT_YOURS
+    return OpenedConversation(standing, stored, record)
 
 
 async def begin_conversation(
-    store: ObjectStore, owner: ConversationOwner, thread_ts: str, *, started: datetime
-) -> bool:
-    """Record `owner` as the one who opened `thread_ts` (a thread start), unless it is
-    someone else's already; whether it is `owner`'s now. Raises what storage raises.
-
-    A thread Slack has just opened has nothing kept for it: then the record is created
-    straight away (create-only: a record already there is read and compared instead)."""
-    try:
-        if not await _anything_kept(store, thread_ts):
-            await _create(store, owner, thread_ts, (), started)
-            return True
-        opened = await open_conversation(store, owner, thread_ts)
-        if opened.standing is Standing.UNRECORDED:
-            await _create(store, owner, thread_ts, (), started)
-    except NotYourConversation:
-        return False
-    return opened.allowed
-
-
-async def _create(
     store: ObjectStore,
     owner: ConversationOwner,
     thread_ts: str,
-    messages: Sequence[TranscriptMessage],
+    *,
     started: datetime,
-) -> StoredObject:
-    """A new record (create-only), after the marker that lets forgetting the person (or
-    erasing the channel) find it; when another write created the record first, `messages`
-    are added to it if it is `owner`'s (NotYourConversation otherwise)."""
-    marker = (
-        channel_conversation_marker_key(owner.channel, thread_ts)
-        if owner.in_channel
-        else conversation_marker_key(owner.user, thread_ts)
-    )
-    marked: int | None = None
-    # There already when a record of theirs was made before (forgotten since, or lost).
-    with contextlib.suppress(PreconditionFailed):
-        marked = await store.write(marker, "", if_generation=CREATE_ONLY)
-    record = ConversationRecord(thread_ts, owner, started).with_messages(messages)
-    content = record.render()
-    key = conversation_record_key(thread_ts)
+    context: dict[str, Any] | None = None,
+) -> int | None:
+    """Record `owner`'s conversation as a thread starts, with Slack's `context` of it: the
+    generation written, or None when it was recorded already (another delivery of the same
+    start got there first). Raises what storage raises."""
+    record = ConversationRecord(thread_ts, owner, started, context=context or None)
     try:
-        generation = await store.write(key, content, if_generation=CREATE_ONLY)
+        return await store.write(
+            owner.home.conversation_key(thread_ts), record.render(), if_generation=CREATE_ONLY
+        )
     except PreconditionFailed:
-        try:
-            return await _append(store, owner, thread_ts, messages, None)
-        except NotYourConversation:
-            if marked is not None:  # it names no record of theirs: not left behind
-                with contextlib.suppress(PreconditionFailed):
-                    await store.delete(marker, if_generation=marked)
-            raise
-    return StoredObject(key, content, generation, datetime.now(UTC), len(content.encode()))
+        return None
 
 
-async def _append(
+async def change_conversation(
     store: ObjectStore,
-    owner: ConversationOwner,
-    thread_ts: str,
-    messages: Sequence[TranscriptMessage],
-    known: StoredObject | None,
-) -> StoredObject:
-    """`messages` added to the existing record of `owner`'s conversation (from `known`,
-    the record as last seen, when given)."""
-    return await _change(
-        store, owner, thread_ts, lambda record: record.with_messages(messages), known
-    )
-
-
-async def _change(
-    store: ObjectStore,
-    owner: ConversationOwner,
+    home: Home,
     thread_ts: str,
     change: Callable[[ConversationRecord], ConversationRecord],
-    known: StoredObject | None,
-) -> StoredObject:
-    """The existing record of `owner`'s conversation, changed (from `known`, the record
-    as last seen, when given)."""
+) -> StoredObject | None:
+    """The conversation changed (None when it is gone or unreadable: nothing written)."""
 
-    def changed(current: str | None) -> str:
+    def changed(current: str | None) -> str | None:
         record = ConversationRecord.parse(current) if current is not None else None
-        if record is None or not owner.may_continue(record.owner):
-            raise NotYourConversation(thread_ts)
-        return change(record).render()
+        return change(record).render() if record is not None else current
 
-    key = conversation_record_key(thread_ts)
-    stored = await update_object(
-        store, key, changed, already_read=known if known is not None else NOT_READ
-    )
-    assert stored is not None  # `changed` never deletes
-    return stored
+    return await update_object(store, home.conversation_key(thread_ts), changed)
 
 
 class TurnTranscript:
-    """What one turn adds to its conversation's transcript, written in order, each write
-    from the record as the last one left it (one storage request per write, unless
-    another writer came in between). Writing never fails the turn: a write that storage
-    refuses is logged, and the next turn goes on with what the transcript holds."""
+    """What one turn adds to its conversation: kept as the turn goes, written once."""
 
     def __init__(
         self,
@@ -254,166 +142,116 @@ class TurnTranscript:
         owner: ConversationOwner,
         thread_ts: str,
         opened: OpenedConversation,
-        *,
-        earlier: Sequence[TranscriptMessage] = (),
     ) -> None:
-        """`earlier`: what was said before the turn, when the record does not hold it yet
-        (an unrecorded conversation's history, read from Slack)."""
         if not opened.allowed:
             raise NotYourConversation(thread_ts)
         self._store = store
         self._owner = owner
         self._thread_ts = thread_ts
-        self._known = opened.stored
-        self._earlier = tuple(earlier)
-        self._lock = asyncio.Lock()
-        self._writes: list[asyncio.Future[None]] = []
-        # A channel's conversation: whose messages it holds (their markers are written),
-        # and whose this turn wrote (each is checked against an erasure after the turn).
-        self._marked = opened.record.authors if opened.record is not None else set()
-        self.authors: set[str] = set()
+        self._read = opened.stored
+        self._pending: list[TranscriptMessage] = []
+        self._written: StoredObject | None = None
+        self._writing: asyncio.Future[StoredObject | None] | None = None
+        self._checks: list[tuple[int, asyncio.Future[list[TranscriptMessage]]]] = []
 
     @property
-    def store(self) -> ObjectStore:
-        return self._store
+    def home(self) -> Home:
+        return self._owner.home
+
+    @property
+    def authors(self) -> set[str]:
+        """Who wrote the messages this turn adds (a channel's conversation)."""
+        return {m.user for m in self._pending if m.user is not None}
 
     def add(self, *messages: TranscriptMessage) -> None:
-        """Write `messages` after whatever this turn wrote before (in the background)."""
-        self._after_previous(self._write(messages))
-
-    def take_back(self, ts: str) -> None:
-        """Remove the message Slack knows as `ts`, after whatever this turn wrote before
-        (in the background): a question Claude refused to answer is not kept."""
-        self._after_previous(self._take_back(ts))
-
-    async def _take_back(self, ts: str) -> None:
-        async with self._lock:
-            if self._known is None:
-                return  # nothing of the conversation was written
-            try:
-                self._known = await _change(
-                    self._store, self._owner, self._thread_ts, lambda r: r.without(ts), self._known
-                )
-            except Exception as exc:
-                log.warning(
-                    "memory.transcript.write_failed", error=type(exc).__name__, exc_info=exc
-                )
+        """Messages to write (until the write has begun)."""
+        if self._writing is None:
+            self._pending.extend(messages)
 
     def add_checked(self, messages: Sequence[TranscriptMessage], check: Check) -> None:
-        """Write what `check` keeps of `messages` (in the background, in order: nothing
-        this turn adds later is written before them)."""
-        self._after_previous(self._write_checked(messages, check))
+        """Messages to write, as far as `check` keeps them (it runs now, beside the
+        answer; the write waits for it). Unchecked, none of them is kept."""
+        at = len(self._pending)
+        self._checks.append((at, asyncio.ensure_future(check(messages))))
 
-    def _after_previous(self, work: Coroutine[Any, Any, None]) -> None:
-        previous = self._writes[-1] if self._writes else None
+    def take_back(self, ts: str) -> None:
+        """A message not to write after all (a question Claude refused to answer)."""
+        self._pending = [m for m in self._pending if m.ts != ts]
 
-        async def in_turn() -> None:
-            if previous is not None:
-                await previous  # never raises: every write logs its own failure
-            await work
+    def write(self, summary: Summary | None = None) -> asyncio.Future[StoredObject | None]:
+        """Write what the turn added, once (later calls share the first write), with
+        `summary` when it is newer than the conversation's. Never raises: a write that
+        storage refuses is logged, and the next turn goes on with what is kept."""
+        if self._writing is None:
+            self._writing = asyncio.ensure_future(self._write(summary))
+        return self._writing
 
-        self._writes.append(asyncio.ensure_future(in_turn()))
+    async def _write(self, summary: Summary | None) -> StoredObject | None:
+        for at, check in reversed(self._checks):
+            try:
+                kept = await check
+            except Exception as exc:  # unchecked, nothing of it is kept
+                log.warning(
+                    "memory.transcript.check_failed", error=type(exc).__name__, exc_info=exc
+                )
+                kept = []
+            self._pending[at:at] = kept
+        if not self._pending and self._read is not None:
+            return self._read
+        owner, thread_ts, messages = self._owner, self._thread_ts, tuple(self._pending)
 
-    async def _write_checked(self, messages: Sequence[TranscriptMessage], check: Check) -> None:
+        def changed(current: str | None) -> str:
+            record = ConversationRecord.parse(current) if current is not None else None
+            if record is None:
+                if current is not None:
+                    raise NotYourConversation(thread_ts)
+                record = ConversationRecord(thread_ts, owner, _started(messages))
+            elif not owner.may_continue(record.owner):
+                raise NotYourConversation(thread_ts)
+            return record.with_messages(messages).with_summary(summary).render()
+
         try:
-            kept = await check(messages)
-        except Exception as exc:  # unchecked, nothing of it is kept
+            self._written = await update_object(
+                self._store,
+                owner.home.conversation_key(thread_ts),
+                changed,
+                already_read=self._read,
+            )
+        except NotYourConversation:
+            log.warning("memory.transcript.refused", reason="another conversation's thread")
+        except Exception as exc:
             log.warning("memory.transcript.write_failed", error=type(exc).__name__, exc_info=exc)
-            return
-        await self._write(kept)
+        else:
+            log.debug("memory.transcript.write", messages=len(messages))
+        return self._written
 
-    async def written(self) -> None:
-        """Once every write this turn started has ended (written, or failed and logged)."""
-        await asyncio.gather(*self._writes)
+    async def written(self) -> StoredObject | None:
+        """The conversation as this turn wrote it (None: nothing written)."""
+        return await self._writing if self._writing is not None else None
 
     def messages(self) -> tuple[TranscriptMessage, ...] | None:
-        """The conversation as this turn last wrote or read it (once `written`): what the
-        turn end indexes for `recall`; None when Orion keeps none of it yet."""
-        if self._known is None:
-            return None
-        record = ConversationRecord.parse(self._known.content)
+        """The conversation as this turn last wrote or read it (once written): what the
+        turn end indexes for `recall`; None when Orion keeps none of it."""
+        known = self._written or self._read
+        record = ConversationRecord.parse(known.content) if known is not None else None
         return record.messages if record is not None else None
 
-    async def _write(self, messages: Sequence[TranscriptMessage]) -> None:
-        async with self._lock:
-            try:
-                if self._owner.in_channel:
-                    await self._mark_authors([*self._earlier, *messages])
-                if self._known is None:
-                    self._known = await _create(
-                        self._store,
-                        self._owner,
-                        self._thread_ts,
-                        [*self._earlier, *messages],
-                        datetime.now(UTC),
-                    )
-                else:
-                    self._known = await _append(
-                        self._store, self._owner, self._thread_ts, messages, self._known
-                    )
-            except NotYourConversation:
-                log.warning("memory.transcript.refused", reason="another person's conversation")
-            except Exception as exc:
-                log.warning(
-                    "memory.transcript.write_failed", error=type(exc).__name__, exc_info=exc
-                )
-            else:
-                log.debug("memory.transcript.write", messages=len(messages))
 
-    async def _mark_authors(self, messages: Sequence[TranscriptMessage]) -> None:
-        """Before an author's first message goes into a channel's transcript: the marker
-        that lets forgetting them find it (create-only; one already there is theirs)."""
-        authors = {m.user for m in messages if m.user is not None}
-        self.authors |= authors
-        new = sorted(authors - self._marked)
-
-        async def mark(user_id: str) -> None:
-            with contextlib.suppress(PreconditionFailed):
-                await self._store.write(
-                    said_marker_key(user_id, self._thread_ts), "", if_generation=CREATE_ONLY
-                )
-
-        await asyncio.gather(*(mark(user_id) for user_id in new))
-        self._marked |= set(new)
+def _started(messages: Sequence[TranscriptMessage]) -> datetime:
+    return min((m.at for m in messages), default=datetime.now(UTC))
 
 
-async def read_conversation(store: ObjectStore, thread_ts: str) -> ConversationRecord | None:
-    """The thread's record; None when there is none or it cannot be read."""
-    stored = await store.read(conversation_record_key(thread_ts))
+async def read_conversation(
+    store: ObjectStore, home: Home, thread_ts: str
+) -> ConversationRecord | None:
+    """The owner's conversation; None when there is none or it cannot be read."""
+    stored = await store.read(home.conversation_key(thread_ts))
     return ConversationRecord.parse(stored.content) if stored is not None else None
 
 
-def whose(record: ConversationRecord | None, user_id: str) -> bool | None:
-    """Whether a record makes the thread `user_id`'s: True, False (someone else's, or a
-    channel's, which is nobody's own), or None when there is no record (a conversation
-    from before records were kept: Orion's other records, the person's index, say whose
-    it is)."""
-    if record is None:
-        return None
-    return not record.owner.in_channel and record.owner.user == user_id
-
-
-async def forget_transcript(store: ObjectStore, user_id: str, thread_ts: str) -> bool:
-    """Empty the transcript of `user_id`'s conversation, keeping whose the thread is (so
-    that nobody else can take it, and Slack's copy is never read back into it); whether
-    there was one of theirs."""
-    forgotten = False
-
-    def emptied(current: str | None) -> str | None:
-        nonlocal forgotten
-        record = ConversationRecord.parse(current) if current is not None else None
-        forgotten = whose(record, user_id) is True
-        if record is None or not forgotten:
-            return current
-        return record.forgotten().render()
-
-    await update_object(store, conversation_record_key(thread_ts), emptied)
-    return forgotten
-
-
-async def forget_said(store: ObjectStore, user_id: str, thread_ts: str) -> bool:
-    """Take what `user_id` wrote out of a channel's conversation (a person's own
-    conversations are `forget_transcript`'s); whether anything of theirs was there."""
+async def forget_said(store: ObjectStore, user_id: str, home: Home, thread_ts: str) -> bool:
+    """Take what `user_id` wrote out of a channel's conversation; whether anything of
+    theirs was there."""
     removed = False
 
     def without(current: str | None) -> str | None:
@@ -424,5 +262,5 @@ async def forget_said(store: ObjectStore, user_id: str, thread_ts: str) -> bool:
         removed = True
         return record.without_author(user_id).render()
 
-    await update_object(store, conversation_record_key(thread_ts), without)
+    await update_object(store, home.conversation_key(thread_ts), without)
     return removed

@@ -2,14 +2,13 @@
 Home tab, what Claude reads out when asked "what do you remember about me?", and what
 an export or an erasure covers.
 
-Three kinds, each from where it lives: preferences (`users/{id}/preferences.json`, with
-when and where each was learned), notes (every other file Claude saved in
-`users/{id}/`), and conversations (the threads of the person's conversation index, among
-Orion's own records, with their summaries) — and how many channel threads hold what they
-wrote there (their markers `people/{id}/said/`: the threads are the channels', the
-messages theirs, and Forget everything takes them out). The index says which threads are the
-person's, and each thread's record (app/learning/conversations.py) can only take one
-away: no file the memory tool can write decides what is shown.
+Three kinds, all from the person's home (app/memory/homes.py): preferences
+(`memory/preferences.json`, with when and where each was learned), notes (every other
+file Claude saved in their memory), and conversations (those their profile lists, with
+their summaries) — and how many channel threads hold what they wrote there (the profile's
+`said_in`: the threads are the channels', the messages theirs, and Forget everything takes
+them out). Only Orion writes the profile: no file the memory tool can write decides what
+is shown.
 """
 
 from __future__ import annotations
@@ -18,18 +17,13 @@ import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.learning.conversations import read_conversation, whose
+from app.learning.conversation_record import ConversationRecord
 from app.learning.preferences import StoredPreference, parse_preferences
-from app.learning.session_index import SessionEntry, read_index
-from app.learning.summary_file import parse_summary
+from app.learning.profile import ConversationEntry, Profile
+from app.learning.welcome import freshest_summary
+from app.memory.homes import Home, person, preferences_key
 from app.memory.retention import cutoff_of
-from app.memory.scopes import (
-    said_markers_prefix,
-    session_context_key,
-    to_memory_path,
-    user_preferences_key,
-    user_prefix,
-)
+from app.memory.scopes import to_memory_path
 from app.storage.store import ObjectStore
 
 PREVIEW_LINES = 3
@@ -63,8 +57,9 @@ class MemoryInventory:
     preferences: list[StoredPreference]
     notes: list[Note]
     conversations: list[Conversation]  # the newest, as many as were asked for
-    conversations_total: int = 0  # how many the person's index lists in all
+    conversations_total: int = 0  # how many the person's profile lists in all
     channel_threads: int = 0  # channel threads whose transcripts hold what they wrote
+    profile: Profile = Profile()  # the person's profile as read (their settings)
 
     @property
     def empty(self) -> bool:
@@ -84,19 +79,24 @@ class MemoryInventory:
 async def take_inventory(
     store: ObjectStore, user_id: str, *, full: bool = False, conversations: int | None = 20
 ) -> MemoryInventory:
-    """What Orion keeps about `user_id`; `full` reads each note whole (for an export),
-    `conversations` bounds how many of the newest threads are read (None: all)."""
-    preferences, objects, index, said = await asyncio.gather(
-        store.read(user_preferences_key(user_id)),
-        store.list(user_prefix(user_id)),
-        read_index(store, user_id),
-        store.list(said_markers_prefix(user_id)),
+    """What Orion keeps about `user_id`, all from their home; `full` reads each note whole
+    (for an export), `conversations` bounds how many of the newest conversations are read
+    (None: all)."""
+    home = person(user_id)
+    preferences, objects, stored = await asyncio.gather(
+        store.read(preferences_key(user_id)),
+        store.list(home.memory_prefix),
+        store.read(home.profile_key),
     )
-    note_keys = [obj for obj in objects if obj.key != user_preferences_key(user_id)]
+    profile = Profile.parse(stored.content if stored else None, cutoff=cutoff_of(store))
+    note_keys = [obj for obj in objects if obj.key != preferences_key(user_id)]
     limit = asyncio.Semaphore(READ_CONCURRENCY)
-    notes = await asyncio.gather(*(_note(store, obj.key, limit, full) for obj in note_keys))
-    entries = index if conversations is None else index[:conversations]
-    read = await asyncio.gather(*(_conversation(store, user_id, e, limit) for e in entries))
+    notes = await asyncio.gather(
+        *(_note(store, user_id, obj.key, limit, full) for obj in note_keys)
+    )
+    listed = profile.conversations
+    entries = listed if conversations is None else listed[:conversations]
+    read = await asyncio.gather(*(_conversation(store, home, profile, e, limit) for e in entries))
     threads = [thread for thread in read if thread is not None]
     return MemoryInventory(
         user_id=user_id,
@@ -105,8 +105,9 @@ async def take_inventory(
         ),
         notes=[note for note in notes if note is not None],
         conversations=threads,
-        conversations_total=len(index) - (len(read) - len(threads)),
-        channel_threads=len(said),
+        conversations_total=len(listed) - (len(read) - len(threads)),
+        channel_threads=len(profile.said_in),
+        profile=profile,
     )
 
 
@@ -123,14 +124,16 @@ def preview(content: str) -> str:
     return text + f"\n{CUT}" if len(lines) > PREVIEW_LINES else text
 
 
-async def _note(store: ObjectStore, key: str, limit: asyncio.Semaphore, full: bool) -> Note | None:
+async def _note(
+    store: ObjectStore, user_id: str, key: str, limit: asyncio.Semaphore, full: bool
+) -> Note | None:
     async with limit:
         stored = await store.read(key)
     if stored is None:
         return None  # deleted since the listing
     return Note(
         key=key,
-        path=to_memory_path(key),
+        path=note_path(user_id, key),
         size=stored.size,
         updated=stored.updated,
         preview=preview(stored.content),
@@ -138,21 +141,31 @@ async def _note(store: ObjectStore, key: str, limit: asyncio.Semaphore, full: bo
     )
 
 
+def note_path(user_id: str, key: str) -> str:
+    """A note as Claude sees it: `/memories/users/{user}/notes.md`."""
+    memory = person(user_id).memory_prefix
+    return to_memory_path(f"users/{user_id}/" + key.removeprefix(memory))
+
+
 async def _conversation(
-    store: ObjectStore, user_id: str, entry: SessionEntry, limit: asyncio.Semaphore
+    store: ObjectStore,
+    home: Home,
+    profile: Profile,
+    entry: ConversationEntry,
+    limit: asyncio.Semaphore,
 ) -> Conversation | None:
-    """The conversation as the index lists it; None when its record names someone else."""
+    """The conversation as the profile lists it, with its freshest summary; None when it
+    is gone (expired since)."""
     async with limit:
-        stored, record = await asyncio.gather(
-            store.read(session_context_key(entry.thread_ts)),
-            read_conversation(store, entry.thread_ts),
-        )
-    if whose(record, user_id) is False:
+        stored = await store.read(home.conversation_key(entry.thread_ts))
+    record = ConversationRecord.parse(stored.content) if stored is not None else None
+    if record is None:
         return None
+    summary = freshest_summary(profile, entry.thread_ts, record.summary)
     return Conversation(
         thread_ts=entry.thread_ts,
         channel=entry.channel,
         title=entry.title,
         updated=entry.updated,
-        summary=parse_summary(stored.content).body if stored is not None else None,
+        summary=summary.body if summary is not None else None,
     )

@@ -14,9 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.memory.change_log import MemoryChange
-from app.memory.key_prefixes import SESSIONS_PREFIX
+from app.memory.homes import person, preferences_key
 from app.memory.preferences_file import read_preferences
-from app.memory.scopes import user_preferences_key, user_prefix
 
 SAVED = "Saved to memory"
 UPDATED = "Updated"
@@ -88,21 +87,21 @@ def clip(text: str, limit: int = LINE_CHARS) -> str:
 
 def _line(user_id: str, change: MemoryChange) -> NoteLine:
     verb = SAVED if change.created else DELETED if change.deleted else UPDATED
-    if change.key == user_preferences_key(user_id):
+    if change.key == preferences_key(user_id):
         return NoteLine(verb, "preferences", _changed_preferences(change) or None)
     return NoteLine(verb, file_name(user_id, change.key))
 
 
 def file_name(user_id: str, key: str) -> str:
     """How the person knows the file at `key`."""
-    own = user_prefix(user_id)
-    if key == user_preferences_key(user_id):
+    home = person(user_id)
+    if key == preferences_key(user_id):
         return "preferences"
-    if key.startswith(own):
-        return key[len(own) :]
-    if key.startswith(SESSIONS_PREFIX):
-        # sessions/{thread}/plan.md: a file of this conversation's.
-        _, _, rest = key[len(SESSIONS_PREFIX) :].partition("/")
+    if key.startswith(home.memory_prefix):
+        return key[len(home.memory_prefix) :]
+    if key.startswith(home.conversations_prefix):
+        # conversations/{thread}/plan.md: a file of this conversation's.
+        _, _, rest = key[len(home.conversations_prefix) :].partition("/")
         return f"{rest} (this conversation)"
     return key
 

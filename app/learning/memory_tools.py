@@ -21,6 +21,7 @@ from app.learning.erasure import forget_conversation, forget_note, forget_prefer
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
 from app.memory.scopes import MemoryScope, to_key
+from app.memory.tool.model_paths import person_memory_key
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore
@@ -91,7 +92,8 @@ class ForgetTool(BetaAsyncBuiltinFunctionTool):
                 forgotten = await forget_preference(self.store, user_id, item)
             elif kind == "note":
                 try:
-                    forgotten = await forget_note(self.store, user_id, to_key(item))
+                    key = person_memory_key(user_id, to_key(item))
+                    forgotten = await forget_note(self.store, user_id, key)
                 except ValueError:
                     raise ToolError(f"{item} is not one of this person's notes.") from None
             else:

@@ -33,10 +33,10 @@ from datetime import UTC, datetime
 
 from app.learning.language_names import canonical_language
 from app.learning.timestamps import format_time, parse_time
+from app.memory.homes import preferences_key
 from app.memory.preferences_file import is_bookkeeping, load_preferences_object, preferences_in
 from app.memory.retention import cutoff_of
-from app.memory.scopes import user_preferences_key
-from app.storage.store import ObjectStore, update
+from app.storage.store import NOT_READ, NotRead, ObjectStore, StoredObject, update
 
 MAX_VALUE_CHARS = 160
 # `always` / `never` hold several rules, newest last, joined with RULE_SEPARATOR.
@@ -203,9 +203,11 @@ async def save_preferences(
     channel: str | None = None,
     thread_ts: str | None = None,
     now: datetime | None = None,
+    already_read: StoredObject | NotRead | None = NOT_READ,
 ) -> bool:
     """Merge `found` into the person's preferences.json, learned now in that thread; True
-    when the file changed."""
+    when the file changed. `already_read`: the file as the turn read it (it is then not
+    read again, unless another writer changed it since)."""
     if not found:
         return False
     changed = False
@@ -218,7 +220,7 @@ async def save_preferences(
         changed = merged != current
         return merged
 
-    await update(store, user_preferences_key(user_id), transform)
+    await update(store, preferences_key(user_id), transform, already_read=already_read)
     return changed
 
 

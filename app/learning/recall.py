@@ -1,17 +1,16 @@
 """`recall`: Claude's way to look through the current person's past conversations.
 
 "When is my daughter's recital?" is answered from what was said, not only from what a
-summary kept. A search reads the person's search index (Orion's own record, which only
+summary kept. A search reads the owner's search index (Orion's own record, which only
 Orion writes: app/learning/search_index.py) once — every conversation's title, summary
 and messages, by term —, ranks the conversations with BM25 (app/learning/
 search_ranking.py), in any language (app/learning/search_terms.py), optionally within a
-time range, and then reads only the best `limit`: each one's record (whose it is, and
-its transcript: app/learning/conversations.py), from which the messages holding the
-question's words are cut (app/learning/passages.py). A conversation without a transcript
-(from before Orion kept them) is read from its summary instead. At most 1 + `limit`
-storage reads when every found conversation has a record, however long the history. An
-index that does not cover the person's older conversations yet is filled in first,
-once (app/learning/search_backfill.py).
+time range, and then reads only the best `limit`: each one's object in the owner's home
+(its transcript and summary: app/learning/conversation_record.py), from which the
+messages holding the question's words are cut (app/learning/passages.py). At most
+1 + `limit` storage reads, however long the history. The same search serves a channel
+(app/learning/channel_recall.py), over the channel's index and, public, those of the
+workspace's other public channels.
 
 The result is one `search_result` block per conversation, with citations on: its title
 and dates, a link to its thread in Slack, and its passages, each with who said it and
@@ -22,7 +21,7 @@ it), for the task display's links.
 
 Whose conversations are searched is fixed when the tool is built, from the turn's
 scope; the model's input carries only the question, how many results, and a time range.
-A thread whose record names someone else is never returned, whatever the index says.
+A found thread is read from the home whose index named it, and nowhere else.
 Conversations older than the retention window are not recalled. When storage cannot be
 read, the model is told the search could not be made — never that there is nothing to
 find.
@@ -32,19 +31,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
 from app.learning.conversation_record import ConversationRecord
-from app.learning.conversations import whose
 from app.learning.passages import Passage, passages
-from app.learning.search_backfill import fill_in
 from app.learning.search_index import (
     MAX_TITLE_CHARS,
     SearchIndex,
@@ -53,9 +50,10 @@ from app.learning.search_index import (
 )
 from app.learning.search_ranking import Ranked, TimeRange, rank
 from app.learning.search_terms import query_terms
-from app.learning.summary_file import parse_summary
+from app.learning.summary_file import Summary
+from app.memory.homes import Home, person
 from app.memory.retention import cutoff_of
-from app.memory.scopes import MemoryScope, conversation_record_key, session_context_key
+from app.memory.scopes import MemoryScope
 from app.observability import tracing
 from app.observability.audit import audit, person_scope
 from app.observability.logging import get_logger
@@ -107,18 +105,17 @@ class RecallHit:
 
 @dataclass
 class SearchCounts:
+    homes: int = 0  # whose indexes were read (a person's; a channel and public channels)
     indexed: int = 0
     read: int = 0
     missing: int = 0
     failed: int = 0
-    backfilled: int = 0  # conversations read to fill in the index (once per person)
-    backfill_failed: int = 0  # and those that could not be read (tried again next time)
-    not_theirs: int = 0  # indexed, but the thread's record names someone else
+    left_out: int = 0  # another home's threads that may not be shown here
     reads: int = 0  # storage reads of the found conversations
 
     @property
     def unreadable(self) -> int:
-        return self.failed + self.backfill_failed
+        return self.failed
 
 
 @dataclass(frozen=True)
@@ -151,66 +148,83 @@ class SearchFailed(Exception):
     """Storage did not give what a search needs: the search was not made."""
 
 
-async def search_sessions(
+async def search_homes(
     store: ObjectStore,
-    *,
-    user_id: str,
+    homes: Sequence[Home],
     query: str,
+    *,
     limit: int = DEFAULT_RESULTS,
     exclude_thread: str | None = None,
     within: TimeRange | None = None,
+    keep: Callable[[list[Home]], Awaitable[set[Home]]] | None = None,
 ) -> tuple[list[RecallHit], SearchCounts]:
-    """The person's best-matching past conversations, best first, recent first on ties.
-
-    Raises whatever storage raises when the index cannot be read, and `SearchFailed` when
-    none of the best matches could be."""
+    """The best-matching conversations of `homes` (each index ranked on its own, by its
+    own statistics, then merged by score), best first, recent first on ties; `keep`: of
+    the homes other than the first that a search would return threads of, which may be
+    (a channel's recall across public channels). Raises whatever storage raises when the
+    first home's index cannot be read, and `SearchFailed` when none of the best matches
+    could be."""
     counts = SearchCounts()
-    stored = await read_search_index(store, user_id)
+    stored = await asyncio.gather(*(read_search_index(store, home) for home in homes))
     cutoff = cutoff_of(store)
-    content = stored.content if stored is not None else None
-    # Megabytes for a long history, and a hostile 40,000-character query: parsing and
-    # ranking run off the event loop.
-    index = await asyncio.to_thread(parse_search_index, content, cutoff=cutoff)
-    if not index.complete:
-        backfilled = await fill_in(store, user_id, stored, index)
-        index, counts.backfilled = backfilled.index, backfilled.read
-        counts.backfill_failed = backfilled.failed
     groups = query_terms(query[:MAX_QUERY_CHARS])
-    ranked = await asyncio.to_thread(
-        rank, index, groups, limit, exclude=exclude_thread, within=within
+    found: list[tuple[Home, SearchIndex, Ranked]] = []
+    for home, raw in zip(homes, stored, strict=True):
+        if raw is None:
+            continue
+        counts.homes += 1
+        # Megabytes for a long history, and a hostile 40,000-character query: parsing and
+        # ranking run off the event loop.
+        index = await asyncio.to_thread(parse_search_index, raw.content, cutoff=cutoff)
+        ranking = await asyncio.to_thread(
+            rank, index, groups, limit, exclude=exclude_thread, within=within
+        )
+        counts.indexed += len(index) - (exclude_thread in index.threads)
+        found += [(home, index, r) for r in ranking]
+    found.sort(key=lambda f: (-f[2].score, -f[1].updated[f[2].at]))
+    elsewhere = sorted({home for home, _, _ in found if home != homes[0]}, key=lambda h: h.id)
+    allowed = await _kept(keep, elsewhere)
+    chosen = []
+    for home, index, ranked in found:
+        if home != homes[0] and home not in allowed:
+            counts.left_out += 1
+            continue
+        chosen.append((home, index, ranked))
+    chosen = chosen[:limit]
+    hits = await asyncio.gather(
+        *(
+            read_hit(
+                store,
+                home,
+                Found(
+                    ranked.thread_ts,
+                    index.channel(ranked.at),
+                    index.titles[ranked.at][:MAX_TITLE_CHARS] or "Untitled conversation",
+                    index.started[ranked.at],
+                    index.updated[ranked.at],
+                    ranked.score,
+                ),
+                groups,
+                counts,
+            )
+            for home, index, ranked in chosen
+        )
     )
-    counts.indexed = len(index) - (exclude_thread in index.threads)
-    hits = await asyncio.gather(*(_hit(store, user_id, index, r, groups, counts) for r in ranked))
-    if ranked and counts.failed == len(ranked):
+    if chosen and counts.failed == len(chosen):
         raise SearchFailed(f"{counts.failed} conversations could not be read")
     return [hit for hit in hits if hit is not None], counts
 
 
-async def _hit(
-    store: ObjectStore,
-    user_id: str,
-    index: SearchIndex,
-    ranked: Ranked,
-    groups: list[tuple[str, ...]],
-    counts: SearchCounts,
-) -> RecallHit | None:
-    """The person's found conversation: a thread its record gives someone else is not
-    theirs, whatever their index says (an entry written before records were kept)."""
-    return await read_hit(
-        store,
-        Found(
-            ranked.thread_ts,
-            index.channel(ranked.at),
-            index.titles[ranked.at][:MAX_TITLE_CHARS] or "Untitled conversation",
-            index.started[ranked.at],
-            index.updated[ranked.at],
-            ranked.score,
-        ),
-        groups,
-        counts,
-        belongs=lambda record: whose(record, user_id) is not False,
-        summary_key=session_context_key(ranked.thread_ts),
-    )
+async def _kept(
+    keep: Callable[[list[Home]], Awaitable[set[Home]]] | None, homes: list[Home]
+) -> set[Home]:
+    if not homes or keep is None:
+        return set()
+    try:
+        return await keep(homes)
+    except Exception as exc:  # not known whether they may be shown: left out
+        log.warning("tool.recall.visibility_unknown", error=type(exc).__name__, exc_info=exc)
+        return set()
 
 
 @dataclass(frozen=True)
@@ -225,43 +239,30 @@ class Found:
     score: float
 
 
-class HitCounts(Protocol):
-    read: int
-    reads: int
-    missing: int
-    failed: int
-    not_theirs: int
-
-
 async def read_hit(
     store: ObjectStore,
+    home: Home,
     found: Found,
     groups: list[tuple[str, ...]],
-    counts: HitCounts,
-    *,
-    belongs: Callable[[ConversationRecord | None], bool],
-    summary_key: str,
+    counts: SearchCounts,
 ) -> RecallHit | None:
-    """The found thread's passages: from its transcript, else its summary (`summary_key`);
-    None when its record does not `belong` where the search was made, or it is gone."""
+    """The found conversation's passages, from its transcript (else its summary); None
+    when it is gone (expired, or forgotten since the index was written)."""
     try:
         counts.reads += 1
-        stored = await store.read(conversation_record_key(found.thread_ts))
+        stored = await store.read(home.conversation_key(found.thread_ts))
         record = ConversationRecord.parse(stored.content) if stored is not None else None
-        if not belongs(record):
-            counts.not_theirs += 1
-            log.warning("tool.recall.not_theirs")
+        if record is None:
+            counts.missing += 1
             return None
-        if record is not None and record.messages:
+        if record.messages:
             shown = await asyncio.to_thread(passages, record.messages, groups)
             from_summary = False
+        elif record.summary is not None:
+            shown, from_summary = [summary_passage(record.summary)], True
         else:
-            counts.reads += 1
-            summary = await store.read(summary_key)
-            if summary is None:
-                counts.missing += 1  # expired or forgotten since the index was written
-                return None
-            shown, from_summary = [summary_passage(summary.content)], True
+            counts.missing += 1
+            return None
     except Exception as exc:
         counts.failed += 1
         log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
@@ -279,8 +280,7 @@ async def read_hit(
     )
 
 
-def summary_passage(content: str) -> Passage:
-    summary = parse_summary(content)
+def summary_passage(summary: Summary) -> Passage:
     body = summary.body.strip()
     if len(body) > SUMMARY_PASSAGE_CHARS:
         body = body[: SUMMARY_PASSAGE_CHARS - 1].rstrip() + "…"
@@ -423,10 +423,10 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             input={"query_chars": len(query), "limit": limit, "ranged": within is not None},
         ) as span:
             try:
-                hits, counts = await search_sessions(
+                hits, counts = await search_homes(
                     self.store,
-                    user_id=self.scope.user_id,
-                    query=query,
+                    [person(self.scope.user_id)],
+                    query,
                     limit=limit,
                     exclude_thread=self.scope.thread_ts,
                     within=within,
@@ -444,13 +444,10 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                 )
             outcome = {
                 "indexed": counts.indexed,
-                "backfilled": counts.backfilled,
-                "backfill_failed": counts.backfill_failed,
                 "read": counts.read,
                 "reads": counts.reads,
                 "missing": counts.missing,
                 "failed": counts.failed,
-                "not_theirs": counts.not_theirs,
                 "returned": len(hits),
                 "passages": sum(len(h.passages) for h in hits),
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),

@@ -1,10 +1,11 @@
-"""Each person's search index over their own conversations: `people/{user_id}/search.json`.
+"""Each owner's search index over their own conversations: `{home}/search.json` (a
+person's, or a channel's: app/memory/homes.py).
 
 `recall` reads this one object and then only the k conversations it ranks first, so a
-search costs at most 1 + k storage reads whatever the length of the person's history. It
-lives among Orion's own records, beside the conversation index (app/learning/
-session_index.py), outside every path the memory tool can reach: only Orion decides which
-threads a search can return. The after-turn step rewrites the thread's entry with what
+search costs at most 1 + k storage reads whatever the length of the owner's history. It
+lives among Orion's own records, beside the owner's profile (app/learning/profile.py),
+outside every path the memory tool can reach: only Orion decides which threads a search
+can return. The after-turn step rewrites the thread's entry with what
 the conversation now holds — its title, its summary and every message of its transcript
 (`document_for`) —, optimistically (`update`), so two instances finishing two of the
 person's threads at once both land.
@@ -42,9 +43,8 @@ Every conversation within the retention window is kept; older entries are skippe
 read and dropped when written. A flood guard caps the entries at MAX_INDEXED_SESSIONS and
 the object at MAX_INDEX_CHARS (oldest first, logged). An index whose parts do not agree
 (a count, an order, a thread that is not a Slack timestamp, a line over its bound) was
-not written by Orion: it is read as empty (logged) and filled in again from the
-conversation index (app/learning/search_backfill.py); so is an index of an earlier
-version.
+not written by Orion: it is read as empty (logged), and each conversation's next turn
+end puts it back; so is an index of an earlier version.
 """
 
 from __future__ import annotations
@@ -62,15 +62,19 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from app.learning.search_terms import document_terms
-from app.learning.session_index import MAX_INDEXED_SESSIONS
 from app.learning.transcript import Utterance
+from app.memory.homes import Home
 from app.memory.retention import cutoff_of
-from app.memory.scopes import THREAD_TS_PATTERN, is_channel_id, search_index_key
+from app.memory.scopes import THREAD_TS_PATTERN, is_channel_id
 from app.observability.logging import get_logger
 from app.observability.redaction import redact_secret_shapes
 from app.storage.store import ObjectStore, StoredObject, update
 
 log = get_logger(__name__)
+
+# The retention window bounds the index; this bounds it against a flood of threads (333
+# new conversations a day for 30 days), far beyond what an owner holds.
+MAX_INDEXED_SESSIONS = 10_000
 _T = TypeVar("_T")
 
 VERSION = 3
@@ -514,12 +518,10 @@ def without_threads(raw: str | None, threads: set[str]) -> str | None:
 WRITE_ATTEMPTS = 10
 
 
-async def record_search_document(
-    store: ObjectStore, user_id: str, document: SearchDocument
-) -> None:
+async def record_search_document(store: ObjectStore, home: Home, document: SearchDocument) -> None:
     """Add or replace the thread's entry (at turn end, with its summary)."""
     cutoff = cutoff_of(store)
-    key = search_index_key(user_id)
+    key = home.search_key
     stored = await store.read(key)
     read = stored.content if stored is not None else None
     # Rewriting a long history's index takes milliseconds: off the event loop, from the
@@ -529,16 +531,16 @@ async def record_search_document(
     def transform(raw: str | None) -> str:
         return written if raw is read else with_documents(raw, [document], cutoff=cutoff)
 
-    # More tries than `update`'s default: every turn end of the person's concurrent threads,
+    # More tries than `update`'s default: every turn end of the owner's concurrent threads,
     # on any instance, rewrites this one object, and a write that gives up loses the entry
     # until the thread is continued. It runs after the answer, so waiting costs nobody.
     await update(store, key, transform, attempts=WRITE_ATTEMPTS, already_read=stored)
 
 
-async def remove_search_documents(store: ObjectStore, user_id: str, threads: set[str]) -> None:
-    await update(store, search_index_key(user_id), lambda raw: without_threads(raw, threads))
+async def remove_documents(store: ObjectStore, home: Home, threads: set[str]) -> None:
+    await update(store, home.search_key, lambda raw: without_threads(raw, threads))
 
 
-async def read_search_index(store: ObjectStore, user_id: str) -> StoredObject | None:
+async def read_search_index(store: ObjectStore, home: Home) -> StoredObject | None:
     """The stored object (parse it off the event loop with `parse_search_index`)."""
-    return await store.read(search_index_key(user_id))
+    return await store.read(home.search_key)

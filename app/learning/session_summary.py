@@ -1,7 +1,15 @@
-"""How a turn updates its thread's summary (the file: summary_file; the material:
-transcript). The text comes from a caller-supplied `summarize` function (a Claude call,
-app/agent/summarizer.py), or the fallback when that fails. This module knows nothing
-about Claude or Slack.
+"""What a turn's end teaches Orion about its conversation, for any owner (a person, a
+channel): the summary, the search entry, and the owner's profile.
+
+After the answer (the conversation's object already holds it: app/learning/
+conversations.py), the conversation is summarised from its previous summary and the newest
+exchange — by the caller's `summarize` (a Claude call, app/agent/summarizer.py), or by the
+fallback when that fails —; the owner's search index gets the conversation's entry anew
+(its title, its summary and every message of the transcript); and the owner's profile its
+entry in their list of conversations and the welcome back, with that summary
+(app/learning/welcome.py). The profile's write is the event's settle (app/learning/
+guard.py): if the owner or the conversation was forgotten meanwhile, all of it is taken
+back. This module knows nothing about Claude or Slack.
 """
 
 from __future__ import annotations
@@ -12,18 +20,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from app.learning.erasure import erasure_time
+from app.learning.guard import Guard
+from app.learning.plain_text import one_line
+from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import document_for, record_search_document
-from app.learning.session_index import IndexedToday, SessionEntry, record_session
-from app.learning.summary_file import (
-    MAX_SUMMARY_CHARS,
-    MAX_TITLE_CHARS,
-    SessionSummary,
-    SummaryDraft,
-    one_line,
-    parse_summary,
-    render_summary,
-)
+from app.learning.summary_file import MAX_SUMMARY_CHARS, MAX_TITLE_CHARS, Summary, SummaryDraft
 from app.learning.transcript import (
     MAX_TRANSCRIPT_CHARS,
     MIN_CONVERSATION_CHARS,
@@ -33,19 +34,15 @@ from app.learning.transcript import (
     fallback_summary,
     latest_exchange,
     newest_within,
-    said_after,
 )
-from app.learning.welcome import Welcome, save_welcome
-from app.memory.scopes import session_context_key, validate_thread_ts, validate_user_id
+from app.learning.welcome import Welcome, with_welcome
 from app.observability.logging import get_logger
-from app.storage.store import ObjectStore, update
 
 log = get_logger(__name__)
 
 MAX_WELCOME_CHARS = 200
 
-
-Summarize = Callable[[SessionSummary | None, Sequence[Utterance]], Awaitable[SummaryDraft]]
+Summarize = Callable[[Summary | None, Sequence[Utterance]], Awaitable[SummaryDraft]]
 
 
 @dataclass(frozen=True)
@@ -59,49 +56,32 @@ class SummaryOutcome:
     failure: str | None = None
 
 
-async def update_session_summary(
-    store: ObjectStore,
+async def learn_from_turn(
+    guard: Guard,
     *,
-    user_id: str,
     thread_ts: str,
-    channel: str | None = None,
+    channel: str | None,
     history: Sequence[Utterance],
+    previous: Summary | None,
     summarize: Summarize,
     transcript: Sequence[Utterance] | None = None,
-    indexed: IndexedToday | None = None,
     now: datetime | None = None,
+    also: Callable[[Profile], Profile] | None = None,
 ) -> SummaryOutcome:
-    """Rewrite the thread's summary to cover `history` (the thread, ending with the answer).
+    """Summarise the conversation (`history`: the thread, ending with the answer; its
+    `previous` summary), index it (every message of `transcript`, the conversation as
+    Orion keeps it, else of `history`) and settle the owner's profile (`also`: a further
+    change to it). A conversation with too little said is only settled.
 
-    The person's search index gets the thread's entry anew: its title, its summary and
-    every message of `transcript` (the conversation as Orion keeps it, when the turn end
-    has it: app/learning/conversation_record.py), else of `history`.
-
-    Skips threads with too little substance. A failing `summarize` is replaced by the
-    fallback, never raised; storage errors are raised (the caller logs them). The write is
-    optimistic: if another turn of the same thread rewrote the summary meanwhile, the new
-    messages are added to that version deterministically instead of overwriting it. The
-    person's session index is updated too, unless `indexed` says it already is.
-
-    A person who asked to be forgotten and came back to an old thread gets a summary of
-    what they said since, never of what came before.
-    """
-    validate_user_id(user_id)
-    validate_thread_ts(thread_ts)
-    chars = conversation_chars(conversation(history))
-    if chars < MIN_CONVERSATION_CHARS:  # too little even before anything is left out
-        return SummaryOutcome(written=False, source="skipped", conversation_chars=chars)
-    key = session_context_key(thread_ts)
-    stored, erased_at = await asyncio.gather(store.read(key), erasure_time(store, user_id))
-    messages = conversation(said_after(history, erased_at))
+    A failing `summarize` is replaced by the fallback, never raised; storage errors, and
+    `Forgotten` (app/learning/guard.py), are raised."""
+    messages = conversation(history)
     chars = conversation_chars(messages)
     if chars < MIN_CONVERSATION_CHARS:
+        await guard.settle(also, thread_ts=thread_ts)
         return SummaryOutcome(written=False, source="skipped", conversation_chars=chars)
-
-    previous = parse_summary(stored.content) if stored is not None else None
     new_material = latest_exchange(messages) if previous is not None else messages
     new_material = newest_within(new_material, MAX_TRANSCRIPT_CHARS)
-
     fallback = fallback_summary(previous, new_material)
     source: Literal["model", "fallback"] = "model"
     failure: str | None = None
@@ -112,54 +92,31 @@ async def update_session_summary(
         source, failure, draft = "fallback", type(exc).__name__, fallback
 
     moment = now or datetime.now(UTC)
-    read_content = stored.content if stored is not None else None
-    created: list[bool] = []  # whether the write found no summary (the last try's answer)
-
-    def transform(current: str | None) -> str:
-        created[:] = [current is None]
-        final = draft
-        if current != read_content and current is not None:
-            # Someone else summarised this thread since we read it: build on their version.
-            final = fallback_summary(parse_summary(current), latest_exchange(messages))
-        summary = SessionSummary(final.title, final.body, user_id=user_id, updated=moment)
-        return render_summary(summary)
-
-    written = await update(store, key, transform, already_read=stored) or ""
-    kept = parse_summary(written)
-    entry = SessionEntry(thread_ts, kept.title, moment, channel)
-    # The search entry changes with every summary: written on every turn, after the
-    # conversation index's entry (when that one changes). Recall must find only threads
-    # the Home tab lists, where the person can forget them: a search entry alone would be
-    # found but shown nowhere. A thread without a summary is new to the index, or was
-    # forgotten (on any instance) since this one wrote its entry: what `indexed`
-    # remembers no longer says it is listed.
-    # Normalising a summary's words costs milliseconds for the strangest Unicode (NFKC
-    # expands some characters eighteenfold): off the event loop.
-    said = conversation(said_after(transcript, erased_at)) if transcript is not None else messages
+    summary = Summary(draft.title, draft.body, moment)
+    said = conversation(transcript) if transcript is not None else messages
     times = [m.sent_at for m in said if m.sent_at is not None]
     began = datetime.fromtimestamp(min(times), UTC) if times else None
+    # Normalising a long conversation's words costs milliseconds for the strangest
+    # Unicode (NFKC expands some characters eighteenfold): off the event loop.
     document = await asyncio.to_thread(
-        document_for, thread_ts, kept.title, kept.body, said, moment, began, channel
+        document_for, thread_ts, summary.title, summary.body, said, moment, began, channel
     )
-    fresh = any(created)
-    if indexed is not None and not fresh and indexed.covers(user_id, entry, erased_at=erased_at):
-        await record_search_document(store, user_id, document)
-    else:
-        await record_session(store, user_id, entry)
-        await record_search_document(store, user_id, document)
-        # With the index entry (a thread's first turn of the day, or a new title): how to
-        # greet the person next time, read at thread start beside their preferences.
-        welcome = Welcome(
-            thread_ts, entry.title, moment, greeting=draft.welcome, next_step=draft.next_step
-        )
-        await save_welcome(store, user_id, welcome)
-        if indexed is not None:
-            indexed.remember(user_id, entry)
+    await record_search_document(guard.store, guard.home, document)
+    entry = ConversationEntry(thread_ts, summary.title, moment, channel)
+    welcome = Welcome(
+        thread_ts, summary.title, moment, draft.welcome, draft.next_step, summary=summary
+    )
+
+    def change(profile: Profile) -> Profile:
+        changed = with_welcome(profile.with_conversation(entry), welcome)
+        return also(changed) if also is not None else changed
+
+    await guard.settle(change, thread_ts=thread_ts)
     return SummaryOutcome(
         written=True,
         source=source,
         conversation_chars=chars,
-        summary_chars=len(written),
+        summary_chars=len(summary.body),
         failure=failure,
     )
 

@@ -1,15 +1,10 @@
-"""The session summary file of one assistant thread, and its model.
+"""A conversation's summary, and its model.
 
-After every turn Orion rewrites `sessions/{thread}/context.md` with a short summary of the
-whole thread so far; the loader restores it when the thread resumes, and `recall` searches
-it later. The file is Markdown, written for Claude to read:
-
-    # <title>
-
-    Last updated: 2026-05-04T10:12:00Z
-    User: U0123ABCD
-
-    <summary>
+After every turn the summarizer (a Claude call, app/agent/summarizer.py, or the fallback,
+app/learning/transcript.py) rewrites the summary of the whole conversation so far, from
+the previous one and what was said since. It is kept with the conversation
+(app/learning/conversation_record.py), restored when the conversation resumes, shown on
+the Home tab, and searched later.
 """
 
 from __future__ import annotations
@@ -17,15 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.learning.plain_text import one_line
 from app.learning.timestamps import format_time, parse_time
 
 MAX_TITLE_CHARS = 80
 MAX_SUMMARY_CHARS = 2_000
 UNTITLED = "Conversation with Orion"
-
-_UPDATED_LINE = "Last updated: "
-_USER_LINE = "User: "
 
 
 @dataclass(frozen=True)
@@ -40,39 +31,22 @@ class SummaryDraft:
 
 
 @dataclass(frozen=True)
-class SessionSummary:
+class Summary:
+    """A conversation's gist: a title, a body, and when it was made."""
+
     title: str
     body: str
-    user_id: str | None = None
-    updated: datetime | None = None
+    updated: datetime
 
+    def to_json(self) -> dict[str, str]:
+        return {"title": self.title, "body": self.body, "updated": format_time(self.updated)}
 
-def render_summary(summary: SessionSummary) -> str:
-    lines = [f"# {one_line(summary.title, MAX_TITLE_CHARS) or UNTITLED}", ""]
-    if summary.updated is not None:
-        lines.append(f"{_UPDATED_LINE}{format_time(summary.updated)}")
-    if summary.user_id is not None:
-        lines.append(f"{_USER_LINE}{summary.user_id}")
-    return "\n".join([*lines, "", summary.body.strip(), ""])
-
-
-def parse_summary(text: str) -> SessionSummary:
-    """Read a summary file back; tolerant of hand- or model-edited files."""
-    lines = text.strip().splitlines()
-    title = UNTITLED
-    if lines and lines[0].startswith("#"):
-        title = lines.pop(0).lstrip("#").strip() or UNTITLED
-    user_id: str | None = None
-    updated: datetime | None = None
-    body_start = 0
-    for index, line in enumerate(lines):
-        stripped = line.strip()
-        if stripped.startswith(_UPDATED_LINE):
-            updated = parse_time(stripped[len(_UPDATED_LINE) :])
-        elif stripped.startswith(_USER_LINE):
-            user_id = stripped[len(_USER_LINE) :].strip() or None
-        elif stripped:
-            break
-        body_start = index + 1
-    body = "\n".join(lines[body_start:]).strip()
-    return SessionSummary(title=title, body=body, user_id=user_id, updated=updated)
+    @staticmethod
+    def parse(item: object) -> Summary | None:
+        if not isinstance(item, dict):
+            return None
+        title, body, updated = item.get("title"), item.get("body"), item.get("updated")
+        moment = parse_time(updated) if isinstance(updated, str) else None
+        if not isinstance(title, str) or not isinstance(body, str) or moment is None:
+            return None
+        return Summary(title[:MAX_TITLE_CHARS], body[:MAX_SUMMARY_CHARS], moment)

@@ -16,7 +16,7 @@ from app.learning.summary_file import (
     MAX_SUMMARY_CHARS,
     MAX_TITLE_CHARS,
     UNTITLED,
-    SessionSummary,
+    Summary,
     SummaryDraft,
 )
 
@@ -91,9 +91,7 @@ def newest_within(messages: Sequence[Utterance], limit: int) -> list[Utterance]:
     return kept[::-1]
 
 
-def fallback_summary(
-    previous: SessionSummary | None, new_material: Sequence[Utterance]
-) -> SummaryDraft:
+def fallback_summary(previous: Summary | None, new_material: Sequence[Utterance]) -> SummaryDraft:
     """A summary without a model: the previous one plus excerpts of the new messages."""
     person = [m.text for m in new_material if m.role == "user"]
     orion = [m.text for m in new_material if m.role != "user"]

@@ -1,14 +1,13 @@
 """Undo what one answer changed in a person's memory: exactly, once, and only for them.
 
 After a turn that changed memory, its changes (app/memory/change_log.py) are kept as one
-undo record, `undo/{id}.json`, under a random id — the only thing the Undo button
-carries. The record names its owner, each file's content before the turn and the
-generation the turn left it at. It lives among Orion's own records, where the memory
-tool cannot reach (app/memory/key_prefixes.py), for the retention window; the person's
-`people/{id}/undo/{id}` marker lets forgetting them find it.
+undo record, `people/{user}/undo/{id}.json`, under a random id — the only thing the Undo
+button carries. The record names its owner, each file's content before the turn and the
+generation the turn left it at. It lives in the person's home among Orion's own records,
+where the memory tool cannot reach (app/memory/homes.py), for the retention window.
 
-An undo is honoured only for the record's owner (the clicking user from Slack's signed
-payload). It first checks every file is still as the turn left it: if any changed since
+An undo is honoured only for the record's owner: it is looked for in the home of the
+clicking user from Slack's signed payload, and nowhere else. It first checks every file is still as the turn left it: if any changed since
 (a later answer, an edit, a Forget), nothing is undone and the person is told which —
 an undo never overwrites a later change silently. A file already as it was before the
 turn (put back by an earlier click that storage cut short) is done, not changed. Then it
@@ -18,7 +17,8 @@ checked: a file the turn created is deleted, one it deleted is created again, on
 changed gets its old content, a rename is undone as its two halves. Should storage fail,
 or the click's deadline run out, midway, the claim is withdrawn so that the person can
 click again. If the owner asked to be forgotten since the turn, nothing is undone, and
-what an undo wrote is erased again should the erasure come while it runs.
+what an undo wrote passes their erasure guard (app/learning/guard.py): it is taken back
+should the erasure come while it runs.
 """
 
 from __future__ import annotations
@@ -33,15 +33,11 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from app.learning.erasure import erased_after, erasure_time, forget_again_if_erased
+from app.learning.guard import Forgotten, Guard
 from app.learning.memory_note import clip
 from app.memory.change_log import MemoryChange
-from app.memory.scopes import (
-    is_undo_id,
-    undo_marker_key,
-    undo_record_key,
-    validate_user_id,
-)
+from app.memory.homes import person
+from app.memory.scopes import is_undo_id, validate_user_id
 from app.memory.tolerant_json import load_json_object
 from app.observability.logging import get_logger
 from app.storage.deadline import own_deadline, time_left
@@ -199,26 +195,29 @@ async def save_undo_record(
         log.info("memory.undo.too_large", chars=len(content), files=len(changes))
         return None
     undo_id = new_undo_id()
-    # The marker first: whatever is cut short, forgetting the person finds the record.
-    await store.write(undo_marker_key(owner, undo_id), "", if_generation=CREATE_ONLY)
-    await store.write(undo_record_key(undo_id), content, if_generation=CREATE_ONLY)
+    await store.write(person(owner).undo_key(undo_id), content, if_generation=CREATE_ONLY)
     return undo_id
 
 
 async def delete_undo_record(store: ObjectStore, owner: str, undo_id: str) -> None:
-    await store.delete(undo_record_key(undo_id))
-    await store.delete(undo_marker_key(owner, undo_id))
+    await store.delete(person(owner).undo_key(undo_id))
 
 
 async def undo_changes(
     store: ObjectStore, undo_id: str, user: str, *, noted_at: datetime | None = None
 ) -> UndoResult:
-    """Undo record `undo_id` for `user` (who clicked); `noted_at`: when the note was
-    posted, to tell an erasure from an expiry when the record is gone."""
-    stored = await store.read(undo_record_key(undo_id)) if is_undo_id(undo_id) else None
+    """Undo record `undo_id` for `user` (who clicked: only their own home is looked in);
+    `noted_at`: when the note was posted, to tell an erasure from an expiry when the
+    record is gone."""
+    home = person(user)
+    key = home.undo_key(undo_id) if is_undo_id(undo_id) else None
+    stored, profile = await asyncio.gather(
+        store.read(key) if key is not None else _nothing(), store.read(home.profile_key)
+    )
+    guard = Guard(store, home, profile)
+    erased_at = guard.profile.erased_at
     record = UndoRecord.parse(stored.content) if stored is not None else None
     if stored is None or record is None:
-        erased_at = await erasure_time(store, user)
         if erased_at is not None and (noted_at is None or erased_at >= noted_at):
             return UndoResult(UndoOutcome.ERASED)
         return UndoResult(UndoOutcome.GONE)
@@ -227,8 +226,9 @@ async def undo_changes(
     result = UndoResult(UndoOutcome.UNDONE, record.lines, owner=record.owner)
     if record.undone_at is not None:
         return _as(result, UndoOutcome.ALREADY_UNDONE)
-    if erased_after(await erasure_time(store, user), record.created_at):
+    if erased_at is not None and erased_at >= record.created_at:
         return _as(result, UndoOutcome.ERASED)
+    store = guard.store  # every write of the undo passes the person's erasure guard
     current = await asyncio.gather(*(store.read(c.key) for c in record.changes))
     # A file already as before the turn was put back by an earlier click that storage cut
     # short (or changed back since): nothing to do for it, and nothing a later change lost.
@@ -248,8 +248,11 @@ async def undo_changes(
     finally:
         # Also when storage cut the restore short: what it did put back must not outlive
         # an erasure that came meanwhile.
-        with _time_to_settle():
-            await forget_again_if_erased(store, user, record.created_at)
+        try:
+            with _time_to_settle():
+                await guard.settle()
+        except Forgotten:
+            return _as(result, UndoOutcome.ERASED)
     if raced:
         # Changed between the check and the write: those files keep the newer change.
         return _as(result, UndoOutcome.CHANGED_SINCE, raced)
@@ -261,6 +264,10 @@ async def revert_changes(store: ObjectStore, changes: Sequence[MemoryChange]) ->
     refused keeps nothing); the keys changed since, which keep the newer change."""
     outcomes = await asyncio.gather(*(_restore_one(store, change) for change in changes))
     return [change.key for change, ok in zip(changes, outcomes, strict=True) if not ok]
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _as(result: UndoResult, outcome: UndoOutcome, keys: list[str] | None = None) -> UndoResult:

@@ -1,28 +1,35 @@
-"""How Orion greets a person back: prepared at turn end, read at thread start.
+"""How Orion greets an owner back, and their latest conversation's newest summary: the
+`welcome` section of their profile (app/learning/profile.py).
 
 The greeting must never cost the thread start a model call or a storage round trip of its
 own. So the end of each turn, whose summary step already asks a small model about the
 conversation, has it also write a sentence welcoming the person back to the topic and a
-short suggestion to continue, in the language the person writes in. Both are kept among
-Orion's records about the person (`people/{id}/welcome.json`, out of the memory tool's
-reach, expiring with the conversations), and the thread start reads them in the same
-parallel load as the preferences. A welcome older than the session retention window is
-not mentioned: a stale "last time" is worse than none.
+short suggestion to continue, in the language the person writes in. They are kept in the
+profile, which the thread start reads beside the preferences. A welcome older than the
+retention window is not mentioned: a stale "last time" is worse than none.
 
-A model wrote it from the conversation and what Orion knew then (a name, a preference),
-so forgetting anything drops it (app/learning/erasure.py): the next greeting is made from
-what is left, until the next turn's end prepares a welcome again.
+The summary that turn end made travels with it: the conversation's own object was written
+as the answer ended, before the summary existed, and gets it at its next turn
+(app/learning/conversations.py); until then, whoever reads the conversation takes the
+newer of the two (`freshest_summary`).
+
+A model wrote the welcome from the conversation and what Orion knew then (a name, a
+preference), so forgetting anything drops it (app/learning/erasure.py): the next greeting
+is made from what is left, until the next turn's end prepares a welcome again.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
 
-from app.memory.scopes import validate_thread_ts, welcome_key
-from app.memory.tolerant_json import load_json_object
-from app.storage.store import ObjectStore, update
+from app.learning.profile import Profile
+from app.learning.summary_file import Summary
+from app.learning.timestamps import format_time, parse_time
+from app.memory.scopes import is_thread_ts
+
+SECTION = "welcome"
 
 
 @dataclass(frozen=True)
@@ -32,60 +39,72 @@ class Welcome:
     updated: datetime
     greeting: str | None = None  # written by the model, in the person's language
     next_step: str | None = None  # likewise: a suggestion to continue, for a prompt
+    summary: Summary | None = None  # the conversation's newest summary
 
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "thread": self.thread_ts,
-                "topic": self.topic,
-                "updated": self.updated.isoformat(),
-                "greeting": self.greeting,
-                "next_step": self.next_step,
-            },
-            ensure_ascii=False,
-        )
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "thread": self.thread_ts,
+            "topic": self.topic,
+            "updated": format_time(self.updated),
+        }
+        if self.greeting:
+            data["greeting"] = self.greeting
+        if self.next_step:
+            data["next_step"] = self.next_step
+        if self.summary is not None:
+            data["summary"] = self.summary.to_json()
+        return data
 
     def fresh(self, now: datetime, retention_days: int) -> bool:
         return now - self.updated <= timedelta(days=retention_days)
 
 
-def parse_welcome(content: str | None) -> Welcome | None:
-    """The stored welcome; None when there is none or it cannot be read."""
-    data = load_json_object(content, what="welcome")
-    thread, topic, updated = data.get("thread"), data.get("topic"), data.get("updated")
-    if not (isinstance(thread, str) and isinstance(topic, str) and isinstance(updated, str)):
+def welcome_of(profile: Profile) -> Welcome | None:
+    """The profile's welcome; None when there is none or it cannot be read."""
+    data = profile.section(SECTION)
+    if not isinstance(data, dict):
         return None
-    try:
-        moment = datetime.fromisoformat(updated)
-        validate_thread_ts(thread)
-    except ValueError:
+    thread, topic, updated = data.get("thread"), data.get("topic"), data.get("updated")
+    moment = parse_time(updated) if isinstance(updated, str) else None
+    if not (is_thread_ts(thread) and isinstance(topic, str)) or moment is None:
         return None
     return Welcome(
-        thread_ts=thread,
+        thread_ts=str(thread),
         topic=topic,
-        updated=moment if moment.tzinfo else moment.replace(tzinfo=UTC),
+        updated=moment,
         greeting=_text(data.get("greeting")),
         next_step=_text(data.get("next_step")),
+        summary=Summary.parse(data.get("summary")),
     )
+
+
+def with_welcome(profile: Profile, welcome: Welcome) -> Profile:
+    """The latest conversation wins."""
+    return profile.with_section(SECTION, welcome.to_json())
+
+
+def without_welcome(profile: Profile, *, thread_ts: str | None = None) -> Profile:
+    """The profile without its welcome (`thread_ts`: only one back to that
+    conversation). Its summary stays for the conversation (only the greeting, written
+    from everything Orion knew, goes) — unless the conversation itself is forgotten."""
+    welcome = welcome_of(profile)
+    if welcome is None or (thread_ts is not None and welcome.thread_ts != thread_ts):
+        return profile
+    if thread_ts is None and welcome.summary is not None:
+        kept = replace(welcome, greeting=None, next_step=None)
+        return profile.with_section(SECTION, kept.to_json())
+    return profile.with_section(SECTION, None)
+
+
+def freshest_summary(profile: Profile, thread_ts: str, kept: Summary | None) -> Summary | None:
+    """The newer of the conversation's own summary (`kept`) and the one its last turn end
+    left in the profile."""
+    welcome = welcome_of(profile)
+    newer = welcome.summary if welcome is not None and welcome.thread_ts == thread_ts else None
+    if newer is None or (kept is not None and kept.updated >= newer.updated):
+        return kept
+    return newer
 
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-async def save_welcome(store: ObjectStore, user_id: str, welcome: Welcome) -> None:
-    """The latest conversation wins: a plain overwrite."""
-    await store.write(welcome_key(user_id), welcome.to_json())
-
-
-async def forget_welcome(store: ObjectStore, user_id: str, *, thread_ts: str | None = None) -> None:
-    """Drop the welcome (`thread_ts`: only one back to that conversation)."""
-    if thread_ts is None:
-        await store.delete(welcome_key(user_id))
-        return
-
-    def unless_about(current: str | None) -> str | None:
-        welcome = parse_welcome(current)
-        return None if welcome is not None and welcome.thread_ts == thread_ts else current
-
-    await update(store, welcome_key(user_id), unless_about)

@@ -13,17 +13,15 @@ delete then made conditional on it so that nothing changes unseen in between.
 The generation after the turn is what an undo later writes over (app/learning/undo.py):
 an undo never overwrites a change made since.
 
-A thread's summary (`sessions/{thread}/context.md`) is written through but never recorded:
-Orion rewrites it itself at the end of every answer (app/learning/session_summary.py), so
-it is not a memory change for the person to see or undo — and, recorded, it would always
-have "changed after this answer", and no answer that touched it could ever be undone.
+Only the memory tool and a captured preference write through it: Orion's own records (a
+conversation's transcript and summary, the profile) are written past it, so they are never
+a memory change for the person to see or undo.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.memory.scopes import is_session_context_key
 from app.storage.store import (
     CREATE_ONLY,
     ObjectStore,
@@ -111,8 +109,6 @@ class RecordingStore(StoreLayer):
         return stored
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
-        if is_session_context_key(key):  # Orion's own per-answer rewrite: see above
-            return await self.inner.write(key, content, if_generation=if_generation)
         before = await self._before_write(key, if_generation)
         generation = await self.inner.write(key, content, if_generation=if_generation)
         if not self.log.has(key):
@@ -121,8 +117,6 @@ class RecordingStore(StoreLayer):
         return generation
 
     async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
-        if is_session_context_key(key):
-            return await self.inner.delete(key, if_generation=if_generation)
         if if_generation is None and self.log.has(key):
             # Changed by this turn already: only what it left may go. A change made since
             # by someone else is not deleted unseen (the log keeps only the turn's before,

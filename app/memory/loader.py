@@ -1,96 +1,71 @@
-"""Load what Orion remembers for one conversation: its scopes, in parallel, on a budget.
+"""Load what an event needs of its owner's memory: every object at once, on a budget.
 
-The global context, the person's preferences, the thread's summary and how to welcome the
-person back are read at the same time (the global context is the same for everyone: the
-store a caller passes may share it, app/memory/shared_context.py). When the budget runs
-out, whatever has arrived is used and the rest is cancelled, and every read is bounded by
-the same budget inside the store too (its retries included). A missing scope is normal
-(first-time user, new thread, a thread whose summary is older than the retention window,
-which the store reads as absent: app/memory/retention.py); a failing one is a warning —
-except while the store is known to be down, which its breaker has already logged once; if
-everything fails the conversation goes on without memory.
+A thread start reads the person's profile (the welcome back: app/learning/profile.py) and
+preferences; a message also its conversation (record, transcript and summary) and the
+organisation's context (the same for everyone: the store a caller passes may share it,
+app/memory/shared_context.py). Each is one object, read once. When the budget runs out,
+whatever has arrived is used and the rest is cancelled, and every read is bounded by the
+same budget inside the store too (its retries included). A missing object is normal
+(a first-time person, a new conversation, one older than the retention window, which the
+store reads as absent: app/memory/retention.py); a failing one is a warning — except
+while the store is known to be down, which its breaker has already logged once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 
-from app.memory.formatting import MemorySections
-from app.memory.scopes import (
-    global_context_key,
-    session_context_key,
-    user_preferences_key,
-    welcome_key,
-)
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.storage.breaker import StoreOffline
 from app.storage.deadline import storage_deadline
-from app.storage.store import ObjectStore
+from app.storage.store import ObjectStore, StoredObject
 
 log = get_logger(__name__)
 
 
 class Scope(StrEnum):
-    GLOBAL = "global"
-    USER = "user"
-    SESSION = "session"
-    # How to greet the person back (app/learning/welcome.py): read with the rest, for the
-    # greeting only, never put in Claude's prompt.
-    WELCOME = "welcome"
+    GLOBAL = "global"  # the organisation's context
+    USER = "user"  # the person's preferences
+    PROFILE = "profile"  # Orion's record of the owner: welcome, settings, erasure
+    CONVERSATION = "conversation"  # the conversation: whose, transcript, summary
 
 
 @dataclass(frozen=True)
 class LoadedMemories:
-    contents: dict[Scope, str] = field(default_factory=dict)
+    objects: dict[Scope, StoredObject] = field(default_factory=dict)
     found: tuple[Scope, ...] = ()
     missing: tuple[Scope, ...] = ()
     failed: tuple[Scope, ...] = ()
     timed_out: tuple[Scope, ...] = ()
     duration_ms: float = 0.0
 
-    def with_content(self, scope: Scope, content: str | None) -> LoadedMemories:
-        """These memories with `scope`'s content replaced (None: dropped)."""
-        contents = {s: c for s, c in self.contents.items() if s is not scope}
-        if content is not None:
-            contents[scope] = content
-        return replace(self, contents=contents)
+    def content(self, scope: Scope) -> str | None:
+        stored = self.objects.get(scope)
+        return stored.content if stored is not None else None
 
-    def sections(self) -> MemorySections:
-        return MemorySections(
-            preferences=self.contents.get(Scope.USER),
-            global_context=self.contents.get(Scope.GLOBAL),
-            session_summary=self.contents.get(Scope.SESSION),
-        )
+    def answered(self, scope: Scope) -> bool:
+        """Whether storage said what `scope` holds (found or absent) in time."""
+        return scope in self.found or scope in self.missing
+
+    def read(self, scope: Scope) -> StoredObject | None:
+        """The object as read (None: absent); only for a scope that `answered`."""
+        return self.objects.get(scope)
+
+    @property
+    def complete(self) -> bool:
+        """Every read answered (found or missing); none failed or ran out of time."""
+        return not (self.failed or self.timed_out)
 
 
 async def load_memories(
-    store: ObjectStore,
-    *,
-    user_id: str,
-    thread_ts: str,
-    budget_s: float,
-    new_thread: bool = False,
-    welcome: bool = False,
-    summary_key: str | None = None,
+    store: ObjectStore, keys: Mapping[Scope, str], *, budget_s: float
 ) -> LoadedMemories:
-    """`new_thread`: the thread has just opened, so it has no summary yet: not asked for
-    (one storage request fewer per greeting), reported as missing. `welcome`: read how to
-    greet the person back too (only a thread start greets). `summary_key`: where the
-    thread's summary is, when not a person's session (a channel thread's)."""
-    keys = {
-        Scope.GLOBAL: global_context_key(),
-        Scope.USER: user_preferences_key(user_id),
-        Scope.SESSION: summary_key or session_context_key(thread_ts),
-        Scope.WELCOME: welcome_key(user_id),
-    }
-    if new_thread:
-        del keys[Scope.SESSION]
-    if not welcome:
-        del keys[Scope.WELCOME]
+    """Read every key at once, within `budget_s`."""
     with tracing.observe(
         "tool.memory.load", input={"scopes": [s.value for s in keys], "budget_s": budget_s}
     ) as span:
@@ -104,10 +79,8 @@ async def load_memories(
             for task in tasks.values():
                 task.cancel()
 
-        contents: dict[Scope, str] = {}
+        objects: dict[Scope, StoredObject] = {}
         missing, failed, timed_out, offline = [], [], [], []
-        if new_thread:
-            missing.append(Scope.SESSION)
         for scope, task in tasks.items():
             if task not in done:
                 timed_out.append(scope)
@@ -124,12 +97,11 @@ async def load_memories(
                     )
             elif (stored := task.result()) is None:
                 missing.append(scope)
-                log.debug("tool.memory.load.scope_missing", scope=scope.value)
             else:
-                contents[scope] = stored.content
+                objects[scope] = stored
         result = LoadedMemories(
-            contents=contents,
-            found=tuple(contents),
+            objects=objects,
+            found=tuple(objects),
             missing=tuple(missing),
             failed=tuple(failed),
             timed_out=tuple(timed_out),

@@ -1,31 +1,29 @@
 """How long conversations are kept: `MEMORY_SESSION_RETENTION_DAYS` (30 by default).
 
-A thread's session summary (`sessions/{thread}/…`), its saved context
-(`threads/{channel}/…`, which holds a copy of the memory restored in it) and Orion's
-records of it (`people/{id}/…`: the person's conversation and search indexes, the welcome
-back) are about conversations; after the retention window they are neither brought back
-nor kept, and neither is the thread a preference was learned in
-(app/learning/preferences.py).
-Preferences and everything else in a person's own directory (`users/{id}/…`) never
-expire: they go only when the person forgets them. Nor does a channel's memory
-(`channels/{channel}/…`): its members forget it, and Orion erases it when it leaves the
-channel; Orion's records of a channel (`channel-records/`: its thread summaries, index and
-change log, and its memory while the channel is archived) expire like conversations.
+In every owner's home (app/memory/homes.py), a conversation — its object (transcript and
+summary), its notes — and the undo records of its answers, and an archived channel's
+memory, are kept for the window after their last write; after it they are neither
+brought back nor kept, and neither is the thread a preference was learned in
+(app/learning/preferences.py). An owner's profile and search index are kept, without the
+entries older than the window (dropped when written, skipped when read). Preferences, a
+person's notes and a channel's memory never expire: they go only when forgotten.
 
 Three things carry out the one window defined here:
 
 - `ExpiringSessionsStore`, a view of the store in which a conversation's object older
-  than the window is absent: the thread-start load, `recall`, a saved thread context and
-  the memory tool all read it as missing, whoever calls them. Only reads change: listings
-  still show every object, so that forgetting a person finds (and deletes) all of theirs,
-  and deletions go through as they are.
+  than the window is absent: the thread-start load, `recall`, the Home tab and the memory
+  tool all read it as missing, whoever calls them. Only reads change: listings still show
+  every object, so that forgetting an owner finds (and deletes) all of theirs, and
+  deletions go through as they are.
 - the bucket's lifecycle rule (`gcs-lifecycle.json`, applied by `cloudbuild.yaml`), which
-  deletes them in GCS;
+  deletes them in GCS: the store marks each such object with its Custom-Time as it writes
+  it (app/storage/gcs.py), and the rule deletes objects whose Custom-Time is older than
+  the window (`daysSinceCustomTime`) — a prefix cannot say it, as the objects live in
+  every owner's home;
 - `app.memory.retention_sweep`, which deletes them from a local directory.
 
-Age is the object's `updated` time (its last write), as for a GCS lifecycle rule's `age`
-(a bucket without versioning creates the object anew on each write): a conversation that
-goes on is kept.
+Age is the object's last write (its `updated` time; in GCS its Custom-Time, set on every
+write): a conversation that goes on is kept.
 """
 
 from __future__ import annotations
@@ -34,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from app.memory.key_prefixes import KEY_PREFIXES, Lifetime
+from app.memory.homes import expires_with_conversations
 from app.storage.store import (
     CREATE_ONLY,
     ObjectStore,
@@ -44,12 +42,6 @@ from app.storage.store import (
 )
 
 DEFAULT_RETENTION_DAYS = 30
-# A conversation's objects: its summary and notes, its saved thread context, and Orion's
-# records about the person's conversations (their indexes, the welcome back). Each record
-# file is rewritten whenever one of its entries is, so a file older than the window holds
-# only expired entries; inside a younger file, readers skip and writers drop the expired
-# entries (`cutoff`).
-EXPIRING_PREFIXES = tuple(p.prefix for p in KEY_PREFIXES if p.lifetime is Lifetime.CONVERSATION)
 
 
 def _utc_now() -> datetime:
@@ -73,7 +65,7 @@ class SessionRetention:
 
     @staticmethod
     def applies_to(key: str) -> bool:
-        return key.startswith(EXPIRING_PREFIXES)
+        return expires_with_conversations(key)
 
     def expired(self, key: str, updated: datetime, *, cutoff: datetime | None = None) -> bool:
         return self.applies_to(key) and updated < (cutoff or self.cutoff())

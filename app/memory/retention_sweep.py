@@ -17,8 +17,8 @@ import time
 from collections import Counter
 from datetime import timedelta
 
-from app.memory.key_prefixes import KEY_PREFIXES, Lifetime
-from app.memory.retention import EXPIRING_PREFIXES, SessionRetention
+from app.memory.key_prefixes import CHANNELS_PREFIX, KEY_PREFIXES, PEOPLE_PREFIX, Lifetime
+from app.memory.retention import SessionRetention
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore, PreconditionFailed
 
@@ -38,7 +38,8 @@ async def sweep_expired(store: ObjectStore, retention: SessionRetention) -> Coun
     cutoff = retention.cutoff()
     day_ago = retention.clock() - timedelta(days=1)
     deleted: Counter[str] = Counter()
-    for prefix in (*EXPIRING_PREFIXES, *DAY_PREFIXES):
+    # The owners' homes hold the conversations (homes.py says which of their keys expire).
+    for prefix in (PEOPLE_PREFIX, CHANNELS_PREFIX, *DAY_PREFIXES):
         for obj in await store.list(prefix):
             if prefix in DAY_PREFIXES:
                 if obj.updated >= day_ago:

@@ -1,16 +1,17 @@
-"""Where each memory lives, and which memory paths one conversation may touch.
+"""The memory paths one conversation may touch, and the ids they are made of.
 
-Keys are the relative paths of the memory layout (docs/interface.md, "Memory layout"):
+Claude's memory tool sees a fixed layout (docs/interface.md, "The memory tool"):
 
-    global/context.md                  organisation-wide, read-only for the model
-    users/{user_id}/preferences.json   one person's preferences (and other files)
-    sessions/{thread_ts, '.'→'-'}/...  one assistant thread's summary and notes
-    channels/{channel_id}/...          one channel's notes (decisions, conventions...)
+    /memories/global/context.md          organisation-wide, read-only for the model
+    /memories/users/{user_id}/...        one person's preferences.json and notes
+    /memories/sessions/{thread}/...      the notes of the conversation under way
+    /memories/channels/{channel_id}/...  one channel's notes (decisions, conventions...)
 
-(Every prefix of the store, Orion's own records included, is listed in key_prefixes.py.)
-The model addresses them as `/memories/{key}`. Everything the model sends is hostile until
-`to_key` accepted it: it rejects traversal (`..`, also percent-encoded or with
-backslashes), look-alikes of `/memories`, empty and hidden segments and control
+The tool works with these paths as keys (`users/U1/notes.md`); each scope says where its
+roots live in the store, in their owners' homes (app/memory/homes.py), and the tool's
+store maps them there (app/memory/tool/model_paths.py). Everything the model sends is
+hostile until `to_key` accepted it: it rejects traversal (`..`, also percent-encoded or
+with backslashes), look-alikes of `/memories`, empty and hidden segments and control
 characters, so that the key it returns can be compared with plain string prefixes.
 """
 
@@ -20,19 +21,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from app.memory.key_prefixes import (
-    CHANNEL_RECORDS_PREFIX,
-    CHANNEL_SETTINGS_PREFIX,
-    CHANNELS_PREFIX,
-    CONVERSATIONS_PREFIX,
-    GLOBAL_PREFIX,
-    PEOPLE_PREFIX,
-    SESSIONS_PREFIX,
-    SETTINGS_PREFIX,
-    THREADS_PREFIX,
-    UNDO_PREFIX,
-    USERS_PREFIX,
-)
+from app.memory.key_prefixes import GLOBAL_PREFIX
 
 MEMORY_ROOT = "/memories"
 # Generous for real names, small enough to keep keys far below GCS's 1024-byte limit.
@@ -70,33 +59,6 @@ def validate_thread_ts(thread_ts: str) -> str:
 
 def global_context_key() -> str:
     return f"{GLOBAL_PREFIX}context.md"
-
-
-def user_prefix(user_id: str) -> str:
-    return f"{USERS_PREFIX}{validate_user_id(user_id)}/"
-
-
-def user_preferences_key(user_id: str) -> str:
-    return f"{user_prefix(user_id)}preferences.json"
-
-
-def session_prefix(thread_ts: str) -> str:
-    # '.' would make the directory name look like a file extension (and a hidden-ish name).
-    return f"{SESSIONS_PREFIX}{validate_thread_ts(thread_ts).replace('.', '-')}/"
-
-
-def session_context_key(thread_ts: str) -> str:
-    return f"{session_prefix(thread_ts)}context.md"
-
-
-_SESSION_CONTEXT_KEY = re.compile(
-    re.escape(SESSIONS_PREFIX) + THREAD_TS_PATTERN.replace(r"\.", "-") + r"/context\.md"
-)
-
-
-def is_session_context_key(key: str) -> bool:
-    """Whether `key` is a thread's summary (what `session_context_key` names)."""
-    return _SESSION_CONTEXT_KEY.fullmatch(key) is not None
 
 
 def to_memory_path(key: str) -> str:
@@ -222,11 +184,11 @@ class MemoryScope(ScopeRules):
 
     @property
     def user_root(self) -> str:
-        return user_prefix(self.user_id)
+        return f"users/{self.user_id}/"
 
     @property
     def session_root(self) -> str:
-        return session_prefix(self.thread_ts)
+        return f"sessions/{self.thread_ts.replace('.', '-')}/"
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -250,7 +212,7 @@ class ChannelMemoryScope(ScopeRules):
 
     @property
     def channel_root(self) -> str:
-        return channel_prefix(self.channel_id)
+        return f"channels/{self.channel_id}/"
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -263,30 +225,6 @@ class ChannelMemoryScope(ScopeRules):
 
 # Slack channel ids: `C…` (channels), `D…` (DMs, where assistant threads live), `G…`.
 _CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
-# THREADS_PREFIX is outside every MemoryScope root: only Orion itself reads and writes
-# thread contexts (they hold a copy of the memory restored at thread start, so forgetting a
-# person reaches them). PEOPLE_PREFIX too: Orion's records about one person's conversations
-# decide which threads are whose (what recall searches, what the Home tab shows, what
-# forgetting deletes), so nothing the person or Claude writes may reach them.
-
-
-def person_records_prefix(user_id: str) -> str:
-    return f"{PEOPLE_PREFIX}{validate_user_id(user_id)}/"
-
-
-def conversations_index_key(user_id: str) -> str:
-    """The person's past threads (thread, title, updated, channel): whose threads are whose."""
-    return f"{person_records_prefix(user_id)}conversations.json"
-
-
-def search_index_key(user_id: str) -> str:
-    """The terms of each of the person's past threads, for `recall` (search_index.py)."""
-    return f"{person_records_prefix(user_id)}search.json"
-
-
-def welcome_key(user_id: str) -> str:
-    """How to greet the person back next time (their latest conversation), written at turn end."""
-    return f"{person_records_prefix(user_id)}welcome.json"
 
 
 def is_channel_id(value: object) -> bool:
@@ -306,170 +244,8 @@ def validate_channel(channel_id: str) -> str:
     return channel_id
 
 
-# CHANNELS_PREFIX is the channels' memory, which the memory tool reaches within one
-# channel's conversations only (ChannelMemoryScope). CHANNEL_RECORDS_PREFIX is Orion's
-# own about each channel (what decides which threads are the channel's, what recall
-# searches, who changed what), and CHANNEL_SETTINGS_PREFIX an admin's choices: nothing
-# anyone says in a channel, nor Claude, can write them.
-
-
-def channel_prefix(channel_id: str) -> str:
-    """The channel's memory directory (`/memories/channels/{channel}/` to the model)."""
-    return f"{CHANNELS_PREFIX}{validate_channel(channel_id)}/"
-
-
-def channel_records_prefix(channel_id: str) -> str:
-    return f"{CHANNEL_RECORDS_PREFIX}{validate_channel(channel_id)}/"
-
-
-def channel_summary_key(channel_id: str, thread_ts: str) -> str:
-    """The summary of one of the channel's threads."""
-    name = validate_thread_ts(thread_ts).replace(".", "-")
-    return f"{channel_records_prefix(channel_id)}threads/{name}.md"
-
-
-def channel_search_index_key(channel_id: str) -> str:
-    """The terms of each of the channel's summarised threads, for `recall`."""
-    return f"{channel_records_prefix(channel_id)}search.json"
-
-
-def channel_changes_key(channel_id: str) -> str:
-    """Who changed the channel's memory, and when (app/learning/channel_memory.py)."""
-    return f"{channel_records_prefix(channel_id)}changes.json"
-
-
-def channel_conversations_prefix(channel_id: str) -> str:
-    """The channel's conversation records, listed by thread (empty markers): how erasing
-    the channel finds every record of its threads without listing the bucket."""
-    return f"{channel_records_prefix(channel_id)}conversations/"
-
-
-def channel_conversation_marker_key(channel_id: str, thread_ts: str) -> str:
-    name = validate_thread_ts(thread_ts).replace(".", "-")
-    return f"{channel_conversations_prefix(channel_id)}{name}"
-
-
-def thread_of_channel_marker_key(channel_id: str, key: str) -> str | None:
-    markers = channel_conversations_prefix(channel_id)
-    return _thread_of_name(key[len(markers) :]) if key.startswith(markers) else None
-
-
-def archived_channel_prefix(channel_id: str) -> str:
-    """Where an archived channel's memory waits out the retention window, out of every
-    conversation's reach (a channel unarchived gets it back)."""
-    return f"{channel_records_prefix(channel_id)}archived/"
-
-
-def public_channels_key() -> str:
-    """The workspace's public channels with a search index, for recall across them."""
-    return f"{CHANNEL_RECORDS_PREFIX}public.json"
-
-
-def workspace_channel_settings_key() -> str:
-    return f"{CHANNEL_SETTINGS_PREFIX}workspace.json"
-
-
-def channel_settings_key(channel_id: str) -> str:
-    return f"{CHANNEL_SETTINGS_PREFIX}{validate_channel(channel_id)}.json"
-
-
-def thread_contexts_prefix(channel_id: str) -> str:
-    if not is_channel_id(channel_id):
-        raise ValueError(f"not a Slack channel id: {channel_id!r}")
-    return f"{THREADS_PREFIX}{channel_id}/"
-
-
-def thread_context_key(channel_id: str, thread_ts: str) -> str:
-    """Where an assistant thread's saved context lives (not visible to the model)."""
-    name = validate_thread_ts(thread_ts).replace(".", "-")
-    return f"{thread_contexts_prefix(channel_id)}{name}.json"
-
-
-def thread_of_context_key(key: str) -> str | None:
-    """The thread of a saved context's key (`threads/D…/1712-345.json`), else None."""
-    return _thread_of_name(key.rsplit("/", 1)[-1].removesuffix(".json"))
-
-
-def _thread_of_name(name: str) -> str | None:
-    """The thread a key's last segment names (`1712-345` → `1712.345`), else None."""
-    thread = name.replace("-", ".", 1)
-    return thread if _THREAD_TS.fullmatch(thread) else None
-
-
-# CONVERSATIONS_PREFIX is Orion's own as well: a conversation's record says who opened it
-# (so an event naming someone else's thread reaches nothing of theirs) and holds its
-# transcript. Keyed by the thread alone, as `sessions/` is: whoever names the thread
-# finds the record, and with it whose the thread is.
-
-
-def conversation_record_key(thread_ts: str) -> str:
-    """One conversation's record: its owner and its transcript (app/learning/conversations.py)."""
-    return f"{CONVERSATIONS_PREFIX}{validate_thread_ts(thread_ts).replace('.', '-')}.json"
-
-
-def said_markers_prefix(user_id: str) -> str:
-    """The channel conversations the person spoke in (empty markers, by thread): how
-    forgetting them takes what they said out of those transcripts."""
-    return f"{person_records_prefix(user_id)}said/"
-
-
-def said_marker_key(user_id: str, thread_ts: str) -> str:
-    name = validate_thread_ts(thread_ts).replace(".", "-")
-    return f"{said_markers_prefix(user_id)}{name}"
-
-
-def thread_of_said_marker_key(user_id: str, key: str) -> str | None:
-    markers = said_markers_prefix(user_id)
-    return _thread_of_name(key[len(markers) :]) if key.startswith(markers) else None
-
-
-def conversation_markers_prefix(user_id: str) -> str:
-    """The person's conversation records, listed by thread (empty objects): how forgetting
-    the person finds every record of theirs, summarised or not."""
-    return f"{person_records_prefix(user_id)}threads/"
-
-
-def conversation_marker_key(user_id: str, thread_ts: str) -> str:
-    name = validate_thread_ts(thread_ts).replace(".", "-")
-    return f"{conversation_markers_prefix(user_id)}{name}"
-
-
-def thread_of_marker_key(user_id: str, key: str) -> str | None:
-    """The thread a conversation marker of the person's names, else None."""
-    markers = conversation_markers_prefix(user_id)
-    if not key.startswith(markers):
-        return None
-    return _thread_of_name(key[len(markers) :])
-
-
-# UNDO_PREFIX and SETTINGS_PREFIX are Orion's own too: an undo record decides which files
-# an Undo click rewrites, and a person's settings what Orion shows them.
 _UNDO_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def is_undo_id(value: object) -> bool:
     return isinstance(value, str) and _UNDO_ID.fullmatch(value) is not None
-
-
-def undo_record_key(undo_id: str) -> str:
-    """One answer's undo record, found from the id its Undo button carries."""
-    if not is_undo_id(undo_id):
-        raise ValueError("not an undo id")
-    return f"{UNDO_PREFIX}{undo_id}.json"
-
-
-def undo_markers_prefix(user_id: str) -> str:
-    """The person's undo records, listed by id (empty objects): how forgetting the person
-    finds their records without listing everyone's."""
-    return f"{person_records_prefix(user_id)}undo/"
-
-
-def undo_marker_key(user_id: str, undo_id: str) -> str:
-    if not is_undo_id(undo_id):
-        raise ValueError("not an undo id")
-    return f"{undo_markers_prefix(user_id)}{undo_id}"
-
-
-def person_settings_key(user_id: str) -> str:
-    """The person's choices about how Orion behaves with them (app/learning/person_settings.py)."""
-    return f"{SETTINGS_PREFIX}{validate_user_id(user_id)}.json"

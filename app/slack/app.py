@@ -17,7 +17,6 @@ from app.slack.agent_view import (
     messages_tab_opened,
     session_title_changed,
 )
-from app.slack.agent_view.viewing import Viewing
 from app.slack.assistant_view import thread_context_changed, thread_started, user_message
 from app.slack.catch_all import other_events, other_messages, other_tabs, wrong_experience
 from app.slack.channel_view import (
@@ -30,7 +29,6 @@ from app.slack.conversation import ask_again, feedback, memory_undo
 from app.slack.conversation.answering import Answerer
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.running_turns import RunningTurns
-from app.slack.conversation.thread_context_store import StoredThreadContextStore
 from app.slack.home import (
     download_memory,
     forget_everything,
@@ -54,16 +52,15 @@ def build_bolt_app(
         app = _distribution_app(settings, provider)
     else:
         app = _single_workspace_app(settings, mode)
-    context_store = StoredThreadContextStore(provider)
     dedupe = EventDeduplicator(provider)
     answerer = Answerer(provider, dedupe, turns or RunningTurns())
     home = HomeTab(provider)
     # Before any other app_home_opened listener: Bolt runs the first one that matches.
     home_tab_opened.register(app, home)
     if settings.slack_experience is SlackExperience.AGENT:
-        _register_agent_view(app, provider, dedupe, answerer, context_store)
+        _register_agent_view(app, provider, dedupe, answerer)
     else:
-        _register_assistant_view(app, provider, dedupe, answerer, context_store)
+        _register_assistant_view(app, provider, dedupe, answerer)
     wrong_experience.register(app, settings.slack_experience)
     _register_channels(app, provider, dedupe, answerer)
     feedback.register(app)
@@ -133,13 +130,14 @@ def _register_assistant_view(
     provider: ServiceProvider,
     dedupe: EventDeduplicator,
     answerer: Answerer,
-    context_store: StoredThreadContextStore,
 ) -> None:
-    """The Assistant messaging experience: threads in the side pane, opened by Slack."""
-    assistant = AsyncAssistant(thread_context_store=context_store)
+    """The Assistant messaging experience: threads in the side pane, opened by Slack.
+    Slack's context of each thread is kept with its conversation (thread_started.py);
+    Bolt's own thread-context store is never asked for it (Orion does not read it back)."""
+    assistant = AsyncAssistant()
     thread_started.register(assistant, provider, dedupe)
     user_message.register(assistant, answerer, dedupe)
-    thread_context_changed.register(assistant, context_store, dedupe)
+    thread_context_changed.register(assistant, provider, dedupe)
     app.assistant(assistant)
 
 
@@ -148,14 +146,12 @@ def _register_agent_view(
     provider: ServiceProvider,
     dedupe: EventDeduplicator,
     answerer: Answerer,
-    context_store: StoredThreadContextStore,
 ) -> None:
     """The Agent messaging experience: conversations in the app's Messages tab, each one
     a top-level DM and its thread. (Bolt's AsyncAssistant serves assistant_view only.)"""
-    viewing = Viewing()
     messages_tab_opened.register(app, provider, dedupe)
-    agent_message.register(app, answerer, dedupe, context_store, viewing)
-    app_context_changed.register(app, viewing)
+    agent_message.register(app, answerer, dedupe)
+    app_context_changed.register(app)
     agent_session_stopped.register(app, answerer.turns, dedupe)
     session_title_changed.register(app)
 

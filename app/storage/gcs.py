@@ -31,6 +31,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.storage.deadline import current_deadline, seconds_until
@@ -88,8 +89,13 @@ class GcsObjectStore:
         retry_timeout: float = 10.0,
         request_timeout: float = 5.0,
         workers: int = STORAGE_WORKERS,
+        expires: Callable[[str], bool] | None = None,
     ) -> None:
+        """`expires`: which keys the bucket's lifecycle rule deletes some days after their
+        last write — each is written with its Custom-Time set to then (the rule's
+        `daysSinceCustomTime`: gcs-lifecycle.json)."""
         self.bucket_name = bucket
+        self._expires = expires
         self._client = client
         self._credentials = credentials
         self._project = project
@@ -235,6 +241,8 @@ class GcsObjectStore:
         blob = gcs.blob(key)
         write_id = _new_write_id()  # one per write, whatever the retries
         blob.metadata = {_WRITE_ID: write_id}
+        if self._expires is not None and self._expires(key):
+            blob.custom_time = datetime.now(UTC)
         try:
             blob.upload_from_string(
                 content.encode("utf-8"),

@@ -138,11 +138,11 @@ class StoreLayer:
         await self.inner.close()
 
 
-class _NotRead:
+class NotRead:
     """`update` has no earlier read of the object to start from."""
 
 
-NOT_READ = _NotRead()
+NOT_READ = NotRead()
 
 
 async def update(
@@ -151,7 +151,7 @@ async def update(
     transform: Transform,
     attempts: int = 5,
     *,
-    already_read: StoredObject | _NotRead | None = NOT_READ,
+    already_read: StoredObject | NotRead | None = NOT_READ,
 ) -> str | None:
     """Apply `transform` to the object's content without losing concurrent changes.
 
@@ -177,7 +177,7 @@ async def update_object(
     transform: Transform,
     attempts: int = 5,
     *,
-    already_read: StoredObject | _NotRead | None = NOT_READ,
+    already_read: StoredObject | NotRead | None = NOT_READ,
 ) -> StoredObject | None:
     """`update`, answering the object as it stands once the update took effect (None when
     absent) with its generation, so that a writer's next update can start from it."""
@@ -185,7 +185,7 @@ async def update_object(
         raise ValueError("attempts must be at least 1")
     attempt = 0
     while True:
-        if isinstance(already_read, _NotRead):
+        if isinstance(already_read, NotRead):
             fresh, current = True, await store.read(key)
         else:
             fresh, current, already_read = False, already_read, NOT_READ

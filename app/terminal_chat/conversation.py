@@ -10,16 +10,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from app.learning.conversation_record import ConversationOwner, said
+from app.learning.conversations import TurnTranscript
+from app.learning.opening import Opening, open_event
 from app.learning.undo import UndoResult, undo_changes
-from app.learning.welcome import parse_welcome
+from app.learning.welcome import freshest_summary, welcome_of
 from app.memory.change_log import ChangeLog
-from app.memory.scopes import (
-    person_records_prefix,
-    session_prefix,
-    user_preferences_key,
-    user_prefix,
-    welcome_key,
-)
+from app.memory.homes import person
+from app.memory.loader import Scope
 from app.observability.logging import get_logger
 from app.services import Services, build_services, build_storage
 
@@ -86,33 +84,81 @@ class Conversation:
         agent = self._services.agent
         changes = ChangeLog()
         self.last_note, self._last_undo = None, None
-        capturing = self._learn(
-            agent.capture_preferences(
-                self.user_id, text, channel=CHANNEL, thread_ts=self.thread_ts, changes=changes
-            )
-        )
+        opening = await self._open()
         history = [*self._history, ThreadMessage("user", text)]
         turn = TurnRequest(
             user_id=self.user_id,
             channel_id=CHANNEL,
             thread_ts=self.thread_ts,
             history=history,
+            opening=opening,
             changes=changes,
         )
+        capturing = self._learn(agent.capture_preferences(turn, text))
+        transcript = self._transcript(opening)
+        if transcript is not None:
+            transcript.add(said("user", text, at=datetime.now(UTC)))
         try:
             result = await agent.answer(turn, reply)
-        except Exception as exc:
-            _raise_if_key_refused(exc)
+        except BaseException as exc:
+            if transcript is not None:
+                self._learn(self._keep(agent, turn, transcript, None))
+            if isinstance(exc, Exception):
+                _raise_if_key_refused(exc)
             raise
         if not result.refused:  # kept, a refused exchange would have the next refused too
             self._history = [*history, ThreadMessage("assistant", result.text)]
+            if transcript is not None:
+                transcript.add(said("assistant", result.text, at=datetime.now(UTC)))
         # The same note as under a Slack answer: what the store confirmed changing.
         await asyncio.wait({capturing})
         self.last_note = await agent.memory_note(turn)
         if self.last_note is not None:
             self._last_undo = self.last_note.undo_id
-        self._learn(agent.after_turn(turn, result.text))
+        if transcript is not None and result.refused:
+            transcript = None  # nothing of a refused exchange is kept
+        self._learn(self._keep(agent, turn, transcript, None if result.refused else result.text))
         return result.text
+
+    async def _open(self) -> Opening | None:
+        """This person's state for the next turn, as a Slack message reads it."""
+        store = self._services.storage.memory_store
+        if store is None:
+            return None
+        return await open_event(
+            store,
+            self._owner,
+            self.thread_ts,
+            budget_s=self.settings.memory_load_timeout_s,
+            token_budget=self.settings.memory_context_token_budget,
+        )
+
+    @property
+    def _owner(self) -> ConversationOwner:
+        return ConversationOwner(self.user_id, CHANNEL)
+
+    def _transcript(self, opening: Opening | None) -> TurnTranscript | None:
+        if opening is None or opening.guard is None or not opening.remembers:
+            return None
+        assert opening.conversation is not None
+        return TurnTranscript(
+            opening.guard.store, self._owner, self.thread_ts, opening.conversation
+        )
+
+    @staticmethod
+    async def _keep(
+        agent: Any, turn: Any, transcript: TurnTranscript | None, answer: str | None
+    ) -> None:
+        """The turn's transcript, in one write, then what it taught and its settle."""
+        if transcript is not None and turn.opening is not None:
+            opening = turn.opening
+            record = opening.conversation.record if opening.conversation else None
+            transcript.write(
+                freshest_summary(
+                    opening.profile, turn.thread_ts, record.summary if record else None
+                )
+            )
+        await agent.after_turn(turn, answer, transcript)
 
     async def greeting(self) -> str:
         """What Slack's greeting would say to this person (app/slack/conversation/greeting.py):
@@ -124,18 +170,22 @@ class Conversation:
         if store is None:
             return GENERIC_GREETING
         try:
-            preferences, welcome = await asyncio.gather(
-                store.read(user_preferences_key(self.user_id)),
-                store.read(welcome_key(self.user_id)),
+            opening = await open_event(
+                store,
+                self._owner,
+                self.thread_ts,
+                budget_s=self.settings.memory_load_timeout_s,
+                token_budget=self.settings.memory_context_token_budget,
+                conversation=False,
             )
         except Exception as exc:  # a greeting without memories, as in Slack
             log.warning("chat.greeting.memory_failed", error=type(exc).__name__, exc_info=exc)
             return GENERIC_GREETING
-        last = parse_welcome(welcome.content if welcome else None)
+        last = welcome_of(opening.profile)
         retention = self.settings.memory_session_retention_days
         if last is not None and not last.fresh(datetime.now(UTC), retention):
             last = None
-        return greeting_text(preferences.content if preferences else None, last)
+        return greeting_text(opening.loaded.content(Scope.USER), last)
 
     async def undo_last(self) -> UndoResult | None:
         """Undo what the last answer changed in memory (`/undo`); None when it changed
@@ -174,21 +224,19 @@ class Conversation:
         changed = {
             key for key in now.keys() | self._before.keys() if now.get(key) != self._before.get(key)
         }
-        return [
-            Folder(self._location(prefix), holds)
-            for prefix, holds in self._folders()
-            if any(key.startswith(prefix) for key in changed)
-        ]
+        folders = self._folders()
+        touched = {
+            next(prefix for prefix, _ in folders if key.startswith(prefix)) for key in changed
+        }
+        return [Folder(self._location(p), holds) for p, holds in folders if p in touched]
 
     def _folders(self) -> list[tuple[str, str]]:
         """Where this conversation may write about the person, and what each holds."""
+        home = person(self.user_id)
+        # Each changed key counts for the first that holds it: the home holds all.
         return [
-            (user_prefix(self.user_id), "your memories: preferences and notes"),
-            (
-                person_records_prefix(self.user_id),
-                "Orion's records of you: your conversations, how to greet you",
-            ),
-            (session_prefix(self.thread_ts), "this conversation's summary"),
+            (home.memory_prefix, "your memories: preferences and notes"),
+            (home.prefix, "Orion's records of you: your conversations, how to greet you"),
         ]
 
     def _location(self, prefix: str) -> str:
@@ -203,9 +251,8 @@ class Conversation:
 
     async def _kept_about_person(self) -> dict[str, int]:
         store: ObjectStore = self._services.storage.store
-        prefixes = [prefix for prefix, _ in self._folders()]
-        listings = await asyncio.gather(*(store.list(prefix) for prefix in prefixes))
-        return {info.key: info.generation for listing in listings for info in listing}
+        listing = await store.list(person(self.user_id).prefix)
+        return {info.key: info.generation for info in listing}
 
 
 def _raise_if_key_refused(exc: Exception) -> None:

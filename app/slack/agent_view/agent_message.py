@@ -19,11 +19,9 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
-from app.slack.agent_view.viewing import Viewing
 from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import AgentSession
-from app.slack.conversation.thread_context_store import StoredThreadContextStore
 from app.slack.event_scope import handling
 
 log = get_logger(__name__)
@@ -45,8 +43,6 @@ def register(
     app: AsyncApp,
     answerer: Answerer,
     dedupe: EventDeduplicator,
-    context_store: StoredThreadContextStore,
-    viewing: Viewing,
 ) -> None:
     @app.event("message", matchers=[_from_person_in_dm])
     async def on_agent_message(
@@ -64,13 +60,11 @@ def register(
         ):
             if dedupe.seen_here(body):
                 return
-            if app_context := event.get("app_context"):
-                viewing.saw(user, app_context)
             text = event.get("text") or ""
             session = AgentSession(
                 client, channel=channel, thread_ts=thread_ts, title=text if starts else None
             )
-            answered = await answerer.answer(
+            await answerer.answer(
                 Incoming(
                     body=body,
                     channel=channel,
@@ -87,10 +81,3 @@ def register(
                 client=client,
                 presence=session,
             )
-            if answered and starts and user:
-                # After the answer, off the person's path: what the person was viewing.
-                await context_store.keep(
-                    channel_id=channel,
-                    thread_ts=thread_ts,
-                    context={"channel_id": channel, **viewing.of(user)},
-                )

@@ -1,7 +1,8 @@
 """`app_context_changed` (agent_view): what the person is looking at in Slack changed.
 
-The successor of `assistant_thread_context_changed`, but per person rather than per
-thread: kept (app/slack/agent_view/viewing.py) for the conversations they start.
+The successor of `assistant_thread_context_changed`, per person rather than per thread.
+Orion answers from what the person writes, not from what they are looking at, so the
+event is only acknowledged (without a listener, Bolt answers 404 and Slack retries).
 """
 
 from __future__ import annotations
@@ -11,14 +12,12 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from app.observability.logging import get_logger
-from app.slack.agent_view.viewing import Viewing
 
 log = get_logger(__name__)
 
 
-def register(app: AsyncApp, viewing: Viewing) -> None:
+def register(app: AsyncApp) -> None:
     @app.event("app_context_changed")
     async def on_app_context_changed(event: dict[str, Any]) -> None:
-        context = event.get("context") or {}
-        viewing.saw(event.get("user"), context)
-        log.debug("slack.app_context_changed", entities=len(context.get("entities") or []))
+        entities = (event.get("context") or {}).get("entities") or []
+        log.debug("slack.app_context_changed", entities=len(entities))

@@ -19,7 +19,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.memory.scopes import user_preferences_key
+from app.memory.homes import preferences_key
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator
@@ -69,7 +69,7 @@ async def _preferences(provider: ServiceProvider, user: str) -> str | None:
     try:
         async with provider.storage_within(provider.settings.memory_load_timeout_s) as storage:
             store = storage.memory_store
-            stored = await store.read(user_preferences_key(user)) if store else None
+            stored = await store.read(preferences_key(user)) if store else None
     except StoreOffline:
         return None
     except Exception as exc:

@@ -1,24 +1,21 @@
 """`assistant_thread_started`: restore what Orion remembers, then greet the person.
 
-Order matters for what the person sees: the status appears at once; the retry-dedupe
-claim and the memory reads go out together, under one storage budget (2 s by default),
-so the greeting waits for one storage round trip, not several; the greeting reflects
-what was found; and only then are the suggested prompts set, the conversation recorded as
-the person's (app/learning/conversations.py: a thread recorded for someone else is left
-as it is) and Slack's context saved with the thread. Nothing here waits for the Claude
-client.
+Order matters for what the person sees: the status appears at once; the conversation's
+record is created (with Slack's context of the thread: its create-only write is also the
+claim a retried delivery loses) at the same time as the person's profile and preferences
+are read, under one storage budget (2 s by default), so the greeting waits for one
+storage round trip, not several; the greeting reflects what was found; then the suggested
+prompts are set, and the thread start settles with the person's profile
+(app/learning/guard.py): if they asked to be forgotten meanwhile, the record goes again.
+Four storage requests in all. Nothing here waits for the Claude client.
 """
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
-from slack_bolt.context.save_thread_context.async_save_thread_context import (
-    AsyncSaveThreadContext,
-)
 from slack_bolt.context.say.async_say import AsyncSay
 from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
     AsyncSetSuggestedPrompts,
@@ -27,12 +24,12 @@ from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.learning.conversation_record import ConversationOwner, owner_of_event
+from app.learning.conversation_record import ConversationOwner, owner_of_event, thread_context
 from app.learning.conversations import begin_conversation
-from app.learning.erasure import forget_again_if_erased
-from app.learning.welcome import parse_welcome
+from app.learning.guard import Forgotten
+from app.learning.opening import Opening, open_event
+from app.learning.welcome import welcome_of
 from app.memory.loader import Scope
-from app.memory.restore import RestoredMemory
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
@@ -44,11 +41,11 @@ from app.slack.conversation.greeting import (
     thread_greeting,
 )
 from app.slack.conversation.presence import AssistantStatus
-from app.slack.conversation.thread_memory import restore_for
+from app.slack.conversation.turn_opening import memory_store
 from app.slack.conversation.unfurls import NO_UNFURLS
 from app.slack.event_scope import handling
 from app.storage.breaker import StoreOffline
-from app.storage.store import ObjectStore
+from app.storage.deadline import time_left
 
 log = get_logger(__name__)
 
@@ -69,9 +66,7 @@ def register(
         context: AsyncBoltContext,
         say: AsyncSay,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
-        save_thread_context: AsyncSaveThreadContext,
     ) -> None:
-        began = datetime.now(UTC)
         thread = payload["assistant_thread"]
         user, thread_ts = thread.get("user_id"), thread["thread_ts"]
         channel = thread.get("channel_id")
@@ -81,86 +76,107 @@ def register(
             if dedupe.seen_here(body):
                 return
             status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
+            owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
+            start = _Start(provider, dedupe, body, owner, thread_ts, thread)
             delivery = Delivery(
-                dedupe,
-                body,
+                start.claim_is_taken,
                 retried=is_retried_delivery(request),
                 budget_s=budget_s,
-                # Slack opens the thread for this event: no summary of it exists yet.
-                memory=lambda: restore_for(
-                    provider, user, thread_ts, new_thread=True, welcome=True
-                ),
+                memory=start.open,
             )
             if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
                 return  # another delivery of this event is greeting: leave it be
-            restored = await delivery.memory
-            greeting = _greeting(restored, provider.settings.memory_session_retention_days)
+            opening = await delivery.memory
+            greeting = _greeting(opening, provider.settings.memory_session_retention_days)
             try:
                 await say(greeting.text, **NO_UNFURLS)
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
                 return
-            # Recorded as the person's at once (their first message is answered from it),
-            # beside what follows.
-            owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
-            recording = asyncio.ensure_future(_begin(provider, owner, thread_ts, began))
             try:
                 await set_suggested_prompts(prompts=greeting.prompts)
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
-            await _keep(provider, owner, began, await recording, save_thread_context, thread)
+            await start.settle(opening)
 
 
-async def _begin(
-    provider: ServiceProvider, owner: ConversationOwner | None, thread_ts: str, began: datetime
-) -> ObjectStore | None:
-    """Record the conversation as `owner`'s (unless it is someone else's); the store it
-    is recorded in, None when it is not (memory off, storage failing, someone else's).
-    Never raises: nobody waits for this, and the first message records it otherwise."""
-    if owner is None:
-        return None
-    try:
-        store = provider.storage.memory_store
-        if store is None:
-            return None  # memory is off: nothing is kept
-        if await begin_conversation(store, owner, thread_ts, started=began):
-            return store
-        log.warning("slack.conversation.not_owner")
-    except StoreOffline:
-        log.debug("slack.conversation.record_skipped", reason="store unavailable")
-    except Exception as exc:
-        log.warning("slack.conversation.record_failed", error=type(exc).__name__, exc_info=exc)
-    return None
+class _Start:
+    """One thread start's storage: the record created (the claim) beside the reads."""
 
+    def __init__(
+        self,
+        provider: ServiceProvider,
+        dedupe: EventDeduplicator,
+        body: dict[str, Any],
+        owner: ConversationOwner | None,
+        thread_ts: str,
+        thread: dict[str, Any],
+    ) -> None:
+        self._provider = provider
+        self._dedupe = dedupe
+        self._body = body
+        self._owner = owner
+        self._thread_ts = thread_ts
+        self._began = datetime.now(UTC)
+        self._context = thread_context(thread.get("context"))
+        self._recorded: int | None = None  # the record's generation, once created
 
-async def _keep(
-    provider: ServiceProvider,
-    owner: ConversationOwner | None,
-    began: datetime,
-    store: ObjectStore | None,
-    save_thread_context: AsyncSaveThreadContext,
-    thread: dict[str, Any],
-) -> None:
-    """Slack's context saved with the person's thread; then, as after every write of a
-    person's data, what the thread start wrote goes again if they asked to be forgotten
-    since it began."""
-    if owner is None or store is None:
-        return
-    try:
-        await save_thread_context(thread.get("context") or {})
-        if await forget_again_if_erased(store, owner.user, began, dm_channels=(owner.channel,)):
+    async def claim_is_taken(self) -> bool:
+        """Whether another delivery of this start has it: the record's create-only write
+        is the claim (memory off: the event's own claim)."""
+        store = await memory_store(self._provider)
+        if store is None or self._owner is None:
+            return await self._dedupe.is_duplicate(self._body)
+        try:
+            self._recorded = await begin_conversation(
+                store, self._owner, self._thread_ts, started=self._began, context=self._context
+            )
+        except StoreOffline:
+            log.debug("slack.conversation.record_skipped", reason="store unavailable")
+            return False
+        except Exception as exc:  # greeting beats waiting: at worst, twice
+            log.warning("slack.conversation.record_failed", error=type(exc).__name__, exc_info=exc)
+            return False
+        if self._recorded is None:
+            log.info("slack.event.duplicate", source="record")
+            return True
+        return False
+
+    async def open(self) -> Opening | None:
+        store = await memory_store(self._provider)
+        if store is None or self._owner is None:
+            return None
+        left = time_left()
+        return await open_event(
+            store,
+            self._owner,
+            self._thread_ts,
+            budget_s=self._provider.settings.memory_load_timeout_s if left is None else left,
+            token_budget=self._provider.settings.memory_context_token_budget,
+            conversation=False,  # Slack has just opened it: there is nothing to read yet
+        )
+
+    async def settle(self, opening: Opening | None) -> None:
+        """As after every write of a person's data: if they asked to be forgotten since
+        the thread started, its record goes again. Never raises."""
+        if opening is None or self._recorded is None or opening.guard is None:
+            return
+        guard = opening.guard
+        guard.noted(opening.owner.home.conversation_key(self._thread_ts), self._recorded)
+        try:
+            await guard.settle()
+        except Forgotten:
             log.info("slack.conversation.erased_since_start")
-    except StoreOffline:
-        log.debug("slack.thread_context.save_skipped", reason="store unavailable")
-    except Exception as exc:
-        log.warning("slack.thread_context.save_failed", error=type(exc).__name__, exc_info=exc)
+        except StoreOffline:
+            log.debug("slack.conversation.settle_skipped", reason="store unavailable")
+        except Exception as exc:
+            log.warning("slack.conversation.settle_failed", error=type(exc).__name__, exc_info=exc)
 
 
-def _greeting(restored: RestoredMemory | None, retention_days: int) -> Greeting:
-    if restored is None:
+def _greeting(opening: Opening | None, retention_days: int) -> Greeting:
+    if opening is None:
         return Greeting(GENERIC_GREETING, SUGGESTED_PROMPTS)
-    contents = restored.loaded.contents
-    welcome = parse_welcome(contents.get(Scope.WELCOME))
+    welcome = welcome_of(opening.profile)
     if welcome is not None and not welcome.fresh(datetime.now(UTC), retention_days):
         welcome = None
-    return thread_greeting(contents.get(Scope.USER), welcome)
+    return thread_greeting(opening.loaded.content(Scope.USER), welcome)

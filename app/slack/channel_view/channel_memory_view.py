@@ -14,7 +14,7 @@ from typing import Any
 
 from app.learning.channel_memory import ChannelChange, ChannelChoices, ChannelMemory
 from app.learning.channel_mode import ChannelMode
-from app.memory.scopes import channel_prefix, to_memory_path
+from app.memory.scopes import ChannelMemoryScope, to_memory_path
 from app.observability.audit import SLACK
 from app.slack import block_kit
 from app.slack.mrkdwn import escape_within
@@ -52,7 +52,7 @@ def memory_blocks(
     if notice:
         blocks.append(block_kit.section(notice))
     blocks.append(block_kit.context(_mode_line(choices, ceiling)))
-    root = to_memory_path(channel_prefix(channel_id))
+    root = to_memory_path(ChannelMemoryScope(channel_id).channel_root)
     if not memory.files:
         blocks.append(
             block_kit.section("Nothing yet. Mention me and ask me to remember something.")

@@ -1,25 +1,27 @@
 """Answer one message with Claude, streamed into its thread: the same in both Slack
 experiences (only how Orion shows it is working differs).
 
-Everything Claude's first request needs goes out at once: the retry-dedupe claim, the
-conversation's record (whose it is, and its transcript: the history) and the person's
-memory, under one storage budget. A thread recorded for someone else is refused
-(turn_opening.py). A delivery that Slack marks as a retry shows nothing until it has won
-its claim. The person's message goes into the transcript as the turn begins, the answer as
-soon as it is complete; after the reply, what the turn taught Orion is written in the
-background, and a note of what the turn changed in the person's memory follows the answer
-(memory_note.py), with its Undo.
+Everything Claude's first request needs goes out at once: the retry-dedupe claim and
+the owner's state — the conversation (whose it is, and its transcript: the history), the
+profile and the person's memory — under one storage budget (turn_opening.py). A thread
+recorded for another DM is refused. A delivery that Slack marks as a retry shows nothing
+until it has won its claim. The person's message and the answer go into the transcript
+in one write as the answer ends; after the reply, what the turn taught Orion is written
+in the background and the turn settles with its owner's erasure guard
+(app/learning/guard.py), and a note of what the turn changed in the person's memory
+follows the answer (memory_note.py), with its Undo.
 
 A turn can end early (running_turns.py). Stopped by the person: what was streamed stays
 (in the thread and the transcript), nothing is learned from it, and the note claims only
 the writes that had finished. Cut off by a restart: the answer ends with a line saying so
-and a button to ask again (ask_again.py).
+and a button to ask again (ask_again.py). Every turn — answered, failed, stopped, cut off
+— writes its transcript once and settles.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,10 +31,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.agent.errors import friendly_error
 from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
-from app.learning.channel_memory import erase_again_if_erased
 from app.learning.conversation_record import said
 from app.learning.conversations import TurnTranscript
-from app.learning.erasure import forget_again_if_erased
+from app.learning.welcome import freshest_summary
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -157,8 +158,7 @@ class Answerer:
             on_stopped=lambda: self._stopped_by_slack(message),
         )
         delivery: Delivery[TurnOpening] = Delivery(
-            self._dedupe,
-            message.body,
+            lambda: self._dedupe.is_duplicate(message.body),
             retried=message.retried,
             budget_s=settings.memory_load_timeout_s,
             memory=lambda: (
@@ -171,7 +171,6 @@ class Answerer:
                     thread_ts=message.thread_ts,
                     team=message.team_id,
                     enterprise=message.enterprise_id,
-                    starts=message.starts,
                 )
             ),
         )
@@ -200,19 +199,10 @@ class Answerer:
                 await show_memory_note(client, agent, turn.request, turn.capturing)
         finally:
             if turn.request is not None and not turn.finished:
-                # Failed or ended early: what the memory tool wrote must not outlive an
-                # erasure.
-                run_in_background(
-                    _after(turn.transcript, agent.after_unfinished_turn(turn.request), turn.began),
-                    name="memory.erasure_check",
-                )
-            elif turn.request is None and turn.transcript is not None and turn.opening:
-                # Ended before there was a turn to check: the message written to the
-                # transcript must not outlive an erasure either.
-                run_in_background(
-                    _unless_erased(turn.transcript, turn.opening, turn.began),
-                    name="memory.erasure_check",
-                )
+                # Failed or ended early: what was said is kept, nothing is learned, and the
+                # turn settles (what it wrote must not outlive an erasure).
+                _write_transcript(turn)
+                run_in_background(_turn_end(turn, agent, None), name="memory.after_turn")
             reply.discard()  # a no-op once the reply has ended (answered, apologised, stopped)
             await _discard(delivery.memory)
             if answering:
@@ -246,8 +236,8 @@ class Answerer:
             memory_enabled = memory_enabled and gate.verdict is Verdict.REMEMBER
             if memory_enabled:
                 await reply.show_task(restore_started(in_channel=True))
-        if memory_enabled and opening.conversation is None:
-            # Nothing says whose the thread is: answered with no memory, keeping none.
+        if memory_enabled and not opening.remembers and not opening.refused:
+            # Nothing says whose the thread is: answered with what arrived, keeping none.
             log.info("slack.conversation.unchecked")
         if opening.refused:
             log.warning("slack.conversation.not_owner")
@@ -256,41 +246,26 @@ class Answerer:
         if message.in_channel:
             history = await channel_turn_history(client, opening, message)
         else:
-            history = await turn_history(
-                client,
-                opening,
-                channel=message.channel,
-                thread_ts=message.thread_ts,
-                ts=message.ts,
-                text=message.text,
+            history = turn_history(
+                opening, thread_ts=message.thread_ts, ts=message.ts, text=message.text
             )
         turn.transcript = history.transcript
-        changes = ChangeLog()  # what this turn changes in memory, for its note
-        if message.user and opening.remembers and not message.in_channel:
-            # Beside the answer, not before it: stated preferences are saved at once.
-            turn.capturing = run_in_background(
-                agent.capture_preferences(
-                    message.user,
-                    message.text,
-                    channel=message.channel,
-                    thread_ts=message.thread_ts,
-                    changes=changes,
-                ),
-                name="memory.preferences",
-            )
         turn.request = TurnRequest(
             user_id=message.user or "",
             channel_id=message.channel,
             thread_ts=message.thread_ts,
             history=history.messages,
-            memory_context=(opening.memory.context or "") if opening.memory else None,
-            memory_complete=opening.memory is None or opening.memory.complete,
-            memory_deadline=delivery.deadline,
-            changes=changes,
-            remembers=opening.remembers,
+            opening=opening.opening,
+            started_at=turn.began,
+            changes=ChangeLog(),  # what this turn changes in memory, for its note
             channel=recall_scope(client, message, gate) if gate is not None else None,
             memory_off=gate is not None and gate.verdict is not Verdict.REMEMBER,
         )
+        if message.user and turn.request.remembers and not message.in_channel:
+            # Beside the answer, not before it: stated preferences are saved at once.
+            turn.capturing = run_in_background(
+                agent.capture_preferences(turn.request, message.text), name="memory.preferences"
+            )
         result = await agent.answer(turn.request, reply)
         # The answer carries its trace, so feedback on it scores that very trace.
         await reply.finish(
@@ -304,12 +279,10 @@ class Answerer:
                 turn.transcript.take_back(message.ts)
         else:
             self._keep_answer(turn, result.text, reply)
+        _write_transcript(turn)  # at once: the next message reads it
         # Only now, with the reply complete: the summary must never hold up this reply
         # (nor wait for the note below).
-        run_in_background(
-            _turn_end(turn.transcript, agent, turn.request, result.text, turn.began),
-            name="memory.after_turn",
-        )
+        run_in_background(_turn_end(turn, agent, result.text), name="memory.after_turn")
         turn.finished = True
         # What the store confirmed changing, under the answer.
         await show_memory_note(client, agent, turn.request, turn.capturing)
@@ -329,6 +302,7 @@ class Answerer:
             log.info("slack.turn.cut_off", written_chars=len(reply.text))
             await reply.cut_off(CUT_OFF_LINE, ask_again_blocks(message.ts))
             self._keep_answer(turn, reply.text, reply)
+            _write_transcript(turn)  # before the process stops
             return
         log.info("slack.turn.stopped", written_chars=len(reply.text))
         await reply.stop()
@@ -363,54 +337,31 @@ class Answerer:
         await self._workspaces.get(client, team)
 
 
-async def _after(
-    transcript: TurnTranscript | None, work: Coroutine[Any, Any, None], since: datetime
-) -> None:
-    """`work` (the turn's end: a summary, an erasure check) once the turn's transcript is
-    written: the erasure check after every write of the person's data — in a channel,
-    of every member whose messages the turn wrote."""
-    if transcript is not None:
-        await transcript.written()
-        await _authors_unless_erased(transcript, since)
-    await work
+def _write_transcript(turn: _Turn) -> None:
+    """What the turn added to its conversation, in one write, with the freshest summary
+    there is (app/learning/welcome.py)."""
+    transcript, request = turn.transcript, turn.request
+    if transcript is None:
+        return
+    opening = request.opening if request is not None else None
+    if opening is None and turn.opening is not None:
+        opening = turn.opening.opening
+    record = opening.conversation.record if opening and opening.conversation else None
+    summary = (
+        freshest_summary(opening.profile, opening.thread_ts, record.summary if record else None)
+        if opening is not None
+        else None
+    )
+    transcript.write(summary)
 
 
-async def _turn_end(
-    transcript: TurnTranscript | None,
-    agent: Agent,
-    request: TurnRequest,
-    answer: str,
-    since: datetime,
-) -> None:
-    """The summary and the search index over every message of the conversation as Orion
-    keeps it once the turn's transcript is written."""
-
-    async def learn() -> None:
-        said_so_far = transcript.messages() if transcript is not None else None
-        await agent.after_turn(request, answer, transcript=said_so_far)
-
-    await _after(transcript, learn(), since)
-
-
-async def _unless_erased(transcript: TurnTranscript, opening: TurnOpening, since: datetime) -> None:
-    await transcript.written()
-    if opening.store is not None and opening.owner is not None:
-        owner = opening.owner
-        if owner.in_channel:
-            await _authors_unless_erased(transcript, since)
-            await erase_again_if_erased(opening.store, owner.channel, since)
-            return
-        await forget_again_if_erased(opening.store, owner.user, since, dm_channels=(owner.channel,))
-
-
-async def _authors_unless_erased(transcript: TurnTranscript, since: datetime) -> None:
-    """Each member whose messages the turn wrote into a channel's transcript: if they
-    asked to be forgotten since the turn began, those go again. Never raises."""
-    for author in sorted(transcript.authors):
-        try:
-            await forget_again_if_erased(transcript.store, author, since)
-        except Exception as exc:
-            log.warning("memory.erasure_check.failed", error=type(exc).__name__, exc_info=exc)
+async def _turn_end(turn: _Turn, agent: Agent, answer: str | None) -> None:
+    """Once the turn's writers are done (a captured preference): what the turn taught
+    (`answer`: None when there is nothing to learn from), and its settle."""
+    if turn.capturing is not None:
+        await asyncio.gather(turn.capturing, return_exceptions=True)
+    if turn.request is not None:
+        await agent.after_turn(turn.request, answer, turn.transcript)
 
 
 # A thread recorded as someone's DM, or as another channel's.

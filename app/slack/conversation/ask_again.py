@@ -23,6 +23,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.config import SlackExperience
 from app.learning.conversations import read_conversation
+from app.memory.homes import channel as channel_home
+from app.memory.homes import person
 from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
@@ -72,7 +74,7 @@ def register(
             ):
                 log.info("slack.ask_again.malformed")
                 return
-            question = await _recorded_question(provider, channel, thread_ts, question_ts)
+            question = await _recorded_question(provider, user, channel, thread_ts, question_ts)
             if question is None:
                 question = await _question_in_slack(client, channel, thread_ts, question_ts)
             if question is None or question.asker != user:
@@ -124,16 +126,17 @@ class _Question:
 
 
 async def _recorded_question(
-    provider: ServiceProvider, channel: str, thread_ts: str, question_ts: str
+    provider: ServiceProvider, user: str, channel: str, thread_ts: str, question_ts: str
 ) -> _Question | None:
-    """The question as Orion's record of the conversation keeps it; None when it keeps
-    none (memory off, storage failing, a conversation from before records)."""
+    """The question as Orion's record of the conversation keeps it — in the channel's home,
+    or the clicking person's —; None when it keeps none (memory off, storage failing)."""
     store = provider.storage.memory_store
     if store is None:
         return None
     try:
+        home = channel_home(channel) if is_shared_channel_id(channel) else person(user)
         async with provider.storage_within(provider.settings.memory_load_timeout_s):
-            record = await read_conversation(store, thread_ts)
+            record = await read_conversation(store, home, thread_ts)
     except Exception as exc:
         log.warning("slack.ask_again.record_unreadable", error=type(exc).__name__, exc_info=exc)
         return None

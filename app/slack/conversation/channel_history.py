@@ -15,9 +15,9 @@ A thread Orion first hears of deep into it is read whole (paged to its end, as f
 from before transcripts), and only its opening and its newest WINDOW_MESSAGES are used.
 
 What was read goes into the transcript with the mention, each message with its author,
-in the background — except what an author wrote before they last asked to be forgotten
-(one tombstone read per author, `said_since_erasure`): what Slack still shows is answered
-with, never kept again.
+written as the answer ends — except what an author wrote before they last asked to be
+forgotten (one profile read per author, beside the answer: `said_since_erasure`): what
+Slack still shows is answered with, never kept again.
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ async def channel_turn_history(
 ) -> TurnHistory:
     """The history the mention is answered with, and the turn's transcript, which already
     has what was read and the mention on their way."""
-    conversation, store, owner = opening.conversation, opening.store, opening.owner
-    known = conversation.transcript if conversation is not None else None
+    state, owner = opening.opening, opening.owner
+    conversation = state.conversation if state is not None else None
+    known = conversation.transcript if conversation is not None and conversation.stored else None
     newest = max((m.ts for m in known or () if m.ts is not None), key=float, default=None)
     thread = await _read(client, message, since=newest if known is not None else None)
     after = seconds_of(newest) if newest is not None else None
@@ -76,17 +77,16 @@ async def channel_turn_history(
     history.append(
         ThreadMessage("user", _authored(message.user, message.text), sent_at=seconds_of(message.ts))
     )
-    if not opening.remembers or store is None or owner is None or conversation is None:
+    if not opening.remembers or state is None or state.guard is None or owner is None:
         return TurnHistory(history, None)
-    transcript = TurnTranscript(store, owner, message.thread_ts, conversation)
+    assert conversation is not None  # remembers: the conversation answered
+    transcript = TurnTranscript(state.guard.store, owner, message.thread_ts, conversation)
     # Redacting up to WINDOW_MESSAGES messages of any shape: off the event loop.
     read = await asyncio.to_thread(lambda: [_said(m, message.bot_user_id) for m in slack])
     mention = said("user", message.text, at=moment_of(message.ts), ts=message.ts, user=message.user)
-
-    async def keepable(messages: Any) -> list[TranscriptMessage]:
-        return await said_since_erasure(store, messages)
-
-    transcript.add_checked([*read, mention], keepable)
+    transcript.add_checked(
+        [*read, mention], lambda messages: said_since_erasure(state.store, messages)
+    )
     return TurnHistory(history, transcript)
 
 

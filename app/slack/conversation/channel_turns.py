@@ -32,20 +32,21 @@ from typing import TYPE_CHECKING
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.learning.channel_memory import ChannelChoices, read_choices
+from app.learning.channel_memory import ChannelChoices, ModeChoice, channel_choice, workspace_choice
 from app.learning.channel_mode import ChannelMode
 from app.learning.channel_recall import ChannelRecallScope, StillPublic
 from app.learning.conversation_record import owner_of_event
-from app.learning.conversations import open_conversation
-from app.memory.scopes import channel_summary_key, is_shared_channel_id
+from app.learning.opening import Opening, open_event
+from app.learning.profile import Profile
+from app.memory.loader import Scope
+from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.conversation.thread_memory import restore_for
 from app.slack.conversation.turn_opening import TurnOpening
 from app.slack.web_client import without_rate_limit_waits
 from app.storage.breaker import StoreOffline
 from app.storage.deadline import time_left
-from app.storage.store import ObjectStore
+from app.storage.store import ObjectStore, StoredObject
 
 if TYPE_CHECKING:
     from app.slack.conversation.answering import Incoming
@@ -171,49 +172,41 @@ class ChannelGate:
 async def open_channel_turn(
     provider: ServiceProvider, client: AsyncWebClient, message: Incoming
 ) -> TurnOpening:
-    """Slack's word on the channel, what admins chose, the conversation's record and the
-    memory, all at once, within the current storage deadline. Never raises."""
+    """Slack's word on the channel, what admins chose, and the channel's state (its
+    profile, the conversation, the memory), all at once, within the current storage
+    deadline. Never raises."""
     owner = owner_of_event(
         message.user, message.channel, message.team_id, message.enterprise_id, kind="channel"
     )
     info = asyncio.ensure_future(channel_info(client, message.channel))
-    records, memory_store = await _stores(provider)
+    records, memory = await _stores(provider)
     ceiling = provider.settings.slack_channels
-    choices = (
-        asyncio.ensure_future(read_choices(records, message.channel))
-        if records is not None and owner is not None
-        else None
-    )
-    remembering = memory_store is not None and owner is not None and ceiling is ChannelMode.MEMORY
-    memory = conversation = None
-    if remembering and owner is not None and memory_store is not None:
-        starts = message.thread_ts == message.ts
-        memory = asyncio.ensure_future(
-            restore_for(
-                provider,
-                message.user,
+    if records is None or owner is None:
+        return TurnOpening(
+            owner, None, channel=ChannelGate(await info, None, message.shared_externally)
+        )
+    workspace = asyncio.ensure_future(workspace_choice(records))
+    opening: asyncio.Future[Opening] | asyncio.Future[StoredObject | None]
+    if memory is not None and ceiling is ChannelMode.MEMORY:
+        left = time_left()
+        opening = asyncio.ensure_future(
+            open_event(
+                memory,
+                owner,
                 message.thread_ts,
-                new_thread=starts,
-                channel_summary_key=channel_summary_key(message.channel, message.thread_ts),
+                budget_s=provider.settings.memory_load_timeout_s if left is None else left,
+                token_budget=provider.settings.memory_context_token_budget,
             )
         )
-        conversation = asyncio.ensure_future(
-            open_conversation(memory_store, owner, message.thread_ts, starts=starts)
-        )
-    gate = ChannelGate(await info, await _mode(choices, ceiling), message.shared_externally)
-    if gate.verdict is not Verdict.REMEMBER or conversation is None or memory is None:
-        for task in (memory, conversation):
-            if task is not None:
-                task.cancel()
+    else:  # nothing of the channel is remembered here: only what its admins chose is read
+        opening = asyncio.ensure_future(records.read(owner.home.profile_key))
+    mode = await _mode(workspace, opening, ceiling)
+    gate = ChannelGate(await info, mode, message.shared_externally)
+    state = _result(opening)
+    if gate.verdict is not Verdict.REMEMBER or not isinstance(state, Opening):
+        opening.cancel()
         return TurnOpening(owner, None, channel=gate)
-    try:
-        opened = await conversation
-    except Exception as exc:
-        memory.cancel()
-        if not isinstance(exc, StoreOffline):
-            log.warning("slack.conversation.unavailable", error=type(exc).__name__, exc_info=exc)
-        return TurnOpening(owner, memory_store, channel=gate)
-    return TurnOpening(owner, memory_store, opened, await memory, channel=gate)
+    return TurnOpening(owner, state, channel=gate)
 
 
 def recall_scope(
@@ -240,19 +233,33 @@ async def _stores(provider: ServiceProvider) -> tuple[ObjectStore | None, Object
 
 
 async def _mode(
-    choices: asyncio.Future[ChannelChoices] | None, ceiling: ChannelMode
+    workspace: asyncio.Future[ModeChoice | None],
+    opening: asyncio.Future[Opening] | asyncio.Future[StoredObject | None],
+    ceiling: ChannelMode,
 ) -> ChannelMode | None:
+    """What Orion does here: the channel's choice (in its profile), else the workspace's,
+    within the deployment's `ceiling`; None when storage could not say."""
     if ceiling is ChannelMode.OFF:
-        if choices is not None:
-            choices.cancel()
+        workspace.cancel()
         return ChannelMode.OFF  # the deployment allows nothing here, whatever was chosen
-    if choices is None:
-        return None
     try:
-        return (await choices).mode(ceiling)
+        chosen, state = await asyncio.gather(workspace, opening)
     except Exception as exc:
         if not isinstance(exc, StoreOffline):
             log.warning(
                 "slack.channel.settings_unavailable", error=type(exc).__name__, exc_info=exc
             )
         return None
+    if isinstance(state, Opening):
+        if not state.loaded.answered(Scope.PROFILE):
+            return None
+        profile = state.profile
+    else:
+        profile = Profile.parse(state.content if state is not None else None)
+    return ChannelChoices(chosen, channel_choice(profile)).mode(ceiling)
+
+
+def _result(task: asyncio.Future[Opening] | asyncio.Future[StoredObject | None]) -> object:
+    if not task.done() or task.cancelled() or task.exception() is not None:
+        return None
+    return task.result()

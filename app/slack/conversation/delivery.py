@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
-from app.slack.conversation.dedupe import EventDeduplicator
 from app.storage.deadline import current_deadline, storage_deadline
 
 T = TypeVar("T")
@@ -27,18 +26,19 @@ class Delivery(Generic[T]):
 
     def __init__(
         self,
-        dedupe: EventDeduplicator,
-        body: dict[str, Any],
+        is_taken: Callable[[], Awaitable[bool]],
         *,
         retried: bool,
         budget_s: float,
         memory: Callable[[], Awaitable[T]],
     ) -> None:
+        """`is_taken`: the claim (True: another delivery has the event; the event's own
+        claim, `EventDeduplicator.claims(body)`, or a create-only write of its own)."""
         with storage_deadline(budget_s):
-            # When the budget ends: what is left of it is all a later reload may use.
+            # When the budget ends: nothing later waits past it on the person's path.
             self.deadline = current_deadline()
             self.memory: asyncio.Future[T] = asyncio.ensure_future(memory())
-            self._claiming = asyncio.ensure_future(dedupe.is_duplicate(body))
+            self._claiming = asyncio.ensure_future(is_taken())
         self._retried = retried
 
     async def claim(self, show_working: Callable[[], Awaitable[None]]) -> bool:

@@ -2,9 +2,8 @@
 
 It comes from Orion's own transcript of the conversation (app/learning/conversations.py),
 read beside the memory, with no Slack call at all. Slack's `conversations.replies` is read
-only where Orion has no transcript — a conversation started before transcripts were kept,
-or one whose record storage could not give — and then once: what it shows becomes the
-transcript.
+only in a channel thread, for what members wrote there without mentioning Orion
+(channel_history.py).
 
 `conversations.replies` returns a thread oldest first, a page at a time, with no
 newest-first order, so a long thread is read to its end to reach its newest messages.
@@ -18,16 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.agent.history import MAX_HISTORY_MESSAGES, Role, ThreadMessage
-from app.learning.conversation_record import TranscriptMessage, moment_of, said
+from app.agent.history import MAX_HISTORY_MESSAGES, ThreadMessage
+from app.learning.conversation_record import TranscriptMessage
 from app.observability.logging import get_logger
-from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
 from app.slack.web_client import without_rate_limit_waits
 
 log = get_logger(__name__)
@@ -38,9 +35,6 @@ REPLIES_PAGE_SIZE = 200
 # How many of the newest messages a history keeps beside the opening: the history sent to
 # Claude keeps at most MAX_HISTORY_MESSAGES, so twice that leaves room to spare.
 WINDOW_MESSAGES = 2 * MAX_HISTORY_MESSAGES
-# Slack's own root message of an assistant thread ("New Assistant Thread"): not something
-# the person wrote, so not part of the conversation.
-ASSISTANT_THREAD_ROOT = "assistant_app_thread"
 
 
 @dataclass(frozen=True)
@@ -49,13 +43,6 @@ class SlackThread:
 
     messages: list[dict[str, Any]]
     complete: bool  # False: Slack limited or refused the read before the thread's end
-
-    def since(self, moment: datetime) -> SlackThread:
-        """Only the messages posted at or after `moment` (what a person said before asking
-        to be forgotten is not brought back)."""
-        after = moment.timestamp()
-        kept = [m for m in self.messages if (seconds_of(m.get("ts")) or 0.0) >= after]
-        return SlackThread(kept, self.complete)
 
 
 async def read_slack_thread(
@@ -95,43 +82,6 @@ async def read_slack_thread(
             return SlackThread(messages, complete=True)
 
 
-def history_from_slack(
-    thread: SlackThread, *, thread_ts: str, current_ts: str, current_text: str
-) -> list[ThreadMessage]:
-    """The thread's opening request, then its newest messages, oldest first, ending with
-    the message being answered (taken from the event itself, so history is right even when
-    Slack's read API has not caught up with it). Orion's own messages (anything a bot
-    posted) are `assistant` turns."""
-    messages = _conversation(thread.messages)
-    history: list[ThreadMessage] = []
-    window = messages[-WINDOW_MESSAGES:]
-    if len(window) < len(messages):
-        opening = next((m for m in messages if not m.get("bot_id")), None)
-        if opening is not None and opening.get("ts") != current_ts:
-            history.append(_as_history(opening, opens_cut=True))
-            window = [m for m in window if m is not opening]
-    history += [_as_history(m) for m in window if m.get("ts") != current_ts]
-    history.append(ThreadMessage("user", current_text, sent_at=seconds_of(current_ts)))
-    return history
-
-
-def transcript_from_slack(thread: SlackThread, *, current_ts: str) -> list[TranscriptMessage]:
-    """What the person wrote and Orion answered before the message being answered, as
-    Slack shows it, for the transcript (bounded and redacted): not Orion's greeting (it
-    comes before the person's first message) nor the notes under its answers of what they
-    changed in memory."""
-    messages = [
-        m
-        for m in _conversation(thread.messages)
-        if m.get("ts") != current_ts and (m.get("text") or "").strip() and not _memory_note(m)
-    ]
-    first = next((n for n, m in enumerate(messages) if not m.get("bot_id")), len(messages))
-    return [
-        said(_role(m), m.get("text") or "", at=moment_of(m.get("ts")), ts=m.get("ts"))
-        for m in messages[first:]
-    ]
-
-
 def history_from_transcript(
     messages: Sequence[TranscriptMessage], *, dropped: int, current_ts: str, current_text: str
 ) -> list[ThreadMessage]:
@@ -149,29 +99,6 @@ def history_from_transcript(
     ]
     history.append(ThreadMessage("user", current_text, sent_at=seconds_of(current_ts)))
     return history
-
-
-def _conversation(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The thread without Slack's own root of an assistant thread."""
-    return [m for m in messages if m.get("subtype") != ASSISTANT_THREAD_ROOT]
-
-
-def _memory_note(message: dict[str, Any]) -> bool:
-    blocks = message.get("blocks") or []
-    return any(isinstance(b, dict) and b.get("block_id") == NOTE_BLOCK_ID for b in blocks)
-
-
-def _role(message: dict[str, Any]) -> Role:
-    return "assistant" if message.get("bot_id") else "user"
-
-
-def _as_history(message: dict[str, Any], *, opens_cut: bool = False) -> ThreadMessage:
-    return ThreadMessage(
-        _role(message),
-        message.get("text") or "",
-        opens_cut=opens_cut,
-        sent_at=seconds_of(message.get("ts")),
-    )
 
 
 def seconds_of(ts: object) -> float | None:

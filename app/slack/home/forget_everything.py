@@ -2,9 +2,9 @@
 erase all of the clicking person's memory, then show them the now empty tab.
 
 Only this click (or an operator's command) erases everything: no tool offers it to the
-model. It acts on the person who clicked, with their DM with Orion (whose thread contexts
-hold a copy of what was restored there): from the view they clicked in when it was theirs,
-else asked of Slack. The log says how many objects of each kind went, never what they said.
+model. It acts on the person who clicked: everything of theirs is in their home
+(app/learning/erasure.py). The log says how many objects of each kind went, never what
+they said.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from app.learning.erasure import forget_everything
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.slack.event_scope import handling
-from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user
-from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING, MEMORY_OFF, HomeOwner
+from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user, owner_of
+from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING, MEMORY_OFF
 
 log = get_logger(__name__)
 
@@ -47,18 +47,13 @@ def register(app: AsyncApp, home: HomeTab) -> None:
         ):
             if not user:
                 return
-            dm = await home.dm_of(body, client)
-            if dm is None:
-                log.warning("memory.forget.no_dm", kind="everything")
             started = time.perf_counter()
             with tracing.observe(
                 "memory.forget", input={"kind": "everything", "via": "home"}
             ) as span:
                 try:
                     async with home.store(ERASE_BUDGET_S) as store:
-                        report = await forget_everything(
-                            store, user, dm_channels=(dm,) if dm else ()
-                        )
+                        report = await forget_everything(store, user)
                 except MemoryOff:
                     notice = MEMORY_OFF
                 except Exception as exc:
@@ -80,5 +75,5 @@ def register(app: AsyncApp, home: HomeTab) -> None:
                         **report.deleted,
                         duration_ms=round((time.perf_counter() - started) * 1000, 1),
                     )
-            await home.publish(client, HomeOwner(user, dm), notice=notice)
+            await home.publish(client, owner_of(body), notice=notice)
             await tracing.forget_person_traces(user)  # after the tab: it may take seconds

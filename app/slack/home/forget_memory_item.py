@@ -19,7 +19,8 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.erasure import forget_conversation, forget_note, forget_preference
-from app.memory.scopes import to_key, to_memory_path, user_prefix
+from app.memory.scopes import to_key, to_memory_path
+from app.memory.tool.model_paths import person_memory_key
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.slack.event_scope import handling
@@ -95,7 +96,7 @@ async def _forget(store: ObjectStore, user: str, kind: str, value: str) -> int:
         return int(await forget_preference(store, user, value))
     if kind == "note":
         try:  # a file name under their own directory, checked as the memory tool checks paths
-            key = to_key(to_memory_path(f"{user_prefix(user)}{value}"))
+            key = person_memory_key(user, to_key(to_memory_path(f"users/{user}/{value}")))
             return int(await forget_note(store, user, key))
         except ValueError:
             return 0

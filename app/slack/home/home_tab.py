@@ -81,9 +81,9 @@ class HomeTab:
             async with self.store() as store:
                 if inventory is None:
                     inventory, total = await _inventory(store, owner.user)
-                notes = await memory_notes_shown(
-                    store, owner.user, default=self.provider.settings.memory_notes
-                )
+            notes = memory_notes_shown(
+                inventory.profile, default=self.provider.settings.memory_notes
+            )
             view = home_view(
                 owner,
                 inventory,

@@ -17,7 +17,7 @@ from typing import Any
 
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
 from app.learning.preferences import StoredPreference
-from app.memory.scopes import user_prefix
+from app.memory.homes import person
 from app.slack import block_kit
 from app.slack.conversation.thread_links import ThreadLinks
 from app.slack.mrkdwn import escape
@@ -212,7 +212,7 @@ def _preference(n: int, item: StoredPreference, links: ThreadLinks) -> dict[str,
 
 
 def _note(user: str, n: int, note: Note) -> dict[str, Any]:
-    name = note.key.removeprefix(user_prefix(user))
+    name = note.key.removeprefix(person(user).memory_prefix)
     lines = [
         f"*{escape(block_kit.clip(name, TITLE_CHARS))}*",
         f"{block_kit.size(note.size)} · changed {block_kit.date(note.updated)}",

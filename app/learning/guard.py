@@ -1,0 +1,157 @@
+"""The erasure guard: every write an event makes for an owner passes here, and nothing it
+wrote survives the owner being forgotten meanwhile.
+
+An event (a thread start, a turn, a click) reads its owner's profile as it begins
+(app/learning/profile.py) and writes through `Guard.store`, which notes each write. It
+ends with `settle`: one update of the profile — the changes the event makes there (a
+conversation's entry, the welcome back), or, with none, one read — that first compares the
+profile with what the event read. If the owner was forgotten since (the profile names a
+later erasure), or the conversation was (it is among the profile's forgotten ones), the
+event's writes are taken back, each only at the version the event wrote.
+
+Either the erasure's deletions saw a write, or the writer's settle sees the erasure: an
+erasure changes the profile first and deletes after (app/learning/erasure.py), and an
+event settles only once its writes are done. This is the one place that knows; no writer
+checks on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from app.learning.profile import Profile
+from app.memory.homes import Home
+from app.memory.retention import cutoff_of
+from app.observability.logging import get_logger
+from app.storage.deadline import own_deadline
+from app.storage.store import (
+    ObjectStore,
+    PreconditionFailed,
+    StoredObject,
+    StoreError,
+    StoreLayer,
+    update_object,
+)
+
+log = get_logger(__name__)
+
+# How long taking writes back may take, whatever is left of the event's own deadline.
+TAKE_BACK_BUDGET_S = 5.0
+
+
+class Forgotten(Exception):
+    """The owner, or the conversation, was forgotten while the event ran: what it wrote
+    was taken back."""
+
+
+@dataclass
+class _Written:
+    generations: dict[str, int] = field(default_factory=dict)  # key → the version written
+
+
+class _Recording(StoreLayer):
+    """The store as the event writes to it: each write noted."""
+
+    def __init__(self, inner: ObjectStore, written: _Written) -> None:
+        super().__init__(inner)
+        self._written = written
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        generation = await self.inner.write(key, content, if_generation=if_generation)
+        self._written.generations[key] = generation
+        return generation
+
+
+class Guard:
+    """One event's writes for one owner (`home`), from its profile as the event read it
+    (`read`: the stored object, None when there was none)."""
+
+    def __init__(self, store: ObjectStore, home: Home, read: StoredObject | None) -> None:
+        self.home = home
+        self._store = store
+        self._read = read
+        self.profile = Profile.parse(read.content if read is not None else None)
+        self._written = _Written()
+        self.store: ObjectStore = _Recording(store, self._written)
+
+    @classmethod
+    async def reading(cls, store: ObjectStore, home: Home) -> Guard:
+        """A guard for an event that has not read the profile yet."""
+        return cls(store, home, await store.read(home.profile_key))
+
+    def noted(self, key: str, generation: int) -> None:
+        """A write made past `store` (an update that already knows its result)."""
+        self._written.generations[key] = generation
+
+    async def settle(
+        self, change: Callable[[Profile], Profile] | None = None, *, thread_ts: str | None = None
+    ) -> Profile:
+        """The profile with `change` applied, unless the owner (or, `thread_ts`, that
+        conversation) was forgotten since the event read it: then its writes are taken
+        back and `Forgotten` is raised. Raises what storage raises (the writes stand)."""
+        earlier = self.profile
+        cutoff = cutoff_of(self._store)
+        forgotten: list[str] = []
+
+        def transform(current: str | None) -> str | None:
+            profile = Profile.parse(current)
+            if profile.erased_since(earlier):
+                forgotten[:] = ["owner"]
+                return current
+            if thread_ts is not None and profile.forgot_since(earlier, thread_ts):
+                forgotten[:] = ["conversation"]
+                return current
+            forgotten.clear()
+            if change is None:
+                return current
+            return change(profile).render(cutoff=cutoff)
+
+        # Written over exactly the version the event read (or created, where there was
+        # none); with nothing to write, read once more.
+        stored = await update_object(
+            self._store, self.home.profile_key, transform, already_read=self._read
+        )
+        if forgotten:
+            await self._take_back(whole=forgotten[0] == "owner", thread_ts=thread_ts)
+            raise Forgotten(forgotten[0])
+        self._read = stored
+        self.profile = Profile.parse(stored.content if stored is not None else None)
+        return self.profile
+
+    async def forgotten_since(self) -> bool:
+        """Whether the owner was forgotten since the event read the profile (one read;
+        nothing taken back: `settle` does that)."""
+        stored = await self._store.read(self.home.profile_key)
+        return Profile.parse(stored.content if stored else None).erased_since(self.profile)
+
+    async def _take_back(self, *, whole: bool, thread_ts: str | None) -> None:
+        """The event's writes (`whole`), or those of the forgotten conversation, each only
+        at the version the event left."""
+        keys = dict(self._written.generations)
+        if not whole and thread_ts is not None:
+            conversation = self.home.conversation_key(thread_ts)
+            notes = self.home.notes_prefix(thread_ts)
+            keys = {k: g for k, g in keys.items() if k == conversation or k.startswith(notes)}
+        log.info("memory.erased_during_event", kind="owner" if whole else "conversation")
+        with own_deadline(TAKE_BACK_BUDGET_S):
+            await asyncio.gather(
+                *(self._delete(key, generation) for key, generation in keys.items())
+            )
+            if (
+                not whole
+                and thread_ts is not None
+                and self.home.search_key in self._written.generations
+            ):
+                from app.learning.search_index import remove_documents
+
+                await remove_documents(self._store, self.home, {thread_ts})
+
+    async def _delete(self, key: str, generation: int) -> None:
+        with contextlib.suppress(PreconditionFailed):
+            try:
+                await self._store.delete(key, if_generation=generation)
+            except StoreError as exc:
+                log.warning("memory.take_back_failed", error=type(exc).__name__, exc_info=exc)

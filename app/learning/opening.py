@@ -1,0 +1,130 @@
+"""What an event starts from: its owner's state, read at once within one budget.
+
+A thread start, a message or a mention reads, all at the same time, each once: the
+owner's profile (app/learning/profile.py: the welcome back, settings, and the erasure
+guard's starting point), the person's preferences, the conversation (whose it is, its
+transcript and summary) and the organisation's context. From them: whether the event may
+continue the conversation, the memory block for Claude's prompt (preferences,
+organisation context, and the conversation's freshest summary), and the guard every write
+of the event goes through (app/learning/guard.py).
+
+Nothing is kept unless both the profile and the conversation answered in time: without
+them nothing says whose the conversation is, or whether its owner was forgotten. Such an
+event is answered with whatever memory did arrive (or none), and keeps nothing; it is
+logged (`memory.without_memory`, with why), so that the figure can be counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.learning.conversation_record import ConversationOwner
+from app.learning.conversations import OpenedConversation, opened_from
+from app.learning.guard import Guard
+from app.learning.profile import Profile
+from app.learning.welcome import freshest_summary
+from app.memory.formatting import MemorySections, format_memory_context
+from app.memory.homes import preferences_key
+from app.memory.loader import LoadedMemories, Scope, load_memories
+from app.memory.preferences_file import shaping_preferences
+from app.memory.scopes import global_context_key
+from app.observability.logging import get_logger
+from app.storage.store import NOT_READ, NotRead, ObjectStore, StoredObject
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Opening:
+    """One event's owner state, as read."""
+
+    owner: ConversationOwner
+    thread_ts: str
+    loaded: LoadedMemories
+    store: ObjectStore
+    # None: not asked for (a thread start), or storage did not say in time.
+    conversation: OpenedConversation | None
+    # None when the profile did not arrive in time: then nothing is kept.
+    guard: Guard | None
+    context: str | None  # the memory block for the prompt
+
+    @property
+    def profile(self) -> Profile:
+        return self.guard.profile if self.guard is not None else Profile()
+
+    @property
+    def refused(self) -> bool:
+        return self.conversation is not None and not self.conversation.allowed
+
+    @property
+    def remembers(self) -> bool:
+        """Whether the event may keep what it learns: its conversation and profile
+        answered, and the conversation is the owner's."""
+        return (
+            self.guard is not None and self.conversation is not None and self.conversation.allowed
+        )
+
+    @property
+    def preferences(self) -> StoredObject | NotRead | None:
+        """The person's preferences as read (for an update that starts from them)."""
+        if self.loaded.answered(Scope.USER):
+            return self.loaded.read(Scope.USER)
+        return NOT_READ
+
+    @property
+    def complete(self) -> bool:
+        return self.loaded.complete
+
+
+async def open_event(
+    store: ObjectStore,
+    owner: ConversationOwner,
+    thread_ts: str,
+    *,
+    budget_s: float,
+    token_budget: int,
+    conversation: bool = True,
+) -> Opening:
+    """Read `owner`'s state for an event in `thread_ts` (`conversation`: the
+    conversation's object too; a thread start has none yet). Raises what storage raises
+    only as `load_memories` does (it reports failures instead)."""
+    home = owner.home
+    keys = {
+        Scope.GLOBAL: global_context_key(),
+        Scope.USER: preferences_key(owner.user),
+        Scope.PROFILE: home.profile_key,
+    }
+    if conversation:
+        keys[Scope.CONVERSATION] = home.conversation_key(thread_ts)
+    loaded = await load_memories(store, keys, budget_s=budget_s)
+    opened = (
+        opened_from(loaded.read(Scope.CONVERSATION), owner)
+        if conversation and loaded.answered(Scope.CONVERSATION)
+        else None
+    )
+    guard = (
+        Guard(store, home, loaded.read(Scope.PROFILE)) if loaded.answered(Scope.PROFILE) else None
+    )
+    profile = guard.profile if guard is not None else Profile()
+    record = opened.record if opened is not None else None
+    preferences = loaded.content(Scope.USER)
+    if owner.in_channel:
+        # Of the person's own memory, only how they like answers is used in a channel.
+        preferences = shaping_preferences(preferences)
+    summary = freshest_summary(profile, thread_ts, record.summary if record else None)
+    context = format_memory_context(
+        MemorySections(
+            preferences=preferences,
+            global_context=loaded.content(Scope.GLOBAL),
+            session_summary=summary.body if summary is not None else None,
+        ),
+        token_budget=token_budget,
+    )
+    opening = Opening(owner, thread_ts, loaded, store, opened, guard, context)
+    if conversation and not opening.remembers and not opening.refused:
+        log.warning(
+            "memory.without_memory",
+            reason="timed out" if loaded.timed_out else "storage failed",
+            scopes=[s.value for s in (*loaded.timed_out, *loaded.failed)],
+        )
+    return opening

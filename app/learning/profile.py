@@ -1,0 +1,206 @@
+"""An owner's profile: Orion's one record of a person or a channel, `{home}/profile.json`.
+
+Everything Orion knows *about* an owner, as opposed to what it remembers *for* them (their
+memory, their conversations), in one small object read by every event of theirs beside
+their memory, and written once at the end of an event that changes it:
+
+    {"version": 2,
+     "erased_at": "2026-05-04T10:12:00.123456+00:00",   when they were last forgotten
+     "forgotten": {"1712345678.123456": "…"},            conversations forgotten, and when
+     "conversations": [{"thread": …, "title": …, "updated": …, "channel": …}],  newest first
+     "latest": {"thread": …, "topic": …, "updated": …, "greeting": …, "next_step": …,
+                "summary": …},                            how to greet them back (welcome.py)
+     "settings": {"memory_notes": false},                 a person's choices
+     "said_in": [["C0123", "1712345678.123456"]],         channel threads holding their words
+     "mode": {"mode": "answers", "by": "U…", "at": …},   a channel: what its admins chose
+     "changes": […]}                                      a channel: who changed its memory
+
+Among Orion's own records, out of the memory tool's reach: only Orion writes it, so what
+it says (which conversations are theirs, that they were forgotten) can be trusted. It is
+also the owner's erasure guard (app/learning/guard.py): an erasure leaves it holding only
+`erased_at`, and every event's writes end by checking it. Bounded whatever happens:
+entries older than the retention window are dropped when it is written, and each list
+keeps its newest entries within a cap.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from app.learning.timestamps import format_time, parse_time
+from app.memory.scopes import is_shared_channel_id, is_thread_ts, validate_thread_ts
+from app.memory.tolerant_json import load_json_object
+
+VERSION = 2
+MAX_CONVERSATIONS = 1_000  # within the retention window; the Home tab shows the newest
+MAX_FORGOTTEN = 1_000
+MAX_SAID_IN = 1_000
+MAX_CHANGES = 100
+
+
+@dataclass(frozen=True)
+class ConversationEntry:
+    """One of the owner's conversations, as their profile lists it."""
+
+    thread_ts: str
+    title: str
+    updated: datetime
+    channel: str | None = None  # the DM (or channel) it is in
+
+    def to_json(self) -> dict[str, str]:
+        item = {"thread": self.thread_ts, "title": self.title, "updated": format_time(self.updated)}
+        if self.channel:
+            item["channel"] = self.channel
+        return item
+
+    @staticmethod
+    def parse(item: object) -> ConversationEntry | None:
+        if not isinstance(item, dict):
+            return None
+        thread, title, updated = item.get("thread"), item.get("title"), item.get("updated")
+        if not (is_thread_ts(thread) and isinstance(title, str) and isinstance(updated, str)):
+            return None
+        moment = parse_time(updated)
+        channel = item.get("channel")
+        if moment is None:
+            return None
+        return ConversationEntry(
+            str(thread), title, moment, channel if isinstance(channel, str) else None
+        )
+
+
+@dataclass(frozen=True)
+class Profile:
+    """An owner's profile as read (empty when there is none)."""
+
+    erased_at: datetime | None = None
+    forgotten: dict[str, datetime] = field(default_factory=dict)
+    conversations: tuple[ConversationEntry, ...] = ()
+    # The sections of other modules, as stored (each parses its own: welcome.py,
+    # person_settings.py, channel_memory.py): kept as they are by every other writer.
+    sections: dict[str, Any] = field(default_factory=dict)
+    said_in: tuple[tuple[str, str], ...] = ()
+
+    # -- the erasure guard's view (app/learning/guard.py) --
+
+    def erased_since(self, earlier: Profile) -> bool:
+        """Whether the owner was forgotten after `earlier` was read."""
+        return self.erased_at is not None and self.erased_at != earlier.erased_at
+
+    def forgot_since(self, earlier: Profile, thread_ts: str) -> bool:
+        """Whether the conversation was forgotten after `earlier` was read."""
+        when = self.forgotten.get(thread_ts)
+        return when is not None and when != earlier.forgotten.get(thread_ts)
+
+    def erased(self, moment: datetime) -> Profile:
+        """What an erasure leaves: when it was, and nothing else."""
+        return Profile(erased_at=moment)
+
+    # -- the owner's conversations --
+
+    def entry(self, thread_ts: str) -> ConversationEntry | None:
+        return next((e for e in self.conversations if e.thread_ts == thread_ts), None)
+
+    def with_conversation(self, entry: ConversationEntry) -> Profile:
+        others = [e for e in self.conversations if e.thread_ts != entry.thread_ts]
+        listed = sorted([entry, *others], key=lambda e: e.updated, reverse=True)
+        return replace(self, conversations=tuple(listed[:MAX_CONVERSATIONS]))
+
+    def forgetting(self, thread_ts: str, moment: datetime) -> Profile:
+        """The profile once the conversation is forgotten: not listed, and the moment
+        kept, so that a turn still writing to it takes its writes back."""
+        validate_thread_ts(thread_ts)
+        return replace(
+            self,
+            conversations=tuple(e for e in self.conversations if e.thread_ts != thread_ts),
+            forgotten={**self.forgotten, thread_ts: moment},
+        )
+
+    def with_said_in(self, channel_id: str, thread_ts: str) -> Profile:
+        pair = (channel_id, thread_ts)
+        if pair in self.said_in:
+            return self
+        return replace(self, said_in=(pair, *self.said_in)[:MAX_SAID_IN])
+
+    # -- other modules' sections --
+
+    def section(self, name: str) -> Any:
+        return self.sections.get(name)
+
+    def with_section(self, name: str, value: Any) -> Profile:
+        sections = {k: v for k, v in self.sections.items() if k != name}
+        if value is not None:
+            sections[name] = value
+        return replace(self, sections=sections)
+
+    def render(self, *, cutoff: datetime | None = None) -> str:
+        """The profile as stored, without what is older than `cutoff`."""
+        data: dict[str, Any] = {"version": VERSION}
+        if self.erased_at is not None:
+            data["erased_at"] = self.erased_at.isoformat()
+        forgotten = sorted(self.forgotten.items(), key=lambda item: item[1], reverse=True)
+        kept = [(t, at) for t, at in forgotten if cutoff is None or at >= cutoff]
+        if kept:
+            data["forgotten"] = {t: at.isoformat() for t, at in kept[:MAX_FORGOTTEN]}
+        entries = [e for e in self.conversations if cutoff is None or e.updated >= cutoff]
+        if entries:
+            data["conversations"] = [e.to_json() for e in entries]
+        data.update(self.sections)
+        if self.said_in:
+            data["said_in"] = [list(pair) for pair in self.said_in]
+        return json.dumps(data, ensure_ascii=False)
+
+    @staticmethod
+    def parse(content: str | None, *, cutoff: datetime | None = None) -> Profile:
+        """The profile; empty when there is none or it cannot be read (logged), never an
+        error. What is older than `cutoff` is left out."""
+        data = load_json_object(content, what="profile")
+        entries = [ConversationEntry.parse(item) for item in _list(data, "conversations")]
+        listed: dict[str, ConversationEntry] = {}
+        for entry in entries:
+            if entry is None or (cutoff is not None and entry.updated < cutoff):
+                continue
+            if entry.thread_ts not in listed or listed[entry.thread_ts].updated < entry.updated:
+                listed[entry.thread_ts] = entry
+        forgotten = data.get("forgotten")
+        return Profile(
+            erased_at=_moment(data.get("erased_at")),
+            forgotten={
+                thread: moment
+                for thread, at in (forgotten.items() if isinstance(forgotten, dict) else ())
+                if is_thread_ts(thread) and (moment := _moment(at)) is not None
+            },
+            conversations=tuple(
+                sorted(listed.values(), key=lambda e: e.updated, reverse=True)[:MAX_CONVERSATIONS]
+            ),
+            sections={k: v for k, v in data.items() if k not in _OWN},
+            said_in=tuple(
+                (str(pair[0]), str(pair[1]))
+                for pair in _list(data, "said_in")[:MAX_SAID_IN]
+                if isinstance(pair, list)
+                and len(pair) == 2
+                and is_shared_channel_id(pair[0])
+                and is_thread_ts(pair[1])
+            ),
+        )
+
+
+_OWN = frozenset({"version", "erased_at", "forgotten", "conversations", "said_in"})
+
+
+def _list(data: dict[str, Any], name: str) -> list[Any]:
+    value = data.get(name)
+    return value if isinstance(value, list) else []
+
+
+def _moment(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

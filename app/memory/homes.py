@@ -1,0 +1,151 @@
+"""Where each owner's objects live: one home per person, per channel, per workspace.
+
+Every object Orion keeps belongs to exactly one owner and lives under that owner's home,
+so the owner's whole memory is found, read, exported and erased from the owner alone —
+one listing, no index that can drift (docs/architecture.md, "Memory layout"):
+
+    people/{user}/profile.json               Orion's record of the person (app/learning/profile.py)
+    people/{user}/memory/…                   preferences.json and notes (/memories/users/{user}/)
+    people/{user}/conversations/{thread}.json  one conversation: owner, transcript, summary
+    people/{user}/conversations/{thread}/…   its notes (/memories/sessions/{thread}/)
+    people/{user}/search.json                the search index over their conversations
+    people/{user}/undo/{id}.json             what one answer changed, for its Undo
+    channels/{channel}/…                     the same for a channel (memory: /memories/channels/{channel}/,
+                                             and archived/ while the channel is archived)
+    workspace/channels.json                  admins' choice for channels, the public channels
+
+A thread's key is its Slack ts with '.' as '-'. Keys are built from ids checked against
+Slack's shapes, never from anything a person or Claude writes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from app.memory.key_prefixes import CHANNELS_PREFIX, PEOPLE_PREFIX, WORKSPACE_PREFIX
+from app.memory.scopes import (
+    THREAD_TS_PATTERN,
+    is_undo_id,
+    validate_channel,
+    validate_thread_ts,
+    validate_user_id,
+)
+
+OwnerKind = Literal["person", "channel"]
+
+PROFILE = "profile.json"
+MEMORY = "memory/"
+CONVERSATIONS = "conversations/"
+SEARCH = "search.json"
+UNDO = "undo/"
+ARCHIVED = "archived/"
+PREFERENCES = "preferences.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """One owner (a person or a channel) and the keys of its objects."""
+
+    kind: OwnerKind
+    id: str
+
+    def __post_init__(self) -> None:
+        if self.kind == "person":
+            validate_user_id(self.id)
+        elif self.kind == "channel":
+            validate_channel(self.id)
+        else:
+            raise ValueError(f"not a kind of owner: {self.kind!r}")
+
+    @property
+    def prefix(self) -> str:
+        """Every object of the owner is under this."""
+        top = PEOPLE_PREFIX if self.kind == "person" else CHANNELS_PREFIX
+        return f"{top}{self.id}/"
+
+    @property
+    def profile_key(self) -> str:
+        return self.prefix + PROFILE
+
+    @property
+    def memory_prefix(self) -> str:
+        """The owner's memory, as Claude's memory tool reaches it."""
+        return self.prefix + MEMORY
+
+    @property
+    def conversations_prefix(self) -> str:
+        return self.prefix + CONVERSATIONS
+
+    def conversation_key(self, thread_ts: str) -> str:
+        return f"{self.conversations_prefix}{thread_name(thread_ts)}.json"
+
+    def notes_prefix(self, thread_ts: str) -> str:
+        """The conversation's notes (`/memories/sessions/{thread}/` to the model)."""
+        return f"{self.conversations_prefix}{thread_name(thread_ts)}/"
+
+    @property
+    def search_key(self) -> str:
+        return self.prefix + SEARCH
+
+    def undo_key(self, undo_id: str) -> str:
+        if not is_undo_id(undo_id):
+            raise ValueError("not an undo id")
+        return f"{self.prefix}{UNDO}{undo_id}.json"
+
+    @property
+    def archived_prefix(self) -> str:
+        """Where an archived channel's memory waits out the retention window."""
+        return self.prefix + ARCHIVED
+
+    def thread_of(self, key: str) -> str | None:
+        """The thread whose conversation object `key` is, else None."""
+        name = key.removeprefix(self.conversations_prefix)
+        if name == key or not name.endswith(".json") or "/" in name:
+            return None
+        return thread_of_name(name.removesuffix(".json"))
+
+
+def person(user_id: str) -> Home:
+    return Home("person", user_id)
+
+
+def channel(channel_id: str) -> Home:
+    return Home("channel", channel_id)
+
+
+def preferences_key(user_id: str) -> str:
+    """The person's preferences (`/memories/users/{user}/preferences.json`)."""
+    return person(user_id).memory_prefix + PREFERENCES
+
+
+def workspace_channels_key() -> str:
+    """What the workspace's admins chose for channels, and its public channels."""
+    return f"{WORKSPACE_PREFIX}channels.json"
+
+
+def thread_name(thread_ts: str) -> str:
+    # '.' would make the name look like a file extension.
+    return validate_thread_ts(thread_ts).replace(".", "-")
+
+
+_THREAD_TS = re.compile(THREAD_TS_PATTERN)
+
+
+def thread_of_name(name: str) -> str | None:
+    """The thread a key segment names (`1712-345` → `1712.345`), else None."""
+    thread = name.replace("-", ".", 1)
+    return thread if _THREAD_TS.fullmatch(thread) else None
+
+
+# What expires with the retention window, within any home (and with a workspace's keys
+# in between, in distribution mode): conversations, their notes and undo records, and an
+# archived channel's memory. Everything else of an owner is kept until forgotten.
+_EXPIRING = re.compile(
+    r"(?:people|channels)/(?:teams/[^/]+/[^/]+/)?[^/]+/(?:conversations|undo|archived)/"
+)
+
+
+def expires_with_conversations(key: str) -> bool:
+    return _EXPIRING.match(key) is not None

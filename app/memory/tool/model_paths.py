@@ -1,0 +1,80 @@
+"""The memory tool's paths, mapped to where they live: each root in its owner's home.
+
+Claude addresses memory as `/memories/users/{user}/…`, `/memories/sessions/{thread}/…`,
+`/memories/channels/{channel}/…` and `/memories/global/…` (app/memory/scopes.py): the
+tool works with those as keys. This layer, beneath the tool, maps every key to the store's
+(`people/{user}/memory/…`, `people/{user}/conversations/{thread}/…`,
+`channels/{channel}/memory/…`; app/memory/homes.py) and listings back, for one scope only:
+a key outside the scope's roots is refused here too, whatever the tool checked.
+"""
+
+from __future__ import annotations
+
+from app.memory.homes import channel, person
+from app.memory.key_prefixes import GLOBAL_PREFIX
+from app.memory.scopes import ChannelMemoryScope, MemoryScope, ScopeRules
+from app.storage.store import ObjectInfo, ObjectStore, StoredObject, StoreLayer
+
+
+def storage_roots(scope: ScopeRules) -> dict[str, str]:
+    """Each of the scope's roots (`users/U1/`) and where it lives (`people/U1/memory/`)."""
+    if isinstance(scope, MemoryScope):
+        home = person(scope.user_id)
+        return {
+            GLOBAL_PREFIX: GLOBAL_PREFIX,
+            scope.user_root: home.memory_prefix,
+            scope.session_root: home.notes_prefix(scope.thread_ts),
+        }
+    if isinstance(scope, ChannelMemoryScope):
+        return {
+            GLOBAL_PREFIX: GLOBAL_PREFIX,
+            scope.channel_root: channel(scope.channel_id).memory_prefix,
+        }
+    raise TypeError(f"no storage for {type(scope).__name__}")
+
+
+class ModelPathStore(StoreLayer):
+    """An `ObjectStore` in the memory tool's keys, over the store's."""
+
+    def __init__(self, inner: ObjectStore, scope: ScopeRules) -> None:
+        super().__init__(inner)
+        self._roots = storage_roots(scope)
+
+    def to_storage(self, key: str) -> str:
+        for root, stored in self._roots.items():
+            if key.startswith(root):
+                return stored + key[len(root) :]
+            if f"{key}/" == root:
+                return stored.removesuffix("/")
+        raise ValueError("outside this conversation's memory")
+
+    def to_model(self, key: str) -> str:
+        for root, stored in self._roots.items():
+            if key.startswith(stored):
+                return root + key[len(stored) :]
+        raise ValueError("outside this conversation's memory")
+
+    async def read(self, key: str) -> StoredObject | None:
+        stored = await self.inner.read(self.to_storage(key))
+        if stored is None:
+            return None
+        return StoredObject(key, stored.content, stored.generation, stored.updated, stored.size)
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        return await self.inner.write(self.to_storage(key), content, if_generation=if_generation)
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        return await self.inner.delete(self.to_storage(key), if_generation=if_generation)
+
+    async def list(self, prefix: str) -> list[ObjectInfo]:
+        found = await self.inner.list(self.to_storage(prefix))
+        return [ObjectInfo(self.to_model(o.key), o.size, o.updated, o.generation) for o in found]
+
+
+def person_memory_key(user_id: str, model_key: str) -> str:
+    """Where a file of the person's memory (`users/{user}/notes.md`, as the memory tool
+    names it) lives; ValueError for any other path."""
+    root = f"users/{user_id}/"
+    if not model_key.startswith(root) or len(model_key) == len(root):
+        raise ValueError("not one of this person's notes")
+    return person(user_id).memory_prefix + model_key[len(root) :]
