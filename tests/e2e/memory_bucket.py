@@ -1,30 +1,19 @@
 """The test's bucket, read and written straight on the GCS emulator (never through Orion
 or a FaultyProxy).
 
-Keys come from `app.memory.scopes`; the layout itself (docs/interface.md) is pinned by
-tests/memory/test_scopes.py.
+Keys come from `app.memory.homes`; the layout itself (docs/architecture.md) is pinned by
+tests/memory/test_homes.py.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from datetime import UTC, datetime
 
-from app.learning.session_index import SessionEntry
-from app.memory.scopes import conversations_index_key, global_context_key
+from app.memory.scopes import global_context_key
 from tests.fakes._waiting import wait_until
 from tests.fakes.gcs import GcsEmulator
 
 GLOBAL_KEY = global_context_key()
-
-
-def index_listing(user: str, thread_ts: str, channel: str) -> tuple[str, str]:
-    """The key and content of `user`'s conversation index listing `thread_ts`, as Orion
-    wrote it beside a summary before conversation records were kept: what makes such a
-    conversation (with no record) the person's."""
-    entry = SessionEntry(thread_ts, "An earlier conversation", datetime.now(UTC), channel)
-    return conversations_index_key(user), json.dumps([entry.to_json()])
 
 
 class Bucket:

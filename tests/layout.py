@@ -1,0 +1,112 @@
+"""The memory layout as tests seed and read it: each owner's objects in their home
+(app/memory/homes.py), made and parsed with Orion's own types, so that a test states what
+a person has ("a conversation about Q3 with this summary") rather than how it is encoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from app.learning.conversation_record import (
+    ConversationOwner,
+    ConversationRecord,
+    TranscriptMessage,
+    said,
+)
+from app.learning.profile import ConversationEntry, Profile
+from app.learning.summary_file import Summary
+from app.learning.welcome import SECTION as WELCOME, Welcome, welcome_of
+from app.memory.homes import Home, channel, person, preferences_key
+
+__all__ = [
+    "channel",
+    "conversation",
+    "conversation_key",
+    "messages_in",
+    "person",
+    "preferences_key",
+    "profile",
+    "profile_of",
+    "summary_in",
+    "summary_of_latest",
+]
+
+
+def conversation_key(user: str, thread_ts: str) -> str:
+    """Where a person's conversation in a DM lives."""
+    return person(user).conversation_key(thread_ts)
+
+
+def conversation(
+    user: str,
+    thread_ts: str,
+    *,
+    channel_id: str = "D0TEST",
+    summary: str | None = None,
+    title: str = "An earlier conversation",
+    messages: Sequence[tuple[str, str]] = (),
+    at: datetime | None = None,
+    in_channel: bool = False,
+) -> str:
+    """A conversation object as Orion writes it: `messages` as (role, text) pairs, said
+    at `at` (now by default), with a summary when `summary` is given."""
+    moment = at or datetime.now(UTC)
+    owner = ConversationOwner(user, channel_id, kind="channel" if in_channel else "person")
+    said_messages: list[TranscriptMessage] = [
+        said(role, text, at=moment, user=user if in_channel and role == "user" else None)  # type: ignore[arg-type]
+        for role, text in messages
+    ]
+    record = ConversationRecord(thread_ts, owner, moment).with_messages(said_messages)
+    if summary is not None:
+        record = record.with_summary(Summary(title, summary, moment))
+    return record.render()
+
+
+def profile(
+    *,
+    conversations: Sequence[tuple[str, str]] = (),
+    channel_id: str = "D0TEST",
+    welcome: Welcome | None = None,
+    at: datetime | None = None,
+    settings: dict[str, bool] | None = None,
+    erased_at: datetime | None = None,
+) -> str:
+    """A profile as Orion writes it: `conversations` as (thread, title) pairs, newest last."""
+    moment = at or datetime.now(UTC)
+    result = Profile(erased_at=erased_at)
+    for thread_ts, title in conversations:
+        result = result.with_conversation(ConversationEntry(thread_ts, title, moment, channel_id))
+    if welcome is not None:
+        result = result.with_section(WELCOME, welcome.to_json())
+    if settings is not None:
+        result = result.with_section("settings", settings)
+    return result.render()
+
+
+def profile_of(content: str | None) -> Profile:
+    return Profile.parse(content)
+
+
+def summary_in(content: str | None) -> str | None:
+    """The summary a conversation object holds (its body), if any."""
+    record = ConversationRecord.parse(content) if content is not None else None
+    return record.summary.body if record is not None and record.summary is not None else None
+
+
+def summary_of_latest(profile_content: str | None) -> str | None:
+    """The newest summary of the owner's latest conversation: made at its last turn end,
+    it waits in the profile's welcome until the conversation's next turn writes it into the
+    conversation's own object (app/learning/welcome.py)."""
+    welcome = welcome_of(Profile.parse(profile_content))
+    return welcome.summary.body if welcome is not None and welcome.summary is not None else None
+
+
+def messages_in(content: str | None) -> list[str]:
+    """What a conversation object's transcript holds, as texts, oldest first."""
+    record = ConversationRecord.parse(content) if content is not None else None
+    return [m.text for m in record.messages] if record is not None else []
+
+
+def home_of(user: str) -> Home:
+    return person(user)
