@@ -16,7 +16,8 @@ from app.learning.conversation_record import (
 )
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.summary_file import Summary
-from app.learning.welcome import SECTION as WELCOME, Welcome, welcome_of
+from app.learning.welcome import SECTION as WELCOME
+from app.learning.welcome import Welcome, welcome_of
 from app.memory.homes import Home, channel, person, preferences_key
 
 __all__ = [
