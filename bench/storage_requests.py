@@ -589,10 +589,19 @@ def _named(step: Step) -> list[str]:
     lines = [f"{step.label} ({'; '.join([said, *step.notes])})"]
     for n, named in enumerate(step.requests, start=1):
         how = _touch(named.request)
-        mark = f"  {how[0]} twice" if how in again else ""
+        mark = _answer(named.request.status) + (f"  {how[0]} twice" if how in again else "")
         stage = step.stages[named.stage]
         lines.append(f"{n:4}  {stage:15} {named.request.kind:18} {named.readable}{mark}")
     return lines
+
+
+def _answer(status: int) -> str:
+    """What the bucket answered, when it was not the object (or the write) asked for."""
+    if status == 404:
+        return "  (absent)"
+    if status == 412:
+        return "  (refused: changed meanwhile)"
+    return f"  (HTTP {status})" if status >= 400 else ""
 
 
 def rows(measured: list[list[Step]]) -> list[tuple[str, str]]:
