@@ -481,7 +481,10 @@ def _spawn(
         STORAGE_EMULATOR_HOST=proxy.url,
         GCS_MEMORIES_BUCKET=bucket,
         SLACK_EXPERIENCE=experience,
-        MEMORY_GLOBAL_CONTEXT_MAX_AGE_S="0",
+        # The organisation's context is shared by every conversation on an instance (read
+        # at most once per MEMORY_GLOBAL_CONTEXT_MAX_AGE_S, 10 s by default): kept warm
+        # here, so that the steps count what each person's event asks of storage.
+        MEMORY_GLOBAL_CONTEXT_MAX_AGE_S="3600",
     )
     orion = OrionProcess(env, cwd=workdir, log_path=workdir / f"orion-{experience}.log")
     orion.start()
