@@ -245,7 +245,7 @@ async def _new_search(
         within = TimeRange(int(first.timestamp()), int(last.timestamp()))
     reads, started = store.reads, time.process_time()
     hits, _ = await search_sessions(
-        store, user_id=person.user_id, query=question.text, limit=K, within=within
+        store, user_id=person.user_id, queries=[question.text], limit=K, within=within
     )
     return [h.thread_ts for h in hits], time.process_time() - started, store.reads - reads
 
@@ -315,7 +315,7 @@ async def _crafted(store: CountingStore, emulator: GcsEmulator, bucket: str) -> 
     cpu = []
     for _ in range(7):
         started = time.process_time()
-        await search_sessions(store, user_id="U0CRAFTED", query=question, limit=10)
+        await search_sessions(store, user_id="U0CRAFTED", queries=[question], limit=10)
         cpu.append(time.process_time() - started)
     return cpu
 

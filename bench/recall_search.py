@@ -430,10 +430,10 @@ async def _measure(store: CountingStore, user: str, questions: list[Question]):
     index, scan, topic, rank_cpu = Tally(), Tally(), Tally(), []
     for question in questions:
         store.reads, started = 0, time.process_time()
-        hits, _ = await search_sessions(store, user_id=user, query=question.topic, limit=K)
+        hits, _ = await search_sessions(store, user_id=user, queries=[question.topic], limit=K)
         topic.add([h.thread_ts for h in hits], question.answer, store.reads, _since(started))
         store.reads, started = 0, time.process_time()
-        hits, _ = await search_sessions(store, user_id=user, query=question.text, limit=K)
+        hits, _ = await search_sessions(store, user_id=user, queries=[question.text], limit=K)
         index.add([h.thread_ts for h in hits], question.answer, store.reads, _since(started))
         store.reads, started = 0, time.process_time()
         found = await keyword_scan(store, user, question.text, K)
@@ -471,10 +471,10 @@ async def _fill_in_reads(store: CountingStore, emulator: GcsEmulator, bucket: st
     _seed(emulator, bucket, user, conversations)
     emulator.delete(bucket, search_index_key(user))
     store.reads = 0
-    await search_sessions(store, user_id=user, query=questions[0].text, limit=K)
+    await search_sessions(store, user_id=user, queries=[questions[0].text], limit=K)
     first = store.reads
     store.reads = 0
-    await search_sessions(store, user_id=user, query=questions[1].text, limit=K)
+    await search_sessions(store, user_id=user, queries=[questions[1].text], limit=K)
     return first * 1000 + store.reads
 
 

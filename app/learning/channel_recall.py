@@ -49,14 +49,17 @@ from anthropic.types.beta import BetaToolParam
 from app.learning.conversation_record import ConversationRecord
 from app.learning.recall import (
     COULD_NOT_SEARCH,
+    MAX_QUERIES,
     MAX_QUERY_CHARS,
     Found,
     LinkTo,
     RecallHit,
+    all_groups,
     parse_recall_input,
     read_hit,
     recall_tool_param,
     render_hits,
+    rooms,
 )
 from app.learning.search_index import (
     MAX_TITLE_CHARS,
@@ -65,7 +68,7 @@ from app.learning.search_index import (
     parse_search_index,
     with_documents,
 )
-from app.learning.search_ranking import Ranked, TimeRange, rank
+from app.learning.search_ranking import Ranked, TimeRange, rank_queries
 from app.learning.search_terms import query_terms
 from app.memory.retention import cutoff_of
 from app.memory.scopes import (
@@ -98,10 +101,11 @@ DESCRIPTION = (
     "said it, and when), their titles and summaries. Use it when someone refers to "
     "something discussed or decided before ('what did we decide about the launch date?', "
     "'who owns billing?'). Pass the few words that would appear where it was said, in the "
-    "language the discussion was held in; an empty query lists the most recent threads. "
+    "language the discussion was held in (one query per part of a question said in "
+    "different threads, in `queries`); an empty query lists the most recent threads. "
     "Results are search results you can cite: each thread's title, dates, a link to it and "
-    "the passages that match. `after` and `before` (YYYY-MM-DD) limit the search to threads "
-    "held in that time. Nobody's private conversations with you are ever searched."
+    "the exchanges that match. `after` and `before` (YYYY-MM-DD) favour threads held in "
+    "that time. Nobody's private conversations with you are ever searched."
 )
 
 
@@ -199,6 +203,7 @@ class ChannelSearchCounts:
     not_public: int = 0  # another channel's threads Slack no longer says are public
     not_theirs: int = 0  # indexed, but the record is not that channel's
     reads: int = 0  # storage reads of the found threads
+    matched: int = 0  # threads that matched a word, returned or not
 
 
 @dataclass(frozen=True)
@@ -211,7 +216,7 @@ class _Found:
 async def search_channels(
     store: ObjectStore,
     scope: ChannelRecallScope,
-    query: str,
+    queries: list[str],
     limit: int,
     *,
     within: TimeRange | None = None,
@@ -231,7 +236,7 @@ async def search_channels(
     stored = await asyncio.gather(own, *(store.read(channel_search_index_key(c)) for c in others))
     channels = [scope.channel_id, *others]
     cutoff = cutoff_of(store)
-    groups = query_terms(query[:MAX_QUERY_CHARS])
+    asked = [query_terms(query[:MAX_QUERY_CHARS]) for query in queries[:MAX_QUERIES]] or [[]]
     found: list[_Found] = []
     for channel, raw in zip(channels, stored, strict=True):
         if raw is None:
@@ -240,8 +245,11 @@ async def search_channels(
         # Each index ranked on its own (BM25 by its own statistics), off the event loop.
         index = await asyncio.to_thread(parse_search_index, raw.content, cutoff=cutoff)
         exclude = scope.thread_ts if channel == scope.channel_id else None
-        ranked = await asyncio.to_thread(rank, index, groups, limit, exclude=exclude, within=within)
+        ranked = await asyncio.to_thread(
+            rank_queries, index, asked, limit, exclude=exclude, within=within
+        )
         counts.indexed += len(index) - (exclude in index.threads)
+        counts.matched += len(ranked.matched)
         found += [_Found(channel, index, r) for r in ranked]
     found.sort(key=lambda f: (-f.ranked.score, -f.index.updated[f.ranked.at]))
     elsewhere = {f.channel_id for f in found} - {scope.channel_id}
@@ -252,7 +260,13 @@ async def search_channels(
             counts.not_public += 1
             continue
         chosen.append(hit)
-    hits = await asyncio.gather(*(_hit(store, f, groups, counts) for f in chosen[:limit]))
+    groups, shown = all_groups(asked), chosen[:limit]
+    hits = await asyncio.gather(
+        *(
+            _hit(store, f, groups, counts, room)
+            for f, room in zip(shown, rooms(len(shown)), strict=True)
+        )
+    )
     return [hit for hit in hits if hit is not None], counts
 
 
@@ -267,7 +281,11 @@ async def _still_public(scope: ChannelRecallScope, channels: list[str]) -> set[s
 
 
 async def _hit(
-    store: ObjectStore, found: _Found, groups: list[tuple[str, ...]], counts: ChannelSearchCounts
+    store: ObjectStore,
+    found: _Found,
+    groups: list[tuple[str, ...]],
+    counts: ChannelSearchCounts,
+    room: int,
 ) -> RecallHit | None:
     """The thread's passages, each with its author; None when its record is not that
     channel's."""
@@ -286,6 +304,7 @@ async def _hit(
             index.started[at],
             index.updated[at],
             found.ranked.score,
+            room,
         ),
         groups,
         counts,
@@ -315,14 +334,16 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
         return recall_tool_param(DESCRIPTION.format(public=public))
 
     async def call(self, input: object) -> str | list[dict[str, Any]]:  # type: ignore[override]
-        query, limit, within = parse_recall_input(input)
+        queries, limit, within = parse_recall_input(input)
         started = time.perf_counter()
         with tracing.observe(
-            "tool.recall", as_type="tool", input={"query_chars": len(query), "limit": limit}
+            "tool.recall",
+            as_type="tool",
+            input={"query_chars": sum(map(len, queries)), "limit": limit},
         ) as span:
             try:
                 hits, counts = await search_channels(
-                    self.store, self.scope, query, limit, within=within
+                    self.store, self.scope, queries, limit, within=within
                 )
             except Exception as exc:
                 log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=exc)
@@ -349,10 +370,11 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
                 from_channels=sorted({h.channel for h in hits if h.channel}),
             )
             return render_hits(
-                query,
+                queries,
                 hits,
                 searched=counts.indexed,
                 unreadable=counts.failed,
+                matched=counts.matched - counts.not_public,
                 within=within,
                 link=self.link,
                 among="in this channel" + (" and the public channels" if self.scope.public else ""),

@@ -4,24 +4,28 @@
 summary kept. A search reads the person's search index (Orion's own record, which only
 Orion writes: app/learning/search_index.py) once — every conversation's title, summary
 and messages, by term —, ranks the conversations with BM25 (app/learning/
-search_ranking.py), in any language (app/learning/search_terms.py), optionally within a
-time range, and then reads only the best `limit`: each one's record (whose it is, and
-its transcript: app/learning/conversations.py), from which the messages holding the
-question's words are cut (app/learning/passages.py). A conversation without a transcript
-(from before Orion kept them) is read from its summary instead. At most 1 + `limit`
-storage reads when every found conversation has a record, however long the history. An
-index that does not cover the person's older conversations yet is filled in first,
-once (app/learning/search_backfill.py).
+search_ranking.py), in any language (app/learning/search_terms.py), for one query or
+each part of a question in several (the best of each part first), with a time range as
+a hint, and then reads only the best `limit`: each one's record (whose it is, and its
+transcript: app/learning/conversations.py), from which the exchanges around the messages
+holding the question's words are cut (app/learning/passages.py), the best conversation
+given the most room within RESULT_CHARS. A conversation without a transcript (from
+before Orion kept them) is read from its summary instead. At most 1 + `limit` storage
+reads when every found conversation has a record, however long the history. An index
+that does not cover the person's older conversations yet is filled in first, once
+(app/learning/search_backfill.py).
 
 The result is one `search_result` block per conversation, with citations on: its title
 and dates, a link to its thread in Slack, and its passages, each with who said it and
-when. Claude's answer then cites the conversations it used, and the person can follow
-them. A turn that shows its work (app/agent/memory_tasks.py) passes a `RecallLog`: each
-search also records what it found, with the DM each conversation is in (the index keeps
-it), for the task display's links.
+when; and how many more conversations matched, for Claude to ask for. Claude's answer
+then cites the conversations it used, and the person can follow them. A turn that shows
+its work (app/agent/memory_tasks.py) passes a `RecallLog`: each search also records what
+it found, with the DM each conversation is in (the index keeps it), for the task
+display's links.
 
 Whose conversations are searched is fixed when the tool is built, from the turn's
-scope; the model's input carries only the question, how many results, and a time range.
+scope; the model's input carries only the question (one query, or one per part), how
+many results, and a time range.
 A thread whose record names someone else is never returned, whatever the index says.
 Conversations older than the retention window are not recalled. When storage cannot be
 read, the model is told the search could not be made — never that there is nothing to
@@ -51,7 +55,7 @@ from app.learning.search_index import (
     parse_search_index,
     read_search_index,
 )
-from app.learning.search_ranking import Ranked, TimeRange, rank
+from app.learning.search_ranking import Ranked, TimeRange, rank_queries
 from app.learning.search_terms import query_terms
 from app.learning.summary_file import parse_summary
 from app.memory.retention import cutoff_of
@@ -68,6 +72,12 @@ DEFAULT_RESULTS = 5
 MAX_RESULTS = 10
 SUMMARY_PASSAGE_CHARS = 600
 MAX_QUERY_CHARS = 500
+# A question's parts searched in one call, at most.
+MAX_QUERIES = 4
+# The passages of all the conversations one search returns, with who said each and when,
+# at most (with titles and the heading, about 6,000 characters in all: 1,500 to 2,000
+# tokens); the best conversation gets the most of it (`rooms`).
+RESULT_CHARS = 5_000
 COULD_NOT_SEARCH = (
     "Could not search earlier conversations right now: the memory store did not answer. "
     "Tell the person you could not look it up this time — not that nothing was found."
@@ -80,13 +90,16 @@ DESCRIPTION = (
     "decide about the Q3 budget?', 'recap our last conversation'). Pass the few words "
     "that would appear where it was said, in the language the conversation was held in "
     "(any language works); an empty query lists the most recent conversations. When a "
-    "question has two parts that were likely said in different conversations (what "
-    "changed since, comparing two things, before/after), search once for each part. "
+    "question has parts that were likely said in different conversations (what changed "
+    "since, comparing two things, before/after, several details of one plan), pass one "
+    "query per part in `queries`: the best conversations of each part come back. "
     "Results are search results you can cite: each conversation's title, the dates it "
-    "went on, a link to it, and the passages that match, each with who said it and when "
-    "— use those dates to answer 'when…' and 'before/after' questions. `after` and "
-    "`before` (YYYY-MM-DD) limit the search to conversations held in that time. Only "
-    "this person's own conversations are ever searched."
+    "went on, a link to it, and the exchanges that match (the message with the words, "
+    "the one before and the replies after), each with who said it and when — use those "
+    "dates to answer 'when…' and 'before/after' questions. The result says how many more "
+    "conversations matched: ask again with a higher `limit` to see them. `after` and "
+    "`before` (YYYY-MM-DD) favour conversations held in that time. Only this person's "
+    "own conversations are ever searched."
 )
 
 # A conversation's link in Slack: (channel, message ts, thread ts) → URL, or None.
@@ -115,6 +128,7 @@ class SearchCounts:
     backfill_failed: int = 0  # and those that could not be read (tried again next time)
     not_theirs: int = 0  # indexed, but the thread's record names someone else
     reads: int = 0  # storage reads of the found conversations
+    matched: int = 0  # conversations that matched a word, returned or not
 
     @property
     def unreadable(self) -> int:
@@ -155,12 +169,13 @@ async def search_sessions(
     store: ObjectStore,
     *,
     user_id: str,
-    query: str,
+    queries: list[str],
     limit: int = DEFAULT_RESULTS,
     exclude_thread: str | None = None,
     within: TimeRange | None = None,
 ) -> tuple[list[RecallHit], SearchCounts]:
-    """The person's best-matching past conversations, best first, recent first on ties.
+    """The person's best-matching past conversations for `queries` (the parts of one
+    question: the best of each first), best first, recent first on ties.
 
     Raises whatever storage raises when the index cannot be read, and `SearchFailed` when
     none of the best matches could be."""
@@ -175,12 +190,19 @@ async def search_sessions(
         backfilled = await fill_in(store, user_id, stored, index)
         index, counts.backfilled = backfilled.index, backfilled.read
         counts.backfill_failed = backfilled.failed
-    groups = query_terms(query[:MAX_QUERY_CHARS])
+    asked = [query_terms(query[:MAX_QUERY_CHARS]) for query in queries[:MAX_QUERIES]] or [[]]
     ranked = await asyncio.to_thread(
-        rank, index, groups, limit, exclude=exclude_thread, within=within
+        rank_queries, index, asked, limit, exclude=exclude_thread, within=within
     )
     counts.indexed = len(index) - (exclude_thread in index.threads)
-    hits = await asyncio.gather(*(_hit(store, user_id, index, r, groups, counts) for r in ranked))
+    counts.matched = len(ranked.matched)
+    groups = all_groups(asked)
+    hits = await asyncio.gather(
+        *(
+            _hit(store, user_id, index, r, groups, counts, room)
+            for r, room in zip(ranked, rooms(len(ranked)), strict=True)
+        )
+    )
     if ranked and counts.failed == len(ranked):
         raise SearchFailed(f"{counts.failed} conversations could not be read")
     return [hit for hit in hits if hit is not None], counts
@@ -193,6 +215,7 @@ async def _hit(
     ranked: Ranked,
     groups: list[tuple[str, ...]],
     counts: SearchCounts,
+    room: int,
 ) -> RecallHit | None:
     """The person's found conversation: a thread its record gives someone else is not
     theirs, whatever their index says (an entry written before records were kept)."""
@@ -205,6 +228,7 @@ async def _hit(
             index.started[ranked.at],
             index.updated[ranked.at],
             ranked.score,
+            room,
         ),
         groups,
         counts,
@@ -215,7 +239,8 @@ async def _hit(
 
 @dataclass(frozen=True)
 class Found:
-    """A thread an index ranked, as the index has it."""
+    """A thread an index ranked, as the index has it, and the characters of passages it
+    may show (`rooms`)."""
 
     thread_ts: str
     channel: str | None
@@ -223,6 +248,19 @@ class Found:
     started: float  # seconds since the epoch
     updated: float
     score: float
+    room: int = RESULT_CHARS // DEFAULT_RESULTS
+
+
+def rooms(count: int) -> list[int]:
+    """Each of `count` found conversations' share of RESULT_CHARS, best first: the first
+    twice the fifth's, so that the best match shows its exchanges whole."""
+    weights = [1 / (1 + place / 2) for place in range(count)]
+    return [int(RESULT_CHARS * weight / sum(weights)) for weight in weights]
+
+
+def all_groups(asked: list[list[tuple[str, ...]]]) -> list[tuple[str, ...]]:
+    """The term groups of every part of a question, each once (what passages look for)."""
+    return list(dict.fromkeys(group for groups in asked for group in groups))
 
 
 class HitCounts(Protocol):
@@ -253,7 +291,7 @@ async def read_hit(
             log.warning("tool.recall.not_theirs")
             return None
         if record is not None and record.messages:
-            shown = await asyncio.to_thread(passages, record.messages, groups)
+            shown = await asyncio.to_thread(passages, record.messages, groups, room=found.room)
             from_summary = False
         else:
             counts.reads += 1
@@ -288,19 +326,21 @@ def summary_passage(content: str) -> Passage:
 
 
 def render_hits(
-    query: str,
+    queries: list[str],
     hits: list[RecallHit],
     *,
     searched: int,
     unreadable: int = 0,
+    matched: int = 0,
     within: TimeRange | None = None,
     link: LinkTo | None = None,
     among: str = "with this person",
 ) -> str | list[dict[str, Any]]:
     """What Claude reads: a line, then one citable `search_result` block per conversation.
     `searched`: how many conversations the index holds (besides the current one);
-    `unreadable`: how many could not be read just now (never "nothing"); `among`: whose
-    conversations were searched (a channel's search says so)."""
+    `unreadable`: how many could not be read just now (never "nothing"); `matched`: how
+    many matched in all (the rest can be asked for); `among`: whose conversations were
+    searched (a channel's search says so)."""
     note = (
         f"\n\n({unreadable} earlier conversation(s) could not be read just now and were not "
         "searched: say so rather than that nothing exists.)"
@@ -310,13 +350,20 @@ def render_hits(
     if searched == 0 and not unreadable:
         return f"There are no earlier conversations {among} yet."
     span = _describe(within)
+    asked = "; ".join(f'"{query}"' for query in queries if query.strip())
     if not hits:
-        return f'No earlier conversation {among}{span} matches "{query}".{note}'
+        return f"No earlier conversation {among} matches {asked or 'that'}.{note}"
+    more = matched - len(hits)
+    if more > 0:
+        note += (
+            f"\n\n({more} more earlier conversation(s) matched and are not shown: search "
+            f"again with a higher `limit` (up to {MAX_RESULTS}) or other words to see them.)"
+        )
     heading = (
-        f'Earlier conversations {among}{span} matching "{query}", best match first. '
-        "Cite the passages you use."
-        if query.strip()
-        else f"The most recent earlier conversations {among}{span}, newest first."
+        f"Earlier conversations {among} matching {asked}, best match first{span}. "
+        "Each passage is a message with the ones around it. Cite the passages you use."
+        if asked
+        else f"The most recent earlier conversations {among}, newest first{span}."
     )
     blocks: list[dict[str, Any]] = [{"type": "text", "text": heading + note}]
     for hit in hits:
@@ -358,7 +405,7 @@ def _describe(within: TimeRange | None) -> str:
     before = (
         f" before {datetime.fromtimestamp(within.before, UTC):%Y-%m-%d}" if within.before else ""
     )
-    return after + before
+    return f" (those held{after}{before} favoured; the others can still match)"
 
 
 def recall_tool_param(description: str) -> BetaToolParam:
@@ -370,10 +417,16 @@ def recall_tool_param(description: str) -> BetaToolParam:
         "input_schema": {
             "type": "object",
             "properties": {
-                "query": {
-                    "type": "string",
+                "queries": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": MAX_QUERIES,
                     "description": "Words that would appear where it was said, e.g. "
-                    "'daughter recital' or '予算会議'.",
+                    "['daughter recital'] or ['予算会議']; one entry per part of a question "
+                    "that was likely said in different conversations, e.g. ['kitchen "
+                    "contractor', 'kitchen tiles'] (at most "
+                    f"{MAX_QUERIES}). [''] lists the most recent conversations.",
                 },
                 "limit": {
                     "type": "integer",
@@ -383,14 +436,14 @@ def recall_tool_param(description: str) -> BetaToolParam:
                 },
                 "after": {
                     **day,
-                    "description": "Only conversations still going on this day or later.",
+                    "description": "Favour conversations still going on this day or later.",
                 },
                 "before": {
                     **day,
-                    "description": "Only conversations begun on or before this day.",
+                    "description": "Favour conversations begun on or before this day.",
                 },
             },
-            "required": ["query"],
+            "required": ["queries"],
         },
     }
 
@@ -415,18 +468,23 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
         return recall_tool_param(DESCRIPTION)
 
     async def call(self, input: object) -> str | list[dict[str, Any]]:  # type: ignore[override]
-        query, limit, within = parse_recall_input(input)
+        queries, limit, within = parse_recall_input(input)
         started = time.perf_counter()
         with tracing.observe(
             "tool.recall",
             as_type="tool",
-            input={"query_chars": len(query), "limit": limit, "ranged": within is not None},
+            input={
+                "query_chars": sum(map(len, queries)),
+                "queries": len(queries),
+                "limit": limit,
+                "ranged": within is not None,
+            },
         ) as span:
             try:
                 hits, counts = await search_sessions(
                     self.store,
                     user_id=self.scope.user_id,
-                    query=query,
+                    queries=queries,
                     limit=limit,
                     exclude_thread=self.scope.thread_ts,
                     within=within,
@@ -451,6 +509,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                 "missing": counts.missing,
                 "failed": counts.failed,
                 "not_theirs": counts.not_theirs,
+                "matched": counts.matched,
                 "returned": len(hits),
                 "passages": sum(len(h.passages) for h in hits),
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -459,29 +518,42 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             log.info("tool.recall", **outcome)
             audit("recall", scope=person_scope(self.scope.user_id), actor=self.scope.user_id)
             return render_hits(
-                query,
+                queries,
                 hits,
                 searched=counts.indexed,
                 unreadable=counts.unreadable,
+                matched=counts.matched,
                 within=within,
                 link=self.link,
             )
 
 
-def parse_recall_input(input: object) -> tuple[str, int, TimeRange | None]:
+def parse_recall_input(input: object) -> tuple[list[str], int, TimeRange | None]:
+    """The queries (one per part of the question; a lone `query` string, as the tool
+    once took, is one), how many results, and the time range favoured. The schema is
+    not enforced by the API: anything else is a model-visible error."""
     if not isinstance(input, Mapping):
-        raise ToolError("The recall tool expects an object with a `query` string.")
-    query: Any = input.get("query", "")
+        raise ToolError("The recall tool expects an object with a `queries` list of strings.")
+    given: Any = input.get("queries", input.get("query", ""))
     limit: Any = input.get("limit", DEFAULT_RESULTS)
-    if not isinstance(query, str):
-        raise ToolError("`query` must be a string of keywords.")
+    queries = [given] if isinstance(given, str) else given
+    if (
+        not isinstance(queries, list)
+        or not all(isinstance(query, str) for query in queries)
+        or len(queries) > MAX_QUERIES
+    ):
+        raise ToolError(
+            f"`queries` must be a list of 1 to {MAX_QUERIES} strings of keywords, "
+            "one per part of the question."
+        )
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
         raise ToolError(f"`limit` must be a whole number from 1 to {MAX_RESULTS}.")
     after, before = _day(input.get("after"), "after"), _day(input.get("before"), "before")
     if after is not None and before is not None and after >= before:
         raise ToolError("`after` must be a day before `before`.")
     within = TimeRange(after, before) if after is not None or before is not None else None
-    return query.strip()[:MAX_QUERY_CHARS], limit, within
+    kept = [query.strip()[:MAX_QUERY_CHARS] for query in queries]
+    return (list(dict.fromkeys(q for q in kept if q)) or [""]), limit, within
 
 
 def _day(value: object, name: str) -> int | None:

@@ -11,6 +11,13 @@ sliced out of one line of the index (search_index.SearchIndex.postings). The cos
 bounded whatever the index holds: at most MAX_LOOKUPS lines looked at, and at most
 MAX_POSTINGS places read, the rarest words first (a word found in most conversations
 weighs almost nothing and is read last, if at all).
+
+A time range is a hint, not a filter: a question's date is often when something
+happens, not when it was said ("where am I going in May?", said in March), so the
+conversations held then weigh DATE_HINT times more and the others stay in the running.
+A question in several parts (`rank_queries`) is ranked once per part and the parts'
+lists are taken in turn — the best of each part first —, so that one call brings back
+the conversations of every part rather than the five best of the wordiest one.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ MAX_LOOKUPS = 96
 # Places read per search, over all of a question's words: a crafted index whose every
 # term is in every entry costs this many steps, not one per posting it holds.
 MAX_POSTINGS = 8_000
+# How much more a conversation held within a question's time range weighs.
+DATE_HINT = 1.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +45,13 @@ class Ranked:
     at: int  # the entry's place in the index
     thread_ts: str
     score: float
+
+
+class Ranking(list[Ranked]):
+    """The best entries, best first; `matched`: the places of every entry that matched
+    (beyond the limit too), to say how many more there are."""
+
+    matched: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,22 +75,20 @@ def rank(
     *,
     exclude: str | None = None,
     within: TimeRange | None = None,
-) -> list[Ranked]:
+) -> Ranking:
     """The best `limit` entries for the question's term groups, best first, newest first
-    on ties; with no terms, the newest. Entries matching no term (unless `within` leaves
-    room for them, newest first), those outside `within`, and the thread `exclude` are
-    left out."""
+    on ties; with no terms, the newest (those within `within` first). Entries held within
+    `within` weigh DATE_HINT times more, and when too few entries match, the rest of
+    those held then follow, newest first. The thread `exclude` is left out."""
     count = len(index)
-    allowed = [
-        at
-        for at in range(count)
-        if index.threads[at] != exclude and (within is None or within.holds(index, at))
-    ]
+    allowed = [at for at in range(count) if index.threads[at] != exclude]
+    hinted = {at for at in allowed if within.holds(index, at)} if within is not None else set()
     if not groups:
-        return [Ranked(at, index.threads[at], 0.0) for at in allowed[:limit]]
+        newest = sorted(allowed, key=lambda at: (at not in hinted, at))[:limit]
+        return Ranking(Ranked(at, index.threads[at], 0.0) for at in newest)
     if not allowed:
-        return []
-    keep = set(allowed) if len(allowed) < count else None
+        return Ranking()
+    excluded = next((at for at in range(count) if index.threads[at] == exclude), None)
     spans = _spans(index, groups)
     place = index.position_of()
     average = max(1.0, sum(index.lengths) / count)
@@ -95,8 +109,8 @@ def rank(
                     posting, _, times = posting.partition("*")
                     frequency = int(times) if times.isdigit() and len(times) < 4 else 1
                 at = place.get(posting)
-                if at is None or (keep is not None and at not in keep):
-                    continue  # an id no entry has (expired), or outside the time range
+                if at is None or at == excluded:
+                    continue  # an id no entry has (expired), or the current thread
                 if frequency > counts.get(at, 0):
                     counts[at] = frequency
         if not counts:
@@ -105,16 +119,41 @@ def rank(
         for at, frequency in counts.items():
             norm = K1 * (1 - B + B * index.lengths[at] / average)
             scores[at] = scores.get(at, 0.0) + idf * frequency * (K1 + 1) / (frequency + norm)
+    for at in hinted.intersection(scores):
+        scores[at] *= DATE_HINT
     # Entries are newest first: on equal scores the lower place (newer) wins.
     best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-    ranked = [Ranked(at, index.threads[at], score) for at, score in best]
-    if within is not None and len(ranked) < limit:
+    ranked = Ranking(Ranked(at, index.threads[at], score) for at, score in best)
+    if hinted and len(ranked) < limit:
         # A time range names the conversations too: the rest of them, newest first.
-        rest = (at for at in allowed if at not in scores)
+        rest = (at for at in allowed if at in hinted and at not in scores)
         ranked += [
             Ranked(at, index.threads[at], 0.0) for at in itertools.islice(rest, limit - len(ranked))
         ]
+    ranked.matched = frozenset(scores)
     return ranked
+
+
+def rank_queries(
+    index: SearchIndex,
+    queries: list[list[tuple[str, ...]]],
+    limit: int,
+    *,
+    exclude: str | None = None,
+    within: TimeRange | None = None,
+) -> Ranking:
+    """`rank` for a question in parts (each part's term groups): the best of each part,
+    then the second best of each…, each entry once, at most `limit`."""
+    if len(queries) == 1:
+        return rank(index, queries[0], limit, exclude=exclude, within=within)
+    lists = [rank(index, groups, limit, exclude=exclude, within=within) for groups in queries]
+    fused, seen = Ranking(), set()
+    for ranked in itertools.chain.from_iterable(itertools.zip_longest(*lists)):
+        if ranked is not None and ranked.at not in seen and len(fused) < limit:
+            seen.add(ranked.at)
+            fused.append(ranked)
+    fused.matched = frozenset().union(*(ranked.matched for ranked in lists))
+    return fused
 
 
 def _spans(
