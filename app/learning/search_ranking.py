@@ -10,7 +10,8 @@ Nothing is built per search but a map from entry ids to places: each term's post
 sliced out of one line of the index (search_index.SearchIndex.postings). The cost is
 bounded whatever the index holds: at most MAX_LOOKUPS lines looked at, and at most
 MAX_POSTINGS places read, the rarest words first (a word found in most conversations
-weighs almost nothing and is read last, if at all).
+weighs almost nothing and is read last, if at all) — for the whole search, however many
+parts its question has.
 
 A time range is a hint, not a filter: a question's date is often when something
 happens, not when it was said ("where am I going in May?", said in March), so the
@@ -75,11 +76,13 @@ def rank(
     *,
     exclude: str | None = None,
     within: TimeRange | None = None,
+    share: int = 1,
 ) -> Ranking:
     """The best `limit` entries for the question's term groups, best first, newest first
     on ties; with no terms, the newest (those within `within` first). Entries held within
     `within` weigh DATE_HINT times more, and when too few entries match, the rest of
-    those held then follow, newest first. The thread `exclude` is left out."""
+    those held then follow, newest first. The thread `exclude` is left out. `share`:
+    this is one of so many parts of a question, which share one search's bounds."""
     count = len(index)
     allowed = [at for at in range(count) if index.threads[at] != exclude]
     hinted = {at for at in allowed if within.holds(index, at)} if within is not None else set()
@@ -89,11 +92,11 @@ def rank(
     if not allowed:
         return Ranking()
     excluded = next((at for at in range(count) if index.threads[at] == exclude), None)
-    spans = _spans(index, groups)
+    spans = _spans(index, groups, MAX_LOOKUPS // share)
     place = index.position_of()
     average = max(1.0, sum(index.lengths) / count)
     scores: dict[int, float] = {}
-    budget = MAX_POSTINGS
+    budget = MAX_POSTINGS // share
     body = index.body  # spans are where the postings are in it
     # Rarest first: what the budget leaves out weighs least.
     for _, group in sorted(spans, key=lambda item: item[0]):
@@ -146,7 +149,11 @@ def rank_queries(
     then the second best of each…, each entry once, at most `limit`."""
     if len(queries) == 1:
         return rank(index, queries[0], limit, exclude=exclude, within=within)
-    lists = [rank(index, groups, limit, exclude=exclude, within=within) for groups in queries]
+    parts = len(queries)
+    lists = [
+        rank(index, groups, limit, exclude=exclude, within=within, share=parts)
+        for groups in queries
+    ]
     fused, seen = Ranking(), set()
     for ranked in itertools.chain.from_iterable(itertools.zip_longest(*lists)):
         if ranked is not None and ranked.at not in seen and len(fused) < limit:
@@ -157,12 +164,11 @@ def rank_queries(
 
 
 def _spans(
-    index: SearchIndex, groups: list[tuple[str, ...]]
+    index: SearchIndex, groups: list[tuple[str, ...]], lookups: int
 ) -> list[tuple[int, list[tuple[int, int]]]]:
     """Where each group's postings are (its variants'), with how long they are (the
-    rarer, the shorter), within MAX_LOOKUPS lookups."""
+    rarer, the shorter), within `lookups` lookups."""
     found: list[tuple[int, list[tuple[int, int]]]] = []
-    lookups = MAX_LOOKUPS
     for group in groups:
         spans = [span for term in group[:lookups] if (span := index.span(term)) is not None]
         lookups -= min(lookups, len(group))

@@ -81,3 +81,11 @@ def test_no_words_give_the_opening_and_the_newest_message() -> None:
     messages = [said("user", f"message {n}", at=AT) for n in range(5)]
     assert [p.text for p in passages(messages, [])] == ["message 0", "message 4"]
     assert passages([], query_terms("budget")) == []
+
+
+def test_greetings_with_a_name_do_not_crowd_out_what_was_said_about_it() -> None:
+    greetings = [said("assistant", f"Thanks, Sam! Here is draft {n}.", at=AT) for n in range(8)]
+    content = said("user", "Sam says the venue is the Botanical Garden pavilion.", at=AT)
+    messages = [*greetings[:4], content, *greetings[4:]]
+    found = passages(messages, query_terms("What did Sam say about the venue?"), room=200)
+    assert next(p.text for p in found if p.matched) == content.text
