@@ -361,7 +361,8 @@ def render_hits(
         )
     heading = (
         f"Earlier conversations {among} matching {asked}, best match first{span}. "
-        "Each passage is a message with the ones around it. Cite the passages you use."
+        "The passages are the messages holding the words and those around them. "
+        "Cite the passages you use."
         if asked
         else f"The most recent earlier conversations {among}, newest first{span}."
     )
@@ -405,7 +406,7 @@ def _describe(within: TimeRange | None) -> str:
     before = (
         f" before {datetime.fromtimestamp(within.before, UTC):%Y-%m-%d}" if within.before else ""
     )
-    return f" (those held{after}{before} favoured; the others can still match)"
+    return f" (those held{after}{before} in turn with the best matches of any time)"
 
 
 def recall_tool_param(description: str) -> BetaToolParam:

@@ -14,8 +14,10 @@ weighs almost nothing and is read last, if at all) — for the whole search, how
 parts its question has.
 
 A time range is a hint, not a filter: a question's date is often when something
-happens, not when it was said ("where am I going in May?", said in March), so the
-conversations held then weigh DATE_HINT times more and the others stay in the running.
+happens, not when it was said ("where am I going in May?", said in March). So the
+conversations held then (best match first, then the newest) and the best matches of all
+are taken in turn: the range's best and the words' best both come back.
+
 A question in several parts (`rank_queries`) is ranked once per part and the parts'
 lists are taken in turn — the best of each part first —, so that one call brings back
 the conversations of every part rather than the five best of the wordiest one.
@@ -37,8 +39,6 @@ MAX_LOOKUPS = 96
 # Places read per search, over all of a question's words: a crafted index whose every
 # term is in every entry costs this many steps, not one per posting it holds.
 MAX_POSTINGS = 8_000
-# How much more a conversation held within a question's time range weighs.
-DATE_HINT = 1.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +79,9 @@ def rank(
     share: int = 1,
 ) -> Ranking:
     """The best `limit` entries for the question's term groups, best first, newest first
-    on ties; with no terms, the newest (those within `within` first). Entries held within
-    `within` weigh DATE_HINT times more, and when too few entries match, the rest of
-    those held then follow, newest first. The thread `exclude` is left out. `share`:
+    on ties; with no terms, the newest (those within `within` first). With `within`, the
+    entries held then (the best matches, then the newest) and the best of all are taken
+    in turn. The thread `exclude` is left out. `share`:
     this is one of so many parts of a question, which share one search's bounds."""
     count = len(index)
     allowed = [at for at in range(count) if index.threads[at] != exclude]
@@ -122,19 +122,33 @@ def rank(
         for at, frequency in counts.items():
             norm = K1 * (1 - B + B * index.lengths[at] / average)
             scores[at] = scores.get(at, 0.0) + idf * frequency * (K1 + 1) / (frequency + norm)
-    for at in hinted.intersection(scores):
-        scores[at] *= DATE_HINT
-    # Entries are newest first: on equal scores the lower place (newer) wins.
-    best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-    ranked = Ranking(Ranked(at, index.threads[at], score) for at, score in best)
-    if hinted and len(ranked) < limit:
-        # A time range names the conversations too: the rest of them, newest first.
+    ranked = _best(index, scores, limit)
+    if within is not None:
+        # A time range names the conversations too: those held then, best match first and
+        # then the newest, taken in turn with the best of all.
+        held = _best(index, {at: scores[at] for at in hinted.intersection(scores)}, limit)
         rest = (at for at in allowed if at in hinted and at not in scores)
-        ranked += [
-            Ranked(at, index.threads[at], 0.0) for at in itertools.islice(rest, limit - len(ranked))
-        ]
+        held += [Ranked(at, index.threads[at], 0.0) for at in itertools.islice(rest, limit)]
+        ranked = _in_turn([held, ranked], limit)
     ranked.matched = frozenset(scores)
     return ranked
+
+
+def _best(index: SearchIndex, scores: dict[int, float], limit: int) -> Ranking:
+    # Entries are newest first: on equal scores the lower place (newer) wins.
+    best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+    return Ranking(Ranked(at, index.threads[at], score) for at, score in best)
+
+
+def _in_turn(lists: list[Ranking], limit: int) -> Ranking:
+    """The first of each list, then the second of each…, each entry once, at most
+    `limit`."""
+    taken, seen = Ranking(), set()
+    for ranked in itertools.chain.from_iterable(itertools.zip_longest(*lists)):
+        if ranked is not None and ranked.at not in seen and len(taken) < limit:
+            seen.add(ranked.at)
+            taken.append(ranked)
+    return taken
 
 
 def rank_queries(
@@ -154,11 +168,7 @@ def rank_queries(
         rank(index, groups, limit, exclude=exclude, within=within, share=parts)
         for groups in queries
     ]
-    fused, seen = Ranking(), set()
-    for ranked in itertools.chain.from_iterable(itertools.zip_longest(*lists)):
-        if ranked is not None and ranked.at not in seen and len(fused) < limit:
-            seen.add(ranked.at)
-            fused.append(ranked)
+    fused = _in_turn(lists, limit)
     fused.matched = frozenset().union(*(ranked.matched for ranked in lists))
     return fused
 
