@@ -75,10 +75,11 @@ DESCRIPTION = (
     "said it, and when), their titles and summaries. Use it when someone refers to "
     "something discussed or decided before ('what did we decide about the launch date?', "
     "'who owns billing?'). Pass the few words that would appear where it was said, in the "
-    "language the discussion was held in; an empty query lists the most recent threads. "
+    "language the discussion was held in (one query per part of a question said in "
+    "different threads, in `queries`); an empty query lists the most recent threads. "
     "Results are search results you can cite: each thread's title, dates, a link to it and "
-    "the passages that match. `after` and `before` (YYYY-MM-DD) limit the search to threads "
-    "held in that time. Nobody's private conversations with you are ever searched."
+    "the exchanges that match. `after` and `before` (YYYY-MM-DD) favour threads held in "
+    "that time. Nobody's private conversations with you are ever searched."
 )
 
 
@@ -160,7 +161,7 @@ async def forget_public_channel(store: ObjectStore, channel_id: str) -> None:
 async def search_channels(
     store: ObjectStore,
     scope: ChannelRecallScope,
-    query: str,
+    queries: list[str],
     limit: int,
     *,
     within: TimeRange | None = None,
@@ -182,7 +183,7 @@ async def search_channels(
     return await search_homes(
         store,
         homes,
-        query,
+        queries,
         limit=limit,
         exclude_thread=scope.thread_ts,
         within=within,
@@ -211,14 +212,16 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
         return recall_tool_param(DESCRIPTION.format(public=public))
 
     async def call(self, input: object) -> str | list[dict[str, Any]]:  # type: ignore[override]
-        query, limit, within = parse_recall_input(input)
+        queries, limit, within = parse_recall_input(input)
         started = time.perf_counter()
         with tracing.observe(
-            "tool.recall", as_type="tool", input={"query_chars": len(query), "limit": limit}
+            "tool.recall",
+            as_type="tool",
+            input={"query_chars": sum(map(len, queries)), "limit": limit},
         ) as span:
             try:
                 hits, counts = await search_channels(
-                    self.store, self.scope, query, limit, within=within
+                    self.store, self.scope, queries, limit, within=within
                 )
             except Exception as exc:
                 log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=exc)
@@ -244,10 +247,11 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
                 from_channels=sorted({h.channel for h in hits if h.channel}),
             )
             return render_hits(
-                query,
+                queries,
                 hits,
                 searched=counts.indexed,
                 unreadable=counts.failed,
+                matched=counts.matched - counts.left_out,
                 within=within,
                 link=self.link,
                 among="in this channel" + (" and the public channels" if self.scope.public else ""),
