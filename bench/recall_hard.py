@@ -43,12 +43,12 @@ from dataclasses import dataclass, field
 
 import bm25s
 import Stemmer
+from app.learning.session_index import MAX_INDEXED_SESSIONS, SessionEntry
 
 from app.learning import search_index
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.passages import passages
 from app.learning.recall import search_homes
-from app.memory.homes import person as person_home
 from app.learning.search_index import (
     MAX_BUCKET_CHARS,
     MAX_INDEX_CHARS,
@@ -59,9 +59,9 @@ from app.learning.search_index import (
 )
 from app.learning.search_ranking import TimeRange, rank
 from app.learning.search_terms import query_terms
-from app.learning.session_index import MAX_INDEXED_SESSIONS, SessionEntry
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory import keeping
+from app.memory.homes import person as person_home
 from app.memory.retention import SessionRetention
 from app.memory.scopes import (
     conversation_record_key,

@@ -44,8 +44,9 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from app.learning.session_index import SessionEntry, parse_index, read_index
+
 from app.learning.recall import search_homes
-from app.memory.homes import person as person_home
 from app.learning.search_index import (
     SearchIndex,
     document_for,
@@ -55,9 +56,9 @@ from app.learning.search_index import (
 )
 from app.learning.search_ranking import rank
 from app.learning.search_terms import query_terms
-from app.learning.session_index import SessionEntry, parse_index, read_index
 from app.learning.summary_file import SessionSummary, parse_summary, render_summary
 from app.memory import keeping
+from app.memory.homes import person as person_home
 from app.memory.retention import SessionRetention
 from app.memory.scopes import conversations_index_key, search_index_key, session_context_key
 from app.storage.gcs import GcsObjectStore
