@@ -35,6 +35,10 @@ log = get_logger(__name__)
 # Slack recommends pages of 200 (at most 1,000) for this Tier 3 method; without the
 # Marketplace, Slack answers 15 whatever is asked.
 REPLIES_PAGE_SIZE = 200
+# A mention's read of a long stretch of its thread: at most this many pages after the
+# first, each of the time before the mention that should hold this many messages.
+MAX_TAIL_READS = 3
+TAIL_MESSAGES = REPLIES_PAGE_SIZE // 2
 # How many of the newest messages a history keeps beside the opening: the history sent to
 # Claude keeps at most MAX_HISTORY_MESSAGES, so twice that leaves room to spare.
 WINDOW_MESSAGES = 2 * MAX_HISTORY_MESSAGES
@@ -64,35 +68,110 @@ async def read_slack_thread(
     """Every message Slack gives of the thread (`oldest`: only those from then on, with
     the thread's parent, which Slack always gives), paging to its end; what it gave until
     it limited or refused the read. Never raises for Slack's answer."""
-    patient_free = without_rate_limit_waits(client)
-    messages: list[dict[str, Any]] = []
-    cursor = None
-    pages = 0
+    reader = _Reader(client, channel, thread_ts)
+    cursor: str | None = None
     while True:
+        page = await reader.page(cursor=cursor, oldest=oldest)
+        if page is None:
+            return SlackThread(reader.messages, complete=False)
+        cursor = page
+        if not cursor:
+            return SlackThread(reader.messages, complete=True)
+
+
+async def read_thread_ends(
+    client: AsyncWebClient, *, channel: str, thread_ts: str, newest: str, oldest: str | None = None
+) -> SlackThread:
+    """The thread's opening and its newest messages up to `newest` (`oldest`: from then
+    on), in at most 1 + MAX_TAIL_READS pages of REPLIES_PAGE_SIZE: the first page, which
+    is all of it in the usual case (what was said since Orion's last answer); for a longer
+    stretch, a page of the time just before `newest`, as long as the pages read so far
+    say half a page of messages takes (`conversations.replies` has no newest-first
+    order). `complete` is False when messages between the two were not read, or Slack
+    limited or refused the read. Never raises for Slack's answer."""
+    reader = _Reader(client, channel, thread_ts)
+    more = await reader.page(oldest=oldest)
+    if more is None or not more:
+        return SlackThread(reader.messages, complete=more is not None)
+    opening = list(reader.messages)
+    end, start = seconds_of(newest), seconds_of(opening[-1].get("ts"))
+    if end is None or start is None or end <= start:
+        return SlackThread(opening, complete=False)
+    rest = span = end - start
+    rate = _rate(opening, since=seconds_of(oldest) or 0.0, thread_ts=thread_ts)
+    for _ in range(MAX_TAIL_READS):
+        span = min(span, TAIL_MESSAGES / rate) if rate else span
+        reader.messages = []
+        more = await reader.page(oldest=f"{end - span:.6f}", latest=newest)
+        if more is None:  # limited or refused: what the opening gave
+            return SlackThread(opening, complete=False)
+        if not more:
+            break
+        rate = _rate(reader.messages, since=end - span, thread_ts=thread_ts)
+        span /= 2  # it held more than a page: a shorter time, whatever the rate says
+    seen = {m.get("ts") for m in opening}
+    tail = [m for m in reader.messages if m.get("ts") not in seen]
+    return SlackThread(opening + tail, complete=span >= rest and not more)
+
+
+def _rate(messages: list[dict[str, Any]], *, since: float, thread_ts: str) -> float:
+    """Replies a second over the stretch `messages` cover from `since` (0: none)."""
+    times = [
+        t
+        for m in messages
+        if m.get("ts") != thread_ts and (t := seconds_of(m.get("ts"))) is not None and t >= since
+    ]
+    if len(times) < 2:
+        return 0.0
+    first = since if since > 0 else times[0]
+    return len(times) / max(times[-1] - first, 1e-3)
+
+
+class _Reader:
+    """`conversations.replies`, a page at a time, without waiting out a rate limit; the
+    messages so far, each once (a page starts with the thread's parent again)."""
+
+    def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str) -> None:
+        self._client = without_rate_limit_waits(client)
+        self._channel, self._thread_ts = channel, thread_ts
+        self.messages: list[dict[str, Any]] = []
+        self.pages = 0
+
+    async def page(
+        self, *, cursor: str | None = None, oldest: str | None = None, latest: str | None = None
+    ) -> str | None:
+        """One more page: its next cursor ("" at the end), or None when Slack limited or
+        refused it (logged)."""
         try:
-            page = await patient_free.conversations_replies(
-                channel=channel, ts=thread_ts, limit=REPLIES_PAGE_SIZE, cursor=cursor, oldest=oldest
+            page = await self._client.conversations_replies(
+                channel=self._channel,
+                ts=self._thread_ts,
+                limit=REPLIES_PAGE_SIZE,
+                cursor=cursor,
+                oldest=oldest,
+                latest=latest,
+                inclusive=latest is not None or None,
             )
         except SlackApiError as exc:
             error = exc.response.get("error") if exc.response is not None else None
             if error == "ratelimited":
-                log.warning("slack.thread_history.limited", pages=pages, messages=len(messages))
+                log.warning(
+                    "slack.thread_history.limited", pages=self.pages, messages=len(self.messages)
+                )
             else:
                 log.warning(
                     "slack.thread_history.failed",
                     error=error or type(exc).__name__,
-                    pages=pages,
+                    pages=self.pages,
                     exc_info=exc,
                 )
-            return SlackThread(messages, complete=False)
-        pages += 1
-        # A later page starts with the parent again on some paths: keep each message once.
-        seen = {m.get("ts") for m in messages}
+            return None
+        self.pages += 1
+        seen = {m.get("ts") for m in self.messages}
         replies: list[dict[str, Any]] = page.get("messages") or []
-        messages += [m for m in replies if m.get("ts") not in seen]
+        self.messages += [m for m in replies if m.get("ts") not in seen]
         cursor = (page.get("response_metadata") or {}).get("next_cursor")
-        if not page.get("has_more") or not cursor:
-            return SlackThread(messages, complete=True)
+        return str(cursor) if page.get("has_more") and cursor else ""
 
 
 def history_from_slack(

@@ -19,11 +19,14 @@ from app.agent.history import ThreadMessage
 from app.learning.conversation_record import said
 from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
 from app.slack.conversation.thread_history import (
+    MAX_TAIL_READS,
+    REPLIES_PAGE_SIZE,
     WINDOW_MESSAGES,
     SlackThread,
     history_from_slack,
     history_from_transcript,
     read_slack_thread,
+    read_thread_ends,
     transcript_from_slack,
 )
 from app.slack.web_client import build_web_client
@@ -268,3 +271,58 @@ def test_a_transcript_made_from_slack_keeps_neither_the_greeting_nor_the_memory_
         ("user", OPENING, "1.000003"),
         ("assistant", "Noted.", "1.000004"),
     ]
+
+
+# --- a mention's bounded read (read_thread_ends) --------------------------------------------------
+
+
+async def test_a_mention_reads_a_short_stretch_in_one_page(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    thread_ts = agent_conversation(slack, 30)
+    mention = person_says(slack, thread_ts, "What now?")
+
+    thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
+
+    assert thread.complete and len(thread.messages) == 32
+    assert len(replies_calls(slack)) == 1
+
+
+@pytest.mark.parametrize("replies", [2_000, 20_000])
+async def test_a_mention_in_a_long_thread_reads_its_opening_and_newest_messages_in_a_few_pages(
+    slack: FakeSlack, client: AsyncWebClient, replies: int
+) -> None:
+    thread_ts = agent_conversation(slack, replies)
+    mention = person_says(slack, thread_ts, "Where are we?")
+
+    thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
+
+    calls = replies_calls(slack)
+    assert len(calls) <= 1 + MAX_TAIL_READS
+    assert all(int(str(call["limit"])) <= REPLIES_PAGE_SIZE for call in calls)
+    texts = [m.get("text") for m in thread.messages]
+    assert texts[0] == OPENING and "Where are we?" in texts, "the opening and the newest"
+    newest = [
+        f"Noted, step {n}." if n % 2 else f"Step {n}: pack floor {n}."
+        for n in range(replies - WINDOW_MESSAGES + 1, replies + 1)
+    ]
+    assert [t for t in texts if t in newest] == newest, "every one of the newest, in order"
+    assert len(texts) <= (1 + MAX_TAIL_READS) * REPLIES_PAGE_SIZE
+    assert not thread.complete, "what lies between was not read, and says so"
+    tss = [float(str(m["ts"])) for m in thread.messages]
+    assert tss == sorted(tss) and len(set(tss)) == len(tss), "each message once, in order"
+
+
+async def test_a_mention_under_non_marketplace_limits_goes_on_with_its_first_page(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    thread_ts = agent_conversation(slack, 100)
+    mention = person_says(slack, thread_ts, "Where are we?")
+    slack.limit_history_reads()
+
+    thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
+
+    assert thread.messages[0].get("text") == OPENING
+    assert len(thread.messages) == 15 and not thread.complete
+    errors = [call.error for call in slack.calls_to("conversations.replies")]
+    assert errors == [None, "ratelimited"], "one page, then one refusal, and no more"
