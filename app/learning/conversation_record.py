@@ -20,7 +20,8 @@ theirs (`"kind": "person"`, the default of records written before channels: ever
 without a kind). A conversation in a channel thread is the channel's (`"kind":
 "channel"`): `channel` is a public or private channel's id (`C…`/`G…`, never a DM's
 `D…`), `user` names who first mentioned Orion there (for the record, not ownership), and
-every participant's messages are in its transcript, each with its author (`"user"`). An
+every participant's messages are in its transcript, each with its author as Slack's
+fields give it (`"user"`, or an app's or integration's `"bot"` id). An
 event continues a conversation only if it is of the same kind — a DM message naming a
 channel thread, or a mention naming a DM thread, is refused whatever else matches — and,
 for a person's, only from the same person in the same DM; for a channel's, from the same
@@ -43,6 +44,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from app.learning.quoting import is_bot_id
 from app.learning.timestamps import format_time, parse_time
 from app.memory.scopes import (
     is_channel_id,
@@ -161,6 +163,10 @@ class TranscriptMessage:
     cut: bool = False  # longer than MAX_MESSAGE_CHARS: the rest is not kept
     # Who wrote it, in a channel's conversation (a DM's user messages are its person's).
     user: str | None = None
+    # Or, not a person: the Slack bot id of the app or integration (a webhook, a workflow:
+    # `integration`) that posted it.
+    bot: str | None = None
+    integration: bool = False
 
     @property
     def sent_at(self) -> float:
@@ -173,6 +179,9 @@ class TranscriptMessage:
         item: dict[str, Any] = {"role": self.role, "ts": self.ts, "at": format_time(self.at)}
         if self.user is not None:
             item["user"] = self.user
+        if self.bot is not None:
+            item["bot"] = self.bot
+            item["integration"] = self.integration
         if self.cut:
             item["cut"] = True
         item["text"] = self.text
@@ -186,7 +195,7 @@ class TranscriptMessage:
         moment = parse_time(at) if isinstance(at, str) else None
         if role not in ("user", "assistant") or not isinstance(text, str) or moment is None:
             return None
-        ts, user = item.get("ts"), item.get("user")
+        ts, user, bot = item.get("ts"), item.get("user"), item.get("bot")
         return TranscriptMessage(
             role,
             text[:MAX_MESSAGE_CHARS],
@@ -194,22 +203,35 @@ class TranscriptMessage:
             ts if is_thread_ts(ts) else None,
             item.get("cut") is True or len(text) > MAX_MESSAGE_CHARS,
             user if is_user_id(user) else None,
+            bot if is_bot_id(bot) else None,
+            item.get("integration") is True,
         )
 
 
 def said(
-    role: Role, text: str, *, at: datetime, ts: str | None = None, user: str | None = None
+    role: Role,
+    text: str,
+    *,
+    at: datetime,
+    ts: str | None = None,
+    user: str | None = None,
+    bot: str | None = None,
+    integration: bool = False,
 ) -> TranscriptMessage:
     """A message as the transcript keeps it: cut to its bound, its secrets redacted;
-    `user`: its author, in a channel's conversation."""
+    `user`: its author, in a channel's conversation — or `bot`, the app or integration
+    that posted it."""
     cut = len(text) > MAX_MESSAGE_CHARS
+    posted_by = bot if is_bot_id(bot) else None
     return TranscriptMessage(
         role,
         storable(text[:MAX_MESSAGE_CHARS]),
         at,
         ts if is_thread_ts(ts) else None,
         cut,
-        user if is_user_id(user) else None,
+        user if is_user_id(user) and posted_by is None else None,
+        posted_by,
+        integration and posted_by is not None,
     )
 
 
