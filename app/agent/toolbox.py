@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from app.agent.tool_registry import ToolRegistry
 from app.learning.channel_memory import record_change
+from app.learning.channel_memory_tool import ChannelMemoryTool
 from app.learning.channel_recall import ChannelRecallScope, ChannelRecallTool
 from app.learning.memory_tools import ForgetTool, MemoryOverviewTool
 from app.learning.recall import LinkTo, RecallLog, RecallTool
 from app.memory.audited_store import AuditedStore
 from app.memory.change_log import ChangeLog, RecordingStore
-from app.memory.scopes import ChannelMemoryScope, MemoryScope, to_memory_path
+from app.memory.scopes import MemoryScope, to_memory_path
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.audit import Action, channel_scope, person_scope
 from app.observability.logging import get_logger
@@ -79,7 +80,7 @@ def channel_tools_for_turn(
     )
     return ToolRegistry(
         [
-            ScopedMemoryTool(audited, ChannelMemoryScope(channel_id)),
+            ChannelMemoryTool(audited, channel_id, records=store),
             ChannelRecallTool(store, recall, actor=actor, link=link),
         ]
     )
