@@ -24,12 +24,15 @@ which indexes a search reads:
   storage reads (a thread without a transcript is read from its summary, one more).
 - **Whether a channel is still public** is asked of Slack when a search would return
   one of its threads (`still_public`, from the turn: a channel made private, shared with
-  another organisation or archived since its last turn is left out), never taken from
-  Orion's own list alone. Without an answer, only the channel's own threads are returned.
+  another organisation or archived since its last turn is left out, and so is one in a
+  workspace the turn's channel is not in), never taken from Orion's own list alone.
+  Without an answer, only the channel's own threads are returned; a guest's turn (and
+  one whose person Slack did not describe) has no `still_public`, and searches only its
+  channel.
 
-Whose threads are searched is fixed by the turn (the channel the mention came from, and
-whether Slack says it is public); the model's input carries only the question, how many
-results, and a time range.
+Whose threads are searched is fixed by the turn (the channel the mention came from,
+whether Slack says it is public, and who asked); the model's input carries only the
+question, how many results, and a time range.
 """
 
 from __future__ import annotations
@@ -117,6 +120,12 @@ class ChannelRecallScope:
 
     def __post_init__(self) -> None:
         validate_channel(self.channel_id)
+
+    @property
+    def reaches_others(self) -> bool:
+        """Whether searches look beyond the channel (a guest's, or an unchecked turn's,
+        do not: `still_public` is None)."""
+        return self.public and self.still_public is not None
 
 
 # --- the workspace's public channels --------------------------------------------------
@@ -221,7 +230,7 @@ async def search_channels(
     counts = ChannelSearchCounts()
     own = asyncio.ensure_future(store.read(channel_search_index_key(scope.channel_id)))
     others: list[str] = []
-    if scope.public and scope.still_public is not None:
+    if scope.reaches_others:
         listed = await store.read(public_channels_key())
         others = [
             channel
@@ -311,7 +320,9 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
         self.link = link
 
     def to_dict(self) -> BetaToolParam:
-        public = " and of the workspace's other public channels" if self.scope.public else ""
+        public = (
+            " and of the workspace's other public channels" if self.scope.reaches_others else ""
+        )
         return recall_tool_param(DESCRIPTION.format(public=public))
 
     async def call(self, input: object) -> str | list[dict[str, Any]]:  # type: ignore[override]
@@ -355,5 +366,6 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
                 unreadable=counts.failed,
                 within=within,
                 link=self.link,
-                among="in this channel" + (" and the public channels" if self.scope.public else ""),
+                among="in this channel"
+                + (" and the public channels" if self.scope.reaches_others else ""),
             )

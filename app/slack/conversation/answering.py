@@ -278,6 +278,7 @@ class Answerer:
                 ),
                 name="memory.preferences",
             )
+        scope = await recall_scope(client, message, gate) if gate is not None else None
         turn.request = TurnRequest(
             user_id=message.user or "",
             channel_id=message.channel,
@@ -288,7 +289,7 @@ class Answerer:
             memory_deadline=delivery.deadline,
             changes=changes,
             remembers=opening.remembers,
-            channel=recall_scope(client, message, gate) if gate is not None else None,
+            channel=scope,
             memory_off=gate is not None and gate.verdict is not Verdict.REMEMBER,
         )
         result = await agent.answer(turn.request, reply)
