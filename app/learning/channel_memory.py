@@ -21,6 +21,11 @@ while the channel is archived, and what admins chose for channels.
   (Orion does not answer), `answers` (it answers and keeps nothing) or `memory` (it
   answers and remembers). A channel's choice wins over the workspace's; neither goes past
   what the deployment allows (`SLACK_CHANNELS`).
+- **Since when the channel is as it is** (`channel-settings/{channel}.state.json`:
+  `{"since": …, "event": …}`): Slack's time of the last event that changed it (Orion
+  added or removed, the channel archived or unarchived), so that an older event
+  delivered late, or again, undoes nothing newer (app/slack/channel_view/
+  channel_lifecycle.py). One pair of functions reads and writes it.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from app.learning.channel_recall import forget_public_channel
 from app.learning.conversation_record import ConversationRecord
 from app.learning.erasure import tombstone_time, write_tombstone
 from app.learning.timestamps import format_time, parse_time
-from app.memory.key_prefixes import ERASURES_PREFIX
+from app.memory.key_prefixes import CHANNEL_SETTINGS_PREFIX, ERASURES_PREFIX
 from app.memory.scopes import (
     ChannelMemoryScope,
     archived_channel_prefix,
@@ -51,6 +56,7 @@ from app.memory.scopes import (
     thread_of_channel_marker_key,
     to_key,
     to_memory_path,
+    validate_channel,
     workspace_channel_settings_key,
 )
 from app.memory.tolerant_json import load_json_object
@@ -234,6 +240,47 @@ async def forget_channel_memory(store: ObjectStore, channel_id: str, *, by: str)
     audit("forget", scope=channel_scope(channel_id), actor=by, what="everything", files=deleted)
     await record_change(store, channel_id, action="forget", what="everything", by=by)
     return deleted
+
+
+# --- since when the channel is as it is ---------------------------------------------------
+
+
+def _state_key(channel_id: str) -> str:
+    # Beside the admins' choices: kept when the channel's memory and records are erased,
+    # so that a late event from before an erasure still finds it.
+    return f"{CHANNEL_SETTINGS_PREFIX}{validate_channel(channel_id)}.state.json"
+
+
+async def channel_state_since(store: ObjectStore, channel_id: str) -> datetime | None:
+    """When the channel came to be as Orion last heard (added, removed, archived,
+    unarchived: Slack's time of that event); None when Orion never heard. Raises what
+    storage raises."""
+    stored = await store.read(_state_key(channel_id))
+    return _since(stored.content if stored else None)
+
+
+async def note_channel_state_since(
+    store: ObjectStore, channel_id: str, moment: datetime, *, event: str
+) -> None:
+    """The channel is as `event` (Slack's event type) left it since `moment`; a later
+    time already noted stays."""
+
+    def later(raw: str | None) -> str | None:
+        noted = _since(raw)
+        if noted is not None and noted >= moment:
+            return raw
+        return json.dumps({"since": moment.astimezone(UTC).isoformat(), "event": event[:40]})
+
+    await update(store, _state_key(channel_id), later)
+
+
+def _since(raw: str | None) -> datetime | None:
+    since = load_json_object(raw, what="channel_state").get("since")
+    try:
+        moment = datetime.fromisoformat(since) if isinstance(since, str) else None
+    except ValueError:
+        return None
+    return moment if moment is not None and moment.tzinfo is not None else None
 
 
 # --- Orion leaves, the channel is deleted or archived ------------------------------------
