@@ -1094,11 +1094,14 @@ class FakeSlack(HttpFake):
             raise SlackError("thread_not_found")
         # Slack returns the parent first whatever the time window; the window filters replies.
         parent = [m for m in messages if m.ts == thread_ts]
-        replies = _in_window([m for m in messages if m.ts != thread_ts], args)
+        every_reply = [m for m in messages if m.ts != thread_ts]
+        replies = _in_window(every_reply, args)
         with_metadata = _truthy(args.get("include_all_metadata"))
-        page, more = _page(
-            [m.to_api(include_metadata=with_metadata) for m in parent + replies], args
-        )
+        listed = [m.to_api(include_metadata=with_metadata) for m in parent + replies]
+        if parent and every_reply:
+            # The parent says how many replies the thread has, and the newest one's ts.
+            listed[0] |= {"reply_count": len(every_reply), "latest_reply": every_reply[-1].ts}
+        page, more = _page(listed, args)
         return _messages_page(page, more)
 
     def _history(self, args: dict[str, Any]) -> dict[str, Any]:

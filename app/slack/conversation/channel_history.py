@@ -7,9 +7,9 @@ mentions (no `message.channels` subscription: Orion does not read every message 
 channel it is in). So each mention reads the thread once: what was said since the
 transcript's newest message — `conversations.replies` from that ts, one page in the
 usual case — or, for a thread Orion has no transcript of, the thread itself. Either read
-is bounded (thread_history.read_thread_ends): the first page and, for a longer stretch,
-a page of its newest messages, at most 1 + MAX_TAIL_READS calls; of what it gives, the
-opening and the newest WINDOW_MESSAGES within MAX_READ_CHARS are used. Under Slack's
+is bounded (thread_history.read_thread_ends): a few pages from its start and, for a
+longer stretch, a page of its newest messages; of what it gives, the opening and the
+newest WINDOW_MESSAGES within MAX_READ_CHARS are used. Under Slack's
 limits for distributed apps outside the Marketplace (15 messages a call, once a minute),
 a limited read goes on with what it has. A mention that opens its thread reads nothing.
 

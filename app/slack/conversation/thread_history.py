@@ -35,10 +35,14 @@ log = get_logger(__name__)
 # Slack recommends pages of 200 (at most 1,000) for this Tier 3 method; without the
 # Marketplace, Slack answers 15 whatever is asked.
 REPLIES_PAGE_SIZE = 200
-# A mention's read of a long stretch of its thread: at most this many pages after the
-# first, each of the time before the mention that should hold this many messages.
-MAX_TAIL_READS = 3
+# A mention's read of its thread: at most this many pages from its start (all of it, in
+# all but the longest threads), then at most MAX_TAIL_READS pages of the time just before
+# the mention, each sized to hold TAIL_MESSAGES, tried over a time this many times longer
+# or shorter when it held too few or too many.
+MAX_FORWARD_PAGES = 3
+MAX_TAIL_READS = 2
 TAIL_MESSAGES = REPLIES_PAGE_SIZE // 2
+TAIL_NARROWING = 8
 # How many of the newest messages a history keeps beside the opening: the history sent to
 # Claude keeps at most MAX_HISTORY_MESSAGES, so twice that leaves room to spare.
 WINDOW_MESSAGES = 2 * MAX_HISTORY_MESSAGES
@@ -83,48 +87,71 @@ async def read_thread_ends(
     client: AsyncWebClient, *, channel: str, thread_ts: str, newest: str, oldest: str | None = None
 ) -> SlackThread:
     """The thread's opening and its newest messages up to `newest` (`oldest`: from then
-    on), in at most 1 + MAX_TAIL_READS pages of REPLIES_PAGE_SIZE: the first page, which
-    is all of it in the usual case (what was said since Orion's last answer); for a longer
-    stretch, a page of the time just before `newest`, as long as the pages read so far
-    say half a page of messages takes (`conversations.replies` has no newest-first
-    order). `complete` is False when messages between the two were not read, or Slack
-    limited or refused the read. Never raises for Slack's answer."""
+    on), in at most MAX_FORWARD_PAGES + MAX_TAIL_READS pages of REPLIES_PAGE_SIZE: pages
+    from the start, which are all of it in the usual case (what was said since Orion's
+    last answer); past them, a page of the time just before `newest` that should hold
+    TAIL_MESSAGES messages at the pace of the last page read (`conversations.replies` has
+    no newest-first order), once more over a longer or shorter time when that held too
+    few or too many. `complete` is False when messages between the two were not read,
+    or Slack limited or refused the read. Never raises for Slack's answer."""
     reader = _Reader(client, channel, thread_ts)
-    more = await reader.page(oldest=oldest)
-    if more is None or not more:
-        return SlackThread(reader.messages, complete=more is not None)
-    opening = list(reader.messages)
-    end, start = seconds_of(newest), seconds_of(opening[-1].get("ts"))
+    cursor = await reader.page(oldest=oldest)
+    while cursor and reader.pages < MAX_FORWARD_PAGES:
+        cursor = await reader.page(cursor=cursor, oldest=oldest)
+    if not cursor:
+        return SlackThread(reader.messages, complete=cursor is not None)
+    read = list(reader.messages)
+    end, start = seconds_of(newest), seconds_of(read[-1].get("ts"))
     if end is None or start is None or end <= start:
-        return SlackThread(opening, complete=False)
-    rest = span = end - start
-    rate = _rate(opening, since=seconds_of(oldest) or 0.0, thread_ts=thread_ts)
+        return SlackThread(read, complete=False)
+    rest = end - start
+    rate = _rate(read[-REPLIES_PAGE_SIZE:], thread_ts=thread_ts)
+    unread = _unread(read, thread_ts) if oldest is None else None
+    if rate and unread is not None:
+        # Where the newest TAIL_MESSAGES should begin, were the rest said at that pace
+        # (however long ago it ended: the time up to the mention is all read).
+        span = min(rest, max(rest - max(unread - TAIL_MESSAGES, 0) / rate, 1e-3))
+    else:
+        span = min(rest, TAIL_MESSAGES / rate) if rate else rest
+    # The best try: one that held all of its time (the newest messages, up to `newest`),
+    # the most of them; else the oldest page of a time that held more.
+    best: list[dict[str, Any]] = []
+    fits = complete = False
     for _ in range(MAX_TAIL_READS):
-        span = min(span, TAIL_MESSAGES / rate) if rate else span
         reader.messages = []
         more = await reader.page(oldest=f"{end - span:.6f}", latest=newest)
-        if more is None:  # limited or refused: what the opening gave
-            return SlackThread(opening, complete=False)
-        if not more:
+        if more is None:  # limited or refused: what was read so far
             break
-        rate = _rate(reader.messages, since=end - span, thread_ts=thread_ts)
-        span /= 2  # it held more than a page: a shorter time, whatever the rate says
-    seen = {m.get("ts") for m in opening}
-    tail = [m for m in reader.messages if m.get("ts") not in seen]
-    return SlackThread(opening + tail, complete=span >= rest and not more)
+        tail = [m for m in reader.messages if m.get("ts") != thread_ts]
+        if more:
+            best = best or tail
+            span /= TAIL_NARROWING
+            continue
+        if not fits or len(tail) > len(best):
+            best, fits, complete = tail, True, span >= rest
+        if len(tail) >= TAIL_MESSAGES // 2 or span >= rest:
+            break
+        span = min(rest, span * TAIL_NARROWING)
+    seen = {m.get("ts") for m in read}
+    return SlackThread(read + [m for m in best if m.get("ts") not in seen], complete=complete)
 
 
-def _rate(messages: list[dict[str, Any]], *, since: float, thread_ts: str) -> float:
-    """Replies a second over the stretch `messages` cover from `since` (0: none)."""
-    times = [
-        t
-        for m in messages
-        if m.get("ts") != thread_ts and (t := seconds_of(m.get("ts"))) is not None and t >= since
-    ]
+def _unread(read: list[dict[str, Any]], thread_ts: str) -> int | None:
+    """How many replies are left to read, by the parent's `reply_count` (None: Slack did
+    not give it)."""
+    parent = next((m for m in read if m.get("ts") == thread_ts), None)
+    count = parent.get("reply_count") if parent is not None else None
+    if not isinstance(count, int) or isinstance(count, bool):
+        return None
+    return max(count - sum(1 for m in read if m.get("ts") != thread_ts), 0)
+
+
+def _rate(messages: list[dict[str, Any]], *, thread_ts: str) -> float:
+    """Replies a second over the stretch `messages` cover (0: too few to say)."""
+    times = [t for m in messages if m.get("ts") != thread_ts and (t := seconds_of(m.get("ts")))]
     if len(times) < 2:
         return 0.0
-    first = since if since > 0 else times[0]
-    return len(times) / max(times[-1] - first, 1e-3)
+    return (len(times) - 1) / max(times[-1] - times[0], 1e-3)
 
 
 class _Reader:

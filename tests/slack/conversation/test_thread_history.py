@@ -9,6 +9,7 @@ read threads straight from the fake Slack with the real Web API client.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -19,6 +20,7 @@ from app.agent.history import ThreadMessage
 from app.learning.conversation_record import said
 from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
 from app.slack.conversation.thread_history import (
+    MAX_FORWARD_PAGES,
     MAX_TAIL_READS,
     REPLIES_PAGE_SIZE,
     WINDOW_MESSAGES,
@@ -298,7 +300,7 @@ async def test_a_mention_in_a_long_thread_reads_its_opening_and_newest_messages_
     thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
 
     calls = replies_calls(slack)
-    assert len(calls) <= 1 + MAX_TAIL_READS
+    assert len(calls) <= MAX_FORWARD_PAGES + MAX_TAIL_READS
     assert all(int(str(call["limit"])) <= REPLIES_PAGE_SIZE for call in calls)
     texts = [m.get("text") for m in thread.messages]
     assert texts[0] == OPENING and "Where are we?" in texts, "the opening and the newest"
@@ -307,7 +309,7 @@ async def test_a_mention_in_a_long_thread_reads_its_opening_and_newest_messages_
         for n in range(replies - WINDOW_MESSAGES + 1, replies + 1)
     ]
     assert [t for t in texts if t in newest] == newest, "every one of the newest, in order"
-    assert len(texts) <= (1 + MAX_TAIL_READS) * REPLIES_PAGE_SIZE
+    assert len(texts) <= (MAX_FORWARD_PAGES + MAX_TAIL_READS) * REPLIES_PAGE_SIZE
     assert not thread.complete, "what lies between was not read, and says so"
     tss = [float(str(m["ts"])) for m in thread.messages]
     assert tss == sorted(tss) and len(set(tss)) == len(tss), "each message once, in order"
@@ -326,3 +328,24 @@ async def test_a_mention_under_non_marketplace_limits_goes_on_with_its_first_pag
     assert len(thread.messages) == 15 and not thread.complete
     errors = [call.error for call in slack.calls_to("conversations.replies")]
     assert errors == [None, "ratelimited"], "one page, then one refusal, and no more"
+
+
+async def test_a_mention_days_after_a_long_thread_went_quiet_still_gets_its_newest_messages(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    # 1,000 replies a minute apart, ending two days before someone mentions Orion.
+    began = time.time() - 2 * 86_400 - 1_000 * 60
+    thread_ts = slack.add_user_message(CHANNEL, None, USER, OPENING, ts=f"{began:.6f}")
+    for n in range(1, 1_001):
+        slack.add_user_message(
+            CHANNEL, thread_ts, USER, f"Step {n}: pack floor {n}.", ts=f"{began + 60 * n:.6f}"
+        )
+    mention = person_says(slack, thread_ts, "Where did we get to?")
+
+    thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
+
+    texts = [m.get("text") for m in thread.messages]
+    assert len(replies_calls(slack)) <= MAX_FORWARD_PAGES + MAX_TAIL_READS
+    newest = [f"Step {n}: pack floor {n}." for n in range(1_001 - WINDOW_MESSAGES, 1_001)]
+    assert [t for t in texts if t in newest] == newest
+    assert texts[0] == OPENING and texts[-1] == "Where did we get to?"
