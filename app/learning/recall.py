@@ -44,7 +44,7 @@ from anthropic.types.beta import BetaToolParam
 from app.learning.conversation_record import ConversationRecord
 from app.learning.conversations import whose
 from app.learning.passages import Passage, passages
-from app.learning.quoting import attributed, author_label
+from app.learning.quoting import attributed, author_label, quoted
 from app.learning.search_backfill import fill_in
 from app.learning.search_index import (
     MAX_TITLE_CHARS,
@@ -356,8 +356,8 @@ def quoted_passage(passage: Passage, channel: str | None) -> str:
     when = f" on {passage.at:%Y-%m-%d %H:%M} UTC" if passage.at is not None else ""
     in_channel = is_shared_channel_id(channel)
     where = f" in <#{channel}>" if in_channel else ""
-    if passage.role == "summary":
-        return attributed("Orion's summary of the thread", passage.text, where=where)
+    if passage.role == "summary":  # written by Orion from what was said: quoted too
+        return f"Orion's summary of the conversation{where}:\n{quoted(passage.text)}"
     if passage.role == "assistant":
         who = "You (Orion)"
     elif passage.user is not None:  # a channel's conversation: each member by id
