@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
-from app.slack.channel_facts import channel_info, person_info
+from app.slack.conversation.channel_facts import channel_info, person_info
 from app.slack.web_client import without_rate_limit_waits
 
 log = get_logger(__name__)

@@ -9,7 +9,7 @@ under the same storage budget — nothing sits in front of the memory reads:
   channel Orion has left reaches nothing. And on the person (`users.info`): a guest —
   whom Slack shows only the channels they are in — recalls nothing beyond this one; only
   recall's scope waits for that answer, set after the memory reads (`recall_scope`).
-  Both are asked for this turn only (app/slack/channel_facts.py): a channel made
+  Both are asked for this turn only (app/slack/conversation/channel_facts.py): a channel made
   private, or a person made a guest, counts from the next mention.
 - **What admins chose** (app/learning/channel_memory.py), within `SLACK_CHANNELS`.
 - **The conversation's record**, as the channel's (app/learning/conversations.py): a
@@ -43,7 +43,7 @@ from app.learning.conversations import open_conversation
 from app.memory.scopes import channel_summary_key, is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.channel_facts import (
+from app.slack.conversation.channel_facts import (
     INFO_BUDGET_S,
     ChannelInfo,
     PersonInfo,

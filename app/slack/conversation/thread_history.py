@@ -37,10 +37,10 @@ log = get_logger(__name__)
 REPLIES_PAGE_SIZE = 200
 # A mention's read of its thread: at most this many pages from its start (all of it, in
 # all but the longest threads), then at most MAX_TAIL_READS pages of the time just before
-# the mention, each sized to hold TAIL_MESSAGES, tried over a time this many times longer
-# or shorter when it held too few or too many.
+# the mention, each sized to hold TAIL_MESSAGES (this many times longer or shorter when a
+# try said too little of the pace).
 MAX_FORWARD_PAGES = 3
-MAX_TAIL_READS = 2
+MAX_TAIL_READS = 3
 TAIL_MESSAGES = REPLIES_PAGE_SIZE // 2
 TAIL_NARROWING = 8
 # How many of the newest messages a history keeps beside the opening: the history sent to
@@ -91,9 +91,10 @@ async def read_thread_ends(
     from the start, which are all of it in the usual case (what was said since Orion's
     last answer); past them, a page of the time just before `newest` that should hold
     TAIL_MESSAGES messages at the pace of the last page read (`conversations.replies` has
-    no newest-first order), once more over a longer or shorter time when that held too
-    few or too many. `complete` is False when messages between the two were not read,
-    or Slack limited or refused the read. Never raises for Slack's answer."""
+    no newest-first order), tried again over a longer or shorter time, at the pace each
+    try showed, when it held too few or too many. `complete` is False when messages
+    between the two were not read, or Slack limited or refused the read. Never raises
+    for Slack's answer."""
     reader = _Reader(client, channel, thread_ts)
     cursor = await reader.page(oldest=oldest)
     while cursor and reader.pages < MAX_FORWARD_PAGES:
@@ -123,15 +124,18 @@ async def read_thread_ends(
         if more is None:  # limited or refused: what was read so far
             break
         tail = [m for m in reader.messages if m.get("ts") != thread_ts]
+        # The pace in this very time: a page that held more says how much shorter to try.
+        pace = _rate(tail, thread_ts=thread_ts)
         if more:
             best = best or tail
-            span /= TAIL_NARROWING
+            span = min(span / 2, TAIL_MESSAGES / pace) if pace else span / TAIL_NARROWING
             continue
         if not fits or len(tail) > len(best):
             best, fits, complete = tail, True, span >= rest
         if len(tail) >= TAIL_MESSAGES // 2 or span >= rest:
             break
-        span = min(rest, span * TAIL_NARROWING)
+        grown = TAIL_MESSAGES * span / len(tail) if tail else span * TAIL_NARROWING
+        span = min(rest, max(grown, span * 2))
     seen = {m.get("ts") for m in read}
     return SlackThread(read + [m for m in best if m.get("ts") not in seen], complete=complete)
 

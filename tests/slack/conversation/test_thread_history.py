@@ -290,11 +290,35 @@ async def test_a_mention_reads_a_short_stretch_in_one_page(
     assert len(replies_calls(slack)) == 1
 
 
-@pytest.mark.parametrize("replies", [2_000, 20_000])
+def spaced_conversation(slack: FakeSlack, replies: int, every_s: float, quiet_s: float) -> str:
+    """agent_view's conversation with `replies` messages `every_s` apart, the newest
+    `quiet_s` ago (Slack's ts are when each was posted)."""
+    began = time.time() - quiet_s - replies * every_s
+    thread_ts = slack.add_user_message(CHANNEL, None, USER, OPENING, ts=f"{began:.6f}")
+    for n in range(1, replies + 1):
+        ts = f"{began + every_s * n:.6f}"
+        if n % 2:
+            slack.workspace.add(
+                Message(ts=ts, channel=CHANNEL, thread_ts=thread_ts, text=f"Noted, step {n}.")
+            )
+        else:
+            slack.add_user_message(CHANNEL, thread_ts, USER, f"Step {n}: pack floor {n}.", ts=ts)
+    return thread_ts
+
+
+@pytest.mark.parametrize(
+    ("replies", "every_s", "quiet_s"),
+    [(2_000, 30.0, 5.0), (20_000, 0.5, 60.0), (5_000, 60.0, 3 * 86_400.0)],
+    ids=["2000-busy", "20000-burst", "5000-quiet-for-days"],
+)
 async def test_a_mention_in_a_long_thread_reads_its_opening_and_newest_messages_in_a_few_pages(
-    slack: FakeSlack, client: AsyncWebClient, replies: int
+    slack: FakeSlack,
+    client: AsyncWebClient,
+    replies: int,
+    every_s: float,
+    quiet_s: float,
 ) -> None:
-    thread_ts = agent_conversation(slack, replies)
+    thread_ts = spaced_conversation(slack, replies, every_s, quiet_s)
     mention = person_says(slack, thread_ts, "Where are we?")
 
     thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
@@ -328,24 +352,3 @@ async def test_a_mention_under_non_marketplace_limits_goes_on_with_its_first_pag
     assert len(thread.messages) == 15 and not thread.complete
     errors = [call.error for call in slack.calls_to("conversations.replies")]
     assert errors == [None, "ratelimited"], "one page, then one refusal, and no more"
-
-
-async def test_a_mention_days_after_a_long_thread_went_quiet_still_gets_its_newest_messages(
-    slack: FakeSlack, client: AsyncWebClient
-) -> None:
-    # 1,000 replies a minute apart, ending two days before someone mentions Orion.
-    began = time.time() - 2 * 86_400 - 1_000 * 60
-    thread_ts = slack.add_user_message(CHANNEL, None, USER, OPENING, ts=f"{began:.6f}")
-    for n in range(1, 1_001):
-        slack.add_user_message(
-            CHANNEL, thread_ts, USER, f"Step {n}: pack floor {n}.", ts=f"{began + 60 * n:.6f}"
-        )
-    mention = person_says(slack, thread_ts, "Where did we get to?")
-
-    thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
-
-    texts = [m.get("text") for m in thread.messages]
-    assert len(replies_calls(slack)) <= MAX_FORWARD_PAGES + MAX_TAIL_READS
-    newest = [f"Step {n}: pack floor {n}." for n in range(1_001 - WINDOW_MESSAGES, 1_001)]
-    assert [t for t in texts if t in newest] == newest
-    assert texts[0] == OPENING and texts[-1] == "Where did we get to?"
