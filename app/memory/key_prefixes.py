@@ -116,7 +116,8 @@ CHANNEL_RECORDS = KeyPrefix(
 CHANNEL_SETTINGS = KeyPrefix(
     "channel-settings/",
     "what a workspace admin chose for channels: the workspace's choice (workspace.json) "
-    "and each channel's ({channel}.json), with who chose it; no one's content",
+    "and each channel's ({channel}.json), with who chose it; and since when each channel "
+    "is as Orion last heard ({channel}.state.json); no one's content",
     Lifetime.KEPT,
     model_reaches=False,
     personal=False,
