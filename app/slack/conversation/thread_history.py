@@ -114,30 +114,28 @@ async def read_thread_ends(
         span = min(rest, max(rest - max(unread - TAIL_MESSAGES, 0) / rate, 1e-3))
     else:
         span = min(rest, TAIL_MESSAGES / rate) if rate else rest
-    # The best try: one that held all of its time (the newest messages, up to `newest`),
-    # the most of them; else the oldest page of a time that held more.
-    best: list[dict[str, Any]] = []
-    fits = complete = False
+    # Every try's messages are kept (each try's time differs): the newest of them are used.
+    found: dict[object, dict[str, Any]] = {m.get("ts"): m for m in read}
+    complete = False
     for _ in range(MAX_TAIL_READS):
         reader.messages = []
         more = await reader.page(oldest=f"{end - span:.6f}", latest=newest)
         if more is None:  # limited or refused: what was read so far
             break
         tail = [m for m in reader.messages if m.get("ts") != thread_ts]
+        found.update((m.get("ts"), m) for m in tail)
         # The pace in this very time: a page that held more says how much shorter to try.
         pace = _rate(tail, thread_ts=thread_ts)
         if more:
-            best = best or tail
             span = min(span / 2, TAIL_MESSAGES / pace) if pace else span / TAIL_NARROWING
             continue
-        if not fits or len(tail) > len(best):
-            best, fits, complete = tail, True, span >= rest
-        if len(tail) >= TAIL_MESSAGES // 2 or span >= rest:
+        complete = span >= rest
+        if len(tail) >= TAIL_MESSAGES // 2 or complete:
             break
         grown = TAIL_MESSAGES * span / len(tail) if tail else span * TAIL_NARROWING
         span = min(rest, max(grown, span * 2))
-    seen = {m.get("ts") for m in read}
-    return SlackThread(read + [m for m in best if m.get("ts") not in seen], complete=complete)
+    ordered = sorted(found.values(), key=lambda m: seconds_of(m.get("ts")) or 0.0)
+    return SlackThread(ordered, complete=complete)
 
 
 def _unread(read: list[dict[str, Any]], thread_ts: str) -> int | None:
