@@ -104,7 +104,7 @@ class ChannelGate:
     mode: ChannelMode | None  # None: storage could not say what admins chose
     shared_flag: bool = False  # the event itself says the channel is shared externally
     # What Slack says of who mentioned Orion, still on its way: only recall needs it, and
-    # nothing waits for it before Claude's first request (recall_scope).
+    # only recall's scope waits for it, after the memory reads and the history.
     person: asyncio.Future[PersonInfo | None] | None = None
 
     @property
