@@ -334,7 +334,7 @@ def test_a_detail_said_once_in_passing_is_found_cited_and_linked_to_its_message(
     assert found[0]["title"].startswith(f"{LISBON[1]} ({said_at:%Y-%m-%d}")
     assert found[0]["citations"] == {"enabled": True}
     [passage] = [p["text"] for p in found[0]["content"] if "puppy Biscuit chewed" in p["text"]]
-    assert passage.startswith("The person on ")
+    assert passage.startswith("The person wrote on ")
     # The person sees the conversation and the message it came from as sources.
     search = tasks_by_title(slack, thread_ts)[
         "Searching past conversations for “puppy chewed projector cable”"

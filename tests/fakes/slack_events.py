@@ -178,6 +178,13 @@ def member_left_channel(user: str, channel: str) -> dict[str, Any]:
     return channel_event("member_left_channel", channel, user=user, channel_type="C", team=TEAM_ID)
 
 
+def member_joined_channel(user: str, channel: str) -> dict[str, Any]:
+    """`user` joined `channel` (Orion's bot user: Orion was added to it)."""
+    return channel_event(
+        "member_joined_channel", channel, user=user, channel_type="C", team=TEAM_ID
+    )
+
+
 def slash_command(
     user: str, channel: str, text: str, *, response_url: str, command: str = "/orion"
 ) -> bytes:

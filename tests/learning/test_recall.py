@@ -83,7 +83,8 @@ async def test_best_match_first_then_recent_first_on_ties(store: ObjectStore) ->
     first = result[1]
     assert first["title"] == "Q3 budget review (2026-05-02, conversation 1712000001.000001)"
     assert first["citations"] == {"enabled": True}
-    assert first["content"] == [{"type": "text", "text": "Cloud spend is over the Q3 budget."}]
+    summary = "Orion's summary of the conversation:\n> Cloud spend is over the Q3 budget."
+    assert first["content"] == [{"type": "text", "text": summary}]
     assert first["source"] == "conversation 1712000001.000001"  # no DM known: no link
 
 
