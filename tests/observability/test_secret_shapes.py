@@ -216,6 +216,17 @@ def test_each_kind_of_secret_is_redacted(text: str, kept: str) -> None:
         "Vault tokens start with hvs. and Shopify ones with shpat_; Atlassian with ATATT.",
         "パスワードを忘れました。密码是什么？비밀번호를 잊어버렸어요.",
         "Das Passwort ist zu kurz; le mot de passe expire; la contraseña caducó.",
+        # sentences about a password, a PIN or a card that hold none
+        "My password is expired and the password length is 12 characters.",
+        "The password for the demo account is the usual one; mon mot de passe est oublié.",
+        "The output of pwd is /home/sam, and the PIN codes are four digits long.",
+        "Pin the 3 messages, spin up the pinned board; xoxo, Sam. xoxo-love-you-all",
+        "Order 4111 1111 1111 1112 and epoch 1712345678123, ts 1712345678.123456.",
+        "IBAN-less invoice 2024-0001-0002; call +33 6 12 34 56 78 or 555-0100.",
+        "My seed phrase is safe in the drawer; a key-value store; login with your password.",
+        "curl -u sam https://api.example.com and docker login --password-stdin",
+        "DB_PASSWORD=$DB_PASSWORD, password: ${SECRET}, pass=$(cat pw.txt), pw: $dbPassword",
+        "WIFI: the office one; the mnemonic device helps.",
     ],
 )
 def test_ordinary_text_comes_back_unchanged(text: str) -> None:

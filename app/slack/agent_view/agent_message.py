@@ -25,6 +25,7 @@ from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import AgentSession
 from app.slack.conversation.thread_context_store import StoredThreadContextStore
 from app.slack.event_scope import handling
+from app.slack.mrkdwn import text_of
 
 log = get_logger(__name__)
 
@@ -66,7 +67,7 @@ def register(
                 return
             if app_context := event.get("app_context"):
                 viewing.saw(user, app_context)
-            text = event.get("text") or ""
+            text = text_of(event)
             session = AgentSession(
                 client, channel=channel, thread_ts=thread_ts, title=text if starts else None
             )

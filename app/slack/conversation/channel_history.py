@@ -39,6 +39,7 @@ from app.slack.conversation.thread_history import (
     seconds_of,
 )
 from app.slack.conversation.turn_opening import TurnHistory, TurnOpening
+from app.slack.mrkdwn import text_of
 
 if TYPE_CHECKING:
     from app.slack.conversation.answering import Incoming
@@ -113,7 +114,7 @@ def _from_transcript(message: TranscriptMessage) -> ThreadMessage:
 
 
 def _from_slack(message: dict[str, Any], bot_user_id: str | None) -> ThreadMessage:
-    text = str(message.get("text") or "")
+    text = text_of(message)
     if _by_orion(message, bot_user_id):
         return ThreadMessage("assistant", text, sent_at=seconds_of(message.get("ts")))
     return ThreadMessage(
@@ -126,7 +127,7 @@ def _said(message: dict[str, Any], bot_user_id: str | None) -> TranscriptMessage
     orion = _by_orion(message, bot_user_id)
     return said(
         "assistant" if orion else "user",
-        str(message.get("text") or ""),
+        text_of(message),
         at=moment_of(ts if is_thread_ts(ts) else None),
         ts=ts if is_thread_ts(ts) else None,
         user=None if orion else message.get("user"),

@@ -28,6 +28,7 @@ from app.agent.history import MAX_HISTORY_MESSAGES, Role, ThreadMessage
 from app.learning.conversation_record import TranscriptMessage, moment_of, said
 from app.observability.logging import get_logger
 from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
+from app.slack.mrkdwn import text_of
 from app.slack.web_client import without_rate_limit_waits
 
 log = get_logger(__name__)
@@ -127,7 +128,7 @@ def transcript_from_slack(thread: SlackThread, *, current_ts: str) -> list[Trans
     ]
     first = next((n for n, m in enumerate(messages) if not m.get("bot_id")), len(messages))
     return [
-        said(_role(m), m.get("text") or "", at=moment_of(m.get("ts")), ts=m.get("ts"))
+        said(_role(m), text_of(m), at=moment_of(m.get("ts")), ts=m.get("ts"))
         for m in messages[first:]
     ]
 
@@ -168,7 +169,7 @@ def _role(message: dict[str, Any]) -> Role:
 def _as_history(message: dict[str, Any], *, opens_cut: bool = False) -> ThreadMessage:
     return ThreadMessage(
         _role(message),
-        message.get("text") or "",
+        text_of(message),
         opens_cut=opens_cut,
         sent_at=seconds_of(message.get("ts")),
     )
