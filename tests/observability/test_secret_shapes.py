@@ -343,3 +343,22 @@ def test_forty_thousand_adversarial_characters_are_scrubbed_once_and_for_all(tex
     that backtracked would take minutes here. Whatever comes out is scrubbed for good."""
     once = redact_secret_shapes(text)
     assert redact_secret_shapes(once) == once
+
+
+def test_a_text_of_several_windows_is_redacted_across_their_edges() -> None:
+    """A long text (a search index) is searched a window at a time: a secret across the
+    edge of two windows is found whole, as in a short text."""
+    from app.observability.secret_shapes import _WINDOW
+
+    secrets = [f"my token is {SLACK_BOT}", "password: hunter2-ok", PEM]
+    # The first secret starts 40 characters before the first window's edge.
+    parts = ["x " * (_WINDOW // 2 - 20)]
+    for n in range(8):
+        parts += [secrets[n % 3], " " + "y " * (_WINDOW // 3)]
+    text = "".join(parts)
+
+    scrubbed = redact_secret_shapes(text)
+
+    assert len(text) > 4 * _WINDOW
+    assert scrubbed == "".join(redact_secret_shapes(part) for part in parts)
+    assert SLACK_BOT not in scrubbed and "hunter2" not in scrubbed and "MIIE" not in scrubbed

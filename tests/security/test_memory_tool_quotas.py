@@ -89,7 +89,12 @@ def test_a_recall_date_past_the_calendar_is_a_tool_error_not_a_failure(
     claude.reply_tool_use("recall", {"query": "budget", "after": "0001-01-01"})
     claude.reply("I could not narrow it down by date.")
 
-    _ask(orion, slack, "What did we say about the budget, ever?", "I could not narrow it down by date.")
+    _ask(
+        orion,
+        slack,
+        "What did we say about the budget, ever?",
+        "I could not narrow it down by date.",
+    )
 
     results = [r for request in main_requests(claude, orion) for r in tool_results(request)]
     assert [r.get("is_error") for r in results] == [True, True]

@@ -8,9 +8,9 @@ the attacker of issue 44 found stored as written: Slack's own session tokens, co
 webhook URLs, Google's OAuth tokens, a password said in a sentence in each of Orion's ten
 languages or starting with `$`, a password with `&`, `<` or `>` as Slack sends it, Mailgun
 keys, PINs and card numbers (with a valid check digit), credentials on a command line, and
-keys of other services. Each row is checked on every way out: the text as stored (the secret-free store every memory write
-passes through), a memory file named after it, a log line quoting it, and what Langfuse is
-sent.
+keys of other services. Each row is checked on every way out: the text as stored (the
+secret-free store every memory write passes through), a memory file named after it, a log
+line quoting it, and what Langfuse is sent.
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ KEY64 = "Qm9yaW5nS2V5MDEyMzQ1Njc4OWFiY2RlZkdISUpLTE1OT1BRUlNUVVZXWFlaMDEy"
 XOXC = "xoxc-1234567890123-1234567890123-1234567890123-" + HEX
 XOXD = "xoxd-Ab1Cd2Ef3Gh4%2FIj5Kl6Mn7%2BOp8Qr9St0Uv1Wx2Yz3%3D%3D"
 WEBHOOK = "https://hooks.slack.com/services/T0001ABCD/B0002EFGH/XyZ123abcDEF456ghiJKL789"
-ENCODED_WEBHOOK = "https%3A%2F%2Fhooks.slack.com%2Fservices%2FT0001ABCD%2FB0002EFGH%2FXyZ123abcDEF456"
+ENCODED_WEBHOOK = (
+    "https%3A%2F%2Fhooks.slack.com%2Fservices%2FT0001ABCD%2FB0002EFGH%2FXyZ123abcDEF456"
+)
 YA29 = "ya29.a0AfB_byC1dE2fG3hI4jK5lM6nO7pQ8rS9tU0vW1xY2zA3bC4dE5fG6hI7jK8lM9nO0"
 GOOGLE_REFRESH = "1//0gLz5kK2vQxYZCgYIARAAGBASNwF-L9Ir8mC7dT1xWq3nE5sB6uV4yZ0aF2hJ9kP"
 GOOGLE_CODE = "4/0AeaYSHBk7wqR2pL9xM3nV5tY8uI1oP6aS4dF7gH0jK2lZ"
-SEED_PHRASE = (
-    "abandon ability able about above absent absorb abstract absurd abuse access accident"
-)
+SEED_PHRASE = "abandon ability able about above absent absorb abstract absurd abuse access accident"
 
 # (row id, the text, the secret in it)
 ROWS: list[tuple[str, str, str]] = [
@@ -157,7 +157,11 @@ ROWS: list[tuple[str, str, str]] = [
     ("recovery phrase", f"my seed phrase is {SEED_PHRASE}", "abandon ability able"),
     # Other services
     ("discord webhook", f"https://discord.com/api/webhooks/123456789012345678/{KEY64}", KEY64),
-    ("teams webhook", f"https://acme.webhook.office.com/webhookb2/{KEY64}@x/IncomingWebhook/y", KEY64),
+    (
+        "teams webhook",
+        f"https://acme.webhook.office.com/webhookb2/{KEY64}@x/IncomingWebhook/y",
+        KEY64,
+    ),
     ("telegram bot token", f"bot 123456789:AA{KEY64[:33]} ok", KEY64[:33]),
     ("twilio api key", "SK0123456789abcdef0123456789abcdef", "0123456789abcdef0123"),
     ("entra client secret", "secret xY.8Q~aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3g", "aB3dE5gH7jK9"),

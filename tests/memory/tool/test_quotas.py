@@ -87,7 +87,12 @@ async def test_edits_that_grow_a_full_directory_are_refused_and_shrinking_ones_r
     await backend.store.write(f"users/{USER}/b.md", HALF_FILE + "MARK\n")
     # Over the quota already (written before there was one): it may only shrink.
     tool = ScopedMemoryTool(backend.store, scope, max_bytes_per_directory=150 * 1024)
-    grow = {"command": "str_replace", "path": f"{MINE}/b.md", "old_str": "MARK", "new_str": "MM" * 9}
+    grow = {
+        "command": "str_replace",
+        "path": f"{MINE}/b.md",
+        "old_str": "MARK",
+        "new_str": "MM" * 9,
+    }
     assert "at most 150 KB" in await refused(tool, grow)
     insert = {"command": "insert", "path": f"{MINE}/b.md", "insert_line": 0, "insert_text": "more"}
     assert "at most 150 KB" in await refused(tool, insert)
