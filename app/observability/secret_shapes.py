@@ -375,11 +375,13 @@ def _passes_luhn(value: str) -> bool:
 # 1111`, `5500-0000-0000-0004`), or as American Express and Diners Club group them
 # (`3782 822463 10005`). Card numbers start with 2 to 6 (Mastercard, Visa, American
 # Express, Discover, JCB, UnionPay...); Slack's timestamps and epoch milliseconds start
-# with 1 for years to come.
+# with 1 for years to come. Never next to a letter, `_` or a quote: a run of digits in
+# hexadecimal (an undo record keeps old contents so, app/learning/undo.py) is bounded by
+# a letter or by its quotes, and is no card number.
 _CARD_NUMBER = (
-    r"[2-6](?<![0-9][2-6])(?:[0-9]{12,18}"
+    r"[2-6](?<![0-9A-Za-z_\"][2-6])(?:[0-9]{12,18}"
     r"|[0-9]{3}(?P<sep>[ -])[0-9]{4}(?P=sep)[0-9]{4}(?P=sep)[0-9]{1,4}(?:(?P=sep)[0-9]{1,3})?"
-    r"|(?<=3)[0-9]{3}(?P<amex>[ -])[0-9]{6}(?P=amex)[0-9]{4,5})(?![0-9])"
+    r"|(?<=3)[0-9]{3}(?P<amex>[ -])[0-9]{6}(?P=amex)[0-9]{4,5})(?![0-9A-Za-z_\"])"
 )
 
 
