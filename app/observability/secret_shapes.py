@@ -652,7 +652,7 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
         ("--pass", "--token", "--secret", "--api-key", "--client-secret", "sshpass"),
         re.compile(
             r"(?:--(?:password|passwd|pass|token|secret|api-key|apikey|client-secret)"
-            rf"|sshpass[ \t]+-p)[ \t]+(?!-){_VALUE}"
+            rf"|sshpass[ \t]+-p)[ \t]+(?![-:=]){_VALUE}"
         ),
         ignore_case=True,
         confirm=_is_a_value,
