@@ -288,8 +288,6 @@ _SAID = (
     rf"(?:{_WHAT_IT_OPENS})?[ \t]+{_IS}(?:{_BLANK}*[:：])?{_BLANK}+"
     rf"|{_WHAT_IT_OPENS}{_BLANK}*[:：](?!=){_BLANK}*"
 )
-# A value said in a sentence has at least four characters: fewer would be no password,
-# and a text of labels each followed by one character would be one match every few.
 # In Japanese, Chinese and Korean a particle or copula follows the label without a space
 # (パスワードは, 密码是, 비밀번호는), and the value runs into the next word (…です,
 # …입니다): there, the value is its printable ASCII characters (or a 「quoted」 one).
@@ -312,7 +310,8 @@ def _said_like_a_password(value: str) -> bool:
 
 def _said(name: str, labels: tuple[str, ...], anchors: tuple[str, ...]) -> SecretShape:
     """A password said in a sentence after one of `labels` (in lower case; each holds one
-    of `anchors`)."""
+    of `anchors`). Its value has at least four characters: fewer would be no password, and
+    a text of labels each followed by one character would be a match every few."""
     words = "|".join(_word(label) for label in sorted(labels, key=len, reverse=True))
     if labels[0].isascii():
         said = rf"(?:{_SAID})(?=\S{{4}}){_VALUE}"
