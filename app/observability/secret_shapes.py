@@ -86,7 +86,9 @@ class SecretShape:
 
         `lowered` is `text` in lower case, character for character."""
         has_value = "value" in self.pattern.groupindex
-        for match in self._matches(lowered if self.ignore_case else text):
+        subject = lowered if self.ignore_case else text
+        short = len(subject) <= _WINDOW + _REACH
+        for match in self.pattern.finditer(subject) if short else self._windowed(subject):
             start, end = match.span("value") if has_value else match.span()
             if end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
                 start, end = start + 1, end - 1  # a quoted value keeps its quotes
@@ -96,14 +98,11 @@ class SecretShape:
             if end > start and (self.confirm is None or self.confirm(text[start:end])):
                 yield start, end
 
-    def _matches(self, subject: str) -> Iterator[re.Match[str]]:
-        """The pattern's matches in `subject`, as `finditer` finds them. A long text (a
-        search index of several MB, redacted on a worker thread) is searched a window at
-        a time, so that no single search holds Python's lock for long: a match starts in
-        its window and may run `_REACH` characters past it (longer ones are cut there)."""
-        if len(subject) <= _WINDOW + _REACH:
-            yield from self.pattern.finditer(subject)
-            return
+    def _windowed(self, subject: str) -> Iterator[re.Match[str]]:
+        """The pattern's matches in a long `subject` (a search index of several MB,
+        redacted on a worker thread), as `finditer` finds them, searched a window at a time
+        so that no single search holds Python's lock for long: a match starts in its
+        window and may run `_REACH` characters past it (longer ones are cut there)."""
         resumed = 0
         for window in range(0, len(subject), _WINDOW):
             searched = self.pattern.finditer(
