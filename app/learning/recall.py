@@ -561,6 +561,11 @@ def parse_recall_input(input: object) -> tuple[list[str], int, TimeRange | None]
     return (list(dict.fromkeys(q for q in kept if q)) or [""]), limit, within
 
 
+# The days a search may be limited by: no conversation is older than Unix time, and the day
+# after `before` (which it includes) must still be a date (9999-12-31 overflowed).
+FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(9999, 12, 30)
+
+
 def _day(value: object, name: str) -> int | None:
     """A YYYY-MM-DD day as Unix seconds at its start (UTC); `before` takes the day after,
     so that the day itself is included."""
@@ -572,6 +577,11 @@ def _day(value: object, name: str) -> int | None:
         day = date.fromisoformat(value)
     except ValueError:
         raise ToolError(f"`{name}` must be a day written YYYY-MM-DD.") from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ToolError(
+            f"`{name}` must be a day from {FIRST_DAY} to {LAST_DAY}; leave it out to search "
+            "without that limit."
+        )
     moment = datetime(day.year, day.month, day.day, tzinfo=UTC)
     if name == "before":
         moment += timedelta(days=1)

@@ -23,6 +23,12 @@ from tests.fakes.slack_model import APP_ID, BOT_ID, BOT_USER_ID, TEAM_ID, new_ts
 VERIFICATION_TOKEN = "fake-verification-token"
 
 
+def as_slack_sends(typed: str) -> str:
+    """A message's text as Slack delivers what its author typed: `&`, `<` and `>` written
+    as `&amp;`, `&lt;` and `&gt;` (its own links and mentions are the only `<…>` in it)."""
+    return typed.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _event_id() -> str:
     alphabet = string.ascii_uppercase + string.digits
     return "Ev" + "".join(secrets.choice(alphabet) for _ in range(10))

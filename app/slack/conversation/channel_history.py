@@ -53,6 +53,7 @@ from app.slack.conversation.thread_history import (
     seconds_of,
 )
 from app.slack.conversation.turn_opening import TurnHistory, TurnOpening
+from app.slack.mrkdwn import text_of
 
 if TYPE_CHECKING:
     from app.slack.conversation.answering import Incoming
@@ -186,7 +187,7 @@ def _from_transcript(message: TranscriptMessage) -> ThreadMessage:
 
 
 def _from_slack(message: dict[str, Any], author: Author) -> ThreadMessage:
-    text = str(message.get("text") or "")[:MAX_MESSAGE_CHARS]
+    text = text_of(message)[:MAX_MESSAGE_CHARS]
     sent_at = seconds_of(message.get("ts"))
     if author.orion:
         return ThreadMessage("assistant", text, sent_at=sent_at)
@@ -197,7 +198,7 @@ def _said(message: dict[str, Any], author: Author) -> TranscriptMessage:
     ts = message.get("ts")
     return said(
         "assistant" if author.orion else "user",
-        str(message.get("text") or ""),
+        text_of(message),
         at=moment_of(ts if is_thread_ts(ts) else None),
         ts=ts if is_thread_ts(ts) else None,
         user=author.user,
