@@ -59,6 +59,7 @@ from app.learning.transcript import Utterance
 from app.learning.undo import revert_changes
 from app.learning.welcome import freshest_summary
 from app.memory.change_log import ChangeLog, RecordingStore
+from app.memory.retention import cutoff_of
 from app.memory.scopes import ChannelMemoryScope, MemoryScope
 from app.memory.token_estimate import estimate_tokens
 from app.memory.tool.guide import channel_memory_guide, memory_tool_guide
@@ -348,7 +349,10 @@ class Agent:
         assert opening is not None
         record = opening.conversation.record if opening.conversation is not None else None
         previous = freshest_summary(
-            guard.profile, turn.thread_ts, record.summary if record is not None else None
+            guard.profile,
+            turn.thread_ts,
+            record.summary if record is not None else None,
+            cutoff=cutoff_of(opening.store),
         )
         said: Sequence[Utterance] | None = transcript.messages() if transcript is not None else None
         with tracing.observe("memory.summary.write") as span:

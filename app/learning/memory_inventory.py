@@ -161,7 +161,7 @@ async def _conversation(
     record = ConversationRecord.parse(stored.content) if stored is not None else None
     if record is None:
         return None
-    summary = freshest_summary(profile, entry.thread_ts, record.summary)
+    summary = freshest_summary(profile, entry.thread_ts, record.summary, cutoff=cutoff_of(store))
     return Conversation(
         thread_ts=entry.thread_ts,
         channel=entry.channel,

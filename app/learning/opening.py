@@ -27,6 +27,7 @@ from app.memory.formatting import MemorySections, format_memory_context
 from app.memory.homes import preferences_key
 from app.memory.loader import LoadedMemories, Scope, load_memories
 from app.memory.preferences_file import shaping_preferences
+from app.memory.retention import cutoff_of
 from app.memory.scopes import global_context_key
 from app.observability.logging import get_logger
 from app.storage.store import NOT_READ, NotRead, ObjectStore, StoredObject
@@ -110,7 +111,9 @@ async def open_event(
     if owner.in_channel:
         # Of the person's own memory, only how they like answers is used in a channel.
         preferences = shaping_preferences(preferences)
-    summary = freshest_summary(profile, thread_ts, record.summary if record else None)
+    summary = freshest_summary(
+        profile, thread_ts, record.summary if record else None, cutoff=cutoff_of(store)
+    )
     context = format_memory_context(
         MemorySections(
             preferences=preferences,

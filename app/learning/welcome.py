@@ -96,11 +96,16 @@ def without_welcome(profile: Profile, *, thread_ts: str | None = None) -> Profil
     return profile.with_section(SECTION, None)
 
 
-def freshest_summary(profile: Profile, thread_ts: str, kept: Summary | None) -> Summary | None:
+def freshest_summary(
+    profile: Profile, thread_ts: str, kept: Summary | None, *, cutoff: datetime | None
+) -> Summary | None:
     """The newer of the conversation's own summary (`kept`) and the one its last turn end
-    left in the profile."""
+    left in the profile — unless that one is older than `cutoff` (the retention window):
+    it is as old as the conversation, which expired with it."""
     welcome = welcome_of(profile)
     newer = welcome.summary if welcome is not None and welcome.thread_ts == thread_ts else None
+    if newer is not None and cutoff is not None and newer.updated < cutoff:
+        newer = None
     if newer is None or (kept is not None and kept.updated >= newer.updated):
         return kept
     return newer

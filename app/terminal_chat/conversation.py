@@ -18,6 +18,7 @@ from app.learning.welcome import freshest_summary, welcome_of
 from app.memory.change_log import ChangeLog
 from app.memory.homes import person
 from app.memory.loader import Scope
+from app.memory.retention import cutoff_of
 from app.observability.logging import get_logger
 from app.services import (
     Services,
@@ -164,7 +165,10 @@ class Conversation:
             record = opening.conversation.record if opening.conversation else None
             transcript.write(
                 freshest_summary(
-                    opening.profile, turn.thread_ts, record.summary if record else None
+                    opening.profile,
+                    turn.thread_ts,
+                    record.summary if record else None,
+                    cutoff=cutoff_of(opening.store),
                 )
             )
         await agent.after_turn(turn, answer, transcript)

@@ -35,6 +35,7 @@ from app.learning.conversation_record import said
 from app.learning.conversations import TurnTranscript
 from app.learning.welcome import freshest_summary
 from app.memory.change_log import ChangeLog
+from app.memory.retention import cutoff_of
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
@@ -349,7 +350,12 @@ def _write_transcript(turn: _Turn) -> None:
         opening = turn.opening.opening
     record = opening.conversation.record if opening and opening.conversation else None
     summary = (
-        freshest_summary(opening.profile, opening.thread_ts, record.summary if record else None)
+        freshest_summary(
+            opening.profile,
+            opening.thread_ts,
+            record.summary if record else None,
+            cutoff=cutoff_of(opening.store),
+        )
         if opening is not None
         else None
     )
