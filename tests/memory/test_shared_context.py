@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from app.memory import shared_context
-from app.memory.scopes import global_context_key, user_preferences_key
+from app.memory.homes import preferences_key
+from app.memory.scopes import global_context_key
 from app.memory.shared_context import SharedContextCache
 from app.storage.gcs import GcsObjectStore
 from app.storage.store import StoreUnavailable
@@ -41,7 +42,7 @@ def test_reads_under_way_are_joined_and_the_answer_is_kept_for_its_age(
 def test_what_a_person_owns_is_read_afresh_every_time(
     gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
-    key = user_preferences_key(USER)
+    key = preferences_key(USER)
     gcs_emulator.write(gcs_bucket, key, '{"name": "Ines"}')
 
     async def scenario() -> str | None:

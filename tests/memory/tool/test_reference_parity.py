@@ -17,12 +17,13 @@ from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 
 from app.memory import keeping
 from app.memory.retention import SessionRetention
-from app.memory.scopes import MemoryScope, session_prefix
+from app.memory.scopes import MemoryScope
+from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from tests.backends import THREAD, USER, Backend
 
 MINE = f"/memories/users/{USER}"
-SESSION = f"/memories/{session_prefix(THREAD)}".rstrip("/")
+SESSION = f"/memories/sessions/{THREAD.replace('.', '-')}"
 NOTES = f"{MINE}/notes.md"
 DEEP = f"{MINE}/sub/deep/x.md"
 GLOBAL_CONTEXT = "Acme builds rockets.\nBe brief.\n"
@@ -179,7 +180,8 @@ async def test_answers_match_the_reference_implementation(
     await backend.store.write("global/context.md", GLOBAL_CONTEXT)
     store = keeping.kept(backend.store, SessionRetention()) if kept else backend.store
     # A sequence holds many turns' commands: one turn's limit on them does not apply.
-    ours = ScopedMemoryTool(store, scope, max_calls=len(SEQUENCES[sequence]))
+    limit = len(SEQUENCES[sequence])
+    ours = ScopedMemoryTool(ModelPathStore(store, scope), scope, max_calls=limit)  # as a turn
 
     for step, command in enumerate(SEQUENCES[sequence]):
         expected = reference_outcome(reference, command)
@@ -194,7 +196,7 @@ async def test_listing_a_directory_given_with_a_trailing_slash_differs_deliberat
     # `/memories/users/U…//notes.md`; paths with '//' are refused by Orion (to_key), so
     # Orion prints the entries of `X/` exactly as those of `X`.
     reference = BetaLocalFilesystemMemoryTool(base_path=str(tmp_path / "reference"))
-    ours = ScopedMemoryTool(backend.store, scope)
+    ours = ScopedMemoryTool(ModelPathStore(backend.store, scope), scope)
     create = cmd("create", NOTES, file_text="x")
     reference_outcome(reference, create)
     await our_outcome(ours, create)

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from anthropic.tools import ToolError
 
-from app.memory.scopes import MemoryScope, session_prefix
+from app.memory.homes import person
+from app.memory.scopes import MemoryScope
 from app.memory.tool.access import MAX_FILE_BYTES
 from app.memory.tool.guide import memory_tool_guide
+from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.logging import configure_logging
 from tests import log_events
@@ -22,29 +24,39 @@ from tests.memory.tool.helpers import refused, run
 from tests.span_log import SpanLog
 
 MINE = f"/memories/users/{USER}"
-SESSION = f"/memories/{session_prefix(THREAD)}".rstrip("/")
-OTHER_SESSION = f"/memories/{session_prefix(OTHER_THREAD)}".rstrip("/")
+SESSION = f"/memories/sessions/{THREAD.replace('.', '-')}"
+OTHER_SESSION = f"/memories/sessions/{OTHER_THREAD.replace('.', '-')}"
+# Where the model's paths live in the store: in the person's home (app/memory/homes.py).
+MY_MEMORY = person(USER).memory_prefix
+MY_NOTES = person(USER).notes_prefix(THREAD)
 SECRET = "OTHER-USER-SECRET-b7f1"
 OTHER_THREAD_SECRET = "OTHER-THREAD-SECRET-9c2e"
 
 
+def _tool(backend: Backend, scope: MemoryScope, **limits: int) -> ScopedMemoryTool:
+    """The tool as a turn has it: over the store, through the map into the owner's home."""
+    return ScopedMemoryTool(ModelPathStore(backend.store, scope), scope, **limits)
+
+
 @pytest.fixture
 def tool(backend: Backend, scope: MemoryScope) -> ScopedMemoryTool:
-    return ScopedMemoryTool(backend.store, scope)
+    return _tool(backend, scope)
 
 
 @pytest.fixture
 async def planted(backend: Backend) -> None:
     """Memories of another user and another thread, which this scope must never see."""
-    await backend.store.write(f"users/{OTHER_USER}/secret.md", f"{SECRET}\n")
-    await backend.store.write(f"{session_prefix(OTHER_THREAD)}context.md", OTHER_THREAD_SECRET)
+    await backend.store.write(f"{person(OTHER_USER).memory_prefix}secret.md", f"{SECRET}\n")
+    await backend.store.write(
+        f"{person(USER).notes_prefix(OTHER_THREAD)}context.md", OTHER_THREAD_SECRET
+    )
     await backend.store.write("global/context.md", "Acme builds rockets.\n")
 
 
 async def test_the_six_commands_change_the_objects_in_the_store(
     backend: Backend, tool: ScopedMemoryTool
 ) -> None:
-    path, key = f"{MINE}/notes.md", f"users/{USER}/notes.md"
+    path, key = f"{MINE}/notes.md", f"{MY_MEMORY}notes.md"
 
     created = await run(tool, command="create", path=path, file_text="alpha\nbeta\n")
     assert created == f"File created successfully at: {path}"
@@ -67,7 +79,7 @@ async def test_the_six_commands_change_the_objects_in_the_store(
     assert inserted == f"The file {path} has been edited."
     assert backend.raw_read(key) == "alpha\nbetween\ngamma\n"
 
-    new_path, new_key = f"{SESSION}/kept.md", f"{session_prefix(THREAD)}kept.md"
+    new_path, new_key = f"{SESSION}/kept.md", f"{MY_NOTES}kept.md"
     renamed = await run(tool, command="rename", old_path=path, new_path=new_path)
     assert renamed == f"Successfully renamed {path} to {new_path}"
     assert backend.raw_names() == [new_key]
@@ -103,10 +115,10 @@ async def test_directories_can_be_renamed_and_deleted_as_prefixes(
 
     await run(tool, command="rename", old_path=f"{MINE}/proj", new_path=f"{MINE}/archive/proj")
     assert backend.raw_names() == [
-        f"users/{USER}/archive/proj/a.md",
-        f"users/{USER}/archive/proj/sub/b.md",
+        f"{MY_MEMORY}archive/proj/a.md",
+        f"{MY_MEMORY}archive/proj/sub/b.md",
     ]
-    assert backend.raw_read(f"users/{USER}/archive/proj/sub/b.md") == "proj/sub/b.md"
+    assert backend.raw_read(f"{MY_MEMORY}archive/proj/sub/b.md") == "proj/sub/b.md"
 
     await run(tool, command="delete", path=f"{MINE}/archive")
     assert backend.raw_names() == []
@@ -120,8 +132,8 @@ async def test_the_user_may_clear_their_whole_directory(
 
     assert await run(tool, command="delete", path=MINE) == f"Successfully deleted {MINE}"
 
-    assert not [name for name in backend.raw_names() if name.startswith(f"users/{USER}/")]
-    assert backend.raw_read(f"users/{OTHER_USER}/secret.md") == f"{SECRET}\n"
+    assert not [name for name in backend.raw_names() if name.startswith(MY_MEMORY)]
+    assert backend.raw_read(f"{person(OTHER_USER).memory_prefix}secret.md") == f"{SECRET}\n"
 
 
 async def test_global_context_is_readable(tool: ScopedMemoryTool, planted: None) -> None:
@@ -278,11 +290,11 @@ async def test_malformed_input_is_an_error_result(
     message = await refused(tool, command_input)
 
     assert message.startswith("Invalid")
-    assert backend.raw_read(f"users/{USER}/a.md") == "a\nb\n"
+    assert backend.raw_read(f"{MY_MEMORY}a.md") == "a\nb\n"
 
 
 async def test_files_over_100_kb_are_refused(backend: Backend, tool: ScopedMemoryTool) -> None:
-    path, key = f"{MINE}/big.md", f"users/{USER}/big.md"
+    path, key = f"{MINE}/big.md", f"{MY_MEMORY}big.md"
     assert MAX_FILE_BYTES == 100 * 1024
 
     too_big = await refused(
@@ -303,7 +315,7 @@ async def test_files_over_100_kb_are_refused(backend: Backend, tool: ScopedMemor
 async def test_each_directory_holds_a_bounded_number_of_files(
     backend: Backend, scope: MemoryScope
 ) -> None:
-    tool = ScopedMemoryTool(backend.store, scope, max_files_per_directory=3)
+    tool = _tool(backend, scope, max_files_per_directory=3)
     for n in range(3):
         await run(tool, command="create", path=f"{MINE}/f{n}.md", file_text=str(n))
 
@@ -334,11 +346,11 @@ async def test_concurrent_edits_through_the_tool_never_lose_a_change(
     backend: Backend, scope: MemoryScope
 ) -> None:
     path = f"{MINE}/log.md"
-    await run(ScopedMemoryTool(backend.store, scope), command="create", path=path, file_text="")
+    await run(_tool(backend, scope), command="create", path=path, file_text="")
 
     async def add(n: int) -> str | None:
         # One tool per turn, as in production: ten turns edit one file at once.
-        tool = ScopedMemoryTool(backend.store, scope)
+        tool = _tool(backend, scope)
         try:
             await run(tool, command="insert", path=path, insert_line=0, insert_text=f"entry {n}")
         except ToolError as error:
@@ -348,7 +360,7 @@ async def test_concurrent_edits_through_the_tool_never_lose_a_change(
 
     made = {entry for entry in await asyncio.gather(*(add(n) for n in range(10))) if entry}
 
-    content = backend.raw_read(f"users/{USER}/log.md")
+    content = backend.raw_read(f"{MY_MEMORY}log.md")
     assert content is not None
     assert set(content.splitlines()) == made
     assert len(made) >= 5  # bounded retries still let most concurrent edits through
