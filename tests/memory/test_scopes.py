@@ -1,4 +1,5 @@
-"""Memory layout keys, `/memories` path validation and the conversation's scope."""
+"""`/memories` path validation and the conversation's scope, in the memory tool's own keys
+(where each lives in the store: tests/memory/test_homes.py)."""
 
 from __future__ import annotations
 
@@ -17,50 +18,25 @@ SESSION = "sessions/1712345678-123456/"
 
 
 @pytest.mark.parametrize(
-    ("built", "expected"),
-    [
-        (paths.global_context_key(), "global/context.md"),
-        (paths.user_prefix("U0123ABCD"), "users/U0123ABCD/"),
-        (paths.user_preferences_key("U0123ABCD"), "users/U0123ABCD/preferences.json"),
-        (paths.user_preferences_key("W0ENTERPRISE1"), "users/W0ENTERPRISE1/preferences.json"),
-        (paths.session_prefix("1712345678.123456"), SESSION),
-        (paths.session_context_key("1712345678.123456"), f"{SESSION}context.md"),
-        (
-            paths.conversation_record_key("1712345678.123456"),
-            "conversations/1712345678-123456.json",
-        ),
-        (
-            paths.conversation_marker_key("U0123ABCD", "1712345678.123456"),
-            "people/U0123ABCD/threads/1712345678-123456",
-        ),
-    ],
-)
-def test_key_builders_follow_the_memory_layout(built: str, expected: str) -> None:
-    assert built == expected
-
-
-def test_a_marker_key_gives_back_its_thread_and_nothing_else_does() -> None:
-    marker = paths.conversation_marker_key("U0123ABCD", "1712345678.123456")
-    assert paths.thread_of_marker_key("U0123ABCD", marker) == "1712345678.123456"
-    assert paths.thread_of_marker_key("U0OTHER1", marker) is None
-    assert paths.thread_of_marker_key("U0123ABCD", "people/U0123ABCD/threads/x-y") is None
-    assert paths.thread_of_marker_key("U0123ABCD", "people/U0123ABCD/undo/1-2") is None
-
-
-@pytest.mark.parametrize(
     "user_id", ["", "u123", "U", "X0123", "U01/../x", "U0123\n", "U0123 ", "B0123ABC", "U..", 42]
 )
 def test_user_ids_that_are_not_slack_ids_are_rejected(user_id: str) -> None:
+    assert not paths.is_user_id(user_id)
     with pytest.raises(ValueError):
-        paths.user_prefix(user_id)
+        paths.validate_user_id(user_id)
+    with pytest.raises(ValueError):
+        MemoryScope(user_id=user_id, thread_ts=THREAD)
 
 
 @pytest.mark.parametrize(
     "thread_ts", ["", "1712345678", "1712345678.", ".123", "1.2.3", "17123a.1", "1.2\n", "../1.2"]
 )
 def test_thread_timestamps_that_are_not_slack_ts_are_rejected(thread_ts: str) -> None:
+    assert not paths.is_thread_ts(thread_ts)
     with pytest.raises(ValueError):
-        paths.session_prefix(thread_ts)
+        paths.validate_thread_ts(thread_ts)
+    with pytest.raises(ValueError):
+        MemoryScope(user_id=USER, thread_ts=thread_ts)
 
 
 @pytest.mark.parametrize(
@@ -134,7 +110,7 @@ def test_error_for_foreign_paths_matches_the_reference_tool() -> None:
 
 
 SCOPE = MemoryScope(user_id=USER, thread_ts=THREAD)
-MY_SESSION = paths.session_prefix(THREAD)
+MY_SESSION = SESSION
 
 
 @pytest.mark.parametrize(
@@ -148,7 +124,7 @@ MY_SESSION = paths.session_prefix(THREAD)
         (f"{MY_SESSION}context.md", True, True),
         (f"users/{OTHER_USER}/preferences.json", False, False),
         (f"users/{USER}X/notes.md", False, False),  # a different user sharing a prefix
-        (f"{paths.session_prefix(OTHER_THREAD)}context.md", False, False),
+        (f"sessions/{OTHER_THREAD.replace('.', '-')}/context.md", False, False),
         ("users", False, False),
         ("sessions", False, False),
         ("", False, False),
@@ -295,9 +271,8 @@ CHANNEL_SCOPE = paths.ChannelMemoryScope(CHANNEL)
         (f"channels/{CHANNEL}", True, False),  # the root itself
         (f"channels/{OTHER_CHANNEL}/decisions.md", False, False),
         (f"users/{USER}/preferences.json", False, False),
-        (f"{paths.session_prefix(THREAD)}context.md", False, False),
-        (f"channel-records/{CHANNEL}/changes.json", False, False),
-        (f"channel-settings/{CHANNEL}.json", False, False),
+        (f"{SESSION}context.md", False, False),
+        (f"channels/{CHANNEL}X/decisions.md", False, False),  # a channel sharing a prefix
         ("channels", False, False),
         ("", False, False),
     ],
@@ -320,15 +295,4 @@ def test_a_dm_or_anything_else_is_no_channel(channel: object) -> None:
     with pytest.raises(ValueError):
         paths.ChannelMemoryScope(channel)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        paths.channel_prefix(channel)  # type: ignore[arg-type]
-
-
-def test_channel_keys_follow_the_memory_layout() -> None:
-    assert paths.channel_prefix(CHANNEL) == f"channels/{CHANNEL}/"
-    assert paths.channel_summary_key(CHANNEL, THREAD) == (
-        f"channel-records/{CHANNEL}/threads/1712345678-123456.md"
-    )
-    assert paths.said_marker_key(USER, THREAD) == f"people/{USER}/said/1712345678-123456"
-    marker = paths.channel_conversation_marker_key(CHANNEL, THREAD)
-    assert paths.thread_of_channel_marker_key(CHANNEL, marker) == THREAD
-    assert paths.thread_of_channel_marker_key(OTHER_CHANNEL, marker) is None
+        paths.validate_channel(channel)  # type: ignore[arg-type]
