@@ -72,13 +72,15 @@ MAX_TRANSCRIPT_CHARS = 120_000
 WITHHELD = "[This message is not kept: it held something shaped like a secret.]"
 # Slack's team and enterprise ids (app/storage/team_scope.py checks the same shapes).
 _TEAM_ID = re.compile(r"[TE][A-Z0-9]{2,30}")
+# Who opened a channel's conversation once they asked to be forgotten: nobody is named.
+NOBODY = ""
 
 
 @dataclass(frozen=True)
 class ConversationOwner:
     """Whose the conversation is: from Slack's signed event, never from anything a person
     or Claude writes. A person's (their DM), or a channel's (`kind == "channel"`: `user`
-    is then who opened it, for the record)."""
+    is then who opened it, for the record — NOBODY once they were forgotten)."""
 
     user: str
     channel: str
@@ -87,7 +89,8 @@ class ConversationOwner:
     kind: OwnerKind = "person"
 
     def __post_init__(self) -> None:
-        validate_user_id(self.user)
+        if not (self.kind == "channel" and self.user == NOBODY):
+            validate_user_id(self.user)
         if not is_channel_id(self.channel):
             raise ValueError("not a Slack channel id")
         if self.kind not in ("person", "channel"):
@@ -123,7 +126,7 @@ class ConversationOwner:
             "team": self.team,
             "enterprise": self.enterprise,
             "channel": self.channel,
-            "user": self.user,
+            "user": self.user or None,
         }
 
     @staticmethod
@@ -131,9 +134,12 @@ class ConversationOwner:
         if not isinstance(data, dict):
             return None
         kind = data.get("kind", "person")  # records from before channels name none
+        user = data.get("user")
+        if user is None and kind == "channel":
+            user = NOBODY
         try:
             return ConversationOwner(
-                data.get("user"),  # type: ignore[arg-type]  # validated here
+                user,  # type: ignore[arg-type]  # validated here
                 data.get("channel"),  # type: ignore[arg-type]
                 _team_id(data.get("team")),
                 _team_id(data.get("enterprise")),
@@ -314,9 +320,14 @@ class ConversationRecord:
         return replace(self, messages=tuple(m for m in self.messages if m.ts != ts))
 
     def without_author(self, user_id: str) -> ConversationRecord:
-        """The record without what `user_id` wrote in it (a channel's conversation, when
-        they ask to be forgotten): everyone else's messages and Orion's answers stay."""
-        return replace(self, messages=tuple(m for m in self.messages if m.user != user_id))
+        """The record without what `user_id` wrote in it, nor their id (a channel's
+        conversation, when they ask to be forgotten): everyone else's messages and Orion's
+        answers stay."""
+        owner = self.owner
+        if owner.in_channel and owner.user == user_id:
+            owner = replace(owner, user=NOBODY)
+        messages = tuple(m for m in self.messages if m.user != user_id)
+        return replace(self, owner=owner, messages=messages)
 
     @property
     def authors(self) -> set[str]:

@@ -257,7 +257,9 @@ async def forget_said(store: ObjectStore, user_id: str, home: Home, thread_ts: s
     def without(current: str | None) -> str | None:
         nonlocal removed
         record = ConversationRecord.parse(current) if current is not None else None
-        if record is None or not record.owner.in_channel or user_id not in record.authors:
+        if record is None or not record.owner.in_channel:
+            return current
+        if user_id not in record.authors and record.owner.user != user_id:
             return current
         removed = True
         return record.without_author(user_id).render()

@@ -1,5 +1,5 @@
-"""Each conversation's record: whose it is (decided once, never rewritten), and its
-transcript (in order, bounded, redacted, readable whatever it holds)."""
+"""Each conversation's record: in its owner's home, whose it is (decided once, never
+rewritten), and its transcript (in order, bounded, redacted, readable whatever it holds)."""
 
 from __future__ import annotations
 
@@ -27,12 +27,7 @@ from app.learning.conversations import (
     open_conversation,
     read_conversation,
 )
-from app.learning.session_index import SessionEntry, record_session
-from app.memory.scopes import (
-    conversation_marker_key,
-    conversation_record_key,
-    session_context_key,
-)
+from app.memory.homes import person
 from app.observability.redaction import redact_secret_shapes
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
@@ -42,66 +37,74 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 MIRA = ConversationOwner(USER, DM, team="T0123ABCD")
 OTTO = ConversationOwner(OTHER_USER, OTHER_DM, team="T0123ABCD")
 SLACK_TOKEN = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+MIRAS = person(USER).conversation_key(THREAD)
 
 
 async def _say(store: ObjectStore, owner: ConversationOwner, thread: str, *texts: str) -> None:
     transcript = TurnTranscript(store, owner, thread, await open_conversation(store, owner, thread))
     for n, text in enumerate(texts):
         transcript.add(said("user" if n % 2 == 0 else "assistant", text, at=NOW))
-    await transcript.written()
+    await transcript.write()
 
 
 async def test_the_first_to_see_a_conversation_owns_it_and_nobody_rewrites_that(
     store: ObjectStore, backend: Backend
 ) -> None:
     assert await begin_conversation(store, MIRA, THREAD, started=NOW)
-    assert await begin_conversation(store, MIRA, THREAD, started=NOW), "the same owner agrees"
-    before = backend.raw_read(conversation_record_key(THREAD))
+    assert not await begin_conversation(store, MIRA, THREAD, started=NOW), "a retry: kept"
+    before = backend.raw_read(MIRAS)
 
-    # Otto names Mira's thread (from his DM, or even from hers): it is not his.
-    for intruder in (OTTO, ConversationOwner(OTHER_USER, DM), ConversationOwner(USER, OTHER_DM)):
-        assert not await begin_conversation(store, intruder, THREAD, started=NOW)
-        assert (await open_conversation(store, intruder, THREAD)).standing is Standing.NOT_YOURS
-        opened = await open_conversation(store, intruder, THREAD)
-        with pytest.raises(NotYourConversation):
-            TurnTranscript(store, intruder, THREAD, opened)
-    assert backend.raw_read(conversation_record_key(THREAD)) == before
-    assert backend.raw_read(conversation_marker_key(OTHER_USER, THREAD)) is None
+    # Her thread named from another DM of hers: her home holds it, and it is not that DM's.
+    elsewhere = ConversationOwner(USER, OTHER_DM)
+    assert not await begin_conversation(store, elsewhere, THREAD, started=NOW)
+    opened = await open_conversation(store, elsewhere, THREAD)
+    assert opened.standing is Standing.NOT_YOURS
+    with pytest.raises(NotYourConversation):
+        TurnTranscript(store, elsewhere, THREAD, opened)
+    assert backend.raw_read(MIRAS) == before
     assert (await open_conversation(store, MIRA, THREAD)).standing is Standing.OWN
 
 
-async def test_two_instances_opening_one_conversation_at_once_agree_on_its_owner(
+async def test_someone_else_naming_a_thread_finds_nothing_of_its_owners(
+    store: ObjectStore, backend: Backend
+) -> None:
+    await _say(store, MIRA, THREAD, "Plan my week.", "Monday: budget.")
+    before = backend.raw_read(MIRAS)
+
+    # Otto names Mira's thread, from his DM or even from hers: his home has no such
+    # conversation, so his event starts one of its own there.
+    for intruder in (OTTO, ConversationOwner(OTHER_USER, DM)):
+        opened = await open_conversation(store, intruder, THREAD)
+        assert opened.standing is Standing.NEW and opened.transcript == ()
+    assert await begin_conversation(store, OTTO, THREAD, started=NOW)
+    await _say(store, OTTO, THREAD, "What did Mira plan?")
+
+    assert backend.raw_read(MIRAS) == before
+    otto = await read_conversation(store, person(OTHER_USER), THREAD)
+    assert otto is not None and [m.text for m in otto.messages] == ["What did Mira plan?"]
+    assert otto.owner == OTTO
+
+
+async def test_two_deliveries_opening_one_conversation_at_once_agree_on_its_owner(
     store: ObjectStore,
 ) -> None:
-    # Mira's event and a forged one naming her new thread race: one record, one owner.
+    # A thread start and its retry, and an event naming the thread from another DM of
+    # hers, race: one record, one owner.
+    elsewhere = ConversationOwner(USER, OTHER_DM)
     outcomes = await asyncio.gather(
         begin_conversation(store, MIRA, THREAD, started=NOW),
-        begin_conversation(store, OTTO, THREAD, started=NOW),
+        begin_conversation(store, MIRA, THREAD, started=NOW),
+        begin_conversation(store, elsewhere, THREAD, started=NOW),
     )
-    record = await read_conversation(store, THREAD)
+    record = await read_conversation(store, person(USER), THREAD)
     assert record is not None
-    assert sorted(outcomes) == [False, True]
-    assert outcomes[record.owner.user == OTHER_USER] is True
-
-
-async def test_a_thread_without_a_record_is_given_only_on_orions_own_word(
-    store: ObjectStore,
-) -> None:
-    # Nothing kept for it: a message that opens it starts it; a reply is answered with
-    # Slack's history (an old conversation, or one whose first write was lost).
-    assert (await open_conversation(store, MIRA, THREAD, starts=True)).standing is Standing.NEW
-    assert (await open_conversation(store, MIRA, THREAD)).standing is Standing.UNRECORDED
-    # Otto's conversation from before records were kept: his index lists it, Mira's does not.
-    await store.write(session_context_key(OTHER_THREAD), "# Roadmap\n\nOtto's plans.\n")
-    await record_session(store, OTHER_USER, SessionEntry(OTHER_THREAD, "Roadmap", NOW, OTHER_DM))
-    for starts in (False, True):
-        mira = await open_conversation(store, MIRA, OTHER_THREAD, starts=starts)
-        otto = await open_conversation(store, OTTO, OTHER_THREAD, starts=starts)
-        assert (mira.standing, otto.standing) == (Standing.NOT_YOURS, Standing.UNRECORDED)
+    assert sum(outcome is not None for outcome in outcomes) == 1
+    winner = next(n for n, outcome in enumerate(outcomes) if outcome is not None)
+    assert record.owner == (elsewhere if winner == 2 else MIRA)
 
 
 async def test_an_unreadable_record_gives_the_thread_to_nobody(store: ObjectStore) -> None:
-    await store.write(conversation_record_key(THREAD), "[" * 50_000 + "]" * 50_000)
+    await store.write(MIRAS, "[" * 50_000 + "]" * 50_000)
     assert (await open_conversation(store, MIRA, THREAD)).standing is Standing.NOT_YOURS
     assert not await begin_conversation(store, MIRA, THREAD, started=NOW)
 
@@ -109,20 +112,22 @@ async def test_an_unreadable_record_gives_the_thread_to_nobody(store: ObjectStor
 async def test_a_turn_adds_to_the_transcript_in_order_and_never_to_someone_elses(
     store: ObjectStore, backend: Backend
 ) -> None:
-    opened = await open_conversation(store, MIRA, THREAD, starts=True)
+    opened = await open_conversation(store, MIRA, THREAD)
+    assert opened.standing is Standing.NEW
     transcript = TurnTranscript(store, MIRA, THREAD, opened)
-    # Otto's forged event got there first, between Mira's read and her write.
-    assert await begin_conversation(store, OTTO, THREAD, started=NOW)
+    # An event from another DM got there first, between Mira's read and her write.
+    elsewhere = ConversationOwner(USER, OTHER_DM)
+    assert await begin_conversation(store, elsewhere, THREAD, started=NOW)
     transcript.add(said("user", "Plan my week.", at=NOW, ts="1712345679.000001"))
     transcript.add(said("assistant", "Monday: budget.", at=NOW))
-    await transcript.written()
-    record = await read_conversation(store, THREAD)
-    assert record is not None and record.owner == OTTO and record.messages == ()
-    assert "Plan my week" not in (backend.raw_read(conversation_record_key(THREAD)) or "")
+    await transcript.write()
+    record = await read_conversation(store, person(USER), THREAD)
+    assert record is not None and record.owner == elsewhere and record.messages == ()
+    assert "Plan my week" not in (backend.raw_read(MIRAS) or "")
 
     await _say(store, MIRA, OTHER_THREAD, "Plan my week.", "Monday: budget.", "And Tuesday?")
     await _say(store, MIRA, OTHER_THREAD, "Tuesday: offsite.")
-    record = await read_conversation(store, OTHER_THREAD)
+    record = await read_conversation(store, person(USER), OTHER_THREAD)
     assert record is not None
     assert [(m.role, m.text) for m in record.messages] == [
         ("user", "Plan my week."),
@@ -130,6 +135,38 @@ async def test_a_turn_adds_to_the_transcript_in_order_and_never_to_someone_elses
         ("user", "And Tuesday?"),
         ("user", "Tuesday: offsite."),
     ]
+
+
+async def test_a_turn_writes_its_question_and_answer_once_with_the_freshest_summary(
+    store: ObjectStore, backend: Backend
+) -> None:
+    from app.learning.summary_file import Summary
+
+    assert await begin_conversation(store, MIRA, THREAD, started=NOW, context={"channel_id": "C1"})
+    transcript = TurnTranscript(store, MIRA, THREAD, await open_conversation(store, MIRA, THREAD))
+    transcript.add(said("user", "Plan my week.", at=NOW, ts="1712345679.000001"))
+    transcript.add(said("assistant", "Monday: budget.", at=NOW))
+    first = transcript.write(Summary("Weekly plan", "Mira plans her week.", NOW))
+    again = transcript.write()
+    assert first is again, "one write, shared"
+    await first
+    transcript.add(said("user", "Too late to be written.", at=NOW))
+
+    record = await read_conversation(store, person(USER), THREAD)
+    assert record is not None and record.context == {"channel_id": "C1"}
+    assert [m.text for m in record.messages] == ["Plan my week.", "Monday: budget."]
+    assert record.summary is not None and record.summary.body == "Mira plans her week."
+    assert transcript.messages() == record.messages
+
+
+async def test_a_question_claude_refused_is_never_written(store: ObjectStore) -> None:
+    transcript = TurnTranscript(store, MIRA, THREAD, await open_conversation(store, MIRA, THREAD))
+    transcript.add(said("user", "Something Claude refuses.", at=NOW, ts="1712345679.000001"))
+    transcript.take_back("1712345679.000001")
+    transcript.add(said("user", "A fine question.", at=NOW, ts="1712345679.000002"))
+    await transcript.write()
+    record = await read_conversation(store, person(USER), THREAD)
+    assert record is not None and [m.text for m in record.messages] == ["A fine question."]
 
 
 async def test_a_transcript_keeps_the_opening_and_the_newest_within_its_bounds() -> None:
@@ -204,6 +241,24 @@ def test_a_message_the_store_would_keep_changing_is_withheld() -> None:
 async def test_a_transcript_through_the_kept_store_is_stored_redacted(backend: Backend) -> None:
     store = backend.kept()
     await _say(store, MIRA, THREAD, f"Here is the bot token {SLACK_TOKEN} for staging.")
-    raw = backend.raw_read(conversation_record_key(THREAD)) or ""
+    raw = backend.raw_read(MIRAS) or ""
     assert SLACK_TOKEN not in raw and "[redacted]" in raw
     assert json.loads(raw)["messages"][0]["text"] == "Here is the bot token [redacted] for staging."
+
+
+def test_a_channel_conversation_whose_opener_was_forgotten_names_nobody_and_goes_on() -> None:
+    room = "C0LAUNCH1"
+    record = ConversationRecord(THREAD, ConversationOwner(USER, room, kind="channel"), NOW)
+    record = record.with_messages(
+        [said("user", "Kick-off?", at=NOW, user=USER), said("user", "Me.", at=NOW, user=OTHER_USER)]
+    )
+
+    without = record.without_author(USER)
+
+    assert USER not in without.render()
+    assert ConversationRecord.parse(without.render()) == without
+    assert [m.text for m in without.messages] == ["Me."]
+    member = ConversationOwner(OTHER_USER, room, kind="channel")
+    assert member.may_continue(without.owner), "the channel's conversation goes on"
+    with pytest.raises(ValueError):
+        ConversationOwner("", DM)  # a person's conversation always names its person
