@@ -6,9 +6,13 @@ import json
 
 from app.learning.memory_note import describe_changes, shown_lines
 from app.memory.change_log import MemoryChange
+from app.memory.homes import person
 
-USER, THREAD_DIR = "U0NOTE1", "sessions/1712345678-000100/"
-OWN = f"users/{USER}/"
+# What the turn's change log holds: the keys in the person's home, where the memory
+# tool's `/memories/users/…` and `/memories/sessions/…` live.
+USER = "U0NOTE1"
+OWN = person(USER).memory_prefix
+THREAD_DIR = person(USER).notes_prefix("1712345678.000100")
 
 
 def _lines(*changes: MemoryChange) -> list[str]:

@@ -20,11 +20,12 @@ from app.learning.preferences import (
     save_preferences,
     spoken_language,
 )
+from app.memory.homes import preferences_key
 from app.storage.store import ObjectStore
 from tests.backends import USER, Backend
 from tests.learning.preference_cases import CASES, Case
 
-KEY = f"users/{USER}/preferences.json"
+KEY = preferences_key(USER)
 GOAL_RECALL = 0.9
 LABELLED = [(language, case) for language, cases in CASES.items() for case in cases]
 

@@ -18,10 +18,11 @@ from app.learning.preferences import (
     parse_preferences,
     save_preferences,
 )
+from app.memory.homes import preferences_key
 from app.storage.store import ObjectStore
 from tests.backends import USER, Backend
 
-KEY = f"users/{USER}/preferences.json"
+KEY = preferences_key(USER)
 
 STATEMENTS = [
     # (message, what is captured)
