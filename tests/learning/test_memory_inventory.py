@@ -9,37 +9,43 @@ from datetime import UTC, datetime
 import pytest
 from anthropic.tools import ToolError
 
-from app.learning.conversation_record import ConversationOwner
-from app.learning.conversations import begin_conversation
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
 from app.learning.memory_tools import ForgetTool, MemoryOverviewTool
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
-from app.learning.session_index import SessionEntry, record_session
-from app.learning.summary_file import SessionSummary, render_summary
-from app.memory.scopes import MemoryScope, session_context_key
+from app.memory.homes import person, preferences_key
+from app.memory.scopes import MemoryScope
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
+from tests.layout import conversation, profile
 
 DM = "D0123ABCD"
 LEARNED = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
 NOTE = "Q3 budget: the travel line is over by 12%.\nAsk Dana on Friday.\nThird.\nFourth.\n"
+HOME = person(USER)
+NOTE_KEY = f"{HOME.memory_prefix}notes/budget.md"
 
 
 async def _seed(store: ObjectStore) -> None:
     found = detect_preferences("Please answer in French.")
     await save_preferences(store, USER, found, channel=DM, thread_ts=THREAD, now=LEARNED)
-    await store.write(f"users/{USER}/notes/budget.md", NOTE)
-    summary = SessionSummary("Q3 budget review", "We compared travel costs.", user_id=USER)
-    await store.write(session_context_key(THREAD), render_summary(summary))
-    await record_session(store, USER, SessionEntry(THREAD, "Q3 budget review", LEARNED, DM))
-    # Someone else's summary, listed where this person (through Claude) can write — the
-    # place the index used to live — and claimed as theirs: never shown as theirs.
-    foreign = SessionSummary("Secret plans", "Another person's words.", user_id=USER)
-    await store.write(session_context_key(OTHER_THREAD), render_summary(foreign))
-    forged = [SessionEntry(OTHER_THREAD, "Secret plans", LEARNED, DM).to_json()]
-    await store.write(f"users/{USER}/sessions.json", json.dumps(forged))
+    await store.write(NOTE_KEY, NOTE)
+    await store.write(
+        HOME.conversation_key(THREAD),
+        conversation(USER, THREAD, channel_id=DM, summary="We compared travel costs.", at=LEARNED),
+    )
+    await store.write(
+        HOME.profile_key, profile(conversations=[(THREAD, "Q3 budget review")], channel_id=DM)
+    )
+    # Someone else's conversation, listed where this person (through Claude) can write and
+    # claimed as theirs: never shown as theirs.
+    theirs = person(OTHER_USER).conversation_key(OTHER_THREAD)
+    await store.write(
+        theirs, conversation(OTHER_USER, OTHER_THREAD, summary="Another person's words.")
+    )
+    forged = [{"thread": OTHER_THREAD, "title": "Secret plans", "channel": DM}]
+    await store.write(f"{HOME.memory_prefix}sessions.json", json.dumps(forged))
 
 
 async def test_the_inventory_lists_every_kind_with_when_and_where(store: ObjectStore) -> None:
@@ -66,16 +72,17 @@ async def test_the_inventory_lists_every_kind_with_when_and_where(store: ObjectS
     assert list(by_thread) == [THREAD], "only Orion's record says which threads are theirs"
 
 
-async def test_a_listed_thread_whose_record_names_someone_else_is_not_shown(
-    store: ObjectStore,
-) -> None:
+async def test_a_listed_conversation_that_is_gone_is_not_shown(store: ObjectStore) -> None:
     await _seed(store)
-    # Orion's own index lists another person's thread (a forged event before records were
-    # kept): the thread's record gives it to them, so it is not shown, nor counted.
-    other = ConversationOwner(OTHER_USER, "D0999ZZZZ")
-    await record_session(store, OTHER_USER, SessionEntry(OTHER_THREAD, "Plans", LEARNED))
-    assert await begin_conversation(store, other, OTHER_THREAD, started=LEARNED)
-    await record_session(store, USER, SessionEntry(OTHER_THREAD, "Secret plans", LEARNED, DM))
+    # Their profile lists a thread whose conversation is not in their home (expired, or
+    # a thread of someone else's): nothing of it is shown, nor counted.
+    await store.write(
+        HOME.profile_key,
+        profile(
+            conversations=[(THREAD, "Q3 budget review"), (OTHER_THREAD, "Secret plans")],
+            channel_id=DM,
+        ),
+    )
 
     inventory = await take_inventory(store, USER)
 
@@ -110,12 +117,12 @@ async def test_claude_reads_out_the_real_inventory_and_forgets_one_item(
 
     forget = ForgetTool(store, scope)
     assert "Forgotten" in await forget.call({"kind": "preference", "id": "language"})
-    assert "French" not in (backend.raw_read(f"users/{USER}/preferences.json") or "")
+    assert "French" not in (backend.raw_read(preferences_key(USER)) or "")
     note = f"/memories/users/{USER}/notes/budget.md"
     await forget.call({"kind": "note", "id": note})
-    assert backend.raw_read(f"users/{USER}/notes/budget.md") is None
+    assert backend.raw_read(NOTE_KEY) is None
     await forget.call({"kind": "conversation", "id": THREAD})
-    assert backend.raw_read(session_context_key(THREAD)) is None
+    assert backend.raw_read(HOME.conversation_key(THREAD)) is None
 
 
 @pytest.mark.parametrize(
@@ -133,11 +140,11 @@ async def test_forget_refuses_what_is_not_the_persons_to_forget(
     store: ObjectStore, backend: Backend, command: dict[str, str]
 ) -> None:
     await _seed(store)
-    await store.write(f"users/{OTHER_USER}/notes.md", "theirs\n")
-    theirs = SessionSummary("Their plans", "Not yours.", user_id=OTHER_USER)
-    await store.write(session_context_key("1712345999.999999"), render_summary(theirs))
+    await store.write(f"{person(OTHER_USER).memory_prefix}notes.md", "theirs\n")
+    theirs = person(OTHER_USER).conversation_key("1712345999.999999")
+    await store.write(theirs, conversation(OTHER_USER, "1712345999.999999", summary="Not yours."))
     before = {name: backend.raw_read(name) for name in backend.raw_names()}
     with pytest.raises(ToolError):
         await ForgetTool(store, MemoryScope(user_id=USER, thread_ts=THREAD)).call(command)
     assert {name: backend.raw_read(name) for name in backend.raw_names()} == before
-    assert json.loads(backend.raw_read(f"users/{USER}/preferences.json") or "")["language"]
+    assert json.loads(backend.raw_read(preferences_key(USER)) or "")["language"]

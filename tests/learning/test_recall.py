@@ -9,16 +9,16 @@ import pytest
 from anthropic.tools import ToolError
 
 from app.agent.tool_registry import ToolRegistry
-from app.learning.conversation_record import ConversationOwner
-from app.learning.conversations import begin_conversation
+from app.learning.profile import ConversationEntry, Profile
 from app.learning.recall import RecallTool
+from app.learning.search_index import document_for, record_search_document
 from app.learning.search_terms import query_terms
-from app.learning.session_index import SessionEntry, parse_index
-from app.learning.summary_file import SessionSummary, render_summary
 from app.learning.timestamps import format_time
-from app.memory.scopes import MemoryScope, conversations_index_key, session_context_key
+from app.memory.homes import person
+from app.memory.scopes import MemoryScope
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_USER, THREAD, USER
+from tests.layout import conversation
 
 DAY = timedelta(days=1)
 START = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
@@ -32,18 +32,14 @@ SESSIONS = [
 OTHERS = ("1712000009.000009", "Q3 budget for sales", "Bob's Q3 budget: two more AEs.", 5)
 
 
-async def seed(
-    store: ObjectStore, user: str, sessions: list[tuple[str, str, str, int]], owner: str = ""
-) -> None:
-    """Write each session's summary (owned by `owner or user`) and `user`'s index."""
-    entries = []
+async def seed(store: ObjectStore, user: str, sessions: list[tuple[str, str, str, int]]) -> None:
+    """Each conversation, with its summary, in `user`'s home, and its search entry."""
+    home = person(user)
     for thread, title, body, day in sessions:
         updated = START + day * DAY
-        summary = SessionSummary(title, body, user_id=owner or user, updated=updated)
-        await store.write(session_context_key(thread), render_summary(summary))
-        entries.append(SessionEntry(thread, title, updated))
-    entries.sort(key=lambda e: e.updated, reverse=True)
-    await store.write(conversations_index_key(user), json.dumps([e.to_json() for e in entries]))
+        kept = conversation(user, thread, summary=body, title=title, at=updated)
+        await store.write(home.conversation_key(thread), kept)
+        await record_search_document(store, home, document_for(thread, title, body, [], updated))
 
 
 def tool(store: ObjectStore, user: str = USER) -> RecallTool:
@@ -154,31 +150,29 @@ async def test_only_the_persons_own_sessions_are_searched(store: ObjectStore) ->
 
 async def test_a_forged_index_cannot_reach_another_persons_session(store: ObjectStore) -> None:
     # The person's memory directory is Claude's to write: listing someone else's thread
-    # there (where the index used to live), or claiming its summary, reaches nothing.
+    # there reaches nothing.
     await seed(store, OTHER_USER, [OTHERS])
     await seed(store, USER, SESSIONS)
-    thread, title, body, day = OTHERS
-    forged = [SessionEntry(thread, title, START + day * DAY).to_json()]
-    await store.write(f"users/{USER}/sessions.json", json.dumps(forged))
-    claimed = SessionSummary(title, body, user_id=USER, updated=START + day * DAY)
-    await store.write(session_context_key(thread), render_summary(claimed))
+    thread, title, _, _ = OTHERS
+    forged = [{"thread": thread, "title": title}]
+    await store.write(f"{person(USER).memory_prefix}search.json", json.dumps(forged))
 
     result = await tool(store).call({"query": "sales Q3 budget"})
     assert "Q3 budget for sales" not in text(result) and thread not in text(result)
     assert titles(result)[0] == "Q3 budget review"
 
 
-async def test_a_thread_whose_record_names_someone_else_is_never_recalled(
+async def test_an_entry_whose_conversation_is_not_in_the_persons_home_is_never_recalled(
     store: ObjectStore,
 ) -> None:
-    # Bob's thread, with its record; Mira's index lists it (written, before records were
-    # kept, by a forged event that named it): the record has the last word.
-    thread = OTHERS[0]
+    # Mira's index names Bob's thread, whose conversation lives in Bob's home: a search
+    # reads conversations only in the searcher's own home, and finds nothing of his.
+    thread, title, body, day = OTHERS
     await seed(store, OTHER_USER, [OTHERS])
-    assert await begin_conversation(
-        store, ConversationOwner(OTHER_USER, "D0BOB"), thread, started=START
-    )
-    await seed(store, USER, [*SESSIONS, OTHERS], owner=USER)
+    await seed(store, USER, SESSIONS)
+    mira = person(USER)
+    document = document_for(thread, title, body, [], START + day * DAY)
+    await record_search_document(store, mira, document)
 
     result = await tool(store).call({"query": "sales Q3 budget"})
     assert "Q3 budget for sales" not in text(result) and "AEs" not in text(result)
@@ -188,7 +182,7 @@ async def test_a_thread_whose_record_names_someone_else_is_never_recalled(
 async def test_the_current_thread_and_vanished_sessions_are_left_out(store: ObjectStore) -> None:
     current = (THREAD, "This very thread", "About the Q3 budget too.", 9)
     await seed(store, USER, [*SESSIONS, current])
-    await store.delete(session_context_key(SESSIONS[0][0]))
+    await store.delete(person(USER).conversation_key(SESSIONS[0][0]))
     result = await tool(store).call({"query": "Q3 budget"})
     assert "This very thread" not in text(result) and "Q3 budget review" not in text(result)
     assert titles(result) == ["Offsite in Lisbon", "Vendor contracts"]  # the shorter first
@@ -226,8 +220,8 @@ async def test_the_registry_offers_and_runs_it(store: ObjectStore) -> None:
     assert error["is_error"] is True
 
 
-def test_index_timestamps_round_trip() -> None:
-    entry = SessionEntry(SESSIONS[0][0], SESSIONS[0][1], START)
-    # Written as the index's format says, and read back as the same moment.
+def test_profile_timestamps_round_trip() -> None:
+    entry = ConversationEntry(SESSIONS[0][0], SESSIONS[0][1], START)
+    # Written as the profile's format says, and read back as the same moment.
     assert entry.to_json()["updated"] == format_time(START) == "2026-05-01T09:00:00Z"
-    assert parse_index(json.dumps([entry.to_json()])) == [entry]
+    assert Profile.parse(Profile().with_conversation(entry).render()).conversations == (entry,)

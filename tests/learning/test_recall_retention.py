@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from app.learning.recall import RecallTool, search_sessions
-from app.learning.session_index import SessionEntry
-from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.recall import RecallTool, search_homes
+from app.learning.search_index import document_for, record_search_document
+from app.memory.homes import person
 from app.memory.retention import ExpiringSessionsStore, SessionRetention
-from app.memory.scopes import MemoryScope, conversations_index_key, session_context_key
+from app.memory.scopes import MemoryScope
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, THREAD, USER, Backend
+from tests.layout import conversation
 
 DAY = timedelta(days=1)
 OLD_THREAD = "1712000001.000001"
@@ -30,17 +31,17 @@ def days_later(backend: Backend, days: float) -> ExpiringSessionsStore:
 
 async def seed(store: ObjectStore) -> None:
     now = datetime.now(UTC)
-    summary = SessionSummary(TITLE, BODY, user_id=USER, updated=now)
-    await store.write(session_context_key(OLD_THREAD), render_summary(summary))
-    entry = SessionEntry(OLD_THREAD, TITLE, now)
-    await store.write(conversations_index_key(USER), json.dumps([entry.to_json()]))
+    home = person(USER)
+    kept = conversation(USER, OLD_THREAD, title=TITLE, summary=BODY, at=now)
+    await store.write(home.conversation_key(OLD_THREAD), kept)
+    await record_search_document(store, home, document_for(OLD_THREAD, TITLE, BODY, [], now))
 
 
-async def test_a_40_day_old_summary_is_not_recalled(backend: Backend) -> None:
+async def test_a_40_day_old_conversation_is_not_recalled(backend: Backend) -> None:
     await seed(backend.store)
 
-    hits, counts = await search_sessions(
-        days_later(backend, 40), user_id=USER, queries=["Q3 budget"], exclude_thread=THREAD
+    hits, counts = await search_homes(
+        days_later(backend, 40), [person(USER)], ["Q3 budget"], exclude_thread=THREAD
     )
     assert hits == [] and counts.read == 0
 
@@ -50,7 +51,7 @@ async def test_a_40_day_old_summary_is_not_recalled(backend: Backend) -> None:
     assert "no earlier conversations" in answer
 
 
-async def test_a_10_day_old_summary_is_recalled(backend: Backend) -> None:
+async def test_a_10_day_old_conversation_is_recalled(backend: Backend) -> None:
     await seed(backend.store)
     tool = RecallTool(days_later(backend, 10), MemoryScope(USER, OTHER_THREAD))
     answer = json.dumps(await tool.call({"query": "Q3 budget"}))

@@ -1,27 +1,28 @@
-"""Retention removes everything about an expired conversation from Orion's records: its
-entry and title in the person's index, the welcome back to it, and the thread a preference
-was learned in — in what is read, in what is written, and in the store itself."""
+"""Retention removes everything about an expired conversation from what Orion reads: its
+entry and title in the person's profile, its object (transcript and summary), the welcome
+back to it, and the thread a preference was learned in — in what is read, in what is
+written, and (the conversation's own object) in the store itself."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from app.learning.guard import Guard
 from app.learning.memory_inventory import take_inventory
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
-from app.learning.session_index import SessionEntry, read_index, record_session
-from app.learning.welcome import Welcome, save_welcome
+from app.learning.profile import ConversationEntry, Profile
+from app.learning.summary_file import Summary
+from app.learning.welcome import Welcome, welcome_of, with_welcome
+from app.memory.homes import person, preferences_key
 from app.memory.retention import ExpiringSessionsStore, SessionRetention
 from app.memory.retention_sweep import sweep_expired
-from app.memory.scopes import (
-    conversations_index_key,
-    user_preferences_key,
-    welcome_key,
-)
 from tests.backends import OTHER_THREAD, THREAD, USER, Backend
+from tests.layout import conversation
 
 DAY = timedelta(days=1)
 DM = "D0123ABCD"
+HOME = person(USER)
 
 
 def days_later(backend: Backend, days: float) -> ExpiringSessionsStore:
@@ -34,28 +35,39 @@ def days_later(backend: Backend, days: float) -> ExpiringSessionsStore:
 async def test_an_expired_entry_is_neither_read_nor_written_back(backend: Backend) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     store = days_later(backend, 0)
-    await record_session(store, USER, SessionEntry(THREAD, "Old plans", now - 31 * DAY, DM))
-    await record_session(store, USER, SessionEntry(OTHER_THREAD, "New plans", now, DM))
+    for thread, title, at in [(THREAD, "Old plans", now - 31 * DAY), (OTHER_THREAD, "New", now)]:
+        entry = ConversationEntry(thread, title, at, DM)
+        await (await Guard.reading(store, HOME)).settle(lambda p, e=entry: p.with_conversation(e))
 
-    assert [e.title for e in await read_index(store, USER)] == ["New plans"]
-    assert [e.title for e in await read_index(store, USER, expired_too=True)] == ["New plans"]
-    assert "Old plans" not in (backend.raw_read(conversations_index_key(USER)) or "")
+    await store.write(HOME.conversation_key(OTHER_THREAD), conversation(USER, OTHER_THREAD))
+    inventory = await take_inventory(store, USER)
+    assert [c.title for c in inventory.conversations] == ["New"]
+    assert "Old plans" not in (backend.raw_read(HOME.profile_key) or "")
 
 
-async def test_records_older_than_the_window_read_as_gone_and_the_sweep_deletes_them(
+async def test_an_expired_conversation_reads_as_gone_and_the_sweep_deletes_it(
     backend: Backend,
 ) -> None:
     now = datetime.now(UTC)
     store = days_later(backend, 0)
-    await record_session(store, USER, SessionEntry(THREAD, "Plans", now, DM))
-    await save_welcome(store, USER, Welcome(THREAD, "Plans", now, greeting="Welcome back!"))
+    await store.write(HOME.conversation_key(THREAD), conversation(USER, THREAD, summary="Plans."))
+    welcome = Welcome(
+        THREAD, "Plans", now, greeting="Welcome back!", summary=Summary("Plans", "Plans.", now)
+    )
+    entry = ConversationEntry(THREAD, "Plans", now, DM)
+    await (await Guard.reading(store, HOME)).settle(
+        lambda p: with_welcome(p.with_conversation(entry), welcome)
+    )
     later = days_later(backend, 31)
 
-    assert await read_index(later, USER) == []
-    assert await later.read(welcome_key(USER)) is None
+    inventory = await take_inventory(later, USER)
+    assert inventory.conversations == [] and inventory.conversations_total == 0
+    assert await later.read(HOME.conversation_key(THREAD)) is None
+    kept = welcome_of(Profile.parse((await later.read(HOME.profile_key)).content))  # type: ignore[union-attr]
+    assert kept is not None and not kept.fresh(datetime.now(UTC) + 31 * DAY, 30)
     await sweep_expired(backend.store, later.retention)
-    assert backend.raw_read(conversations_index_key(USER)) is None
-    assert backend.raw_read(welcome_key(USER)) is None
+    assert backend.raw_read(HOME.conversation_key(THREAD)) is None
+    assert backend.raw_read(HOME.profile_key) is not None, "the profile is kept"
 
 
 async def test_a_preference_keeps_its_value_but_not_its_expired_thread(backend: Backend) -> None:
@@ -71,5 +83,5 @@ async def test_a_preference_keeps_its_value_but_not_its_expired_thread(backend: 
     # The next preference written drops the expired thread from the file itself.
     language = detect_preferences("Please answer in French.")
     await save_preferences(store, USER, language, channel=DM, thread_ts=OTHER_THREAD, now=now)
-    stored = backend.raw_read(user_preferences_key(USER)) or ""
+    stored = backend.raw_read(preferences_key(USER)) or ""
     assert THREAD not in stored and OTHER_THREAD in stored and "Sam" in stored
