@@ -134,7 +134,8 @@ def document_for(
 ) -> SearchDocument:
     """A conversation's entry: its title, its summary and what was said, the person's
     words first (kept whole when a long conversation has more terms than an entry holds),
-    within MAX_INDEXED_CHARS."""
+    within MAX_INDEXED_CHARS. Secrets are redacted first: split into terms, a token's
+    pieces would get past the store's redaction (a model's summary may repeat one)."""
     room = MAX_INDEXED_CHARS
     texts: list[tuple[str, int]] = []
     ordered = [
@@ -146,6 +147,7 @@ def document_for(
     for text, weight in ordered:
         if room <= 0:
             break
+        text = redact_secret_shapes(text)
         texts.append((text[:room], weight))
         room -= len(text)
     terms = document_terms(texts, limit=MAX_DOCUMENT_TERMS)

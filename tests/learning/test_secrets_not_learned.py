@@ -1,5 +1,6 @@
-"""What a turn learns never keeps a secret: summaries, welcomes, the session index and
-preferences all land in the store with `[redacted]` where the person wrote a token.
+"""What a turn learns never keeps a secret: summaries, welcomes, the profile's list of
+conversations, the search index and preferences all land in the store with `[redacted]`
+where the person wrote a token.
 
 Written through the store as Orion composes it (app/services.py `build_storage`), on both
 backends; the objects are read raw, around Orion.
@@ -12,27 +13,25 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from app.agent.history import ThreadMessage
+from app.learning.guard import Guard
 from app.learning.preferences import Preference, save_preferences
-from app.learning.session_summary import update_session_summary
-from app.learning.summary_file import SessionSummary, SummaryDraft, parse_summary
+from app.learning.profile import Profile
+from app.learning.session_summary import learn_from_turn
+from app.learning.summary_file import Summary, SummaryDraft
 from app.learning.transcript import Utterance
-from app.memory.scopes import (
-    conversations_index_key,
-    session_context_key,
-    user_preferences_key,
-    welcome_key,
-)
+from app.learning.welcome import welcome_of
+from app.memory.homes import person, preferences_key
 from tests.backends import THREAD, USER, Backend
 
 SLACK_TOKEN = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
-NOW = datetime(2026, 5, 4, 10, 12, tzinfo=UTC)
+NOW = datetime.now(UTC)  # within the retention window of the store as kept
 
 
 class Summarizer:
     """A model that repeats the token everywhere it can."""
 
     async def __call__(
-        self, previous: SessionSummary | None, new_messages: Sequence[Utterance]
+        self, previous: Summary | None, new_messages: Sequence[Utterance]
     ) -> SummaryDraft:
         return SummaryDraft(
             title=f"Rotating {SLACK_TOKEN}",
@@ -47,46 +46,48 @@ async def test_a_summary_with_a_slack_token_is_stored_redacted(backend: Backend)
         ThreadMessage("user", f"Our bot token {SLACK_TOKEN} leaked, password: hunter2. Help?"),
         ThreadMessage("assistant", "Revoke it in the app settings, then rotate the password."),
     ]
-    outcome = await update_session_summary(
-        backend.kept(),
-        user_id=USER,
+    store, home = backend.kept(), person(USER)
+    outcome = await learn_from_turn(
+        await Guard.reading(store, home),
         thread_ts=THREAD,
+        channel="D0123ABCD",
         history=history,
+        previous=None,
         summarize=Summarizer(),
         now=NOW,
     )
 
     assert outcome.written
-    raw = {
-        key: backend.raw_read(key) or ""
-        for key in (session_context_key(THREAD), conversations_index_key(USER), welcome_key(USER))
-    }
+    raw = {key: backend.raw_read(key) or "" for key in (home.profile_key, home.search_key)}
     for key, content in raw.items():
         assert SLACK_TOKEN not in content and "hunter2" not in content, key
         assert "[redacted]" in content, key
-    summary = parse_summary(raw[session_context_key(THREAD)])
-    assert summary.title == "Rotating [redacted]"
-    assert summary.body == "The person shared the bot token [redacted] and password: [redacted]."
-    assert json.loads(raw[welcome_key(USER)])["greeting"] == (
-        "Welcome back! Did [redacted] get rotated?"
+    profile = Profile.parse(raw[home.profile_key])
+    welcome = welcome_of(profile)
+    assert welcome is not None and welcome.summary is not None
+    assert welcome.summary.title == "Rotating [redacted]"
+    assert welcome.summary.body == (
+        "The person shared the bot token [redacted] and password: [redacted]."
     )
+    assert welcome.greeting == "Welcome back! Did [redacted] get rotated?"
+    assert [e.title for e in profile.conversations] == ["Rotating [redacted]"]
 
 
 async def test_a_preference_with_a_slack_token_is_stored_redacted(backend: Backend) -> None:
     found = [Preference("name", SLACK_TOKEN), Preference("team", "payments")]
     assert await save_preferences(backend.kept(), USER, found, now=NOW)
 
-    stored = json.loads(backend.raw_read(user_preferences_key(USER)) or "")
+    stored = json.loads(backend.raw_read(preferences_key(USER)) or "")
     assert stored["name"] == "[redacted]" and stored["team"] == "payments"
-    assert SLACK_TOKEN not in (backend.raw_read(user_preferences_key(USER)) or "")
+    assert SLACK_TOKEN not in (backend.raw_read(preferences_key(USER)) or "")
 
 
 async def test_preferences_without_secrets_are_stored_as_written(backend: Backend) -> None:
     found = [Preference("response_style", "short answers; the password reset flow first")]
     await save_preferences(backend.kept(), USER, found, now=NOW)
-    plain = backend.raw_read(user_preferences_key(USER))
+    plain = backend.raw_read(preferences_key(USER))
 
     other = backend.store  # the same backend, without the scrubbing layers
-    await other.delete(user_preferences_key(USER))
+    await other.delete(preferences_key(USER))
     await save_preferences(other, USER, found, now=NOW)
-    assert backend.raw_read(user_preferences_key(USER)) == plain
+    assert backend.raw_read(preferences_key(USER)) == plain
