@@ -16,34 +16,33 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.learning.erasure import forget_conversation, forget_note
-from app.learning.session_index import SessionEntry, record_session
 from app.learning.undo import UndoOutcome, save_undo_record, undo_changes
 from app.memory import keeping
 from app.memory.change_log import ChangeLog, RecordingStore
-from app.memory.key_prefixes import UNDO_PREFIX
+from app.memory.homes import person
 from app.memory.retention import SessionRetention
-from app.memory.scopes import (
-    MemoryScope,
-    session_context_key,
-    session_prefix,
-    undo_marker_key,
-    undo_markers_prefix,
-    undo_record_key,
-)
+from app.memory.scopes import MemoryScope
+from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.redaction import redact_secret_shapes
 from app.observability.secret_shapes import SECRET_SHAPES
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER, Backend
+from tests.layout import conversation, profile
 from tests.memory.tool.helpers import refused, run
 
-OWN = f"users/{USER}/"
+HOME = person(USER)
+OWN = HOME.memory_prefix  # where /memories/users/{USER}/ lives
 MEMORIES = f"/memories/users/{USER}"
+SESSION = f"/memories/sessions/{THREAD.replace('.', '-')}"
 STARTED = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
 
 
 def _tool(store: ObjectStore, log: ChangeLog) -> ScopedMemoryTool:
-    return ScopedMemoryTool(RecordingStore(store, log), MemoryScope(USER, THREAD))
+    """The memory tool as a turn has it (app/agent/toolbox.py): each change recorded, in
+    the store's keys, beneath the map from the model's paths."""
+    scope = MemoryScope(USER, THREAD)
+    return ScopedMemoryTool(ModelPathStore(RecordingStore(store, log), scope), scope)
 
 
 def _own(backend: Backend) -> dict[str, str | None]:
@@ -111,24 +110,23 @@ async def test_what_came_back_to_where_it_was_and_what_failed_are_no_change(
     assert log.changes() == []
 
 
-async def test_the_threads_summary_is_written_but_not_recorded(
+async def test_orions_own_records_are_written_past_the_log_and_never_undone(
     store: ObjectStore, backend: Backend
 ) -> None:
-    """Orion rewrites the summary itself after every answer: recorded, it would always have
-    changed since, and block the undo of everything else the answer changed."""
-    summary = session_context_key(THREAD)
+    """Orion writes the conversation's object (transcript, summary) after every answer:
+    recorded, it would always have changed since, and block the undo of everything else
+    the answer changed."""
     log = ChangeLog()
-    tool = _tool(store, log)
-    await run(tool, command="create", path=f"/memories/{summary}", file_text="# Plans\n")
-    await run(tool, command="create", path=f"{MEMORIES}/new.md", file_text="new\n")
+    await run(_tool(store, log), command="create", path=f"{MEMORIES}/new.md", file_text="new\n")
     undo_id = await save_undo_record(store, USER, log.changes(), ["…"], created_at=STARTED)
     assert undo_id is not None
-    await store.write(summary, "# Plans\nRewritten at the turn's end.\n")
+    kept = conversation(USER, THREAD, messages=[("user", "Plans?"), ("assistant", "Here.")])
+    await store.write(HOME.conversation_key(THREAD), kept)
 
     assert [change.key for change in log.changes()] == [f"{OWN}new.md"]
     assert (await undo_changes(store, undo_id, USER)).outcome is UndoOutcome.UNDONE
     assert backend.raw_read(f"{OWN}new.md") is None
-    assert backend.raw_read(summary) == "# Plans\nRewritten at the turn's end.\n"
+    assert backend.raw_read(HOME.conversation_key(THREAD)) == kept
 
 
 async def test_undo_puts_every_file_back_exactly_once(store: ObjectStore, backend: Backend) -> None:
@@ -161,15 +159,17 @@ async def test_a_file_changed_since_blocks_the_whole_undo(
     assert _own(backend) == later, "nothing undone"
 
 
-async def test_someone_elses_record_is_refused(store: ObjectStore, backend: Backend) -> None:
+async def test_someone_elses_click_reaches_nothing_of_the_owners(store: ObjectStore, backend: Backend) -> None:
     await _seed(store)
     undo_id = await _turn_kept_for_undo(store)
     after = _own(backend)
 
+    # Their click looks in their own home only: nothing of the owner's is found there.
     result = await undo_changes(store, undo_id, "U0SOMEONE")
 
-    assert result.outcome is UndoOutcome.NOT_YOURS
+    assert result.outcome is UndoOutcome.GONE and result.lines == []
     assert _own(backend) == after
+    assert (await undo_changes(store, undo_id, USER)).outcome is UndoOutcome.UNDONE
 
 
 async def test_past_the_retention_window_the_undo_has_expired(
@@ -195,9 +195,10 @@ async def test_forgetting_a_conversation_or_a_note_drops_the_undos_that_would_br
     The file is still absent, so an undo would take it for "unchanged since the answer"
     and create it again: the records naming it go with what was forgotten."""
     await _seed(store)
-    session = session_prefix(THREAD)
-    await store.write(f"{session}plan.md", "the plan\n")
-    await record_session(store, USER, SessionEntry(THREAD, "Plans", STARTED, "D0123ABCD"))
+    notes = HOME.notes_prefix(THREAD)
+    await store.write(f"{notes}plan.md", "the plan\n")
+    await store.write(HOME.conversation_key(THREAD), conversation(USER, THREAD))
+    await store.write(HOME.profile_key, profile(conversations=[(THREAD, "Plans")]))
 
     async def answer(command: str, path: str, **fields: str) -> str:
         log = ChangeLog()
@@ -206,7 +207,7 @@ async def test_forgetting_a_conversation_or_a_note_drops_the_undos_that_would_br
         assert undo_id is not None
         return undo_id
 
-    in_thread = await answer("delete", f"/memories/{session}plan.md")
+    in_thread = await answer("delete", f"{SESSION}/plan.md")
     on_note = await answer("str_replace", f"{MEMORIES}/edit.md", old_str="one", new_str="1")
     elsewhere = await answer("create", f"{MEMORIES}/new.md", file_text="new\n")
 
@@ -215,16 +216,11 @@ async def test_forgetting_a_conversation_or_a_note_drops_the_undos_that_would_br
 
     for forgotten in (in_thread, on_note):
         assert (await undo_changes(store, forgotten, USER)).outcome is UndoOutcome.GONE
-        assert backend.raw_read(undo_record_key(forgotten)) is None
-        assert backend.raw_read(undo_marker_key(USER, forgotten)) is None
-    assert backend.raw_read(f"{session}plan.md") is None, "not brought back"
+        assert backend.raw_read(HOME.undo_key(forgotten)) is None
+    assert backend.raw_read(f"{notes}plan.md") is None, "not brought back"
     assert backend.raw_read(f"{OWN}edit.md") is None
-    left = sorted(
-        name
-        for name in backend.raw_names()
-        if name.startswith((UNDO_PREFIX, undo_markers_prefix(USER)))
-    )
-    assert left == sorted([undo_record_key(elsewhere), undo_marker_key(USER, elsewhere)])
+    left = sorted(name for name in backend.raw_names() if name.startswith(f"{HOME.prefix}undo/"))
+    assert left == [HOME.undo_key(elsewhere)]
     # An answer that touched neither is still undone.
     assert (await undo_changes(store, elsewhere, USER)).outcome is UndoOutcome.UNDONE
     assert backend.raw_read(f"{OWN}new.md") is None
@@ -272,7 +268,7 @@ async def test_a_record_kept_before_contents_were_kept_as_digits_is_still_undone
     await _seed(store)
     before = _own(backend)
     undo_id = await _turn_kept_for_undo(store)
-    stored = await store.read(undo_record_key(undo_id))
+    stored = await store.read(HOME.undo_key(undo_id))
     assert stored is not None
     record = json.loads(stored.content)
     for change in record["changes"]:  # as records were: the old content as text
