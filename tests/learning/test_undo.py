@@ -159,7 +159,9 @@ async def test_a_file_changed_since_blocks_the_whole_undo(
     assert _own(backend) == later, "nothing undone"
 
 
-async def test_someone_elses_click_reaches_nothing_of_the_owners(store: ObjectStore, backend: Backend) -> None:
+async def test_someone_elses_click_reaches_nothing_of_the_owners(
+    store: ObjectStore, backend: Backend
+) -> None:
     await _seed(store)
     undo_id = await _turn_kept_for_undo(store)
     after = _own(backend)
