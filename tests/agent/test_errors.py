@@ -135,7 +135,7 @@ async def test_a_failure_after_a_tool_step_is_mapped_the_same_and_the_tool_work_
     assert friendly_error(error) == OVERLOADED
     assert len(claude.requests) == 2
     assert sink.text.startswith("Let me check.")
-    assert (tmp_path / "memories" / "users" / USER / "today.md").read_text() == "x\n"
+    assert (tmp_path / "memories" / "people" / USER / "memory" / "today.md").read_text() == "x\n"
 
 
 @pytest.mark.parametrize(

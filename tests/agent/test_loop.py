@@ -16,6 +16,7 @@ from app.agent.prompt_cache import EPHEMERAL
 from app.agent.stop_reasons import CUT_SHORT
 from app.agent.tool_registry import ToolRegistry
 from app.agent.toolbox import tools_for_turn
+from app.memory.homes import person
 from app.memory.scopes import MemoryScope
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.storage.local_directory import LocalDirectoryStore
@@ -81,7 +82,8 @@ async def test_a_tool_call_is_run_and_its_result_sent_back_before_claude_answers
     assert sink.progress == ["is checking its memory..."]
     assert (result.iterations, result.stop_reason) == (2, "end_turn")
     # The tool really ran against the store.
-    assert backend.raw_read(f"users/{USER}/notes.md") == "Prefers tea.\n"
+    # In the person's home, where /memories/users/{USER}/ lives.
+    assert backend.raw_read(f"{person(USER).memory_prefix}notes.md") == "Prefers tea.\n"
     # Claude is sent the question, its own turn as it came (the progress note's thinking
     # block unchanged, signature and all), then the result for that very call; the last
     # message of each call is the cache breakpoint.

@@ -16,7 +16,9 @@ from app.agent.prompt_cache import EPHEMERAL
 from app.agent.prompts import INSTRUCTIONS, RECALL_GUIDE
 from app.agent.request import TurnRequest
 from app.agent.turn import Agent, MemorySettings
-from app.memory.scopes import user_preferences_key
+from app.learning.conversation_record import ConversationOwner
+from app.learning.opening import Opening, open_event
+from app.memory.homes import preferences_key
 from app.storage.store import ObjectStore
 from tests.agent.conftest import MODEL, RecordingSink
 from tests.backends import THREAD, USER
@@ -41,8 +43,14 @@ def agent(client: AsyncAnthropic, store: ObjectStore | None) -> Agent:
     return Agent(claude=client, model=MODEL, store=store, memory=MEMORY)
 
 
-def turn(history: list[ThreadMessage], memory_context: str | None = None) -> TurnRequest:
-    return TurnRequest(USER, CHANNEL, THREAD, history, memory_context=memory_context)
+def turn(history: list[ThreadMessage], opening: Opening | None = None) -> TurnRequest:
+    return TurnRequest(USER, CHANNEL, THREAD, history, opening=opening)
+
+
+async def opened(store: ObjectStore) -> Opening:
+    """What the turn reads of its owner as it begins (app/learning/opening.py)."""
+    owner = ConversationOwner(USER, CHANNEL)
+    return await open_event(store, owner, THREAD, budget_s=2.0, token_budget=2000)
 
 
 async def test_the_thread_reaches_claude_as_alternating_turns_after_orions_instructions(
@@ -85,10 +93,15 @@ async def test_the_thread_reaches_claude_as_alternating_turns_after_orions_instr
 async def test_the_threads_memory_is_system_data_and_the_memory_tools_are_offered(
     claude: FakeClaude, claude_client: AsyncAnthropic, sink: RecordingSink, store: ObjectStore
 ) -> None:
-    remembered = "- Works on the data platform team.\n- Prefers metric units."
+    await store.write(
+        preferences_key(USER), json.dumps({"team": "data platform", "units": "metric"})
+    )
+    opening = await opened(store)
+    remembered = opening.context
+    assert remembered is not None and "data platform" in remembered
     claude.reply("Sure.")
 
-    await agent(claude_client, store).answer(turn([user("How far is 5 miles?")], remembered), sink)
+    await agent(claude_client, store).answer(turn([user("How far is 5 miles?")], opening), sink)
 
     [request] = claude.requests
     # From the most stable part to the most volatile, each cached where it ends: the
@@ -103,6 +116,7 @@ async def test_the_threads_memory_is_system_data_and_the_memory_tools_are_offere
     assert strip_cache_control(request["messages"]) == [
         {"role": "user", "content": [{"type": "text", "text": "How far is 5 miles?"}]}
     ]
+    assert "data platform" not in json.dumps(request["messages"])
     assert [tool["name"] for tool in request["tools"]] == [
         "memory",
         "recall",
@@ -111,18 +125,19 @@ async def test_the_threads_memory_is_system_data_and_the_memory_tools_are_offere
     ]
 
 
-async def test_without_a_saved_block_the_memory_is_reloaded_from_the_store(
+async def test_a_turn_whose_memory_did_not_arrive_goes_without_memory_or_tools(
     claude: FakeClaude, claude_client: AsyncAnthropic, sink: RecordingSink, store: ObjectStore
 ) -> None:
-    await store.write(user_preferences_key(USER), json.dumps({"preferred_name": "Sam"}))
-    claude.reply("Hello Sam.")
+    await store.write(preferences_key(USER), json.dumps({"preferred_name": "Sam"}))
+    claude.reply("Hello.")
 
+    # No opening: storage did not say in time whose the conversation is.
     await agent(claude_client, store).answer(turn([user("Hello!")]), sink)
 
     [request] = claude.requests
-    memory = request["system"][-1]["text"]
-    assert "<remembered_context>" in memory and "Sam" in memory
-    assert "Sam" not in json.dumps(request["messages"])
+    assert "Sam" not in json.dumps(request)
+    assert "tools" not in request
+    assert request["system"] == [INSTRUCTIONS_BLOCK]
 
 
 async def test_a_greeted_thread_past_the_message_bound_keeps_its_opening_request_and_the_note(
