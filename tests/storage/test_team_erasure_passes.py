@@ -27,9 +27,9 @@ from tests.span_log import SpanLog
 
 TEAM_A = Tenant(None, "TAAAA1")
 TEAM_B = Tenant(None, "TBBBB2")
-NOTES = "users/U0SAME01/notes.md"
-A_NOTES = "users/teams/-/TAAAA1/U0SAME01/notes.md"
-B_NOTES = "users/teams/-/TBBBB2/U0SAME01/notes.md"
+NOTES = "people/U0SAME01/memory/notes.md"
+A_NOTES = "people/teams/-/TAAAA1/U0SAME01/memory/notes.md"
+B_NOTES = "people/teams/-/TBBBB2/U0SAME01/memory/notes.md"
 LATER = timedelta(seconds=LATE_WRITES_S + 1)
 
 
@@ -79,7 +79,7 @@ async def test_a_write_whose_uninstall_check_failed_goes_in_the_second_pass(
     [finished] = await finish_erasures(backend.store, now=uninstalled + LATER)
 
     assert (finished.tenant, finished.deleted) == (TEAM_A, 1)
-    assert backend.raw_names() == [uninstall_tombstone_key(TEAM_A), B_NOTES]
+    assert sorted(backend.raw_names()) == sorted([uninstall_tombstone_key(TEAM_A), B_NOTES])
     assert await finish_erasures(backend.store, now=uninstalled + LATER) == [], "done once"
 
 
@@ -87,14 +87,14 @@ async def test_an_erasure_cut_short_by_storage_is_finished_by_the_next_pass(
     backend: Backend,
 ) -> None:
     store = team_scoped(backend.store)
-    keys = [f"users/U0SAME01/note-{n}.md" for n in range(6)]
+    keys = [f"people/U0SAME01/memory/note-{n}.md" for n in range(6)]
     for key in keys:
         await write_as(store, TEAM_A, key, "A's")
     uninstalled = datetime.now(UTC)
 
     with pytest.raises(StoreUnavailable):
         await erase_team(DeletesFailAfter(backend.store, allowed=2), TEAM_A, now=uninstalled)
-    assert len([n for n in backend.raw_names() if n.startswith("users/")]) == 4
+    assert len([n for n in backend.raw_names() if n.startswith("people/")]) == 4
     # Still down at the first round (logged): the mark stays for the next one.
     still_down = DeletesFailAfter(backend.store, allowed=0)
     assert await finish_erasures(still_down, now=uninstalled + LATER) == []
@@ -155,7 +155,9 @@ async def test_a_workspace_whose_objects_cannot_be_deleted_holds_up_no_other(
     for tenant in (TEAM_A, TEAM_B):
         await erase_team(backend.store, tenant, now=uninstalled)
         # A late write each, that the first pass could not see.
-        await backend.store.write(f"users/teams/-/{tenant.team_id}/U0SAME01/notes.md", "late")
+        await backend.store.write(
+            f"people/teams/-/{tenant.team_id}/U0SAME01/memory/notes.md", "late"
+        )
     stuck = DeletesFailFor(backend.store, "/TAAAA1/")
 
     [finished] = await finish_erasures(stuck, now=uninstalled + LATER)
