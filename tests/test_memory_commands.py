@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from app.learning.timestamps import format_time
-from app.memory.scopes import session_context_key, thread_context_key
+from app.memory.homes import person, preferences_key
 from tests import log_events
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
+from tests.layout import conversation, profile
 from tests.orion_process import run_orion_command
 
 USER, OTHER = "U0MEMCLI", "U0KEEPME"
@@ -21,22 +21,32 @@ DM = "D0MEMCLI"
 THREAD = "1712345678.123456"
 PREFERENCES = '{"language": "French", "name": "Sam"}'
 NOTE = "Q3 budget: travel is over by 12%.\n"
-SUMMARY = f"# Q3 budget\n\nUser: {USER}\n\nWe compared travel costs.\n"
-# Within any retention window: Orion's index skips entries older than it.
-UPDATED = format_time(datetime.now(UTC) - timedelta(days=2))
-INDEX = f'[{{"thread": "{THREAD}", "title": "Q3 budget", "updated": "{UPDATED}"}}]'
+HOME = person(USER)
+NOTE_KEY = f"{HOME.memory_prefix}notes/budget.md"
+# Within any retention window: Orion's records skip entries older than it.
+UPDATED = datetime.now(UTC) - timedelta(days=2)
+# The person's preferences, a note and one conversation (with its summary): Forget
+# everything deletes those three and leaves their profile holding when it was.
+DELETED = "Deleted 3 objects"
 
 
 @pytest.fixture
 def memories(tmp_path: Path) -> Path:
     root = tmp_path / "memories"
     files = {
-        f"users/{USER}/preferences.json": PREFERENCES,
-        f"users/{USER}/notes/budget.md": NOTE,
-        f"people/{USER}/conversations.json": INDEX,
-        session_context_key(THREAD): SUMMARY,
-        thread_context_key(DM, THREAD): '{"memory": "language: French"}',
-        f"users/{OTHER}/preferences.json": '{"language": "German"}',
+        preferences_key(USER): PREFERENCES,
+        NOTE_KEY: NOTE,
+        HOME.profile_key: profile(conversations=[(THREAD, "Q3 budget")], channel_id=DM, at=UPDATED),
+        HOME.conversation_key(THREAD): conversation(
+            USER,
+            THREAD,
+            channel_id=DM,
+            title="Q3 budget",
+            summary="We compared travel costs.",
+            messages=[("user", "How is the Q3 budget? Answer in French.")],
+            at=UPDATED,
+        ),
+        preferences_key(OTHER): '{"language": "German"}',
     }
     for key, content in files.items():
         (root / key).parent.mkdir(parents=True, exist_ok=True)
@@ -66,6 +76,15 @@ def _files(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
 
 
+def _left_of(root: Path, user: str = USER, profile_key: str | None = None) -> list[str]:
+    """What names or holds the person, but the mark of their erasure (their profile,
+    holding only when it was)."""
+    mark = profile_key or person(user).profile_key
+    left = _files(root)
+    assert json.loads(left[mark]).keys() == {"version", "erased_at"}
+    return [k for k, v in left.items() if k != mark and (user in k or user in v or "French" in v)]
+
+
 def test_show_and_export_print_what_orion_keeps(
     tmp_path: Path, memories: Path, slack_with_dm: FakeSlack
 ) -> None:
@@ -87,16 +106,15 @@ def test_forget_asks_first_then_removes_everything_of_the_person_only(
 ) -> None:
     refused = _orion(tmp_path, memories, slack_with_dm, "forget", USER, stdin="no\n")
     assert refused.returncode == 1 and "nothing was deleted" in refused.stdout
-    assert f"users/{USER}/preferences.json" in _files(memories)
+    assert preferences_key(USER) in _files(memories)
 
     done = _orion(tmp_path, memories, slack_with_dm, "forget", USER, stdin=f"{USER}\n")
     assert done.returncode == 0, done.stderr
-    assert "Deleted 5 objects" in done.stdout
-    left = _files(memories)
-    assert not [k for k, v in left.items() if USER in k or USER in v or "French" in v]
-    assert left[f"users/{OTHER}/preferences.json"] == '{"language": "German"}'
-    assert slack_with_dm.calls_to("conversations.open"), "the DM was looked up in Slack"
-    assert done.stderr == "" and "No DM channel known" not in done.stdout
+    assert DELETED in done.stdout
+    assert _left_of(memories) == []
+    assert _files(memories)[preferences_key(OTHER)] == '{"language": "German"}'
+    assert slack_with_dm.calls == [], "the person's home is all there is: Slack is not asked"
+    assert done.stderr == ""
     log = (tmp_path / ".orion" / "memory.log").read_text()
     assert log_events.MEMORY_FORGET in log
     assert "French" not in log and "Q3" not in log, "logs carry counts only"
@@ -164,11 +182,10 @@ def test_storage_settings_alone_show_export_and_forget(tmp_path: Path, memories:
     assert exported.returncode == 0, exported.stderr
     assert NOTE.strip() in out.read_text()
 
-    done = _storage_only(tmp_path, "forget", USER, "--yes", "--dm", DM, **store)
+    done = _storage_only(tmp_path, "forget", USER, "--yes", **store)
     assert done.returncode == 0, done.stderr
-    assert "Deleted 5 objects" in done.stdout
-    left = _files(memories)
-    assert not [k for k, v in left.items() if USER in k or USER in v or "French" in v]
+    assert DELETED in done.stdout
+    assert _left_of(memories) == []
 
 
 def test_the_export_file_is_readable_by_its_owner_only(tmp_path: Path, memories: Path) -> None:
@@ -200,7 +217,7 @@ def test_an_export_never_replaces_a_file_without_force(tmp_path: Path, memories:
 
 def test_show_marks_where_a_note_goes_on(tmp_path: Path, memories: Path) -> None:
     long_note = "".join(f"Line {n} of a long note.\n" for n in range(1, 61))
-    (memories / "users" / USER / "notes" / "long.md").write_text(long_note)
+    (memories / HOME.memory_prefix / "notes" / "long.md").write_text(long_note)
 
     shown = _storage_only(tmp_path, "show", USER, MEMORY_DIR=str(memories))
 
@@ -210,71 +227,27 @@ def test_show_marks_where_a_note_goes_on(tmp_path: Path, memories: Path) -> None
     assert f"(… marks where a note or summary goes on: `export {USER}` has it all.)" in shown.stdout
 
 
-def test_forget_with_slack_unreachable_says_what_is_left_in_one_line(
-    tmp_path: Path, memories: Path
-) -> None:
-    # A bot token to look the DM up with, and no Slack answering: the person's files go,
-    # and the thread contexts in a DM nothing names are left, which the operator is told.
-    env = {"SLACK_BOT_TOKEN": "xoxb-cli-test", "SLACK_API_URL": "http://127.0.0.1:9/api/"}
-    result = _storage_only(tmp_path, "forget", USER, "--yes", MEMORY_DIR=str(memories), **env)
-
-    assert result.returncode == 5
-    assert "Deleted 4 objects" in result.stdout
-    log = tmp_path / ".orion" / "memory.log"
-    assert result.stderr == (
-        f"orion memory forget is incomplete — --dm: Slack could not say which DM {USER} has "
-        f"with Orion (ClientConnectorError; details in {log}), so thread contexts saved there "
-        "were not erased; run again when Slack answers, or with --dm D…\n"
-    )
-    assert "Traceback" not in result.stdout + result.stderr
-    [failed] = [
-        line
-        for line in log.read_text().splitlines()
-        if log_events.MEMORY_FORGET_DM_LOOKUP_FAILED in line
-    ]
-    assert "Traceback" in json.loads(failed)["exception"], "the log keeps the traceback"
-    assert (memories / thread_context_key(DM, THREAD)).exists()
-
-    again = _storage_only(tmp_path, "forget", USER, "--yes", "--dm", DM, MEMORY_DIR=str(memories))
-    assert again.returncode == 0, again.stderr
-    assert not (memories / thread_context_key(DM, THREAD)).exists()
-
-
 def test_forget_with_langfuse_unreachable_is_incomplete(tmp_path: Path, memories: Path) -> None:
     langfuse = {
         "LANGFUSE_PUBLIC_KEY": "pk-lf-cli-test",
         "LANGFUSE_SECRET_KEY": "sk-lf-cli-test",
         "LANGFUSE_BASE_URL": "http://127.0.0.1:9",
     }
-    result = _storage_only(
-        tmp_path, "forget", USER, "--yes", "--dm", DM, MEMORY_DIR=str(memories), **langfuse
-    )
+    result = _storage_only(tmp_path, "forget", USER, "--yes", MEMORY_DIR=str(memories), **langfuse)
 
     assert result.returncode == 5
     log = tmp_path / ".orion" / "memory.log"
     assert result.stdout.endswith(
         f"Langfuse traces were NOT deleted: Langfuse could not be reached (details in {log}).\n"
     )
-    assert "Deleted 5 objects" in result.stdout and "Traceback" not in result.stderr
+    assert DELETED in result.stdout and "Traceback" not in result.stderr
 
 
-def test_forget_names_a_missing_dm_only_when_it_matters(tmp_path: Path, memories: Path) -> None:
-    store = {"MEMORY_DIR": str(memories)}
-    nobody = _storage_only(tmp_path, "forget", "U0NOBODY", "--yes", **store)
-    unknown = _storage_only(tmp_path, "forget", USER, "--yes", **store)
-    (memories / f"people/{OTHER}").mkdir(parents=True)
-    (memories / f"people/{OTHER}/conversations.json").write_text(
-        f'[{{"thread": "{THREAD}", "title": "Q3", "updated": "{UPDATED}", "channel": "{DM}"}}]'
-    )
-    indexed = _storage_only(tmp_path, "forget", OTHER, "--yes", **store)
-
-    assert nobody.returncode == 3 and "No DM channel known" not in nobody.stdout
-    assert unknown.returncode == 0, unknown.stderr
-    assert "No DM channel known" in unknown.stdout and "--dm D…" in unknown.stdout
-    assert indexed.returncode == 0, indexed.stderr
-    assert "No DM channel known" not in indexed.stdout, "the index named the DM"
-    for result in (nobody, unknown, indexed):
-        assert result.stderr == ""
+def test_forget_has_no_dm_to_be_told_any_more(tmp_path: Path, memories: Path) -> None:
+    before = _files(memories)
+    result = _storage_only(tmp_path, "forget", USER, "--yes", "--dm", DM, MEMORY_DIR=str(memories))
+    assert result.returncode == 2 and "--dm" in result.stderr
+    assert _files(memories) == before
 
 
 def test_forgetting_someone_orion_has_nothing_of_says_so_and_fails_unless_allowed(
@@ -293,14 +266,14 @@ def test_forgetting_someone_orion_has_nothing_of_says_so_and_fails_unless_allowe
     )
     assert allowed.returncode == 0, allowed.stderr
     assert f"Found nothing of {nobody}" in allowed.stdout
-    others = {k: v for k, v in _files(memories).items() if not k.startswith("erasures/")}
+    others = {k: v for k, v in _files(memories).items() if k != person(nobody).profile_key}
     assert others == before, "nobody else's memory was touched"
 
 
 def test_with_a_bucket_the_commands_name_it_and_need_only_its_settings(
     tmp_path: Path, gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
-    gcs_emulator.write(gcs_bucket, f"users/{USER}/preferences.json", PREFERENCES)
+    gcs_emulator.write(gcs_bucket, preferences_key(USER), PREFERENCES)
     bucket = {"GCS_MEMORIES_BUCKET": gcs_bucket, **gcs_emulator.env()}
 
     shown = _storage_only(tmp_path, "show", USER, **bucket)
@@ -313,7 +286,7 @@ def test_with_a_bucket_the_commands_name_it_and_need_only_its_settings(
     assert (
         f"Memory store: gs://{gcs_bucket}\n" in done.stdout and "Deleted 1 objects" in done.stdout
     )
-    assert gcs_emulator.read(gcs_bucket, f"users/{USER}/preferences.json") is None
+    assert gcs_emulator.read(gcs_bucket, preferences_key(USER)) is None
 
     missing = {**bucket, "GCS_MEMORIES_BUCKET": f"{gcs_bucket}-missing"}
     result = _storage_only(tmp_path, "forget", USER, "--yes", **missing)
@@ -352,8 +325,10 @@ def two_workspaces(tmp_path: Path) -> Path:
     root = tmp_path / "memories"
     for team, language in ((TEAM_A, "French"), (TEAM_B, "German")):
         files = {
-            f"users/teams/-/{team}/{USER}/preferences.json": f'{{"language": "{language}"}}',
-            f"users/teams/-/{team}/{USER}/notes/budget.md": f"{team}'s note\n",
+            f"people/teams/-/{team}/{USER}/memory/preferences.json": (
+                f'{{"language": "{language}"}}'
+            ),
+            f"people/teams/-/{team}/{USER}/memory/notes/budget.md": f"{team}'s note\n",
         }
         for key, content in files.items():
             (root / key).parent.mkdir(parents=True, exist_ok=True)
@@ -376,10 +351,10 @@ def test_in_distribution_mode_each_command_acts_in_the_one_workspace_named(
 
     assert forgot.returncode == 0, forgot.stderr
     left = _files(two_workspaces)
-    assert [key for key in left if TEAM_A in key and not key.startswith("erasures/")] == []
-    assert {k: v for k, v in left.items() if TEAM_B in k and not k.startswith("erasures/")} == (
-        b_before
-    )
+    mark = f"people/teams/-/{TEAM_A}/{USER}/profile.json"  # when they were forgotten
+    assert [key for key in left if TEAM_A in key] == [mark]
+    assert json.loads(left[mark]).keys() == {"version", "erased_at"}
+    assert {k: v for k, v in left.items() if TEAM_B in k} == b_before
 
 
 @pytest.mark.parametrize(

@@ -190,7 +190,7 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
 
     assert result.returncode == 0
     listed = re.findall(r"^ {4}(\w+) ", result.stdout, flags=re.MULTILINE)
-    assert listed == ["serve", "socket", "chat", "memory"]
+    assert listed == ["serve", "socket", "chat", "migrate", "memory"]
 
 
 def test_distribution_mode_needs_no_bot_token_but_both_client_credentials(
