@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from app.config import Settings
+from app.memory.homes import channel, person, preferences_key, workspace_channels_key
 from app.memory.key_prefixes import KEY_PREFIXES, Lifetime
 from app.memory.retention import ExpiringSessionsStore
 from app.memory.secret_free_store import SecretFreeStore
@@ -24,7 +25,7 @@ from tests.fakes.gcs import GcsEmulator
 
 ROOT = Path(__file__).resolve().parents[1]
 SLACK_TOKEN = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
-NOTES_KEY = "users/U0123ABCD/notes.md"
+NOTES_KEY = f"{person('U0123ABCD').memory_prefix}notes.md"
 
 
 def settings(**values: Any) -> Settings:
@@ -94,14 +95,19 @@ def age_of(prefix: str) -> int | None:
 
 
 def test_the_lifecycle_rule_deletes_each_prefix_when_the_list_of_prefixes_says() -> None:
-    default_days = Settings.model_fields["memory_session_retention_days"].default
     ages = {
-        Lifetime.CONVERSATION: default_days,  # conversations, after the retention window
         Lifetime.DAY: 1,  # retry claims
         Lifetime.KEPT: None,  # never by age
+        Lifetime.HOME: None,  # only what the store marks (the Custom-Time rule below)
     }
     for kind in KEY_PREFIXES:
         assert age_of(kind.prefix) == ages[kind.lifetime], kind.prefix
+
+
+def test_conversations_go_after_the_retention_window_since_their_last_write() -> None:
+    default_days = Settings.model_fields["memory_session_retention_days"].default
+    [by_custom_time] = [r for r in lifecycle_rules() if "daysSinceCustomTime" in r["condition"]]
+    assert by_custom_time["condition"] == {"daysSinceCustomTime": default_days}
 
 
 def test_the_lifecycle_rule_names_only_prefixes_orion_writes() -> None:
@@ -110,12 +116,49 @@ def test_the_lifecycle_rule_names_only_prefixes_orion_writes() -> None:
         assert set(rule["condition"].get("matchesPrefix", [])) <= listed, rule
 
 
-def test_the_lifecycle_rule_never_touches_preferences_notes_or_global_context() -> None:
+def test_every_rule_names_its_prefixes_or_ages_only_what_the_store_marks() -> None:
     for rule in lifecycle_rules():
-        prefixes = rule["condition"].get("matchesPrefix")
-        assert prefixes, "a rule without a prefix would match every object"
-        for kept in ("users/U0123ABCD/preferences.json", "users/U0123ABCD/notes.md", "global/"):
-            assert not any(kept.startswith(prefix) for prefix in prefixes), kept
+        condition = rule["condition"]
+        # Without a prefix, a rule by age would match every object.
+        assert condition.get("matchesPrefix") or set(condition) == {"daysSinceCustomTime"}
+
+
+USER, THREAD, CHANNEL = "U0123ABCD", "1712345678.123456", "C0LAUNCH1"
+EXPIRING = [
+    person(USER).conversation_key(THREAD),
+    f"{person(USER).notes_prefix(THREAD)}plan.md",
+    person(USER).undo_key("0123456789abcdef0123456789abcdef"),
+    channel(CHANNEL).conversation_key(THREAD),
+    f"{channel(CHANNEL).archived_prefix}decisions.md",
+]
+KEPT = [
+    preferences_key(USER),
+    NOTES_KEY,
+    person(USER).profile_key,
+    person(USER).search_key,
+    f"{channel(CHANNEL).memory_prefix}decisions.md",
+    channel(CHANNEL).profile_key,
+    workspace_channels_key(),
+    "global/context.md",
+]
+
+
+async def test_the_bucket_marks_for_the_rule_only_what_expires(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    """Preferences, notes, profiles, a channel's memory and the organisation's context
+    are never deleted by age: only conversations, their notes and undo records, and an
+    archived channel's memory carry the Custom-Time the rule ages."""
+    storage = build_storage(settings(gcs_memories_bucket=gcs_bucket))
+    try:
+        for key in EXPIRING + KEPT:
+            await storage.store.write(key, "{}")
+    finally:
+        await storage.store.close()
+
+    marked = gcs_emulator.custom_times(gcs_bucket)
+    assert sorted(key for key, at in marked.items() if at) == sorted(EXPIRING)
+    assert sorted(key for key, at in marked.items() if not at) == sorted(KEPT)
 
 
 def test_the_deploy_applies_the_lifecycle_rule_to_the_bucket() -> None:

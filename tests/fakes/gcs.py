@@ -170,6 +170,10 @@ class GcsEmulator(StartedInWith):
         """Every object's generation: a write, even of the same bytes, changes it."""
         return {item["name"]: str(item["generation"]) for item in self._objects(bucket, "")}
 
+    def custom_times(self, bucket: str) -> dict[str, str | None]:
+        """Every object's Custom-Time (what the bucket's lifecycle rule ages), if set."""
+        return {item["name"]: item.get("customTime") for item in self._objects(bucket, "")}
+
     def delete(self, bucket: str, name: str) -> None:
         """Delete unconditionally (the emulator would ignore a generation precondition)."""
         self._call("DELETE", f"/storage/v1/b/{quote(bucket, safe='')}/o/{quote(name, safe='')}")
