@@ -34,6 +34,7 @@ from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.claude_script import ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
+from tests.layout import messages_in, profile, summary_of_latest
 from tests.orion_process import REPO, finish, free_port, run_orion_command
 from tests.terminal import Terminal
 
@@ -94,16 +95,24 @@ def test_a_conversation_in_the_terminal_streams_answers_and_leaves_memories(
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
     assert {"memory", "recall"} <= {tool["name"] for tool in second["tools"]}
     # What the conversation taught Orion is where the farewell says it is: every folder.
-    memories = (tmp_path / "memories").resolve()
-    person, records = memories / "users" / USER, memories / "people" / USER
-    [session] = (memories / "sessions").iterdir()
+    # All in the person's home: their memory, and Orion's records of them.
+    home = (tmp_path / "memories").resolve() / "people" / USER
+    memory = home / "memory"
     farewell = result.stdout[result.stdout.index(f"Memories about {USER} are in:") :]
-    for folder in (person, records, session):
+    for folder in (memory, home):
         assert f"\n  {folder}/  (" in farewell
-    preferences = json.loads((person / "preferences.json").read_text())
+    preferences = json.loads((memory / "preferences.json").read_text())
     assert preferences["name"] == "Sam"
-    assert "Terminal chat" in (records / "conversations.json").read_text()
-    assert "Terminal chat" in (session / "context.md").read_text()
+    records = (home / "profile.json").read_text()
+    assert "Terminal chat" in records
+    assert "Sam tried Orion from a terminal." in (summary_of_latest(records) or "")
+    [conversation] = (home / "conversations").glob("*.json")
+    assert [m.strip() for m in messages_in(conversation.read_text())] == [
+        "Please call me Sam.",
+        ("Nice to meet you, Sam. " * 30).strip(),
+        "What is my name?",
+        "You asked me to call you Sam.",
+    ]
     # Orion's log lines went to the log file, not into the conversation.
     assert '"memory.after_turn"' in (tmp_path / ".orion" / "chat.log").read_text()
 
@@ -134,8 +143,8 @@ def test_the_terminal_prints_what_an_answer_saved_and_undo_puts_it_back(
     assert undo.ALREADY_UNDONE in out, "a second /undo changes nothing"
     after = out[out.index("Nothing to save here.") :]
     assert "Saved to memory" not in after, "an answer that saved nothing prints no note"
-    person = tmp_path / "memories" / "users" / USER
-    assert not (person / "trip.md").exists() and not (person / "preferences.json").exists()
+    memory = tmp_path / "memories" / "people" / USER / "memory"
+    assert not (memory / "trip.md").exists() and not (memory / "preferences.json").exists()
 
 
 def test_undo_after_an_answer_that_saved_nothing_leaves_the_earlier_answer_alone(
@@ -155,7 +164,9 @@ def test_undo_after_an_answer_that_saved_nothing_leaves_the_earlier_answer_alone
     assert result.returncode == 0, result.stderr
     after = result.stdout[result.stdout.index("Nothing to save here.") :]
     assert NOTHING_TO_UNDO in after and undo.UNDONE not in result.stdout
-    assert (tmp_path / "memories" / "users" / USER / "trip.md").read_text() == "Oslo\n"
+    assert (tmp_path / "memories" / "people" / USER / "memory" / "trip.md").read_text() == (
+        "Oslo\n"
+    )
 
 
 def test_a_bad_user_id_is_refused_clearly(tmp_path: Path, claude: FakeClaude) -> None:
@@ -201,7 +212,7 @@ def test_the_farewell_names_the_memories_only_when_something_was_written(
         assert result.returncode == 0, result.stderr
         assert "Memories about" not in result.stdout
     assert "Saving what this conversation taught" not in memory_off.stdout
-    assert not (tmp_path / "memories" / "users").exists()
+    assert not (tmp_path / "memories" / "people").exists()
 
 
 @pytest.mark.parametrize("where", ["a file", "under a file"])
@@ -255,17 +266,15 @@ def test_a_newcomer_is_welcomed_and_a_returning_person_greeted_with_what_orion_r
     tmp_path: Path, claude: FakeClaude
 ) -> None:
     first = _chat(tmp_path, claude, "", "--user", USER)
-    person = tmp_path / "memories" / "users" / USER
-    person.mkdir(parents=True)
-    (person / "preferences.json").write_text('{"name": "Sam", "response_style": "short"}')
+    home = tmp_path / "memories" / "people" / USER
+    (home / "memory").mkdir(parents=True)
+    (home / "memory" / "preferences.json").write_text('{"name": "Sam", "response_style": "short"}')
     by_preferences = _chat(tmp_path, claude, "", "--user", USER)
     # The welcome prepared at the end of their last conversation wins, as in Slack.
     welcome = Welcome(
         "1712345678.000100", "Q3 budget", datetime.now(UTC), "Back to the budget, Sam?"
     )
-    records = tmp_path / "memories" / "people" / USER
-    records.mkdir(parents=True)
-    (records / "welcome.json").write_text(welcome.to_json())
+    (home / "profile.json").write_text(profile(welcome=welcome))
     by_welcome = _chat(tmp_path, claude, "", "--user", USER)
 
     assert f"orion> {GENERIC_GREETING}" in first.stdout
@@ -355,7 +364,8 @@ def test_ctrl_c_stops_the_answer_and_ctrl_c_at_an_empty_prompt_ends_the_chat(
     assert code == 0
     assert "(stopped)" in stopped and "a very long story" not in screen
     assert "Traceback" not in screen
-    assert f"Memories about U0TERMINAL are in:\n  {tmp_path / 'memories' / 'users'}" in screen
+    memory = tmp_path / "memories" / "people" / "U0TERMINAL" / "memory"
+    assert f"Memories about U0TERMINAL are in:\n  {memory}" in screen
     # The stopped answer was forgotten: the next question came without it.
     assert [message_text(m) for m in _questions(claude)[-1]["messages"]] == ["Please call me Sam."]
     assert (tmp_path / ".orion" / "chat.log").exists()
