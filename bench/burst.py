@@ -64,6 +64,7 @@ from typing import Any
 
 import psutil
 
+from app.memory.homes import preferences_key
 from bench.stats import percentile_ms, print_table
 from bench.storage_trouble import FirstRequests, settle
 from tests.fakes import slack_events as events
@@ -118,6 +119,14 @@ class Bot:
     @property
     def name(self) -> str:
         return self.kind.name
+
+
+def _preferences_key(bot: Bot, user: str) -> str:
+    """Where each bot keeps a person's preferences: Orion in the person's home, the
+    baseline where a plain bot would."""
+    if bot.kind.argv is None:
+        return preferences_key(user)
+    return f"users/{user}/preferences.json"
 
 
 @dataclass
@@ -228,7 +237,7 @@ def _burst(
     users = [f"U0{tag}{i:03d}" for i in range(size)]
     for user in users:
         preferences = {"response_style": _preference(user), "timezone": "Europe/Berlin"}
-        emulator.write(bucket, f"users/{user}/preferences.json", json.dumps(preferences))
+        emulator.write(bucket, _preferences_key(bot, user), json.dumps(preferences))
     threads = []
     for user in users:
         channel = "D" + user[1:]

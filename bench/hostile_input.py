@@ -12,7 +12,8 @@ after sentence, filler after filler, a password label and blanks, backticks, lin
     person's text, in order (agent_view's session title, the history sent to Claude,
     scrubbing Orion's secrets from what is logged and traced, secret shapes masked,
     preference detection, the summary's material, prompt and model-free fallback, the
-    summary file as written through the secret-free store and read back). The answer is
+    conversation's object — transcript and summary — as written through the secret-free
+    store and read back). The answer is
     taken to echo the message (the worst a model can send back). Thread CPU time
     (`time.thread_time`), median and max of repeated runs per shape. Goal: ≤ 20 ms.
     Beside it, not in the goal: cutting that echoed answer into Slack messages, which only
@@ -55,8 +56,9 @@ import httpx
 from app.agent.history import ThreadMessage, build_messages
 from app.agent.summarizer import summary_prompt
 from app.learning import preference_detection
+from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.plain_text import one_line
-from app.learning.summary_file import SessionSummary, parse_summary, render_summary
+from app.learning.summary_file import Summary
 from app.learning.transcript import (
     MAX_TRANSCRIPT_CHARS,
     conversation,
@@ -88,6 +90,7 @@ BEFORE_MODULES = {
 BEFORE_BUDGET_S = 10.0
 QUICK_BEFORE_BUDGET_S = 2.0
 USER = "U0HOSTILE"
+CHANNEL, THREAD = "D0HOSTILE", "1712345678.000100"
 
 WHITESPACE = "".join(
     sorted(
@@ -204,14 +207,18 @@ def turn_text_path(text: str, code: TextCode = CURRENT) -> None:
     code.redact({"messages": messages})  # log lines and trace input: Orion's own secrets
     code.redact_shapes(text)  # secret shapes masked (traces, and every memory write)
     code.detect(text)  # preferences said in passing
-    said = [ThreadMessage("user", text), ThreadMessage("assistant", text)]
-    material = newest_within(conversation(said), MAX_TRANSCRIPT_CHARS)
+    exchange = [ThreadMessage("user", text), ThreadMessage("assistant", text)]
+    material = newest_within(conversation(exchange), MAX_TRANSCRIPT_CHARS)
     conversation_chars(material)
     summary_prompt(None, material)  # the summary model's prompt
     draft = fallback_summary(None, material)  # the summary when the model fails
-    summary = SessionSummary(draft.title, draft.body, user_id=USER, updated=datetime.now(UTC))
-    written = code.redact_shapes(render_summary(summary))  # through the secret-free store
-    parse_summary(written)  # read back at the next thread start or recall
+    now = datetime.now(UTC)
+    record = ConversationRecord(THREAD, ConversationOwner(USER, CHANNEL), now).with_messages(
+        [said("user", text, at=now), said("assistant", text, at=now)]  # secrets redacted
+    )
+    kept = record.with_summary(Summary(draft.title, draft.body, now)).render()
+    written = code.redact_shapes(kept)  # through the secret-free store
+    ConversationRecord.parse(written)  # read back at the next turn, or by recall
 
 
 def cut_answer(text: str) -> None:

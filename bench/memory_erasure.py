@@ -2,12 +2,14 @@
 
 Orion runs in-process over HTTP (as in the end-to-end tests) against the fake Slack, with
 memories in the GCS emulator. Each sample seeds a fresh bucket with one person holding
-200 objects — their preferences and session index, 78 notes, and 60 conversations, each
-a summary under `sessions/` and a saved thread context in their DM — beside another
-person's, opens the person's Home tab, and posts the signed "Forget everything" click
-(what Slack sends once the person confirmed). Timed from posting the click to:
+200 objects in their home — their profile (listing their conversations), preferences,
+78 notes, and 60 conversations, each its object (transcript, summary, Slack's context)
+and a note of its own — beside another person's, opens the person's Home tab, and posts
+the signed "Forget everything" click (what Slack sends once the person confirmed). Timed
+from posting the click to:
 
-- the last of the 200 objects gone (the bucket listed every few milliseconds);
+- the last of the 199 objects gone (the bucket listed every few milliseconds; the
+  profile stays, holding only when the erasure was);
 - the emptied Home tab published (what the person sees).
 
 Loopback hides network latency: in Cloud Run each deletion is a GCS round trip, run 16 at
@@ -24,15 +26,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from app.learning.summary_file import SessionSummary, render_summary
-from app.learning.timestamps import format_time
-from app.memory.scopes import (
-    conversations_index_key,
-    session_context_key,
-    thread_context_key,
-    user_preferences_key,
-    user_prefix,
-)
+from app.memory import homes
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from bench.environment import benchmark_environment
 from bench.stats import median_ms, print_table
@@ -40,36 +34,43 @@ from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
+from tests.layout import conversation, profile
 from tests.orion_server import OrionServer, make_settings
 
 USER, DM = "U0BENCH03", "D0BENCH03"
 OTHER, OTHER_DM = "U0BENCH04", "D0BENCH04"
 OBJECTS = 200
 CONVERSATIONS = 60
-NOTES = OBJECTS - 2 - 2 * CONVERSATIONS  # besides preferences.json and sessions.json
+NOTES = OBJECTS - 2 - 2 * CONVERSATIONS  # besides the profile and preferences.json
 POLL_S = 0.005
 TIMEOUT_S = 120.0
 
 
 def person(user: str, dm: str, conversations: int, notes: int, base: int) -> dict[str, str]:
-    """One person's objects: preferences, index, notes, and per conversation a summary
-    and a saved thread context in their DM."""
+    """One person's objects, all in their home: profile, preferences, notes, and per
+    conversation its object and a note of its own."""
     now = datetime.now(UTC).replace(microsecond=0)
+    home = homes.person(user)
     threads = [f"{base + n}.000100" for n in range(conversations)]
-    index = [
-        {"thread": ts, "title": f"Topic {n}", "updated": format_time(now), "channel": dm}
-        for n, ts in enumerate(threads)
-    ]
+    listed = [(ts, f"Topic {n}") for n, ts in enumerate(threads)]
     objects = {
-        user_preferences_key(user): json.dumps({"name": user, "language": "French"}),
-        conversations_index_key(user): json.dumps(index),
+        home.profile_key: profile(conversations=listed, channel_id=dm, at=now),
+        homes.preferences_key(user): json.dumps({"name": user, "language": "French"}),
     }
     for n in range(notes):
-        objects[f"{user_prefix(user)}notes/note-{n:03}.md"] = f"Note {n} about {user}.\n" * 20
+        objects[f"{home.memory_prefix}notes/note-{n:03}.md"] = f"Note {n} about {user}.\n" * 20
     for n, ts in enumerate(threads):
-        summary = SessionSummary(f"Topic {n}", f"{user} talked about topic {n}.", user, now)
-        objects[session_context_key(ts)] = render_summary(summary)
-        objects[thread_context_key(dm, ts)] = json.dumps({"orion_memory_context": user})
+        said = [("user", f"{user} asks about topic {n}."), ("assistant", f"Topic {n}, then.")]
+        objects[home.conversation_key(ts)] = conversation(
+            user,
+            ts,
+            channel_id=dm,
+            title=f"Topic {n}",
+            summary=f"{user} talked about topic {n}.",
+            messages=said,
+            at=now,
+        )
+        objects[f"{home.notes_prefix(ts)}plan.md"] = f"The plan for topic {n}.\n"
     return objects
 
 
@@ -79,7 +80,7 @@ def _seed(emulator: GcsEmulator, bucket: str) -> set[str]:
     theirs = person(OTHER, OTHER_DM, 5, 5, 1_715_000_000)
     for key, content in {**mine, **theirs}.items():
         emulator.write(bucket, key, content)
-    return set(mine)
+    return set(mine) - {homes.person(USER).profile_key}  # the profile stays, as the mark
 
 
 def _wait(predicate: Callable[[], object], what: str) -> float:
@@ -112,7 +113,7 @@ def _one_run(
         gone = _wait(lambda: not keys & set(emulator.names(bucket)), "the last object gone")
         shown = _wait(lambda: len(slack.home_views(USER)) > published, "the emptied tab")
         [line] = orion.wait_logged("memory.forget")
-    assert line["objects"] == OBJECTS, line
+    assert line["objects"] == OBJECTS - 1, line
     return gone - clicked, shown - clicked, line["duration_ms"] / 1000
 
 

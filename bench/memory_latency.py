@@ -45,7 +45,7 @@ from app.storage.gcs import GcsObjectStore
 store = GcsObjectStore(sys.argv[1])
 asyncio.run(store.connect())
 connected = time.perf_counter()
-asyncio.run(store.read("users/U0BENCH01/absent.md"))
+asyncio.run(store.read("people/U0BENCH01/memory/absent.md"))
 print(json.dumps({"connect": connected - started, "first_read": time.perf_counter() - connected}))
 """
 

@@ -5,10 +5,10 @@ Three retrievers over the same people and questions:
 
 - `new`: Orion's recall as it is (app/learning/recall.py `search_homes`) through the
   real store — GcsObjectStore against the GCS emulator (fake-gcs-server on loopback) —,
-  with each conversation's record (its transcript), summary, conversation index and
-  search index seeded as a turn end writes them. A question that names a month passes
-  it as a time range (`after`/`before`, as Claude would); the row "new, words only"
-  does not.
+  with each conversation's object (its transcript and summary), the profile listing them
+  and the search index seeded in the person's home as turn ends write them. A question
+  that names a month passes it as a time range (`after`/`before`, as Claude would); the
+  row "new, words only" does not.
 - `before`: recall as it was at the commit this work started from (BEFORE, loaded from
   git: it indexed each conversation's title and summary), ranking in memory.
 - `bm25s`: a plain library BM25 (bm25s, with PyStemmer's stemmer and bm25s's stop words
@@ -43,15 +43,16 @@ from dataclasses import dataclass, field
 
 import bm25s
 import Stemmer
-from app.learning.session_index import MAX_INDEXED_SESSIONS, SessionEntry
 
 from app.learning import search_index
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.passages import passages
+from app.learning.profile import ConversationEntry, Profile
 from app.learning.recall import search_homes
 from app.learning.search_index import (
     MAX_BUCKET_CHARS,
     MAX_INDEX_CHARS,
+    MAX_INDEXED_SESSIONS,
     SearchIndex,
     document_for,
     parse_search_index,
@@ -59,16 +60,10 @@ from app.learning.search_index import (
 )
 from app.learning.search_ranking import TimeRange, rank
 from app.learning.search_terms import query_terms
-from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.summary_file import Summary
 from app.memory import keeping
-from app.memory.homes import person as person_home
+from app.memory.homes import person as home_of
 from app.memory.retention import SessionRetention
-from app.memory.scopes import (
-    conversation_record_key,
-    conversations_index_key,
-    search_index_key,
-    session_context_key,
-)
 from app.storage.gcs import GcsObjectStore
 from app.storage.store import StoredObject, StoreLayer
 from bench.environment import benchmark_environment
@@ -217,26 +212,26 @@ def _bm25_search(person: Person) -> Callable[[str], list[str]]:
 def _seed(emulator: GcsEmulator, bucket: str, person: Person) -> int:
     """What turn ends would have written for the person; the search index's size."""
     owner = ConversationOwner(person.user_id, CHANNEL)
-    entries, documents = [], []
+    home = home_of(person.user_id)
+    profile, documents = Profile(), []
     for c in person.conversations:
         record = ConversationRecord(c.thread_ts, owner, c.started).with_messages(
             said(m.role, m.text, at=m.at, ts=m.ts)
             for m in c.messages  # type: ignore[arg-type]
         )
-        emulator.write(bucket, conversation_record_key(c.thread_ts), record.render())
-        summary = SessionSummary(c.title, c.summary, user_id=person.user_id, updated=c.updated)
-        emulator.write(bucket, session_context_key(c.thread_ts), render_summary(summary))
-        entries.append(SessionEntry(c.thread_ts, c.title, c.updated, CHANNEL))
+        record = record.with_summary(Summary(c.title, c.summary, c.updated))
+        emulator.write(bucket, home.conversation_key(c.thread_ts), record.render())
+        profile = profile.with_conversation(
+            ConversationEntry(c.thread_ts, c.title, c.updated, CHANNEL)
+        )
         documents.append(
             document_for(c.thread_ts, c.title, c.summary, c.messages, c.updated, c.started, CHANNEL)
         )
-    entries.sort(key=lambda e: e.updated, reverse=True)
-    listed = json.dumps([e.to_json() for e in entries], ensure_ascii=False)
-    emulator.write(bucket, conversations_index_key(person.user_id), listed)
+    emulator.write(bucket, home.profile_key, profile.render())
     index = SearchIndex(complete=True)
     index.add(documents)
     rendered = render_search_index(index)
-    emulator.write(bucket, search_index_key(person.user_id), rendered)
+    emulator.write(bucket, home.search_key, rendered)
     return len(rendered.encode())
 
 
@@ -249,7 +244,7 @@ async def _new_search(
         within = TimeRange(int(first.timestamp()), int(last.timestamp()))
     reads, started = store.reads, time.process_time()
     hits, _ = await search_homes(
-        store, [person_home(person.user_id)], [question.text], limit=K, within=within
+        store, [home_of(person.user_id)], [question.text], limit=K, within=within
     )
     return [h.thread_ts for h in hits], time.process_time() - started, store.reads - reads
 
@@ -315,13 +310,13 @@ async def _crafted(store: CountingStore, emulator: GcsEmulator, bucket: str) -> 
     words = [group[0] for group in query_terms(question)]
     content = crafted_index(words)
     assert len(content) <= MAX_INDEX_CHARS and len(parse_search_index(content)) > 0
-    emulator.write(bucket, search_index_key("U0CRAFTED"), content)
+    emulator.write(bucket, home_of("U0CRAFTED").search_key, content)
     cpu = []
     words = question.split()
     in_parts = [" ".join(words[part::4]) for part in range(4)]
     for queries in [[question]] * 7 + [in_parts] * 7:
         started = time.process_time()
-        await search_homes(store, [person_home("U0CRAFTED")], queries, limit=10)
+        await search_homes(store, [home_of("U0CRAFTED")], queries, limit=10)
         cpu.append(time.process_time() - started)
     return cpu
 
@@ -329,11 +324,12 @@ async def _crafted(store: CountingStore, emulator: GcsEmulator, bucket: str) -> 
 def _in_memory(emulator: GcsEmulator, bucket: str, person: Person) -> list[float]:
     """The new recall's own work, like the other rows' (their index already in memory):
     the index's text and the records as read, then parse, rank and passages."""
-    raw = emulator.read(bucket, search_index_key(person.user_id))
+    home = home_of(person.user_id)
+    raw = emulator.read(bucket, home.search_key)
     assert raw is not None
     content = raw.decode()
     records = {
-        c.thread_ts: (emulator.read(bucket, conversation_record_key(c.thread_ts)) or b"").decode()
+        c.thread_ts: (emulator.read(bucket, home.conversation_key(c.thread_ts)) or b"").decode()
         for c in person.conversations
     }
     cpu = []

@@ -13,19 +13,19 @@ share one or the other with many.
 At each history size (10, 100, 1,000 and 2,000 conversations) the same questions go to:
 
 - `index`: Orion's recall (app/learning/recall.py `search_homes`): one read of the
-  person's search index, BM25, then the best k summaries (k = 5);
-- `scan`: the keyword scan recall used before (kept below as the baseline): read the
-  conversation index, the newest 50 summaries, match ASCII keywords.
+  person's search index, BM25, then the best k conversations (k = 5);
+- `scan`: the keyword scan recall used before (kept below as the baseline, reading the
+  person's home): read their conversation list (the profile), the newest 50
+  conversations' summaries, match ASCII keywords.
 
 Both run through the real store: GcsObjectStore against the GCS emulator
 (fake-gcs-server on loopback), under the retention layer Orion uses (365 days). Reads are
 counted by a layer over the store. CPU is `time.process_time()` of this process per
 search — the storage client's request handling included (the emulator runs in its own
 process) — and, for the index, also reading, parsing and ranking the index alone (the
-k summary reads left out). Also reported: the
-search index's size at 2,000 conversations beside the conversation index's, the parse
-time of each (why they are separate objects), the CPU of one turn end's index update, and
-the reads of the one-time fill-in for a person whose history predates the index.
+k conversation reads left out). Also reported: the search index's size at 2,000
+conversations beside the profile's (which lists them), the parse time of each (why they
+are separate objects), and the CPU of one turn end's index update.
 
 Run alone with `uv run python -m bench.recall_search [--quick]`.
 """
@@ -33,7 +33,6 @@ Run alone with `uv run python -m bench.recall_search [--quick]`.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import re
 import statistics
@@ -44,8 +43,8 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from app.learning.session_index import SessionEntry, parse_index, read_index
-
+from app.learning.conversation_record import ConversationOwner, ConversationRecord
+from app.learning.profile import ConversationEntry, Profile
 from app.learning.recall import search_homes
 from app.learning.search_index import (
     SearchIndex,
@@ -56,11 +55,10 @@ from app.learning.search_index import (
 )
 from app.learning.search_ranking import rank
 from app.learning.search_terms import query_terms
-from app.learning.summary_file import SessionSummary, parse_summary, render_summary
+from app.learning.summary_file import Summary
 from app.memory import keeping
-from app.memory.homes import person as person_home
+from app.memory.homes import person
 from app.memory.retention import SessionRetention
-from app.memory.scopes import conversations_index_key, search_index_key, session_context_key
 from app.storage.gcs import GcsObjectStore
 from app.storage.store import ObjectStore, StoredObject, StoreLayer
 from bench.environment import benchmark_environment
@@ -71,6 +69,7 @@ K = 5
 SEED = 24
 RETENTION_DAYS = 365
 NOW = datetime.now(UTC).replace(microsecond=0)
+DM = "D0BENCH24"
 
 
 def _forms(text: str) -> list[str]:
@@ -263,12 +262,12 @@ class Conversation:
     other: int
     updated: datetime
 
-    def summary(self) -> SessionSummary:
+    def summary(self) -> Summary:
         subjects, qualifiers, title, body, _ = LANGUAGES[self.language]
         s, q = _said(subjects[self.subject]), _said(qualifiers[self.qualifier])
         o = _said(subjects[self.other])
         heading = title.format(S=s[:1].upper() + s[1:], Q=q)
-        return SessionSummary(heading, body.format(s=s, q=q, o=o), "U0BENCH24", self.updated)
+        return Summary(heading, body.format(s=s, q=q, o=o), self.updated)
 
 
 @dataclass(frozen=True)
@@ -336,22 +335,27 @@ class CountingStore(StoreLayer):
 
 
 def _seed(emulator: GcsEmulator, bucket: str, user: str, conversations: list[Conversation]):
-    entries, documents = [], []
+    """Each conversation's object (with its summary) in the person's home, the profile
+    listing them and the search index; the profile's and the index's text."""
+    home, owner = person(user), ConversationOwner(user, DM)
+    profile, documents = Profile(), []
     for c in conversations:
         summary = c.summary()
-        emulator.write(bucket, session_context_key(c.thread_ts), render_summary(summary))
-        entries.append(SessionEntry(c.thread_ts, summary.title, c.updated, "D0BENCH24"))
-        documents.append(
-            document_for(c.thread_ts, summary.title, summary.body, [], c.updated, None, "D0BENCH24")
+        record = ConversationRecord(c.thread_ts, owner, c.updated).with_summary(summary)
+        emulator.write(bucket, home.conversation_key(c.thread_ts), record.render())
+        profile = profile.with_conversation(
+            ConversationEntry(c.thread_ts, summary.title, c.updated, DM)
         )
-    entries.sort(key=lambda e: e.updated, reverse=True)
-    index = json.dumps([e.to_json() for e in entries], ensure_ascii=False)
-    emulator.write(bucket, conversations_index_key(user), index)
+        documents.append(
+            document_for(c.thread_ts, summary.title, summary.body, [], c.updated, None, DM)
+        )
+    listed = profile.render()
+    emulator.write(bucket, home.profile_key, listed)
     by_term = SearchIndex(complete=True)
     by_term.add(documents)
     search = render_search_index(by_term)
-    emulator.write(bucket, search_index_key(user), search)
-    return index, search
+    emulator.write(bucket, home.search_key, search)
+    return listed, search
 
 
 # --- The baseline: recall's keyword scan before the search index (kept as it was) ------
@@ -381,7 +385,7 @@ def _keywords(query: str) -> list[str]:
     return found
 
 
-def _score(summary: SessionSummary, words: list[str]) -> int:
+def _score(summary: Summary, words: list[str]) -> int:
     title, body, total = summary.title[:4000].lower(), summary.body[:4000].lower(), 0
     for word in words:
         literal = re.escape(word)
@@ -394,13 +398,16 @@ def _score(summary: SessionSummary, words: list[str]) -> int:
 
 
 async def keyword_scan(store: ObjectStore, user: str, query: str, limit: int) -> list[str]:
-    entries = (await read_index(store, user))[:MAX_SCANNED]
+    home = person(user)
+    listed = await store.read(home.profile_key)
+    entries = Profile.parse(listed.content if listed else None).conversations[:MAX_SCANNED]
     gate = asyncio.Semaphore(8)
 
-    async def load(entry: SessionEntry) -> SessionSummary | None:
+    async def load(entry: ConversationEntry) -> Summary | None:
         async with gate:
-            stored = await store.read(session_context_key(entry.thread_ts))
-        return parse_summary(stored.content) if stored is not None else None
+            stored = await store.read(home.conversation_key(entry.thread_ts))
+        record = ConversationRecord.parse(stored.content) if stored is not None else None
+        return record.summary if record is not None else None
 
     summaries = await asyncio.gather(*(load(e) for e in entries))
     words = _keywords(query)
@@ -432,16 +439,16 @@ async def _measure(store: CountingStore, user: str, questions: list[Question]):
     index, scan, topic, rank_cpu = Tally(), Tally(), Tally(), []
     for question in questions:
         store.reads, started = 0, time.process_time()
-        hits, _ = await search_homes(store, [person_home(user)], [question.topic], limit=K)
+        hits, _ = await search_homes(store, [person(user)], [question.topic], limit=K)
         topic.add([h.thread_ts for h in hits], question.answer, store.reads, _since(started))
         store.reads, started = 0, time.process_time()
-        hits, _ = await search_homes(store, [person_home(user)], [question.text], limit=K)
+        hits, _ = await search_homes(store, [person(user)], [question.text], limit=K)
         index.add([h.thread_ts for h in hits], question.answer, store.reads, _since(started))
         store.reads, started = 0, time.process_time()
         found = await keyword_scan(store, user, question.text, K)
         scan.add(found, question.answer, store.reads, _since(started))
         started = time.process_time()
-        stored = await store.inner.read(search_index_key(user))
+        stored = await store.inner.read(person(user).search_key)
         assert stored is not None
         rank(parse_search_index(stored.content), query_terms(question.text), K)
         rank_cpu.append(_since(started))
@@ -466,21 +473,7 @@ def _row(label: str, tally: Tally, asked: int) -> list[tuple[str, str]]:
     ]
 
 
-async def _fill_in_reads(store: CountingStore, emulator: GcsEmulator, bucket: str) -> int:
-    """Reads of the first search of a person whose 200 conversations predate the index."""
-    user = "U0BENCH25"
-    conversations, questions = history(200)
-    _seed(emulator, bucket, user, conversations)
-    emulator.delete(bucket, search_index_key(user))
-    store.reads = 0
-    await search_homes(store, [person_home(user)], [questions[0].text], limit=K)
-    first = store.reads
-    store.reads = 0
-    await search_homes(store, [person_home(user)], [questions[1].text], limit=K)
-    return first * 1000 + store.reads
-
-
-def _offline_costs(size: int, index_json: str, search_json: str) -> list[tuple[str, str]]:
+def _offline_costs(size: int, profile_json: str, search_json: str) -> list[tuple[str, str]]:
     def timed(work, runs: int = 20) -> list[float]:
         samples = []
         for _ in range(runs):
@@ -489,18 +482,18 @@ def _offline_costs(size: int, index_json: str, search_json: str) -> list[tuple[s
             samples.append(_since(started))
         return samples
 
-    parse_conversations = timed(lambda: parse_index(index_json))
+    parse_conversations = timed(lambda: Profile.parse(profile_json))
     parse_search = timed(lambda: parse_search_index(search_json))
     document = document_for("1800000000.000001", "Budget", "A new summary. " * 40, [], NOW)
     turn_end = timed(lambda: with_documents(search_json, [document]))
     p = percentile_ms
     return [
         (
-            f"{size} conversations: conversations.json / search.json size, KB",
-            f"{len(index_json.encode()) // 1024} / {len(search_json.encode()) // 1024}",
+            f"{size} conversations: profile.json / search.json size, KB",
+            f"{len(profile_json.encode()) // 1024} / {len(search_json.encode()) // 1024}",
         ),
         (
-            f"{size} conversations: parse conversations.json / search.json, p50 ms",
+            f"{size} conversations: parse profile.json / search.json, p50 ms",
             f"{p(parse_conversations, 50)} / {p(parse_search, 50)}",
         ),
         (
@@ -543,13 +536,6 @@ async def _run(quick: bool, emulator: GcsEmulator) -> list[tuple[str, str]]:
                 )
             )
         rows += _offline_costs(sizes[-1], *seeded)
-        reads = await _fill_in_reads(store, emulator, bucket)
-        rows.append(
-            (
-                "200 conversations before the index: reads of the first / next search",
-                f"{reads // 1000} / {reads % 1000}",
-            )
-        )
     finally:
         await gcs.close()
     return rows

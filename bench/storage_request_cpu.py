@@ -37,7 +37,7 @@ from bench.environment import benchmark_environment
 from bench.stats import print_table
 from tests.fakes.gcs import GcsEmulator
 
-KEY = "users/U0BENCH/preferences.json"
+KEY = "people/U0BENCH/memory/preferences.json"
 CONTENT = '{"name": "Camille", "timezone": "Europe/Paris", "style": "short"}' * 16
 
 

@@ -59,6 +59,7 @@ from typing import Any
 
 import httpx
 
+from app.memory.homes import preferences_key
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from bench.environment import benchmark_environment
 from bench.stats import median_ms, percentile_ms, print_table
@@ -116,7 +117,7 @@ def _seed(emulator: GcsEmulator, users: Sequence[str]) -> str:
     emulator.write(bucket, "global/context.md", GLOBAL_CONTEXT)
     for user in users:
         preferences = {"response_style": _preference(user), "timezone": "Europe/Berlin"}
-        emulator.write(bucket, f"users/{user}/preferences.json", json.dumps(preferences))
+        emulator.write(bucket, preferences_key(user), json.dumps(preferences))
     return bucket
 
 

@@ -2,7 +2,7 @@
 
 Orion runs for real (HTTP app, Bolt, services, GCS store) against loopback fakes; the
 memory bucket is the GCS emulator behind a FaultyProxy that holds each memory object a
-thread start reads for L = 0.5 s (the person's preferences and welcome record — a miss
+thread start reads for L = 0.5 s (the person's preferences and profile — a miss
 costs a round trip too — and the organisation's context, which an instance reads once and
 shares for MEMORY_GLOBAL_CONTEXT_MAX_AGE_S; a new thread has no summary to read). The
 latency is injected in the proxy rather than in a wrapper around the store on purpose:
@@ -16,7 +16,7 @@ Loads in parallel cost about 1 × L plus Orion's own overhead; one after the oth
 would cost 2–3 × L. Variants:
 - no injected latency: Orion's own overhead for a thread start;
 - L on each object: the parallel load (ratio to L ≈ 1, never ≈ 3);
-- stalled: the welcome record held 5 s (the others still at L) with the default 2 s budget:
+- stalled: the profile held 5 s (the others still at L) with the default 2 s budget:
   the greeting comes at ≈ the budget, still personalised from the preferences that did
   arrive.
 The time until the "Restoring your preferences..." status shows is reported too: the
@@ -37,6 +37,7 @@ import uuid
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from app.memory.homes import person, preferences_key
 from bench.environment import benchmark_environment
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.fakes import slack_events as events
@@ -55,7 +56,7 @@ STALL_S = 5.0
 STALLED_BUDGET_S = 2.0
 POLL_S = 0.002
 # google-cloud-storage sends object names percent-encoded: this matches the raw path only.
-STALLED_MATCH = quote(f"people/{USER}/welcome.json", safe="")
+STALLED_MATCH = quote(person(USER).profile_key, safe="")
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def _start_thread(orion: OrionServer, slack: FakeSlack, *, timeout: float = 30.0
 
 def _slow_objects(proxy: FaultyProxy) -> None:
     """Every memory object read at thread start takes L (found or not)."""
-    for match in ("global/context.md", f"users/{USER}/preferences.json", f"people/{USER}/"):
+    for match in ("global/context.md", person(USER).prefix):  # preferences, profile
         proxy.add_rule(match, delay=LATENCY_S, method="GET")
 
 
@@ -112,7 +113,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
     ):
         bucket = f"orion-bench-{uuid.uuid4().hex[:12]}"
         emulator.create_bucket(bucket)
-        emulator.write(bucket, f"users/{USER}/preferences.json", json.dumps(PREFERENCES))
+        emulator.write(bucket, preferences_key(USER), json.dumps(PREFERENCES))
         emulator.write(bucket, "global/context.md", GLOBAL_CONTEXT)
 
         # The default budget (2 s): sequential reads would still fit in it and show.
@@ -178,7 +179,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
             f"{sum(r.personalised for r in slow)}/{len(slow)}",
         ),
         (
-            f"thread start: the welcome record stalled {STALL_S:g} s, "
+            f"thread start: the profile stalled {STALL_S:g} s, "
             f"budget {STALLED_BUDGET_S:g} s, median of {stalled_runs}",
             f"{median_stalled * 1000:.1f} ms",
         ),

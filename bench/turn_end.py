@@ -23,6 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from app.learning.profile import Profile
+from app.learning.welcome import welcome_of
+from app.memory.homes import person
 from bench.environment import benchmark_environment
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.fakes import slack_events as events
@@ -87,12 +90,18 @@ class _Bench:
         return time.perf_counter() - started
 
     def wait_summary(self, orion: OrionServer, thread_ts: str) -> float:
-        """Seconds until the thread's session summary is in the bucket."""
+        """Seconds until the thread's summary is in the bucket (the person's profile holds
+        the newest, until the conversation's next turn)."""
         bucket = orion.settings.gcs_memories_bucket
         assert bucket is not None
-        key = f"sessions/{thread_ts.replace('.', '-')}/context.md"
+
+        def summarised() -> bool:
+            stored = self.emulator.read(bucket, person(USER).profile_key)
+            welcome = welcome_of(Profile.parse(stored.decode() if stored else None))
+            return welcome is not None and welcome.thread_ts == thread_ts and bool(welcome.summary)
+
         started = time.perf_counter()
-        self.slack.wait_for(lambda: self.emulator.read(bucket, key) is not None, timeout=30)
+        self.slack.wait_for(summarised, timeout=30)
         return time.perf_counter() - started
 
     def _answers(self, thread_ts: str) -> list[str]:
