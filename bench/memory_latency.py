@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from app.memory.scopes import MemoryScope
+from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.storage.gcs import GcsObjectStore
 from bench.environment import benchmark_environment
@@ -69,7 +70,8 @@ def _first_use_in_fresh_processes(bucket: str, runs: int) -> tuple[list[float], 
 async def _measure(bucket: str, count: int) -> list[tuple[str, str]]:
     store = GcsObjectStore(bucket)
     await store.connect()  # first use is measured in fresh processes (run below)
-    tool = ScopedMemoryTool(store, MemoryScope(user_id=USER, thread_ts=THREAD))
+    scope = MemoryScope(user_id=USER, thread_ts=THREAD)
+    tool = ScopedMemoryTool(ModelPathStore(store, scope), scope)  # as a turn has it
     paths = [f"/memories/users/{USER}/note-{n:03}.md" for n in range(count)]
     text = "Prefers concise answers with examples.\n" * 10
 

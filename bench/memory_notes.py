@@ -27,9 +27,12 @@ from datetime import UTC, datetime
 from functools import partial
 
 from app.agent.memory_notes import NoteRequest, note_for_turn
+from app.learning.guard import Guard
 from app.learning.undo import UndoOutcome, undo_changes
 from app.memory.change_log import ChangeLog, RecordingStore
+from app.memory.homes import person
 from app.memory.scopes import MemoryScope
+from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.storage.gcs import GcsObjectStore
 from app.storage.store import ObjectStore
@@ -56,10 +59,16 @@ async def _timed(call: Callable[[], Awaitable[object]]) -> float:
     return time.perf_counter() - started
 
 
+def _tool(store: ObjectStore, user: str) -> ScopedMemoryTool:
+    """The memory tool as a turn has it: the model's paths mapped into the person's home."""
+    scope = MemoryScope(user, THREAD)
+    return ScopedMemoryTool(ModelPathStore(store, scope), scope)
+
+
 async def _turn(store: ObjectStore, sample: int, files: int) -> ChangeLog:
     """A turn that created `files` files, recorded."""
     log = ChangeLog()
-    tool = ScopedMemoryTool(RecordingStore(store, log), MemoryScope(USER, THREAD))
+    tool = _tool(RecordingStore(store, log), USER)
     for n in range(files):
         path = f"/memories/users/{USER}/s{sample}/f{files}-{n:02}.md"
         await tool.call({"command": "create", "path": path, "file_text": TEXT})
@@ -68,14 +77,13 @@ async def _turn(store: ObjectStore, sample: int, files: int) -> ChangeLog:
 
 async def _measure(store: ObjectStore, samples: int) -> list[tuple[str, str]]:
     # One person each (a memory directory holds at most 200 files).
-    plain = ScopedMemoryTool(store, MemoryScope(PLAIN_USER, THREAD))
+    plain = _tool(store, PLAIN_USER)
     plain_creates, recorded_creates = [], []
     for n in range(samples):
         path = f"/memories/users/{PLAIN_USER}/{n:03}.md"
         create = {"command": "create", "path": path, "file_text": TEXT}
         plain_creates.append(await _timed(partial(plain.call, create)))
-        scope = MemoryScope(RECORDED_USER, THREAD)
-        recording = ScopedMemoryTool(RecordingStore(store, ChangeLog()), scope)
+        recording = _tool(RecordingStore(store, ChangeLog()), RECORDED_USER)
         create = {**create, "path": f"/memories/users/{RECORDED_USER}/{n:03}.md"}
         recorded_creates.append(await _timed(partial(recording.call, create)))
     rows = [
@@ -85,10 +93,11 @@ async def _measure(store: ObjectStore, samples: int) -> list[tuple[str, str]]:
     for files in (1, 12):
         notes, undos = [], []
         for sample in range(samples):
+            guard = await Guard.reading(store, person(USER))  # read as the turn began
             log = await _turn(store, sample, files)
-            request = NoteRequest(USER, "D0BENCH05", THREAD, datetime.now(UTC))
+            request = NoteRequest(USER, "D0BENCH05", THREAD, datetime.now(UTC), guard)
             started = time.perf_counter()
-            note = await note_for_turn(store, request, log, shown_by_default=True, budget_s=10)
+            note = await note_for_turn(request, log, shown_by_default=True, budget_s=10)
             notes.append(time.perf_counter() - started)
             assert note is not None and note.undo_id is not None
             started = time.perf_counter()
