@@ -3,8 +3,9 @@ the tool returns hold the answer, not only the right conversation?
 
 Each question goes to the `recall` tool as Claude would send it (app/learning/recall.py
 `RecallTool.call`), through the real store — GcsObjectStore against the GCS emulator —,
-each person's conversations seeded as turn ends write them (record with transcript,
-summary, conversation index, search index). Measured on what the tool returns:
+each person's conversations seeded in their home as turn ends write them (each
+conversation's object with its transcript and summary, the profile, the search index).
+Measured on what the tool returns:
 
 - conversation-level recall@1/3/5, "all" (every evidence conversation in the first k
   search results) and "any" (one of them);
