@@ -176,9 +176,9 @@ async def search_homes(
 ) -> tuple[list[RecallHit], SearchCounts]:
     """The best-matching conversations of `homes` for `queries` (the parts of one
     question: the best of each first; each index ranked on its own, by its own
-    statistics, then merged by score), best first, recent first on ties; `keep`: of
-    the homes other than the first that a search would return threads of, which may be
-    (a channel's recall across public channels). Raises whatever storage raises when the
+    statistics, then several homes' merged by score), best first, recent first on ties;
+    `keep`: of the homes other than the first that a search would return threads of,
+    which may be (a channel's recall across public channels). Raises whatever storage raises when the
     first home's index cannot be read, and `SearchFailed` when none of the best matches
     could be."""
     counts = SearchCounts()
@@ -199,7 +199,10 @@ async def search_homes(
         counts.indexed += len(index) - (exclude_thread in index.threads)
         counts.matched += len(ranking.matched)
         found += [(home, index, r) for r in ranking]
-    found.sort(key=lambda f: (-f[2].score, -f[1].updated[f[2].at]))
+    if len(stored) > 1:
+        # One home's ranking is already in its order (the best of each part, those held
+        # in the time range in turn): only several homes' are merged, by score.
+        found.sort(key=lambda f: (-f[2].score, -f[1].updated[f[2].at]))
     elsewhere = sorted({home for home, _, _ in found if home != homes[0]}, key=lambda h: h.id)
     allowed = await _kept(keep, elsewhere)
     chosen = []
