@@ -143,7 +143,7 @@ async def test_forgetting_everything_leaves_only_when_and_nothing_of_the_others(
     assert mark.keys() == {"version", "erased_at"}
     assert Profile.parse(backend.raw_read(mine.profile_key)).erased_at == NOW
     assert {name: backend.raw_read(name) for name in others_before} == others_before
-    assert report.deleted == {"objects": 7}
+    assert report.deleted == {"home": 7}
 
 
 async def test_forgetting_everything_takes_their_words_out_of_the_channel_threads_only(
@@ -294,7 +294,7 @@ async def test_every_conversation_is_found_however_many_and_whatever_the_person_
 
     report = await forget_everything(store, USER, now=NOW)
 
-    assert report.deleted["objects"] == 250
+    assert report.deleted["home"] == 250
     assert _holding(backend, USER) == [person(USER).profile_key]
 
 
