@@ -178,9 +178,9 @@ async def search_homes(
     question: the best of each first; each index ranked on its own, by its own
     statistics, then several homes' merged by score), best first, recent first on ties;
     `keep`: of the homes other than the first that a search would return threads of,
-    which may be (a channel's recall across public channels). Raises whatever storage raises when the
-    first home's index cannot be read, and `SearchFailed` when none of the best matches
-    could be."""
+    which may be (a channel's recall across public channels). Raises whatever storage
+    raises when the first home's index cannot be read, and `SearchFailed` when none of
+    the best matches could be."""
     counts = SearchCounts()
     stored = await asyncio.gather(*(read_search_index(store, home) for home in homes))
     cutoff = cutoff_of(store)
