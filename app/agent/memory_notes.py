@@ -17,7 +17,7 @@ from datetime import datetime
 
 from app.learning.guard import Guard
 from app.learning.memory_note import NoteLine, describe_changes
-from app.learning.person_settings import memory_notes_shown
+from app.learning.person_settings import memory_notes_choice
 from app.learning.undo import delete_undo_record, save_undo_record
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
@@ -61,13 +61,17 @@ async def note_for_turn(
     store = request.guard.store
     with tracing.observe("memory.note", metadata={"files": len(found)}) as span:
         user = request.user_id
-        shown = memory_notes_shown(request.guard.profile, default=shown_by_default)
-        erased: bool | BaseException = False
-        if shown:
-            try:
-                erased = await asyncio.wait_for(request.guard.forgotten_since(), budget_s)
-            except Exception as exc:
-                erased = exc
+        # Both reads at once: on slow storage the note waits one round trip, not two.
+        chosen, erased = await asyncio.gather(
+            asyncio.wait_for(memory_notes_choice(store, user), budget_s),
+            asyncio.wait_for(request.guard.forgotten_since(), budget_s),
+            return_exceptions=True,
+        )
+        if isinstance(chosen, BaseException):
+            # The operator's default stands in for a choice that cannot be read now.
+            log.warning("memory.note.settings_failed", error=type(chosen).__name__, exc_info=chosen)
+            chosen = None
+        shown = shown_by_default if chosen is None else chosen
         if erased is True or not shown:
             span.update(output={"shown": False, "erased": erased is True})
             return None

@@ -132,9 +132,11 @@ class Guard:
         at the version the event left."""
         keys = dict(self._written.generations)
         if not whole and thread_ts is not None:
+            # The conversation's object and notes, and the undo record of what the turn
+            # changed (it may hold the notes' old content).
             conversation = self.home.conversation_key(thread_ts)
-            notes = self.home.notes_prefix(thread_ts)
-            keys = {k: g for k, g in keys.items() if k == conversation or k.startswith(notes)}
+            kept = (self.home.notes_prefix(thread_ts), self.home.prefix + "undo/")
+            keys = {k: g for k, g in keys.items() if k == conversation or k.startswith(kept)}
         log.info("memory.erased_during_event", kind="owner" if whole else "conversation")
         with own_deadline(TAKE_BACK_BUDGET_S):
             await asyncio.gather(

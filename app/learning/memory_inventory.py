@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.learning.conversation_record import ConversationRecord
+from app.learning.person_settings import memory_notes_choice
 from app.learning.preferences import StoredPreference, parse_preferences
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.welcome import freshest_summary
@@ -59,7 +60,8 @@ class MemoryInventory:
     conversations: list[Conversation]  # the newest, as many as were asked for
     conversations_total: int = 0  # how many the person's profile lists in all
     channel_threads: int = 0  # channel threads whose transcripts hold what they wrote
-    profile: Profile = field(default_factory=Profile)  # as read (their settings)
+    profile: Profile = field(default_factory=Profile)  # as read
+    memory_notes: bool | None = None  # their choice of memory notes (None: none made)
 
     @property
     def empty(self) -> bool:
@@ -83,10 +85,11 @@ async def take_inventory(
     (for an export), `conversations` bounds how many of the newest conversations are read
     (None: all)."""
     home = person(user_id)
-    preferences, objects, stored = await asyncio.gather(
+    preferences, objects, stored, notes_shown = await asyncio.gather(
         store.read(preferences_key(user_id)),
         store.list(home.memory_prefix),
         store.read(home.profile_key),
+        memory_notes_choice(store, user_id),
     )
     profile = Profile.parse(stored.content if stored else None, cutoff=cutoff_of(store))
     note_keys = [obj for obj in objects if obj.key != preferences_key(user_id)]
@@ -108,6 +111,7 @@ async def take_inventory(
         conversations_total=len(listed) - (len(read) - len(threads)),
         channel_threads=len(profile.said_in),
         profile=profile,
+        memory_notes=notes_shown,
     )
 
 

@@ -10,7 +10,6 @@ their memory, and written once at the end of an event that changes it:
      "conversations": [{"thread": …, "title": …, "updated": …, "channel": …}],  newest first
      "latest": {"thread": …, "topic": …, "updated": …, "greeting": …, "next_step": …,
                 "summary": …},                            how to greet them back (welcome.py)
-     "settings": {"memory_notes": false},                 a person's choices
      "said_in": [["C0123", "1712345678.123456"]],         channel threads holding their words
      "mode": {"mode": "answers", "by": "U…", "at": …},   a channel: what its admins chose
      "changes": […]}                                      a channel: who changed its memory
@@ -20,7 +19,10 @@ it says (which conversations are theirs, that they were forgotten) can be truste
 also the owner's erasure guard (app/learning/guard.py): an erasure leaves it holding only
 `erased_at`, and every event's writes end by checking it. Bounded whatever happens:
 entries older than the retention window are dropped when it is written, and each list
-keeps its newest entries within a cap.
+keeps its newest entries within a cap. A person's profile is about their conversations,
+and goes with them: it expires with the retention window after its last write (a
+person's settings are kept apart: app/learning/person_settings.py); a channel's holds what
+its admins chose, and stays.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ class Profile:
     forgotten: dict[str, datetime] = field(default_factory=dict)
     conversations: tuple[ConversationEntry, ...] = ()
     # The sections of other modules, as stored (each parses its own: welcome.py,
-    # person_settings.py, channel_memory.py): kept as they are by every other writer.
+    # channel_memory.py): kept as they are by every other writer.
     sections: dict[str, Any] = field(default_factory=dict)
     said_in: tuple[tuple[str, str], ...] = ()
 

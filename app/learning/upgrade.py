@@ -8,7 +8,7 @@ markers), `undo/`, `settings/`, `erasures/`, and for channels `channels/{channel
 `channel-records/` and `channel-settings/` (docs/operations.md, "Upgrading"). Each person
 and channel found there is moved home (app/memory/homes.py): their memory, each
 conversation as one object (record, transcript, summary and Slack's context), their
-profile (conversation list, welcome, settings, erasure time, the channel threads they
+profile (conversation list, welcome, erasure time, the channel threads they
 spoke in), their search index (entries added for conversations it lacked); then the old
 objects are deleted. Undo records are not moved: the Undo of an answer from before the
 upgrade says it can no longer be undone.
@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
 from app.learning.erasure import delete_all
+from app.learning.person_settings import settings_key
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import document_for, parse_search_index, record_search_document
 from app.learning.summary_file import UNTITLED, Summary
@@ -333,6 +334,10 @@ class _Tenant:
         )
         await self._move_notes(f"users/{user}/", home.memory_prefix, merge_preferences=True)
         erased_at = await self._erasure(f"orion-erasure:{user}")
+        if settings is not None:
+            old = settings.content  # their own object now, where a newer choice wins
+
+            await self._update(settings_key(user), lambda current: current or old)
         for key in (index_key, welcome_key, f"settings/{user}.json"):
             if key in self._keys:
                 self._done.add(key)
@@ -341,7 +346,6 @@ class _Tenant:
             own.values(),
             entries=entries,
             welcome=load_json_object(welcome.content, what="welcome") if welcome else None,
-            settings=load_json_object(settings.content, what="settings") if settings else None,
             erased_at=erased_at,
             said=said,
         )
@@ -404,7 +408,6 @@ class _Tenant:
         *,
         entries: Sequence[ConversationEntry] = (),
         welcome: dict[str, object] | None = None,
-        settings: dict[str, object] | None = None,
         erased_at: datetime | None = None,
         said: Collection[tuple[str, str]] = (),
         sections: dict[str, object] | None = None,
@@ -428,9 +431,6 @@ class _Tenant:
                     profile = profile.with_conversation(entry)
             if old_welcome is not None and profile.section(WELCOME) is None:
                 profile = profile.with_section(WELCOME, old_welcome)
-            if settings and profile.section("settings") is None:
-                kept = {k: v for k, v in settings.items() if isinstance(v, bool)}
-                profile = profile.with_section("settings", kept or None)
             for name, value in (sections or {}).items():
                 if profile.section(name) is None:
                     profile = profile.with_section(name, value)

@@ -18,7 +18,6 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.memory_inventory import MemoryInventory, take_inventory
-from app.learning.person_settings import memory_notes_shown
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
@@ -81,9 +80,8 @@ class HomeTab:
             async with self.store() as store:
                 if inventory is None:
                     inventory, total = await _inventory(store, owner.user)
-            notes = memory_notes_shown(
-                inventory.profile, default=self.provider.settings.memory_notes
-            )
+            chosen = inventory.memory_notes
+            notes = self.provider.settings.memory_notes if chosen is None else chosen
             view = home_view(
                 owner,
                 inventory,

@@ -14,9 +14,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.learning.guard import Guard
-from app.learning.person_settings import choosing_memory_notes
-from app.memory.homes import person
+from app.learning.person_settings import choose_memory_notes
 from app.observability.logging import get_logger
 from app.slack.event_scope import handling
 from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user, owner_of
@@ -47,8 +45,7 @@ def register(app: AsyncApp, home: HomeTab) -> None:
             shown = action.get("value") == NOTES_SHOW
             try:
                 async with home.store() as store:
-                    guard = await Guard.reading(store, person(user))
-                    await guard.settle(choosing_memory_notes(shown))
+                    await choose_memory_notes(store, user, shown=shown)
             except MemoryOff:
                 notice = MEMORY_OFF
             except Exception as exc:
