@@ -130,12 +130,14 @@ EXPIRING = [
     person(USER).undo_key("0123456789abcdef0123456789abcdef"),
     channel(CHANNEL).conversation_key(THREAD),
     f"{channel(CHANNEL).archived_prefix}decisions.md",
+    person(USER).profile_key,
+    person(USER).search_key,
+    channel(CHANNEL).search_key,
 ]
 KEPT = [
     preferences_key(USER),
     NOTES_KEY,
-    person(USER).profile_key,
-    person(USER).search_key,
+    f"{person(USER).prefix}settings.json",
     f"{channel(CHANNEL).memory_prefix}decisions.md",
     channel(CHANNEL).profile_key,
     workspace_channels_key(),
@@ -146,9 +148,10 @@ KEPT = [
 async def test_the_bucket_marks_for_the_rule_only_what_expires(
     gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
-    """Preferences, notes, profiles, a channel's memory and the organisation's context
-    are never deleted by age: only conversations, their notes and undo records, and an
-    archived channel's memory carry the Custom-Time the rule ages."""
+    """Preferences, notes, a person's settings, a channel's memory and profile and the
+    organisation's context are never deleted by age: only conversations, their notes and
+    undo records, search indexes, a person's profile and an archived channel's memory
+    carry the Custom-Time the rule ages."""
     storage = build_storage(settings(gcs_memories_bucket=gcs_bucket))
     try:
         for key in EXPIRING + KEPT:

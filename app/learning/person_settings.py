@@ -27,9 +27,7 @@ def settings_key(user_id: str) -> str:
 async def memory_notes_choice(store: ObjectStore, user_id: str) -> bool | None:
     """Whether the person chose to see the memory note under answers (None: no choice)."""
     stored = await store.read(settings_key(user_id))
-    chosen = load_json_object(stored.content if stored else None, what="settings").get(
-        MEMORY_NOTES
-    )
+    chosen = load_json_object(stored.content if stored else None, what="settings").get(MEMORY_NOTES)
     return chosen if isinstance(chosen, bool) else None
 
 

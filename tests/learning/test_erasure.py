@@ -24,7 +24,7 @@ from app.learning.erasure import (
     forget_preference,
 )
 from app.learning.guard import Forgotten, Guard
-from app.learning.person_settings import choosing_memory_notes
+from app.learning.person_settings import choose_memory_notes
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
 from app.learning.profile import Profile
@@ -95,7 +95,7 @@ async def _seed_person(store: ObjectStore, user: str, dm: str, thread: str) -> N
     change = MemoryChange(f"{home.memory_prefix}notes/project.md", "Q2 budget.\n", None, 7)
     lines = ["Updated: notes/project.md"]
     await save_undo_record(store, user, [change], lines, created_at=NOW, thread_ts=thread)
-    await (await Guard.reading(store, home)).settle(choosing_memory_notes(False))
+    await choose_memory_notes(store, user, shown=False)
 
 
 async def _speak_in_channel(store: ObjectStore, user: str, text: str) -> None:
@@ -133,8 +133,9 @@ async def test_forgetting_everything_leaves_only_when_and_nothing_of_the_others(
         if name.startswith(person(OTHER_USER).prefix)
     }
     mine = person(USER)
-    # Profile, preferences, a note, two conversations, one's note, search index, undo.
-    assert len([n for n in backend.raw_names() if n.startswith(mine.prefix)]) == 8
+    # Profile, settings, preferences, a note, two conversations, one's note, search index,
+    # undo.
+    assert len([n for n in backend.raw_names() if n.startswith(mine.prefix)]) == 9
 
     report = await forget_everything(store, USER, now=NOW)
 
@@ -143,7 +144,7 @@ async def test_forgetting_everything_leaves_only_when_and_nothing_of_the_others(
     assert mark.keys() == {"version", "erased_at"}
     assert Profile.parse(backend.raw_read(mine.profile_key)).erased_at == NOW
     assert {name: backend.raw_read(name) for name in others_before} == others_before
-    assert report.deleted == {"home": 7}
+    assert report.deleted == {"home": 8}
 
 
 async def test_forgetting_everything_takes_their_words_out_of_the_channel_threads_only(

@@ -11,9 +11,9 @@ from app.learning.guard import Guard
 from app.learning.memory_inventory import take_inventory
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
-from app.learning.profile import ConversationEntry, Profile
+from app.learning.profile import ConversationEntry
 from app.learning.summary_file import Summary
-from app.learning.welcome import Welcome, welcome_of, with_welcome
+from app.learning.welcome import Welcome, with_welcome
 from app.memory.homes import person, preferences_key
 from app.memory.retention import ExpiringSessionsStore, SessionRetention
 from app.memory.retention_sweep import sweep_expired
@@ -63,11 +63,11 @@ async def test_an_expired_conversation_reads_as_gone_and_the_sweep_deletes_it(
     inventory = await take_inventory(later, USER)
     assert inventory.conversations == [] and inventory.conversations_total == 0
     assert await later.read(HOME.conversation_key(THREAD)) is None
-    kept = welcome_of(Profile.parse((await later.read(HOME.profile_key)).content))  # type: ignore[union-attr]
-    assert kept is not None and not kept.fresh(datetime.now(UTC) + 31 * DAY, 30)
+    # The profile (its welcome and the summary waiting in it) went with the conversation.
+    assert await later.read(HOME.profile_key) is None
     await sweep_expired(backend.store, later.retention)
     assert backend.raw_read(HOME.conversation_key(THREAD)) is None
-    assert backend.raw_read(HOME.profile_key) is not None, "the profile is kept"
+    assert backend.raw_read(HOME.profile_key) is None
 
 
 async def test_a_preference_keeps_its_value_but_not_its_expired_thread(backend: Backend) -> None:

@@ -50,7 +50,7 @@ async def test_a_person_is_moved_into_one_home_with_every_conversation_whole(
     assert {e.title for e in profile.conversations} == {c["title"] for c in sam["conversations"]}
     welcome = welcome_of(profile)
     assert welcome is not None and welcome.greeting == sam["greeting"]
-    assert profile.section("settings") == {"memory_notes": False}
+    assert json.loads(after[f"{home}/settings.json"]) == {"memory_notes": False}
     for old in sam["conversations"]:
         key = f"{home}/conversations/{old['thread_ts'].replace('.', '-')}.json"
         record = ConversationRecord.parse(after[key])

@@ -141,17 +141,22 @@ def test_there_are_two_kinds_of_owner_with_homes() -> None:
         Home("workspace", USER)  # type: ignore[arg-type]
 
 
-def test_only_conversations_undo_records_and_an_archive_expire() -> None:
+def test_what_is_about_conversations_expires_and_memory_and_choices_stay() -> None:
     home = person(USER)
     assert expires_with_conversations(home.conversation_key(THREAD))
     assert expires_with_conversations(f"{home.notes_prefix(THREAD)}notes.md")
     assert expires_with_conversations(home.undo_key(UNDO_ID))
     assert expires_with_conversations(f"{channel(CHANNEL).archived_prefix}decisions.md")
+    assert expires_with_conversations(home.profile_key)
+    assert expires_with_conversations(home.search_key)
+    assert expires_with_conversations(channel(CHANNEL).search_key)
     for kept in (
-        home.profile_key,
         preferences_key(USER),
         f"{home.memory_prefix}conversations/notes.md",
-        home.search_key,
+        f"{home.memory_prefix}profile.json",
+        f"{home.memory_prefix}search.json",
+        f"{home.prefix}settings.json",
+        channel(CHANNEL).profile_key,
         f"{channel(CHANNEL).memory_prefix}decisions.md",
         workspace_channels_key(),
     ):

@@ -173,7 +173,8 @@ async def test_an_old_conversations_notes_read_as_absent_and_the_rest_as_always(
     notes = await store.read(NOTES_KEY)
     assert notes is not None and notes.content == "Works on the billing service."
     assert await store.read(global_context_key()) is not None
-    assert await store.read(HOME.profile_key) is not None
+    # The profile is about conversations: unwritten for the window, it goes with them.
+    assert await store.read(HOME.profile_key) is None
 
 
 # --- what an expired object still is ---------------------------------------------------------
@@ -199,8 +200,9 @@ async def test_create_only_still_refuses_a_live_object(backend: Backend) -> None
     store = viewed(backend, days_later=10)
     with pytest.raises(PreconditionFailed):
         await store.write(CONVERSATION, "x", if_generation=CREATE_ONLY)
-    # Preferences and the profile never expire: however old, they are there.
-    for key in (preferences_key(USER), HOME.profile_key):
+    # Preferences and settings never expire: however old, they are there.
+    await backend.store.write(f"{HOME.prefix}settings.json", "{}")
+    for key in (preferences_key(USER), f"{HOME.prefix}settings.json"):
         with pytest.raises(PreconditionFailed):
             await viewed(backend, days_later=4000).write(key, "{}", if_generation=CREATE_ONLY)
     assert summary_in(backend.raw_read(CONVERSATION)) == SUMMARY
@@ -244,6 +246,9 @@ async def test_the_sweep_deletes_old_conversations_and_keeps_everything_else(
     for key in (CONVERSATION, THREAD_NOTE, undo, old_channel_thread, archived):
         set_age(local, key, 40)
     set_age(local, OTHER_CONVERSATION, 10)
+    # The person's profile and index, rewritten by every turn end: kept while it goes on.
+    set_age(local, HOME.profile_key, 10)
+    set_age(local, HOME.search_key, 10)
     kept = [
         global_context_key(),
         HOME.profile_key,
@@ -255,7 +260,8 @@ async def test_the_sweep_deletes_old_conversations_and_keeps_everything_else(
         workspace_channels_key(),
     ]
     for key in kept:
-        set_age(local, key, 400)  # never expire, however old
+        if key not in (HOME.profile_key, HOME.search_key):
+            set_age(local, key, 400)  # never expire, however old
 
     deleted = await sweep_expired(local.store, SessionRetention(30))
 
@@ -274,10 +280,8 @@ async def test_the_sweep_by_the_clock_on_both_backends(backend: Backend) -> None
     assert deleted == {"events/": 1, "oauth-states/": 1}
     deleted = await sweep_expired(backend.store, SessionRetention(30, days_from_now(40)))
 
-    assert deleted == {"people/": 1}
-    assert backend.raw_names() == sorted(
-        [global_context_key(), HOME.profile_key, NOTES_KEY, preferences_key(USER)]
-    )
+    assert deleted == {"people/": 2}  # the conversation, and the profile about it
+    assert backend.raw_names() == sorted([global_context_key(), NOTES_KEY, preferences_key(USER)])
 
 
 class WrittenDuringTheSweep:
@@ -336,10 +340,10 @@ async def test_sweeping_starts_at_once_and_stops_when_cancelled(local: Backend) 
         (channel(CHANNEL).conversation_key(THREAD), True),
         (f"{channel(CHANNEL).archived_prefix}decisions.md", True),
         (f"people/teams/-/T0123ABC/{USER}/conversations/1712345678-123456.json", True),
-        (HOME.profile_key, False),
+        (HOME.profile_key, True),
         (preferences_key(USER), False),
         (NOTES_KEY, False),
-        (HOME.search_key, False),
+        (HOME.search_key, True),
         (f"{channel(CHANNEL).memory_prefix}decisions.md", False),
         (channel(CHANNEL).profile_key, False),
         (workspace_channels_key(), False),

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from anthropic.tools import ToolError
+from app.learning.session_index import SessionEntry, record_session
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.erasure import forget_conversation, forget_everything
@@ -32,7 +33,6 @@ from app.learning.search_index import (
 )
 from app.learning.search_ranking import MAX_LOOKUPS, rank_queries
 from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
-from app.learning.session_index import SessionEntry, record_session
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory.scopes import (
     MemoryScope,

@@ -8,12 +8,12 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from app.learning.session_index import IndexedToday, SessionEntry, read_index, record_session
 
 from app.agent.history import ThreadMessage
 from app.learning.erasure import forget_conversation, tombstone_key
 from app.learning.recall import RecallTool
 from app.learning.search_index import parse_search_index
-from app.learning.session_index import IndexedToday, SessionEntry, read_index, record_session
 from app.learning.session_summary import update_session_summary
 from app.learning.summary_file import SessionSummary, SummaryDraft, render_summary
 from app.memory.scopes import (

@@ -15,11 +15,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from app.memory.restore import restore_memory
 
 from app.learning.preferences import Preference, parse_preferences, save_preferences
 from app.learning.welcome import Welcome, save_welcome
 from app.memory.formatting import render_preferences
-from app.memory.restore import restore_memory
 from app.memory.scopes import user_preferences_key, welcome_key
 from app.slack.assistant_view.thread_started import _greeting
 from app.slack.conversation.greeting import GENERIC_GREETING, messages_tab_prompts, thread_greeting
