@@ -17,12 +17,7 @@ from typing import Any
 
 import pytest
 
-from app.memory.scopes import (
-    conversation_record_key,
-    conversations_index_key,
-    search_index_key,
-    session_prefix,
-)
+from app.memory.homes import person
 from app.slack.home.memory_view import (
     ACTION_FORGET_CONVERSATION,
     ACTION_FORGET_NOTE,
@@ -165,7 +160,8 @@ def test_forgetting_one_thing_leaves_no_copy_and_no_turn_uses_it(
     experience, via = case
     script_claude(orion, claude)
     first, _ = start(orion, slack, claude, experience, FIRST)
-    bucket.wait_for(conversations_index_key(USER), lambda content: first in content)
+    home = person(USER)
+    bucket.wait_for(home.profile_key, lambda content: first in content)
     # The second conversation is open before the forgetting; its greeting welcomed her back.
     second, greeting = start(orion, slack, claude, experience, SECOND)
     if experience == "assistant":
@@ -196,10 +192,10 @@ def test_forgetting_one_thing_leaves_no_copy_and_no_turn_uses_it(
 
     # Every object in the bucket: none holds it, but the conversation it was said in.
     said_in = (
-        session_prefix(first),
-        conversation_record_key(first),
-        conversations_index_key(USER),
-        search_index_key(USER),
+        home.notes_prefix(first),
+        home.conversation_key(first),
+        home.profile_key,  # its entry, and its summary until its next turn
+        home.search_key,
     )
     holding = [key for key, content in everything_in(bucket).items() if mark in content]
     if kind == "preference":
