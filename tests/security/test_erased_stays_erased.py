@@ -104,9 +104,9 @@ def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
 ) -> None:
     otto_before = ottos_objects(seeded)
     thread_ts, _ = open_thread(orion, slack, USER, DM)
-    # Claude is slow to answer; Mira erases everything meanwhile; then Claude saves a note
-    # with the memory tool (after the erasure's deletions) and its next call fails.
-    claude.delay(4)
+    # Claude's answer waits while Mira erases everything; then Claude saves a note with
+    # the memory tool (after the erasure's deletions) and its next call fails.
+    answering = claude.hold()
     note = {"command": "create", "path": f"/memories/users/{USER}/tea.md", "file_text": "Mira: tea"}
     claude.reply_tool_use("memory", note)
     claude.fail(status=500, error_type="api_error", message="boom")
@@ -114,6 +114,7 @@ def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
     conversation.post_user_message(orion, slack, USER, DM, thread_ts, "I'm Mira, I like tea.")
     claude.wait_for(lambda: len(claude.calls) > calls, what="the turn's first Claude call")
     forget_everything(orion, slack)
+    answering.set()
 
     conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=30)
     orion.wait_logged(log_events.MEMORY_ERASED_DURING_EVENT, timeout=30)
@@ -293,9 +294,9 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
     otto_before = ottos_objects(seeded)
     with orion_servers(agent_slack, claude, gcs_memories_bucket=gcs_bucket) as start:
         orion = start(slack_experience="agent")
-        # Claude is slow to start; Mira erases everything; then Claude saves a note and
+        # Claude's answer waits while Mira erases everything; then Claude saves a note and
         # streams a long answer, which Mira stops.
-        claude.delay(4)
+        answering = claude.hold()
         note = {"command": "create", "path": f"/memories/users/{USER}/tea.md", "file_text": "tea"}
         claude.reply_tool_use("memory", note)
         claude.reply("Here is a long plan. " * 20, chunk_delay=1.0)
@@ -304,6 +305,7 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
         assert orion.post_event(events.top_level_dm(USER, DM, text, ts=ts)).status_code == 200
         claude.wait_for(lambda: claude.calls, what="the turn's first Claude call")
         forget_everything(orion, agent_slack)
+        answering.set()
         seeded.wait_for(f"{person(USER).memory_prefix}tea.md", timeout=30)
         streamed = agent_slack.wait_for(
             lambda: [m for m in agent_slack.bot_messages(DM, ts) if m.text],
