@@ -31,9 +31,7 @@ def copy(store: str, tmp_path: Path) -> Path:
 
 
 def files(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()
-    }
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 async def test_a_person_is_moved_into_one_home_with_every_conversation_whole(
@@ -49,9 +47,7 @@ async def test_a_person_is_moved_into_one_home_with_every_conversation_whole(
     assert json.loads(after[f"{home}/memory/preferences.json"])["name"] == "Sam"
     assert "Alfama" in after[f"{home}/memory/notes/travel.md"]
     profile = Profile.parse(after[f"{home}/profile.json"])
-    assert {e.title for e in profile.conversations} == {
-        c["title"] for c in sam["conversations"]
-    }
+    assert {e.title for e in profile.conversations} == {c["title"] for c in sam["conversations"]}
     welcome = welcome_of(profile)
     assert welcome is not None and welcome.greeting == sam["greeting"]
     assert profile.section("settings") == {"memory_notes": False}
