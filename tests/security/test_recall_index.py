@@ -291,7 +291,7 @@ async def test_a_question_in_many_long_parts_costs_one_searchs_bounded_work(
     # Four parts of 40,000 characters, every word a lookup: the parts share the lookups
     # of one search rather than each taking its own.
     parts = [" ".join(f"w{part}x{n}" for n in range(8_000)) for part in range(4)]
-    index = parse_search_index(backend.raw_read(search_index_key(USER)))
+    index = parse_search_index(backend.raw_read(search_key(USER)))
     looked: list[str] = []
     span = index.span
     index.span = lambda term: looked.append(term) or span(term)  # type: ignore[method-assign]
