@@ -133,7 +133,9 @@ def test_a_password_holding_slack_entities_is_read_as_typed_and_kept_nowhere(
     assert typed in json.dumps(first["messages"], ensure_ascii=False)
     assert "&amp;" not in json.dumps(first["messages"])
     # ...and nothing of the password is kept: not in memory, not in the conversation's record.
-    assert bucket.read(f"users/{USER}/staging.md") == "staging password: [redacted]\n"
+    assert (
+        bucket.read(f"{person(USER).memory_prefix}staging.md") == "staging password: [redacted]\n"
+    )
     kept = "\n".join(bucket.read(name) or "" for name in bucket.names())
     assert "w0rd" not in kept and "Tail9" not in kept
     assert "password: [redacted] thanks" in kept
