@@ -15,6 +15,7 @@ from app.learning.conversation_record import (
     said,
 )
 from app.learning.profile import ConversationEntry, Profile
+from app.learning.search_index import document_for, with_documents
 from app.learning.summary_file import Summary
 from app.learning.welcome import SECTION as WELCOME
 from app.learning.welcome import Welcome, welcome_of
@@ -24,6 +25,8 @@ __all__ = [
     "channel",
     "conversation",
     "conversation_key",
+    "conversation_record",
+    "history",
     "messages_in",
     "person",
     "preferences_key",
@@ -31,6 +34,7 @@ __all__ = [
     "profile_of",
     "summary_in",
     "summary_of_latest",
+    "welcome_in",
 ]
 
 
@@ -49,19 +53,86 @@ def conversation(
     messages: Sequence[tuple[str, str]] = (),
     at: datetime | None = None,
     in_channel: bool = False,
+    context: dict[str, str] | None = None,
 ) -> str:
     """A conversation object as Orion writes it: `messages` as (role, text) pairs, said
-    at `at` (now by default), with a summary when `summary` is given."""
+    at `at` (now by default), with a summary when `summary` is given, and Slack's
+    `context` of the thread."""
+    return conversation_record(
+        user,
+        thread_ts,
+        channel_id=channel_id,
+        summary=summary,
+        title=title,
+        messages=messages,
+        at=at,
+        in_channel=in_channel,
+        context=context,
+    ).render()
+
+
+def conversation_record(
+    user: str,
+    thread_ts: str,
+    *,
+    channel_id: str = "D0TEST",
+    summary: str | None = None,
+    title: str = "An earlier conversation",
+    messages: Sequence[tuple[str, str]] = (),
+    at: datetime | None = None,
+    in_channel: bool = False,
+    context: dict[str, str] | None = None,
+) -> ConversationRecord:
+    """`conversation`, as Orion's type (to add to before rendering it)."""
     moment = at or datetime.now(UTC)
     owner = ConversationOwner(user, channel_id, kind="channel" if in_channel else "person")
     said_messages: list[TranscriptMessage] = [
         said(role, text, at=moment, user=user if in_channel and role == "user" else None)  # type: ignore[arg-type]
         for role, text in messages
     ]
-    record = ConversationRecord(thread_ts, owner, moment).with_messages(said_messages)
+    record = ConversationRecord(thread_ts, owner, moment, context=context).with_messages(
+        said_messages
+    )
     if summary is not None:
         record = record.with_summary(Summary(title, summary, moment))
-    return record.render()
+    return record
+
+
+def history(records: Sequence[ConversationRecord]) -> dict[str, str]:
+    """An owner's past conversations as their turn ends left them (key → content): each
+    conversation's object, the owner's profile listing them, and the search index over
+    them (title, summary and transcript). All of `records` are one owner's."""
+    homes = {record.owner.home for record in records}
+    assert len(homes) == 1, "one owner's conversations"
+    [home] = homes
+    objects: dict[str, str] = {}
+    result, documents = Profile(), []
+    for record in records:
+        objects[home.conversation_key(record.thread_ts)] = record.render()
+        title = record.summary.title if record.summary is not None else ""
+        body = record.summary.body if record.summary is not None else ""
+        moments = [m.at for m in record.messages]
+        if record.summary is not None:
+            moments.append(record.summary.updated)
+        updated = max(moments, default=record.started)
+        channel_id = record.owner.channel
+        result = result.with_conversation(
+            ConversationEntry(record.thread_ts, title, updated, channel_id)
+        )
+        documents.append(
+            document_for(
+                record.thread_ts,
+                title,
+                body,
+                record.messages,
+                updated,
+                record.started,
+                channel_id,
+            )
+        )
+    objects[home.profile_key] = result.render()
+    objects[home.search_key] = with_documents(None, documents)
+    return objects
 
 
 def profile(
@@ -111,3 +182,8 @@ def messages_in(content: str | None) -> list[str]:
 
 def home_of(user: str) -> Home:
     return person(user)
+
+
+def welcome_in(profile_content: str | None) -> Welcome | None:
+    """The welcome back a profile holds, if any."""
+    return welcome_of(Profile.parse(profile_content))

@@ -79,6 +79,10 @@ class OrionServer:
         configure_observability(settings, stream=self.log_stream)
         self._server: HttpServer | None = None
         if not started_as_deployed:
+            if settings.gcs_memories_bucket:
+                # Imported up front, as `orion serve` does before it listens: else the
+                # first event would import it (seconds on a busy machine) within its budget.
+                import google.cloud.storage  # noqa: F401
             provider = ServiceProvider(build_services(settings, build_storage(settings)))
             turns = RunningTurns()
             bolt_app = build_bolt_app(settings, provider, mode=RunMode.HTTP, turns=turns)

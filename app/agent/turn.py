@@ -49,7 +49,7 @@ from app.learning.channel_memory import (
     with_changes,
 )
 from app.learning.conversations import TurnTranscript
-from app.learning.guard import Forgotten, Guard
+from app.learning.guard import TAKE_BACK_BUDGET_S, Forgotten, Guard
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
 from app.learning.profile import Profile
@@ -66,6 +66,7 @@ from app.memory.tool.guide import channel_memory_guide, memory_tool_guide
 from app.observability import tracing
 from app.observability.audit import audit, channel_scope
 from app.observability.logging import get_logger
+from app.storage.breaker import FIRST_PROBE_S, StoreOffline
 from app.storage.store import ObjectStore
 
 if TYPE_CHECKING:
@@ -325,6 +326,7 @@ class Agent:
                     "memory.after_turn.failed", error=error, exc_info=exc, **_since(started)
                 )
                 span.update(level="WARNING", output={"ok": False, "error": error})
+                await _settle_anyway(guard, turn.thread_ts)
                 return
             log.info("memory.after_turn", ok=True, **fields, **_since(started))
             span.update(output={"ok": True, **fields})
@@ -382,6 +384,24 @@ class Agent:
                 what="thread summary",
             )
         return outcome
+
+
+async def _settle_anyway(guard: Guard, thread_ts: str) -> None:
+    """After a turn end that failed part way: what the turn did write must still not
+    outlive an erasure made meanwhile (its settle takes it back) — also when the failure
+    was storage's, once its breaker sees it back. Never raises."""
+    try:
+        async with asyncio.timeout(TAKE_BACK_BUDGET_S):
+            while True:
+                try:
+                    await guard.settle(thread_ts=thread_ts)
+                    return
+                except StoreOffline:
+                    await asyncio.sleep(FIRST_PROBE_S)
+    except Forgotten:
+        pass  # taken back (logged by the guard)
+    except Exception as exc:
+        log.warning("memory.after_turn.settle_failed", error=type(exc).__name__, exc_info=exc)
 
 
 def _since(started: float) -> dict[str, float]:

@@ -92,8 +92,10 @@ def opened_from(stored: StoredObject | None, owner: ConversationOwner) -> Opened
         return OpenedConversation(Standing.NEW)
     record = ConversationRecord.parse(stored.content)
     if record is None:
-        # Only Orion writes it; unreadable, it proves nobody's claim: refused.
-        return OpenedConversation(Standing.NOT_YOURS, stored)
+        # In the event's own home, an object that cannot be read is nobody else's: the
+        # conversation starts afresh, and its first write replaces that object.
+        log.warning("memory.conversation.unreadable")
+        return OpenedConversation(Standing.NEW, stored)
     standing = Standing.OWN if owner.may_continue(record.owner) else Standing.NOT_YOURS
     return OpenedConversation(standing, stored, record)
 
@@ -202,9 +204,7 @@ class TurnTranscript:
 
         def changed(current: str | None) -> str:
             record = ConversationRecord.parse(current) if current is not None else None
-            if record is None:
-                if current is not None:
-                    raise NotYourConversation(thread_ts)
+            if record is None:  # none yet, or one that cannot be read (opened_from)
                 record = ConversationRecord(thread_ts, owner, _started(messages))
             elif not owner.may_continue(record.owner):
                 raise NotYourConversation(thread_ts)

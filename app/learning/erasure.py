@@ -201,7 +201,9 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
 
     if known is None and not listing:
         profile = await store.read(home.profile_key)
-        if Profile.parse(profile.content if profile else None).entry(thread_ts) is None:
+        kept = Profile.parse(profile.content if profile else None)
+        # One forgotten already may still be searchable: that forget was cut short.
+        if kept.entry(thread_ts) is None and thread_ts not in kept.forgotten:
             return 0
     await update_object(store, home.profile_key, forgetting)
     notes = home.notes_prefix(thread_ts)

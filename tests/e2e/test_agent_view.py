@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from app.agent.errors import BUSY, GENERIC, UNREACHABLE
-from app.memory.scopes import user_preferences_key
+from app.memory.homes import preferences_key
 from app.slack.conversation.greeting_words import GREETING_WORDS
 from app.slack.home.memory_view import ACTION_FORGET_PREFERENCE
 from tests import log_events
@@ -49,7 +49,7 @@ def slack() -> Iterator[FakeSlack]:
 
 @pytest.fixture
 def orion(slack: FakeSlack, claude: FakeClaude, memory_dir: Path) -> Iterator[OrionServer]:
-    preferences = memory_dir / user_preferences_key(USER)
+    preferences = memory_dir / preferences_key(USER)
     preferences.parent.mkdir(parents=True)
     preferences.write_text(json.dumps(PREFERENCES))
     settings = make_settings(slack, claude, memory_dir=memory_dir, slack_experience="agent")

@@ -11,17 +11,12 @@ from collections.abc import Callable
 
 import pytest
 
-from app.learning.channel_memory import channel_tombstone_key
 from app.learning.conversation_record import ConversationRecord
-from app.memory.scopes import (
-    archived_channel_prefix,
-    channel_changes_key,
-    channel_summary_key,
-    conversation_record_key,
-)
+from app.memory.homes import channel
 from app.slack.channel_view.channel_memory_view import ACTION_FORGET_ALL, ACTION_FORGET_FILE
 from app.slack.channel_view.orion_command import ADMINS_ONLY, NOT_A_MEMBER
 from app.slack.conversation.channel_turns import NOT_WITH_OTHER_ORGANISATIONS, OFF_HERE
+from tests import layout
 from tests.e2e.channels import (
     ADMIN,
     ANA,
@@ -47,8 +42,14 @@ from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_model import BOT_USER_ID
 from tests.orion_server import OrionServer
 
-DECISIONS = f"channels/{PUBLIC}/decisions.md"
-OWNERS = f"channels/{PUBLIC}/owners.md"
+HOME = channel(PUBLIC)
+DECISIONS = f"{HOME.memory_prefix}decisions.md"
+OWNERS = f"{HOME.memory_prefix}owners.md"
+
+
+def changes(bucket: Bucket) -> list[dict]:
+    """Who changed the channel's memory, newest first (its profile's `changes`)."""
+    return list(json.loads(bucket.read(HOME.profile_key) or "{}").get("changes", []))
 
 
 @pytest.fixture
@@ -86,11 +87,11 @@ def test_a_member_sees_the_channels_memory_and_forgets_one_file(
     assert bucket.read(DECISIONS) is None
     assert bucket.read(OWNERS) == "- Billing: Ben\n"
     assert forgettable(after) == ["owners.md"]
-    [change] = json.loads(bucket.read(channel_changes_key(PUBLIC)) or "")["changes"]
+    [change] = changes(bucket)
     assert (change["by"], change["action"], change["what"]) == (
         ANA,
         "forget",
-        f"/memories/{DECISIONS}",
+        f"/memories/channels/{PUBLIC}/decisions.md",
     )
     assert f"<@{ANA}> forgot" in shown_text(after)
 
@@ -101,7 +102,10 @@ def test_a_member_forgets_everything_the_channel_keeps(
     remembered(bucket)
     shown = command(orion, slack, BEN, PUBLIC)
     click(orion, slack, BEN, PUBLIC, shown, ACTION_FORGET_ALL)
-    assert not [n for n in bucket.names() if n.startswith(f"channels/{PUBLIC}/")]
+    assert not [n for n in bucket.names() if n.startswith(HOME.memory_prefix)]
+    assert [(c["by"], c["action"], c["what"]) for c in changes(bucket)] == [
+        (BEN, "forget", "everything")
+    ]
 
 
 def test_someone_outside_the_channel_sees_and_forgets_nothing(
@@ -138,8 +142,8 @@ def test_answers_only_keeps_nothing_of_the_channel(
     payload = mention(orion, slack, ANA, PUBLIC, "a question, with nothing to keep from it")
     wait_for_answer(slack, PUBLIC, thread_of(payload), "Here you go.")
     orion.wait_idle()
-    assert bucket.read(conversation_record_key(thread_of(payload))) is None
-    assert not [n for n in bucket.names() if n.startswith(("channels/", "channel-records/"))]
+    assert bucket.read(HOME.conversation_key(thread_of(payload))) is None
+    assert not [n for n in bucket.names() if n.startswith(("channels/", "people/"))]
     # Claude was offered no memory tool and no recall.
     assert "tools" not in claude.requests[0] or claude.requests[0]["tools"] == []
 
@@ -175,18 +179,14 @@ def test_orion_removed_or_the_channel_deleted_erases_the_channels_memory(
     wait_for_answer(slack, PUBLIC, thread_ts, "Noted.")
     orion.wait_idle()
     remembered(bucket)
-    assert bucket.read(conversation_record_key(thread_ts)) is not None
+    assert bucket.read(HOME.conversation_key(thread_ts)) is not None
 
     assert orion.post_event(removed).status_code == 200
     orion.wait_handled(removed["event_id"])
-    left = [
-        n
-        for n in bucket.names()
-        if n.startswith((f"channels/{PUBLIC}/", f"channel-records/{PUBLIC}/"))
-        or n == conversation_record_key(thread_ts)
-    ]
-    assert left == []
-    assert bucket.read(channel_tombstone_key(PUBLIC)) is not None
+    left = [n for n in bucket.names() if n.startswith(HOME.prefix)]
+    # Nothing but the erasure's mark: the channel's profile, holding when it was.
+    assert left == [HOME.profile_key]
+    assert set(json.loads(bucket.read(HOME.profile_key) or "{}")) == {"version", "erased_at"}
 
 
 def test_someone_else_leaving_erases_nothing(
@@ -206,7 +206,7 @@ def test_archiving_sets_the_memory_aside_and_unarchiving_brings_it_back(
     archived = events.channel_event("channel_archive", PUBLIC, user=ADMIN)
     assert orion.post_event(archived).status_code == 200
     orion.wait_handled(archived["event_id"])
-    aside = archived_channel_prefix(PUBLIC)
+    aside = HOME.archived_prefix
     assert bucket.read(DECISIONS) is None
     assert bucket.read(f"{aside}decisions.md") == "- Launch: Tuesday\n"  # expires with retention
 
@@ -238,8 +238,12 @@ def test_forget_everything_takes_a_persons_words_out_of_channels_and_leaves_the_
     mention(orion, slack, BEN, PRIVATE, "noted?", thread_ts=thread_ts)
     wait_for_answer(slack, PRIVATE, thread_ts, "Both noted.")
     orion.wait_idle()
-    summary = bucket.read(channel_summary_key(PRIVATE, thread_ts))
-    assert summary is not None
+    private = channel(PRIVATE)
+    summaries = (
+        layout.summary_in(bucket.read(private.conversation_key(thread_ts))),
+        layout.summary_of_latest(bucket.read(private.profile_key)),
+    )
+    assert all(summaries)
 
     # Ana forgets everything, from her Home tab.
     orion.post_event(events.app_home_opened(ANA, slack.dm_channel(ANA), tab="home"))
@@ -251,9 +255,12 @@ def test_forget_everything_takes_a_persons_words_out_of_channels_and_leaves_the_
     orion.wait_logged("memory.forget")
     orion.wait_idle()
 
-    record = ConversationRecord.parse(bucket.read(conversation_record_key(thread_ts)))
+    record = ConversationRecord.parse(bucket.read(private.conversation_key(thread_ts)))
     assert record is not None
     assert ANA not in record.authors
     assert [m.user for m in record.messages if m.role == "user"] == [BEN, BEN]
-    # The channel's memory of what was decided stays: its summary is the channel's.
-    assert bucket.read(channel_summary_key(PRIVATE, thread_ts)) == summary
+    # The channel's memory of what was decided stays: its summaries are the channel's.
+    assert (
+        layout.summary_in(bucket.read(private.conversation_key(thread_ts))),
+        layout.summary_of_latest(bucket.read(private.profile_key)),
+    ) == summaries

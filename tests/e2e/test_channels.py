@@ -11,13 +11,8 @@ import pytest
 
 from app.agent.memory_task import CHANNEL_RESTORE_TITLE
 from app.learning.conversation_record import ConversationRecord
-from app.memory.scopes import (
-    channel_changes_key,
-    channel_summary_key,
-    conversation_record_key,
-    said_marker_key,
-)
-from tests import log_events
+from app.memory.homes import channel, person
+from tests import layout, log_events
 from tests.e2e.channels import (
     ANA,
     BEN,
@@ -46,9 +41,17 @@ def orion(orion_on_bucket: Callable[..., OrionServer], slack: FakeSlack) -> Orio
 
 
 def record_of(bucket: Bucket, thread_ts: str) -> ConversationRecord:
-    record = ConversationRecord.parse(bucket.read(conversation_record_key(thread_ts)))
+    record = ConversationRecord.parse(bucket.read(channel(PUBLIC).conversation_key(thread_ts)))
     assert record is not None
     return record
+
+
+def spoke_in(bucket: Bucket, user: str, thread_ts: str) -> None:
+    """Wait until `user`'s profile lists the channel thread as one holding their words."""
+    bucket.wait_for(
+        person(user).profile_key,
+        lambda content: (PUBLIC, thread_ts) in layout.profile_of(content).said_in,
+    )
 
 
 def test_a_mention_is_answered_in_its_thread_streamed_to_the_channel(
@@ -75,7 +78,7 @@ def test_a_mention_is_answered_in_its_thread_streamed_to_the_channel(
     record = record_of(bucket, thread_ts)
     assert (record.owner.kind, record.owner.channel, record.owner.user) == ("channel", PUBLIC, ANA)
     assert [(m.role, m.user) for m in record.messages] == [("user", ANA), ("assistant", None)]
-    assert bucket.read(said_marker_key(ANA, thread_ts)) == ""
+    spoke_in(bucket, ANA, thread_ts)
 
 
 def test_what_members_said_without_mentioning_orion_is_read_and_kept_with_its_author(
@@ -113,7 +116,8 @@ def test_what_members_said_without_mentioning_orion_is_read_and_kept_with_its_au
         ("user", BEN),
         ("assistant", None),
     ]
-    assert bucket.read(said_marker_key(BEN, thread_ts)) == ""
+    spoke_in(bucket, BEN, thread_ts)
+    spoke_in(bucket, ANA, thread_ts)
 
 
 def test_what_the_channel_asks_orion_to_remember_is_the_channels_and_says_who(
@@ -136,8 +140,10 @@ def test_what_the_channel_asks_orion_to_remember_is_the_channels_and_says_who(
     )
     wait_for_answer(slack, PUBLIC, thread_ts, "Remembered for the channel.")
 
-    assert bucket.read(f"channels/{PUBLIC}/decisions.md") == "- Launch: Tuesday (Ana)\n"
-    changes = json.loads(bucket.wait_for(channel_changes_key(PUBLIC)))["changes"]
+    home = channel(PUBLIC)
+    assert bucket.read(f"{home.memory_prefix}decisions.md") == "- Launch: Tuesday (Ana)\n"
+    profile = bucket.wait_for(home.profile_key, lambda content: "changes" in json.loads(content))
+    changes = json.loads(profile)["changes"]
     assert [(c["by"], c["action"], c["what"]) for c in changes] == [(ANA, "write", DECISIONS)]
     audit = [
         line
@@ -146,9 +152,11 @@ def test_what_the_channel_asks_orion_to_remember_is_the_channels_and_says_who(
     ]
     assert [(a["scope"], a["actor"]) for a in audit] == [(f"channel:{PUBLIC}", ANA)]
     orion.wait_idle()
-    # The thread's summary is the channel's, not anyone's session.
-    assert bucket.read(channel_summary_key(PUBLIC, thread_ts)) is not None
-    assert not [n for n in bucket.names() if n.startswith(("sessions/", f"users/{ANA}"))]
+    # The thread's summary is the channel's, not anyone's.
+    latest = layout.welcome_in(bucket.read(home.profile_key))
+    assert latest is not None and latest.thread_ts == thread_ts and latest.summary is not None
+    anas = [n for n in bucket.names() if n.startswith(person(ANA).prefix)]
+    assert anas == [person(ANA).profile_key], "only where she spoke"
 
 
 def test_a_retried_mention_is_answered_once(

@@ -132,8 +132,9 @@ def test_each_workspaces_events_are_answered_with_its_own_token(
     assert {slack.team_of(call) for call in calls} == {TEAM_A, TEAM_B}
     # Each workspace's conversation was kept under its own keys, and logged as its own.
     keys = stored_keys(memory_dir)
-    assert any(key.startswith(f"threads/teams/-/{TEAM_A}/{DM_A}/") for key in keys)
-    assert any(key.startswith(f"threads/teams/-/{TEAM_B}/{DM_B}/") for key in keys)
+    for team in (TEAM_A, TEAM_B):
+        conversations = f"people/teams/-/{team}/{USER}/conversations/"
+        assert any(key.startswith(conversations) for key in keys), (team, keys)
     done = [line for line in orion.log_lines() if line["message"].endswith(".done")]
     assert done and {line.get("team_id") for line in done} == {TEAM_A, TEAM_B}
     assert not [line for line in orion.log_lines() if line.get("error") == "TenantNotBound"]
@@ -284,7 +285,7 @@ def test_single_workspace_mode_keeps_todays_keys_and_has_no_install_routes(
     slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
     # SLACK_BOT_TOKEN set (a client id too, as an app that also distributes may have):
-    # one workspace, the keys as they always were, no migration.
+    # one workspace, its keys without any workspace segment.
     settings = make_settings(slack, claude, memory_dir=memory_dir, slack_client_id=CLIENT_ID)
     with OrionServer(settings) as orion:
         assert orion.http.get("/slack/install").status_code == 404
@@ -296,8 +297,8 @@ def test_single_workspace_mode_keeps_todays_keys_and_has_no_install_routes(
         orion.wait_idle()
 
     keys = stored_keys(memory_dir)
-    assert f"users/{USER}/preferences.json" in keys
-    assert any(key.startswith(f"threads/{DM_B}/") for key in keys)
+    assert f"people/{USER}/memory/preferences.json" in keys
+    assert any(key.startswith(f"people/{USER}/conversations/") for key in keys)
     assert not [key for key in keys if "/teams/" in key or key.startswith("installations/")]
 
 
@@ -322,7 +323,8 @@ def test_a_mention_is_answered_with_its_workspaces_token_on_its_own_keys(
     streams = [c for c in slack.calls_to("chat.startStream") if not c.error]
     assert [slack.team_of(c) for c in streams] == [TEAM_A]
     assert streams[0].args["recipient_team_id"] == TEAM_A
-    assert (memory_dir / f"channels/teams/-/{TEAM_A}/CAAAA1/decisions.md").read_text() == "Zanzibar"
+    memory = memory_dir / f"channels/teams/-/{TEAM_A}/CAAAA1/memory/decisions.md"
+    assert memory.read_text() == "Zanzibar"
 
     # Workspace B's channel: its own memory only, and none of A's through the tool.
     claude.reply_tool_use("memory", {"command": "view", "path": path})

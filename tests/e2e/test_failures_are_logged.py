@@ -25,17 +25,11 @@ from typing import Any
 
 import pytest
 
-from app.learning.summary_file import SessionSummary, render_summary
-from app.learning.timestamps import format_time
-from app.memory.scopes import (
-    conversations_index_key,
-    global_context_key,
-    session_context_key,
-    user_preferences_key,
-)
+from app.memory.homes import person, preferences_key
+from app.memory.scopes import global_context_key
 from app.observability.event_context import trace_id_for
 from app.slack.conversation.greeting import GENERIC_GREETING
-from tests import log_events
+from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
@@ -139,7 +133,7 @@ def test_a_memory_that_fails_to_load_at_thread_start_is_logged_once_and_the_gree
     gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     orion = orion_on_bucket()
-    gcs_proxy.add_rule(user_preferences_key(USER), status=403, method="GET")
+    gcs_proxy.add_rule(preferences_key(USER), status=403, method="GET")
 
     payload = open_thread(orion, slack)
 
@@ -150,19 +144,22 @@ def test_a_memory_that_fails_to_load_at_thread_start_is_logged_once_and_the_gree
     never_shown(slack, claude, INJECTED)
 
 
-def test_a_restore_that_raises_is_logged_once_and_the_greeting_comes(
-    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+def test_a_user_id_no_memory_is_kept_for_gets_the_generic_greeting_and_nothing_kept(
+    gcs_proxy: FaultyProxy,
+    orion_on_bucket: Start,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
 ) -> None:
     orion = orion_on_bucket()
-    # Not a user id memory may be kept for: the restore refuses to build its keys.
+    # Not a user id memory may be kept for: no key is built from it.
     malformed = "U0not-a-user"
 
     payload = open_thread(orion, slack, user=malformed)
 
     assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
-    record = the_one_traceback(orion, log_events.SLACK_MEMORY_RESTORE_FAILED, "WARNING")
-    of_event(record, payload)
-    assert "not a Slack user id" in record["exception"]
+    assert tracebacks(orion) == [], "nothing failed: there is nothing to keep"
+    assert not [key for key in bucket.names() if malformed in key]
     never_shown(slack, claude, "not a Slack user id")
 
 
@@ -180,18 +177,17 @@ def test_a_greeting_slack_refuses_is_logged_once_as_an_error(
     assert "channel_not_found" in record["exception"]
 
 
-def test_a_claim_the_store_refuses_is_logged_once_and_the_greeting_comes(
+def test_a_record_the_store_refuses_is_logged_once_and_the_greeting_comes(
     gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     orion = orion_on_bucket()
-    # The retry-dedupe claim: the event's create-only upload (the thread start's only one
-    # before its greeting).
+    # The conversation's record, also the retry claim: the thread start's only upload.
     gcs_proxy.add_rule("ifGenerationMatch=0", status=403, method="POST", times=1)
 
     payload = open_thread(orion, slack)
 
     assert conversation.finished(slack, CHANNEL, thread_of(payload)) == [GENERIC_GREETING]
-    record = the_one_traceback(orion, log_events.SLACK_EVENT_CLAIM_UNAVAILABLE, "WARNING")
+    record = the_one_traceback(orion, log_events.SLACK_CONVERSATION_RECORD_FAILED, "WARNING")
     of_event(record, payload)
     assert INJECTED in record["exception"]
     never_shown(slack, claude, INJECTED)
@@ -230,7 +226,7 @@ def test_a_preferences_file_nested_past_pythons_limit_holds_no_preferences_and_i
     no failure, the answer comes, and the log says which file and why."""
     orion = orion_on_bucket()
     depth = 5_000
-    bucket.write(user_preferences_key(USER), '{"name": ' + "[" * depth + "]" * depth + "}")
+    bucket.write(preferences_key(USER), '{"name": ' + "[" * depth + "]" * depth + "}")
     thread_ts = slack.new_ts()
     claude.reply("Here you go.")
 
@@ -249,9 +245,8 @@ def test_a_preference_that_cannot_be_saved_is_logged_once_and_the_answer_comes(
 ) -> None:
     orion = orion_on_bucket()
     thread_ts = thread_of(open_thread(orion, slack))
-    # The turn's restore reads the preferences first; then saving the new one cannot.
-    gcs_proxy.add_rule(user_preferences_key(USER), method="GET", times=1)
-    gcs_proxy.add_rule(user_preferences_key(USER), status=403, method="GET")
+    # The turn's restore reads the preferences; then saving the new one cannot.
+    gcs_proxy.add_rule(preferences_key(USER), status=403, method="POST")
     claude.reply("Noted, Sam.")
 
     payload = ask(orion, slack, thread_ts, "Please call me Sam.")
@@ -269,9 +264,8 @@ def test_a_summary_that_cannot_be_written_is_logged_once_and_the_answer_comes(
     orion = orion_on_bucket()
     answer_summaries(claude, orion)
     thread_ts = thread_of(open_thread(orion, slack))
-    # The turn's restore reads the summary first; then the turn end cannot.
-    gcs_proxy.add_rule(session_context_key(thread_ts), method="GET", times=1)
-    gcs_proxy.add_rule(session_context_key(thread_ts), status=403, method="GET")
+    # The turn end cannot write the summary into the person's profile.
+    gcs_proxy.add_rule(person(USER).profile_key, status=403, method="POST")
     claude.reply(ANSWER)
 
     payload = ask(orion, slack, thread_ts)
@@ -293,12 +287,18 @@ def test_a_past_summary_recall_cannot_read_is_logged_once_and_the_answer_comes(
     orion = orion_on_bucket()
     # Within the retention window: older entries of Orion's index are not searched at all.
     past, updated = "1712345000.000100", datetime.now(UTC).replace(microsecond=0)
-    index = [{"thread": past, "title": "Q3 budget", "updated": format_time(updated)}]
-    bucket.write(conversations_index_key(USER), json.dumps(index))
-    summary = SessionSummary("Q3 budget", "Cloud spend is over plan.", USER, updated)
-    bucket.write(session_context_key(past), render_summary(summary))
+    record = layout.conversation_record(
+        USER,
+        past,
+        channel_id=CHANNEL,
+        summary="Cloud spend is over plan.",
+        title="Q3 budget",
+        at=updated,
+    )
+    for key, content in layout.history([record]).items():
+        bucket.write(key, content)
     thread_ts = thread_of(open_thread(orion, slack))
-    gcs_proxy.add_rule(session_context_key(past), status=403, method="GET")
+    gcs_proxy.add_rule(layout.conversation_key(USER, past), status=403, method="GET")
     claude.reply_tool_use("recall", {"query": "Q3 budget"})
     claude.reply("I could not find it.")
 

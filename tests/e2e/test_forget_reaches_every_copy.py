@@ -1,4 +1,4 @@
-"""Forget reaches every copy, at once (issue 36, item 2).
+"""Forget reaches every copy, at once (issue 36, item 2; issue 43, item 2).
 
 Zoé tells Orion her name (a preference), Claude keeps a note about her, and the
 conversation is summarised with a welcome back to it; a second thread is open meanwhile.
@@ -7,6 +7,10 @@ thread — and every object in the bucket is read: nothing holds it any more, bu
 conversation it was said in (for a preference: what she said stays that conversation's
 until she forgets it). The next message in the thread already open, the next thread's
 greeting and prompts, and the next turn's request to Claude never use it.
+
+Forgetting a conversation while Orion is still answering in it sticks: the turn's end
+writes nothing of it back. And a member's Forget everything takes their words out of a
+channel's search index: recall from a public channel no longer finds the thread by them.
 """
 
 from __future__ import annotations
@@ -17,18 +21,18 @@ from typing import Any
 
 import pytest
 
-from app.memory.scopes import (
-    conversation_record_key,
-    conversations_index_key,
-    search_index_key,
-    session_prefix,
-)
+from app.learning.search_index import parse_search_index
+from app.memory.homes import channel, person
 from app.slack.home.memory_view import (
     ACTION_FORGET_CONVERSATION,
+    ACTION_FORGET_EVERYTHING,
     ACTION_FORGET_NOTE,
     ACTION_FORGET_PREFERENCE,
 )
+from tests import layout, log_events
+from tests.e2e import channels as in_channel
 from tests.e2e import conversation
+from tests.e2e.channels import ANA, CARA, OTHER_PUBLIC, PUBLIC, mention, set_up_channels, thread_of
 from tests.e2e.memory_bucket import Bucket
 from tests.e2e.test_memory_controls import click, everything_in, open_home, shown
 from tests.fakes import claude_script as script
@@ -165,7 +169,8 @@ def test_forgetting_one_thing_leaves_no_copy_and_no_turn_uses_it(
     experience, via = case
     script_claude(orion, claude)
     first, _ = start(orion, slack, claude, experience, FIRST)
-    bucket.wait_for(conversations_index_key(USER), lambda content: first in content)
+    home = person(USER)
+    bucket.wait_for(home.profile_key, lambda content: first in content)
     # The second conversation is open before the forgetting; its greeting welcomed her back.
     second, greeting = start(orion, slack, claude, experience, SECOND)
     if experience == "assistant":
@@ -196,10 +201,10 @@ def test_forgetting_one_thing_leaves_no_copy_and_no_turn_uses_it(
 
     # Every object in the bucket: none holds it, but the conversation it was said in.
     said_in = (
-        session_prefix(first),
-        conversation_record_key(first),
-        conversations_index_key(USER),
-        search_index_key(USER),
+        home.notes_prefix(first),
+        home.conversation_key(first),
+        home.profile_key,  # its entry, and its summary until its next turn
+        home.search_key,
     )
     holding = [key for key, content in everything_in(bucket).items() if mark in content]
     if kind == "preference":
@@ -220,3 +225,117 @@ def test_forgetting_one_thing_leaves_no_copy_and_no_turn_uses_it(
         assert prompts and mark not in json.dumps([p.prompts for p in prompts])
     assert mark not in json.dumps(request_for(claude, orion, last_question))
     assert mark not in shown(open_home(orion, slack, USER, DM))
+
+
+# --- a conversation forgotten while Orion is still answering in it --------------------------
+
+LAWYERS = (
+    f"I'm choosing a {TOPIC} lawyer this week and need to compare three offices by fees "
+    "and availability, please."
+)
+
+
+@pytest.mark.parametrize(
+    "case", [("assistant", "home"), ("agent", "home")], ids=["assistant", "agent"]
+)
+def test_forgetting_a_conversation_while_orion_answers_in_it_leaves_nothing_of_it(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    bucket: Bucket,
+    case: tuple[str, str],
+) -> None:
+    experience = case[0]
+    summary_model = orion.settings.summary_model
+    claude.responder = lambda body: script.text(SUMMARY) if body["model"] == summary_model else None
+    thread_ts, _ = start(orion, slack, claude, experience, LAWYERS)
+    home = person(USER)
+    bucket.wait_for(home.search_key, lambda content: TOPIC in content)
+    assert TOPIC in shown(open_home(orion, slack, USER, DM)), "listed before"
+
+    # A slow answer in the same conversation: she forgets it while Orion is writing it,
+    # and the turn's end (transcript, summary, search entry, welcome) comes after.
+    streams = len(slack.calls_to("chat.startStream"))
+    claude.reply(f"About the {TOPIC} lawyer: " + "compare the fees. " * 40, chunk_delay=0.05)
+    follow_up = f"Which of the {TOPIC} offices answers fastest?"
+    ts = slack.add_user_message(DM, thread_ts, USER, follow_up)
+    message = events.user_message_in_thread(USER, DM, thread_ts, follow_up, ts)
+    assert orion.post_event(message).is_success
+    slack.wait_for(
+        lambda: len(slack.calls_to("chat.startStream")) > streams, what="the answer to start"
+    )
+    turn_ends = len(orion.logged(log_events.MEMORY_AFTER_TURN))
+    after_click = click(
+        orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_CONVERSATION, thread_ts
+    )
+    assert TOPIC not in shown(after_click)
+
+    slack.wait_for(
+        lambda: len(orion.logged(log_events.MEMORY_AFTER_TURN)) > turn_ends,
+        timeout=30,
+        what="the turn's end",
+    )
+    orion.wait_idle()
+    assert orion.logged(log_events.MEMORY_ERASED_DURING_EVENT), "the turn took its writes back"
+    # Nothing of it came back: not its object, not its search entry, not in her profile.
+    everything = everything_in(bucket)
+    assert home.conversation_key(thread_ts) not in everything
+    assert [key for key, content in everything.items() if TOPIC in content] == []
+    assert thread_ts not in parse_search_index(everything.get(home.search_key)).threads
+    assert layout.profile_of(everything.get(home.profile_key)).entry(thread_ts) is None
+    assert layout.welcome_in(everything.get(home.profile_key)) is None
+    # Nor on her Home tab, nor in the next thread's greeting.
+    assert TOPIC not in shown(open_home(orion, slack, USER, DM))
+    _, greeting = start(orion, slack, claude, experience, "A reminder for nine tomorrow, please.")
+    assert TOPIC not in greeting
+
+
+# --- a member's words in a public channel, after Forget everything ---------------------------
+
+WORDS = "the pelican mascot for the Zanzibar offsite needs a bigger budget"
+CHANNEL_SUMMARY = "# Launch thread\nThe channel talked about the launch."
+
+
+@pytest.mark.parametrize("case", [("assistant", "home")], ids=["assistant"])
+def test_after_forget_everything_recall_from_a_public_channel_no_longer_finds_her_words(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    bucket: Bucket,
+    case: tuple[str, str],
+) -> None:
+    set_up_channels(slack)
+    summary_model = orion.settings.summary_model
+    claude.responder = lambda body: (
+        script.text(CHANNEL_SUMMARY) if body["model"] == summary_model else None
+    )
+    # Ana says it in #launch; the channel's search index holds her words.
+    claude.reply("Noted.")
+    said = thread_of(mention(orion, slack, ANA, PUBLIC, WORDS))
+    in_channel.wait_for_answer(slack, PUBLIC, said, "Noted.")
+    orion.wait_idle()
+    index = channel(PUBLIC).search_key
+    assert parse_search_index(bucket.read(index)).postings("pelican")
+
+    def recall_from_billing(question: str) -> str:
+        """Cara asks in #billing, another public channel; what `recall` found."""
+        claude.reply_tool_use("recall", {"query": "pelican mascot Zanzibar"})
+        claude.reply("Here is what I found.")
+        asked = thread_of(mention(orion, slack, CARA, OTHER_PUBLIC, question))
+        in_channel.wait_for_answer(slack, OTHER_PUBLIC, asked, "Here is what I found.")
+        orion.wait_idle()
+        [result] = conversation.tool_results(conversation.main_requests(claude, orion)[-1])
+        return conversation.result_text(result)
+
+    found = recall_from_billing("What did the other channels decide about the offsite?")
+    assert said.replace(".", "") in found, "found by her words"
+
+    # Ana forgets everything, from her Home tab.
+    view = open_home(orion, slack, ANA, slack.dm_channel(ANA))
+    click(orion, slack, ANA, view, ACTION_FORGET_EVERYTHING)
+    orion.wait_idle()
+
+    assert not parse_search_index(bucket.read(index)).postings("pelican")
+    assert "pelican" not in (bucket.read(channel(PUBLIC).conversation_key(said)) or "")
+    found = recall_from_billing("Anything else about the offsite from other channels?")
+    assert said.replace(".", "") not in found and "pelican" not in found

@@ -18,15 +18,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from app.memory.scopes import (
-    conversations_index_key,
-    session_context_key,
-    thread_context_key,
-    user_preferences_key,
-)
+from app.memory.homes import person, preferences_key
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.greeting import GENERIC_GREETING
-from tests import log_events
+from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import (
     main_requests,
@@ -34,7 +29,7 @@ from tests.e2e.conversation import (
     result_text,
     tool_results,
 )
-from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, index_listing
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -44,7 +39,8 @@ from tests.orion_server import OrionServer
 USER, CHANNEL = "U0GAIL", "D0GAIL"
 PREFERENCES = {"name": "Gail", "response_style": "short answers"}
 GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron."
-PREFERENCES_KEY = user_preferences_key(USER)
+PREFERENCES_KEY = preferences_key(USER)
+HOME = person(USER)
 # Longer than GcsObjectStore's retry budget (about 10 s), for waits that outlast it.
 PAST_RETRY_BUDGET = 25.0
 # What must never reach the person (or, through a tool result, Claude): exception text,
@@ -173,11 +169,12 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     gave_up, cut_off = log_events.TOOL_MEMORY_LOAD_FAILED, log_events.TOOL_MEMORY_LOAD_TIMEOUT
     [load] = orion.logged(gave_up) + orion.logged(cut_off)
     assert load["severity"] == "WARNING"
-    # Every scope read failed (a thread that has just opened has no summary to read).
-    assert sorted(load["failed"] + load["timed_out"]) == ["global", "user", "welcome"]
+    # Every scope read failed (a thread that has just opened has no conversation to read).
+    assert sorted(load["failed"] + load["timed_out"]) == ["global", "profile", "user"]
     assert load["found"] == [] and load["thread_ts"] == thread_ts
     assert not orion.logged(log_events.SLACK_THREAD_STARTED_FAILED)
-    # Only downloads failed: the claim was written meanwhile, so the store is not "down".
+    # Only downloads failed: the conversation's record was created meanwhile, so the store
+    # is not "down".
     assert not orion.logged(log_events.STORE_UNAVAILABLE)
 
     # GCS recovers: Orion is healthy and answers the next message.
@@ -312,7 +309,7 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
         if not results:
             # Everything under the person's memory directory fails from now (once the turn
             # has restored their memory) until the model sees the error.
-            outages.append(gcs_proxy.add_rule(f"users/{USER}/", status=503))
+            outages.append(gcs_proxy.add_rule(HOME.memory_prefix, status=503))
             return script.tool_use("memory", create)
         if results[-1].get("is_error"):
             gcs_proxy.clear_rules()  # GCS is back; the model tries again, a little later:
@@ -350,9 +347,8 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     first, second = orion.logged(log_events.TOOL_MEMORY_CREATE)
     assert (first["severity"], first["ok"], second["ok"]) == ("ERROR", False, True)
     assert first["error"].startswith("store unavailable")
-    # The breaker opens only when nothing else the store was asked answered meanwhile; the
-    # turn's own transcript write may have (it goes out as the turn begins). Either way the
-    # retry lands and nothing is lost.
+    # The breaker opens only when nothing else the store was asked answered meanwhile
+    # (another event's request may have). Either way the retry lands and nothing is lost.
     down = orion.logged(log_events.STORE_UNAVAILABLE)
     assert [line["severity"] for line in down] in ([], ["ERROR"])
     if down:
@@ -360,15 +356,12 @@ def test_a_memory_command_during_a_gcs_outage_is_a_friendly_error_and_its_retry_
     assert_logs_are_clean(orion)
 
     # Nothing lost: the memory is in the bucket, written once.
-    assert bucket.read(f"users/{USER}/notes.md") == NOTES
+    assert bucket.read(f"{HOME.memory_prefix}notes.md") == NOTES
 
 
 # --- 5. the after-turn writes fail -----------------------------------------------------------
 
-PREVIOUS_SUMMARY = (
-    "# Cat names\n\nLast updated: 2026-01-05T10:00:00Z\nUser: U0GAIL\n\n"
-    "Gail is choosing a name for a new kitten; she liked Miso.\n"
-)
+PREVIOUS_SUMMARY = "Gail is choosing a name for a new kitten; she liked Miso."
 FIRST_QUESTION = "From now on, call me Gabi. Which of Miso and Tofu suits a grey kitten best?"
 FIRST_ANSWER = (
     "Miso suits a grey kitten well: it is short, warm and easy to call across a room, Gabi."
@@ -385,11 +378,21 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
-    # A thread resumed from an earlier session: its summary and the person's preferences
-    # exist, so their updates are conditional on these generations (named in the URL).
+    # A thread resumed from an earlier session: the conversation with its summary, the
+    # profile listing it and the person's preferences exist, so the turn end's updates of
+    # the profile (the new summary) and preferences are conditional on these generations
+    # (named in the URL).
     thread_ts = slack.open_assistant_thread(CHANNEL)
-    summary_generation = bucket.write(session_context_key(thread_ts), PREVIOUS_SUMMARY)
-    bucket.write(*index_listing(USER, thread_ts, CHANNEL))
+    bucket.write(
+        HOME.conversation_key(thread_ts),
+        layout.conversation(
+            USER, thread_ts, channel_id=CHANNEL, summary=PREVIOUS_SUMMARY, title="Cat names"
+        ),
+    )
+    summary_generation = bucket.write(
+        HOME.profile_key,
+        layout.profile(conversations=[(thread_ts, "Cat names")], channel_id=CHANNEL),
+    )
     preferences_generation = bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     orion = orion_on_bucket(memory_after_turn_timeout_s=0.75)
     answer_questions(
@@ -419,7 +422,9 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     [saved] = orion.wait_logged(log_events.MEMORY_PREFERENCES_WRITE)
     assert saved["changed"] is True
     assert json.loads(bucket.read(PREFERENCES_KEY) or "")["name"] == "Gabi"
-    bucket.wait_for(session_context_key(thread_ts), lambda content: "picked Miso" in content)
+    bucket.wait_for(
+        HOME.profile_key, lambda content: "picked Miso" in (layout.summary_of_latest(content) or "")
+    )
 
     # The next message works, and Claude has everything said during the outage.
     send(orion, slack, thread_ts, SECOND_QUESTION)
@@ -429,9 +434,8 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     slack.wait_for(
         lambda: orion.logged(log_events.MEMORY_AFTER_TURN), what="the next after-turn step"
     )
-    assert [
-        e["thread"] for e in json.loads(bucket.read(conversations_index_key(USER)) or "[]")
-    ] == [thread_ts]
+    listed = layout.profile_of(bucket.read(HOME.profile_key)).conversations
+    assert [e.thread_ts for e in listed] == [thread_ts]
 
     assert replies(slack, thread_ts) == [FIRST_ANSWER, SECOND_ANSWER]
     assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
@@ -450,8 +454,9 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
 ) -> None:
     orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
-    orion.wait_idle()  # the conversation is recorded, and its context saved
-    # Every create-only upload: the claims (and the thread's first summary) fail.
+    orion.wait_idle()  # the conversation is recorded
+    # Every create-only upload: the claims (and the person's first profile and search
+    # index, at the turn's end) fail.
     claims = gcs_proxy.add_rule("ifGenerationMatch=0", status=503, method="POST")
     question = "Can you draft a two-line status update for the payments team?"
     answer = "Payments: migration on track for Thursday. No blockers."
@@ -478,5 +483,4 @@ def test_an_unreachable_claim_store_still_answers_the_message_once(
     assert_logs_are_clean(orion)
     # The conversation itself is kept once GCS is back. (The claim may land too, late: the
     # upload abandoned after the claim budget keeps retrying in its worker thread.)
-    bucket.wait_for(session_context_key(thread_ts))
-    assert bucket.read(thread_context_key(CHANNEL, thread_ts)) is not None
+    bucket.wait_for(HOME.conversation_key(thread_ts), lambda content: question in content)

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from app.memory.scopes import user_preferences_key, welcome_key
+from app.learning.welcome import Welcome
+from tests import layout
 from tests.e2e.conversation import open_thread, post_user_message, wait_for_answer
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude
@@ -47,10 +48,13 @@ def converse(orion: OrionServer, slack: FakeSlack, claude: FakeClaude) -> None:
 def test_the_next_thread_welcomes_the_person_back_to_their_topic_in_their_language(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
-    seed(memory_dir, user_preferences_key(USER), json.dumps(PREFERENCES))
+    seed(memory_dir, layout.preferences_key(USER), json.dumps(PREFERENCES))
     converse(orion, slack, claude)
-    welcome = memory_dir / welcome_key(USER)
-    slack.wait_for(welcome.is_file, what="the welcome prepared at turn end")
+    profile = memory_dir / layout.person(USER).profile_key
+    slack.wait_for(
+        lambda: profile.is_file() and layout.welcome_in(profile.read_text()) is not None,
+        what="the welcome prepared at turn end",
+    )
     asked = len(claude.requests)
 
     thread_ts, greeting = open_thread(orion, slack, USER, CHANNEL)
@@ -67,16 +71,16 @@ def test_the_next_thread_welcomes_the_person_back_to_their_topic_in_their_langua
 def test_a_welcome_older_than_the_retention_window_is_not_mentioned(
     orion: OrionServer, slack: FakeSlack, memory_dir: Path
 ) -> None:
-    seed(memory_dir, user_preferences_key(USER), json.dumps(PREFERENCES))
+    seed(memory_dir, layout.preferences_key(USER), json.dumps(PREFERENCES))
     stale = datetime.now(UTC) - timedelta(days=40)
-    old = {
-        "thread": "1700000000.000100",
-        "topic": "Revue du budget T3",
-        "updated": stale.isoformat(),
-        "greeting": "Bon retour, Léa ! On reprend la revue du budget T3 ?",
-        "next_step": "Reprendre la revue du budget T3",
-    }
-    seed(memory_dir, welcome_key(USER), json.dumps(old))
+    old = Welcome(
+        thread_ts="1700000000.000100",
+        topic="Revue du budget T3",
+        updated=stale,
+        greeting="Bon retour, Léa ! On reprend la revue du budget T3 ?",
+        next_step="Reprendre la revue du budget T3",
+    )
+    seed(memory_dir, layout.person(USER).profile_key, layout.profile(welcome=old, at=stale))
 
     thread_ts, greeting = open_thread(orion, slack, USER, CHANNEL)
 

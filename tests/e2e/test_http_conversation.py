@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 
 from app.agent.errors import BUSY, OVERLOADED
+from app.memory.homes import person, preferences_key
 from app.slack.conversation.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS
-from tests import log_events
+from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests
 from tests.fakes import slack_events as events
@@ -183,8 +184,10 @@ def test_a_refused_answer_says_so_in_one_sentence_and_nothing_of_the_turn_is_kep
     orion.wait_logged(log_events.MEMORY_REFUSED_TURN_REVERTED)
     [turn_end] = orion.wait_logged(log_events.MEMORY_AFTER_TURN)
     assert turn_end["source"] == "skipped" and turn_end["reason"] == "refusal"
-    assert not (memory_dir / "users" / USER / "preferences.json").exists()
-    assert not list(memory_dir.glob("sessions/*/context.md"))
+    home = person(USER)
+    assert not (memory_dir / preferences_key(USER)).exists()
+    profile = memory_dir / home.profile_key
+    assert not profile.exists() or layout.summary_of_latest(profile.read_text()) is None
     orion.wait_idle()
     # Nor is the exchange kept as history: the next message is answered without it.
     claude.reply("Happy to help with something else.")
@@ -192,7 +195,7 @@ def test_a_refused_answer_says_so_in_one_sentence_and_nothing_of_the_turn_is_kep
     _wait_answers(slack, thread_ts, 2)
     sent = [message_text(m) for m in main_requests(claude, orion)[-1]["messages"]]
     assert sent == ["What's on today?"]
-    record = json.loads(next(memory_dir.glob("conversations/*.json")).read_text())
+    record = json.loads((memory_dir / home.conversation_key(thread_ts)).read_text())
     assert "wifi" not in json.dumps(record) and "Sure, first you" not in json.dumps(record)
 
 

@@ -1,6 +1,6 @@
 """Long threads: Claude sees the thread's opening request and its newest messages, the cut
-between them is marked; a thread Orion has no transcript of is read from Slack once, and
-every later turn from Orion's own transcript — also under Slack's non-Marketplace limits.
+between them is marked; every turn's history is Orion's own transcript, never a read of
+the DM's history from Slack — also under Slack's non-Marketplace limits.
 
 End to end through signed events against the fake Slack, which pages `conversations.replies`
 as Slack does (oldest first, `limit` and `cursor`), and limits it when asked.
@@ -8,10 +8,11 @@ as Slack does (oldest first, `limit` and `cursor`), and limits it when asked.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from app.agent.history import CUT_NOTE
-from tests import log_events
+from tests import layout, log_events
 from tests.e2e.conversation import main_requests, post_user_message, wait_for_answer
 from tests.fakes import claude_script as script
 from tests.fakes import slack_events as events
@@ -24,17 +25,24 @@ USER, CHANNEL = "U0JUNO", "D0JUNO"
 OPENING = "Help me plan the data-centre migration: 40 services, two weeks, no downtime."
 
 
-def long_thread(slack: FakeSlack, earlier: int) -> str:
+def long_thread(slack: FakeSlack, memory_dir: Path, earlier: int) -> str:
     """An assistant thread: Slack's root, Orion's greeting, the person's opening request,
-    then `earlier` - 1 more messages, alternating person and Orion, numbered."""
+    then `earlier` - 1 more messages, alternating person and Orion, numbered; and Orion's
+    transcript of it, as its turns kept it (bounded: the opening and the newest)."""
     thread_ts = slack.open_assistant_thread(CHANNEL)
     add_bot_message(slack, thread_ts, "Hi, I'm Orion. How can I help?")
     slack.add_user_message(CHANNEL, thread_ts, USER, OPENING)
+    said = [("user", OPENING)]
     for n in range(2, earlier + 1):
         if n % 2:
             add_bot_message(slack, thread_ts, f"Noted, step {n}.")
+            said.append(("assistant", f"Noted, step {n}."))
         else:
             slack.add_user_message(CHANNEL, thread_ts, USER, f"Step {n}: move service {n}.")
+            said.append(("user", f"Step {n}: move service {n}."))
+    kept = memory_dir / layout.conversation_key(USER, thread_ts)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(layout.conversation(USER, thread_ts, channel_id=CHANNEL, messages=said))
     return thread_ts
 
 
@@ -71,9 +79,9 @@ def contents(request: dict[str, Any]) -> list[str]:
 
 
 def test_a_450_message_thread_sends_its_opening_and_newest_messages_with_the_cut_marked(
-    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
-    thread_ts = long_thread(slack, 450)
+    thread_ts = long_thread(slack, memory_dir, 450)
 
     request = ask(orion, slack, claude, thread_ts, "What did I just say?")
 
@@ -84,23 +92,19 @@ def test_a_450_message_thread_sends_its_opening_and_newest_messages_with_the_cut
     assert not any("Step 200:" in text for text in sent), "the middle is cut"
     assert sent[-1].endswith("What did I just say?")
     assert len(sent) <= 30
+    assert replies_calls(slack) == 0, "Orion's transcript, not Slack's history"
 
 
-def test_a_1000_message_thread_is_read_from_slack_once_then_from_orions_transcript(
-    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+def test_a_1000_message_thread_goes_on_from_orions_transcript_turn_after_turn(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
-    thread_ts = long_thread(slack, 1000)
+    thread_ts = long_thread(slack, memory_dir, 1000)
 
-    before = replies_calls(slack)
     ask(orion, slack, claude, thread_ts, "First question?")
-    first_turn = replies_calls(slack) - before
     orion.wait_idle()
-    before = replies_calls(slack)
     second = ask(orion, slack, claude, thread_ts, "Second question?")
-    second_turn = replies_calls(slack) - before
 
-    assert first_turn == 6, "1,000 messages in pages of 200 (and the new one)"
-    assert second_turn == 0, "the transcript Orion made of it"
+    assert replies_calls(slack) == 0, "Orion's transcript, not Slack's history"
     sent = contents(second)
     assert sent[0].startswith(OPENING) and CUT_NOTE in sent[0]
     joined = "\n".join(sent)
@@ -129,25 +133,3 @@ def test_under_non_marketplace_limits_every_turn_still_has_its_history(
     for n in range(1, 4):
         assert f"Question {n}:" in joined and f"Answer to: Question {n}:" in joined
     assert not orion.logged(log_events.SLACK_THREAD_HISTORY_LIMITED)
-
-
-def test_a_thread_from_before_transcripts_under_the_limits_goes_on_with_what_slack_gave(
-    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
-) -> None:
-    thread_ts = long_thread(slack, 40)
-    slack.limit_history_reads()
-
-    first = ask(orion, slack, claude, thread_ts, "Where are we?")
-    orion.wait_idle()
-    second = ask(orion, slack, claude, thread_ts, "And next?")
-
-    # The first page (15 messages) before Slack said `ratelimited`: logged, no apology.
-    [limited] = orion.logged(log_events.SLACK_THREAD_HISTORY_LIMITED)
-    assert (limited["pages"], limited["thread_ts"]) == (1, thread_ts)
-    assert contents(first)[0].startswith(OPENING) and contents(first)[-1].endswith("Where are we?")
-    assert "Step 12: move service 12." in "\n".join(contents(first))
-    # The next turn within the minute reads Orion's transcript of what it had.
-    assert replies_calls(slack) == 2, "one page, one ratelimited, and nothing since"
-    joined = "\n".join(contents(second))
-    assert OPENING in joined and "Answer to: Where are we?" in joined
-    assert not [m for m in slack.bot_messages(CHANNEL, thread_ts) if "sorry" in m.text.lower()]

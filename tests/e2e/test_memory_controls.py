@@ -17,17 +17,9 @@ from typing import Any
 
 import pytest
 
-from app.learning.summary_file import SessionSummary, render_summary
 from app.learning.timestamps import format_time
+from app.memory.homes import person, preferences_key
 from app.memory.key_prefixes import KEY_PREFIXES
-from app.memory.scopes import (
-    conversation_record_key,
-    conversations_index_key,
-    session_context_key,
-    thread_context_key,
-    user_preferences_key,
-    user_prefix,
-)
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.slack.home import download_memory, forget_everything, forget_memory_item
 from app.slack.home.memory_view import (
@@ -37,7 +29,7 @@ from app.slack.home.memory_view import (
     ACTION_FORGET_PREFERENCE,
     UNAVAILABLE,
 )
-from tests import log_events
+from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
 from tests.e2e.memory_bucket import Bucket
@@ -80,28 +72,50 @@ def mira() -> dict[str, str]:
         "language": "French",
         "_learned": {"name": learned, "language": learned},
     }
-    index = [{"thread": THREAD, "title": TITLE, "updated": format_time(UPDATED), "channel": DM}]
-    summary = SessionSummary(title=TITLE, body=SUMMARY, user_id=USER, updated=UPDATED)
-    context = {"channel_id": None, "orion_memory_context": f"name: Mira ({SECRET})"}
+    # Slack's context of the thread, as kept with the conversation (seeded with a secret:
+    # a write through Orion would have redacted it).
+    context = {"channel_id": "C0LAUNCH", "note": f"name: Mira ({SECRET})"}
     return {
-        user_preferences_key(USER): json.dumps(preferences),
-        f"{user_prefix(USER)}{NOTE_NAME}": NOTE,
-        conversations_index_key(USER): json.dumps(index),
-        session_context_key(THREAD): render_summary(summary),
-        thread_context_key(DM, THREAD): json.dumps(context),
+        preferences_key(USER): json.dumps(preferences),
+        f"{person(USER).memory_prefix}{NOTE_NAME}": NOTE,
+        person(USER).profile_key: layout.profile(
+            conversations=[(THREAD, TITLE)], channel_id=DM, at=UPDATED
+        ),
+        layout.conversation_key(USER, THREAD): layout.conversation(
+            USER, THREAD, channel_id=DM, summary=SUMMARY, title=TITLE, at=UPDATED, context=context
+        ),
     }
 
 
 def otto() -> dict[str, str]:
     """Another person's memory, which nothing Mira does may touch."""
-    index = [{"thread": OTHER_THREAD, "title": "Otto's roadmap", "updated": format_time(UPDATED)}]
-    summary = SessionSummary(title="Roadmap", body="Otto's roadmap.", user_id=OTHER)
     return {
-        user_preferences_key(OTHER): json.dumps({"name": "Otto", "language": "German"}),
-        conversations_index_key(OTHER): json.dumps(index),
-        session_context_key(OTHER_THREAD): render_summary(summary),
-        thread_context_key(OTHER_DM, OTHER_THREAD): json.dumps({"channel_id": None}),
+        preferences_key(OTHER): json.dumps({"name": "Otto", "language": "German"}),
+        person(OTHER).profile_key: layout.profile(
+            conversations=[(OTHER_THREAD, "Otto's roadmap")], channel_id=OTHER_DM, at=UPDATED
+        ),
+        layout.conversation_key(OTHER, OTHER_THREAD): layout.conversation(
+            OTHER,
+            OTHER_THREAD,
+            channel_id=OTHER_DM,
+            summary="Otto's roadmap.",
+            title="Roadmap",
+            at=UPDATED,
+        ),
     }
+
+
+def left_of(bucket: Bucket, user: str) -> dict[str, str]:
+    """What the bucket still holds of `user`: any object naming them, by key or content,
+    but the mark their erasure leaves (their profile, holding only when it was)."""
+    left = {
+        key: content
+        for key, content in everything_in(bucket).items()
+        if user in key or user in content
+    }
+    mark = left.pop(person(user).profile_key, None)
+    assert mark is None or set(json.loads(mark)) == {"version", "erased_at"}, mark
+    return left
 
 
 def seed(bucket: Bucket, objects: dict[str, str]) -> None:
@@ -249,7 +263,7 @@ def test_forget_on_a_preference_removes_it_from_the_bucket_and_the_home_tab(
 
     after = click(orion, slack, USER, view, ACTION_FORGET_PREFERENCE, "language")
 
-    stored = json.loads(seeded.read(user_preferences_key(USER)) or "{}")
+    stored = json.loads(seeded.read(preferences_key(USER)) or "{}")
     assert "language" not in stored and "language" not in stored["_learned"]
     assert stored["name"] == "Mira", "only that one"
     assert forget_memory_item.FORGOTTEN["preference"] in shown(after)
@@ -259,7 +273,7 @@ def test_forget_on_a_preference_removes_it_from_the_bucket_and_the_home_tab(
 
     # A note goes the same way, by its file name in the person's own directory.
     after_note = click(orion, slack, USER, after, ACTION_FORGET_NOTE, NOTE_NAME)
-    assert seeded.read(f"{user_prefix(USER)}{NOTE_NAME}") is None
+    assert seeded.read(f"{person(USER).memory_prefix}{NOTE_NAME}") is None
     assert NOTE_NAME not in shown(after_note)
 
 
@@ -272,7 +286,7 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
     # A real thread first: Orion greets Mira by name and records the conversation as hers.
     thread_ts, greeting = open_thread(orion, slack, USER, DM)
     assert greeting.startswith("Bon retour, Mira !"), "in her language, French"
-    seeded.wait_for(conversation_record_key(thread_ts), lambda content: USER in content)
+    seeded.wait_for(layout.conversation_key(USER, thread_ts), lambda content: USER in content)
     orion.wait_idle()
     others = {key: seeded.read(key) for key in otto()}
     generations = {k: g for k, g in seeded.generations().items() if k in others}
@@ -282,15 +296,16 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
 
     after = click(orion, slack, USER, view, ACTION_FORGET_EVERYTHING)  # confirmed
 
+    assert left_of(seeded, USER) == {}
     left = everything_in(seeded)
-    assert [key for key, content in left.items() if USER in key or USER in content] == []
     assert [key for key, content in left.items() if SECRET in content or "Mira" in content] == []
     assert {key: left.get(key) for key in others} == others, "Otto's memory is untouched"
     assert {k: g for k, g in seeded.generations().items() if k in others} == generations
     assert forget_everything.DONE in shown(after)
     assert "French" not in shown(after) and NOTE_NAME not in shown(after)
     [line] = orion.wait_logged(log_events.MEMORY_FORGET)
-    assert line["kind"] == "everything" and line["objects"] >= len(mira()) + 1
+    # Every object of hers but the profile (her erasure's mark), and the new thread's.
+    assert line["kind"] == "everything" and line["objects"] >= len(mira())
     assert line["user"] == USER and "duration_ms" in line
 
     thread_ts, greeting = open_thread(orion, slack, USER, DM)
@@ -302,7 +317,7 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
     [request] = conversation.main_requests(claude, orion)
     for forgotten in ("Mira", "French", "launch", SECRET):
         assert forgotten not in json.dumps(request), forgotten
-    # Claims, contexts, a tombstone, a summary: each under a prefix of the one list.
+    # Claims, the erasure's mark, a conversation: each under a prefix of the one list.
     orion.wait_idle()
     listed = tuple(kind.prefix for kind in KEY_PREFIXES)
     assert [key for key in seeded.names() if not key.startswith(listed)] == []
@@ -325,10 +340,9 @@ def test_a_turn_finishing_while_its_person_erases_everything_writes_nothing_back
     conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=20)
     orion.wait_logged(log_events.MEMORY_AFTER_TURN, timeout=20)
     orion.wait_idle()
-    left = everything_in(seeded)
-    assert [key for key, content in left.items() if USER in key or USER in content] == []
-    assert [key for key, content in left.items() if "Mira" in content] == []
-    assert orion.logged(log_events.MEMORY_ERASED_DURING_TURN), "the turn took its own writes back"
+    assert left_of(seeded, USER) == {}
+    assert [key for key, content in everything_in(seeded).items() if "Mira" in content] == []
+    assert orion.logged(log_events.MEMORY_ERASED_DURING_EVENT), "the turn took its writes back"
 
 
 # --- 4. export --------------------------------------------------------------------------------
@@ -398,7 +412,7 @@ def test_a_click_from_another_person_cannot_read_or_erase_the_home_tab_owners_me
     after = everything_in(seeded)
     assert {key: after.get(key) for key in miras} == miras, "Mira's memory is all there"
     assert {k: seeded.generations().get(k) for k in miras} == {k: generations[k] for k in miras}
-    assert user_preferences_key(OTHER) not in after, "Otto erased his own"
+    assert preferences_key(OTHER) not in after, "Otto erased his own"
 
 
 # --- 6. storage down --------------------------------------------------------------------------
@@ -428,7 +442,7 @@ def test_storage_down_shows_a_friendly_home_tab_and_the_service_stays_healthy(
     assert orion.wait_logged(log_events.MEMORY_FORGET_FAILED)[0]["kind"] == "preference"
     assert orion.http.get("/healthz").status_code == 200
     gcs_proxy.clear_rules()
-    assert "language" in (seeded.read(user_preferences_key(USER)) or "")
+    assert "language" in (seeded.read(preferences_key(USER)) or "")
 
 
 # --- both experiences -------------------------------------------------------------------------

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from app.memory.scopes import session_context_key, thread_context_key, user_preferences_key
-from tests import log_events
+from app.memory.homes import person, preferences_key
+from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, result_text, tool_results
-from tests.e2e.memory_bucket import Bucket, index_listing
+from tests.e2e.memory_bucket import Bucket
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import text
 from tests.fakes.slack_api import FakeSlack
@@ -49,6 +49,15 @@ def seed(directory: Path, key: str, content: str, *, days_old: float) -> Path:
     path.write_text(content)
     set_age(path, days_old)
     return path
+
+
+def past(thread_ts: str, days_old: float) -> str:
+    """The person's conversation in `thread_ts`, summarised `days_old` days ago."""
+    summary = OLD_SUMMARY if days_old > 30 else RECENT_SUMMARY
+    at = datetime.now(UTC) - timedelta(days=days_old)
+    return layout.conversation(
+        USER, thread_ts, channel_id=CHANNEL, summary=summary, messages=[("user", "Hi")], at=at
+    )
 
 
 @pytest.fixture
@@ -80,16 +89,18 @@ def test_a_slack_token_said_in_a_thread_is_kept_nowhere(
         question = f"Remember our deploy bot token {SLACK_TOKEN}; we rotate it every month."
         conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, question)
         conversation.wait_for_answer(slack, CHANNEL, thread_ts, ANSWER)
-        summary = bucket.wait_for(session_context_key(thread_ts), lambda c: "[redacted]" in c)
+        # The summary the turn end made: with the welcome back, until the next turn.
+        profile = bucket.wait_for(person(USER).profile_key, lambda c: "[redacted]" in c)
 
         # The model's tool result reads exactly as the SDK's reference tool's would.
         results = [result_text(r) for r in tool_results(main_requests(claude, orion)[1])]
         assert results == [f"File created successfully at: {NOTES}"]
 
-    assert (
-        bucket.read(f"users/{USER}/deploy.md") == "Deploy bot token: [redacted]\nRotate monthly.\n"
-    )
-    assert summary.startswith("# Rotating [redacted]")
+    note = bucket.read(f"{person(USER).memory_prefix}deploy.md")
+    assert note == "Deploy bot token: [redacted]\nRotate monthly.\n"
+    welcome = layout.welcome_in(profile)
+    assert welcome is not None and welcome.topic == "Rotating [redacted]"
+    assert layout.summary_of_latest(profile) == "The person shared [redacted]."
     everything = {name: bucket.read(name) or "" for name in bucket.names()}
     assert everything, "nothing was written"
     assert [name for name, content in everything.items() if SLACK_TOKEN in content] == []
@@ -102,15 +113,19 @@ def test_the_local_directory_is_swept_at_start_up(
     slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
     old_thread, recent_thread = "1700000000.000001", "1700000000.000002"
+    home = person(USER)
     old = [
-        seed(memory_dir, session_context_key(old_thread), OLD_SUMMARY, days_old=40),
-        seed(memory_dir, thread_context_key(CHANNEL, old_thread), "{}", days_old=40),
+        seed(memory_dir, home.conversation_key(old_thread), past(old_thread, 40), days_old=40),
+        seed(memory_dir, f"{home.notes_prefix(old_thread)}todo.md", "Pick a DB.", days_old=40),
     ]
     kept = [
-        seed(memory_dir, session_context_key(recent_thread), RECENT_SUMMARY, days_old=10),
-        seed(memory_dir, thread_context_key(CHANNEL, recent_thread), "{}", days_old=10),
-        seed(memory_dir, user_preferences_key(USER), json.dumps(PREFERENCES), days_old=400),
-        seed(memory_dir, f"users/{USER}/notes.md", "Works on billing.", days_old=400),
+        seed(
+            memory_dir, home.conversation_key(recent_thread), past(recent_thread, 10), days_old=10
+        ),
+        seed(memory_dir, f"{home.notes_prefix(recent_thread)}todo.md", "Book.", days_old=10),
+        seed(memory_dir, home.profile_key, layout.profile(), days_old=400),
+        seed(memory_dir, preferences_key(USER), json.dumps(PREFERENCES), days_old=400),
+        seed(memory_dir, f"{home.memory_prefix}notes.md", "Works on billing.", days_old=400),
     ]
 
     with OrionServer(make_settings(slack, claude, memory_dir=memory_dir)) as orion:
@@ -125,16 +140,14 @@ def test_a_40_day_old_summary_is_not_restored_for_its_thread(
     orion_local: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
     orion_local.wait_logged(log_events.MEMORY_RETENTION_SWEEP)  # seeded after it: only reads decide
-    seed(memory_dir, user_preferences_key(USER), json.dumps(PREFERENCES), days_old=400)
+    seed(memory_dir, preferences_key(USER), json.dumps(PREFERENCES), days_old=400)
     old_thread, recent_thread = (
         slack.open_assistant_thread(CHANNEL),
         slack.open_assistant_thread(CHANNEL),
     )
-    seed(memory_dir, session_context_key(old_thread), OLD_SUMMARY, days_old=40)
-    seed(memory_dir, session_context_key(recent_thread), RECENT_SUMMARY, days_old=10)
-    # Conversations from before records were kept: Orion's index says the recent one is
-    # theirs (what is left of the old one has expired: nobody's, nothing to give).
-    seed(memory_dir, *index_listing(USER, recent_thread, CHANNEL), days_old=10)
+    home = person(USER)
+    seed(memory_dir, home.conversation_key(old_thread), past(old_thread, 40), days_old=40)
+    seed(memory_dir, home.conversation_key(recent_thread), past(recent_thread, 10), days_old=10)
 
     # A message in each thread, with no thread start seen for it: the turn restores the
     # thread's memory itself, its summary included (a thread start does not ask for one:

@@ -15,15 +15,7 @@ from typing import Any
 import pytest
 
 from app.learning import undo
-from app.memory.key_prefixes import UNDO_PREFIX
-from app.memory.scopes import (
-    person_settings_key,
-    session_context_key,
-    session_prefix,
-    undo_markers_prefix,
-    user_preferences_key,
-    user_prefix,
-)
+from app.memory.homes import person, preferences_key
 from app.slack.conversation.memory_note_blocks import UNDO_UNAVAILABLE
 from app.slack.home.memory_view import (
     ACTION_FORGET_CONVERSATION,
@@ -32,10 +24,10 @@ from app.slack.home.memory_view import (
     NOTES_OFF,
     NOTES_ON,
 )
-from tests import log_events
+from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import tool_results
-from tests.e2e.memory_bucket import Bucket, index_listing
+from tests.e2e.memory_bucket import Bucket
 from tests.e2e.memory_notes import (
     answer_summaries,
     click_undo,
@@ -54,7 +46,9 @@ from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
 
 USER, DM = "U0SAMUEL", "D0SAMUEL"
-OWN = user_prefix(USER)
+HOME = person(USER)
+OWN = HOME.memory_prefix
+UNDO_PREFIX = f"{HOME.prefix}undo/"
 MEMORIES = f"/memories/users/{USER}"
 TRAVEL = "Lisbon in May.\nHotel near the river.\n"
 PREFERENCES = json.dumps({"name": "Sam"}, indent=2)
@@ -106,7 +100,7 @@ def moved_to_june(orion: OrionServer, slack: FakeSlack, claude: FakeClaude) -> t
 @pytest.fixture
 def seeded(bucket: Bucket) -> Bucket:
     bucket.write(f"{OWN}notes/travel.md", TRAVEL)
-    bucket.write(user_preferences_key(USER), PREFERENCES)
+    bucket.write(preferences_key(USER), PREFERENCES)
     return bucket
 
 
@@ -150,13 +144,12 @@ def test_an_answer_that_saved_shows_each_change_and_undo_puts_every_file_back_ex
     answer, shown_note = slack.bot_messages(DM, thread_ts)
     assert shown_note.ts == note.ts and answer.text == "Noted, Samuel: Lisbon in June."
     assert seeded.read(f"{OWN}notes/hotels.md") == "Casa do Rio\n"
-    assert "Samuel" in (seeded.read(user_preferences_key(USER)) or "")
-    # The button carries a random id, nothing else; the record (and its marker) is Orion's.
+    assert "Samuel" in (seeded.read(preferences_key(USER)) or "")
+    # The button carries a random id, nothing else; the record is Orion's, in her home.
     value = undo_value(note)
     assert len(value) == 32 and USER not in value
-    record = json.loads(seeded.read(f"{UNDO_PREFIX}{value}.json") or "{}")
+    record = json.loads(seeded.read(HOME.undo_key(value)) or "{}")
     assert record["owner"] == USER
-    assert seeded.read(f"{undo_markers_prefix(USER)}{value}") == ""
 
     click_undo(orion, slack, USER, DM, note)
     undone = slack.wait_for(
@@ -232,28 +225,26 @@ def test_a_file_changed_after_the_answer_is_never_overwritten_by_undo(
     assert not notes(slack, DM, thread_ts)[0].edited, "the Undo is still there"
 
 
-def test_an_answer_that_also_wrote_the_threads_summary_can_still_be_undone(
+def test_an_answer_whose_turn_end_wrote_the_summary_can_still_be_undone(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
-    """The summary (`sessions/{thread}/context.md`) is Orion's own rewrite at the end of
-    every answer: not a change the note names, nor one that blocks the Undo."""
+    """The summary is Orion's own rewrite at the end of every answer (kept with the
+    conversation, and in the person's profile until the next turn): not a change the note
+    names, nor one the Undo takes back."""
     before = memory_of(seeded)
     thread_ts = slack.new_ts()
-    summary = session_context_key(thread_ts)
-    claude.reply_tool_use(
-        "memory", memory_tool("create", path=f"/memories/{summary}", file_text="# Lisbon\n")
-    )
     claude.reply_tool_use(
         "memory", memory_tool("create", path=f"{MEMORIES}/notes/hotels.md", file_text="Rio\n")
     )
-    # Long enough to be summarised: the turn's end rewrites the summary after the answer.
+    # Long enough to be summarised: the turn's end writes the summary after the answer.
     said = "We have booked the hotel by the river in Lisbon, Casa do Rio; keep it in mind."
     answer = "Noted the hotel, Casa do Rio by the river in Lisbon, for your trip in May."
     claude.reply(answer)
     ask(orion, slack, thread_ts, said, answer)
     note = wait_for_note(slack, DM, thread_ts)
     orion.wait_logged(log_events.MEMORY_AFTER_TURN)
-    assert "The person's plans, noted." in (seeded.read(summary) or ""), "rewritten since"
+    summary = layout.summary_of_latest(seeded.read(HOME.profile_key))
+    assert summary == "The person's plans, noted."
     assert note_lines(note) == ["Saved to memory: notes/hotels.md"]
 
     click_undo(orion, slack, USER, DM, note)
@@ -263,7 +254,7 @@ def test_an_answer_that_also_wrote_the_threads_summary_can_still_be_undone(
 
     assert undone.text == undo.UNDONE
     assert memory_of(seeded) == before
-    assert seeded.read(summary), "the summary is the turn end's, and stays"
+    assert layout.summary_of_latest(seeded.read(HOME.profile_key)) == summary, "it stays"
 
 
 def test_a_turn_that_saved_many_files_shows_five_and_counts_the_rest(
@@ -324,7 +315,7 @@ def test_an_expired_undo_says_so_and_changes_nothing(
 ) -> None:
     _thread_ts, note = saved_hotel(orion, slack, claude)
     # The bucket's lifecycle rule deletes records older than the retention window.
-    seeded.delete(f"{UNDO_PREFIX}{undo_value(note)}.json")
+    seeded.delete(HOME.undo_key(undo_value(note)))
     after = memory_of(seeded)
 
     click_undo(orion, slack, USER, DM, note)
@@ -349,7 +340,11 @@ def test_after_forget_everything_undo_does_nothing_and_says_why(
     assert wait_for_ephemeral(slack, USER) == undo.ERASED
     orion.wait_idle()
     left = {key: seeded.read(key) or "" for key in seeded.names()}
-    assert [key for key, content in left.items() if USER in key or USER in content] == []
+    # Nothing of hers but the erasure's mark (her profile, holding when it was).
+    assert [key for key, content in left.items() if USER in key or USER in content] == [
+        HOME.profile_key
+    ]
+    assert set(json.loads(left[HOME.profile_key])) == {"version", "erased_at"}
     assert [key for key in left if key.startswith(UNDO_PREFIX)] == [], "the record went too"
 
 
@@ -357,11 +352,11 @@ def test_after_forgetting_the_conversation_undo_does_not_bring_back_what_the_ans
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
     thread_ts = slack.new_ts()
-    plan = f"{session_prefix(thread_ts)}plan.md"
+    plan = f"{HOME.notes_prefix(thread_ts)}plan.md"
     old_plan = "The old plan: Porto first.\n"
     seeded.write(plan, old_plan)
-    seeded.write(*index_listing(USER, thread_ts, DM))  # hers, from before records were kept
-    claude.reply_tool_use("memory", memory_tool("delete", path=f"/memories/{plan}"))
+    plan_path = f"/memories/sessions/{thread_ts.replace('.', '-')}/plan.md"
+    claude.reply_tool_use("memory", memory_tool("delete", path=plan_path))
     # Long enough to be summarised: the conversation is then listed on the Home tab.
     said = "We are not going to Porto first after all, so please drop the old travel plan."
     answer = "Dropped the old plan: Porto is no longer first, and the trip starts in Lisbon."
@@ -380,12 +375,12 @@ def test_after_forgetting_the_conversation_undo_does_not_bring_back_what_the_ans
     assert wait_for_ephemeral(slack, USER) == undo.EXPIRED
     orion.wait_idle()
     assert seeded.read(plan) is None, "what the person forgot stays forgotten"
-    assert not [key for key in seeded.names() if key.startswith(session_prefix(thread_ts))]
+    assert not [key for key in seeded.names() if key.startswith(HOME.notes_prefix(thread_ts))]
     left = {key: seeded.read(key) or "" for key in seeded.names()}
     # An undo record keeps old content as the hexadecimal digits of its bytes.
     kept = (old_plan, old_plan.encode().hex())
     assert [key for key, content in left.items() if any(k in content for k in kept)] == []
-    assert [key for key in left if key.startswith((UNDO_PREFIX, undo_markers_prefix(USER)))] == []
+    assert [key for key in left if key.startswith(UNDO_PREFIX)] == []
 
 
 # --- the worst conditions during the turn ------------------------------------------------------
@@ -463,7 +458,7 @@ def test_the_home_tab_switch_hides_the_notes_and_shows_them_again(
     hidden = saving_turn(orion, slack, claude, "quiet.md", turns=1)
 
     assert NOTES_OFF in shown_text(off)
-    assert json.loads(seeded.read(person_settings_key(USER)) or "{}") == {"memory_notes": False}
+    assert json.loads(seeded.read(HOME.profile_key) or "{}")["settings"] == {"memory_notes": False}
     assert seeded.read(f"{OWN}quiet.md") == "Saved.\n", "saved all the same"
     assert notes(slack, DM, hidden) == []
     assert [m.text for m in slack.bot_messages(DM, hidden)] == ["Saved quiet.md."]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from app.memory.scopes import user_prefix
+from app.memory.homes import person
 from app.slack.agent_view.agent_session_stopped import STOPPED_CONFIRMATION
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
@@ -30,7 +30,7 @@ from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
 
 USER, DM = "U0AGNES", "D0AGNES"
-OWN = user_prefix(USER)
+OWN = person(USER).memory_prefix
 MEMORIES = f"/memories/users/{USER}"
 
 

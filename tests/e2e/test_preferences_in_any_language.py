@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from app.memory.scopes import user_preferences_key
+from tests import layout
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
 from tests.e2e.test_memory_controls import WORKSPACE, open_home, section_with
@@ -46,7 +46,7 @@ def say_in_a_new_thread(orion: OrionServer, slack: FakeSlack, text: str) -> tupl
 
 
 def name_becomes(bucket: Bucket, name: str) -> dict[str, Any]:
-    key = user_preferences_key(USER)
+    key = layout.preferences_key(USER)
     return json.loads(bucket.wait_for(key, lambda content: json.loads(content).get("name") == name))
 
 

@@ -1,23 +1,21 @@
 """`recall` over a long history in several languages, end to end.
 
 Orion over HTTP against the fake Slack and Claude, memories in the GCS emulator. Mira has
-talked to Orion 64 times in the last four weeks — before the search index existed: her
-bucket holds her conversation index and the summaries only, so her first search fills the
-index in. Claude asks `recall`; what the test reads is the tool result Claude was sent
+talked to Orion 64 times in the last four weeks: her home holds her profile listing them,
+each conversation with its summary, and her search index over them, as the turn ends
+wrote them. Claude asks `recall`; what the test reads is the tool result Claude was sent
 (what it answers the person from) and the objects in the bucket.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.learning.summary_file import SessionSummary, render_summary
-from app.learning.timestamps import format_time
-from app.memory.scopes import conversations_index_key, search_index_key, session_context_key
+from app.memory.homes import person
+from tests import layout
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
 from tests.e2e.memory_bucket import Bucket
@@ -55,18 +53,23 @@ def mira_threads() -> list[tuple[str, str, str]]:
     return threads
 
 
-def write_history(bucket: Bucket, user: str, dm: str, threads: list[tuple[str, str, str]]):
-    """Summaries and the conversation index, oldest first over 28 days (as Orion wrote them
-    before the search index)."""
+def write_history(bucket: Bucket, user: str, dm: str, threads: list[tuple[str, str, str]]) -> None:
+    """Each conversation with its summary, the profile listing them and the search index
+    over them, oldest first over 28 days (as the turn ends wrote them)."""
     step = timedelta(days=28) / len(threads)
-    index = []
-    for n, (thread, title, body) in enumerate(threads):
-        updated = NOW - timedelta(days=28) + n * step
-        summary = SessionSummary(title, body, user_id=user, updated=updated)
-        bucket.write(session_context_key(thread), render_summary(summary))
-        entry = {"thread": thread, "title": title, "updated": format_time(updated), "channel": dm}
-        index.insert(0, entry)
-    bucket.write(conversations_index_key(user), json.dumps(index, ensure_ascii=False))
+    records = [
+        layout.conversation_record(
+            user,
+            thread,
+            channel_id=dm,
+            summary=body,
+            title=title,
+            at=NOW - timedelta(days=28) + n * step,
+        )
+        for n, (thread, title, body) in enumerate(threads)
+    ]
+    for key, content in layout.history(records).items():
+        bucket.write(key, content)
 
 
 @pytest.fixture
@@ -101,12 +104,6 @@ def test_the_oldest_of_64_conversations_is_found_by_its_topic_and_never_another_
     [found] = recall(orion, slack, claude, "the offsite venue in Lisbon")
     assert OLDEST[1] in first_hit(found) and OLDEST[0] in first_hit(found)
     assert OTTOS[0] not in found and "Otto" not in found and "hotel" not in found
-    # The first search filled Mira's index in from her summaries, and only hers.
-    index = bucket.read(search_index_key(USER)) or ""
-    header = json.loads(index.split("\n", 1)[0])  # the entries' line (search_index.py)
-    assert OLDEST[0] in index and header["complete"] is True
-    assert len(header["threads"].split(" ")) == CONVERSATIONS
-    assert OTTOS[0] not in index
 
 
 def test_conversations_in_russian_and_japanese_are_found_by_questions_in_those_languages(
@@ -130,7 +127,7 @@ def test_a_forgotten_conversation_is_no_longer_found(
     claude.reply("Forgotten.")
     conversation.post_user_message(orion, slack, USER, DM, thread_ts, "Forget the offsite one.")
     conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=30)
-    assert OLDEST[0] not in (bucket.read(search_index_key(USER)) or "")
+    assert OLDEST[0] not in (bucket.read(person(USER).search_key) or "")
 
     [after] = recall(orion, slack, claude, "offsite venue Lisbon")
     assert OLDEST[0] not in after and OLDEST[1] not in after

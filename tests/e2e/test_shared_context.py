@@ -14,11 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from app.learning.erasure import forget_everything
+from app.memory.homes import preferences_key
 from app.memory.keeping import kept
 from app.memory.retention import SessionRetention
-from app.memory.scopes import conversation_record_key, thread_context_key, user_preferences_key
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.storage.gcs import GcsObjectStore
+from tests import layout
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import claude_script as script
@@ -63,7 +64,7 @@ def test_a_burst_of_thread_starts_reads_the_organisations_context_once(
     gcs_proxy.add_rule("", delay=0.2)  # every read slow: the starts overlap
     people = [(f"U0BURST{n}", f"D0BURST{n}") for n in range(8)]
     for user, _ in people:
-        bucket.write(user_preferences_key(user), json.dumps({"name": f"Person {user[-1]}"}))
+        bucket.write(preferences_key(user), json.dumps({"name": f"Person {user[-1]}"}))
     threads = [slack.open_assistant_thread(channel) for _, channel in people]
 
     for (user, channel), thread_ts in zip(people, threads, strict=True):
@@ -82,9 +83,9 @@ def test_a_burst_of_thread_starts_reads_the_organisations_context_once(
     assert len(prefs) == len(people)
     assert len(_global_reads(gcs_proxy)) == 1
     # Each thread is recorded as its person's, and nothing of the memory is kept with it.
-    for (user, channel), thread_ts in zip(people, threads, strict=True):
-        bucket.wait_for(conversation_record_key(thread_ts), lambda c, u=user: u in c)
-        assert FIRST_CONTEXT not in bucket.wait_for(thread_context_key(channel, thread_ts))
+    for (user, _), thread_ts in zip(people, threads, strict=True):
+        key = layout.conversation_key(user, thread_ts)
+        assert FIRST_CONTEXT not in bucket.wait_for(key, lambda c, u=user: u in c)
 
 
 def test_an_edit_of_the_organisations_context_reaches_the_next_conversation(
@@ -95,7 +96,7 @@ def test_an_edit_of_the_organisations_context_reaches_the_next_conversation(
     claude: FakeClaude,
 ) -> None:
     bucket.write(GLOBAL_KEY, FIRST_CONTEXT)
-    bucket.write(user_preferences_key(USER), json.dumps(PREFERENCES))
+    bucket.write(preferences_key(USER), json.dumps(PREFERENCES))
     orion = orion_on_bucket(memory_global_context_max_age_s=MAX_AGE_S)
     thread_ts, _ = conversation.open_thread(orion, slack, USER, CHANNEL)
     orion.wait_idle()
@@ -120,7 +121,7 @@ def test_an_erasure_made_elsewhere_leaves_nothing_personal_in_the_next_conversat
     claude: FakeClaude,
 ) -> None:
     bucket.write(GLOBAL_KEY, FIRST_CONTEXT)
-    bucket.write(user_preferences_key(USER), json.dumps(PREFERENCES))
+    bucket.write(preferences_key(USER), json.dumps(PREFERENCES))
     # A long bound: whatever this instance keeps, it keeps for the rest of the test.
     orion = orion_on_bucket(memory_global_context_max_age_s=600)
     thread_ts, greeting = conversation.open_thread(orion, slack, USER, CHANNEL)
@@ -131,7 +132,7 @@ def test_an_erasure_made_elsewhere_leaves_nothing_personal_in_the_next_conversat
 
     # Another instance (here: an operator's command on the same bucket) erases Ines.
     elsewhere = kept(GcsObjectStore(gcs_bucket), SessionRetention())
-    asyncio.run(forget_everything(elsewhere, USER, dm_channels=(CHANNEL,)))
+    asyncio.run(forget_everything(elsewhere, USER))
 
     thread_ts, greeting = conversation.open_thread(orion, slack, USER, CHANNEL)
     assert greeting == GENERIC_GREETING

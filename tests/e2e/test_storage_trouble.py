@@ -16,12 +16,13 @@ from collections.abc import Callable
 
 import pytest
 
-from app.memory.scopes import user_preferences_key
+from app.learning.conversation_record import ConversationRecord
+from app.memory.homes import preferences_key
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.dedupe import event_claim_key
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.storage.breaker import PROBE_KEY
-from tests import log_events
+from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
@@ -33,7 +34,7 @@ from tests.orion_server import OrionServer
 
 USER, CHANNEL = "U0HANA", "D0HANA"
 PREFERENCES = {"name": "Hana", "response_style": "bullet points"}
-PREFERENCES_KEY = user_preferences_key(USER)
+PREFERENCES_KEY = preferences_key(USER)
 WELCOME_BACK = "Welcome back, Hana!"
 # Long enough to be summarised at turn end, and stating a preference to save.
 QUESTION = "Call me Hana-chan from now on. Can you plan my day around the design review at ten?"
@@ -77,7 +78,7 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
 
     # While it is down, events do not touch the store at all: a greeting, then a message
     # that goes straight to Claude, with no memory and keeping none (nothing can say whose
-    # the conversation is), its history from Slack.
+    # the conversation is), its history only the message itself.
     thread_ts, second_greeting = open_thread(orion, slack)
     assert second_greeting == GENERIC_GREETING
     claude.reply(PLAN)
@@ -109,7 +110,7 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
 # --- one storage round trip before the greeting ----------------------------------------------
 
 
-def test_the_claim_and_the_memory_reads_go_out_together_and_the_context_is_saved_after(
+def test_the_record_is_created_beside_the_memory_reads_and_the_greeting_waits_for_nothing_else(
     orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
@@ -119,33 +120,32 @@ def test_the_claim_and_the_memory_reads_go_out_together_and_the_context_is_saved
     bucket.write(GLOBAL_KEY, "Kestrel Labs ships on Thursdays.")
     orion = orion_on_bucket()
     gcs_proxy.add_rule("", delay=0.3)  # every storage request is slow: order shows
-
-    thread_ts, greeting = open_thread(orion, slack)
-    assert greeting.startswith(WELCOME_BACK)
-    slack.wait_for(lambda: _context_write(gcs_proxy), what="the thread context write")
+    context = {"channel_id": "C0LAUNCH", "team_id": "T0TEST"}
+    thread_ts = slack.open_assistant_thread(CHANNEL)
+    started = events.assistant_thread_started(USER, CHANNEL, thread_ts, context)
+    assert orion.post_event(started).status_code == 200
+    [greeting] = slack.wait_for(lambda: slack.bot_messages(CHANNEL, thread_ts), timeout=30)
+    assert greeting.text.startswith(WELCOME_BACK)
+    orion.wait_idle()
 
     requests = store_requests(gcs_proxy)
-    # The claim, then (after the greeting) the conversation's marker and record.
-    claim, *records = sorted(
-        (r for r in requests if r.method == "POST" and "ifGenerationMatch=0" in r.path_qs),
-        key=lambda r: r.started,
-    )
-    reads = [r for r in requests if r.method == "GET" and "alt=media" in r.path_qs]
-    reads = [r for r in reads if r.started < claim.finished]
-    # Global context, preferences, how to welcome the person back (a thread that has just
-    # opened has no summary to read).
-    assert len(reads) == 3, [r.path_qs for r in requests]
-    assert not any("sessions" in r.path_qs for r in reads)
-    assert all(claim.overlaps(read) for read in reads), "the claim goes beside the reads"
+    # The conversation's record (create-only: also the claim a retried delivery loses),
+    # with Slack's context of the thread in it.
+    [record] = [r for r in requests if r.method == "POST" and "ifGenerationMatch=0" in r.path_qs]
+    stored = ConversationRecord.parse(bucket.read(layout.conversation_key(USER, thread_ts)))
+    assert stored is not None and stored.context == context
     [posted] = [c for c in slack.calls_to("chat.postMessage") if c.args["thread_ts"] == thread_ts]
-    context_write = _context_write(gcs_proxy)
-    assert context_write is not None and context_write.started > posted.at, (
-        "the thread context is saved after the greeting, not before it"
-    )
-    assert len(records) == 2 and all(r.started > posted.at for r in records), (
-        "the conversation is recorded after the greeting"
-    )
-    assert all(read.finished <= posted.at for read in reads)
+    before = [r for r in requests if r.started < posted.at]
+    # Global context, preferences, the profile (how to welcome the person back): read
+    # beside the record's creation, one round trip in front of the greeting.
+    reads = [r for r in before if r.method == "GET" and "alt=media" in r.path_qs]
+    assert len(reads) == 3, [r.path_qs for r in requests]
+    assert sorted(before, key=_start) == sorted([record, *reads], key=_start)
+    assert all(record.overlaps(read) for read in reads), "the record goes beside the reads"
+    assert all(r.finished <= posted.at for r in before)
+    # After the greeting, one more request: the profile read again (the erasure guard).
+    after = [r for r in requests if r.started > posted.at]
+    assert [(r.method, "profile.json" in r.path_qs) for r in after] == [("GET", True)]
 
 
 def test_a_thread_start_and_a_message_make_the_storage_requests_counted_for_them(
@@ -155,9 +155,10 @@ def test_a_thread_start_and_a_message_make_the_storage_requests_counted_for_them
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
-    """docs/benchmarks.md: a thread start makes 8 requests, 3 before the greeting; a
-    message in an open thread 12, 4 of them first and all at once (the organisation's
-    context is shared, not read again), and no Slack history read."""
+    """docs/benchmarks.md: a returning person's thread start makes at most 4 requests, 3
+    of them (all at once) before the greeting; a message in an open thread at most 8 with
+    its turn end, 4 of them first and all at once (the organisation's context is shared,
+    not read again), no object read or written twice, and no Slack history read."""
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     orion = orion_on_bucket(memory_global_context_max_age_s=600)
     open_thread(orion, slack)  # the services built, the organisation's context kept
@@ -183,37 +184,40 @@ def test_a_thread_start_and_a_message_make_the_storage_requests_counted_for_them
         orion.wait_idle()
     message = sorted(store_requests(gcs_proxy)[before:], key=_start)
 
-    assert len(thread_start) == 8
+    assert len(thread_start) <= 4, [(r.method, r.path_qs) for r in thread_start]
     assert len([r for r in thread_start if r.started < greeted.at]) == 3
-    assert len(message) == 12, [(r.method, r.path_qs) for r in message]
-    # First, all at once: the claim, the record, the preferences, the summary.
+    assert len(message) <= 8, [(r.method, r.path_qs) for r in message]
+    assert _each_once(message), [(r.method, r.path_qs) for r in message]
+    # First, all at once: the claim, the conversation, the preferences, the profile.
     opening = message[:4]
     assert all(a.overlaps(b) for a in opening for b in opening if a is not b)
     assert sum("ifGenerationMatch=0" in r.path_qs for r in opening) == 1
     reads = sorted(
         name
         for r in opening
-        for name in ("conversations%2F", "preferences.json", "sessions%2F")
+        for name in ("conversations%2F", "preferences.json", "profile.json")
         if name in r.path_qs
     )
-    assert reads == ["conversations%2F", "preferences.json", "sessions%2F"]
+    assert reads == ["conversations%2F", "preferences.json", "profile.json"]
     assert slack.calls_to("conversations.replies") == []
+
+
+def _each_once(requests: list[ProxiedRequest]) -> bool:
+    """No object read twice, nor written twice."""
+    seen = [(r.method, _object_of(r)) for r in requests]
+    return len(seen) == len(set(seen))
+
+
+def _object_of(request: ProxiedRequest) -> str:
+    """The object a request reads (`/o/{name}`) or writes (`name=`)."""
+    path, _, query = request.path_qs.partition("?")
+    if "/o/" in path:
+        return path.rsplit("/o/", 1)[1]
+    return next((p[5:] for p in query.split("&") if p.startswith("name=")), path)
 
 
 def _start(request: ProxiedRequest) -> float:
     return request.started
-
-
-def _context_write(proxy: FaultyProxy) -> ProxiedRequest | None:
-    """The thread context's upload: the one unconditional write at thread start."""
-    return next(
-        (
-            r
-            for r in proxy.requests
-            if r.method == "POST" and "uploadType" in r.path_qs and "ifGeneration" not in r.path_qs
-        ),
-        None,
-    )
 
 
 def test_a_message_reads_its_conversation_and_memory_beside_the_claim(
@@ -226,7 +230,6 @@ def test_a_message_reads_its_conversation_and_memory_beside_the_claim(
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     orion = orion_on_bucket()
     thread_ts, _ = open_thread(orion, slack)
-    slack.wait_for(lambda: _context_write(gcs_proxy), what="the thread context write")
     orion.wait_idle()
     gcs_proxy.add_rule("", delay=0.3)
     already = len(gcs_proxy.requests)
@@ -236,11 +239,11 @@ def test_a_message_reads_its_conversation_and_memory_beside_the_claim(
     conversation.wait_for_answer(slack, CHANNEL, thread_ts, "Sure.")
 
     since = gcs_proxy.requests[already:]
-    # The first create-only upload: the summary's (also create-only) comes after the answer.
+    # The first create-only upload: the event's claim.
     claim = next(r for r in since if "ifGenerationMatch=0" in r.path_qs)
     reads = [
         next(r for r in since if r.method == "GET" and name in r.path_qs)
-        for name in ("conversations%2F", "preferences.json", "sessions%2F")
+        for name in ("conversations%2F", "preferences.json", "profile.json")
     ]
     assert all(claim.overlaps(read) for read in reads), "one storage round trip, not several"
     assert not [r for r in since if "threads%2F" in r.path_qs], "no copy kept with the thread"
@@ -253,10 +256,10 @@ def test_a_message_reads_its_conversation_and_memory_beside_the_claim(
 
 
 @pytest.mark.parametrize(
-    ("kind", "done"),
+    ("kind", "done", "source"),
     [
-        ("thread_started", log_events.SLACK_THREAD_STARTED_DONE),
-        ("user_message", log_events.SLACK_USER_MESSAGE_DONE),
+        ("thread_started", log_events.SLACK_THREAD_STARTED_DONE, "record"),
+        ("user_message", log_events.SLACK_USER_MESSAGE_DONE, "claim"),
     ],
 )
 def test_a_retry_reaching_an_instance_after_another_claimed_it_changes_nothing(
@@ -266,22 +269,29 @@ def test_a_retry_reaching_an_instance_after_another_claimed_it_changes_nothing(
     claude: FakeClaude,
     kind: str,
     done: str,
+    source: str,
 ) -> None:
     orion = orion_on_bucket()
     thread_ts = slack.open_assistant_thread(CHANNEL)
     if kind == "thread_started":
         payload = events.assistant_thread_started(USER, CHANNEL, thread_ts)
+        # Another instance took the first delivery: it created the conversation's record
+        # (a thread start's claim).
+        bucket.write(
+            layout.conversation_key(USER, thread_ts),
+            layout.conversation(USER, thread_ts, channel_id=CHANNEL),
+        )
     else:
         ts = slack.add_user_message(CHANNEL, thread_ts, USER, "Anyone there?")
         payload = events.user_message_in_thread(USER, CHANNEL, thread_ts, "Anyone there?", ts=ts)
-    # Another instance took the first delivery: its claim is in the bucket.
-    bucket.write(event_claim_key(payload["event_id"]), '{"instance": "another"}')
+        # Another instance took the first delivery: its claim is in the bucket.
+        bucket.write(event_claim_key(payload["event_id"]), '{"instance": "another"}')
 
     assert orion.post_event(payload, retry_num=1).status_code == 200
     orion.wait_logged(done)
 
     [duplicate] = orion.logged(log_events.SLACK_EVENT_DUPLICATE)
-    assert duplicate["source"] == "claim"
+    assert duplicate["source"] == source
     # Nothing visible: no status set or cleared over the other instance's, no message.
     assert slack.statuses(CHANNEL, thread_ts) == []
     assert slack.bot_messages(CHANNEL, thread_ts) == []

@@ -9,7 +9,6 @@ of the streamed message (`FakeSlack.tasks`: each task's final state, with its so
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,14 +16,8 @@ from typing import Any
 
 import pytest
 
-from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
-from app.learning.summary_file import SessionSummary, render_summary
-from app.learning.timestamps import format_time
-from app.memory.scopes import (
-    conversation_record_key,
-    conversations_index_key,
-    session_context_key,
-)
+from app.learning.conversation_record import TranscriptMessage, said
+from tests import layout
 from tests.e2e import both_experiences
 from tests.e2e.conversation import finished, open_thread, post_user_message, wait_for_answer
 from tests.e2e.memory_bucket import Bucket
@@ -59,19 +52,28 @@ SEARCH = f"Searching past conversations for “{QUERY}”"
 SAVE = "Saving offsite.md"
 
 
-def history(user: str, dm: str, threads: list[tuple[str, str, str]]) -> dict[str, str]:
-    """The objects a person's past conversations left: summaries and conversation index."""
+def history(
+    user: str,
+    dm: str,
+    threads: list[tuple[str, str, str]],
+    messages: dict[str, list[TranscriptMessage]] | None = None,
+) -> dict[str, str]:
+    """The objects a person's past conversations left (`messages`: the transcripts of
+    some): each conversation, the profile listing them, the search index over them."""
     now = datetime.now(UTC).replace(microsecond=0)
-    objects, index = {}, []
-    for n, (thread, title, body) in enumerate(threads):
-        updated = now - timedelta(days=len(threads) - n)
-        summary = SessionSummary(title, body, user_id=user, updated=updated)
-        objects[session_context_key(thread)] = render_summary(summary)
-        index.insert(
-            0, {"thread": thread, "title": title, "updated": format_time(updated), "channel": dm}
-        )
-    objects[conversations_index_key(user)] = json.dumps(index)
-    return objects
+    return layout.history(
+        [
+            layout.conversation_record(
+                user,
+                thread,
+                channel_id=dm,
+                summary=body,
+                title=title,
+                at=now - timedelta(days=len(threads) - n),
+            ).with_messages((messages or {}).get(thread, []))
+            for n, (thread, title, body) in enumerate(threads)
+        ]
+    )
 
 
 def seed(memory_dir: Path, objects: dict[str, str]) -> None:
@@ -292,28 +294,23 @@ def test_a_detail_said_once_in_passing_is_found_cited_and_linked_to_its_message(
     experience: str,
     memory_dir: Path,
 ) -> None:
-    # The Lisbon conversation as Orion keeps it: its record, whose transcript holds a
-    # detail the summary left out (app/learning/conversation_record.py).
+    # The Lisbon conversation as Orion keeps it: its transcript holds a detail the summary
+    # left out (app/learning/conversation_record.py), and so does its search entry.
     said_at = datetime.now(UTC).replace(microsecond=0) - timedelta(days=2)
     mention = "1770000001.000300"
-    record = ConversationRecord(LISBON[0], ConversationOwner(USER, DM), said_at).with_messages(
-        [
-            said("user", "Can we pick the offsite venue?", at=said_at, ts=LISBON[0]),
-            said(
-                "user",
-                "Sorry, our puppy Biscuit chewed the projector cable.",
-                at=said_at,
-                ts=mention,
-            ),
-            said(
-                "assistant",
-                "The Alfama venue has a spare projector.",
-                at=said_at,
-                ts="1770000002.000400",
-            ),
-        ]
-    )
-    seed(memory_dir, {conversation_record_key(LISBON[0]): record.render()})
+    transcript = [
+        said("user", "Can we pick the offsite venue?", at=said_at, ts=LISBON[0]),
+        said(
+            "user", "Sorry, our puppy Biscuit chewed the projector cable.", at=said_at, ts=mention
+        ),
+        said(
+            "assistant",
+            "The Alfama venue has a spare projector.",
+            at=said_at,
+            ts="1770000002.000400",
+        ),
+    ]
+    seed(memory_dir, history(USER, DM, [LISBON, BUDGET], {LISBON[0]: transcript}))
     question = "What is the puppy called that chewed the projector cable?"
     answer_with(
         claude,

@@ -19,18 +19,14 @@ from typing import Any
 import pytest
 
 from app.memory.formatting import TRUNCATION_MARKER
-from app.memory.scopes import (
-    conversation_record_key,
-    session_context_key,
-    thread_context_key,
-    user_preferences_key,
-)
+from app.memory.homes import preferences_key
 from app.memory.token_estimate import estimate_tokens
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.greeting import GENERIC_GREETING
+from tests import layout
 from tests.e2e import conversation
 from tests.e2e.conversation import remembered
-from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket, index_listing
+from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text, message_text
 from tests.fakes.fault_proxy import FaultyProxy
@@ -46,7 +42,7 @@ PREFERENCES = {"response_style": "short answers", "timezone": "Europe/Berlin"}
 GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called heron."
 SESSION_SUMMARY = "We compared Postgres and SQLite for the billing service; Postgres won."
 
-PREFERENCES_KEY = user_preferences_key(USER)
+PREFERENCES_KEY = preferences_key(USER)
 
 
 # --- memory backends --------------------------------------------------------------------
@@ -176,7 +172,7 @@ def test_new_user_gets_the_generic_greeting_after_the_restoring_status(
     assert prompts[-1].prompts
     assert [call for call in slack.calls if call.error] == []
     # Nothing is invented for someone Orion has never met.
-    assert memories.read(f"users/{NEWBIE}/preferences.json") is None
+    assert memories.read(preferences_key(NEWBIE)) is None
 
 
 # --- 2. a returning user ----------------------------------------------------------------
@@ -194,18 +190,14 @@ def test_returning_user_is_welcomed_back_and_every_turn_carries_the_memory(
 
     assert greeting.startswith("Welcome back")
     assert "short answers" in greeting
-    # Once the person has been greeted, the conversation is recorded as theirs, and Slack's
-    # context is saved with the thread: no copy of their memory, which every turn restores.
+    # The thread start records the conversation as theirs (with Slack's context of the
+    # thread): no copy of their memory, which every turn restores.
     record = slack.wait_for(
-        lambda: gcs_memories.read(conversation_record_key(thread_ts)),
+        lambda: gcs_memories.read(layout.conversation_key(USER, thread_ts)),
         what="the conversation's record in the bucket",
     )
     assert json.loads(record)["owner"]["user"] == USER
-    saved = slack.wait_for(
-        lambda: gcs_memories.read(thread_context_key(CHANNEL, thread_ts)),
-        what="the thread context in the bucket",
-    )
-    assert "Europe/Berlin" not in saved and "short answers" not in saved
+    assert "Europe/Berlin" not in record and "short answers" not in record
 
     for question in ("When do we ship?", "And what is staging called?"):
         request = ask(orion, slack, claude, thread_ts, question)
@@ -272,10 +264,10 @@ def _load_outputs(spans: SpanLog, thread_ts: str) -> list[dict[str, Any]]:
     ]
 
 
-# --- 4. a thread from before (no saved thread context) ----------------------------------
+# --- 4. an earlier conversation (no thread start seen) --------------------------------------
 
 
-def test_an_old_thread_gets_its_session_summary_without_a_thread_start(
+def test_an_earlier_conversation_gets_its_summary_without_a_thread_start(
     start_orion: Callable[..., OrionServer],
     memories: Memories,
     slack: FakeSlack,
@@ -283,9 +275,11 @@ def test_an_old_thread_gets_its_session_summary_without_a_thread_start(
     spans: SpanLog,
 ) -> None:
     thread_ts = slack.open_assistant_thread(CHANNEL)
-    # A conversation from before records were kept: its summary, and Orion's index of it.
-    memories.seed(session_context_key(thread_ts), SESSION_SUMMARY)
-    memories.seed(*index_listing(USER, thread_ts, CHANNEL))
+    # An earlier conversation of the person's, with its summary.
+    memories.seed(
+        layout.conversation_key(USER, thread_ts),
+        layout.conversation(USER, thread_ts, channel_id=CHANNEL, summary=SESSION_SUMMARY),
+    )
     orion = start_orion(memories)
 
     request = ask(orion, slack, claude, thread_ts, "Where did we land last time?")
@@ -312,8 +306,12 @@ def test_oversized_memories_are_cut_to_the_token_budget_with_a_marker(
     huge = "Kestrel Labs handbook. " + "Every team writes things down. " * 1700  # ~50 KB
     local_memories.seed(GLOBAL_KEY, huge)
     old_thread = slack.open_assistant_thread(CHANNEL)
-    local_memories.seed(session_context_key(old_thread), "A long summary. " * 2000)
-    local_memories.seed(*index_listing(USER, old_thread, CHANNEL))
+    local_memories.seed(
+        layout.conversation_key(USER, old_thread),
+        layout.conversation(
+            USER, old_thread, channel_id=CHANNEL, summary="A long summary. " * 2000
+        ),
+    )
     orion = start_orion(local_memories, memory_context_token_budget=token_budget)
 
     new_thread, greeting = open_thread(orion, slack)
@@ -351,22 +349,23 @@ def test_memory_load_and_injection_are_traced(
     [started] = _of_thread(spans, "slack.thread_started", thread_ts)
     [load] = _in_trace(spans, "tool.memory.load", started)
     attributes = spans.attributes(load)
-    # The thread has just opened: its summary cannot exist yet, and is not asked for.
-    assert attributes["langfuse.observation.input"]["scopes"] == ["global", "user", "welcome"]
+    # The thread has just opened: its conversation holds nothing yet, and is not read.
+    assert attributes["langfuse.observation.input"]["scopes"] == ["global", "user", "profile"]
     outcome = attributes["langfuse.observation.output"]
     assert sorted(outcome["found"]) == ["global", "user"]
-    assert outcome["missing"] == ["session", "welcome"]
+    assert outcome["missing"] == ["profile"]
     assert outcome["failed"] == [] and outcome["timed_out"] == []
 
-    # The turn restored the memory beside its claim (no copy is kept with the thread), its
-    # summary included, and not how to greet the person back.
+    # The turn restored the memory beside its claim, with its conversation (whose it is,
+    # its transcript and summary) and the person's profile.
     [turn] = _of_thread(spans, "slack.user_message", thread_ts)
     [inject] = _in_trace(spans, "memory.context.inject", turn)
     [load] = _in_trace(spans, "tool.memory.load", turn)
     assert spans.attributes(load)["langfuse.observation.input"]["scopes"] == [
         "global",
         "user",
-        "session",
+        "profile",
+        "conversation",
     ]
     assert metadata(spans, inject, "source") == "restored"
     assert metadata(spans, inject, "injected") is True

@@ -16,14 +16,9 @@ from typing import Any
 
 import pytest
 
-from app.memory.scopes import (
-    conversations_index_key,
-    search_index_key,
-    session_context_key,
-    user_preferences_key,
-)
+from app.memory.homes import person, preferences_key
 from app.slack.conversation.greeting import GENERIC_GREETING
-from tests import log_events
+from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered, result_text, system_text
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
@@ -32,11 +27,13 @@ from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import Failure, ScriptItem, text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.slack_api import FakeSlack
+from tests.layout import summary_of_latest
 from tests.orion_server import OrionServer, orion_servers
 from tests.span_log import SpanLog
 
 USER, CHANNEL = "U0SAM", "D0SAM"
 OTHER, OTHER_CHANNEL = "U0BOB", "D0BOB"
+PROFILE, OTHER_PROFILE = person(USER).profile_key, person(OTHER).profile_key
 
 
 # --- fixtures ---------------------------------------------------------------------------
@@ -131,8 +128,12 @@ def test_a_thread_summary_is_kept_after_each_turn_and_restored_when_the_thread_r
         "Can you help me review our Q3 budget? Cloud spend is 20% over plan.",
         "Sure. The biggest lever is moving batch jobs to spot instances.",
     )
-    first = bucket.wait_for(session_context_key(thread_ts), lambda c: "spot instances." in c)
-    assert first.startswith("# Q3 budget review\n")
+    # The newest summary waits in the person's profile, with the welcome back to it.
+    first = bucket.wait_for(PROFILE, lambda c: "spot instances." in (summary_of_latest(c) or ""))
+    welcome = layout.welcome_in(first)
+    assert welcome is not None and welcome.summary is not None
+    assert (welcome.topic, welcome.summary.title) == ("Q3 budget review", "Q3 budget review")
+    assert welcome.summary.body == FIRST_SUMMARY.splitlines()[1]
 
     ask(
         orion,
@@ -142,15 +143,17 @@ def test_a_thread_summary_is_kept_after_each_turn_and_restored_when_the_thread_r
         "Draft the proposal for finance, please.",
         "Here is a draft proposal: move nightly batch jobs to spot instances.",
     )
-    summary = bucket.wait_for(session_context_key(thread_ts), lambda c: "Priya" in c)
+    profile = bucket.wait_for(PROFILE, lambda c: "Priya" in (summary_of_latest(c) or ""))
 
-    # The file: a title line, when and for whom, then the summary.
-    lines = summary.splitlines()
-    assert lines[0] == "# Q3 budget review"
-    assert f"User: {USER}" in lines
-    [updated] = [line for line in lines if line.startswith("Last updated: ")]
-    assert updated.endswith("Z") and time.strftime("%Y-%m-%d", time.gmtime()) in updated
-    assert SECOND_SUMMARY.splitlines()[1] in summary
+    # The summary: a title, when it was made, and the summary itself.
+    welcome = layout.welcome_in(profile)
+    assert welcome is not None and welcome.summary is not None
+    assert welcome.summary.title == "Q3 budget review"
+    assert welcome.summary.updated.strftime("%Y-%m-%d") == time.strftime("%Y-%m-%d", time.gmtime())
+    assert welcome.summary.body == SECOND_SUMMARY.splitlines()[1]
+    # The conversation's own object took the previous one as the second answer ended.
+    record = bucket.read(layout.conversation_key(USER, thread_ts))
+    assert layout.summary_in(record) == FIRST_SUMMARY.splitlines()[1]
 
     # Rolling: the second call starts from the first summary plus only the new exchange.
     first_call, second_call = summary_requests(claude, orion)
@@ -162,22 +165,15 @@ def test_a_thread_summary_is_kept_after_each_turn_and_restored_when_the_thread_r
     assert second_call.get("stream") is not True
     assert "tools" not in second_call
 
-    # The person's own index lists the thread under its title.
-    index = json.loads(
-        bucket.wait_for(conversations_index_key(USER), lambda c: "Q3 budget review" in c)
-    )
-    assert [(e["thread"], e["title"]) for e in index] == [(thread_ts, "Q3 budget review")]
+    # The person's profile lists the thread under its title.
+    listed = layout.profile_of(bucket.read(PROFILE)).conversations
+    assert [(e.thread_ts, e.title) for e in listed] == [(thread_ts, "Q3 budget review")]
 
-    # The thread's saved context is gone (a lost object, another deployment): the next
-    # message reloads memory, and Claude sees what was discussed.
-    [context_key] = [n for n in bucket.names() if n.startswith("threads/")]
-    bucket.delete(context_key)
+    # The next message restores the memory, and Claude sees what was discussed.
     before = len(main_requests(claude, orion))
     ask(orion, slack, claude, thread_ts, "Where did we land?", "You were sending it to Priya.")
     request = main_requests(claude, orion)[before]
-    memory = remembered(request)
-    assert "Q3 budget review" in memory
-    assert "send it to Priya by Friday" in memory
+    assert "send it to Priya by Friday" in remembered(request)
 
 
 def test_a_failing_summary_model_leaves_the_reply_intact_and_writes_the_fallback(
@@ -194,14 +190,16 @@ def test_a_failing_summary_model_leaves_the_reply_intact_and_writes_the_fallback
     reply = "Payments runs in europe-west1 with failover to europe-west4, tested monthly."
     ask(orion, slack, claude, thread_ts, question, reply)
 
-    summary = bucket.wait_for(session_context_key(thread_ts))
+    profile = bucket.wait_for(PROFILE, lambda c: summary_of_latest(c) is not None)
     # What the person sees is untouched: the answer, and nothing else after it. The
     # after-turn step is the last thing the turn does, and logs its line at its end.
     orion.wait_logged(log_events.MEMORY_AFTER_TURN)
     orion.wait_idle()
     assert conversation.answers(slack, CHANNEL, thread_ts) == [reply]
-    # The fallback: a titled file with excerpts of both sides.
-    assert summary.startswith("# ") and f"User: {USER}" in summary
+    # The fallback: a title, and excerpts of both sides.
+    welcome = layout.welcome_in(profile)
+    assert welcome is not None and welcome.summary is not None and welcome.summary.title
+    summary = welcome.summary.body
     said, answered = summary.split("- The person said: ")[1].split("- Orion answered: ")
     assert question in said and reply in answered
     # One attempt, no retries: a summary is not worth waiting for.
@@ -260,7 +258,7 @@ def test_preferences_said_once_are_kept_and_greet_the_next_thread(
         "Hi! Please call me Sam. I prefer bullet points. Do you prefer tabs or spaces?",
         "Noted, Sam.",
     )
-    stored = json.loads(bucket.wait_for(user_preferences_key(USER)))
+    stored = json.loads(bucket.wait_for(preferences_key(USER)))
     learned = stored.pop("_learned")
     assert stored == {"name": "Sam", "response_style": "bullet points"}
     # Each remembers where it was said: this thread, for the person's Home tab.
@@ -276,7 +274,7 @@ def test_preferences_said_once_are_kept_and_greet_the_next_thread(
     assert "Sam" not in json.dumps(dict(write.attributes or {}))
 
     ask(orion, slack, claude, thread_ts, "Actually I prefer numbered lists.", "Numbered it is.")
-    bucket.wait_for(user_preferences_key(USER), lambda c: "numbered lists" in c)
+    bucket.wait_for(preferences_key(USER), lambda c: "numbered lists" in c)
 
     next_thread, greeting = open_thread(orion, slack)
     assert greeting.startswith("Welcome back, Sam!")
@@ -337,14 +335,14 @@ def test_recall_finds_the_right_past_thread_and_never_another_persons(
         user=OTHER,
         channel=OTHER_CHANNEL,
     )
-    index = json.loads(
-        bucket.wait_for(conversations_index_key(USER), lambda c: len(json.loads(c)) == 3)
-    )
-    bucket.wait_for(conversations_index_key(OTHER))
-    # Sam's own directory (Claude's to write) lists Bob's thread where the index used to be.
+    bucket.wait_for(PROFILE, lambda c: len(layout.profile_of(c).conversations) == 3)
+    bucket.wait_for(OTHER_PROFILE, lambda c: len(layout.profile_of(c).conversations) == 1)
+    # Sam's own memory (Claude's to write) lists Bob's thread as if it were Sam's.
     stolen = {"thread": bobs_thread, "title": "Q3 budget", "updated": "2099-01-01T00:00:00Z"}
-    bucket.write(f"users/{USER}/sessions.json", json.dumps([stolen, *index]))
-
+    bucket.write(f"{person(USER).memory_prefix}sessions.json", json.dumps([stolen]))
+    bucket.write(
+        f"{person(USER).memory_prefix}search.json", bucket.read(person(OTHER).search_key) or ""
+    )
     thread_ts, _ = open_thread(orion, slack)
     # Claude asks for the search, and even tries to name another person: ignored.
     claude.reply_tool_use("recall", {"query": "Q3 budget", "user_id": OTHER})
@@ -388,7 +386,7 @@ def test_memory_switched_off_reads_and_writes_no_memory(
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
-    bucket.write(user_preferences_key(USER), json.dumps({"name": "Sam"}))
+    bucket.write(preferences_key(USER), json.dumps({"name": "Sam"}))
     bucket.write(GLOBAL_KEY, "Kestrel Labs ships on Thursdays.")
     before = bucket.generations()
     orion = start_orion(memory_enabled=False)
@@ -445,8 +443,8 @@ def test_what_was_said_in_passing_is_recalled_from_the_transcript_not_the_summar
         "Sure. The biggest lever is moving batch jobs to spot instances.",
     )
     # The turn end indexed every message of the conversation as Orion keeps it.
-    bucket.wait_for(search_index_key(USER), lambda c: "\tbiscuit," in c)
-    assert "Biscuit" not in (bucket.read(session_context_key(first_ts)) or "")
+    bucket.wait_for(person(USER).search_key, lambda c: "\tbiscuit," in c)
+    assert "Biscuit" not in (summary_of_latest(bucket.read(PROFILE)) or "")
 
     thread_ts, _ = open_thread(orion, slack)
     claude.reply_tool_use("recall", {"query": "puppy chewed charger"})

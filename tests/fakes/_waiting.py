@@ -16,6 +16,9 @@ from typing import TypeVar
 T = TypeVar("T")
 
 POLL_INTERVAL = 0.01
+# A held request (FakeSlack.hold, FakeClaude.hold, FaultyProxy.hold) goes on by itself after
+# this, so a failed test cannot hang.
+HOLD_LIMIT_S = 30.0
 
 
 def _describe(what: str | Callable[[], str]) -> str:

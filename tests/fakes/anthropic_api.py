@@ -35,7 +35,7 @@ from multidict import CIMultiDict
 
 from tests.fakes import claude_script as script
 from tests.fakes._http_server import HttpFake
-from tests.fakes._waiting import wait_until, wait_until_async
+from tests.fakes._waiting import HOLD_LIMIT_S, wait_until, wait_until_async
 from tests.fakes.claude_cache import CacheRefused, PromptCache
 from tests.fakes.claude_models import refusal_of
 from tests.fakes.claude_script import (
@@ -95,6 +95,7 @@ class FakeClaude(HttpFake):
         self._first_texts: list[FirstText] = []
         self._stream_ends: list[StreamEnd] = []
         self._pending_delay = 0.0
+        self._pending_hold: threading.Event | None = None
         self._request_ids = itertools.count(1)
         self.thinking = ThinkingLedger()
         self.cache = PromptCache()
@@ -172,11 +173,21 @@ class FakeClaude(HttpFake):
         with self._lock:
             self._pending_delay += seconds
 
+    def hold(self) -> threading.Event:
+        """Keep the next response (whatever answers it) waiting until the returned event is
+        set (at most HOLD_LIMIT_S), so that a test can make something happen while a turn
+        waits for Claude."""
+        gate = threading.Event()
+        with self._lock:
+            self._pending_hold = gate
+        return gate
+
     def clear(self) -> None:
-        """Drop the script and any pending delay."""
+        """Drop the script and any pending delay or hold."""
         with self._lock:
             self._script.clear()
             self._pending_delay = 0.0
+            self._pending_hold = None
 
     def reset(self) -> None:
         """Back to a fresh fake (script, delay, responder, recorded calls) — for a fake shared
@@ -184,6 +195,7 @@ class FakeClaude(HttpFake):
         with self._lock:
             self._script.clear()
             self._pending_delay = 0.0
+            self._pending_hold = None
             self._calls.clear()
             self._first_texts.clear()
             self.responder = None
@@ -304,6 +316,10 @@ class FakeClaude(HttpFake):
         except _ApiError as e:
             return self._error(e.status, e.error_type, e.message)
         item, delay = self._next(body)
+        with self._lock:
+            gate, self._pending_hold = self._pending_hold, None
+        if gate is not None:
+            await asyncio.get_running_loop().run_in_executor(None, gate.wait, HOLD_LIMIT_S)
         if delay > 0:
             await asyncio.sleep(delay)
         stream = body.get("stream") is True

@@ -26,6 +26,7 @@ import aiohttp
 from aiohttp import web
 
 from tests.fakes._http_server import HttpFake
+from tests.fakes._waiting import HOLD_LIMIT_S
 
 # Hop-by-hop headers, and those aiohttp recomputes for the body it actually sends.
 _SKIP_REQUEST = {"host", "connection", "keep-alive", "transfer-encoding", "content-length"}
@@ -41,6 +42,7 @@ class Rule:
     method: str | None = None
     corrupt: bool = False  # forward, but flip the answer's first byte (a damaged transfer)
     hits: int = 0
+    gate: threading.Event | None = None  # wait until it is set, then forward
 
     def matches(self, method: str, raw: str) -> bool:
         if self.method is not None and self.method.upper() != method:
@@ -108,6 +110,15 @@ class FaultyProxy(HttpFake):
             self._rules.append(rule)
         return rule
 
+    def hold(self, match: str, *, method: str | None = None) -> threading.Event:
+        """Keep the next request whose path+query contains `match` waiting until the
+        returned event is set (at most HOLD_LIMIT_S), then forward it: a test can make
+        something happen in between (an erasure before a write lands)."""
+        gate = threading.Event()
+        with self._lock:
+            self._rules.append(Rule(match, remaining=1, method=method, gate=gate))
+        return gate
+
     def clear_rules(self) -> None:
         with self._lock:
             self._rules.clear()
@@ -152,6 +163,8 @@ class FaultyProxy(HttpFake):
         started = time.monotonic()
         raw = _origin_form(request.raw_path)
         rule = self._take_rule(request.method, raw)
+        if rule is not None and rule.gate is not None:
+            await asyncio.get_running_loop().run_in_executor(None, rule.gate.wait, HOLD_LIMIT_S)
         if rule is not None and rule.delay > 0:
             await asyncio.sleep(rule.delay)
         body = await request.read()

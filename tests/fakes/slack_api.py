@@ -23,7 +23,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from tests.fakes._http_server import HttpFake
-from tests.fakes._waiting import wait_until, wait_until_async
+from tests.fakes._waiting import HOLD_LIMIT_S, wait_until, wait_until_async
 from tests.fakes.slack_model import (
     APP_ID,
     ASSISTANT_THREAD_ROOT,
@@ -48,8 +48,6 @@ T = TypeVar("T")
 # Slack's documented limits the app must respect; exceeding them is an app bug.
 MARKDOWN_TEXT_LIMIT = 12_000  # per call; and for all markdown blocks of one message together
 TEXT_LIMIT = 40_000  # a message's `text`
-# A held call (FakeSlack.hold) goes on by itself after this, so a failed test cannot hang.
-HOLD_LIMIT_S = 30.0
 LOADING_MESSAGES_LIMIT = 10
 SESSION_TITLE_LIMIT = 200
 # What Slack answers about a stream that is no longer streaming (it expired, or ended).

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from app.slack.conversation.ask_again import NOT_YOURS
+from app.slack.conversation.ask_again import NOT_FOUND, NOT_YOURS
 from app.slack.conversation.reply_stream import ASK_AGAIN_ACTION_ID
 from tests import log_events
 from tests.e2e import conversation
@@ -73,10 +73,11 @@ def test_a_click_naming_another_persons_thread_from_ones_own_dm_reaches_nothing_
     thread_ts, question_ts = _asked(orion, slack, claude)
     asked = len(claude.requests)
 
-    # Mallory's own DM, the owner's thread and question named.
+    # Mallory's own DM, the owner's thread and question named: her click looks for the
+    # question in her own home, and in her DM's thread in Slack, and finds it in neither.
     _click(orion, MALLORY, MALLORY_DM, thread_ts, question_ts)
 
-    assert wait_for_ephemeral(slack, MALLORY) == NOT_YOURS
+    assert wait_for_ephemeral(slack, MALLORY) == NOT_FOUND
     assert len(claude.requests) == asked
     assert not [m for m in slack.bot_messages(MALLORY_DM, thread_ts) if m.text]
 

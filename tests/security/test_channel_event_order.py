@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from app.memory.scopes import archived_channel_prefix
+from app.learning.channel_memory import STATE
+from app.memory.homes import channel
 from tests.e2e.channels import ADMIN, ANA, PUBLIC, mention, set_up_channels, thread_of
 from tests.e2e.channels import wait_for_answer as answered
 from tests.e2e.memory_bucket import Bucket
@@ -25,8 +26,8 @@ from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_model import BOT_USER_ID
 from tests.orion_server import OrionServer
 
-DECISIONS = f"channels/{PUBLIC}/decisions.md"
-STATE = f"channel-settings/{PUBLIC}.state.json"
+HOME = channel(PUBLIC)
+DECISIONS = f"{HOME.memory_prefix}decisions.md"
 
 
 @pytest.fixture
@@ -45,7 +46,11 @@ def remember_in_a_mention(orion: OrionServer, slack: FakeSlack, claude: FakeClau
     """Ana has Orion remember a decision for the channel (the memory tool, in a turn)."""
     claude.reply_tool_use(
         "memory",
-        {"command": "create", "path": f"/memories/{DECISIONS}", "file_text": "- Launch: Tuesday\n"},
+        {
+            "command": "create",
+            "path": f"/memories/channels/{PUBLIC}/decisions.md",
+            "file_text": "- Launch: Tuesday\n",
+        },
     )
     claude.reply("Remembered.")
     thread_ts = thread_of(mention(orion, slack, ANA, PUBLIC, "remember: launch on Tuesday"))
@@ -82,7 +87,8 @@ def test_a_late_removal_erases_nothing_written_after_orion_was_added_back(
 
     assert bucket.read(DECISIONS) == "- Launch: Tuesday\n", "what was said since stays"
     assert orion.logged("slack.channel.lifecycle_stale")
-    state = json.loads(bucket.read(STATE) or "{}")
+    # The channel's state, in its profile: as Orion being added back left it.
+    state = json.loads(bucket.read(HOME.profile_key) or "{}")[STATE]
     assert state["event"] == "member_joined_channel"
 
 
@@ -102,7 +108,7 @@ def test_a_late_archive_does_not_set_an_active_channels_memory_aside(
     deliver(orion, archived, retry=1 if late == "redelivered" else None)
 
     assert bucket.read(DECISIONS) == "- Launch: Tuesday\n", "the active channel keeps it"
-    assert not [n for n in bucket.names() if n.startswith(archived_channel_prefix(PUBLIC))]
+    assert not [n for n in bucket.names() if n.startswith(HOME.archived_prefix)]
 
 
 def test_a_late_unarchive_brings_nothing_back_into_an_archived_channel(
@@ -114,7 +120,7 @@ def test_a_late_unarchive_brings_nothing_back_into_an_archived_channel(
     archived_again = events.channel_event("channel_archive", PUBLIC, user=ADMIN)
     for payload in (first_archive, unarchived, archived_again):
         deliver(orion, payload)
-    aside = f"{archived_channel_prefix(PUBLIC)}decisions.md"
+    aside = f"{HOME.archived_prefix}decisions.md"
     assert bucket.read(aside) == "- Launch: Tuesday\n"
 
     deliver(orion, unarchived, retry=1)

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from app.memory.scopes import conversation_record_key
+from app.memory.homes import channel
 from tests.e2e.channels import (
     ANA,
     BEN,
@@ -133,7 +133,7 @@ def test_slack_is_asked_about_the_person_beside_the_memory_reads(
         ts = say(slack, BEN, PUBLIC, root, "<@UBOT> when?")
         payload = events.app_mention(BEN, PUBLIC, "<@UBOT> when?", ts=ts, thread_ts=root)
         assert orion.post_event(payload).status_code == 200
-        record = conversation_record_key(root)
+        record = channel(PUBLIC).conversation_key(root)
         # While Slack has not answered about Ben, the thread's record is already asked for.
         slack.wait_for(
             lambda: any(record in unquote(r.path_qs) for r in gcs_proxy.requests),

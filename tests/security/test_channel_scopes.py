@@ -27,18 +27,12 @@ from typing import Any
 
 import pytest
 
-from app.learning.channel_recall import parse_public_channels
+from app.learning.channel_recall import PUBLIC as PUBLIC_LIST
+from app.learning.channel_recall import public_channels
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.search_index import document_for, with_documents
-from app.learning.summary_file import SessionSummary, render_summary
-from app.memory.scopes import (
-    channel_search_index_key,
-    channel_summary_key,
-    conversation_record_key,
-    public_channels_key,
-    session_context_key,
-    user_preferences_key,
-)
+from app.learning.summary_file import Summary
+from app.memory.homes import channel, person, preferences_key, workspace_channels_key
 from app.slack.channel_view.channel_memory_view import ACTION_FORGET_ALL, ACTION_FORGET_FILE
 from app.slack.channel_view.orion_command import NOT_WITH_OTHER_ORGANISATIONS
 from tests.e2e import channels
@@ -59,11 +53,13 @@ from tests.fakes import claude_script as script
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
+from tests.layout import conversation
 from tests.orion_server import OrionServer
 
 PUBLIC_NOTE = "Billing decided: kangaroo pricing ships in March"
 PRIVATE_NOTE = "Secret plans: kangaroo acquisition of Globex"
 DM_SECRET = "Ana's kangaroo salary is 180k, codename BLUEBIRD"
+DM_THREAD = "1700000000.000100"
 
 
 @pytest.fixture
@@ -72,26 +68,30 @@ def orion(orion_on_bucket: Callable[..., OrionServer], slack: FakeSlack) -> Orio
     return orion_on_bucket()
 
 
-def seed_channel_thread(bucket: Bucket, channel: str, title: str, body: str) -> str:
-    """A summarised thread of `channel`, as Orion keeps it: its record, its summary, its
-    index entry, and — a public channel — its place on the public list."""
-    thread_ts = f"{int(datetime.now(UTC).timestamp()) - 3600}.{abs(hash(channel)) % 10**6:06d}"
+def listed_public(bucket: Bucket) -> dict[str, int]:
+    """The workspace's list of public channels, as stored."""
+    return dict(public_channels(json.loads(bucket.read(workspace_channels_key()) or "{}")))
+
+
+def seed_channel_thread(bucket: Bucket, channel_id: str, title: str, body: str) -> str:
+    """A summarised thread of `channel_id`, as Orion keeps it in the channel's home: its
+    conversation (transcript and summary), its search entry, and — a public channel — its
+    place on the workspace's public list."""
+    thread_ts = f"{int(datetime.now(UTC).timestamp()) - 3600}.{abs(hash(channel_id)) % 10**6:06d}"
     moment = datetime.now(UTC)
-    owner = ConversationOwner(ANA, channel, kind="channel")
+    home = channel(channel_id)
+    owner = ConversationOwner(ANA, channel_id, kind="channel")
     opening = said("user", body, at=moment, ts=thread_ts, user=ANA)
     record = ConversationRecord(thread_ts, owner, moment).with_messages([opening])
-    bucket.write(conversation_record_key(thread_ts), record.render())
     bucket.write(
-        channel_summary_key(channel, thread_ts),
-        render_summary(SessionSummary(title, body, updated=moment)),
+        home.conversation_key(thread_ts), record.with_summary(Summary(title, body, moment)).render()
     )
-    index = with_documents(None, [document_for(thread_ts, title, body, [opening], moment)])
-    bucket.write(channel_search_index_key(channel), index)
-    listed = dict(parse_public_channels(bucket.read(public_channels_key())))
-    listed[channel] = int(moment.timestamp())
+    document = document_for(thread_ts, title, body, [opening], moment, moment, channel_id)
+    bucket.write(home.search_key, with_documents(None, [document]))
+    listed = listed_public(bucket)
+    listed[channel_id] = int(moment.timestamp())
     bucket.write(
-        public_channels_key(),
-        json.dumps({"version": 1, "channels": [[c, t] for c, t in listed.items()]}),
+        workspace_channels_key(), json.dumps({PUBLIC_LIST: [[c, t] for c, t in listed.items()]})
     )
     return thread_ts
 
@@ -104,9 +104,21 @@ def seed_anas_dm(bucket: Bucket) -> None:
         "language": "French",
         "response_style": "keep answers short",
     }
-    bucket.write(user_preferences_key(ANA), json.dumps(preferences))
-    bucket.write(f"users/{ANA}/notes.md", DM_SECRET)
-    bucket.write(session_context_key("1700000000.000100"), f"# Salary\n{DM_SECRET}")
+    home = person(ANA)
+    bucket.write(preferences_key(ANA), json.dumps(preferences))
+    bucket.write(f"{home.memory_prefix}notes.md", DM_SECRET)
+    bucket.write(
+        home.conversation_key(DM_THREAD),
+        conversation(
+            ANA,
+            DM_THREAD,
+            channel_id="D0ANA1",
+            title="Salary",
+            summary=DM_SECRET,
+            messages=[("user", DM_SECRET)],
+        ),
+    )
+    bucket.write(f"{home.notes_prefix(DM_THREAD)}context.md", f"# Salary\n{DM_SECRET}")
 
 
 def ask_with_tools(
@@ -200,7 +212,7 @@ def test_a_forged_public_list_does_not_make_a_private_channel_public(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
     seed_channel_thread(bucket, PRIVATE, "Kangaroo deal", PRIVATE_NOTE)  # listed as public
-    assert PRIVATE in dict(parse_public_channels(bucket.read(public_channels_key())))
+    assert PRIVATE in listed_public(bucket)
     [found] = ask_with_tools(orion, slack, claude, PUBLIC, [recall("kangaroo")])
     assert PRIVATE_NOTE not in found
 
@@ -208,26 +220,15 @@ def test_a_forged_public_list_does_not_make_a_private_channel_public(
 def test_an_index_entry_pointing_at_someone_elses_thread_is_not_returned(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
-    # A DM thread's summary, and an index entry in the channel's index naming it.
-    dm_thread = "1700000000.000200"
-    bucket.write(session_context_key(dm_thread), f"# Salary\n{DM_SECRET}")
-    owner = ConversationOwner(ANA, "D0ANA1")
-    bucket.write(
-        conversation_record_key(dm_thread),
-        ConversationRecord(dm_thread, owner, datetime.now(UTC)).render(),
-    )
-    bucket.write(
-        channel_summary_key(PUBLIC, dm_thread),
-        render_summary(SessionSummary("Kangaroo salary", DM_SECRET)),
-    )
+    # Ana's DM conversation, and an entry in the channel's index naming its thread: a
+    # search reads only the channel's own home, where no such conversation is.
+    seed_anas_dm(bucket)
     moment = datetime.now(UTC)
-    bucket.write(
-        channel_search_index_key(PUBLIC),
-        with_documents(None, [document_for(dm_thread, "Kangaroo salary", DM_SECRET, [], moment)]),
-    )
+    document = document_for(DM_THREAD, "Kangaroo salary", DM_SECRET, [], moment)
+    bucket.write(channel(PUBLIC).search_key, with_documents(None, [document]))
     [found] = ask_with_tools(orion, slack, claude, PUBLIC, [recall("kangaroo")])
-    assert DM_SECRET not in found
-    assert orion.logged("tool.recall")[-1]["not_theirs"] == 1
+    assert DM_SECRET not in found and "Kangaroo salary" not in found
+    assert orion.logged("tool.recall")[-1]["missing"] == 1
 
 
 # --- the memory tool ----------------------------------------------------------------------
@@ -237,8 +238,8 @@ def test_the_memory_tool_in_a_channel_reaches_no_other_channel_and_nobodys_own_m
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
     seed_anas_dm(bucket)
-    bucket.write(f"channels/{PRIVATE}/plans.md", PRIVATE_NOTE)
-    bucket.write(f"channels/{OTHER_PUBLIC}/pricing.md", PUBLIC_NOTE)
+    bucket.write(f"{channel(PRIVATE).memory_prefix}plans.md", PRIVATE_NOTE)
+    bucket.write(f"{channel(OTHER_PUBLIC).memory_prefix}pricing.md", PUBLIC_NOTE)
     before = bucket.generations()
     reads = [
         ("memory", {"command": "view", "path": f"/memories/channels/{PRIVATE}/plans.md"}),
@@ -279,13 +280,13 @@ def test_the_memory_tool_in_a_channel_reaches_no_other_channel_and_nobodys_own_m
     # Nothing of anyone else's was written, moved or deleted.
     after = bucket.generations()
     assert {k: g for k, g in after.items() if k in before} == before
-    assert f"channels/{PRIVATE}/x.md" not in after
+    assert f"{channel(PRIVATE).memory_prefix}x.md" not in after
 
 
 def test_the_memory_tool_in_a_dm_reaches_no_channel(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
-    bucket.write(f"channels/{PRIVATE}/plans.md", PRIVATE_NOTE)
+    bucket.write(f"{channel(PRIVATE).memory_prefix}plans.md", PRIVATE_NOTE)
     from tests.e2e import conversation
 
     path = f"/memories/channels/{PRIVATE}/plans.md"
@@ -325,8 +326,8 @@ def test_only_how_a_person_likes_answers_reaches_a_channel_from_their_dms(
 def test_a_renamed_channel_keeps_its_own_memory_and_reaches_no_other(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
-    bucket.write(f"channels/{PUBLIC}/decisions.md", "launch Tuesday")
-    bucket.write(f"channels/{OTHER_PUBLIC}/pricing.md", PUBLIC_NOTE)
+    bucket.write(f"{channel(PUBLIC).memory_prefix}decisions.md", "launch Tuesday")
+    bucket.write(f"{channel(OTHER_PUBLIC).memory_prefix}pricing.md", PUBLIC_NOTE)
     # #launch renamed to #billing's name: ids, never names, decide whose memory it is.
     slack.change_channel(OTHER_PUBLIC, name="billing-old")
     slack.change_channel(PUBLIC, name="billing")
@@ -351,13 +352,13 @@ def test_a_channel_slack_says_is_shared_is_refused_whatever_the_event_says(
     orion.wait_handled(payload["event_id"])
     orion.wait_idle()
     assert claude.calls == []
-    assert not [n for n in bucket.names() if n.startswith(("channels/", "channel-records/"))]
+    assert not [n for n in bucket.names() if n.startswith("channels/")]
 
 
 def test_a_channel_shared_with_another_organisation_has_no_memory_controls_either(
     orion: OrionServer, slack: FakeSlack, bucket: Bucket
 ) -> None:
-    bucket.write(f"channels/{PUBLIC}/decisions.md", "launch Tuesday")
+    bucket.write(f"{channel(PUBLIC).memory_prefix}decisions.md", "launch Tuesday")
     shown = channels.command(orion, slack, ANA, PUBLIC)  # before the channel was shared
     before = bucket.generations()
     # Shared with another organisation: whoever is in it, /orion shows and changes nothing.
@@ -381,19 +382,31 @@ def test_a_channel_shared_with_another_organisation_has_no_memory_controls_eithe
     "value",
     [
         f"../../users/{ANA}/notes.md",
+        f"../../../people/{ANA}/memory/notes.md",
+        "../profile.json",
+        f"../../{PRIVATE}/memory/plans.md",
         f"../{PRIVATE}/plans.md",
         "x/%2e%2e/%2e%2e/users/U0ANA1/notes.md",
         "",
         "a" * 5000,
     ],
-    ids=["to_users", "to_other_channel", "encoded", "empty", "huge"],
+    ids=[
+        "to_users",
+        "to_persons_home",
+        "to_channels_profile",
+        "to_other_channels_home",
+        "to_other_channel",
+        "encoded",
+        "empty",
+        "huge",
+    ],
 )
 def test_a_forged_forget_button_reaches_nothing_outside_the_channel(
     orion: OrionServer, slack: FakeSlack, bucket: Bucket, value: str
 ) -> None:
     seed_anas_dm(bucket)
-    bucket.write(f"channels/{PRIVATE}/plans.md", PRIVATE_NOTE)
-    bucket.write(f"channels/{PUBLIC}/decisions.md", "launch Tuesday")
+    bucket.write(f"{channel(PRIVATE).memory_prefix}plans.md", PRIVATE_NOTE)
+    bucket.write(f"{channel(PUBLIC).memory_prefix}decisions.md", "launch Tuesday")
     before = bucket.generations()
     button = {"type": "button", "action_id": ACTION_FORGET_FILE, "value": value}
     shown = {"blocks": [{"type": "actions", "block_id": "b", "elements": [button]}]}
@@ -408,8 +421,9 @@ def test_a_forged_forget_button_reaches_nothing_outside_the_channel(
 def test_a_forget_click_from_someone_who_left_the_channel_is_refused(
     orion: OrionServer, slack: FakeSlack, bucket: Bucket
 ) -> None:
-    bucket.write(f"channels/{PUBLIC}/decisions.md", "launch Tuesday")
+    decisions = f"{channel(PUBLIC).memory_prefix}decisions.md"
+    bucket.write(decisions, "launch Tuesday")
     shown = channels.command(orion, slack, BEN, PUBLIC)
     slack.remove_from_channel(PUBLIC, BEN)
     channels.click(orion, slack, BEN, PUBLIC, shown, ACTION_FORGET_FILE, "decisions.md")
-    assert bucket.read(f"channels/{PUBLIC}/decisions.md") == "launch Tuesday"
+    assert bucket.read(decisions) == "launch Tuesday"

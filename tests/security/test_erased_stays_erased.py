@@ -8,39 +8,35 @@ bucket: nothing of the erased person (their id, their words), everything of the 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from app.learning.timestamps import format_time
-from app.memory.scopes import (
-    conversations_index_key,
-    session_context_key,
-    thread_context_key,
-    user_preferences_key,
-    user_prefix,
-    welcome_key,
-)
+from app.memory.homes import person, preferences_key
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
-from tests import log_events
+from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
+from tests.e2e.home import click, open_home, shown
 from tests.e2e.memory_bucket import Bucket
 from tests.e2e.test_memory_controls import (
     DM,
     OTHER,
     OTHER_DM,
     OTHER_THREAD,
+    THREAD,
     UPDATED,
     USER,
-    click,
     everything_in,
+    left_of,
     mira,
-    open_home,
     otto,
     seed,
-    shown,
 )
+from tests.fakes import claude_script as script
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
@@ -76,8 +72,10 @@ def forget_everything(orion: OrionServer, slack: FakeSlack) -> None:
 
 
 def nothing_of_mira_and_all_of_otto(bucket: Bucket, otto_before: dict[str, str]) -> None:
+    """Of Mira, only her erasure's mark (her profile, holding when it was); Otto's objects
+    as they were."""
+    assert left_of(bucket, USER) == {}
     left = everything_in(bucket)
-    assert [key for key, content in left.items() if USER in key or USER in content] == []
     assert [key for key, content in left.items() if "Mira" in content] == []
     assert {key: left.get(key) for key in otto_before} == otto_before, "Otto's memory is his"
 
@@ -96,7 +94,8 @@ def test_a_thread_start_that_restored_before_the_erasure_saves_none_of_it_after(
 
     orion.wait_logged(log_events.SLACK_CONVERSATION_ERASED_SINCE_START)
     orion.wait_idle()
-    assert seeded.read(thread_context_key(DM, thread_ts)) is None
+    # The conversation's record (with Slack's context of the thread) went again.
+    assert seeded.read(layout.conversation_key(USER, thread_ts)) is None
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
 
 
@@ -105,9 +104,9 @@ def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
 ) -> None:
     otto_before = ottos_objects(seeded)
     thread_ts, _ = open_thread(orion, slack, USER, DM)
-    # Claude is slow to answer; Mira erases everything meanwhile; then Claude saves a note
-    # with the memory tool (after the erasure's deletions) and its next call fails.
-    claude.delay(4)
+    # Claude's answer waits while Mira erases everything; then Claude saves a note with
+    # the memory tool (after the erasure's deletions) and its next call fails.
+    answering = claude.hold()
     note = {"command": "create", "path": f"/memories/users/{USER}/tea.md", "file_text": "Mira: tea"}
     claude.reply_tool_use("memory", note)
     claude.fail(status=500, error_type="api_error", message="boom")
@@ -115,11 +114,12 @@ def test_a_memory_tool_write_by_a_turn_that_then_fails_is_erased_again(
     conversation.post_user_message(orion, slack, USER, DM, thread_ts, "I'm Mira, I like tea.")
     claude.wait_for(lambda: len(claude.calls) > calls, what="the turn's first Claude call")
     forget_everything(orion, slack)
+    answering.set()
 
     conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=30)
-    orion.wait_logged(log_events.MEMORY_ERASED_DURING_TURN, timeout=30)
+    orion.wait_logged(log_events.MEMORY_ERASED_DURING_EVENT, timeout=30)
     orion.wait_idle()
-    assert seeded.read(f"{user_prefix(USER)}tea.md") is None
+    assert seeded.read(f"{person(USER).memory_prefix}tea.md") is None
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
 
 
@@ -132,7 +132,8 @@ def test_a_same_day_follow_up_after_the_erasure_is_indexed_and_summarises_only_w
     conversation.post_user_message(
         orion, slack, USER, DM, thread_ts, "Remind me: what is the billing launch plan with Dana?"
     )
-    seeded.wait_for(conversations_index_key(USER), lambda content: thread_ts in content)
+    profile_key = person(USER).profile_key
+    seeded.wait_for(profile_key, lambda content: thread_ts in content)
     orion.wait_idle()
     forget_everything(orion, slack)
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
@@ -149,12 +150,15 @@ def test_a_same_day_follow_up_after_the_erasure_is_indexed_and_summarises_only_w
         "New topic: the offsite venue, who should I ask about it?",
     )
     orion.wait_idle()
-    index = seeded.wait_for(conversations_index_key(USER), lambda content: thread_ts in content)
-    assert [entry["thread"] for entry in json.loads(index)] == [thread_ts]
-    summary = seeded.wait_for(session_context_key(thread_ts))
+    profile = seeded.wait_for(profile_key, lambda content: thread_ts in content)
+    assert [entry.thread_ts for entry in layout.profile_of(profile).conversations] == [thread_ts]
+    summary = layout.summary_of_latest(profile) or ""
     assert "venue" in summary.lower()
+    # Nor does the conversation's own object hold anything from before the erasure.
+    kept = seeded.read(layout.conversation_key(USER, thread_ts)) or ""
     for before_erasure in ("billing", "Dana", "Friday"):
         assert before_erasure not in summary, before_erasure
+        assert before_erasure not in kept, before_erasure
 
     forget_everything(orion, slack)
     orion.wait_idle()
@@ -166,35 +170,31 @@ def test_a_thread_listed_in_the_persons_own_files_is_never_theirs_to_forget(
 ) -> None:
     otto_before = ottos_objects(seeded)
     thread_ts, _ = open_thread(orion, slack, USER, DM)
-    # Mira has Claude list Otto's thread where the index used to live, and try to write
-    # Orion's own records; then she asks Claude to forget that conversation, and erases all.
-    forged = [{"thread": OTHER_THREAD, "title": "x", "updated": format_time(UPDATED)}]
-    claude.reply_tool_use(
-        "memory",
-        {
-            "command": "create",
-            "path": f"/memories/users/{USER}/sessions.json",
-            "file_text": json.dumps([{**forged[0], "channel": OTHER_DM}]),
-        },
-    )
-    claude.reply_tool_use(
-        "memory",
-        {
-            "command": "create",
-            "path": f"/memories/people/{USER}/conversations.json",
-            "file_text": json.dumps(forged),
-        },
-    )
-    claude.reply_tool_use(
-        "memory",
-        {
-            "command": "create",
-            "path": f"/memories/people/{USER}/search.json",
-            "file_text": json.dumps(
-                {"version": 1, "complete": True, "docs": [[OTHER_THREAD, 1, "x"]]}
-            ),
-        },
-    )
+    # Mira has Claude write a "profile" listing Otto's thread among her own files, and try
+    # to write Orion's own records of her (her profile, her search index) and Otto's
+    # conversation; then she asks Claude to forget that conversation, and erases all.
+    forged = {
+        "version": 2,
+        "conversations": [
+            {
+                "thread": OTHER_THREAD,
+                "title": "x",
+                "updated": format_time(UPDATED),
+                "channel": OTHER_DM,
+            }
+        ],
+    }
+    writes = {
+        f"/memories/users/{USER}/profile.json": json.dumps(forged),
+        f"/memories/people/{USER}/profile.json": json.dumps(forged),
+        f"/memories/people/{USER}/search.json": json.dumps(
+            {"version": 1, "complete": True, "docs": [[OTHER_THREAD, 1, "x"]]}
+        ),
+        f"/memories/users/{USER}/../../people/{OTHER}/conversations/"
+        f"{OTHER_THREAD.replace('.', '-')}.json": "{}",
+    }
+    for path, text in writes.items():
+        claude.reply_tool_use("memory", {"command": "create", "path": path, "file_text": text})
     claude.reply_tool_use("forget", {"kind": "conversation", "id": OTHER_THREAD})
     claude.reply("Done.")
     conversation.post_user_message(orion, slack, USER, DM, thread_ts, "Forget Otto's thread.")
@@ -206,7 +206,13 @@ def test_a_thread_listed_in_the_persons_own_files_is_never_theirs_to_forget(
     ]
     denied = [text for text in results if text.startswith("Access denied: /memories/people/")]
     assert len(denied) == 2, results
+    assert any("'..'" in text for text in results), results
     assert any("no conversation" in text for text in results), results
+    # Her own "profile" is only a note of hers; Orion's profile of her is untouched by it.
+    orion.wait_idle()
+    assert seeded.read(f"{person(USER).memory_prefix}profile.json") == json.dumps(forged)
+    profile = layout.profile_of(seeded.read(person(USER).profile_key))
+    assert profile.entry(OTHER_THREAD) is None
     assert {key: seeded.read(key) or "" for key in otto()} == otto_before
     view = open_home(orion, slack, USER, DM)
     # Her forged list is only a file of hers: Otto's conversation is not shown as hers.
@@ -221,11 +227,13 @@ def test_malformed_records_and_files_block_neither_the_greeting_nor_the_controls
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket
 ) -> None:
     otto_before = ottos_objects(seeded)
+    home = person(USER)
     for key in (
-        conversations_index_key(USER),
-        welcome_key(USER),
-        user_preferences_key(USER),
-        f"{user_prefix(USER)}sessions.json",
+        home.profile_key,
+        home.search_key,
+        preferences_key(USER),
+        home.conversation_key(THREAD),
+        f"{home.memory_prefix}sessions.json",
     ):
         seeded.write(key, NESTED)
 
@@ -264,7 +272,7 @@ def test_an_erasure_on_a_second_instance_undoes_a_turn_finishing_on_the_first(
     forget_everything(erasing, slack)
 
     # (Servers in one process share one log: the last one started collects it.)
-    erasing.wait_logged(log_events.MEMORY_ERASED_DURING_TURN, timeout=30)
+    erasing.wait_logged(log_events.MEMORY_ERASED_DURING_EVENT, timeout=30)
     answering.wait_idle()
     erasing.wait_idle()
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
@@ -286,9 +294,9 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
     otto_before = ottos_objects(seeded)
     with orion_servers(agent_slack, claude, gcs_memories_bucket=gcs_bucket) as start:
         orion = start(slack_experience="agent")
-        # Claude is slow to start; Mira erases everything; then Claude saves a note and
+        # Claude's answer waits while Mira erases everything; then Claude saves a note and
         # streams a long answer, which Mira stops.
-        claude.delay(4)
+        answering = claude.hold()
         note = {"command": "create", "path": f"/memories/users/{USER}/tea.md", "file_text": "tea"}
         claude.reply_tool_use("memory", note)
         claude.reply("Here is a long plan. " * 20, chunk_delay=1.0)
@@ -297,7 +305,8 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
         assert orion.post_event(events.top_level_dm(USER, DM, text, ts=ts)).status_code == 200
         claude.wait_for(lambda: claude.calls, what="the turn's first Claude call")
         forget_everything(orion, agent_slack)
-        seeded.wait_for(f"{user_prefix(USER)}tea.md", timeout=30)
+        answering.set()
+        seeded.wait_for(f"{person(USER).memory_prefix}tea.md", timeout=30)
         streamed = agent_slack.wait_for(
             lambda: [m for m in agent_slack.bot_messages(DM, ts) if m.text],
             timeout=30,
@@ -306,7 +315,160 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
         stop = events.agent_session_stopped(USER, DM, ts, [streamed[0].ts])
         assert orion.post_event(stop).status_code == 200
 
-        orion.wait_logged(log_events.MEMORY_ERASED_DURING_TURN, timeout=30)
+        orion.wait_logged(log_events.MEMORY_ERASED_DURING_EVENT, timeout=30)
         orion.wait_idle()
         assert orion.logged(log_events.SLACK_TURN_STOPPED)
         nothing_of_mira_and_all_of_otto(seeded, otto_before)
+
+
+# --- the erasure guard: what a turn writes after its person was forgotten is taken back ------
+
+
+# Long enough, with the question, to be summarised and indexed at the turn's end.
+TEA_ANSWER = "Noted, Mimi: tea it is. I saved it so I remember it in our next conversations."
+FRIDAY_ANSWER = "Friday it is, Mira. I'll remind you to tell the whole team about the new date."
+PLAN_ANSWER = "Here to help: ship the billing page on Friday, copy first, then the team review."
+
+
+def written_since(proxy: FaultyProxy, moment: float) -> set[str]:
+    """The objects Orion wrote (the store said so) in requests that began after `moment`."""
+    return {
+        r.upload_name
+        for r in proxy.requests
+        if r.upload_name is not None and r.status == 200 and r.started >= moment
+    }
+
+
+def test_an_erasure_during_a_turn_takes_back_everything_the_turn_writes_after_it(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_proxy: FaultyProxy,
+) -> None:
+    otto_before = ottos_objects(seeded)
+    home = person(USER)
+    thread_ts, _ = open_thread(orion, slack, USER, DM)
+    orion.wait_idle()
+    # The turn is in flight while Mira erases everything: Claude's first answer waits, and
+    # so does the write of the preference her message states (captured at once, beside
+    # the answer). Then Claude saves a note, answers, and the turn ends — its transcript,
+    # summary, search entry and profile: every write after the erasure.
+    captured = gcs_proxy.hold(
+        f"ifGenerationMatch={seeded.generations()[preferences_key(USER)]}", method="POST"
+    )
+    answering = claude.hold()
+    note = {"command": "create", "path": f"/memories/users/{USER}/tea.md", "file_text": "Mimi: tea"}
+    claude.reply_tool_use("memory", note)
+    claude.reply(TEA_ANSWER)
+    claude.reply("# Tea\nMimi drinks tea; Orion noted it.")  # the turn end's summary
+    calls = len(claude.calls)
+    conversation.post_user_message(
+        orion, slack, USER, DM, thread_ts, "Please call me Mimi. I drink tea, note that."
+    )
+    claude.wait_for(lambda: len(claude.calls) > calls, what="the turn's first Claude call")
+    forget_everything(orion, slack)
+    erased = time.monotonic()
+    captured.set()
+    answering.set()
+
+    conversation.wait_for_answer(slack, DM, thread_ts, TEA_ANSWER)
+    orion.wait_logged(log_events.MEMORY_ERASED_DURING_EVENT, timeout=30)
+    orion.wait_idle()
+    # Each of these was written after the erasure (so no erasure's listing saw it) …
+    assert {
+        f"{home.memory_prefix}tea.md",
+        preferences_key(USER),
+        home.conversation_key(thread_ts),
+        home.search_key,
+    } <= written_since(gcs_proxy, erased)
+    # … and taken back by the turn's own settle: nothing of hers is left, and her profile
+    # is still only the erasure's mark (no conversation listed, no welcome, no summary).
+    assert left_of(seeded, USER) == {}
+    assert [key for key, content in everything_in(seeded).items() if "Mimi" in content] == []
+    nothing_of_mira_and_all_of_otto(seeded, otto_before)
+
+
+def test_a_turn_end_settling_as_the_erasure_lands_writes_no_profile_back(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_proxy: FaultyProxy,
+) -> None:
+    otto_before = ottos_objects(seeded)
+    thread_ts, _ = open_thread(orion, slack, USER, DM)
+    orion.wait_idle()
+    profile_key = person(USER).profile_key
+    # The turn end's one write of Mira's profile (her conversation listed, the welcome back
+    # with the new summary) is kept waiting; meanwhile she erases everything, so the
+    # erasure writes its mark over the very version the turn end read.
+    settling = gcs_proxy.hold(
+        f"ifGenerationMatch={seeded.generations()[profile_key]}", method="POST"
+    )
+    summarized: list[str] = []
+
+    def respond(body: dict[str, Any]) -> script.ScriptItem | None:
+        if body["model"] != orion.settings.summary_model:
+            return script.text(FRIDAY_ANSWER)
+        summarized.append("yes")
+        return script.text("# Launch\nMira moved the launch to Friday.")
+
+    claude.responder = respond
+    conversation.post_user_message(
+        orion, slack, USER, DM, thread_ts, "Move the launch to Friday, and tell the whole team."
+    )
+    conversation.wait_for_answer(slack, DM, thread_ts, FRIDAY_ANSWER)
+    claude.wait_for(lambda: summarized, what="the turn end's summary")
+    forget_everything(orion, slack)
+    settling.set()
+
+    orion.wait_logged(log_events.MEMORY_ERASED_DURING_EVENT, timeout=30)
+    orion.wait_idle()
+    mark = layout.profile_of(seeded.read(profile_key))
+    assert mark.erased_at is not None and mark.conversations == () and mark.sections == {}
+    nothing_of_mira_and_all_of_otto(seeded, otto_before)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        NESTED,
+        json.dumps({"version": 2, "conversations": ["x" * 1_000] * 5_000}),  # huge
+        json.dumps({"erased_at": 17, "forgotten": [], "conversations": {"a": 1}}),  # wrong types
+        json.dumps(["not", "an", "object"]),
+        json.dumps({"welcome": {"thread": {"$ne": 1}}, "settings": "on", "said_in": [[1, 2]]}),
+    ],
+    ids=["nested", "huge", "wrong-types", "a-list", "wrong-sections"],
+)
+def test_a_hostile_profile_or_conversation_is_read_as_empty_and_fails_no_turn(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket, hostile: str
+) -> None:
+    otto_before = ottos_objects(seeded)
+    home = person(USER)
+    seeded.write(home.profile_key, hostile)
+    seeded.write(home.conversation_key(THREAD), hostile)
+
+    # A new thread: greeted, answered, and the turn ends with her profile made sound again.
+    thread_ts, greeting = open_thread(orion, slack, USER, DM)
+    assert greeting, "a greeting all the same"
+    claude.reply(PLAN_ANSWER)
+    conversation.post_user_message(
+        orion, slack, USER, DM, thread_ts, "Let's plan the billing page launch for Friday."
+    )
+    conversation.wait_for_answer(slack, DM, thread_ts, PLAN_ANSWER)
+    profile = seeded.wait_for(home.profile_key, lambda content: thread_ts in content)
+    assert layout.profile_of(profile).entry(thread_ts) is not None
+    # The old thread whose object is hostile: answered, as a conversation of her own.
+    claude.reply("Back in the old thread.")
+    conversation.post_user_message(orion, slack, USER, DM, THREAD, "And this thread?")
+    conversation.wait_for_answer(slack, DM, THREAD, "Back in the old thread.")
+    orion.wait_idle()
+    kept = layout.messages_in(seeded.read(home.conversation_key(THREAD)))
+    assert kept == ["And this thread?", "Back in the old thread."], "kept afresh, readable"
+    assert not orion.logged(log_events.SLACK_USER_MESSAGE_FAILED)
+    assert "Forget everything" in shown(open_home(orion, slack, USER, DM))
+
+    forget_everything(orion, slack)
+    orion.wait_idle()
+    nothing_of_mira_and_all_of_otto(seeded, otto_before)

@@ -1,11 +1,12 @@
 """The Home tab links only to Slack threads, whatever the stored channel values say.
 
 Where a preference was learned is read back from a file a person can edit through
-Claude's memory tool; which DM a conversation is in comes from Orion's own records, checked
-all the same (a record from an older version, a bug, a hand edit). Stored here: channels such as
-`javascript:…`, `https://evil…` and `D123|<!channel>`, and a thread that is not a Slack
-timestamp. The person opens their Home tab through the real Orion HTTP app; the view the
-fake Slack received links only to Slack permalinks Orion built.
+Claude's memory tool; which DM a conversation is in comes from Orion's own records (the
+person's profile), checked all the same (a record from an older version, a bug, a hand
+edit). Stored here: channels such as `javascript:…`, `https://evil…` and
+`D123|<!channel>`, and a thread that is not a Slack timestamp. The person opens their Home
+tab through the real Orion HTTP app; the view the fake Slack received links only to Slack
+permalinks Orion built.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from typing import Any
 import pytest
 
 from app.learning.timestamps import format_time
-from app.memory.scopes import conversations_index_key, user_preferences_key
+from app.memory.homes import person, preferences_key
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
+from tests.layout import conversation
 from tests.orion_server import OrionServer, make_settings
 
 USER, DM = "U0LINKS", "D0LINKS"
@@ -66,9 +68,15 @@ def hostile_memory() -> dict[str, str]:
         for n, channel in enumerate(HOSTILE_CHANNELS)
     ]
     index.append({"thread": GOOD_THREAD, "title": "The good one", "updated": WHEN, "channel": DM})
+    # Each conversation as Orion keeps it (in the DM); only its profile entry names another.
+    conversations = {
+        person(USER).conversation_key(entry["thread"]): conversation(USER, entry["thread"])
+        for entry in index
+    }
     return {
-        user_preferences_key(USER): json.dumps(preferences),
-        conversations_index_key(USER): json.dumps(index),
+        preferences_key(USER): json.dumps(preferences),
+        person(USER).profile_key: json.dumps({"version": 2, "conversations": index}),
+        **conversations,
     }
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from app.agent.history import MAX_MESSAGE_CHARS, TRIM_NOTE, ThreadMessage, build_messages
+from app.learning.conversation_record import ConversationOwner, ConversationRecord
 from app.learning.plain_text import collapse_spaces, one_line
 from app.learning.preference_detection import (
     MAX_SCANNED_CHARS,
@@ -45,16 +46,12 @@ from app.learning.search_index import (
 )
 from app.learning.search_ranking import rank
 from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
-from app.learning.summary_file import (
-    MAX_SUMMARY_CHARS,
-    MAX_TITLE_CHARS,
-    SessionSummary,
-    parse_summary,
-    render_summary,
-)
+from app.learning.summary_file import MAX_SUMMARY_CHARS, MAX_TITLE_CHARS, Summary
 from app.learning.transcript import fallback_summary
-from app.memory.scopes import MemoryScope, user_preferences_key
+from app.memory.homes import preferences_key
+from app.memory.scopes import MemoryScope
 from app.memory.tool.editing import MAX_LISTED_OCCURRENCES
+from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.redaction import SHAPE_REDACTED, redact_secret_shapes
 from app.slack.conversation.answer_parts import rest_of, split_markdown
@@ -253,8 +250,14 @@ def test_the_summary_written_without_a_model_is_bounded(hostile: str) -> None:
 
     assert len(draft.title) <= MAX_TITLE_CHARS and "\n" not in draft.title
     assert len(draft.body) <= MAX_SUMMARY_CHARS
-    rendered = render_summary(SessionSummary(draft.title, draft.body, user_id="U0TEXT"))
-    assert parse_summary(rendered).body == draft.body.strip()
+    # Kept in the conversation's object, and read back whole.
+    now = datetime.now(UTC)
+    record = ConversationRecord("1712345678.000100", ConversationOwner("U0TEXT", "D0TEXT"), now)
+    kept = ConversationRecord.parse(
+        record.with_summary(Summary(draft.title, draft.body, now)).render()
+    )
+    assert kept is not None and kept.summary is not None
+    assert (kept.summary.title, kept.summary.body) == (draft.title, draft.body)
 
 
 # --- the answer, cut into Slack messages ----------------------------------------------------
@@ -320,7 +323,10 @@ NOTES = f"/memories/users/{USER}/notes.md"
 
 @pytest.fixture
 def memory_tool(tmp_path: Path) -> ScopedMemoryTool:
-    return ScopedMemoryTool(LocalDirectoryStore(tmp_path / "memories"), MemoryScope(USER, THREAD))
+    scope = MemoryScope(USER, THREAD)
+    return ScopedMemoryTool(
+        ModelPathStore(LocalDirectoryStore(tmp_path / "memories"), scope), scope
+    )
 
 
 @pytest.mark.parametrize("old_str", ["", "a", "a\na"], ids=["empty", "one letter", "overlapping"])
@@ -401,7 +407,7 @@ def test_a_hostile_dm_is_answered_while_everyone_else_still_is(
     # What was sent to Claude was trimmed; the name past what detection reads was not kept.
     [request] = [r for r in claude.requests if last_user_text(r).startswith("call me")]
     assert len(last_user_text(request)) <= MAX_MESSAGE_CHARS + len(TRIM_NOTE)
-    preferences = memory_dir / user_preferences_key(OWNER)
+    preferences = memory_dir / preferences_key(OWNER)
     assert not preferences.exists() or "Sam" not in preferences.read_text()
 
 

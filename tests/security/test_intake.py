@@ -27,7 +27,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from app.memory.scopes import user_preferences_key
+from app.memory.homes import preferences_key
 from app.runtime.capped_body import MAX_BODY_BYTES
 from app.runtime.in_flight import in_flight
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
@@ -107,7 +107,7 @@ def _stored(memory_dir: Path) -> list[str]:
 
 
 def _seed_preferences(memory_dir: Path) -> Path:
-    path = memory_dir / user_preferences_key(USER)
+    path = memory_dir / preferences_key(USER)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(PREFERENCES))
     return path

@@ -22,13 +22,14 @@ from app.agent.prompts import (
     MEMORY_DATA_HEADER,
     MEMORY_OPEN_TAG,
 )
-from app.learning.summary_file import SessionSummary, render_summary
-from app.memory.scopes import global_context_key, session_context_key, user_preferences_key
+from app.memory.homes import person, preferences_key
+from app.memory.scopes import global_context_key
 from tests.e2e import conversation
-from tests.e2e.memory_bucket import index_listing
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.slack_api import FakeSlack
+from tests.layout import conversation as conversation_object
+from tests.layout import profile
 from tests.orion_server import OrionServer
 
 USER, DM = "U0FENCE", "D0FENCE"
@@ -64,7 +65,7 @@ def seed(memory_dir: Path, key: str, text: str) -> None:
 
 def seed_preferences_and_global_context(memory_dir: Path) -> list[str]:
     preferences = {f"note_{n}": text for n, text in enumerate(_tagged("preference"))}
-    seed(memory_dir, user_preferences_key(USER), json.dumps(preferences))
+    seed(memory_dir, preferences_key(USER), json.dumps(preferences))
     seed(memory_dir, global_context_key(), "\n".join(_tagged("global")))
     return [*_tagged("preference"), *_tagged("global")]
 
@@ -102,17 +103,20 @@ def assert_fenced(request: dict[str, Any], stored: list[str]) -> None:
 def test_closing_tags_stored_in_preferences_global_context_and_summary_stay_inside(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
 ) -> None:
-    # A thread from before (no thread start): its summary is loaded with the rest.
+    # A conversation from before: its summary (in its object) is loaded with the rest.
     thread_ts = slack.open_assistant_thread(DM)
     stored = seed_preferences_and_global_context(memory_dir)
-    summary = SessionSummary(
+    home = person(USER)
+    kept = conversation_object(
+        USER,
+        thread_ts,
+        channel_id=DM,
         title=HOSTILE[0].splitlines()[0],
-        body="\n".join(_tagged("summary")),
-        user_id=USER,
-        updated=datetime.now(UTC).replace(microsecond=0),
+        summary="\n".join(_tagged("summary")),
+        at=datetime.now(UTC).replace(microsecond=0),
     )
-    seed(memory_dir, session_context_key(thread_ts), render_summary(summary))
-    seed(memory_dir, *index_listing(USER, thread_ts, DM))  # Orion's record that it is theirs
+    seed(memory_dir, home.conversation_key(thread_ts), kept)
+    seed(memory_dir, home.profile_key, profile(conversations=[(thread_ts, "x")], channel_id=DM))
 
     request = ask(orion, slack, claude, thread_ts, "What do you remember?")
 

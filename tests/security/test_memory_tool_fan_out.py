@@ -14,7 +14,9 @@ from __future__ import annotations
 import pytest
 from anthropic.tools import ToolError
 
+from app.memory.homes import person
 from app.memory.scopes import MemoryScope
+from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.moving import MAX_FILES_PER_CALL, MAX_IN_FLIGHT
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.storage.gcs import GcsObjectStore
@@ -23,7 +25,8 @@ from tests.fakes.fault_proxy import FaultyProxy, ProxiedRequest
 from tests.fakes.gcs import GcsEmulator
 
 USER, THREAD = "U0FANOUT1", "1712345678.123456"
-OWN = f"users/{USER}/"
+OWN = f"users/{USER}/"  # as the model names the person's memory
+STORED = person(USER).memory_prefix  # where it lives
 NOTE = "x" * 100 * 1024  # a memory file at its size limit
 
 
@@ -42,13 +45,14 @@ def peak_in_flight(requests: list[ProxiedRequest]) -> int:
 @pytest.fixture
 def tool(gcs_proxy: FaultyProxy, gcs_bucket: str) -> ScopedMemoryTool:
     gcs_proxy.add_rule("", delay=0.02)
-    return ScopedMemoryTool(GcsObjectStore(gcs_bucket), MemoryScope(user_id=USER, thread_ts=THREAD))
+    scope = MemoryScope(user_id=USER, thread_ts=THREAD)
+    return ScopedMemoryTool(ModelPathStore(GcsObjectStore(gcs_bucket), scope), scope)
 
 
 def seed(gcs_emulator: GcsEmulator, gcs_bucket: str, directory: str, files: int) -> Bucket:
     bucket = Bucket(gcs_emulator, gcs_bucket)
     for n in range(files):
-        bucket.write(f"{OWN}{directory}/{n:03d}.md", NOTE)
+        bucket.write(f"{STORED}{directory}/{n:03d}.md", NOTE)
     return bucket
 
 
@@ -91,7 +95,7 @@ async def test_a_directory_at_the_bound_moves_a_few_requests_at_a_time(
     )
 
     assert result == f"Successfully renamed /memories/{OWN}notes to /memories/{OWN}archive"
-    assert len([n for n in bucket.names() if n.startswith(f"{OWN}archive/")]) == 100
+    assert len([n for n in bucket.names() if n.startswith(f"{STORED}archive/")]) == 100
     requests = gcs_proxy.requests
     # Per file a read, a create-only copy and a conditional delete; before them a lookup
     # and the listings.

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from app.memory.homes import person
 from app.memory.tool.access import MAX_BYTES_PER_DIRECTORY, MAX_FILE_BYTES
 from app.memory.tool.scoped_tool import MAX_CALLS_PER_TURN
 from tests import log_events
@@ -73,7 +74,8 @@ def test_a_turn_looping_on_the_memory_tool_stops_at_the_quota_and_the_call_limit
     quota, limit = results[fitted:MAX_CALLS_PER_TURN], results[MAX_CALLS_PER_TURN:]
     assert all("may hold at most 1024 KB" in result_text(r) for r in quota)
     assert all(f"at most {MAX_CALLS_PER_TURN} memory commands" in result_text(r) for r in limit)
-    kept = [name for name in bucket.names() if name.startswith(f"users/{USER}/dump/")]
+    dump = f"{person(USER).memory_prefix}dump/"
+    kept = [name for name in bucket.names() if name.startswith(dump)]
     assert len(kept) == fitted
     assert sum(len(bucket.read(name) or "") for name in kept) <= MAX_BYTES_PER_DIRECTORY
     refused = [line for line in orion.logged(log_events.TOOL_MEMORY_CREATE) if not line["ok"]]

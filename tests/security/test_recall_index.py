@@ -3,8 +3,9 @@
 The index decides which threads a search can return, so nothing the person or Claude
 writes may reach it; a corrupted or hostile one (malformed entries, wrong types, huge
 terms, another person's threads, 2 MB and more) is read as far as it is sound, logged,
-and rewritten by the next turn end — it never blocks a search. Questions and summaries of
-any shape and length cost bounded work. Both backends throughout.
+and rewritten by the next turn end — it never blocks a search, and never returns a thread
+outside the person's own home. Questions and summaries of any shape and length cost
+bounded work. Both backends throughout.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 
 import pytest
 from anthropic.tools import ToolError
-from app.learning.session_index import SessionEntry, record_session
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.erasure import forget_conversation, forget_everything
@@ -33,18 +33,15 @@ from app.learning.search_index import (
 )
 from app.learning.search_ranking import MAX_LOOKUPS, rank_queries
 from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
-from app.learning.summary_file import SessionSummary, render_summary
-from app.memory.scopes import (
-    MemoryScope,
-    conversation_record_key,
-    search_index_key,
-    session_context_key,
-)
+from app.memory.homes import person
+from app.memory.scopes import MemoryScope
+from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.logging import configure_logging
 from app.storage.store import ObjectStore
 from tests import log_events
 from tests.backends import OTHER_USER, THREAD, USER, Backend
+from tests.layout import conversation, profile
 from tests.memory.tool.helpers import refused
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -52,16 +49,41 @@ MINE, THEIRS, CURRENT = "1712000001.000001", "1712000002.000002", "1712999999.00
 INDEX_PATH = f"/memories/people/{USER}/search.json"
 
 
+def search_key(user: str) -> str:
+    return person(user).search_key
+
+
 async def seed(store: ObjectStore) -> None:
-    """Mira's conversation about the Lisbon offsite; Otto's about his Lisbon salary talk."""
+    """Mira's conversation about the Lisbon offsite; Otto's about his Lisbon salary talk,
+    each in its person's home."""
     for user, thread, title, body in (
         (USER, MINE, "Offsite in Lisbon", "Venue booked in Alfama."),
         (OTHER_USER, THEIRS, "Salary review in Lisbon", "Otto's raise: 8%."),
     ):
-        summary = SessionSummary(title, body, user_id=user, updated=NOW)
-        await store.write(session_context_key(thread), render_summary(summary))
-        await record_session(store, user, SessionEntry(thread, title, NOW, "D0123ABCD"))
-        await record_search_document(store, user, document_for(thread, title, body, [], NOW))
+        home = person(user)
+        kept = conversation(user, thread, channel_id="D0123ABCD", title=title, summary=body, at=NOW)
+        await store.write(home.conversation_key(thread), kept)
+        await store.write(
+            home.profile_key, profile(conversations=[(thread, title)], channel_id="D0123ABCD")
+        )
+        await record_search_document(store, home, document_for(thread, title, body, [], NOW))
+
+
+async def turn_end(store: ObjectStore) -> None:
+    """Mira's next turn end in her offsite conversation: its entry, written into her index
+    anew (whatever the index held)."""
+    document = document_for(MINE, "Offsite in Lisbon", "Venue booked in Alfama.", [], NOW)
+    await record_search_document(store, person(USER), document)
+
+
+async def rewritten_and_found(backend: Backend) -> None:
+    """After her next turn end, the index is sound again and finds her conversation, and
+    only hers."""
+    await turn_end(backend.store)
+    rewritten = parse_search_index(backend.raw_read(search_key(USER)))
+    assert rewritten.threads == [MINE]
+    found = await search(backend.store)
+    assert "Offsite in Lisbon" in found and "Salary" not in found
 
 
 @pytest.fixture
@@ -98,14 +120,15 @@ async def test_the_memory_tool_cannot_read_or_write_the_search_index(
     backend: Backend, command: dict[str, Any]
 ) -> None:
     await seed(backend.store)
-    tool = ScopedMemoryTool(backend.store, MemoryScope(USER, THREAD))
-    await backend.store.write(f"users/{USER}/a.md", "mine")
-    before = backend.raw_read(search_index_key(USER))
+    scope = MemoryScope(USER, THREAD)
+    tool = ScopedMemoryTool(ModelPathStore(backend.store, scope), scope)
+    await backend.store.write(f"{person(USER).memory_prefix}a.md", "mine")
+    before = backend.raw_read(search_key(USER))
 
     message = await refused(tool, command)
 
     assert message.startswith("Access denied:") and "Alfama" not in message
-    assert backend.raw_read(search_index_key(USER)) == before
+    assert backend.raw_read(search_key(USER)) == before
 
 
 def _sound_entry() -> list[Any]:
@@ -128,20 +151,16 @@ HOSTILE_ENTRIES: dict[str, Any] = {
 
 
 @pytest.mark.parametrize("name", list(HOSTILE_ENTRIES))
-async def test_an_index_of_an_earlier_version_is_refilled_and_rewritten(
+async def test_an_index_of_an_earlier_version_is_read_as_empty_and_rewritten(
     backend: Backend, name: str, log_stream: io.StringIO
 ) -> None:
     await seed(backend.store)
     hostile = {"version": 1, "complete": True, "docs": [HOSTILE_ENTRIES[name], _sound_entry()]}
-    await backend.store.write(search_index_key(USER), json.dumps(hostile))
+    await backend.store.write(search_key(USER), json.dumps(hostile))
     found = await search(backend.store)
-    assert "Offsite in Lisbon" in found and "Otto" not in found and "secret" not in found
+    assert "Otto" not in found and "Salary" not in found and "secret" not in found
     assert log_events.MEMORY_FILE_UNREADABLE in logged(log_stream)
-
-    today = document_for(CURRENT, "Today", "", [], NOW)
-    await record_search_document(backend.store, USER, today)
-    rewritten = parse_search_index(backend.raw_read(search_index_key(USER)))
-    assert rewritten.threads == [CURRENT, MINE]
+    await rewritten_and_found(backend)
 
 
 def _columns(body: str | None = None, **changed: Any) -> str:
@@ -198,20 +217,19 @@ DISAGREEING_COLUMNS: dict[str, str] = {
 
 
 @pytest.mark.parametrize("name", list(DISAGREEING_COLUMNS))
-async def test_an_index_whose_columns_disagree_is_read_as_empty_and_filled_in_again(
+async def test_an_index_whose_columns_disagree_is_read_as_empty_and_rewritten(
     backend: Backend, name: str, log_stream: io.StringIO
 ) -> None:
     """Only Orion writes the index; one it did not write decides no thread a search can
-    return: it is read as empty (logged), and filled in from her own conversations."""
+    return: it is read as empty (logged), and the next turn end writes it sound again."""
     await seed(backend.store)
-    await backend.store.write(search_index_key(USER), DISAGREEING_COLUMNS[name])
+    await backend.store.write(search_key(USER), DISAGREEING_COLUMNS[name])
 
     found = await search(backend.store)
 
-    assert "Offsite in Lisbon" in found and "Salary" not in found and "secret" not in found
-    rewritten = parse_search_index(backend.raw_read(search_index_key(USER)))
-    assert rewritten.threads == [MINE] and rewritten.complete
+    assert "Salary" not in found and "Otto" not in found and "secret" not in found
     assert log_events.MEMORY_FILE_UNREADABLE in logged(log_stream)
+    await rewritten_and_found(backend)
 
 
 @pytest.mark.parametrize(
@@ -225,18 +243,16 @@ async def test_an_index_whose_columns_disagree_is_read_as_empty_and_filled_in_ag
     ],
     ids=["not-json", "nested", "docs-not-a-list", "not-an-object", "over-2-MB"],
 )
-async def test_an_unreadable_index_is_read_as_empty_then_filled_in_and_rewritten(
+async def test_an_unreadable_index_is_read_as_empty_then_rewritten_by_the_next_turn_end(
     backend: Backend, content: str, log_stream: io.StringIO
 ) -> None:
     await seed(backend.store)
-    await backend.store.write(search_index_key(USER), content)
+    await backend.store.write(search_key(USER), content)
     found = await search(backend.store)
-    # Read as empty (logged), then filled in from the person's own conversation index:
-    # the search still finds her conversation, and only hers.
-    assert "Offsite in Lisbon" in found and "Salary" not in found
+    # Read as empty (logged): the search answers, with nothing of anyone else's.
+    assert "Salary" not in found and "Otto" not in found
     assert log_events.MEMORY_FILE_UNREADABLE in logged(log_stream)
-    rewritten = parse_search_index(backend.raw_read(search_index_key(USER)))
-    assert rewritten.threads == [MINE] and rewritten.complete
+    await rewritten_and_found(backend)
 
 
 @pytest.mark.parametrize(
@@ -275,7 +291,7 @@ async def test_a_question_in_many_long_parts_costs_one_searchs_bounded_work(
     # Four parts of 40,000 characters, every word a lookup: the parts share the lookups
     # of one search rather than each taking its own.
     parts = [" ".join(f"w{part}x{n}" for n in range(8_000)) for part in range(4)]
-    index = parse_search_index(backend.raw_read(search_index_key(USER)))
+    index = parse_search_index(backend.raw_read(search_key(USER)))
     looked: list[str] = []
     span = index.span
     index.span = lambda term: looked.append(term) or span(term)  # type: ignore[method-assign]
@@ -298,12 +314,12 @@ async def test_a_corrupted_index_blocks_neither_forgetting_one_conversation_nor_
     backend: Backend,
 ) -> None:
     await seed(backend.store)
-    await backend.store.write(search_index_key(USER), "[" * 100_000)
+    await backend.store.write(search_key(USER), "[" * 100_000)
     assert await forget_conversation(backend.store, USER, MINE) >= 1
-    assert backend.raw_read(session_context_key(MINE)) is None
+    assert backend.raw_read(person(USER).conversation_key(MINE)) is None
     await forget_everything(backend.store, USER)
-    assert backend.raw_read(search_index_key(USER)) is None
-    assert THEIRS in (backend.raw_read(search_index_key(OTHER_USER)) or "")
+    assert backend.raw_read(search_key(USER)) is None
+    assert THEIRS in (backend.raw_read(search_key(OTHER_USER)) or "")
 
 
 @pytest.mark.parametrize(
@@ -334,8 +350,23 @@ async def test_a_40000_character_message_in_a_transcript_makes_bounded_passages(
     record = ConversationRecord(MINE, ConversationOwner(USER, "D0123ABCD"), NOW).with_messages(
         [said("user", "Lisbon " * 6_000, at=NOW), said("user", "lisbon" * 7_000, at=NOW)]
     )
-    await backend.store.write(conversation_record_key(MINE), record.render())
+    await backend.store.write(person(USER).conversation_key(MINE), record.render())
     found = await RecallTool(backend.store, MemoryScope(USER, CURRENT)).call({"query": "Lisbon"})
     assert isinstance(found, list)
     texts = [c["text"] for b in found if b["type"] == "search_result" for c in b["content"]]
     assert texts and all(len(text) < 600 for text in texts)
+
+
+async def test_a_sound_entry_naming_someone_elses_thread_finds_nothing_of_theirs(
+    backend: Backend, log_stream: io.StringIO
+) -> None:
+    """Should Mira's index ever name Otto's thread (a bug, a hand edit), a search reads
+    only her own home for it: his conversation is not there, and nothing of it is shown."""
+    await seed(backend.store)
+    his = document_for(THEIRS, "Salary review in Lisbon", "Otto's raise: 8%.", [], NOW)
+    await record_search_document(backend.store, person(USER), his)
+
+    found = await search(backend.store)
+
+    assert "Offsite in Lisbon" in found
+    assert "Salary" not in found and "8%" not in found and "Otto" not in found

@@ -15,7 +15,7 @@ from app.storage.store import CREATE_ONLY, StoreUnavailable
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 
-KEY = "users/U0123ABCD/notes.md"
+KEY = "people/U0123ABCD/memory/notes.md"
 UPLOAD = "uploadType=multipart"
 
 

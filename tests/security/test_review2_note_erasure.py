@@ -1,10 +1,10 @@
 """An answer's note keeps its undo record while its person is being forgotten.
 
-The erasure's listing came just before the record's marker was written, so it could not
-find the record; then storage fails the check that would have seen the erasure. The note
-goes out without an Undo — and its record must not stay behind, holding the old content
-of what the answer changed. Played on the GCS emulator, with the failure made by the
-faulty proxy in front of it.
+The erasure's listing came just before the record was written into the person's home,
+so it could not find the record; then storage fails the guard's check of their profile
+that would have seen the erasure. The note goes out without an Undo — and its record must
+not stay behind, holding the old content of what the answer changed. Played on the GCS
+emulator, with the failure made by the faulty proxy in front of it.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from datetime import UTC, datetime, timedelta
 
 from app.agent.memory_notes import NoteRequest, note_for_turn
 from app.learning.erasure import forget_everything
-from app.memory.change_log import ChangeLog, RecordingStore
-from app.memory.key_prefixes import UNDO_PREFIX
-from app.memory.scopes import MemoryScope, undo_markers_prefix
-from app.memory.tool.scoped_tool import ScopedMemoryTool
+from app.learning.guard import Guard
+from app.memory.change_log import ChangeLog
+from app.memory.homes import person
 from app.storage.gcs import GcsObjectStore
 from app.storage.store import ObjectStore, StoreLayer
 from tests.backends import THREAD, USER
@@ -28,13 +27,16 @@ from tests.security.test_review2_undo_erasure import (
     OLD_CONTENT,
     OWN,
     holding_the_person,
+    memory_tool,
 )
 
+UNDO = f"{person(USER).prefix}undo/"
 
-class ErasedBeforeTheMarker(StoreLayer):
-    """The store, with the person forgotten just before the note's undo marker is written
-    (so the erasure's listing cannot see it), and storage then failing every read of the
-    erasure's tombstone (GCS answering 503 until the test ends)."""
+
+class ErasedBeforeTheRecord(StoreLayer):
+    """The store, with the person forgotten just before the note's undo record is written
+    (so the erasure's listing cannot see it), and storage then failing every read of their
+    profile, the erasure's mark (GCS answering 503 until the test ends)."""
 
     def __init__(self, inner: ObjectStore, proxy: FaultyProxy) -> None:
         super().__init__(inner)
@@ -42,11 +44,16 @@ class ErasedBeforeTheMarker(StoreLayer):
         self.erased = False
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
-        if key.startswith(undo_markers_prefix(USER)) and not self.erased:
+        if key.startswith(UNDO) and not self.erased:
             self.erased = True
             await forget_everything(self.inner, USER)
-            self.proxy.add_rule("erasures/", status=503, method="GET")
+            self.proxy.add_rule(person(USER).profile_key, status=503, method="GET")
         return await super().write(key, content, if_generation=if_generation)
+
+
+async def guard_of(store: ObjectStore) -> Guard:
+    """The person's erasure guard, as their turn began (their profile read then)."""
+    return await Guard.reading(store, person(USER))
 
 
 async def address_changed(store: ObjectStore) -> tuple[datetime, ChangeLog]:
@@ -55,7 +62,7 @@ async def address_changed(store: ObjectStore) -> tuple[datetime, ChangeLog]:
     await store.write(f"{OWN}address.md", OLD_CONTENT)
     started = datetime.now(UTC) - timedelta(seconds=5)
     log = ChangeLog()
-    tool = ScopedMemoryTool(RecordingStore(store, log), MemoryScope(USER, THREAD))
+    tool = memory_tool(store, log)
     await run(
         tool,
         command="str_replace",
@@ -71,10 +78,10 @@ async def test_a_notes_undo_record_kept_during_an_erasure_does_not_stay_behind(
 ) -> None:
     store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=0.5)
     started, log = await address_changed(store)
-    racing = ErasedBeforeTheMarker(store, gcs_proxy)
-    request = NoteRequest(USER, "D0123ABCD", THREAD, started)
+    racing = ErasedBeforeTheRecord(store, gcs_proxy)
+    request = NoteRequest(USER, "D0123ABCD", THREAD, started, await guard_of(racing))
 
-    note = await note_for_turn(racing, request, log, shown_by_default=True, budget_s=5.0)
+    note = await note_for_turn(request, log, shown_by_default=True, budget_s=5.0)
 
     assert racing.erased
     assert note is not None and note.undo_id is None, "the note goes out, without an Undo"
@@ -87,7 +94,7 @@ async def test_a_notes_undo_record_kept_during_an_erasure_does_not_stay_behind(
 
 class ErasedOnceTheRecordIsKept(StoreLayer):
     """The store, with the person forgotten right after the note's undo record is written
-    (their erasure finds it by its marker and deletes it), and storage then failing every
+    (their erasure finds it in their home and deletes it), and storage then failing every
     deletion of an undo record (GCS answering 503 until the test ends)."""
 
     def __init__(self, inner: ObjectStore, proxy: FaultyProxy) -> None:
@@ -97,7 +104,7 @@ class ErasedOnceTheRecordIsKept(StoreLayer):
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         generation = await super().write(key, content, if_generation=if_generation)
-        if key.startswith(UNDO_PREFIX) and not self.erased:
+        if key.startswith(UNDO) and not self.erased:
             self.erased = True
             await forget_everything(self.inner, USER)
             self.proxy.add_rule("undo/", status=503, method="DELETE")
@@ -112,9 +119,9 @@ async def test_a_person_forgotten_as_the_note_is_kept_gets_no_note_even_if_stora
     store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=0.5)
     started, log = await address_changed(store)
     racing = ErasedOnceTheRecordIsKept(store, gcs_proxy)
-    request = NoteRequest(USER, "D0123ABCD", THREAD, started)
+    request = NoteRequest(USER, "D0123ABCD", THREAD, started, await guard_of(racing))
 
-    note = await note_for_turn(racing, request, log, shown_by_default=True, budget_s=5.0)
+    note = await note_for_turn(request, log, shown_by_default=True, budget_s=5.0)
 
     assert racing.erased
     assert note is None

@@ -11,9 +11,9 @@ import json
 import re
 from pathlib import Path
 
-from app.memory.scopes import user_preferences_key
+from app.memory.homes import preferences_key
 from tests.e2e.conversation import open_thread
-from tests.e2e.test_memory_controls import open_home, shown
+from tests.e2e.home import open_home, shown
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
 
@@ -24,7 +24,7 @@ DIRECTION_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 def test_a_stored_name_with_direction_overrides_cannot_reverse_the_greeting(
     orion: OrionServer, slack: FakeSlack, memory_dir: Path
 ) -> None:
-    preferences = memory_dir / user_preferences_key(USER)
+    preferences = memory_dir / preferences_key(USER)
     preferences.parent.mkdir(parents=True)
     stored = {"name": "Eve\u202e<@U0BOSS>", "language": "Japanese", "tone": "\u2067formal"}
     preferences.write_text(json.dumps(stored))
@@ -39,7 +39,7 @@ def test_a_stored_name_with_direction_overrides_cannot_reverse_the_home_tab(
     orion: OrionServer, slack: FakeSlack, memory_dir: Path
 ) -> None:
     # The same stored words on the Home tab: every stored value is shown through one escape.
-    preferences = memory_dir / user_preferences_key(USER)
+    preferences = memory_dir / preferences_key(USER)
     preferences.parent.mkdir(parents=True)
     preferences.write_text(json.dumps({"name": "Eve\u202e<@U0BOSS>", "tone": "\u2067formal"}))
 

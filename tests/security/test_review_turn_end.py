@@ -1,12 +1,12 @@
 """Attacker's review of the turn end under an erasure: a turn end whose own writes fail
-(storage refusing the thread's summary) must still check the erasure tombstone, or what
-the turn's memory tool wrote after the erasure's deletions outlives the erasure. Played
+(storage refusing the person's search index) must still settle with the erasure guard,
+or what the turn's memory tool wrote after the erasure's deletions outlives the erasure. Played
 end to end: the real Orion HTTP app, fake Slack and Claude, the GCS emulator behind a
 faulty proxy."""
 
 from __future__ import annotations
 
-from app.memory.scopes import session_context_key, user_prefix
+from app.memory.homes import person
 from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
@@ -36,9 +36,9 @@ def test_a_turn_end_that_fails_to_write_still_takes_back_what_the_turn_wrote_aft
     with orion_servers(slack, claude, gcs_memories_bucket=gcs_bucket) as start:
         orion = start()
         thread_ts, _ = open_thread(orion, slack, USER, DM)
-        # Claude is slow to start; Mira erases everything meanwhile; then Claude saves a
-        # note with the memory tool (after the erasure's deletions) and answers.
-        claude.delay(4)
+        # Claude's answer waits while Mira erases everything; then Claude saves a note
+        # with the memory tool (after the erasure's deletions) and answers.
+        answering = claude.hold()
         note = {"command": "create", "path": f"/memories/users/{USER}/tea.md", "file_text": "tea"}
         claude.reply_tool_use("memory", note)
         claude.reply("Noted: you like tea. " + "Here is a week planned around it. " * 8)
@@ -46,12 +46,14 @@ def test_a_turn_end_that_fails_to_write_still_takes_back_what_the_turn_wrote_aft
         conversation.post_user_message(orion, slack, USER, DM, thread_ts, text)
         claude.wait_for(lambda: claude.calls, what="the turn's first Claude call")
         forget_everything(orion, slack)
-        # From now on storage refuses the thread's summary: the turn end fails.
-        gcs_proxy.add_rule(session_context_key(thread_ts), status=503, method="GET")
-        seeded.wait_for(f"{user_prefix(USER)}tea.md", timeout=30)
+        # From now on storage refuses her search index: the turn end fails to write it.
+        gcs_proxy.add_rule(person(USER).search_key, status=503, method="GET")
+        answering.set()
+        note_key = f"{person(USER).memory_prefix}tea.md"
+        seeded.wait_for(note_key, timeout=30)
 
         orion.wait_logged(log_events.MEMORY_AFTER_TURN_FAILED, timeout=60)
         orion.wait_idle()
         gcs_proxy.clear_rules()
-        assert seeded.read(f"{user_prefix(USER)}tea.md") is None, "outlived the erasure"
+        assert seeded.read(note_key) is None, "outlived the erasure"
         nothing_of_mira_and_all_of_otto(seeded, otto_before)

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from app.memory.scopes import global_context_key, user_preferences_key
+from app.memory.homes import person, preferences_key
+from app.memory.scopes import global_context_key
 from app.slack.home import forget_everything
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from tests import log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, result_text, system_text, tool_results
+from tests.e2e.home import click, open_home, shown
 from tests.e2e.memory_bucket import Bucket
-from tests.e2e.test_memory_controls import click, open_home, shown
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.langfuse_api import FakeLangfuse
@@ -91,7 +92,7 @@ def test_a_memory_file_named_after_a_secret_is_refused_and_its_name_is_kept_nowh
     assert "hunter2-prod" not in result_text(refused_rename)
     assert result_text(created) == f"File created successfully at: {notes}"
     names = bucket.names()
-    assert f"users/{USER}/notes.md" in names, "the file stays where it was"
+    assert f"{person(USER).memory_prefix}notes.md" in names, "the file stays where it was"
     assert [name for name in names if GITHUB_PAT in name or "hunter2" in name] == []
     orion.wait_idle()
     logs = orion.log_stream.getvalue()
@@ -132,7 +133,9 @@ def test_a_password_holding_slack_entities_is_read_as_typed_and_kept_nowhere(
     assert typed in json.dumps(first["messages"], ensure_ascii=False)
     assert "&amp;" not in json.dumps(first["messages"])
     # ...and nothing of the password is kept: not in memory, not in the conversation's record.
-    assert bucket.read(f"users/{USER}/staging.md") == "staging password: [redacted]\n"
+    assert (
+        bucket.read(f"{person(USER).memory_prefix}staging.md") == "staging password: [redacted]\n"
+    )
     kept = "\n".join(bucket.read(name) or "" for name in bucket.names())
     assert "w0rd" not in kept and "Tail9" not in kept
     assert "password: [redacted] thanks" in kept
@@ -145,7 +148,7 @@ def test_pasted_and_remembered_secrets_never_reach_langfuse(
     spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
     bucket.write(
-        user_preferences_key(USER),
+        preferences_key(USER),
         json.dumps({"name": "Sam", "deploy_key": f"aws {REMEMBERED_AWS_KEY}"}),
     )
     bucket.write(global_context_key(), f"Acme posts releases to {ORG_WEBHOOK}\n")
@@ -213,7 +216,7 @@ def test_forget_everything_deletes_the_persons_langfuse_traces_only(
     spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
     before = _traced_turns(spans, orion, slack, claude)
-    bucket.write(user_preferences_key(USER), json.dumps({"name": "Sam"}))
+    bucket.write(preferences_key(USER), json.dumps({"name": "Sam"}))
     theirs = {trace for trace, user in before.items() if user == USER}
 
     after = click(orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_EVERYTHING)
@@ -230,13 +233,13 @@ def test_forget_everything_finishes_when_langfuse_is_down(
     spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
     _traced_turns(spans, orion, slack, claude)
-    bucket.write(user_preferences_key(USER), json.dumps({"name": "Sam"}))
+    bucket.write(preferences_key(USER), json.dumps({"name": "Sam"}))
     spans.langfuse().failing_status = 503
 
     after = click(orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_EVERYTHING)
 
     assert forget_everything.DONE in shown(after)
-    assert bucket.read(user_preferences_key(USER)) is None
+    assert bucket.read(preferences_key(USER)) is None
     [line] = orion.wait_logged(log_events.TRACING_FORGET_FAILED)
     assert line["exception"].startswith("Traceback (most recent call last):")
     assert line["user"] == USER and line.get("trace_id")
@@ -254,15 +257,15 @@ def test_the_operators_forget_command_deletes_the_persons_langfuse_traces(
     tmp_path: Path, langfuse: FakeLangfuse
 ) -> None:
     memories = tmp_path / "memories"
-    (memories / "users" / USER).mkdir(parents=True)
-    (memories / "users" / USER / "preferences.json").write_text('{"name": "Sam"}')
+    (memories / preferences_key(USER)).parent.mkdir(parents=True)
+    (memories / preferences_key(USER)).write_text('{"name": "Sam"}')
     for n in range(3):  # three traces of the person, one of two observations
         langfuse.record_observation(f"obs-{n}", f"trace-{n}", USER)
     langfuse.record_observation("obs-0b", "trace-0", USER, "GENERATION")
     langfuse.record_observation("obs-other", "trace-other", OTHER)
     env = {
         "SLACK_BOT_TOKEN": "xoxb-cli-test",
-        "SLACK_API_URL": "http://127.0.0.1:9/api/",  # no Slack: the DM is given
+        "SLACK_API_URL": "http://127.0.0.1:9/api/",  # no Slack: nothing needs it
         "ANTHROPIC_API_KEY": "sk-ant-cli-test",
         "MEMORY_DIR": str(memories),
         "LOG_FORMAT": "json",
@@ -270,9 +273,9 @@ def test_the_operators_forget_command_deletes_the_persons_langfuse_traces(
         "LANGFUSE_SECRET_KEY": "sk-lf-cli-test",
         "LANGFUSE_BASE_URL": langfuse.url,
     }
-    done = run_orion_command(tmp_path, "memory", "forget", USER, "--yes", "--dm", DM, env=env)
+    done = run_orion_command(tmp_path, "memory", "forget", USER, "--yes", env=env)
 
     assert done.returncode == 0, done.stderr
     assert "Deleted 3 Langfuse traces." in done.stdout
     assert langfuse.traces() == {"trace-other": OTHER}
-    assert not (memories / "users" / USER / "preferences.json").exists()
+    assert not (memories / preferences_key(USER)).exists()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.memory.scopes import user_preferences_key
+from app.memory.homes import preferences_key
 from tests.e2e.conversation import open_thread
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
@@ -23,7 +23,7 @@ PHISHING = "<https://evil.example/login|Verify your account>"
 def test_a_stored_name_and_preference_with_slack_markup_are_shown_as_text(
     orion: OrionServer, slack: FakeSlack, memory_dir: Path
 ) -> None:
-    preferences = memory_dir / user_preferences_key(USER)
+    preferences = memory_dir / preferences_key(USER)
     preferences.parent.mkdir(parents=True)
     preferences.write_text(json.dumps({"name": PHISHING, "team": "<!channel> & co"}))
 

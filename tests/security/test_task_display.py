@@ -1,10 +1,10 @@
 """The task display shows a person only their own conversations, and nothing the model or
 the person wrote can run long, break lines, reverse text, mention or link in it.
 
-Mira and Otto each held a conversation about the Lisbon offsite; Mira's conversation index
-also lists threads with hostile channel values (a record from an older version, a bug, a
-hand edit). Mira asks; Claude searches and then reads memory files with hostile names.
-What the tests read is every chunk the fake Slack received (what Slack would show).
+Mira and Otto each held a conversation about the Lisbon offsite; Mira's profile lists
+hers with hostile channel values (a record from an older version, a bug, a hand edit).
+Mira asks; Claude searches and then reads memory files with hostile names. What the tests
+read is every chunk the fake Slack received (what Slack would show).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from app.agent.memory_task import MemoryTask, TaskSource
+from app.memory.homes import person
 from app.slack.conversation.task_display import task_chunk
 from app.slack.conversation.thread_links import ThreadLinks
 from tests.e2e import both_experiences
@@ -61,12 +62,12 @@ def orion(
 ) -> Iterator[OrionServer]:
 
     mira = history(USER, DM, [LISBON, *HOSTILE])
-    index = json.loads(mira.pop("people/U0MIRA/conversations.json"))
-    for entry in index:
+    profile = json.loads(mira[person(USER).profile_key])
+    for entry in profile["conversations"]:
         for (thread, _, _), channel in zip(HOSTILE, HOSTILE_CHANNELS, strict=True):
             if entry["thread"] == thread:
                 entry["channel"] = channel
-    seed(memory_dir, {**mira, "people/U0MIRA/conversations.json": json.dumps(index)})
+    seed(memory_dir, {**mira, person(USER).profile_key: json.dumps(profile)})
     seed(memory_dir, history(OTHER, OTHER_DM, [OTTOS]))
     settings = make_settings(slack, claude, memory_dir=memory_dir, slack_experience=experience)
     with OrionServer(settings) as server:
@@ -88,9 +89,11 @@ def test_sources_are_only_the_persons_own_threads_and_only_slack_links(
 
     [search] = [t for t in slack.tasks(DM, thread_ts) if t.title.startswith("Searching")]
     assert search.status == "complete"
-    # Her Lisbon conversation, linked; the copies whose channel is not a Slack channel id
-    # are found (and counted) but get no link at all.
-    assert [source["url"] for source in search.sources] == [link(DM, LISBON[0])]
+    # Her Lisbon conversations, each linked to her DM (as her search index and each
+    # conversation's object say), whatever her profile's entries say of their channels.
+    urls = [source["url"] for source in search.sources]
+    assert link(DM, LISBON[0]) in urls
+    assert set(urls) <= {link(DM, thread) for thread, _, _ in [LISBON, *HOSTILE]}
     assert search.output == f"Found {1 + len(HOSTILE)} conversations"
     everything = json.dumps(sent_chunks(slack))
     # Otto's conversation, on the same topic, is nowhere in what Mira's thread was sent.

@@ -1,6 +1,6 @@
 """The commands a person types, attacked through what they print and what they are given:
 stored words that would drive the terminal, arguments far longer than any id, and a
-forged DM channel for an erasure.
+forged user id for an erasure.
 
 `orion chat` prints stored words (a name, a preference, the welcome a model wrote) and
 Claude's answer, which may quote them; a person or a prompt-injected Claude may have
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.config import QUOTED_CHARS
-from app.memory.scopes import user_preferences_key
+from app.memory.homes import person, preferences_key
 from tests.fakes.anthropic_api import FakeClaude
 from tests.orion_process import run_orion_command
 
@@ -39,7 +39,7 @@ def _chat(tmp_path: Path, claude: FakeClaude, stdin: str, *args: str):
 def test_stored_words_and_answers_cannot_drive_the_terminal(
     tmp_path: Path, claude: FakeClaude
 ) -> None:
-    preferences = tmp_path / "memories" / user_preferences_key(USER)
+    preferences = tmp_path / "memories" / preferences_key(USER)
     preferences.parent.mkdir(parents=True)
     preferences.write_text(json.dumps({"name": HOSTILE}))
     claude.reply(f"Your name is {HOSTILE}.")
@@ -71,17 +71,24 @@ def test_a_3000_character_user_id_is_refused_without_being_printed_back(
     assert claude.requests == []
 
 
-@pytest.mark.parametrize("dm", ["../../users/U0OTHER", "D0X/../..", "d0lowercase", ""])
-def test_a_forged_dm_channel_is_refused_before_anything_is_erased(tmp_path: Path, dm: str) -> None:
-    # Not a channel id: no DM's thread contexts would be looked through, and the erasure
-    # would pass for complete.
-    notes = tmp_path / "memories" / "users" / USER / "notes.md"
-    notes.parent.mkdir(parents=True)
-    notes.write_text("kept")
-    env = {"MEMORY_DIR": str(tmp_path / "memories")}
+@pytest.mark.parametrize(
+    "forged", [f"{USER}/../U0OTHER", "../people/U0OTHER", "u0escape", f"{USER} ", ""]
+)
+def test_a_forged_user_id_is_refused_before_anything_is_erased(tmp_path: Path, forged: str) -> None:
+    # Not a Slack user id: no home is looked through, and nobody's erasure passes for done.
+    memories = tmp_path / "memories"
+    kept = {
+        key: f"kept: {key}" for key in (person(USER).memory_prefix, person("U0OTHER").memory_prefix)
+    }
+    for prefix, content in kept.items():
+        (memories / prefix).mkdir(parents=True)
+        (memories / prefix / "notes.md").write_text(content)
+    env = {"MEMORY_DIR": str(memories)}
 
-    result = run_orion_command(tmp_path, "memory", "forget", USER, "--yes", "--dm", dm, env=env)
+    result = run_orion_command(tmp_path, "memory", "forget", forged, "--yes", env=env)
 
     assert result.returncode == 2
-    assert result.stderr.startswith("orion memory cannot run — --dm: not a Slack DM channel id")
-    assert notes.read_text() == "kept" and result.stdout == ""
+    assert result.stderr.startswith("orion memory cannot run — USER_ID: not a Slack user id")
+    assert result.stdout == ""
+    for prefix, content in kept.items():
+        assert (memories / prefix / "notes.md").read_text() == content

@@ -3,7 +3,9 @@
 Played end to end (the real Orion HTTP app, the fake Slack and Claude, memories in the GCS
 emulator): another person clicking someone's Undo, a forged button value (another record's
 id guessed, a path, a key of someone's memory, junk), a forged click for a record that
-belongs to someone else. Each ends by reading the bucket: nothing changed.
+belongs to someone else. A click's record is looked for only in the home of the person
+Slack's signed payload names, so someone else's record is never found, read or changed.
+Each ends by reading the bucket: nothing changed.
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from typing import Any
 import pytest
 
 from app.learning import undo
-from app.memory.key_prefixes import UNDO_PREFIX
-from app.memory.scopes import user_preferences_key, user_prefix
+from app.memory.homes import person, preferences_key
 from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID, UNDO_ACTION_ID
 from tests import log_events
 from tests.e2e import conversation
@@ -43,8 +44,8 @@ MEMORIES = f"/memories/users/{OWNER}"
 def orion(
     orion_on_bucket: Callable[..., OrionServer], bucket: Bucket, claude: FakeClaude
 ) -> OrionServer:
-    bucket.write(user_preferences_key(OWNER), json.dumps({"name": "Owen"}))
-    bucket.write(user_preferences_key(MALLORY), json.dumps({"name": "Mallory"}))
+    bucket.write(preferences_key(OWNER), json.dumps({"name": "Owen"}))
+    bucket.write(preferences_key(MALLORY), json.dumps({"name": "Mallory"}))
     server = orion_on_bucket()
     answer_summaries(claude, server.settings.summary_model)
     return server
@@ -67,7 +68,7 @@ def _everything(bucket: Bucket) -> dict[str, str]:
     return {key: bucket.read(key) or "" for key in bucket.names()}
 
 
-def test_another_persons_click_changes_nothing_is_told_so_and_is_logged(
+def test_another_persons_click_finds_nothing_of_theirs_and_changes_nothing(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
     thread_ts, note = _noted_turn(orion, slack, claude)
@@ -75,24 +76,25 @@ def test_another_persons_click_changes_nothing_is_told_so_and_is_logged(
 
     click_undo(orion, slack, MALLORY, OWNER_DM, note)
 
-    assert wait_for_ephemeral(slack, MALLORY) == undo.NOT_YOURS
-    [refused] = orion.wait_logged(log_events.MEMORY_UNDO_REFUSED)
-    assert refused["user"] == MALLORY and refused["reason"] == "not_the_owner"
+    # Her own home holds no such record: there is nothing of hers to undo.
+    assert wait_for_ephemeral(slack, MALLORY) == undo.EXPIRED
+    [line] = orion.wait_logged(log_events.MEMORY_UNDO)
+    assert line["user"] == MALLORY and line["outcome"] == "gone"
     assert _everything(bucket) == before and bucket.generations() == generations
     assert not notes(slack, OWNER_DM, thread_ts)[0].edited, "the owner's Undo still stands"
     # The owner's own click still works afterwards.
     click_undo(orion, slack, OWNER, OWNER_DM, note)
     slack.wait_for(lambda: notes(slack, OWNER_DM, thread_ts)[0].edited, what="undone")
-    assert bucket.read(f"{user_prefix(OWNER)}plans.md") is None
+    assert bucket.read(f"{person(OWNER).memory_prefix}plans.md") is None
 
 
 @pytest.mark.parametrize(
     "value",
     [
         "0" * 32,  # a well-formed id of no record
-        f"../{user_prefix(OWNER)}plans.md",
-        f"{user_prefix(OWNER)}plans",
-        f"{UNDO_PREFIX}x",
+        f"../{person(OWNER).memory_prefix}plans.md",
+        f"{person(OWNER).memory_prefix}plans",
+        f"{person(OWNER).prefix}undo/x",
         "A" * 2000,
         "",
     ],
@@ -123,7 +125,7 @@ def test_mallorys_own_forged_click_with_the_owners_id_undoes_nothing_of_the_owne
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
     """Mallory crafts a click on her own DM, naming the owner's record: whose click it is
-    comes from Slack's signed `user`, and the record says whose it is."""
+    comes from Slack's signed `user`, and only that person's home is looked in."""
     _, note = _noted_turn(orion, slack, claude)
     before = _everything(bucket)
 
@@ -132,7 +134,7 @@ def test_mallorys_own_forged_click_with_the_owners_id_undoes_nothing_of_the_owne
     )
     assert orion.post_form(events.form_body(payload)).status_code == 200
 
-    assert wait_for_ephemeral(slack, MALLORY) == undo.NOT_YOURS
+    assert wait_for_ephemeral(slack, MALLORY) == undo.EXPIRED
     assert _everything(bucket) == before
     assert not [c for c in slack.calls_to("chat.update") if c.args.get("ts") == note.ts]
 

@@ -66,13 +66,14 @@ def register(app: AsyncApp, home: HomeTab) -> None:
                     notice = FAILED
                 else:
                     notice = DONE
-                    span.update(output={"objects": report.total, **report.deleted})
+                    # The report's own count of objects, when it has one, says more.
+                    counts = {"objects": report.total, **report.deleted}
+                    span.update(output=counts)
                     log.info(
                         "memory.forget",
                         via="home",
                         kind="everything",
-                        objects=report.total,
-                        **report.deleted,
+                        **counts,
                         duration_ms=round((time.perf_counter() - started) * 1000, 1),
                     )
             await home.publish(client, owner_of(body), notice=notice)

@@ -4,8 +4,8 @@ last turn end (in their own language), and a person whose welcome is stale. And 
 and prompts at the top of the Messages tab (agent_view).
 
 The staleness rule lives in the thread-start listener (`thread_started._greeting`), which
-gets what the memory load read from the store: those tests write the person's files into a
-real store and read them back the way the listener does.
+gets what the thread start read from the store: those tests write the person's profile and
+preferences into a real store and read them back the way the listener does.
 """
 
 from __future__ import annotations
@@ -15,17 +15,19 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from app.memory.restore import restore_memory
 
+from app.learning.conversation_record import ConversationOwner
+from app.learning.opening import open_event
 from app.learning.preferences import Preference, parse_preferences, save_preferences
-from app.learning.welcome import Welcome, save_welcome
+from app.learning.welcome import Welcome
 from app.memory.formatting import render_preferences
-from app.memory.scopes import user_preferences_key, welcome_key
+from app.memory.homes import person, preferences_key
 from app.slack.assistant_view.thread_started import _greeting
 from app.slack.conversation.greeting import GENERIC_GREETING, messages_tab_prompts, thread_greeting
 from app.slack.conversation.greeting_words import GREETING_WORDS
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER
+from tests.layout import profile
 
 STARTERS = ["What do you remember about me?", "Set my preferences", "Recap our last conversation"]
 # Léa asked for French: the prompts under her greeting are French too.
@@ -168,10 +170,17 @@ def test_a_welcome_without_words_of_its_own_greets_from_preferences_and_offers_t
 
 
 async def _greeting_from(store: ObjectStore) -> tuple[str, list[str]]:
-    restored = await restore_memory(
-        store, user_id=USER, thread_ts=THREAD, budget_s=5.0, token_budget=2000, welcome=True
+    """The greeting of a thread start, from what it reads (its person's profile and
+    preferences)."""
+    opening = await open_event(
+        store,
+        ConversationOwner(USER, "D0LEA"),
+        THREAD,
+        budget_s=5.0,
+        token_budget=2000,
+        conversation=False,
     )
-    greeting = _greeting(restored, RETENTION_DAYS)
+    greeting = _greeting(opening, RETENTION_DAYS)
     return greeting.text, titles(greeting.prompts)
 
 
@@ -182,9 +191,11 @@ async def _greeting_from(store: ObjectStore) -> tuple[str, list[str]]:
 async def test_a_welcome_is_used_within_the_retention_window_and_never_after(
     store: ObjectStore, age_days: int, mentions_the_topic: bool
 ) -> None:
-    await store.write(user_preferences_key(USER), json.dumps(LEA))
+    await store.write(preferences_key(USER), json.dumps(LEA))
     updated = datetime.now(UTC) - timedelta(days=age_days)
-    await save_welcome(store, USER, replace(BUDGET_WELCOME, updated=updated))
+    await store.write(
+        person(USER).profile_key, profile(welcome=replace(BUDGET_WELCOME, updated=updated))
+    )
 
     text, prompts = await _greeting_from(store)
 
@@ -199,11 +210,12 @@ async def test_a_welcome_is_used_within_the_retention_window_and_never_after(
         assert prompts == LEAS_STARTERS
 
 
-async def test_an_unreadable_welcome_file_is_ignored_and_the_preferences_greet(
+async def test_an_unreadable_welcome_is_ignored_and_the_preferences_greet(
     store: ObjectStore,
 ) -> None:
-    await store.write(user_preferences_key(USER), json.dumps(LEA))
-    await store.write(welcome_key(USER), '{"thread": "1712000000.000100", "topic": "x"}')
+    await store.write(preferences_key(USER), json.dumps(LEA))
+    welcome = {"thread": "1712000000.000100", "topic": "x"}  # no time: not Orion's writing
+    await store.write(person(USER).profile_key, json.dumps({"version": 2, "welcome": welcome}))
 
     text, prompts = await _greeting_from(store)
 
@@ -225,7 +237,7 @@ async def test_preferences_as_orion_saves_them_greet_without_its_bookkeeping(
 ) -> None:
     learned = [Preference("name", "Léa"), Preference("language", "French")]
     await save_preferences(store, USER, learned, channel="D0LEA", thread_ts=THREAD)
-    stored = await store.read(user_preferences_key(USER))
+    stored = await store.read(preferences_key(USER))
     assert stored is not None and "_learned" in json.loads(stored.content), "as saved today"
 
     text, prompts = await _greeting_from(store)
