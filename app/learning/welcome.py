@@ -101,7 +101,7 @@ def freshest_summary(profile: Profile, thread_ts: str, kept: Summary | None) -> 
     left in the profile."""
     welcome = welcome_of(profile)
     newer = welcome.summary if welcome is not None and welcome.thread_ts == thread_ts else None
-    if newer is None or (kept is not None and kept.updated >= newer.updated):
+    if newer is None or (kept is not None and kept.updated > newer.updated):
         return kept
     return newer
 
