@@ -267,7 +267,7 @@ def test_a_stop_during_a_slow_search_leaves_no_task_in_progress(
         bucket.write(key, content)
     orion = orion_on_bucket(slack_experience="agent")
     answer_with(claude, orion, script.tool_use("recall", {"query": QUERY}))
-    gcs_proxy.add_rule(f"people/{USER}/", delay=20)  # her indexes take their time
+    gcs_proxy.add_rule(layout.person(USER).search_key, delay=20)  # her index takes its time
 
     thread_ts = ask(orion, slack, experience, QUESTION)
 
