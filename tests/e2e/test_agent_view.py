@@ -198,8 +198,12 @@ def test_stop_keeps_what_was_shown_confirms_in_one_line_and_ends_active(
         slack.expire_streams()  # as Slack does with the streams it names in the event
     stop = events.agent_session_stopped(USER, CHANNEL, thread_ts, [streaming.ts])
     assert orion.post_event(stop).status_code == 200
+    # The stream is ended as Slack answers its last call: maybe just after the confirmation.
     shown, confirmation = slack.wait_for(
-        lambda: _two(slack.bot_messages(CHANNEL, thread_ts)), what="the stop's confirmation"
+        lambda: (
+            (two := _two(slack.bot_messages(CHANNEL, thread_ts))) and not two[0].streaming and two
+        ),
+        what="the stop's confirmation, and the answer no longer streaming",
     )
     slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
 

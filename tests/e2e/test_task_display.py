@@ -281,7 +281,11 @@ def test_a_stop_during_a_slow_search_leaves_no_task_in_progress(
     )
     gcs_proxy.clear_rules()
 
-    [search] = searching()
+    # The stream is ended as Slack answers its last call: maybe just after the confirmation.
+    [search] = slack.wait_for(
+        lambda: (found := searching()) and found[0].status != "in_progress" and found,
+        what="the search no longer in progress",
+    )
     assert (search.status, search.output) == ("error", "Stopped before it finished")
     assert all(task.status != "in_progress" for task in slack.tasks(DM, thread_ts))
     assert ANSWER not in finished(slack, DM, thread_ts)
