@@ -1,6 +1,7 @@
 """`orion` command: `orion` (auto), `orion serve` (HTTP), `orion socket` (Socket Mode), and
-`orion memory show|export|forget USER_ID [--team T…]` for operators (app/memory_commands.py), and
-`orion chat` to try Orion in a terminal, without Slack (app/terminal_chat/).
+`orion memory show|export|forget USER_ID [--team T…]` and `orion migrate` for operators
+(app/memory_commands.py, app/migrate_command.py), and `orion chat` to try Orion in a
+terminal, without Slack (app/terminal_chat/).
 
 Whatever a person must fix (a setting, an argument, a refused token) is printed in one
 shape (`problem_report` in app/config.py) and ends the command with `EXIT_PROBLEM`, never
@@ -48,6 +49,8 @@ def _command(argv: list[str]) -> int:
         return memory(args)
     if args.command == "chat":
         return chat(args)
+    if args.command == "migrate":
+        return migrate()
     requested = {"serve": RunMode.HTTP, "socket": RunMode.SOCKET}.get(args.command)
     try:
         settings = load_settings(requested)
@@ -84,6 +87,8 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_USER,
         help=f"who you are, as a Slack user id (default: {DEFAULT_USER}, a pretend person)",
     )
+    migrate_help = "move memory written by Orion up to 2026-11-28 into its owners' homes"
+    commands.add_parser("migrate", help=migrate_help, description=migrate_help)
     memory_help = "see, export or erase what Orion keeps about a person (for operators)"
     memory_parser = commands.add_parser("memory", help=memory_help, description=memory_help)
     memory_parser.add_argument("action", choices=["show", "export", "forget"])
@@ -120,6 +125,17 @@ def memory(args: argparse.Namespace) -> int:
         print(exc.report(memory_commands.WHO), file=sys.stderr)
         return EXIT_PROBLEM
     return memory_commands.run(settings, args)  # it sets up where logs go
+
+
+def migrate() -> int:
+    from app import migrate_command
+
+    try:
+        settings = read_settings(OperatorSettings)
+    except ConfigError as exc:
+        print(exc.report(migrate_command.WHO), file=sys.stderr)
+        return EXIT_PROBLEM
+    return migrate_command.run(settings)
 
 
 def chat(args: argparse.Namespace) -> int:

@@ -103,6 +103,16 @@ def build_storage(settings: StorageSettings) -> Storage:
     return Storage(store=store, memory_store=shared, deployment_store=deployment_store)
 
 
+def whole_store(storage: Storage, settings: StorageSettings) -> ObjectStore:
+    """Every workspace's keys at once (distribution mode: beneath their scopes), as Orion
+    keeps memories: what moving the old layout home works on (app/learning/upgrade.py)."""
+    if storage.deployment_store is None:
+        return storage.store
+    from app.memory.keeping import kept
+
+    return kept(storage.deployment_store, session_retention(settings))
+
+
 def session_retention(settings: StorageSettings) -> SessionRetention:
     from app.memory.retention import SessionRetention
 
@@ -179,6 +189,25 @@ async def start_services(settings: Settings) -> ServiceProvider:
     return provider
 
 
+async def upgrade_in_background(store: ObjectStore) -> None:
+    """Move the old layout home, once; logged, never raising (`orion migrate` runs it
+    by hand, and every start runs it again)."""
+    from app.learning.upgrade import upgrade
+
+    try:
+        report = await upgrade(store)
+    except Exception as exc:
+        log.warning("memory.upgrade.failed", error=type(exc).__name__, exc_info=exc)
+        return
+    if report.found:
+        log.info(
+            "memory.upgrade",
+            deleted=report.deleted,
+            unreadable=report.unreadable,
+            **{f"moved_{kind}": n for kind, n in report.moved.items()},
+        )
+
+
 async def _connect(store: ObjectStore) -> None:
     from app.storage.store import StoreUnreachable
 
@@ -220,8 +249,17 @@ class ServiceProvider:
         self._background: list[asyncio.Future[None]] = [connecting] if connecting else []
 
     def start(self) -> None:
-        """Start the background sweeps, on the loop that serves (once)."""
+        """Start the background work, on the loop that serves (once): moving what an
+        earlier Orion wrote home (app/learning/upgrade.py), and the sweeps."""
         loop = asyncio.get_running_loop()
+        if self.storage.memory_store is not None:
+            self._background.append(
+                loop.create_task(
+                    upgrade_in_background(whole_store(self.storage, self.settings)),
+                    name="memory.upgrade",
+                    context=contextvars.Context(),
+                )
+            )
         # Contexts of their own: the sweeps must not log as an event.
         if not self.settings.gcs_memories_bucket:
             # A bucket deletes old conversations by its lifecycle rule; a directory needs us.

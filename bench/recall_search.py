@@ -12,7 +12,7 @@ share one or the other with many.
 
 At each history size (10, 100, 1,000 and 2,000 conversations) the same questions go to:
 
-- `index`: Orion's recall (app/learning/recall.py `search_sessions`): one read of the
+- `index`: Orion's recall (app/learning/recall.py `search_homes`): one read of the
   person's search index, BM25, then the best k summaries (k = 5);
 - `scan`: the keyword scan recall used before (kept below as the baseline): read the
   conversation index, the newest 50 summaries, match ASCII keywords.
@@ -44,7 +44,9 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from app.learning.recall import search_sessions
+from app.learning.session_index import SessionEntry, parse_index, read_index
+
+from app.learning.recall import search_homes
 from app.learning.search_index import (
     SearchIndex,
     document_for,
@@ -54,9 +56,9 @@ from app.learning.search_index import (
 )
 from app.learning.search_ranking import rank
 from app.learning.search_terms import query_terms
-from app.learning.session_index import SessionEntry, parse_index, read_index
 from app.learning.summary_file import SessionSummary, parse_summary, render_summary
 from app.memory import keeping
+from app.memory.homes import person as person_home
 from app.memory.retention import SessionRetention
 from app.memory.scopes import conversations_index_key, search_index_key, session_context_key
 from app.storage.gcs import GcsObjectStore
@@ -430,10 +432,10 @@ async def _measure(store: CountingStore, user: str, questions: list[Question]):
     index, scan, topic, rank_cpu = Tally(), Tally(), Tally(), []
     for question in questions:
         store.reads, started = 0, time.process_time()
-        hits, _ = await search_sessions(store, user_id=user, query=question.topic, limit=K)
+        hits, _ = await search_homes(store, [person_home(user)], [question.topic], limit=K)
         topic.add([h.thread_ts for h in hits], question.answer, store.reads, _since(started))
         store.reads, started = 0, time.process_time()
-        hits, _ = await search_sessions(store, user_id=user, query=question.text, limit=K)
+        hits, _ = await search_homes(store, [person_home(user)], [question.text], limit=K)
         index.add([h.thread_ts for h in hits], question.answer, store.reads, _since(started))
         store.reads, started = 0, time.process_time()
         found = await keyword_scan(store, user, question.text, K)
@@ -471,10 +473,10 @@ async def _fill_in_reads(store: CountingStore, emulator: GcsEmulator, bucket: st
     _seed(emulator, bucket, user, conversations)
     emulator.delete(bucket, search_index_key(user))
     store.reads = 0
-    await search_sessions(store, user_id=user, query=questions[0].text, limit=K)
+    await search_homes(store, [person_home(user)], [questions[0].text], limit=K)
     first = store.reads
     store.reads = 0
-    await search_sessions(store, user_id=user, query=questions[1].text, limit=K)
+    await search_homes(store, [person_home(user)], [questions[1].text], limit=K)
     return first * 1000 + store.reads
 
 

@@ -17,6 +17,7 @@ BENCHMARKS = [
     "bench.first_words",
     "bench.storage_trouble",
     "bench.storage_request_cpu",
+    "bench.storage_requests",
     "bench.burst",
     "bench.memory_latency",
     "bench.memory_erasure",

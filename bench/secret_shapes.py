@@ -17,25 +17,36 @@ scrubbed at least once per turn. Measured in this process, single-threaded, with
   remembered context, 20 earlier messages of 2,000 characters, and a 40,000-character
   message.
 
+- a large write through the secret-free store (a 4 MB search index, as a turn's end
+  writes it): the longest the event loop waits meanwhile, with the store's worker thread
+  and with redaction on the loop (as before it), and the redaction's own time.
+
 Run alone with `uv run python -m bench.secret_shapes [--quick]`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+from app.memory import secret_free_store
+from app.memory.secret_free_store import SecretFreeStore
 from app.observability.redaction import redact_everything, redact_secret_shapes
 from app.observability.secret_shapes import SECRET_SHAPES
+from app.storage.local_directory import LocalDirectoryStore
 from bench.stats import median_ms, percentile_ms, print_table
 
 LENGTH = 40_000
 FILLERS = (
     *(" ", "\t", "\n", "\u3000", "\u00a0", "\u200b", "\u2060"),
     *("a", "A", "0", "A0", "-", "_", ".", "=", ":", "/", "@", "%", "+", "&"),
-    *('"', "'", "*", "\\", "\\n", "(", "[", "{", "!"),
+    *('"', "'", "*", "\\", "\\n", "(", "[", "{", "!", "&amp;", "&lt;", "4", "1 "),
 )
 # What glues a secret to the word before it, or a label to its value.
 GLUE = ("-", "_", "=", ":")
@@ -43,6 +54,9 @@ EXTRA_ANCHORS = (
     *("-----BEGIN RSA PRIVATE KEY-----", "-----END PRIVATE KEY-----", "BEGIN", "PRIVATE KEY"),
     *("password: ", "password=", '"password": "', "https://u:", "://", "Bearer ", "Basic "),
     *("AccountKey=", "&sig=", "hooks.slack.com/services/", "xoxb-", "ghp_", "glpat-"),
+    *("my password is ", "the password for the ", "パスワードは", "PIN ", "my PIN is "),
+    *("4111 ", "4111-1111-", "3782 822463 ", "login bob password ", "WIFI:", "--password "),
+    *("-u bob:", "seed phrase is ", "xoxd-", "ya29.", "key-", "password: $"),
 )
 # Every space separator (Unicode category Zs).
 UNICODE_SPACES = " \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u202f\u205f\u3000"
@@ -107,6 +121,66 @@ def _generation_input() -> dict[str, object]:
     return {"system": system, "messages": [*earlier, message]}
 
 
+def _search_index(size: int) -> str:
+    """A search index's JSON of about `size` characters: per thread, a title and counts."""
+    words = PROSE.lower().replace(",", "").replace(".", "").split()
+    threads = []
+    while sum(len(t) for t in threads) < size:
+        n = len(threads)
+        terms = {f"{word}{n % 97}": n % 7 + 1 for word in words}
+        title = f"Cloud spend {n} ({1712345678 + n * 3600})"
+        threads.append(
+            json.dumps({"thread": f"1712345678.{n:06d}", "title": title, "terms": terms})
+        )
+    return "[" + ",".join(threads) + "]"
+
+
+async def _longest_wait(content: str, *, on_loop: bool) -> tuple[float, float]:
+    """The event loop's longest wait while the store writes `content`, and the write's
+    time; `on_loop`: redaction on the loop, as before large writes had a worker thread."""
+    secret_free_store.OFF_LOOP_CHARS = 10**12 if on_loop else 40_000
+    waits: list[float] = []
+    writing = True
+
+    async def tick() -> None:
+        last = time.perf_counter()
+        while writing:
+            await asyncio.sleep(0)
+            now = time.perf_counter()
+            waits.append(now - last)
+            last = now
+
+    with tempfile.TemporaryDirectory() as directory:
+        store = SecretFreeStore(LocalDirectoryStore(Path(directory)))
+        ticker = asyncio.create_task(tick())
+        await asyncio.sleep(0)
+        started = time.perf_counter()
+        await store.write("people/U1/search.json", content)
+        took = time.perf_counter() - started
+        writing = False
+        await ticker
+    secret_free_store.OFF_LOOP_CHARS = 40_000
+    return max(waits), took
+
+
+def _loop_rows(repeat: int) -> list[tuple[str, str]]:
+    index = _search_index(4_000_000)
+    rows = []
+    for on_loop in (False, True):
+        results = [asyncio.run(_longest_wait(index, on_loop=on_loop)) for _ in range(repeat)]
+        wait = statistics.median(r[0] for r in results)
+        took = statistics.median(r[1] for r in results)
+        where = "redaction on the loop (before)" if on_loop else "redaction on a worker thread"
+        rows.append(
+            (
+                f"a {len(index) / 1e6:.1f} MB search index written, {where}: the loop's longest "
+                f"wait / the write, ms (median of {repeat})",
+                f"{round(wait * 1000, 1)} / {round(took * 1000, 1)}",
+            )
+        )
+    return rows
+
+
 def run(quick: bool) -> list[tuple[str, str]]:
     repeat = 3 if quick else 7
     inputs = adversarial_inputs()
@@ -142,6 +216,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
             f"Langfuse mask, one traced Claude request (82,000 chars): median / p99 ms (n={count})",
             f"{median_ms(masked)} / {percentile_ms(masked, 99)}",
         ),
+        *_loop_rows(3 if quick else 5),
     ]
 
 

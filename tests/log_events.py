@@ -148,6 +148,9 @@ TOOL_MEMORY_LOAD_SCOPE_FAILED = _line("tool.memory.load.scope_failed")
 TOOL_MEMORY_LOAD_SUCCESS = _line("tool.memory.load.success")
 TOOL_MEMORY_LOAD_TIMEOUT = _line("tool.memory.load.timeout")
 TOOL_RECALL_READ_FAILED = _line("tool.recall.read_failed")
+# A tool call that raised something other than a model-visible error (logged with its
+# traceback: app/agent/tool_registry.py).
+TOOL_FAILED = _line("tool.failed")
 # A person's and a workspace's traces are deleted alike (`_forget(event, …)`): each logs
 # `event` when done, `event.failed` when Langfuse could not be asked, and
 # `event.not_theirs_kept` for observations listed that were not the erasure's.

@@ -87,6 +87,7 @@ CHANNEL_EVENTS = {
     "channel_left",  # removed: the channel's memory is erased
     "group_left",
     "member_left_channel",
+    "member_joined_channel",  # added back: late events from before undo nothing
     "channel_deleted",
     "group_deleted",
     "channel_archive",  # archived: set aside until retention

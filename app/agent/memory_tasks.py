@@ -84,15 +84,16 @@ class MemoryTasks:
 
 
 def _sources(found: list[RecalledConversation]) -> tuple[TaskSource, ...]:
-    """The conversations a search found, then the messages it quoted from them (linked
-    to the message in its thread), at most MAX_SOURCES in all."""
+    """The conversations a search found, then the messages it quoted from them for the
+    question's words (linked to the message in its thread; not their neighbours), at
+    most MAX_SOURCES in all."""
     shown = [f for f in found if f.channel]
     sources = [
         TaskSource(f.thread_ts, f.channel or "", plain(f.title, SOURCE_TITLE_CHARS)) for f in shown
     ]
     for f in shown:
         for passage in f.passages:
-            if passage.ts is not None and passage.ts != f.thread_ts:
+            if passage.matched and passage.ts is not None and passage.ts != f.thread_ts:
                 quoted = plain(passage.text, PASSAGE_CHARS)
                 sources.append(TaskSource(f.thread_ts, f.channel or "", f"“{quoted}”", passage.ts))
     return tuple(sources[:MAX_SOURCES])
@@ -110,8 +111,11 @@ def _command(tool_input: object) -> tuple[str, str]:
 
 def _title(name: str, tool_input: object) -> str:
     if name == RECALL_TOOL_NAME:
-        query = tool_input.get("query") if isinstance(tool_input, Mapping) else None
-        words = plain(query, QUERY_CHARS) if isinstance(query, str) else ""
+        fields = tool_input if isinstance(tool_input, Mapping) else {}
+        given = fields.get("queries", fields.get("query"))
+        queries = [given] if isinstance(given, str) else given if isinstance(given, list) else []
+        asked = " · ".join(q for q in queries if isinstance(q, str) and q.strip())
+        words = plain(asked, QUERY_CHARS)
         if not words:
             return "Looking through recent conversations"
         return f"Searching past conversations for “{words}”"

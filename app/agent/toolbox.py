@@ -4,6 +4,8 @@ in a channel, for the channel."""
 from __future__ import annotations
 
 from app.agent.tool_registry import ToolRegistry
+from app.learning.channel_memory import ChannelChange
+from app.learning.channel_memory_tool import ChannelMemoryTool
 from app.learning.channel_recall import ChannelRecallScope, ChannelRecallTool
 from app.learning.memory_tools import ForgetTool, MemoryOverviewTool
 from app.learning.recall import LinkTo, RecallLog, RecallTool
@@ -54,11 +56,13 @@ def channel_tools_for_turn(
     recall: ChannelRecallScope,
     actor: str,
     changes: ChangeLog | None = None,
+    logged: list[ChannelChange] | None = None,
     link: LinkTo | None = None,
 ) -> ToolRegistry:
     """The tools of a turn in a channel thread: the memory tool on the channel's own
     directory (each change audited, and logged as `actor`'s in the channel's change log,
-    which its members see, when the turn ends: `changes`) and `recall` over what the
+    which its members see, when the turn ends: `changes`; `logged`, that log as the turn
+    read it, says who last changed a file it shows) and `recall` over what the
     channel may see. Nothing of any person's own memory: no overview, no forget, no
     `/memories/users/`."""
     if store is None:
@@ -70,7 +74,7 @@ def channel_tools_for_turn(
     )
     return ToolRegistry(
         [
-            ScopedMemoryTool(audited, scope),
+            ChannelMemoryTool(audited, recall.channel_id, changes=logged or []),
             ChannelRecallTool(store, recall, actor=actor, link=link),
         ]
     )

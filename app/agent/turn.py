@@ -42,7 +42,12 @@ from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
 from app.agent.thinking import ANSWER_THINKING, SUMMARY_THINKING, Thinking
 from app.agent.toolbox import channel_tools_for_turn, tools_for_turn
-from app.learning.channel_memory import after_channel_turn, turn_changes, with_changes
+from app.learning.channel_memory import (
+    after_channel_turn,
+    changes_of,
+    turn_changes,
+    with_changes,
+)
 from app.learning.conversations import TurnTranscript
 from app.learning.guard import Forgotten, Guard
 from app.learning.preference_detection import detect_preferences
@@ -125,6 +130,7 @@ class Agent:
                 recall=turn.channel,
                 actor=turn.user_id,
                 changes=turn.changes,
+                logged=changes_of(guard.profile) if guard is not None else [],
                 link=sink.link_to,
             )
         else:

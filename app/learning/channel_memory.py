@@ -24,6 +24,11 @@ session_summary.py, recall.py, erasure.py); only what is a channel's own is here
 - **Who spoke in a thread**: a member whose words a channel turn kept gets the thread in
   their own profile (`said_in`), so that forgetting them reaches it; a member forgotten
   before the turn ends has those words taken out again.
+- **Since when the channel is as it is** (the profile's `state`: `{"since": …, "event":
+  …}`): Slack's time of the last event that changed it (Orion added or removed, the
+  channel archived or unarchived), so that an older event delivered late, or again, undoes
+  nothing newer (app/slack/channel_view/channel_lifecycle.py). An erasure keeps its own
+  time in the profile, and the state is noted after it.
 """
 
 from __future__ import annotations
@@ -145,11 +150,10 @@ async def update_workspace(
 async def change_profile(
     store: ObjectStore, channel_id: str, change: Callable[[Profile], Profile]
 ) -> None:
-    """The channel's profile changed, unless the channel was erased (its mark stays)."""
+    """The channel's profile changed (an erasure's mark stays in it)."""
 
     def changed(current: str | None) -> str | None:
-        profile = Profile.parse(current)
-        return current if profile.erased_at is not None and current else change(profile).render()
+        return change(Profile.parse(current)).render()
 
     await update_object(store, channel(channel_id).profile_key, changed)
 
@@ -288,6 +292,51 @@ async def forget_channel_memory(store: ObjectStore, channel_id: str, *, by: str)
     audit("forget", scope=channel_scope(channel_id), actor=by, what="everything", files=deleted)
     await record_change(store, channel_id, action="forget", what="everything", by=by)
     return deleted
+
+
+# --- since when the channel is as it is ---------------------------------------------------
+
+
+STATE = "state"
+
+
+async def channel_state_since(store: ObjectStore, channel_id: str) -> datetime | None:
+    """When the channel came to be as Orion last heard (added, removed, archived,
+    unarchived: Slack's time of that event, or an erasure's own); None when Orion never
+    heard. Raises what storage raises."""
+    stored = await store.read(channel(channel_id).profile_key)
+    profile = Profile.parse(stored.content if stored else None)
+    state = profile.section(STATE)
+    noted = _moment(state.get("since")) if isinstance(state, dict) else None
+    times = [t for t in (noted, profile.erased_at) if t is not None]
+    return max(times) if times else None
+
+
+async def note_channel_state_since(
+    store: ObjectStore, channel_id: str, moment: datetime, *, event: str
+) -> None:
+    """The channel is as `event` (Slack's event type) left it since `moment`; a later
+    time already noted stays. Written also into an erased channel's profile (beside its
+    erasure's time)."""
+
+    def later(current: str | None) -> str | None:
+        profile = Profile.parse(current)
+        state = profile.section(STATE)
+        noted = _moment(state.get("since")) if isinstance(state, dict) else None
+        if noted is not None and noted >= moment:
+            return current
+        since = {"since": moment.astimezone(UTC).isoformat(), "event": event[:40]}
+        return profile.with_section(STATE, since).render()
+
+    await update_object(store, channel(channel_id).profile_key, later)
+
+
+def _moment(value: object) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+    return moment if moment is not None and moment.tzinfo is not None else None
 
 
 # --- Orion leaves, the channel is deleted or archived ------------------------------------

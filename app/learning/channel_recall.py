@@ -18,12 +18,15 @@ The search is a person's (app/learning/recall.py), over other homes:
   merges them by score, and reads the best `limit` threads.
 - **Whether a channel is still public** is asked of Slack when a search would return
   one of its threads (`still_public`, from the turn: a channel made private, shared with
-  another organisation or archived since its last turn is left out), never taken from
-  Orion's own list alone. Without an answer, only the channel's own threads are returned.
+  another organisation or archived since its last turn is left out, and so is one in a
+  workspace the turn's channel is not in), never taken from Orion's own list alone.
+  Without an answer, only the channel's own threads are returned; a guest's turn (and
+  one whose person Slack did not describe) has no `still_public`, and searches only its
+  channel.
 
-Whose threads are searched is fixed by the turn (the channel the mention came from, and
-whether Slack says it is public); the model's input carries only the question, how many
-results, and a time range.
+Whose threads are searched is fixed by the turn (the channel the mention came from,
+whether Slack says it is public, and who asked); the model's input carries only the
+question, how many results, and a time range.
 """
 
 from __future__ import annotations
@@ -76,10 +79,11 @@ DESCRIPTION = (
     "said it, and when), their titles and summaries. Use it when someone refers to "
     "something discussed or decided before ('what did we decide about the launch date?', "
     "'who owns billing?'). Pass the few words that would appear where it was said, in the "
-    "language the discussion was held in; an empty query lists the most recent threads. "
+    "language the discussion was held in (one query per part of a question said in "
+    "different threads, in `queries`); an empty query lists the most recent threads. "
     "Results are search results you can cite: each thread's title, dates, a link to it and "
-    "the passages that match. `after` and `before` (YYYY-MM-DD) limit the search to threads "
-    "held in that time. Nobody's private conversations with you are ever searched."
+    "the exchanges that match. `after` and `before` (YYYY-MM-DD) favour threads held in "
+    "that time. Nobody's private conversations with you are ever searched."
 )
 
 
@@ -95,6 +99,12 @@ class ChannelRecallScope:
 
     def __post_init__(self) -> None:
         validate_channel(self.channel_id)
+
+    @property
+    def reaches_others(self) -> bool:
+        """Whether searches look beyond the channel (a guest's, or an unchecked turn's,
+        do not: `still_public` is None)."""
+        return self.public and self.still_public is not None
 
 
 # --- the workspace's public channels --------------------------------------------------
@@ -161,7 +171,7 @@ async def forget_public_channel(store: ObjectStore, channel_id: str) -> None:
 async def search_channels(
     store: ObjectStore,
     scope: ChannelRecallScope,
-    query: str,
+    queries: list[str],
     limit: int,
     *,
     within: TimeRange | None = None,
@@ -169,7 +179,7 @@ async def search_channels(
     """The best-matching threads of the channel (and, public, of other public channels
     Slack says are still public), best first. Raises what storage raises."""
     others: list[str] = []
-    if scope.public and scope.still_public is not None:
+    if scope.reaches_others:
         others = [c for c, _ in await read_public_channels(store) if c != scope.channel_id]
     homes = [channel(scope.channel_id), *(channel(c) for c in others[:MAX_OTHER_CHANNELS])]
     still_public = scope.still_public
@@ -183,7 +193,7 @@ async def search_channels(
     return await search_homes(
         store,
         homes,
-        query,
+        queries,
         limit=limit,
         exclude_thread=scope.thread_ts,
         within=within,
@@ -208,18 +218,22 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
         self.link = link
 
     def to_dict(self) -> BetaToolParam:
-        public = " and of the workspace's other public channels" if self.scope.public else ""
+        public = (
+            " and of the workspace's other public channels" if self.scope.reaches_others else ""
+        )
         return recall_tool_param(DESCRIPTION.format(public=public))
 
     async def call(self, input: object) -> str | list[dict[str, Any]]:  # type: ignore[override]
-        query, limit, within = parse_recall_input(input)
+        queries, limit, within = parse_recall_input(input)
         started = time.perf_counter()
         with tracing.observe(
-            "tool.recall", as_type="tool", input={"query_chars": len(query), "limit": limit}
+            "tool.recall",
+            as_type="tool",
+            input={"query_chars": sum(map(len, queries)), "limit": limit},
         ) as span:
             try:
                 hits, counts = await search_channels(
-                    self.store, self.scope, query, limit, within=within
+                    self.store, self.scope, queries, limit, within=within
                 )
             except Exception as exc:
                 # SearchFailed: each read that failed was logged with its traceback.
@@ -247,11 +261,13 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
                 from_channels=sorted({h.channel for h in hits if h.channel}),
             )
             return render_hits(
-                query,
+                queries,
                 hits,
                 searched=counts.indexed,
                 unreadable=counts.failed,
+                matched=counts.matched - counts.left_out,
                 within=within,
                 link=self.link,
-                among="in this channel" + (" and the public channels" if self.scope.public else ""),
+                among="in this channel"
+                + (" and the public channels" if self.scope.reaches_others else ""),
             )

@@ -18,7 +18,8 @@ The owner is written once, when Orion first sees the conversation, and never cha
 event from another DM naming this thread is not its person's to continue
 (app/learning/conversations.py). A channel's conversation (`"kind": "channel"`) names who
 first mentioned Orion there (for the record, not ownership), and each message its author
-(`"user"`): any member continues it. `context` is what Slack said of the thread (the
+as Slack's fields give it (`"user"`, or an app's or integration's `"bot"` id): any member
+continues it. `context` is what Slack said of the thread (the
 channel the person was viewing). The transcript is what was said, oldest first, each
 message with its role, when it was said and its Slack ts: the history of the next turn,
 and what a search indexes. The summary is the conversation's gist as of its previous
@@ -41,6 +42,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from app.learning.quoting import is_bot_id
 from app.learning.summary_file import Summary
 from app.learning.timestamps import format_time, parse_time
 from app.memory.homes import Home, channel, person
@@ -167,6 +169,10 @@ class TranscriptMessage:
     cut: bool = False  # longer than MAX_MESSAGE_CHARS: the rest is not kept
     # Who wrote it, in a channel's conversation (a DM's user messages are its person's).
     user: str | None = None
+    # Or, not a person: the Slack bot id of the app or integration (a webhook, a workflow:
+    # `integration`) that posted it.
+    bot: str | None = None
+    integration: bool = False
 
     @property
     def sent_at(self) -> float:
@@ -179,6 +185,9 @@ class TranscriptMessage:
         item: dict[str, Any] = {"role": self.role, "ts": self.ts, "at": format_time(self.at)}
         if self.user is not None:
             item["user"] = self.user
+        if self.bot is not None:
+            item["bot"] = self.bot
+            item["integration"] = self.integration
         if self.cut:
             item["cut"] = True
         item["text"] = self.text
@@ -192,7 +201,7 @@ class TranscriptMessage:
         moment = parse_time(at) if isinstance(at, str) else None
         if role not in ("user", "assistant") or not isinstance(text, str) or moment is None:
             return None
-        ts, user = item.get("ts"), item.get("user")
+        ts, user, bot = item.get("ts"), item.get("user"), item.get("bot")
         return TranscriptMessage(
             role,
             text[:MAX_MESSAGE_CHARS],
@@ -200,22 +209,35 @@ class TranscriptMessage:
             ts if is_thread_ts(ts) else None,
             item.get("cut") is True or len(text) > MAX_MESSAGE_CHARS,
             user if is_user_id(user) else None,
+            bot if is_bot_id(bot) else None,
+            item.get("integration") is True,
         )
 
 
 def said(
-    role: Role, text: str, *, at: datetime, ts: str | None = None, user: str | None = None
+    role: Role,
+    text: str,
+    *,
+    at: datetime,
+    ts: str | None = None,
+    user: str | None = None,
+    bot: str | None = None,
+    integration: bool = False,
 ) -> TranscriptMessage:
     """A message as the transcript keeps it: cut to its bound, its secrets redacted;
-    `user`: its author, in a channel's conversation."""
+    `user`: its author, in a channel's conversation — or `bot`, the app or integration
+    that posted it."""
     cut = len(text) > MAX_MESSAGE_CHARS
+    posted_by = bot if is_bot_id(bot) else None
     return TranscriptMessage(
         role,
         storable(text[:MAX_MESSAGE_CHARS]),
         at,
         ts if is_thread_ts(ts) else None,
         cut,
-        user if is_user_id(user) else None,
+        user if is_user_id(user) and posted_by is None else None,
+        posted_by,
+        integration and posted_by is not None,
     )
 
 

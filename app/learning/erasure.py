@@ -81,7 +81,7 @@ async def forget_everything(
     home = person(user_id)
     profile, deleted = await erase_home(store, home, now=now)
     report = ErasureReport()
-    report.deleted["objects"] = deleted
+    report.deleted["home"] = deleted
     if profile.said_in:
         report.deleted["channel_threads"] = await _forget_said_in(store, user_id, profile.said_in)
     return report

@@ -14,7 +14,7 @@ is shown.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.learning.conversation_record import ConversationRecord
@@ -59,7 +59,7 @@ class MemoryInventory:
     conversations: list[Conversation]  # the newest, as many as were asked for
     conversations_total: int = 0  # how many the person's profile lists in all
     channel_threads: int = 0  # channel threads whose transcripts hold what they wrote
-    profile: Profile = Profile()  # the person's profile as read (their settings)
+    profile: Profile = field(default_factory=Profile)  # as read (their settings)
 
     @property
     def empty(self) -> bool:

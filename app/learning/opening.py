@@ -86,15 +86,14 @@ async def open_event(
     conversation: bool = True,
 ) -> Opening:
     """Read `owner`'s state for an event in `thread_ts` (`conversation`: the
-    conversation's object too; a thread start has none yet). Raises what storage raises
+    conversation's object and the organisation's context too — a thread start has no
+    conversation yet, and greets without the context). Raises what storage raises
     only as `load_memories` does (it reports failures instead)."""
     home = owner.home
-    keys = {
-        Scope.GLOBAL: global_context_key(),
-        Scope.USER: preferences_key(owner.user),
-        Scope.PROFILE: home.profile_key,
-    }
+    keys = {Scope.USER: preferences_key(owner.user), Scope.PROFILE: home.profile_key}
     if conversation:
+        # A thread start greets from the profile and preferences alone.
+        keys[Scope.GLOBAL] = global_context_key()
         keys[Scope.CONVERSATION] = home.conversation_key(thread_ts)
     loaded = await load_memories(store, keys, budget_s=budget_s)
     opened = (

@@ -1,12 +1,17 @@
-"""The passages of a found conversation that answer a question: the messages holding its
-words, best first, each cut around the first word found.
+"""The passages of a found conversation that answer a question: the exchanges around
+the messages holding its words, best first, within a budget of characters.
 
 A search ranks whole conversations (app/learning/search_ranking.py); Claude then needs
-what was said, not a whole transcript: a detail mentioned once, in passing, in a long
-conversation, is shown as the message that holds it, with who said it and when. Words are
-matched as the index matches them: normalised (search_terms.normalise), a word by the
-beginning its stems share, a character pair whole. Linear in the conversation's text, one
-`str.find` pass per question word, at most MAX_FOUND places each.
+what was said, not a whole transcript — and the answer is often not in the message that
+holds the question's words but next to it: the reply to "what should I bring on
+Saturday?", or the code said one message before "it's for the storage room". So each
+message found is shown with the one before it and the replies after it (an exchange),
+exchanges that touch are merged, and the best exchanges come first until the
+conversation's budget (`room`) is spent; the caller gives its best conversations more
+room than the rest. Words are matched as the index matches them: normalised
+(search_terms.normalise), a word by the beginning its stems share, a character pair
+whole. Linear in the conversation's text, one `str.find` pass per question word, at
+most MAX_FOUND places each.
 """
 
 from __future__ import annotations
@@ -19,8 +24,18 @@ from typing import Protocol
 
 from app.learning.search_terms import is_bigram, normalise
 
-MAX_PASSAGES = 3
+# What one conversation shows when the caller gives no room.
+DEFAULT_ROOM = 2_000
+# A message found, cut around the first word found in it; a neighbour, from its start.
 PASSAGE_CHARS = 400
+NEIGHBOUR_CHARS = 300
+# Around each message found, in the order room is given: the message itself, the reply
+# after it, the message before it, the next reply.
+AROUND = (0, 1, -1, 2)
+# Exchanges shown per conversation, at most.
+MAX_EXCHANGES = 4
+# What each passage costs besides its text once shown (who said it and when).
+SHOWN_CHARS = 40
 # Places one word is counted at, per conversation.
 MAX_FOUND = 200
 # Before the first word found, when a message is cut.
@@ -51,22 +66,54 @@ class Passage:
     at: datetime | None
     ts: str | None  # the message's Slack ts, where known (to link to it)
     user: str | None = None  # who wrote it, in a channel's conversation
+    matched: bool = True  # it holds the question's words (else: a neighbour of one that does)
 
 
 def passages(
-    messages: Sequence[Utterance], groups: list[tuple[str, ...]], *, limit: int = MAX_PASSAGES
+    messages: Sequence[Utterance], groups: list[tuple[str, ...]], *, room: int = DEFAULT_ROOM
 ) -> list[Passage]:
-    """The messages that hold most of the question's words (the rarer in this
-    conversation, the more each counts), in the order they were said; with no words, the
-    opening message and the newest."""
+    """The exchanges around the messages that hold most of the question's words (the
+    rarer in this conversation, the more each counts), best first until `room`
+    characters are shown, in the order they were said; with no words, the opening
+    message and the newest."""
     if not messages:
         return []
     if not groups:
-        chosen = sorted({0, len(messages) - 1})[:limit]
-        return [_cut(messages[at], -1) for at in chosen]
+        return [_cut(messages[at], -1) for at in sorted({0, len(messages) - 1})]
+    scores, first = _scored(messages, groups)
+    shown: dict[int, Passage] = {}
+    spent, exchanges = 0, 0
+    for at in sorted(scores, key=lambda at: (-scores[at], at)):
+        if at not in shown:  # a new exchange (a neighbour shown already widens its own)
+            if exchanges == MAX_EXCHANGES:
+                break
+            exchanges += 1
+        for near in (at + offset for offset in AROUND):
+            if not 0 <= near < len(messages) or (near != at and near in shown):
+                continue
+            passage = _cut(messages[near], first[at] if near == at else -1, near == at)
+            cost = (
+                len(passage.text) - len(shown[near].text)
+                if near in shown
+                else len(passage.text) + SHOWN_CHARS
+            )
+            if shown and spent + cost > room:
+                if near == at:
+                    return [shown[at] for at in sorted(shown)]
+                continue  # a neighbour that does not fit: the next may
+            shown[near] = passage
+            spent += cost
+    return [shown[at] for at in sorted(shown)]
+
+
+def _scored(
+    messages: Sequence[Utterance], groups: list[tuple[str, ...]]
+) -> tuple[dict[int, float], dict[int, int]]:
+    """Each message holding a word of the question: its score, and where in it the
+    first word found begins."""
     texts = [normalise(m.text) for m in messages]
     joined = "\n".join(texts)
-    starts = list(_starts(texts))
+    starts = _starts(texts)
     scores: dict[int, float] = {}
     first: dict[int, int] = {}
     for group in groups:
@@ -78,8 +125,7 @@ def passages(
         for place in places:
             at = bisect.bisect_right(starts, place) - 1
             first[at] = min(first.get(at, place), place)
-    best = sorted(scores, key=lambda at: (-scores[at], at))[:limit]
-    return [_cut(messages[at], first[at] - starts[at]) for at in sorted(best)]
+    return scores, {at: first[at] - starts[at] for at in first}
 
 
 def _starts(texts: list[str]) -> list[int]:
@@ -113,11 +159,15 @@ def _found(text: str, needles: list[str]) -> list[int]:
     return places
 
 
-def _cut(message: Utterance, found: int) -> Passage:
-    """The message, or its stretch around the first word found (`found`, -1: its start)."""
+def _cut(message: Utterance, found: int, matched: bool = True) -> Passage:
+    """The message, or its stretch around the first word found (`found`, -1: its start;
+    a neighbour of a message found is cut shorter)."""
     text = message.text.strip()
-    if len(text) > PASSAGE_CHARS:
-        start = max(0, min(found - LEAD_CHARS, len(text) - PASSAGE_CHARS))
-        excerpt = text[start : start + PASSAGE_CHARS].strip()
-        text = ("…" if start else "") + excerpt + ("…" if start + PASSAGE_CHARS < len(text) else "")
-    return Passage(message.role, text, message.at, message.ts, getattr(message, "user", None))
+    size = PASSAGE_CHARS if matched else NEIGHBOUR_CHARS
+    if len(text) > size:
+        start = max(0, min(found - LEAD_CHARS, len(text) - size)) if found >= 0 else 0
+        excerpt = text[start : start + size].strip()
+        text = ("…" if start else "") + excerpt + ("…" if start + size < len(text) else "")
+    return Passage(
+        message.role, text, message.at, message.ts, getattr(message, "user", None), matched
+    )

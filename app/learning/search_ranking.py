@@ -10,7 +10,17 @@ Nothing is built per search but a map from entry ids to places: each term's post
 sliced out of one line of the index (search_index.SearchIndex.postings). The cost is
 bounded whatever the index holds: at most MAX_LOOKUPS lines looked at, and at most
 MAX_POSTINGS places read, the rarest words first (a word found in most conversations
-weighs almost nothing and is read last, if at all).
+weighs almost nothing and is read last, if at all) — for the whole search, however many
+parts its question has.
+
+A time range is a hint, not a filter: a question's date is often when something
+happens, not when it was said ("where am I going in May?", said in March). So the
+conversations held then (best match first, then the newest) and the best matches of all
+are taken in turn: the range's best and the words' best both come back.
+
+A question in several parts (`rank_queries`) is ranked once per part and the parts'
+lists are taken in turn — the best of each part first —, so that one call brings back
+the conversations of every part rather than the five best of the wordiest one.
 """
 
 from __future__ import annotations
@@ -38,6 +48,13 @@ class Ranked:
     score: float
 
 
+class Ranking(list[Ranked]):
+    """The best entries, best first; `matched`: the places of every entry that matched
+    (beyond the limit too), to say how many more there are."""
+
+    matched: frozenset[int] = frozenset()
+
+
 @dataclass(frozen=True, slots=True)
 class TimeRange:
     """Conversations that went on between `after` and `before` (Unix seconds, either
@@ -59,27 +76,27 @@ def rank(
     *,
     exclude: str | None = None,
     within: TimeRange | None = None,
-) -> list[Ranked]:
+    share: int = 1,
+) -> Ranking:
     """The best `limit` entries for the question's term groups, best first, newest first
-    on ties; with no terms, the newest. Entries matching no term (unless `within` leaves
-    room for them, newest first), those outside `within`, and the thread `exclude` are
-    left out."""
+    on ties; with no terms, the newest (those within `within` first). With `within`, the
+    entries held then (the best matches, then the newest) and the best of all are taken
+    in turn. The thread `exclude` is left out. `share`:
+    this is one of so many parts of a question, which share one search's bounds."""
     count = len(index)
-    allowed = [
-        at
-        for at in range(count)
-        if index.threads[at] != exclude and (within is None or within.holds(index, at))
-    ]
+    allowed = [at for at in range(count) if index.threads[at] != exclude]
+    hinted = {at for at in allowed if within.holds(index, at)} if within is not None else set()
     if not groups:
-        return [Ranked(at, index.threads[at], 0.0) for at in allowed[:limit]]
+        newest = sorted(allowed, key=lambda at: (at not in hinted, at))[:limit]
+        return Ranking(Ranked(at, index.threads[at], 0.0) for at in newest)
     if not allowed:
-        return []
-    keep = set(allowed) if len(allowed) < count else None
-    spans = _spans(index, groups)
+        return Ranking()
+    excluded = next((at for at in range(count) if index.threads[at] == exclude), None)
+    spans = _spans(index, groups, MAX_LOOKUPS // share)
     place = index.position_of()
     average = max(1.0, sum(index.lengths) / count)
     scores: dict[int, float] = {}
-    budget = MAX_POSTINGS
+    budget = MAX_POSTINGS // share
     body = index.body  # spans are where the postings are in it
     # Rarest first: what the budget leaves out weighs least.
     for _, group in sorted(spans, key=lambda item: item[0]):
@@ -95,8 +112,8 @@ def rank(
                     posting, _, times = posting.partition("*")
                     frequency = int(times) if times.isdigit() and len(times) < 4 else 1
                 at = place.get(posting)
-                if at is None or (keep is not None and at not in keep):
-                    continue  # an id no entry has (expired), or outside the time range
+                if at is None or at == excluded:
+                    continue  # an id no entry has (expired), or the current thread
                 if frequency > counts.get(at, 0):
                     counts[at] = frequency
         if not counts:
@@ -105,25 +122,63 @@ def rank(
         for at, frequency in counts.items():
             norm = K1 * (1 - B + B * index.lengths[at] / average)
             scores[at] = scores.get(at, 0.0) + idf * frequency * (K1 + 1) / (frequency + norm)
-    # Entries are newest first: on equal scores the lower place (newer) wins.
-    best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-    ranked = [Ranked(at, index.threads[at], score) for at, score in best]
-    if within is not None and len(ranked) < limit:
-        # A time range names the conversations too: the rest of them, newest first.
-        rest = (at for at in allowed if at not in scores)
-        ranked += [
-            Ranked(at, index.threads[at], 0.0) for at in itertools.islice(rest, limit - len(ranked))
-        ]
+    ranked = _best(index, scores, limit)
+    if within is not None:
+        # A time range names the conversations too: those held then, best match first and
+        # then the newest, taken in turn with the best of all.
+        held = _best(index, {at: scores[at] for at in hinted.intersection(scores)}, limit)
+        rest = (at for at in allowed if at in hinted and at not in scores)
+        held += [Ranked(at, index.threads[at], 0.0) for at in itertools.islice(rest, limit)]
+        ranked = _in_turn([held, ranked], limit)
+    ranked.matched = frozenset(scores)
     return ranked
 
 
+def _best(index: SearchIndex, scores: dict[int, float], limit: int) -> Ranking:
+    # Entries are newest first: on equal scores the lower place (newer) wins.
+    best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+    return Ranking(Ranked(at, index.threads[at], score) for at, score in best)
+
+
+def _in_turn(lists: list[Ranking], limit: int) -> Ranking:
+    """The first of each list, then the second of each…, each entry once, at most
+    `limit`."""
+    taken, seen = Ranking(), set()
+    for ranked in itertools.chain.from_iterable(itertools.zip_longest(*lists)):
+        if ranked is not None and ranked.at not in seen and len(taken) < limit:
+            seen.add(ranked.at)
+            taken.append(ranked)
+    return taken
+
+
+def rank_queries(
+    index: SearchIndex,
+    queries: list[list[tuple[str, ...]]],
+    limit: int,
+    *,
+    exclude: str | None = None,
+    within: TimeRange | None = None,
+) -> Ranking:
+    """`rank` for a question in parts (each part's term groups): the best of each part,
+    then the second best of each…, each entry once, at most `limit`."""
+    if len(queries) == 1:
+        return rank(index, queries[0], limit, exclude=exclude, within=within)
+    parts = len(queries)
+    lists = [
+        rank(index, groups, limit, exclude=exclude, within=within, share=parts)
+        for groups in queries
+    ]
+    fused = _in_turn(lists, limit)
+    fused.matched = frozenset().union(*(ranked.matched for ranked in lists))
+    return fused
+
+
 def _spans(
-    index: SearchIndex, groups: list[tuple[str, ...]]
+    index: SearchIndex, groups: list[tuple[str, ...]], lookups: int
 ) -> list[tuple[int, list[tuple[int, int]]]]:
     """Where each group's postings are (its variants'), with how long they are (the
-    rarer, the shorter), within MAX_LOOKUPS lookups."""
+    rarer, the shorter), within `lookups` lookups."""
     found: list[tuple[int, list[tuple[int, int]]]] = []
-    lookups = MAX_LOOKUPS
     for group in groups:
         spans = [span for term in group[:lookups] if (span := index.span(term)) is not None]
         lookups -= min(lookups, len(group))

@@ -7,8 +7,9 @@ generation the turn left it at. It lives in the person's home among Orion's own 
 where the memory tool cannot reach (app/memory/homes.py), for the retention window.
 
 An undo is honoured only for the record's owner: it is looked for in the home of the
-clicking user from Slack's signed payload, and nowhere else. It first checks every file is still as the turn left it: if any changed since
-(a later answer, an edit, a Forget), nothing is undone and the person is told which —
+clicking user from Slack's signed payload, and nowhere else. It first checks every file
+is still as the turn left it: if any changed since (a later answer, an edit, a Forget),
+nothing is undone and the person is told which —
 an undo never overwrites a later change silently. A file already as it was before the
 turn (put back by an earlier click that storage cut short) is done, not changed. Then it
 claims the record (a write conditional on the record's generation, so two clicks — on

@@ -10,8 +10,9 @@ one listing, no index that can drift (docs/architecture.md, "Memory layout"):
     people/{user}/conversations/{thread}/…   its notes (/memories/sessions/{thread}/)
     people/{user}/search.json                the search index over their conversations
     people/{user}/undo/{id}.json             what one answer changed, for its Undo
-    channels/{channel}/…                     the same for a channel (memory: /memories/channels/{channel}/,
-                                             and archived/ while the channel is archived)
+    channels/{channel}/…                     the same for a channel (its memory is
+                                             /memories/channels/{channel}/; archived/
+                                             holds it while the channel is archived)
     workspace/channels.json                  admins' choice for channels, the public channels
 
 A thread's key is its Slack ts with '.' as '-'. Keys are built from ids checked against

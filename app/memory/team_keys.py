@@ -26,7 +26,12 @@ import contextlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from app.memory.key_prefixes import KEY_PREFIXES, TEAM_SCOPED_PREFIXES, UNINSTALLS_PREFIX
+from app.memory.key_prefixes import (
+    KEY_PREFIXES,
+    LEGACY_PREFIXES,
+    TEAM_SCOPED_PREFIXES,
+    UNINSTALLS_PREFIX,
+)
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.storage.store import ObjectInfo, ObjectStore, PreconditionFailed
@@ -177,8 +182,10 @@ async def _second_pass(
 
 
 async def _delete_everything_of(deployment_store: ObjectStore, tenant: Tenant) -> int:
+    # The earlier layout's prefixes too: what is not moved home yet goes with the rest.
+    prefixes = (*TEAM_SCOPED_PREFIXES, *LEGACY_PREFIXES)
     listings = await asyncio.gather(
-        *(deployment_store.list(tenant_prefix(prefix, tenant)) for prefix in TEAM_SCOPED_PREFIXES)
+        *(deployment_store.list(tenant_prefix(prefix, tenant)) for prefix in prefixes)
     )
     limit = asyncio.Semaphore(DELETE_CONCURRENCY)
 

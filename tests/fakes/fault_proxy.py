@@ -7,7 +7,8 @@ Rules match a substring of the request's path and query, raw or percent-decoded,
 object even though google-cloud-storage sends it as `people%2FU1%2Fmemory%2F…`. Multipart
 uploads carry the object name in the body, not the URL: match them with e.g.
 "uploadType=multipart" and `method="POST"`, or a conditional one by the version it
-replaces (`ifGenerationMatch=<generation>`).
+replaces (`ifGenerationMatch=<generation>`); the log names it all the same
+(`ProxiedRequest.upload_name`).
 
 Note that google-cloud-storage retries 5xx on idempotent calls by itself (with backoff of
 a second or more): use `times=` or pass `retry=None` in the code under test accordingly.
@@ -16,6 +17,7 @@ a second or more): use `times=` or pass `retry=None` in the code under test acco
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -61,6 +63,9 @@ class ProxiedRequest:
     # which requests were in flight together.
     started: float = 0.0
     finished: float = 0.0
+    # The object an upload names in its body (a multipart upload's metadata, a resumable
+    # upload's start), which its URL does not carry; None for every other request.
+    upload_name: str | None = None
 
     def overlaps(self, other: ProxiedRequest) -> bool:
         return self.started < other.finished and other.started < self.finished
@@ -73,6 +78,7 @@ class FaultyProxy(HttpFake):
         self._lock = threading.Lock()
         self._rules: list[Rule] = []
         self._log: list[ProxiedRequest] = []
+        self._in_flight = 0
         self._session: aiohttp.ClientSession | None = None
 
     def _routes(self) -> list[web.RouteDef]:
@@ -110,8 +116,15 @@ class FaultyProxy(HttpFake):
 
     @property
     def requests(self) -> list[ProxiedRequest]:
+        """The requests answered so far, in the order their answers were ready."""
         with self._lock:
             return list(self._log)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests that have arrived and are not answered yet (not in `requests`)."""
+        with self._lock:
+            return self._in_flight
 
     def _take_rule(self, method: str, raw: str) -> Rule | None:
         with self._lock:
@@ -129,19 +142,28 @@ class FaultyProxy(HttpFake):
     # --- proxying ---
 
     async def _forward(self, request: web.Request) -> web.Response:
+        with self._lock:
+            self._in_flight += 1
+        try:
+            return await self._answer(request)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.Response:
         started = time.monotonic()
         raw = _origin_form(request.raw_path)
         rule = self._take_rule(request.method, raw)
         if rule is not None and rule.delay > 0:
             await asyncio.sleep(rule.delay)
+        body = await request.read()
         if rule is not None and rule.status is not None:
-            self._note(request, rule.status, rule, started)
+            self._note(request, rule.status, rule, started, body)
             return web.json_response(_gcs_error(rule.status), status=rule.status)
         if self._session is None:
             # No automatic decompression: bytes and Content-Encoding pass through unchanged.
             self._session = aiohttp.ClientSession(auto_decompress=False)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _SKIP_REQUEST}
-        body = await request.read()
         async with self._session.request(
             request.method,
             self.upstream + raw,
@@ -157,13 +179,15 @@ class FaultyProxy(HttpFake):
                 (k, v) for k, v in upstream.headers.items() if k.lower() not in _SKIP_RESPONSE
             ]
             status = upstream.status
-        self._note(request, status, rule, started)
+        self._note(request, status, rule, started, body)
         response = web.Response(body=payload, status=status)
         for key, value in out_headers:
             response.headers.add(key, value)
         return response
 
-    def _note(self, request: web.Request, status: int, rule: Rule | None, started: float) -> None:
+    def _note(
+        self, request: web.Request, status: int, rule: Rule | None, started: float, body: bytes
+    ) -> None:
         entry = ProxiedRequest(
             request.method,
             _origin_form(request.raw_path),
@@ -172,6 +196,7 @@ class FaultyProxy(HttpFake):
             request.headers.get("Authorization"),
             started,
             time.monotonic(),
+            _upload_name(request, body),
         )
         with self._lock:
             self._log.append(entry)
@@ -184,6 +209,29 @@ def _origin_form(target: str) -> str:
         rest = target.split("://", 1)[1]
         return "/" + rest.split("/", 1)[1] if "/" in rest else "/"
     return target
+
+
+def _upload_name(request: web.Request, body: bytes) -> str | None:
+    """The object name an upload carries in its body: in the JSON metadata that is a
+    multipart upload's first part, or that starts a resumable upload (a plain media upload
+    names it in the URL, and its body is the object's content)."""
+    target = _origin_form(request.raw_path)
+    if request.method != "POST" or not target.startswith("/upload/"):
+        return None
+    if "uploadType=multipart" in target:
+        content_type = request.headers.get("Content-Type", "")
+        boundary = content_type.partition("boundary=")[2].split(";")[0].strip().strip('"')
+        parts = body.split(b"--" + boundary.encode()) if boundary else []
+        metadata = parts[1].partition(b"\r\n\r\n")[2] if len(parts) > 1 else b""
+    elif "uploadType=resumable" in target:
+        metadata = body
+    else:
+        return None
+    try:
+        name = json.loads(metadata).get("name")
+    except (ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def _gcs_error(status: int) -> dict[str, Any]:

@@ -714,6 +714,36 @@ class FakeSlack(HttpFake):
         self.workspace.add(message)
         return ts
 
+    def add_bot_message(
+        self,
+        channel: str,
+        thread_ts: str | None,
+        text: str,
+        *,
+        bot_id: str,
+        app_id: str | None = None,
+        user: str | None = None,
+        username: str | None = None,
+        integration: bool = False,
+    ) -> str:
+        """Another app's message (`bot_id`, `app_id`, and its bot `user`), or — with
+        `integration` — an incoming webhook's or workflow's (Slack's `bot_message`: a bot
+        id, no user, and the `username` its sender chose)."""
+        ts = self.workspace.new_ts()
+        message = Message(
+            ts=ts,
+            channel=channel,
+            thread_ts=thread_ts,
+            text=text,
+            user=None if integration else user,
+            bot_id=bot_id,
+            app_id=app_id or "A0OTHERAPP",
+            username=username,
+            subtype="bot_message" if integration else None,
+        )
+        self.workspace.add(message)
+        return ts
+
     def add_channel(
         self,
         channel: str,
@@ -723,8 +753,10 @@ class FakeSlack(HttpFake):
         private: bool = False,
         orion: bool = True,
         shared_externally: bool = False,
+        workspaces: tuple[str, ...] = (TEAM_ID,),
     ) -> None:
-        """A channel with these `members` (and Orion's bot user, when `orion`)."""
+        """A channel with these `members` (and Orion's bot user, when `orion`), in these
+        `workspaces` of an organisation (several: shared across it)."""
         with self.workspace.lock:
             self.workspace.channels[channel] = Channel(
                 channel,
@@ -732,7 +764,19 @@ class FakeSlack(HttpFake):
                 private=private,
                 shared_externally=shared_externally,
                 members=[*members, *([BOT_USER_ID] if orion else [])],
+                workspaces=workspaces,
             )
+
+    def add_guest(
+        self, user: str, channels: tuple[str, ...], *, single_channel: bool = False
+    ) -> None:
+        """`user` is a guest invited to `channels`: multi-channel (`is_restricted`), or
+        single-channel (`is_ultra_restricted` too), as users.info says of them."""
+        self.set_user(user, is_restricted=True, is_ultra_restricted=single_channel)
+        with self.workspace.lock:
+            for channel in channels:
+                state = self.workspace.channels[channel]
+                state.members = [*state.members, user]
 
     def change_channel(self, channel: str, **fields: Any) -> None:
         """What a person or admin does to a channel: `private=True` (made private),
@@ -1050,11 +1094,14 @@ class FakeSlack(HttpFake):
             raise SlackError("thread_not_found")
         # Slack returns the parent first whatever the time window; the window filters replies.
         parent = [m for m in messages if m.ts == thread_ts]
-        replies = _in_window([m for m in messages if m.ts != thread_ts], args)
+        every_reply = [m for m in messages if m.ts != thread_ts]
+        replies = _in_window(every_reply, args)
         with_metadata = _truthy(args.get("include_all_metadata"))
-        page, more = _page(
-            [m.to_api(include_metadata=with_metadata) for m in parent + replies], args
-        )
+        listed = [m.to_api(include_metadata=with_metadata) for m in parent + replies]
+        if parent and every_reply:
+            # The parent says how many replies the thread has, and the newest one's ts.
+            listed[0] |= {"reply_count": len(every_reply), "latest_reply": every_reply[-1].ts}
+        page, more = _page(listed, args)
         return _messages_page(page, more)
 
     def _history(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -1110,6 +1157,13 @@ class FakeSlack(HttpFake):
             "tz_offset": 0,
             "is_bot": user_id == BOT_USER_ID,
             "deleted": False,
+            # Slack says of everyone whether they are an admin or owner, and whether a
+            # guest: multi-channel (`is_restricted`) or single-channel (both true).
+            "is_admin": False,
+            "is_owner": False,
+            "is_primary_owner": False,
+            "is_restricted": False,
+            "is_ultra_restricted": False,
             "profile": {
                 "real_name": f"User {user_id}",
                 "display_name": user_id.lower(),

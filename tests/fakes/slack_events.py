@@ -23,6 +23,12 @@ from tests.fakes.slack_model import APP_ID, BOT_ID, BOT_USER_ID, TEAM_ID, new_ts
 VERIFICATION_TOKEN = "fake-verification-token"
 
 
+def as_slack_sends(typed: str) -> str:
+    """A message's text as Slack delivers what its author typed: `&`, `<` and `>` written
+    as `&amp;`, `&lt;` and `&gt;` (its own links and mentions are the only `<…>` in it)."""
+    return typed.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _event_id() -> str:
     alphabet = string.ascii_uppercase + string.digits
     return "Ev" + "".join(secrets.choice(alphabet) for _ in range(10))
@@ -176,6 +182,13 @@ def channel_event(kind: str, channel: str, **fields: Any) -> dict[str, Any]:
 
 def member_left_channel(user: str, channel: str) -> dict[str, Any]:
     return channel_event("member_left_channel", channel, user=user, channel_type="C", team=TEAM_ID)
+
+
+def member_joined_channel(user: str, channel: str) -> dict[str, Any]:
+    """`user` joined `channel` (Orion's bot user: Orion was added to it)."""
+    return channel_event(
+        "member_joined_channel", channel, user=user, channel_type="C", team=TEAM_ID
+    )
 
 
 def slash_command(

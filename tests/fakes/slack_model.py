@@ -46,6 +46,10 @@ class Message:
     text: str
     user: str | None = None
     bot_id: str | None = None
+    # Another app's (its own app id), and the name an integration posts under (Slack's
+    # `username` of a `bot_message`: whatever its sender chose).
+    app_id: str | None = None
+    username: str | None = None
     blocks: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] | None = None
     streaming: bool = False
@@ -89,7 +93,9 @@ class Message:
             out["user"] = self.user
         if self.bot_id is not None:
             out["bot_id"] = self.bot_id
-            out["app_id"] = APP_ID
+            out["app_id"] = self.app_id or APP_ID
+        if self.username is not None:
+            out["username"] = self.username
         if self.subtype is not None:
             out["subtype"] = self.subtype
         if self.thread_ts is not None:
@@ -180,6 +186,9 @@ class Channel:
     archived: bool = False
     shared_externally: bool = False  # Slack Connect: another organisation is in it
     members: list[str] = field(default_factory=list)
+    # The workspaces of an Enterprise Grid organisation it is in (several: shared across
+    # the organisation, `is_org_shared`); the first is its own (`context_team_id`).
+    workspaces: tuple[str, ...] = (TEAM_ID,)
 
     def info(self) -> dict[str, Any]:
         return {
@@ -191,11 +200,12 @@ class Channel:
             "is_mpim": False,
             "is_private": self.private,
             "is_archived": self.archived,
-            "is_shared": self.shared_externally,
+            "is_shared": self.shared_externally or len(self.workspaces) > 1,
             "is_ext_shared": self.shared_externally,
-            "is_org_shared": False,
+            "is_org_shared": len(self.workspaces) > 1,
             "is_member": BOT_USER_ID in self.members,
-            "context_team_id": TEAM_ID,
+            "context_team_id": self.workspaces[0],
+            "shared_team_ids": list(self.workspaces),
             "num_members": len(self.members),
         }
 

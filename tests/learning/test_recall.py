@@ -83,7 +83,8 @@ async def test_best_match_first_then_recent_first_on_ties(store: ObjectStore) ->
     first = result[1]
     assert first["title"] == "Q3 budget review (2026-05-02, conversation 1712000001.000001)"
     assert first["citations"] == {"enabled": True}
-    assert first["content"] == [{"type": "text", "text": "Cloud spend is over the Q3 budget."}]
+    summary = "Orion's summary of the conversation:\n> Cloud spend is over the Q3 budget."
+    assert first["content"] == [{"type": "text", "text": summary}]
     assert first["source"] == "conversation 1712000001.000001"  # no DM known: no link
 
 
@@ -91,6 +92,43 @@ async def test_keywords_match_word_beginnings(store: ObjectStore) -> None:
     await seed(store, USER, SESSIONS)
     assert titles(await tool(store).call({"query": "engineer"})) == ["Hiring plan"]
     assert titles(await tool(store).call({"query": "lisbon offsites"})) == ["Offsite in Lisbon"]
+
+
+async def test_each_part_of_a_question_brings_back_its_best_conversation(
+    store: ObjectStore,
+) -> None:
+    await seed(store, USER, SESSIONS)
+    recall = tool(store)
+    best_of_each = [
+        *titles(await recall.call({"queries": ["budget"], "limit": 1})),
+        *titles(await recall.call({"queries": ["engineers"], "limit": 1})),
+    ]
+    both = await recall.call({"queries": ["budget", "engineers"], "limit": 2})
+    assert titles(both) == best_of_each and "Hiring plan" in best_of_each
+    assert '"budget"; "engineers"' in both[0]["text"]
+
+
+async def test_how_many_more_conversations_matched_is_said(store: ObjectStore) -> None:
+    await seed(store, USER, SESSIONS)
+    result = await tool(store).call({"queries": ["budget"], "limit": 1})
+    assert len(titles(result)) == 1
+    assert "2 more earlier conversation(s) matched" in result[0]["text"]
+    everything = await tool(store).call({"queries": ["budget"]})
+    assert "more earlier conversation" not in everything[0]["text"]
+
+
+async def test_a_time_range_favours_conversations_held_then_without_hiding_the_others(
+    store: ObjectStore,
+) -> None:
+    await seed(store, USER, SESSIONS)
+    # Only the vendor conversation went on from May 5th: it comes first among "budget"…
+    ranged = {"queries": ["budget"], "after": "2026-05-05"}
+    result = await tool(store).call(ranged)
+    assert titles(result)[0] == "Vendor contracts" and len(titles(result)) == 3
+    assert "in turn with the best matches" in result[0]["text"]
+    # …and a conversation held before it is still found by its words.
+    found = await tool(store).call({"queries": ["engineers"], "after": "2026-05-05"})
+    assert titles(found) == ["Vendor contracts", "Hiring plan"]  # held then; then the words
 
 
 async def test_an_empty_topic_lists_the_most_recent(store: ObjectStore) -> None:
@@ -164,6 +202,9 @@ async def test_the_current_thread_and_vanished_sessions_are_left_out(store: Obje
         {"query": "x", "limit": 0},
         {"query": "x", "limit": 11},
         {"query": "x", "limit": True},
+        {"queries": [1]},
+        {"queries": {"q": "x"}},
+        {"queries": ["a", "b", "c", "d", "e"]},
     ],
 )
 async def test_malformed_input_is_a_model_visible_error(
@@ -177,9 +218,9 @@ async def test_the_registry_offers_and_runs_it(store: ObjectStore) -> None:
     await seed(store, USER, SESSIONS)
     registry = ToolRegistry([tool(store)])
     [param] = registry.params()
-    assert param["name"] == "recall" and param["input_schema"]["required"] == ["query"]
+    assert param["name"] == "recall" and param["input_schema"]["required"] == ["queries"]
     assert "user" not in json.dumps(param["input_schema"]["properties"])
-    result = await registry.run("toolu_1", "recall", {"query": "hiring"})
+    result = await registry.run("toolu_1", "recall", {"queries": ["hiring"]})
     assert result["tool_use_id"] == "toolu_1" and titles(result["content"]) == ["Hiring plan"]
     error = await registry.run("toolu_2", "recall", {"query": 1})
     assert error["is_error"] is True

@@ -40,7 +40,7 @@ async def test_a_40_day_old_summary_is_not_recalled(backend: Backend) -> None:
     await seed(backend.store)
 
     hits, counts = await search_sessions(
-        days_later(backend, 40), user_id=USER, query="Q3 budget", exclude_thread=THREAD
+        days_later(backend, 40), user_id=USER, queries=["Q3 budget"], exclude_thread=THREAD
     )
     assert hits == [] and counts.read == 0
 

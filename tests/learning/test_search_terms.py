@@ -171,13 +171,14 @@ def test_the_current_thread_is_left_out() -> None:
     assert _ranked(index, "budget", exclude="1.1") == ["2.2"]
 
 
-def test_a_time_range_keeps_the_conversations_held_then_and_names_them_all() -> None:
+def test_a_time_range_names_the_conversations_held_then_beside_the_best_matches() -> None:
     index = _index(("1.1", "Budget", "x"), ("2.2", "Hiring", "y"), ("3.3", "Budget", "z"))
     start = int((NOW - timedelta(minutes=90)).timestamp())
     end = int((NOW - timedelta(minutes=30)).timestamp())
     within = TimeRange(start, end)  # only the second conversation went on then
-    assert _ranked(index, "budget", within=within) == ["2.2"]  # no word of it: still named
-    assert _ranked(index, "budget", within=TimeRange(after=start)) == ["1.1", "2.2"]
+    # Held then, no word of it: named first; the matches from other times still come.
+    assert _ranked(index, "budget", within=within) == ["2.2", "1.1", "3.3"]
+    assert _ranked(index, "budget", within=TimeRange(after=start)) == ["1.1", "2.2", "3.3"]
 
 
 def test_a_word_found_everywhere_costs_at_most_the_postings_budget() -> None:

@@ -31,6 +31,7 @@ from app.memory.scopes import (
     undo_record_key,
 )
 from app.memory.tool.scoped_tool import ScopedMemoryTool
+from app.observability.redaction import redact_secret_shapes
 from app.observability.secret_shapes import SECRET_SHAPES
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER, Backend
@@ -229,6 +230,12 @@ async def test_forgetting_a_conversation_or_a_note_drops_the_undos_that_would_br
     assert backend.raw_read(f"{OWN}new.md") is None
 
 
+# A card number is digits alone, so its anchors are digits: its pattern refuses a run of
+# digits next to a letter or a quote, which is how every run of them in a record's
+# hexadecimal digits ends (checked below).
+_DIGITS_ONLY = "card_number"
+
+
 def test_no_secret_shape_can_be_spelled_in_the_digits_an_old_content_is_kept_as() -> None:
     """The undo record keeps each file's old content as hexadecimal digits so that the
     secret-redacting layer every write passes through cannot change it: it looks for a
@@ -239,8 +246,24 @@ def test_no_secret_shape_can_be_spelled_in_the_digits_an_old_content_is_kept_as(
         for shape in SECRET_SHAPES
         for anchor in shape.anchors
         if set(anchor.lower() if shape.ignore_case else anchor) <= digits
+        and shape.name != _DIGITS_ONLY
     ]
     assert spellable == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "4111111111111111",  # a valid card number's digits, as text: 34313131…
+        "1234567",  # digits alone: hexadecimal of nothing but digits
+        "card 4111 1111 1111 1111",
+        # 7 to 9 digits: 14 to 18 hexadecimal digits, as long as a card number
+        *(str(1_000_000 + 7_919_117 * n) for n in range(120)),
+    ],
+)
+def test_no_card_number_is_found_in_the_digits_an_old_content_is_kept_as(content: str) -> None:
+    record = json.dumps({"before_hex": content.encode().hex(), "id": "0" * 32})
+    assert redact_secret_shapes(record) == record
 
 
 async def test_a_record_kept_before_contents_were_kept_as_digits_is_still_undone(

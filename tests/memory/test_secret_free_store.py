@@ -6,12 +6,14 @@ rather than going back through Orion's store.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from app.memory.scopes import MemoryScope
-from app.memory.secret_free_store import SecretFreeStore
+from app.memory.secret_free_store import OFF_LOOP_CHARS, SecretFreeStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
-from app.storage.store import CREATE_ONLY, PreconditionFailed
+from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed, StoreLayer
 from tests.backends import USER, Backend
 from tests.memory.tool.helpers import run
 
@@ -83,3 +85,47 @@ async def test_conditional_writes_keep_their_meaning(backend: Backend) -> None:
     assert stored is not None and stored.content == "password=[redacted]"
     assert [obj.key for obj in await store.list("users/")] == ["users/U0123ABCD/a.md"]
     assert await store.delete("users/U0123ABCD/a.md")
+
+
+class _Watched(StoreLayer):
+    """The store beneath, noting how often the event loop served something else before
+    each write reached it."""
+
+    def __init__(self, inner: ObjectStore, served: list[int]) -> None:
+        super().__init__(inner)
+        self.served = served
+        self.seen: list[int] = []
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        self.seen.append(self.served[0])
+        return await self.inner.write(key, content, if_generation=if_generation)
+
+
+async def test_a_large_write_is_redacted_while_the_event_loop_serves_others(
+    backend: Backend,
+) -> None:
+    """A search index of several MB takes a good part of a second to scrub: it is scrubbed
+    on a worker thread, so other conversations go on meanwhile; a short write is scrubbed
+    at once, on the loop."""
+    served = [0]
+
+    async def another_conversation() -> None:
+        while True:
+            await asyncio.sleep(0)
+            served[0] += 1
+
+    watched = _Watched(backend.store, served)
+    store = SecretFreeStore(watched)
+    index = "We compared the Q2 and Q3 spend by region. " * 50_000 + f"bot {SLACK_TOKEN}"
+    assert len(index) > OFF_LOOP_CHARS
+    other = asyncio.create_task(another_conversation())
+    try:
+        await store.write("people/U0123ABCD/search.json", f"short {SLACK_TOKEN}")
+        await store.write("people/U0123ABCD/search.json", index)
+    finally:
+        other.cancel()
+
+    short_write, large_write = watched.seen
+    assert short_write == 0 and large_write > 0
+    stored = backend.raw_read("people/U0123ABCD/search.json") or ""
+    assert SLACK_TOKEN not in stored and stored.endswith("bot [redacted]")

@@ -39,3 +39,18 @@ def test_a_span_of_the_visible_text_maps_to_the_original_with_its_invisible_char
 
 def test_text_of_nothing_but_invisible_characters_is_empty() -> None:
     assert VisibleText.of("\u200b\u200c\u200d").text == ""
+
+
+def test_slacks_entities_are_seen_as_their_characters_and_map_back_whole() -> None:
+    original = "pw p&amp;s\u200bs&lt;w&gt; &amp;lt; end"
+    visible = VisibleText.of(original)
+    assert visible.text == "pw p&ss<w> &lt; end"
+    start, end = visible.original_span(3, 10)  # "p&ss<w>"
+    assert original[start:end] == "p&amp;s\u200bs&lt;w&gt;"
+    start, end = visible.original_span(11, 15)  # "&lt;", as typed
+    assert original[start:end] == "&amp;lt;"
+
+
+def test_a_lone_ampersand_changes_nothing() -> None:
+    text = "Q&A: fish & chips, a&b"
+    assert VisibleText.of(text).text is text

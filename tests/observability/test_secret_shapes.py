@@ -216,6 +216,17 @@ def test_each_kind_of_secret_is_redacted(text: str, kept: str) -> None:
         "Vault tokens start with hvs. and Shopify ones with shpat_; Atlassian with ATATT.",
         "パスワードを忘れました。密码是什么？비밀번호를 잊어버렸어요.",
         "Das Passwort ist zu kurz; le mot de passe expire; la contraseña caducó.",
+        # sentences about a password, a PIN or a card that hold none
+        "My password is expired and the password length is 12 characters.",
+        "The password for the demo account is the usual one; mon mot de passe est oublié.",
+        "The output of pwd is /home/sam, and the PIN codes are four digits long.",
+        "Pin the 3 messages, spin up the pinned board; xoxo, Sam. xoxo-love-you-all",
+        "Order 4111 1111 1111 1112 and epoch 1712345678123, ts 1712345678.123456.",
+        "IBAN-less invoice 2024-0001-0002; call +33 6 12 34 56 78 or 555-0100.",
+        "My seed phrase is safe in the drawer; a key-value store; login with your password.",
+        "curl -u sam https://api.example.com and docker login --password-stdin",
+        "DB_PASSWORD=$DB_PASSWORD, password: ${SECRET}, pass=$(cat pw.txt), pw: $dbPassword",
+        "WIFI: the office one; the mnemonic device helps.",
     ],
 )
 def test_ordinary_text_comes_back_unchanged(text: str) -> None:
@@ -332,3 +343,22 @@ def test_forty_thousand_adversarial_characters_are_scrubbed_once_and_for_all(tex
     that backtracked would take minutes here. Whatever comes out is scrubbed for good."""
     once = redact_secret_shapes(text)
     assert redact_secret_shapes(once) == once
+
+
+def test_a_text_of_several_windows_is_redacted_across_their_edges() -> None:
+    """A long text (a search index) is searched a window at a time: a secret across the
+    edge of two windows is found whole, as in a short text."""
+    from app.observability.secret_shapes import _WINDOW
+
+    secrets = [f"my token is {SLACK_BOT}", "password: hunter2-ok", PEM]
+    # The first secret starts 40 characters before the first window's edge.
+    parts = ["x " * (_WINDOW // 2 - 20)]
+    for n in range(8):
+        parts += [secrets[n % 3], " " + "y " * (_WINDOW // 3)]
+    text = "".join(parts)
+
+    scrubbed = redact_secret_shapes(text)
+
+    assert len(text) > 4 * _WINDOW
+    assert scrubbed == "".join(redact_secret_shapes(part) for part in parts)
+    assert SLACK_BOT not in scrubbed and "hunter2" not in scrubbed and "MIIE" not in scrubbed

@@ -16,7 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.agent.prompts import MEMORY_CLOSE_TAG, MEMORY_DATA_HEADER, MEMORY_OPEN_TAG
+from app.agent.prompts import (
+    DM_MEMORY,
+    MEMORY_CLOSE_TAG,
+    MEMORY_DATA_HEADER,
+    MEMORY_OPEN_TAG,
+)
 from app.learning.summary_file import SessionSummary, render_summary
 from app.memory.scopes import global_context_key, session_context_key, user_preferences_key
 from tests.e2e import conversation
@@ -83,9 +88,10 @@ def assert_fenced(request: dict[str, Any], stored: list[str]) -> None:
     assert len(FENCE_TAG.findall(sent)) == 2, "no other tag naming the fence, in any form"
 
     memory = request["system"][-1]["text"]
-    assert memory.startswith(f"{MEMORY_DATA_HEADER}\n{MEMORY_OPEN_TAG}\n")
+    header = MEMORY_DATA_HEADER.format(about=DM_MEMORY)
+    assert memory.startswith(f"{header}\n{MEMORY_OPEN_TAG}\n")
     assert memory.endswith(f"\n{MEMORY_CLOSE_TAG}"), "nothing follows the fence"
-    inside = memory.removeprefix(f"{MEMORY_DATA_HEADER}\n{MEMORY_OPEN_TAG}\n")
+    inside = memory.removeprefix(f"{header}\n{MEMORY_OPEN_TAG}\n")
     inside = inside.removesuffix(f"\n{MEMORY_CLOSE_TAG}")
     assert "<" not in inside and ">" not in inside, "stored text made no tag at all"
     for text in stored:

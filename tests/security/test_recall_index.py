@@ -30,7 +30,7 @@ from app.learning.search_index import (
     record_search_document,
     render_search_index,
 )
-from app.learning.search_ranking import MAX_LOOKUPS
+from app.learning.search_ranking import MAX_LOOKUPS, rank_queries
 from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
 from app.learning.session_index import SessionEntry, record_session
 from app.learning.summary_file import SessionSummary, render_summary
@@ -263,6 +263,27 @@ async def test_a_40000_character_question_costs_bounded_work(backend: Backend, q
     assert MAX_LOOKUPS < MAX_QUERY_TERMS * 7
     found = await search(backend.store, query)
     assert "Otto" not in found and "Salary" not in found
+
+
+async def test_a_question_in_many_long_parts_costs_one_searchs_bounded_work(
+    backend: Backend,
+) -> None:
+    await seed(backend.store)
+    recall = RecallTool(backend.store, MemoryScope(USER, CURRENT))
+    with pytest.raises(ToolError, match="1 to 4"):
+        await recall.call({"queries": ["lisbon"] * 5})
+    # Four parts of 40,000 characters, every word a lookup: the parts share the lookups
+    # of one search rather than each taking its own.
+    parts = [" ".join(f"w{part}x{n}" for n in range(8_000)) for part in range(4)]
+    index = parse_search_index(backend.raw_read(search_index_key(USER)))
+    looked: list[str] = []
+    span = index.span
+    index.span = lambda term: looked.append(term) or span(term)  # type: ignore[method-assign]
+    asked = [query_terms(part[:MAX_QUERY_CHARS]) for part in parts]
+    rank_queries(index, asked, 5)
+    assert 0 < len(looked) <= MAX_LOOKUPS
+    found = json.dumps(await recall.call({"queries": [*parts[:3], "Lisbon"]}))
+    assert "Offsite in Lisbon" in found and "Otto" not in found
 
 
 def test_a_40000_character_summary_makes_a_bounded_entry() -> None:

@@ -22,6 +22,7 @@ from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, result_text, system_text, tool_results
 from tests.e2e.memory_bucket import Bucket
 from tests.e2e.test_memory_controls import click, open_home, shown
+from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.langfuse_api import FakeLangfuse
 from tests.fakes.slack_api import FakeSlack
@@ -96,6 +97,45 @@ def test_a_memory_file_named_after_a_secret_is_refused_and_its_name_is_kept_nowh
     logs = orion.log_stream.getvalue()
     assert log_events.TOOL_MEMORY_CREATE in logs
     assert GITHUB_PAT not in logs and "hunter2-prod" not in logs
+
+
+# --- a password as Slack sends it --------------------------------------------------------
+
+
+def test_a_password_holding_slack_entities_is_read_as_typed_and_kept_nowhere(
+    orion_on_bucket: Callable[..., OrionServer],
+    slack: FakeSlack,
+    claude: FakeClaude,
+    bucket: Bucket,
+) -> None:
+    """Slack sends `&`, `<` and `>` as entities: redacting the text as it arrives kept the
+    password's tail after the first one (`password: P&amp;[redacted]ss&lt;w0rd&gt;…`)."""
+    orion = orion_on_bucket(memory_load_timeout_s=10.0)  # memory there, however busy the machine
+    typed = "Remember the staging login. password: P&ss<w0rd>Tail9 thanks"
+    notes = f"/memories/users/{USER}/staging.md"
+    claude.reply_tool_use(
+        "memory",
+        {"command": "create", "path": notes, "file_text": "staging password: P&ss<w0rd>Tail9\n"},
+    )
+    claude.reply("Noted, without the password.")
+    thread_ts = slack.new_ts()
+    ts = slack.add_user_message(DM, thread_ts, USER, events.as_slack_sends(typed))
+    payload = events.user_message_in_thread(
+        USER, DM, thread_ts, events.as_slack_sends(typed), ts=ts
+    )
+    assert orion.post_event(payload).status_code == 200
+    conversation.wait_for_answer(slack, DM, thread_ts, "Noted, without the password.", timeout=15)
+    orion.wait_idle()
+
+    # Claude reads what the person typed, not Slack's entities...
+    [first, *_] = main_requests(claude, orion)
+    assert typed in json.dumps(first["messages"], ensure_ascii=False)
+    assert "&amp;" not in json.dumps(first["messages"])
+    # ...and nothing of the password is kept: not in memory, not in the conversation's record.
+    assert bucket.read(f"users/{USER}/staging.md") == "staging password: [redacted]\n"
+    kept = "\n".join(bucket.read(name) or "" for name in bucket.names())
+    assert "w0rd" not in kept and "Tail9" not in kept
+    assert "password: [redacted] thanks" in kept
 
 
 # --- Langfuse is masked ---------------------------------------------------------------------

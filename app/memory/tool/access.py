@@ -16,8 +16,13 @@ from app.storage.store import ObjectInfo, ObjectStore
 
 # Memories are read back into prompts: a file larger than this is a sign of hoarding.
 MAX_FILE_BYTES = 100 * 1024
-# Per writable root (the user's directory, the thread's directory).
+# Per writable root (the user's directory, the thread's directory, a channel's).
 MAX_FILES_PER_DIRECTORY = 200
+# Bytes per writable root: ten files at the largest, or hundreds of ordinary notes (a
+# few hundred bytes each); more than Claude could read back in a turn's requests. 200
+# files of 100 KB would be 20 MB of one person's memory, read and written on every
+# listing, export and erasure.
+MAX_BYTES_PER_DIRECTORY = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,7 @@ class ScopedAccess:
     scope: ScopeRules
     max_file_bytes: int = MAX_FILE_BYTES
     max_files_per_directory: int = MAX_FILES_PER_DIRECTORY
+    max_bytes_per_directory: int = MAX_BYTES_PER_DIRECTORY
 
     def writable_key(self, path: str) -> str:
         key = key_of(path)
@@ -69,6 +75,24 @@ class ScopedAccess:
                 f"Cannot create {path}: {to_memory_path(root)} already holds {len(keys)} files, "
                 f"and a memory directory may hold at most {self.max_files_per_directory}. "
                 "Merge or delete files first."
+            )
+
+    def check_room(
+        self, path: str, key: str, root_objects: list[ObjectInfo], *, writing: dict[str, int]
+    ) -> None:
+        """Room in the writable root holding `key` for the files `writing` (key → bytes,
+        replacing what is there): refused when it would then hold more than its quota and
+        more than it holds now (a root already over it may still shrink)."""
+        held = {obj.key: obj.size for obj in root_objects}
+        before = sum(held.values())
+        after = before + sum(size - held.get(written, 0) for written, size in writing.items())
+        if after > self.max_bytes_per_directory and after > before:
+            root = to_memory_path(self.scope.root_of(key) or "")
+            limit = self.max_bytes_per_directory // 1024
+            raise MemoryToolError(
+                f"Cannot write {path}: {root} would hold {after // 1024} KB, and a memory "
+                f"directory may hold at most {limit} KB. Merge, shorten or delete files first.",
+                log_message=f"Cannot write {path}: {root} over its {limit} KB quota",
             )
 
     def checked_size(self, path: str, content: str) -> str:

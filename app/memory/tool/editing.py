@@ -1,11 +1,13 @@
 """`create`, `str_replace` and `insert`: writing one file.
 
 Every edit is a conditional write on the generation that was read, so two turns editing
-the same file at once (two Cloud Run instances, say) never lose each other's change.
+the same file at once (two Cloud Run instances, say) never lose each other's change, and
+stays within its directory's quota (`ScopedAccess.check_room`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from anthropic.types.beta import (
@@ -36,6 +38,7 @@ async def create(access: ScopedAccess, command: BetaMemoryTool20250818CreateComm
     if exists(key, existing):
         raise MemoryToolError(f"File {path} already exists")
     access.check_destination(path, key, existing, adding=1)
+    access.check_room(path, key, existing, writing={key: len(command.file_text.encode())})
     try:
         await access.store.write(key, command.file_text, if_generation=CREATE_ONLY)
     except PreconditionFailed:
@@ -105,8 +108,16 @@ async def insert(access: ScopedAccess, command: BetaMemoryTool20250818InsertComm
 async def _edit(
     access: ScopedAccess, path: str, key: str, transform: Callable[[str | None], str]
 ) -> str:
+    # The root's listing (for its quota) is asked for beside the file's read: one wait.
+    listing, current = await asyncio.gather(access.root_listing(key), access.store.read(key))
+
+    def within_quota(content: str | None) -> str:
+        edited = transform(content)
+        access.check_room(path, key, listing, writing={key: len(edited.encode())})
+        return edited
+
     try:
-        content = await update(access.store, key, transform)
+        content = await update(access.store, key, within_quota, already_read=current)
     except _FileMissing:
         if await access.store.list(f"{key}/"):
             raise MemoryToolError(f"The path {path} is not a file.") from None

@@ -71,6 +71,9 @@ async def rename(access: ScopedAccess, command: BetaMemoryTool20250818RenameComm
     same_root = access.scope.root_of(old_key) == access.scope.root_of(new_key)
     adding = 0 if same_root else len(moves)
     access.check_destination(new_path, new_key, destination, adding=adding)
+    if not same_root:
+        moved = {new_key + obj.key[len(old_key) :]: obj.size for obj in moves}
+        access.check_room(new_path, new_key, destination, writing=moved)
     await _each(moves, lambda obj: _move(access, obj, new_key + obj.key[len(old_key) :], old_path))
     return f"Successfully renamed {old_path} to {new_path}"
 

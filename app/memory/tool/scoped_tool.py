@@ -27,11 +27,23 @@ from anthropic.types.beta import (
 
 from app.memory.scopes import ScopeRules
 from app.memory.tool import editing, moving, reading
-from app.memory.tool.access import MAX_FILE_BYTES, MAX_FILES_PER_DIRECTORY, ScopedAccess
+from app.memory.tool.access import (
+    MAX_BYTES_PER_DIRECTORY,
+    MAX_FILE_BYTES,
+    MAX_FILES_PER_DIRECTORY,
+    ScopedAccess,
+)
 from app.memory.tool.errors import MemoryToolError
 from app.memory.tool.parsing import command_name, parse_command
 from app.memory.tool.tracing import traced_command, traced_fields
 from app.storage.store import ObjectStore, StoreError, StoreUnavailable
+
+# Memory commands one turn may make. A turn has at most 8 requests to Claude
+# (app/agent/loop.py), and one that remembers makes a few commands (a `view`, then a
+# `create` or `str_replace`); tidying a whole directory goes by directories (a `delete`
+# or `rename` moves up to 100 files). 30 leaves room for all of that and for reading a
+# dozen files, and stops a turn that loops on the tool (one made 606 storage operations).
+MAX_CALLS_PER_TURN = 30
 
 
 class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
@@ -45,15 +57,29 @@ class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         max_files_per_directory: int = MAX_FILES_PER_DIRECTORY,
+        max_bytes_per_directory: int = MAX_BYTES_PER_DIRECTORY,
+        max_calls: int = MAX_CALLS_PER_TURN,
         cache_control: BetaCacheControlEphemeralParam | None = None,
     ) -> None:
         super().__init__(cache_control=cache_control)
-        self.access = ScopedAccess(store, scope, max_file_bytes, max_files_per_directory)
+        self.access = ScopedAccess(
+            store, scope, max_file_bytes, max_files_per_directory, max_bytes_per_directory
+        )
+        self.max_calls = max_calls  # this tool serves one turn: its calls are the turn's
+        self.calls = 0
 
     async def call(self, input: object) -> BetaFunctionToolResultType:
         """Validate the model's input (a wrong shape is an error result, like any other),
         then run the command inside its span and log line."""
         with traced_command(command_name(input), traced_fields(input)):
+            self.calls += 1
+            if self.calls > self.max_calls:
+                raise MemoryToolError(
+                    f"This memory command did not run: one turn may make at most "
+                    f"{self.max_calls} memory commands, and this turn has made them all. "
+                    "Answer with what you have; the person can ask in a new message to go on.",
+                    log_message=f"over the turn's limit of {self.max_calls} memory commands",
+                )
             command = parse_command(input)
             try:
                 return await self.execute(command)

@@ -23,6 +23,7 @@ from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import AgentSession
 from app.slack.event_scope import handling
+from app.slack.mrkdwn import text_of
 
 log = get_logger(__name__)
 
@@ -60,7 +61,7 @@ def register(
         ):
             if dedupe.seen_here(body):
                 return
-            text = event.get("text") or ""
+            text = text_of(event)
             session = AgentSession(
                 client, channel=channel, thread_ts=thread_ts, title=text if starts else None
             )

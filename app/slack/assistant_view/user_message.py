@@ -15,6 +15,7 @@ from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import AssistantStatus
 from app.slack.event_scope import handling
+from app.slack.mrkdwn import text_of
 
 log = get_logger(__name__)
 
@@ -40,7 +41,7 @@ def register(assistant: AsyncAssistant, answerer: Answerer, dedupe: EventDedupli
                 thread_ts=thread_ts,
                 ts=payload["ts"],
                 user=user,
-                text=payload.get("text") or "",
+                text=text_of(payload),
                 team_id=context.team_id,
                 retried=is_retried_delivery(request),
                 workspace_url=workspace_url(context),

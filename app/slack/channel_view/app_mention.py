@@ -23,6 +23,7 @@ from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import InChannel
 from app.slack.event_scope import handling
+from app.slack.mrkdwn import text_of
 
 log = get_logger(__name__)
 
@@ -65,7 +66,7 @@ def register(app: AsyncApp, answerer: Answerer, dedupe: EventDeduplicator) -> No
                     thread_ts=str(thread_ts),
                     ts=str(ts),
                     user=user,
-                    text=str(event.get("text") or ""),
+                    text=text_of(event),
                     team_id=context.team_id,
                     retried=is_retried_delivery(request),
                     workspace_url=workspace_url(context),

@@ -17,19 +17,36 @@ to apps reading the channel's messages, which Orion does not) is handled the sam
 every mention asks Slack whether the channel is private, and recall asks before it
 returns another channel's thread.
 
-These events come from Slack, signed: the channel they name is Slack's word, and an
-erasure is idempotent, so a retry erases nothing twice.
+- **Orion added** (`member_joined_channel` naming Orion's own user): nothing moves; the
+  time is noted.
+
+These events come from Slack, signed: the channel they name is Slack's word. **Each
+applies only if it is newer than the channel's state.** Slack may deliver an event late
+or again (a retry, a backlog after an outage): a `channel_left` from before Orion was
+added back, or a `channel_archive` from before the channel was unarchived, would erase or
+set aside what the channel has said since. So every event here that changes the
+channel's state is compared, by Slack's time of it (the event's `event_ts`, else the
+envelope's `event_time`), with the time of the last one that did
+(app/learning/channel_memory.py, `channel_state_since`): one no newer does nothing
+(logged), one newer does its work and becomes the channel's state time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from app.learning.channel_memory import archive_channel, erase_channel, unarchive_channel
+from app.learning.channel_memory import (
+    archive_channel,
+    channel_state_since,
+    erase_channel,
+    note_channel_state_since,
+    unarchive_channel,
+)
 from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
@@ -53,6 +70,8 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
         body: dict[str, Any],
         event: dict[str, Any],
         work: Callable[[ObjectStore, str], Awaitable[Any]],
+        *,
+        changes_state: bool = True,
     ) -> None:
         channel = event.get("channel")
         kind = str(event.get("type"))
@@ -60,9 +79,17 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
             if not is_shared_channel_id(channel):
                 log.info("slack.channel.lifecycle_ignored", reason="malformed", slack_event=kind)
                 return
+            moment = happened_at(body, event) if changes_state else None
             try:
                 async with provider.storage_within(LIFECYCLE_BUDGET_S) as storage:
-                    outcome = await work(storage.store, str(channel))
+                    store = storage.store
+                    since = await channel_state_since(store, str(channel)) if moment else None
+                    if moment is not None and since is not None and moment <= since:
+                        log.info("slack.channel.lifecycle_stale", slack_event=kind, channel=channel)
+                        return
+                    outcome = await work(store, str(channel))
+                    if moment is not None:
+                        await note_channel_state_since(store, str(channel), moment, event=kind)
             except Exception as exc:
                 log.error(
                     "slack.channel.lifecycle_failed",
@@ -92,14 +119,26 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
     for kind in UNARCHIVED:
         app.event(kind)(_listener(run, unarchive_channel))
     for kind in SHARING:
-        app.event(kind)(_listener(run, noted))
+        app.event(kind)(_listener(run, noted, changes_state=False))
 
-    async def is_orion_leaving(event: dict[str, Any], context: AsyncBoltContext) -> bool:
+    async def is_orion(event: dict[str, Any], context: AsyncBoltContext) -> bool:
         return event.get("user") is not None and event.get("user") == context.bot_user_id
 
-    @app.event("member_left_channel", matchers=[is_orion_leaving])
+    @app.event("member_left_channel", matchers=[is_orion])
     async def on_orion_removed(body: dict[str, Any], event: dict[str, Any]) -> None:
         await run(body, event, erase_left)
+
+    @app.event("member_joined_channel", matchers=[is_orion])
+    async def on_orion_added(body: dict[str, Any], event: dict[str, Any]) -> None:
+        await run(body, event, noted)
+
+    @app.event("member_joined_channel")
+    async def on_member_joined(body: dict[str, Any]) -> None:
+        """Someone else joined: nothing of Orion's changes."""
+        async with handling(
+            "slack.member_joined_channel", body, user=None, channel=None, thread_ts=None
+        ):
+            pass
 
     @app.event("member_left_channel")
     async def on_member_left(body: dict[str, Any]) -> None:
@@ -111,16 +150,34 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
             pass
 
 
-Run = Callable[
-    [dict[str, Any], dict[str, Any], Callable[[ObjectStore, str], Awaitable[Any]]],
-    Awaitable[None],
-]
+class Run(Protocol):
+    async def __call__(
+        self,
+        body: dict[str, Any],
+        event: dict[str, Any],
+        work: Callable[[ObjectStore, str], Awaitable[Any]],
+        *,
+        changes_state: bool = True,
+    ) -> None: ...
 
 
 def _listener(
-    run: Run, work: Callable[[ObjectStore, str], Awaitable[Any]]
+    run: Run, work: Callable[[ObjectStore, str], Awaitable[Any]], *, changes_state: bool = True
 ) -> Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]:
     async def listener(body: dict[str, Any], event: dict[str, Any]) -> None:
-        await run(body, event, work)
+        await run(body, event, work, changes_state=changes_state)
 
     return listener
+
+
+def happened_at(body: dict[str, Any], event: dict[str, Any]) -> datetime | None:
+    """When Slack says the event happened: the event's `event_ts` (to the microsecond),
+    else the envelope's `event_time` (whole seconds); None when it says neither."""
+    for value in (event.get("event_ts"), body.get("event_time")):
+        try:
+            seconds = float(value) if isinstance(value, str | int | float) else None
+            if seconds is not None and not isinstance(value, bool) and seconds > 0:
+                return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            continue
+    return None

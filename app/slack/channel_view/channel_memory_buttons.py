@@ -3,8 +3,9 @@ forgets one file of its memory, or all of it, and the message shows what is left
 
 Who clicked, and in which channel, are Slack's signed ids in the click; whether they are
 a member is asked of Slack again at the click (they may have left since the message was
-shown). The file a button names is checked to be inside that channel's memory
-(app/learning/channel_memory.py): a forged value reaches nothing else.
+shown, or the channel been shared with another organisation). The file a button names
+is checked to be inside that channel's memory (app/learning/channel_memory.py): a forged
+value reaches nothing else.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from app.services import ServiceProvider
 from app.slack.channel_view.channel_memory_view import ACTION_FORGET_ALL, ACTION_FORGET_FILE
 from app.slack.channel_view.membership import Membership, membership
 from app.slack.channel_view.orion_command import (
-    NOT_A_MEMBER,
+    REFUSALS,
     STORAGE_BUDGET_S,
     UNAVAILABLE,
     memory_message,
@@ -59,8 +60,9 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
             if not everything and channel_file_key(channel_id, name) is None:
                 log.warning("slack.channel_memory_forget.refused", reason="not a file of it")
                 return
-            if await membership(client, channel_id, user) is not Membership.MEMBER:
-                await respond(text=NOT_A_MEMBER, replace_original=False)
+            allowed = await membership(client, channel_id, user)
+            if allowed is not Membership.MEMBER:
+                await respond(text=REFUSALS[allowed], replace_original=False)
                 return
             try:
                 async with provider.storage_within(STORAGE_BUDGET_S) as storage:

@@ -4,6 +4,8 @@ signed ids of who clicked where.
 
 - **A member** of the channel: `conversations.members` lists them (paged, at most
   MAX_MEMBER_PAGES pages of 1,000: a channel larger than that is answered "can't check").
+  Beside it, `conversations.info`: in a channel shared with another organisation (Slack
+  Connect) there are no memory controls, as there are no answers (channel_turns.py).
 - **An admin**: `users.info` says the person is a workspace admin or owner.
 
 Either question Slack cannot answer is a no: nothing is shown or changed.
@@ -18,6 +20,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.observability.logging import get_logger
+from app.slack.conversation.channel_facts import channel_info, person_info
 from app.slack.web_client import without_rate_limit_waits
 
 log = get_logger(__name__)
@@ -31,11 +34,24 @@ class Membership(StrEnum):
     MEMBER = "member"
     NOT_MEMBER = "not_member"
     ORION_ABSENT = "orion_absent"  # Orion is not in the channel: it keeps nothing there
+    SHARED = "shared"  # shared with another organisation: no controls, as no answers
     UNKNOWN = "unknown"  # Slack did not say
 
 
 async def membership(client: AsyncWebClient, channel: str, user: str) -> Membership:
-    """Whether `user` is a member of `channel`, as Slack lists its members now."""
+    """Whether `user` is a member of `channel`, as Slack lists its members now, in a
+    channel not shared with another organisation."""
+    info, listed = await asyncio.gather(
+        channel_info(client, channel), _listed(client, channel, user)
+    )
+    if info is None:
+        return Membership.UNKNOWN
+    if info.shared_externally:
+        return Membership.SHARED
+    return listed
+
+
+async def _listed(client: AsyncWebClient, channel: str, user: str) -> Membership:
     patient_free = without_rate_limit_waits(client)
     cursor: str | None = None
     try:
@@ -64,11 +80,12 @@ async def membership(client: AsyncWebClient, channel: str, user: str) -> Members
 
 async def is_admin(client: AsyncWebClient, user: str) -> bool:
     """Whether Slack says `user` is an admin or owner of the workspace."""
-    try:
-        async with asyncio.timeout(SLACK_BUDGET_S):
-            response = await without_rate_limit_waits(client).users_info(user=user)
-    except Exception as exc:
-        log.warning("slack.user.info_failed", error=type(exc).__name__, exc_info=exc)
-        return False
-    person = response.get("user") or {}
-    return any(person.get(flag) is True for flag in ("is_admin", "is_owner", "is_primary_owner"))
+    person = await person_info(client, user, budget_s=SLACK_BUDGET_S)
+    return person is not None and person.admin
+
+
+async def is_shared(client: AsyncWebClient, channel: str) -> bool | None:
+    """Whether Slack says `channel` is shared with another organisation (None: it did
+    not say)."""
+    info = await channel_info(client, channel)
+    return None if info is None else info.shared_externally

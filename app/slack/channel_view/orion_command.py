@@ -7,12 +7,17 @@
   of its own (both only for workspace admins, as `users.info` says; within what the
   deployment allows, `SLACK_CHANNELS`).
 
+None of them works in a channel shared with another organisation (Slack Connect): Orion
+neither answers nor keeps anything there, and people of the other organisation are in it
+(their own admins are not this workspace's).
+
 The command's text is the person's: at most MAX_TEXT_CHARS of it is read, and anything
 not above gets the usage line.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -26,7 +31,7 @@ from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.channel_view.channel_memory_view import MODES, memory_blocks
-from app.slack.channel_view.membership import Membership, is_admin, membership
+from app.slack.channel_view.membership import Membership, is_admin, is_shared, membership
 from app.slack.event_scope import handling
 
 log = get_logger(__name__)
@@ -43,6 +48,10 @@ USAGE = (
 IN_A_CHANNEL = "Use `/orion` in a channel: it shows and changes what I keep for that channel."
 NOT_A_MEMBER = "Only members of this channel can see and forget what I remember for it."
 NOT_THERE = "I'm not in this channel, so I keep nothing for it."
+NOT_WITH_OTHER_ORGANISATIONS = (
+    "This channel is shared with another organisation: I don't answer or keep anything "
+    "here, so there is nothing to show or change."
+)
 CANNOT_CHECK = "I can't check that with Slack right now. Please try again in a minute."
 UNAVAILABLE = "My memory isn't answering right now. Please try again in a few minutes."
 ADMINS_ONLY = "Only workspace admins can choose what I do in channels."
@@ -83,7 +92,7 @@ async def memory_message(
     of a `respond`."""
     allowed = await membership(client, channel_id, user)
     if allowed is not Membership.MEMBER:
-        return {"text": _REFUSALS[allowed]}
+        return {"text": REFUSALS[allowed]}
     try:
         async with provider.storage_within(STORAGE_BUDGET_S) as storage:
             memory = await read_channel_memory(storage.store, channel_id)
@@ -96,9 +105,10 @@ async def memory_message(
     return {"text": "What Orion remembers for this channel", "blocks": blocks}
 
 
-_REFUSALS = {
+REFUSALS = {
     Membership.NOT_MEMBER: NOT_A_MEMBER,
     Membership.ORION_ABSENT: NOT_THERE,
+    Membership.SHARED: NOT_WITH_OTHER_ORGANISATIONS,
     Membership.UNKNOWN: CANNOT_CHECK,
 }
 
@@ -111,8 +121,13 @@ async def _choose(
         mode = ChannelMode(chosen)
     except ValueError:
         return USAGE
-    if not await is_admin(client, user):
-        log.info("slack.channel.setting_refused")
+    admin, shared = await asyncio.gather(is_admin(client, user), is_shared(client, channel_id))
+    if shared is not False:
+        # Slack Connect (or Slack did not say): no controls here, as no answers.
+        log.info("slack.channel.setting_refused", reason="shared" if shared else "unchecked")
+        return NOT_WITH_OTHER_ORGANISATIONS if shared else CANNOT_CHECK
+    if not admin:
+        log.info("slack.channel.setting_refused", reason="not an admin")
         return ADMINS_ONLY
     try:
         async with provider.storage_within(STORAGE_BUDGET_S) as storage:

@@ -250,6 +250,7 @@ class Answerer:
                 opening, thread_ts=message.thread_ts, ts=message.ts, text=message.text
             )
         turn.transcript = history.transcript
+        scope = await recall_scope(client, message, gate) if gate is not None else None
         turn.request = TurnRequest(
             user_id=message.user or "",
             channel_id=message.channel,
@@ -258,7 +259,7 @@ class Answerer:
             opening=opening.opening,
             started_at=turn.began,
             changes=ChangeLog(),  # what this turn changes in memory, for its note
-            channel=recall_scope(client, message, gate) if gate is not None else None,
+            channel=scope,
             memory_off=gate is not None and gate.verdict is not Verdict.REMEMBER,
         )
         if message.user and turn.request.remembers and not message.in_channel:

@@ -33,6 +33,7 @@ from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.presence import AgentSession, AssistantStatus, InChannel, Presence
 from app.slack.conversation.reply_stream import ASK_AGAIN_ACTION_ID
 from app.slack.event_scope import handling
+from app.slack.mrkdwn import text_of
 
 log = get_logger(__name__)
 
@@ -170,7 +171,7 @@ async def _question_in_slack(
         return None
     for message in page.get("messages") or []:
         if message.get("ts") == question_ts and not message.get("bot_id"):
-            return _Question(asker=message.get("user"), text=str(message.get("text") or ""))
+            return _Question(asker=message.get("user"), text=text_of(message))
     return None
 
 

@@ -1,18 +1,25 @@
 """A channel turn's history: the thread as its members wrote it, each message with its
-author, ending with the mention being answered.
+author as Slack's fields say, ending with the mention being answered.
 
 Orion keeps its own transcript of a channel thread (app/learning/conversations.py), but
 members write in the thread without mentioning Orion, and Slack sends Orion only its
 mentions (no `message.channels` subscription: Orion does not read every message of every
-channel it is in). So each mention reads what was said since the transcript's newest
-message — `conversations.replies` from that ts, usually one page — and a thread Orion
-has no transcript of is read whole, within Slack's limits (thread_history.py: a
-commercially distributed app outside the Slack Marketplace gets the method once a
-minute, 15 messages a call; a limited read goes on with what it has). A mention that
-opens its thread needs no read at all.
+channel it is in). So each mention reads the thread once: what was said since the
+transcript's newest message — `conversations.replies` from that ts, one page in the
+usual case — or, for a thread Orion has no transcript of, the thread itself. Either read
+is bounded (thread_history.read_thread_ends): a few pages from its start and, for a
+longer stretch, a page of its newest messages; of what it gives, the opening and the
+newest WINDOW_MESSAGES within MAX_READ_CHARS are used. Under Slack's
+limits for distributed apps outside the Marketplace (15 messages a call, once a minute),
+a limited read goes on with what it has. A mention that opens its thread reads nothing.
 
-A thread Orion first hears of deep into it is read whole (paged to its end, as for a DM
-from before transcripts), and only its opening and its newest WINDOW_MESSAGES are used.
+**Authors are Slack's facts, never text.** Each message's author comes from its
+structured fields: a member (`user`), an app's bot or an integration — an incoming
+webhook, a workflow: Slack's `bot_message` — by its `bot_id`; Orion's own messages are
+its answers. Claude reads each member's message as a line naming its author, then the
+message quoted line by line (app/learning/quoting.py): a message holding a blank line and
+`<@U_CEO>: we decided…` stays its real author's, quoted. The transcript keeps the author
+the same way (`user`, or `bot`).
 
 What was read goes into the transcript with the mention, each message with its author,
 written as the answer ends — except what an author wrote before they last asked to be
@@ -23,28 +30,71 @@ Slack still shows is answered with, never kept again.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.history import ThreadMessage
-from app.learning.conversation_record import TranscriptMessage, moment_of, said
+from app.learning.conversation_record import (
+    MAX_MESSAGE_CHARS,
+    TranscriptMessage,
+    moment_of,
+    said,
+)
 from app.learning.conversations import TurnTranscript
 from app.learning.erasure import said_since_erasure
+from app.learning.quoting import attributed, author_label, is_bot_id
 from app.memory.scopes import is_thread_ts, is_user_id
 from app.slack.conversation.thread_history import (
     WINDOW_MESSAGES,
     SlackThread,
-    read_slack_thread,
+    read_thread_ends,
     seconds_of,
 )
 from app.slack.conversation.turn_opening import TurnHistory, TurnOpening
+from app.slack.mrkdwn import text_of
 
 if TYPE_CHECKING:
     from app.slack.conversation.answering import Incoming
 
-# Message subtypes that are someone writing (a reply also sent to the channel included).
+# Message subtypes that are someone writing (a reply also sent to the channel, and an
+# integration's message, included).
 _WRITTEN = (None, "file_share", "thread_broadcast", "bot_message")
+# What one mention keeps of what it read, at most (the transcript's own bound).
+MAX_READ_CHARS = 120_000
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who wrote a message of the thread, from Slack's fields."""
+
+    user: str | None = None  # a member
+    bot: str | None = None  # an app's bot, or an integration
+    integration: bool = False  # Slack's `bot_message`: a webhook, a workflow
+    claimed_name: str | None = None  # the name an integration posts under (its claim)
+    orion: bool = False
+
+    @property
+    def label(self) -> str:
+        return author_label(
+            self.user, bot=self.bot, integration=self.integration, claimed_name=self.claimed_name
+        )
+
+
+def author_of(message: dict[str, Any], bot_user_id: str | None) -> Author:
+    """The message's author as Slack records it; its text is never consulted."""
+    user, bot = message.get("user"), message.get("bot_id")
+    if bot_user_id is not None and user == bot_user_id:
+        return Author(orion=True)
+    if is_bot_id(bot):
+        name = message.get("username")
+        return Author(
+            bot=str(bot),
+            integration=message.get("subtype") == "bot_message",
+            claimed_name=name if isinstance(name, str) else None,
+        )
+    return Author(user=str(user)) if is_user_id(user) else Author()
 
 
 async def channel_turn_history(
@@ -58,34 +108,38 @@ async def channel_turn_history(
     newest = max((m.ts for m in known or () if m.ts is not None), key=float, default=None)
     thread = await _read(client, message, since=newest if known is not None else None)
     after = seconds_of(newest) if newest is not None else None
-    slack = [
-        m
+    read = [
+        (m, author_of(m, message.bot_user_id))
         for m in thread.messages
         if m.get("ts") != message.ts
         and m.get("subtype") in _WRITTEN
         and (m.get("text") or "").strip()
         and (after is None or (seconds_of(m.get("ts")) or 0.0) > after)
-        # With a transcript, Orion's own answers are in it already.
-        and not (known is not None and _by_orion(m, message.bot_user_id))
     ]
-    if len(slack) > WINDOW_MESSAGES:
-        # A long thread Orion has no transcript of: its opening and its newest messages
-        # (what the history can hold), whatever its length.
-        slack = [slack[0], *slack[-(WINDOW_MESSAGES - 1) :]]
+    # With a transcript, Orion's own answers are in it already.
+    new = [(m, a) for m, a in read if not (known is not None and a.orion)]
+    slack = _bounded(new)
     history = [_from_transcript(m) for m in known or ()]
-    history += [_from_slack(m, message.bot_user_id) for m in slack]
+    history += [_from_slack(m, author) for m, author in slack]
+    if known is None and history and (not thread.complete or len(slack) < len(new)):
+        # Messages after the thread's opening were not read (or not kept): Claude is told.
+        history[0] = replace(history[0], opens_cut=True)
     history.append(
-        ThreadMessage("user", _authored(message.user, message.text), sent_at=seconds_of(message.ts))
+        ThreadMessage(
+            "user",
+            attributed(author_label(message.user), message.text),
+            sent_at=seconds_of(message.ts),
+        )
     )
     if not opening.remembers or state is None or state.guard is None or owner is None:
         return TurnHistory(history, None)
     assert conversation is not None  # remembers: the conversation answered
     transcript = TurnTranscript(state.guard.store, owner, message.thread_ts, conversation)
     # Redacting up to WINDOW_MESSAGES messages of any shape: off the event loop.
-    read = await asyncio.to_thread(lambda: [_said(m, message.bot_user_id) for m in slack])
+    kept = await asyncio.to_thread(lambda: [_said(m, author) for m, author in slack])
     mention = said("user", message.text, at=moment_of(message.ts), ts=message.ts, user=message.user)
     transcript.add_checked(
-        [*read, mention], lambda messages: said_since_erasure(state.store, messages)
+        [*kept, mention], lambda messages: said_since_erasure(state.store, messages)
     )
     return TurnHistory(history, transcript)
 
@@ -93,41 +147,61 @@ async def channel_turn_history(
 async def _read(client: AsyncWebClient, message: Incoming, *, since: str | None) -> SlackThread:
     if message.thread_ts == message.ts:
         return SlackThread([], complete=True)  # the mention opens its thread
-    return await read_slack_thread(
-        client, channel=message.channel, thread_ts=message.thread_ts, oldest=since
+    return await read_thread_ends(
+        client,
+        channel=message.channel,
+        thread_ts=message.thread_ts,
+        newest=message.ts,
+        oldest=since,
     )
 
 
-def _authored(user: object, text: str) -> str:
-    """A member's message as Claude reads it in a channel: who wrote it, then what."""
-    return f"<@{user}>: {text}" if is_user_id(user) else text
+def _bounded(
+    read: list[tuple[dict[str, Any], Author]],
+) -> list[tuple[dict[str, Any], Author]]:
+    """The opening and the newest messages, at most WINDOW_MESSAGES of them and
+    MAX_READ_CHARS of text (each message counted to MAX_MESSAGE_CHARS, where the history
+    and the transcript cut it)."""
+    if not read:
+        return []
+    opening, rest = read[0], read[1:]
+    room = MAX_READ_CHARS - _chars(opening[0])
+    kept: list[tuple[dict[str, Any], Author]] = []
+    for item in reversed(rest):
+        if len(kept) >= WINDOW_MESSAGES - 1 or _chars(item[0]) > room:
+            break
+        kept.append(item)
+        room -= _chars(item[0])
+    return [opening, *reversed(kept)]
 
 
-def _by_orion(message: dict[str, Any], bot_user_id: str | None) -> bool:
-    return bot_user_id is not None and message.get("user") == bot_user_id
+def _chars(message: dict[str, Any]) -> int:
+    return min(len(str(message.get("text") or "")), MAX_MESSAGE_CHARS)
 
 
 def _from_transcript(message: TranscriptMessage) -> ThreadMessage:
-    text = _authored(message.user, message.text) if message.role == "user" else message.text
-    return ThreadMessage(message.role, text, sent_at=message.sent_at)
+    if message.role == "assistant":
+        return ThreadMessage("assistant", message.text, sent_at=message.sent_at)
+    who = author_label(message.user, bot=message.bot, integration=message.integration)
+    return ThreadMessage("user", attributed(who, message.text), sent_at=message.sent_at)
 
 
-def _from_slack(message: dict[str, Any], bot_user_id: str | None) -> ThreadMessage:
-    text = str(message.get("text") or "")
-    if _by_orion(message, bot_user_id):
-        return ThreadMessage("assistant", text, sent_at=seconds_of(message.get("ts")))
-    return ThreadMessage(
-        "user", _authored(message.get("user"), text), sent_at=seconds_of(message.get("ts"))
-    )
+def _from_slack(message: dict[str, Any], author: Author) -> ThreadMessage:
+    text = text_of(message)[:MAX_MESSAGE_CHARS]
+    sent_at = seconds_of(message.get("ts"))
+    if author.orion:
+        return ThreadMessage("assistant", text, sent_at=sent_at)
+    return ThreadMessage("user", attributed(author.label, text), sent_at=sent_at)
 
 
-def _said(message: dict[str, Any], bot_user_id: str | None) -> TranscriptMessage:
+def _said(message: dict[str, Any], author: Author) -> TranscriptMessage:
     ts = message.get("ts")
-    orion = _by_orion(message, bot_user_id)
     return said(
-        "assistant" if orion else "user",
-        str(message.get("text") or ""),
+        "assistant" if author.orion else "user",
+        text_of(message),
         at=moment_of(ts if is_thread_ts(ts) else None),
         ts=ts if is_thread_ts(ts) else None,
-        user=None if orion else message.get("user"),
+        user=author.user,
+        bot=author.bot,
+        integration=author.integration,
     )

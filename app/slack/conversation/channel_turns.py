@@ -6,7 +6,11 @@ under the same storage budget — nothing sits in front of the memory reads:
 - **Slack** (`conversations.info`, without waiting out a rate limit): is Orion still a
   member, is the channel private, archived, or shared with another organisation (Slack
   Connect). What the event says is not taken for it: a retried or forged mention of a
-  channel Orion has left reaches nothing.
+  channel Orion has left reaches nothing. And on the person (`users.info`): a guest —
+  whom Slack shows only the channels they are in — recalls nothing beyond this one; only
+  recall's scope waits for that answer, set after the memory reads (`recall_scope`).
+  Both are asked for this turn only (app/slack/conversation/channel_facts.py): a channel made
+  private, or a person made a guest, counts from the next mention.
 - **What admins chose** (app/learning/channel_memory.py), within `SLACK_CHANNELS`.
 - **The conversation's record**, as the channel's (app/learning/conversations.py): a
   thread recorded for a person's DM, or for another channel, is refused.
@@ -29,7 +33,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.channel_memory import ChannelChoices, ModeChoice, channel_choice, workspace_choice
@@ -42,8 +45,14 @@ from app.memory.loader import Scope
 from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
+from app.slack.conversation.channel_facts import (
+    INFO_BUDGET_S,
+    ChannelInfo,
+    PersonInfo,
+    channel_info,
+    person_info,
+)
 from app.slack.conversation.turn_opening import TurnOpening
-from app.slack.web_client import without_rate_limit_waits
 from app.storage.breaker import StoreOffline
 from app.storage.deadline import time_left
 from app.storage.store import ObjectStore, StoredObject
@@ -53,12 +62,8 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-# conversations.info is Tier 3; a mention waits for it at most this long.
-INFO_BUDGET_S = 3.0
 # Other channels one recall checks with Slack at most (its results come from few).
 MAX_CHECKED_CHANNELS = 10
-# What Slack answers for a channel the bot cannot see (never was in, or was removed from).
-_NOT_THERE = ("channel_not_found", "not_in_channel", "method_not_supported_for_channel_type")
 
 OFF_HERE = (
     "I'm not answering in this channel: a workspace admin turned me off here. You can "
@@ -74,61 +79,14 @@ CANNOT_CHECK = (
 )
 
 
-@dataclass(frozen=True)
-class ChannelInfo:
-    """What Slack says of the channel now."""
-
-    channel: str
-    member: bool  # Orion is in it
-    private: bool
-    archived: bool
-    shared_externally: bool  # Slack Connect: members of another organisation
-
-
-async def channel_info(client: AsyncWebClient, channel: str) -> ChannelInfo | None:
-    """The channel as Slack describes it; None when Slack did not say in time (within the
-    turn's storage deadline, when there is one: a slow Slack costs the turn its memory,
-    not its answer). Never raises."""
-    left = time_left()
-    budget = INFO_BUDGET_S if left is None else max(0.0, min(INFO_BUDGET_S, left))
-    try:
-        async with asyncio.timeout(budget):
-            response = await without_rate_limit_waits(client).conversations_info(channel=channel)
-    except SlackApiError as exc:
-        error = exc.response.get("error") if exc.response is not None else None
-        if error in _NOT_THERE:
-            return ChannelInfo(channel, False, True, False, False)
-        log.warning("slack.channel.info_failed", error=error or "unknown", exc_info=exc)
-        return None
-    except Exception as exc:
-        log.warning("slack.channel.info_failed", error=type(exc).__name__, exc_info=exc)
-        return None
-    data = response.get("channel") or {}
-    return ChannelInfo(
-        channel,
-        member=data.get("is_member") is True,
-        private=data.get("is_private") is not False or data.get("is_group") is True,
-        archived=data.get("is_archived") is True,
-        shared_externally=data.get("is_ext_shared") is True,
-    )
-
-
-def still_public(client: AsyncWebClient) -> StillPublic:
-    """For recall across channels: which channels Slack says are public now, Orion is in,
-    and neither archived nor shared with another organisation."""
+def still_public(client: AsyncWebClient, here: ChannelInfo) -> StillPublic:
+    """For recall across channels: which channels everyone who can see `here` can see,
+    as Slack says now (ChannelInfo.seen_wherever)."""
 
     async def ask(channels: Sequence[str]) -> set[str]:
         checked = [c for c in channels if is_shared_channel_id(c)][:MAX_CHECKED_CHANNELS]
         infos = await asyncio.gather(*(channel_info(client, c) for c in checked))
-        return {
-            i.channel
-            for i in infos
-            if i is not None
-            and i.member
-            and not i.private
-            and not i.archived
-            and not i.shared_externally
-        }
+        return {i.channel for i in infos if i is not None and i.seen_wherever(here)}
 
     return ask
 
@@ -147,6 +105,9 @@ class ChannelGate:
     info: ChannelInfo | None  # None: Slack did not say in time
     mode: ChannelMode | None  # None: storage could not say what admins chose
     shared_flag: bool = False  # the event itself says the channel is shared externally
+    # What Slack says of who mentioned Orion, still on its way: only recall needs it, and
+    # only recall's scope waits for it, after the memory reads and the history.
+    person: asyncio.Future[PersonInfo | None] | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -168,6 +129,18 @@ class ChannelGate:
     def public(self) -> bool:
         return self.info is not None and not self.info.private
 
+    def reaches_others(self, person: PersonInfo | None) -> bool:
+        """Whether the turn's recall may look in other channels: the channel is public,
+        Slack says in which workspaces, and `person` is not a guest (Slack shows a guest
+        only the channels they are in; a person Slack did not describe counts as one)."""
+        return (
+            self.public
+            and self.info is not None
+            and bool(self.info.workspaces)
+            and person is not None
+            and not person.guest
+        )
+
 
 async def open_channel_turn(
     provider: ServiceProvider, client: AsyncWebClient, message: Incoming
@@ -179,11 +152,12 @@ async def open_channel_turn(
         message.user, message.channel, message.team_id, message.enterprise_id, kind="channel"
     )
     info = asyncio.ensure_future(channel_info(client, message.channel))
+    person = asyncio.ensure_future(person_info(client, message.user))
     records, memory = await _stores(provider)
     ceiling = provider.settings.slack_channels
     if records is None or owner is None:
         return TurnOpening(
-            owner, None, channel=ChannelGate(await info, None, message.shared_externally)
+            owner, None, channel=ChannelGate(await info, None, message.shared_externally, person)
         )
     workspace = asyncio.ensure_future(workspace_choice(records))
     opening: asyncio.Future[Opening] | asyncio.Future[StoredObject | None]
@@ -201,25 +175,41 @@ async def open_channel_turn(
     else:  # nothing of the channel is remembered here: only what its admins chose is read
         opening = asyncio.ensure_future(records.read(owner.home.profile_key))
     mode = await _mode(workspace, opening, ceiling)
-    gate = ChannelGate(await info, mode, message.shared_externally)
+    gate = ChannelGate(await info, mode, message.shared_externally, person)
     state = _result(opening)
     if gate.verdict is not Verdict.REMEMBER or not isinstance(state, Opening):
         opening.cancel()
+        person.cancel()
         return TurnOpening(owner, None, channel=gate)
     return TurnOpening(owner, state, channel=gate)
 
 
-def recall_scope(
+async def recall_scope(
     client: AsyncWebClient, message: Incoming, gate: ChannelGate
 ) -> ChannelRecallScope:
-    """Where the turn's searches look: the channel, and — public — the public channels
-    Slack says are still public when a search would return theirs."""
+    """Where the turn's searches look: the channel, and — public, and asked by someone who
+    is not a guest — the public channels Slack says everyone here can see, when a search
+    would return theirs. Waits for what Slack says of the person, if it has not said yet
+    (it was asked beside the memory reads)."""
+    person = await _person(gate.person)
+    here = gate.info if gate.reaches_others(person) else None
+    if gate.public and here is None:
+        log.info("slack.channel.recall_here_only", guest=person is None or person.guest)
     return ChannelRecallScope(
         message.channel,
         message.thread_ts,
         public=gate.public,
-        still_public=still_public(client) if gate.public else None,
+        still_public=still_public(client, here) if here is not None else None,
     )
+
+
+async def _person(asked: asyncio.Future[PersonInfo | None] | None) -> PersonInfo | None:
+    if asked is None or asked.cancelled():
+        return None
+    try:  # person_info has its own bound; this one only guards against a stuck task
+        return await asyncio.wait_for(asyncio.shield(asked), INFO_BUDGET_S)
+    except TimeoutError:
+        return None
 
 
 async def _stores(provider: ServiceProvider) -> tuple[ObjectStore | None, ObjectStore | None]:

@@ -178,7 +178,8 @@ async def test_answers_match_the_reference_implementation(
     (global_dir / "context.md").write_text(GLOBAL_CONTEXT)
     await backend.store.write("global/context.md", GLOBAL_CONTEXT)
     store = keeping.kept(backend.store, SessionRetention()) if kept else backend.store
-    ours = ScopedMemoryTool(store, scope)
+    # A sequence holds many turns' commands: one turn's limit on them does not apply.
+    ours = ScopedMemoryTool(store, scope, max_calls=len(SEQUENCES[sequence]))
 
     for step, command in enumerate(SEQUENCES[sequence]):
         expected = reference_outcome(reference, command)

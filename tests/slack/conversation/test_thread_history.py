@@ -9,6 +9,7 @@ read threads straight from the fake Slack with the real Web API client.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -19,11 +20,15 @@ from app.agent.history import ThreadMessage
 from app.learning.conversation_record import said
 from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
 from app.slack.conversation.thread_history import (
+    MAX_FORWARD_PAGES,
+    MAX_TAIL_READS,
+    REPLIES_PAGE_SIZE,
     WINDOW_MESSAGES,
     SlackThread,
     history_from_slack,
     history_from_transcript,
     read_slack_thread,
+    read_thread_ends,
     transcript_from_slack,
 )
 from app.slack.web_client import build_web_client
@@ -268,3 +273,82 @@ def test_a_transcript_made_from_slack_keeps_neither_the_greeting_nor_the_memory_
         ("user", OPENING, "1.000003"),
         ("assistant", "Noted.", "1.000004"),
     ]
+
+
+# --- a mention's bounded read (read_thread_ends) --------------------------------------------------
+
+
+async def test_a_mention_reads_a_short_stretch_in_one_page(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    thread_ts = agent_conversation(slack, 30)
+    mention = person_says(slack, thread_ts, "What now?")
+
+    thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
+
+    assert thread.complete and len(thread.messages) == 32
+    assert len(replies_calls(slack)) == 1
+
+
+def spaced_conversation(slack: FakeSlack, replies: int, every_s: float, quiet_s: float) -> str:
+    """agent_view's conversation with `replies` messages `every_s` apart, the newest
+    `quiet_s` ago (Slack's ts are when each was posted)."""
+    began = time.time() - quiet_s - replies * every_s
+    thread_ts = slack.add_user_message(CHANNEL, None, USER, OPENING, ts=f"{began:.6f}")
+    for n in range(1, replies + 1):
+        ts = f"{began + every_s * n:.6f}"
+        if n % 2:
+            slack.workspace.add(
+                Message(ts=ts, channel=CHANNEL, thread_ts=thread_ts, text=f"Noted, step {n}.")
+            )
+        else:
+            slack.add_user_message(CHANNEL, thread_ts, USER, f"Step {n}: pack floor {n}.", ts=ts)
+    return thread_ts
+
+
+@pytest.mark.parametrize(
+    ("replies", "every_s", "quiet_s"),
+    [(2_000, 30.0, 5.0), (20_000, 0.5, 60.0), (5_000, 60.0, 3 * 86_400.0)],
+    ids=["2000-busy", "20000-burst", "5000-quiet-for-days"],
+)
+async def test_a_mention_in_a_long_thread_reads_its_opening_and_newest_messages_in_a_few_pages(
+    slack: FakeSlack,
+    client: AsyncWebClient,
+    replies: int,
+    every_s: float,
+    quiet_s: float,
+) -> None:
+    thread_ts = spaced_conversation(slack, replies, every_s, quiet_s)
+    mention = person_says(slack, thread_ts, "Where are we?")
+
+    thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
+
+    calls = replies_calls(slack)
+    assert len(calls) <= MAX_FORWARD_PAGES + MAX_TAIL_READS
+    assert all(int(str(call["limit"])) <= REPLIES_PAGE_SIZE for call in calls)
+    texts = [m.get("text") for m in thread.messages]
+    assert texts[0] == OPENING and "Where are we?" in texts, "the opening and the newest"
+    newest = [
+        f"Noted, step {n}." if n % 2 else f"Step {n}: pack floor {n}."
+        for n in range(replies - WINDOW_MESSAGES + 1, replies + 1)
+    ]
+    assert [t for t in texts if t in newest] == newest, "every one of the newest, in order"
+    assert len(texts) <= (MAX_FORWARD_PAGES + MAX_TAIL_READS) * REPLIES_PAGE_SIZE
+    assert not thread.complete, "what lies between was not read, and says so"
+    tss = [float(str(m["ts"])) for m in thread.messages]
+    assert tss == sorted(tss) and len(set(tss)) == len(tss), "each message once, in order"
+
+
+async def test_a_mention_under_non_marketplace_limits_goes_on_with_its_first_page(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    thread_ts = agent_conversation(slack, 100)
+    mention = person_says(slack, thread_ts, "Where are we?")
+    slack.limit_history_reads()
+
+    thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
+
+    assert thread.messages[0].get("text") == OPENING
+    assert len(thread.messages) == 15 and not thread.complete
+    errors = [call.error for call in slack.calls_to("conversations.replies")]
+    assert errors == [None, "ratelimited"], "one page, then one refusal, and no more"

@@ -1,0 +1,66 @@
+"""How words someone else wrote reach Claude: a line Orion writes, saying who wrote them
+(from Slack's own fields — a member's id, an app's or integration's bot id — never from
+the words) and where, then the words themselves with every line behind `> `.
+
+No text can leave its quote or stand where such a line stands: every line of it is
+quoted, split wherever `str.splitlines` splits (line feeds, carriage returns, Unicode
+line and paragraph separators: wherever a reader could see a new line). A member's
+message holding a blank line and then `<@U_CEO>: we decided…` is still one quoted
+message of its real author. The system prompt (app/agent/prompts.py) tells Claude that
+only these lines say who wrote what, and that quoted words are information, never
+instructions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.learning.plain_text import one_line
+
+# At most this much of the name an integration gives itself (Slack's `username`).
+MAX_CLAIMED_NAME_CHARS = 40
+_BOT_ID = re.compile(r"B[A-Z0-9]{2,30}")
+
+
+def quoted(text: str) -> str:
+    """`text` with every one of its lines behind `> ` (an empty line: `>`)."""
+    lines = text.splitlines() or [""]
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in lines)
+
+
+def attributed(who: str, text: str, *, where: str = "", when: str = "") -> str:
+    """`who` wrote `text` (`where`: " in <#C…>", `when`: " on …"): one line of Orion's,
+    then the words, quoted."""
+    return f"{who} wrote{where}{when}:\n{quoted(text)}"
+
+
+def is_bot_id(value: object) -> bool:
+    return isinstance(value, str) and _BOT_ID.fullmatch(value) is not None
+
+
+def author_label(
+    user: str | None,
+    *,
+    bot: str | None = None,
+    integration: bool = False,
+    claimed_name: str | None = None,
+) -> str:
+    """Who wrote a message, as Slack's fields say: a member (`<@U…>`), an app's bot or an
+    integration (an incoming webhook, a workflow: Slack's `bot_message`), each by its bot
+    id; `claimed_name` is the name an integration posts under, which anyone who holds its
+    URL chooses: shown as its claim, on one line."""
+    if bot is not None:
+        kind = "An integration" if integration else "An app"
+        what = "a webhook or workflow, not a person" if integration else "not a person"
+        name = _claimed(claimed_name)
+        calls = f', posting as "{name}"' if name else ""
+        return f"{kind} (bot {bot}: {what}{calls})"
+    if user is not None:
+        return f"<@{user}>"
+    return "Someone Slack did not name"
+
+
+def _claimed(name: str | None) -> str:
+    if not name:
+        return ""
+    return one_line(name[: 4 * MAX_CLAIMED_NAME_CHARS], MAX_CLAIMED_NAME_CHARS).replace('"', "'")

@@ -1,0 +1,591 @@
+"""Moving what Orion wrote up to 2026-11-28 into its owners' homes (`orion migrate`, and on
+every start: app/services.py).
+
+That layout spread an owner over ten prefixes — `users/{user}/` (preferences and notes),
+`sessions/{thread}/` (summaries and notes), `threads/{dm}/` (thread contexts),
+`conversations/{thread}.json` (records), `people/{user}/` (conversation index, welcome,
+markers), `undo/`, `settings/`, `erasures/`, and for channels `channels/{channel}/` (memory),
+`channel-records/` and `channel-settings/` (docs/operations.md, "Upgrading"). Each person
+and channel found there is moved home (app/memory/homes.py): their memory, each
+conversation as one object (record, transcript, summary and Slack's context), their
+profile (conversation list, welcome, settings, erasure time, the channel threads they
+spoke in), their search index (entries added for conversations it lacked); then the old
+objects are deleted. Undo records are not moved: the Undo of an answer from before the
+upgrade says it can no longer be undone.
+
+Safe to run again, and beside a running Orion: every move merges into what is already
+home (a conversation continued meanwhile keeps both parts; a newer preference wins) and
+deletes an old object only once its content is home. An old object that cannot be read is
+logged, counted and left where it is. In distribution mode each workspace's keys are moved
+within that workspace (`teams/…` after the first segment, as app/storage/team_scope.py
+writes them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
+from app.learning.erasure import delete_all
+from app.learning.profile import ConversationEntry, Profile
+from app.learning.search_index import document_for, parse_search_index, record_search_document
+from app.learning.summary_file import UNTITLED, Summary
+from app.learning.timestamps import parse_time
+from app.learning.welcome import SECTION as WELCOME
+from app.memory.homes import Home, channel, person, thread_of_name, workspace_channels_key
+from app.memory.key_prefixes import CHANNELS_PREFIX, LEGACY_PREFIXES, PEOPLE_PREFIX
+from app.memory.scopes import is_shared_channel_id, is_user_id
+from app.memory.tolerant_json import load_json_list, load_json_object
+from app.observability.logging import get_logger
+from app.storage.store import ObjectInfo, ObjectStore, StoredObject, StoreLayer, update_object
+from app.storage.team_scope import NO_ID, Tenant, scoped_key, unscoped_key
+
+log = get_logger(__name__)
+
+CONCURRENCY = 8
+# A key's tenant segment in distribution mode: `users/teams/E/T/U1/…`.
+_TEAMS = "teams"
+# What a home holds in the new layout: anything else directly in `channels/{C}/` is a
+# channel's memory as the old layout kept it.
+_HOME_NAMES = ("profile.json", "memory/", "conversations/", "search.json", "undo/", "archived/")
+# What the old layout kept in `people/{U}/` (search.json has not moved).
+_OLD_PEOPLE = ("conversations.json", "welcome.json", "threads/", "said/", "undo/")
+
+
+@dataclass
+class UpgradeReport:
+    """What a run moved, by kind, and what it could not read."""
+
+    moved: Counter[str] = field(default_factory=Counter)
+    deleted: int = 0
+    unreadable: int = 0
+
+    @property
+    def found(self) -> bool:
+        return bool(self.deleted or self.unreadable or self.moved)
+
+
+async def upgrade(store: ObjectStore) -> UpgradeReport:
+    """Move everything of the old layout in `store` (beneath any workspace's scope) home."""
+    report = UpgradeReport()
+    listings = await asyncio.gather(*(store.list(prefix) for prefix in LEGACY_PREFIXES))
+    old = [obj.key for listing in listings for obj in listing]
+    if not old:
+        return report  # nothing of the old layout (the homes need not be listed)
+    homes = await asyncio.gather(store.list(PEOPLE_PREFIX), store.list(CHANNELS_PREFIX))
+    old += [obj.key for listing in homes for obj in listing if _is_old_home_key(obj.key)]
+    by_tenant: dict[str, set[str]] = defaultdict(set)
+    for key in old:
+        segment, unscoped = _split(key)
+        by_tenant[segment].add(unscoped)
+    for segment, keys in sorted(by_tenant.items()):
+        await _Tenant(_workspace_keys(store, segment), keys, report).run()
+    return report
+
+
+def _workspace_keys(store: ObjectStore, segment: str) -> ObjectStore:
+    """`store` in one workspace's keys (distribution mode), else `store` itself."""
+    if not segment:
+        return store
+    enterprise, team = segment.split("/")[1:3]
+    return _WorkspaceKeys(store, Tenant(_id(enterprise), _id(team)))
+
+
+def _id(value: str) -> str | None:
+    return None if value == NO_ID else value
+
+
+class _WorkspaceKeys(StoreLayer):
+    """One workspace's keys, as the migration names them (app/storage/team_scope.py maps
+    them the same way for a workspace's events, which also check for an uninstall)."""
+
+    def __init__(self, inner: ObjectStore, tenant: Tenant) -> None:
+        super().__init__(inner)
+        self._tenant = tenant
+
+    async def read(self, key: str) -> StoredObject | None:
+        return await self.inner.read(scoped_key(self._tenant, key))
+
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
+        return await self.inner.write(
+            scoped_key(self._tenant, key), content, if_generation=if_generation
+        )
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        return await self.inner.delete(scoped_key(self._tenant, key), if_generation=if_generation)
+
+    async def list(self, prefix: str) -> list[ObjectInfo]:
+        found = await self.inner.list(scoped_key(self._tenant, prefix))
+        return [
+            ObjectInfo(unscoped_key(self._tenant, o.key), o.size, o.updated, o.generation)
+            for o in found
+        ]
+
+
+def _split(key: str) -> tuple[str, str]:
+    """A key's workspace segment (`teams/E/T/`, or "") and the key without it."""
+    kind, _, rest = key.partition("/")
+    parts = rest.split("/")
+    if len(parts) > 3 and parts[0] == _TEAMS:
+        return "/".join(parts[:3]) + "/", f"{kind}/{'/'.join(parts[3:])}"
+    return "", key
+
+
+def _is_old_home_key(key: str) -> bool:
+    _, unscoped = _split(key)
+    kind, _, rest = unscoped.partition("/")
+    owner, _, inside = rest.partition("/")
+    if kind == "people":
+        return is_user_id(owner) and inside.startswith(_OLD_PEOPLE) and not _is_new_undo(inside)
+    return is_shared_channel_id(owner) and bool(inside) and not inside.startswith(_HOME_NAMES)
+
+
+def _is_new_undo(inside: str) -> bool:
+    return inside.startswith("undo/") and inside.endswith(".json")
+
+
+class _Tenant:
+    """One workspace's old objects (all of them, in one-workspace mode), moved home."""
+
+    def __init__(self, store: ObjectStore, keys: set[str], report: UpgradeReport) -> None:
+        self._store = store
+        self._keys = keys
+        self._report = report
+        self._done: set[str] = set()  # old keys whose content is home: deleted at the end
+        self._limit = asyncio.Semaphore(CONCURRENCY)
+
+    async def _read(self, key: str) -> StoredObject | None:
+        async with self._limit:
+            return await self._store.read(key)
+
+    async def _update(self, key: str, change: Callable[[str | None], str | None]) -> None:
+        async with self._limit:
+            await update_object(self._store, key, change)
+
+    def _unreadable(self, key: str) -> None:
+        log.warning("memory.upgrade.unreadable", key=key)
+        self._report.unreadable += 1
+        self._done.discard(key)
+
+    async def run(self) -> None:
+        records = await self._conversations()
+        people = {k.split("/")[1] for k in self._keys if k.startswith(("users/", "people/"))}
+        people |= {
+            k.removeprefix("settings/").removesuffix(".json")
+            for k in self._keys
+            if k.startswith("settings/")
+        }
+        people |= {r.owner.user for r in records.values() if not r.owner.in_channel}
+        people = {p for p in people if is_user_id(p)}
+        channels = {
+            k.split("/")[1] for k in self._keys if k.startswith(("channels/", "channel-records/"))
+        }
+        channels |= {
+            k.removeprefix("channel-settings/").removesuffix(".json")
+            for k in self._keys
+            if k.startswith("channel-settings/")
+        }
+        channels |= {r.owner.channel for r in records.values() if r.owner.in_channel}
+        channels = {c for c in channels if is_shared_channel_id(c)}
+        said = await self._said_in(records)
+        await asyncio.gather(
+            *(self._person(u, records, said.get(u, set())) for u in sorted(people))
+        )
+        await asyncio.gather(*(self._channel(c, records) for c in sorted(channels)))
+        await self._workspace()
+        # Whatever else the old layout held (thread contexts of records gone, erasure marks,
+        # markers, undo records) is not moved: it goes with the rest.
+        self._done |= {
+            k
+            for k in self._keys
+            if k.startswith(("threads/", "erasures/", "undo/"))
+            or (k.startswith("people/") and not k.endswith(("conversations.json", "welcome.json")))
+            or (k.startswith("channel-records/") and "/conversations/" in k)
+        }
+        leftovers = self._keys - self._done
+        deleted = await delete_all(self._store, sorted(self._done))
+        self._report.deleted += deleted
+        if leftovers:
+            log.info("memory.upgrade.left", objects=len(leftovers))
+
+    # -- conversations ---------------------------------------------------------------
+
+    async def _conversations(self) -> dict[str, ConversationRecord]:
+        """Every old conversation record, by thread, with its summary and Slack context."""
+        keys = sorted(
+            k for k in self._keys if k.startswith("conversations/") and k.endswith(".json")
+        )
+        stored = await asyncio.gather(*(self._read(k) for k in keys))
+        records: dict[str, ConversationRecord] = {}
+        for key, obj in zip(keys, stored, strict=True):
+            record = ConversationRecord.parse(obj.content) if obj is not None else None
+            if record is None:
+                if obj is not None:
+                    self._unreadable(key)
+                continue
+            records[record.thread_ts] = record
+            self._done.add(key)
+        completed = await asyncio.gather(*(self._complete(r) for r in records.values()))
+        return {r.thread_ts: r for r in completed}
+
+    async def _complete(self, record: ConversationRecord) -> ConversationRecord:
+        """The record with the summary and context the old layout kept beside it."""
+        name = record.thread_ts.replace(".", "-")
+        owner = record.owner
+        summary_key = (
+            f"channel-records/{owner.channel}/threads/{name}.md"
+            if owner.in_channel
+            else f"sessions/{name}/context.md"
+        )
+        context_key = None if owner.in_channel else f"threads/{owner.channel}/{name}.json"
+        summary_obj, context_obj = await asyncio.gather(
+            self._read(summary_key) if summary_key in self._keys else _none(),
+            self._read(context_key) if context_key and context_key in self._keys else _none(),
+        )
+        completed = record
+        if summary_obj is not None:
+            completed = completed.with_summary(_markdown_summary(summary_obj))
+            self._done.add(summary_key)
+        if context_obj is not None and context_key is not None:
+            context = thread_context(load_json_object(context_obj.content, what="thread_context"))
+            if context:
+                completed = completed.with_context(context)
+            self._done.add(context_key)
+        return completed
+
+    async def _write_conversation(self, home: Home, record: ConversationRecord) -> None:
+        """The conversation home, merged with what is there already."""
+
+        def merged(current: str | None) -> str:
+            kept = ConversationRecord.parse(current) if current is not None else None
+            if kept is None:
+                return record.render()
+            both = record.with_messages(kept.messages).with_summary(kept.summary)
+            if kept.context:
+                both = both.with_context(kept.context)
+            return both.render()
+
+        await self._update(home.conversation_key(record.thread_ts), merged)
+        self._report.moved["conversations"] += 1
+
+    async def _said_in(
+        self, records: dict[str, ConversationRecord]
+    ) -> dict[str, set[tuple[str, str]]]:
+        said: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        for key in self._keys:
+            parts = key.split("/")
+            if len(parts) == 4 and parts[0] == "people" and parts[2] == "said":
+                thread = thread_of_name(parts[3])
+                record = records.get(thread) if thread else None
+                if record is not None and record.owner.in_channel:
+                    said[parts[1]].add((record.owner.channel, record.thread_ts))
+        return said
+
+    # -- a person --------------------------------------------------------------------
+
+    async def _person(
+        self, user: str, records: dict[str, ConversationRecord], said: set[tuple[str, str]]
+    ) -> None:
+        home = person(user)
+        own = {t: r for t, r in records.items() if not r.owner.in_channel and r.owner.user == user}
+        index_key = f"people/{user}/conversations.json"
+        welcome_key = f"people/{user}/welcome.json"
+        index, welcome, settings = await asyncio.gather(
+            self._read(index_key) if index_key in self._keys else _none(),
+            self._read(welcome_key) if welcome_key in self._keys else _none(),
+            self._read(f"settings/{user}.json")
+            if f"settings/{user}.json" in self._keys
+            else _none(),
+        )
+        entries = [
+            e
+            for item in load_json_list(index.content if index else None, what="conversations_index")
+            if (e := ConversationEntry.parse(item)) is not None
+        ]
+        # A conversation from before records were kept: its summary is all there is.
+        for entry in entries:
+            name = entry.thread_ts.replace(".", "-")
+            if entry.thread_ts in own or f"sessions/{name}/context.md" not in self._keys:
+                continue
+            if entry.channel is None or not entry.channel.startswith("D"):
+                continue
+            stored = await self._read(f"sessions/{name}/context.md")
+            if stored is None:
+                continue
+            record = ConversationRecord(
+                entry.thread_ts, ConversationOwner(user, entry.channel), entry.updated
+            ).with_summary(_markdown_summary(stored))
+            own[entry.thread_ts] = record
+            self._done.add(f"sessions/{name}/context.md")
+        await asyncio.gather(*(self._write_conversation(home, r) for r in own.values()))
+        await asyncio.gather(
+            *(
+                self._move_notes(f"sessions/{t.replace('.', '-')}/", home.notes_prefix(t))
+                for t in own
+            )
+        )
+        await self._move_notes(f"users/{user}/", home.memory_prefix, merge_preferences=True)
+        erased_at = await self._erasure(f"orion-erasure:{user}")
+        for key in (index_key, welcome_key, f"settings/{user}.json"):
+            if key in self._keys:
+                self._done.add(key)
+        await self._profile(
+            home,
+            own.values(),
+            entries=entries,
+            welcome=load_json_object(welcome.content, what="welcome") if welcome else None,
+            settings=load_json_object(settings.content, what="settings") if settings else None,
+            erased_at=erased_at,
+            said=said,
+        )
+        await self._index(home, list(own.values()))
+        self._report.moved["people"] += 1
+
+    async def _move_notes(self, old: str, new: str, *, merge_preferences: bool = False) -> None:
+        """Every old file under `old` to the same name under `new`: a file already there
+        stays (it is newer), but preferences merge (what is there wins, key by key)."""
+        keys = [k for k in self._keys if k.startswith(old) and not k.endswith("/context.md")]
+        if old.startswith("users/"):
+            keys = [k for k in self._keys if k.startswith(old)]
+
+        async def move(key: str) -> None:
+            stored = await self._read(key)
+            if stored is None:
+                return
+            name = key[len(old) :]
+            merge = merge_preferences and name == "preferences.json"
+
+            def placed(current: str | None) -> str | None:
+                if current is None:
+                    return stored.content
+                if not merge:
+                    return current
+                older = load_json_object(stored.content, what="preferences")
+                newer = load_json_object(current, what="preferences")
+                learned = {**_dict(older.get("_learned")), **_dict(newer.get("_learned"))}
+                both = {**older, **newer}
+                if learned:
+                    both["_learned"] = learned
+                return json.dumps(both, ensure_ascii=False)
+
+            await self._update(new + name, placed)
+            self._done.add(key)
+            self._report.moved["files"] += 1
+
+        await asyncio.gather(*(move(k) for k in keys))
+
+    async def _erasure(self, seed: str) -> datetime | None:
+        """When the old layout's erasure mark for this owner says they were forgotten."""
+        key = f"erasures/{hashlib.sha256(seed.encode()).hexdigest()[:32]}"
+        if key not in self._keys:
+            return None
+        stored = await self._read(key)
+        value = load_json_object(stored.content if stored else None, what="tombstone").get(
+            "erased_at"
+        )
+        if not isinstance(value, str):
+            return None
+        with contextlib.suppress(ValueError):
+            moment = datetime.fromisoformat(value)
+            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return None
+
+    async def _profile(
+        self,
+        home: Home,
+        records: Iterable[ConversationRecord],
+        *,
+        entries: Sequence[ConversationEntry] = (),
+        welcome: dict[str, object] | None = None,
+        settings: dict[str, object] | None = None,
+        erased_at: datetime | None = None,
+        said: Collection[tuple[str, str]] = (),
+        sections: dict[str, object] | None = None,
+    ) -> None:
+        """The owner's profile, with what the old layout knew of them merged in (what the
+        profile already says wins)."""
+        listed = {e.thread_ts: e for e in entries}
+        for record in records:
+            if record.thread_ts not in listed:
+                title = record.summary.title if record.summary else UNTITLED
+                updated = max([m.at for m in record.messages] or [record.started])
+                listed[record.thread_ts] = ConversationEntry(
+                    record.thread_ts, title, updated, record.owner.channel
+                )
+        old_welcome = _welcome_section(welcome)
+
+        def merged(current: str | None) -> str:
+            profile = Profile.parse(current)
+            for entry in listed.values():
+                if profile.entry(entry.thread_ts) is None:
+                    profile = profile.with_conversation(entry)
+            if old_welcome is not None and profile.section(WELCOME) is None:
+                profile = profile.with_section(WELCOME, old_welcome)
+            if settings and profile.section("settings") is None:
+                kept = {k: v for k, v in settings.items() if isinstance(v, bool)}
+                profile = profile.with_section("settings", kept or None)
+            for name, value in (sections or {}).items():
+                if profile.section(name) is None:
+                    profile = profile.with_section(name, value)
+            for channel_id, thread_ts in sorted(said):
+                profile = profile.with_said_in(channel_id, thread_ts)
+            if erased_at is not None and (
+                profile.erased_at is None or profile.erased_at < erased_at
+            ):
+                profile = Profile(
+                    erased_at=erased_at,
+                    forgotten=profile.forgotten,
+                    conversations=profile.conversations,
+                    sections=profile.sections,
+                    said_in=profile.said_in,
+                )
+            return profile.render()
+
+        await self._update(home.profile_key, merged)
+
+    async def _index(self, home: Home, records: Iterable[ConversationRecord]) -> None:
+        """The owner's search index (where it always was, or moved), with an entry for
+        each moved conversation it lacks."""
+        stored = await self._read(home.search_key)
+        index = parse_search_index(stored.content if stored else None)
+        for record in records:
+            if record.thread_ts in index.threads:
+                continue
+            summary = record.summary
+            updated = max([m.at for m in record.messages] or [record.started])
+            document = await asyncio.to_thread(
+                document_for,
+                record.thread_ts,
+                summary.title if summary else "",
+                summary.body if summary else "",
+                record.messages,
+                updated,
+                record.started,
+                record.owner.channel,
+            )
+            async with self._limit:
+                await record_search_document(self._store, home, document)
+
+    # -- a channel -------------------------------------------------------------------
+
+    async def _channel(self, channel_id: str, records: dict[str, ConversationRecord]) -> None:
+        home = channel(channel_id)
+        own = {
+            t: r for t, r in records.items() if r.owner.in_channel and r.owner.channel == channel_id
+        }
+        await asyncio.gather(*(self._write_conversation(home, r) for r in own.values()))
+        memory = [
+            k for k in self._keys if k.startswith(f"channels/{channel_id}/") and _is_old_home_key(k)
+        ]
+        await self._move_listed(memory, f"channels/{channel_id}/", home.memory_prefix)
+        archived = f"channel-records/{channel_id}/archived/"
+        await self._move_listed(
+            [k for k in self._keys if k.startswith(archived)], archived, home.archived_prefix
+        )
+        old_index = f"channel-records/{channel_id}/search.json"
+        if old_index in self._keys:
+            await self._move_listed([old_index], f"channel-records/{channel_id}/", home.prefix)
+        changes_key = f"channel-records/{channel_id}/changes.json"
+        mode_key = f"channel-settings/{channel_id}.json"
+        changes, mode = await asyncio.gather(
+            self._read(changes_key) if changes_key in self._keys else _none(),
+            self._read(mode_key) if mode_key in self._keys else _none(),
+        )
+        sections: dict[str, object] = {}
+        if changes is not None:
+            items = load_json_object(changes.content, what="channel_changes").get("changes")
+            if isinstance(items, list):
+                sections["changes"] = items
+            self._done.add(changes_key)
+        if mode is not None:
+            sections["mode"] = load_json_object(mode.content, what="channel_settings")
+            self._done.add(mode_key)
+        erased_at = await self._erasure(f"orion-channel-erasure:{channel_id}")
+        await self._profile(home, own.values(), sections=sections, erased_at=erased_at)
+        await self._index(home, list(own.values()))
+        self._report.moved["channels"] += 1
+
+    async def _move_listed(self, keys: list[str], old: str, new: str) -> None:
+        async def move(key: str) -> None:
+            stored = await self._read(key)
+            if stored is None:
+                return
+            await self._update(new + key[len(old) :], lambda current: current or stored.content)
+            self._done.add(key)
+            self._report.moved["files"] += 1
+
+        await asyncio.gather(*(move(k) for k in keys))
+
+    async def _workspace(self) -> None:
+        """What admins chose for every channel, and the public channels, as one object."""
+        mode_key, public_key = "channel-settings/workspace.json", "channel-records/public.json"
+        mode, public = await asyncio.gather(
+            self._read(mode_key) if mode_key in self._keys else _none(),
+            self._read(public_key) if public_key in self._keys else _none(),
+        )
+        if mode is None and public is None:
+            return
+        old_mode = load_json_object(mode.content if mode else None, what="channel_settings")
+        old_public = load_json_object(public.content if public else None, what="public_channels")
+
+        def merged(current: str | None) -> str:
+            data = load_json_object(current, what="workspace")
+            if old_mode and "mode" not in data:
+                data["mode"] = old_mode
+            if isinstance(old_public.get("channels"), list):
+                listed = {
+                    item[0]: item
+                    for item in data.get("public") or []
+                    if isinstance(item, list) and item
+                }
+                for item in old_public["channels"]:
+                    if isinstance(item, list) and item and item[0] not in listed:
+                        listed[item[0]] = item
+                data["public"] = list(listed.values())
+            return json.dumps(data)
+
+        await self._update(workspace_channels_key(), merged)
+        self._done |= {k for k in (mode_key, public_key) if k in self._keys}
+
+
+def _markdown_summary(stored: StoredObject) -> Summary:
+    """A summary as the old layout wrote it: `# title`, `Last updated: …`, `User: …`, body."""
+    lines = stored.content.strip().splitlines()
+    title = UNTITLED
+    if lines and lines[0].startswith("#"):
+        title = lines.pop(0).lstrip("#").strip() or UNTITLED
+    updated: datetime | None = None
+    while lines and (not lines[0].strip() or lines[0].startswith(("Last updated: ", "User: "))):
+        line = lines.pop(0)
+        if line.startswith("Last updated: "):
+            updated = parse_time(line.removeprefix("Last updated: "))
+    return Summary(title, "\n".join(lines).strip(), updated or stored.updated)
+
+
+def _welcome_section(welcome: dict[str, object] | None) -> dict[str, object] | None:
+    if not welcome or not isinstance(welcome.get("thread"), str):
+        return None
+    section = {
+        k: v for k, v in welcome.items() if k in ("thread", "topic", "greeting", "next_step")
+    }
+    updated = welcome.get("updated")
+    if isinstance(updated, str):
+        with contextlib.suppress(ValueError):
+            moment = datetime.fromisoformat(updated)
+            section["updated"] = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return section
+
+
+def _dict(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+async def _none() -> None:
+    return None

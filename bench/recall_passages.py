@@ -1,0 +1,290 @@
+"""`recall` on the second frozen set (bench/recall_passages_data.py, issue 45): does what
+the tool returns hold the answer, not only the right conversation?
+
+Each question goes to the `recall` tool as Claude would send it (app/learning/recall.py
+`RecallTool.call`), through the real store — GcsObjectStore against the GCS emulator —,
+each person's conversations seeded as turn ends write them (record with transcript,
+summary, conversation index, search index). Measured on what the tool returns:
+
+- conversation-level recall@1/3/5, "all" (every evidence conversation in the first k
+  search results) and "any" (one of them);
+- message-level recall: "every" evidence message's answer is inside the returned
+  passages of its conversation, or "any" one is;
+- the characters returned, CPU per search (`time.process_time()`, the storage client's
+  work included) and storage reads per search.
+
+Rows: the question as one query; dated questions with their month as `after`/`before`
+(as Claude passes a month it reads in a question); spanning questions as their parts
+(one call with every part where the tool takes several queries, else one call per
+part, their results together); and a plain library BM25 (bm25s) over the same text for
+the conversation level.
+
+Run alone with `uv run python -m bench.recall_passages`; bench.recall_hard includes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from app.learning import recall
+from app.learning.recall import RecallTool
+from app.memory import keeping
+from app.memory.retention import SessionRetention
+from app.memory.scopes import MemoryScope
+from app.storage.gcs import GcsObjectStore
+from bench.environment import benchmark_environment
+from bench.recall_hard import RETENTION_DAYS, CountingStore, _bm25_search, _seed
+from bench.recall_hard_data import Conversation, Message, Person
+from bench.recall_passages_data import load
+from bench.stats import percentile_ms, print_table
+from tests.fakes.gcs import GcsEmulator
+
+K = 5
+# The turn the tool is called from: a thread of none of the seeded conversations.
+CURRENT_THREAD = "1800000000.000001"
+_THREAD_OF = re.compile(r"conversation (\d+\.\d+)\)$")
+KINDS = ["all questions", "reply", "paraphrase", "span", "before_after", "date", "date_ahead"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    thread: str
+    ts: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Asked:
+    kind: str
+    text: str
+    parts: list[str]
+    evidence: list[Evidence]
+    month: tuple[int, int] | None
+
+    @property
+    def threads(self) -> set[str]:
+        return {e.thread for e in self.evidence}
+
+
+@dataclass
+class Figures:
+    counts: dict[str, int] = field(default_factory=dict)
+    hits: dict[tuple[str, str], int] = field(default_factory=dict)
+    cpu: list[float] = field(default_factory=list)
+    reads: list[int] = field(default_factory=list)
+    chars: list[int] = field(default_factory=list)
+
+    def add(
+        self,
+        asked: Asked,
+        found: list[str],
+        shown: dict[str, str],
+        cpu: float = 0.0,
+        reads: int = 0,
+        chars: int = 0,
+    ) -> None:
+        evidence = asked.threads
+        inside = [e.answer in shown.get(e.thread, "") for e in asked.evidence]
+        marks = {
+            **{f"conv all@{k}": evidence <= set(found[:k]) for k in (1, 3, 5)},
+            **{f"conv any@{k}": bool(evidence & set(found[:k])) for k in (1, 3, 5)},
+            "msg every": all(inside),
+            "msg any": any(inside),
+        }
+        for kind in ("all questions", asked.kind):
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            for mark, hit in marks.items():
+                self.hits[(kind, mark)] = self.hits.get((kind, mark), 0) + hit
+        self.cpu.append(cpu)
+        self.reads.append(reads)
+        self.chars.append(chars)
+
+    def rate(self, kind: str, mark: str) -> str:
+        return f"{self.hits.get((kind, mark), 0) / self.counts[kind]:.2f}"
+
+    def rows(self, label: str, *, messages: bool = True) -> list[tuple[str, str]]:
+        rows = []
+        for kind in KINDS:
+            if kind not in self.counts:
+                continue
+            conv = " / ".join(
+                f"{self.rate(kind, f'conv all@{k}')}, {self.rate(kind, f'conv any@{k}')}"
+                for k in (1, 3, 5)
+            )
+            name = f"{label}, {kind} ({self.counts[kind]})"
+            if messages:
+                value = f"{conv}; {self.rate(kind, 'msg every')}, {self.rate(kind, 'msg any')}"
+                rows.append((f"{name}: recall@1 / @3 / @5 (all, any); message (every, any)", value))
+            else:
+                rows.append((f"{name}: recall@1 / @3 / @5 (all, any)", conv))
+        return rows
+
+    def cost_row(self, label: str) -> tuple[str, str]:
+        return (
+            f"{label}: CPU per search p50 / p95 ms; storage reads median / max; "
+            "characters returned median / max",
+            f"{percentile_ms(self.cpu, 50)} / {percentile_ms(self.cpu, 95)}; "
+            f"{statistics.median(self.reads):.0f} / {max(self.reads)}; "
+            f"{statistics.median(self.chars):.0f} / {max(self.chars)}",
+        )
+
+
+def people() -> list[tuple[Person, list[Asked]]]:
+    """The frozen set as the bench's people (for seeding) and their questions."""
+    loaded = []
+    for data in load()["people"]:
+        conversations = []
+        for c in data["conversations"]:
+            conversation = Conversation(c["thread_ts"], c["title"], c["summary"])
+            conversation.messages = [
+                Message(m["role"], m["text"], datetime.fromisoformat(m["at"]), m["ts"])
+                for m in c["messages"]
+            ]
+            conversations.append(conversation)
+        asked = [
+            Asked(
+                q["kind"],
+                q["text"],
+                q["parts"],
+                [Evidence(e["thread"], e["ts"], e["answer"]) for e in q["evidence"]],
+                tuple(q["month"]) if q["month"] else None,
+            )
+            for q in data["questions"]
+        ]
+        loaded.append((Person(data["user_id"], data["language"], conversations, []), asked))
+    return loaded
+
+
+def _day(seconds: int, *, last: bool = False) -> str:
+    day = datetime.fromtimestamp(seconds, UTC).date()
+    return (day - timedelta(days=1) if last else day).isoformat()
+
+
+def _read(result: str | list[dict[str, Any]]) -> tuple[list[str], dict[str, str], int]:
+    """The threads of the search results, best first; each one's passages; the characters
+    returned."""
+    if isinstance(result, str):
+        return [], {}, len(result)
+    found, shown, chars = [], {}, 0
+    for block in result:
+        if block["type"] == "text":
+            chars += len(block["text"])
+            continue
+        match = _THREAD_OF.search(block["title"])
+        assert match is not None, block["title"]
+        thread = match.group(1)
+        text = "\n".join(part["text"] for part in block["content"])
+        chars += len(text) + len(block["title"])
+        if thread not in shown:
+            found.append(thread)
+        shown[thread] = shown.get(thread, "") + "\n" + text
+    return found, shown, chars
+
+
+def takes_several_queries() -> bool:
+    schema = recall.recall_tool_param("")["input_schema"]
+    return "queries" in schema["properties"]
+
+
+async def _call(
+    store: CountingStore, user: str, tool_input: dict[str, Any]
+) -> tuple[list[str], dict[str, str], float, int, int]:
+    tool = RecallTool(store, MemoryScope(user, CURRENT_THREAD))
+    reads, started = store.reads, time.process_time()
+    result = await tool.call(tool_input)
+    cpu, read = time.process_time() - started, store.reads - reads
+    found, shown, chars = _read(result)
+    return found, shown, cpu, read, chars
+
+
+def query_input(text: str) -> dict[str, Any]:
+    return {"queries": [text]} if takes_several_queries() else {"query": text}
+
+
+async def measure(
+    store: CountingStore, emulator: GcsEmulator, bucket: str
+) -> list[tuple[str, str]]:
+    loaded = people()
+    for person, _ in loaded:
+        _seed(emulator, bucket, person)
+    figures = {name: Figures() for name in ("question", "month as a range", "parts", "bm25s")}
+    for person, questions in loaded:
+        plain = _bm25_search(person)
+        for asked in questions:
+            found, shown, cpu, reads, chars = await _call(
+                store, person.user_id, query_input(asked.text)
+            )
+            figures["question"].add(asked, found, shown, cpu, reads, chars)
+            if asked.month is not None:
+                ranged = {
+                    **query_input(asked.text),
+                    "after": _day(asked.month[0]),
+                    "before": _day(asked.month[1], last=True),
+                }
+                found, shown, cpu, reads, chars = await _call(store, person.user_id, ranged)
+                figures["month as a range"].add(asked, found, shown, cpu, reads, chars)
+            if asked.parts:
+                await _parts(store, person.user_id, asked, figures["parts"])
+            figures["bm25s"].add(asked, plain(asked.text), {})
+    people_count = len(loaded)
+    conversations = sum(len(p.conversations) for p, _ in loaded)
+    label = f"passages set ({people_count} people, {conversations} conversations)"
+    rows = figures["question"].rows(f"{label}, the question")
+    rows += figures["month as a range"].rows(f"{label}, its month as after/before")
+    rows += figures["parts"].rows(f"{label}, as its parts")
+    rows += figures["bm25s"].rows(f"{label}, bm25s", messages=False)
+    rows.append(figures["question"].cost_row(f"{label}, the question"))
+    rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
+    return rows
+
+
+async def _parts(store: CountingStore, user: str, asked: Asked, figures: Figures) -> None:
+    """A spanning question as Claude would split it: one call with every part where the
+    tool takes several queries; else one call per part, their results in turn (the first
+    of each, then the second of each…)."""
+    if takes_several_queries():
+        found, shown, cpu, reads, chars = await _call(store, user, {"queries": asked.parts})
+        figures.add(asked, found, shown, cpu, reads, chars)
+        return
+    lists, shown, cpu, reads, chars = [], {}, 0.0, 0, 0
+    for part in asked.parts:
+        found, seen, c, r, n = await _call(store, user, {"query": part})
+        lists.append(found)
+        for thread, text in seen.items():
+            shown[thread] = shown.get(thread, "") + text
+        cpu, reads, chars = cpu + c, reads + r, chars + n
+    merged: list[str] = []
+    for rank in range(max(map(len, lists), default=0)):
+        merged += [
+            found[rank] for found in lists if rank < len(found) and found[rank] not in merged
+        ]
+    figures.add(asked, merged, shown, cpu, reads, chars)
+
+
+async def _run(emulator: GcsEmulator) -> list[tuple[str, str]]:
+    bucket = f"orion-bench-{uuid.uuid4().hex[:12]}"
+    emulator.create_bucket(bucket)
+    gcs = GcsObjectStore(bucket)
+    store = CountingStore(keeping.kept(gcs, SessionRetention(days=RETENTION_DAYS)))
+    try:
+        await gcs.connect()
+        return await measure(store, emulator, bucket)
+    finally:
+        await gcs.close()
+
+
+def run(quick: bool = False) -> list[tuple[str, str]]:
+    del quick  # the set is small enough to run whole
+    with GcsEmulator() as emulator, benchmark_environment(emulator.url):
+        return asyncio.run(_run(emulator))
+
+
+if __name__ == "__main__":
+    print_table(run())
