@@ -193,11 +193,14 @@ async def upgrade_in_background(store: ObjectStore) -> None:
     """Move the old layout home, once; logged, never raising (`orion migrate` runs it
     by hand, and every start runs it again)."""
     from app.learning.upgrade import upgrade
+    from app.storage.breaker import StoreOffline
 
     try:
         report = await upgrade(store)
     except Exception as exc:
-        log.warning("memory.upgrade.failed", error=type(exc).__name__, exc_info=exc)
+        # Offline: the store's breaker has said so, with its cause (store.unavailable).
+        traceback = None if isinstance(exc, StoreOffline) else exc
+        log.warning("memory.upgrade.failed", error=type(exc).__name__, exc_info=traceback)
         return
     if report.found:
         log.info(

@@ -8,6 +8,7 @@ real HTTP client and then look at what the fakes saw.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import socket
@@ -98,6 +99,11 @@ class OrionServer:
         async def serve() -> None:
             if self._server is None:
                 self._server = await prepare_http(self.settings)
+            else:
+                # Built up front, the store's client too: a first event's storage budget is
+                # not spent connecting (`started_as_deployed` connects as `orion serve` does).
+                with contextlib.suppress(Exception):  # the first operation reports it
+                    await self._server.provider.storage.store.connect()
             # uvicorn installs no signal handlers off the main thread: the test stops it.
             await self._server.serve(sockets=[self._socket])
 

@@ -47,6 +47,7 @@ from app.learning.recall import (
     LinkTo,
     RecallHit,
     SearchCounts,
+    SearchFailed,
     parse_recall_input,
     recall_tool_param,
     render_hits,
@@ -235,7 +236,9 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
                     self.store, self.scope, queries, limit, within=within
                 )
             except Exception as exc:
-                log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=exc)
+                # SearchFailed: each read that failed was logged with its traceback.
+                traceback = None if isinstance(exc, SearchFailed) else exc
+                log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=traceback)
                 span.update(output={"failed": type(exc).__name__})
                 raise ToolError(COULD_NOT_SEARCH) from exc
             outcome: dict[str, Any] = {

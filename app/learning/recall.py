@@ -501,7 +501,9 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                     within=within,
                 )
             except Exception as exc:
-                log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=exc)
+                # SearchFailed: each read that failed was logged with its traceback.
+                traceback = None if isinstance(exc, SearchFailed) else exc
+                log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=traceback)
                 span.update(output={"failed": type(exc).__name__})
                 raise ToolError(COULD_NOT_SEARCH) from exc
             if self.log is not None:

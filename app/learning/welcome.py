@@ -106,7 +106,7 @@ def freshest_summary(
     newer = welcome.summary if welcome is not None and welcome.thread_ts == thread_ts else None
     if newer is not None and cutoff is not None and newer.updated < cutoff:
         newer = None
-    if newer is None or (kept is not None and kept.updated >= newer.updated):
+    if newer is None or (kept is not None and kept.updated > newer.updated):
         return kept
     return newer
 

@@ -184,9 +184,12 @@ def test_orion_removed_or_the_channel_deleted_erases_the_channels_memory(
     assert orion.post_event(removed).status_code == 200
     orion.wait_handled(removed["event_id"])
     left = [n for n in bucket.names() if n.startswith(HOME.prefix)]
-    # Nothing but the erasure's mark: the channel's profile, holding when it was.
+    # Nothing but the erasure's mark: the channel's profile, holding when it was (and
+    # since when the channel is as Slack last said: no one's content).
     assert left == [HOME.profile_key]
-    assert set(json.loads(bucket.read(HOME.profile_key) or "{}")) == {"version", "erased_at"}
+    mark = json.loads(bucket.read(HOME.profile_key) or "{}")
+    assert "erased_at" in mark and set(mark) <= {"version", "erased_at", "state"}
+    assert set(mark.get("state", {})) <= {"since", "event"}
 
 
 def test_someone_else_leaving_erases_nothing(

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from app.learning.recall import COULD_NOT_SEARCH
 from app.memory.homes import person, preferences_key
 from app.memory.scopes import global_context_key
 from app.observability.event_context import trace_id_for
@@ -241,12 +242,18 @@ def test_a_preferences_file_nested_past_pythons_limit_holds_no_preferences_and_i
 
 
 def test_a_preference_that_cannot_be_saved_is_logged_once_and_the_answer_comes(
-    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+    gcs_proxy: FaultyProxy,
+    orion_on_bucket: Start,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
 ) -> None:
     orion = orion_on_bucket()
+    # Her preferences as the turn reads them; saving the new one over them cannot (an
+    # upload names its object in its body: the version it replaces is in the URL).
+    generation = bucket.write(preferences_key(USER), '{"timezone": "Europe/Paris"}')
     thread_ts = thread_of(open_thread(orion, slack))
-    # The turn's restore reads the preferences; then saving the new one cannot.
-    gcs_proxy.add_rule(preferences_key(USER), status=403, method="POST")
+    gcs_proxy.add_rule(f"ifGenerationMatch={generation}", status=403, method="POST")
     claude.reply("Noted, Sam.")
 
     payload = ask(orion, slack, thread_ts, "Please call me Sam.")
@@ -259,13 +266,18 @@ def test_a_preference_that_cannot_be_saved_is_logged_once_and_the_answer_comes(
 
 
 def test_a_summary_that_cannot_be_written_is_logged_once_and_the_answer_comes(
-    gcs_proxy: FaultyProxy, orion_on_bucket: Start, slack: FakeSlack, claude: FakeClaude
+    gcs_proxy: FaultyProxy,
+    orion_on_bucket: Start,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
 ) -> None:
     orion = orion_on_bucket()
     answer_summaries(claude, orion)
+    # Her profile as the turn reads it; the turn end cannot write the summary into it.
+    generation = bucket.write(person(USER).profile_key, layout.profile())
     thread_ts = thread_of(open_thread(orion, slack))
-    # The turn end cannot write the summary into the person's profile.
-    gcs_proxy.add_rule(person(USER).profile_key, status=403, method="POST")
+    gcs_proxy.add_rule(f"ifGenerationMatch={generation}", status=403, method="POST")
     claude.reply(ANSWER)
 
     payload = ask(orion, slack, thread_ts)
@@ -308,8 +320,9 @@ def test_a_past_summary_recall_cannot_read_is_logged_once_and_the_answer_comes(
     record = the_one_traceback(orion, log_events.TOOL_RECALL_READ_FAILED, "WARNING")
     of_event(record, payload)
     assert INJECTED in record["exception"]
+    # Claude is told the search could not be made, not that nothing was found.
     [result] = conversation.tool_results(conversation.main_requests(claude, orion)[-1])
-    assert not result.get("is_error")
+    assert result.get("is_error") and conversation.result_text(result) == COULD_NOT_SEARCH
     never_shown(slack, claude, INJECTED)
 
 

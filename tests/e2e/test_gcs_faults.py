@@ -164,13 +164,14 @@ def test_503_on_every_read_at_thread_start_still_greets_and_stays_healthy(
     assert greeting == GENERIC_GREETING
     assert slack.statuses(CHANNEL, thread_ts)[0].status == RESTORING_STATUS
     assert slack.wait_for(lambda: slack.suggested_prompts(CHANNEL, thread_ts))[-1].prompts
-    assert reads.hits >= 3, "each scope's download was refused (and retried)"
+    assert reads.hits >= 2, "each scope's download was refused (and retried)"
     # Retried within the budget, then given up (or cut off by the budget: whichever first).
     gave_up, cut_off = log_events.TOOL_MEMORY_LOAD_FAILED, log_events.TOOL_MEMORY_LOAD_TIMEOUT
     [load] = orion.logged(gave_up) + orion.logged(cut_off)
     assert load["severity"] == "WARNING"
-    # Every scope read failed (a thread that has just opened has no conversation to read).
-    assert sorted(load["failed"] + load["timed_out"]) == ["global", "profile", "user"]
+    # Every scope read failed (a thread that has just opened has no conversation to read,
+    # and the greeting needs no organisation context).
+    assert sorted(load["failed"] + load["timed_out"]) == ["profile", "user"]
     assert load["found"] == [] and load["thread_ts"] == thread_ts
     assert not orion.logged(log_events.SLACK_THREAD_STARTED_FAILED)
     # Only downloads failed: the conversation's record was created meanwhile, so the store
@@ -261,21 +262,21 @@ def test_a_stalled_scope_leaves_the_other_scopes_in_claudes_prompt(
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     bucket.write(GLOBAL_KEY, GLOBAL_CONTEXT)
     orion = orion_on_bucket(memory_load_timeout_s=0.5)
-    # Longer than the budget, shorter than the GCS client's request timeout (5 s): the
-    # download finishes late, after the greeting, and is then ignored.
-    stall = gcs_proxy.add_rule(GLOBAL_KEY, delay=1.0, times=1, method="GET")
-
     thread_ts, greeting = open_thread(orion, slack)
-
-    assert stall.hits == 1
     assert greeting.startswith("Welcome back, Gail!")
-    [timeout] = orion.logged(log_events.TOOL_MEMORY_LOAD_TIMEOUT)
-    assert timeout["severity"] == "WARNING"
-    assert timeout["timed_out"] == ["global"] and timeout["found"] == ["user"]
+    # Longer than the budget, shorter than the GCS client's request timeout (5 s): the
+    # download finishes late, after Claude was asked, and is then ignored.
+    stall = gcs_proxy.add_rule(GLOBAL_KEY, delay=1.0, times=1, method="GET")
 
     question = "What do you know about how I work?"
     memory = remembered(ask(orion, slack, claude, thread_ts, question, "You like short answers."))
+
+    assert stall.hits == 1
+    [timeout] = orion.logged(log_events.TOOL_MEMORY_LOAD_TIMEOUT)
+    assert timeout["severity"] == "WARNING"
+    assert timeout["timed_out"] == ["global"] and "user" in timeout["found"]
     assert "Gail" in memory and "short answers" in memory, "the scopes that arrived are kept"
+    assert GLOBAL_CONTEXT not in memory
 
     assert replies(slack, thread_ts) == [greeting, "You like short answers."]
     assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
@@ -404,24 +405,26 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     summary_write = gcs_proxy.add_rule(
         f"ifGenerationMatch={summary_generation}", status=503, method="POST"
     )
+    # The preference heard in the question is saved as the turn goes: GCS recovers while
+    # that write is still being retried.
     preferences_write = gcs_proxy.add_rule(
-        f"ifGenerationMatch={preferences_generation}", status=503, method="POST"
+        f"ifGenerationMatch={preferences_generation}", status=503, method="POST", times=2
     )
 
     send(orion, slack, thread_ts, FIRST_QUESTION)
     wait_reply(slack, thread_ts, FIRST_ANSWER)
-    [failed] = orion.wait_logged(log_events.MEMORY_AFTER_TURN_FAILED)
+    [failed] = orion.wait_logged(log_events.MEMORY_AFTER_TURN_FAILED, timeout=PAST_RETRY_BUDGET)
 
     # The reply is whole, and nothing follows it.
     assert replies(slack, thread_ts) == [FIRST_ANSWER]
     assert (failed["severity"], failed["error"]) == ("WARNING", "Timeout")
-    assert summary_write.hits >= 1 and preferences_write.hits >= 1
-
-    # GCS recovers while the writes are still being retried: both land.
-    gcs_proxy.clear_rules()
+    assert summary_write.hits >= 1 and preferences_write.hits == 2
     [saved] = orion.wait_logged(log_events.MEMORY_PREFERENCES_WRITE)
     assert saved["changed"] is True
     assert json.loads(bucket.read(PREFERENCES_KEY) or "")["name"] == "Gabi"
+
+    # GCS recovers while the summary's write is still being retried: it lands.
+    gcs_proxy.clear_rules()
     bucket.wait_for(
         HOME.profile_key, lambda content: "picked Miso" in (layout.summary_of_latest(content) or "")
     )

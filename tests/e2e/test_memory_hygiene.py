@@ -56,7 +56,12 @@ def past(thread_ts: str, days_old: float) -> str:
     summary = OLD_SUMMARY if days_old > 30 else RECENT_SUMMARY
     at = datetime.now(UTC) - timedelta(days=days_old)
     return layout.conversation(
-        USER, thread_ts, channel_id=CHANNEL, summary=summary, messages=[("user", "Hi")], at=at
+        USER,
+        thread_ts,
+        channel_id=CHANNEL,
+        summary=summary,
+        messages=[("user", "Hi"), ("assistant", "Hello!")],
+        at=at,
     )
 
 

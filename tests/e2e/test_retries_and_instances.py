@@ -184,7 +184,12 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
     assert len(claude.requests) == 1, "no summary of the stopped turn"
     [turn] = _logged(answering, log_events.SLACK_TURN_STOPPED)
     assert turn["written_chars"] > len(shown.text), "Claude had written more than was shown"
-    assert not _logged(answering, log_events.MEMORY_AFTER_TURN)
+    # (Its end only settles the erasure guard for what the turn wrote.)
+    ended = [
+        (line["written"], line.get("reason"))
+        for line in _logged(answering, log_events.MEMORY_AFTER_TURN)
+    ]
+    assert ended in ([], [(False, "unfinished")])
 
 
 def _logged(instance: OrionProcess, message: str) -> list[dict[str, Any]]:

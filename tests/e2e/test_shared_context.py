@@ -1,8 +1,9 @@
 """The organisation's context is read once per instance and shared (app/memory/shared_context.py),
-through the GCS emulator: a burst of thread starts makes one read of it; an operator's edit
-reaches the next conversation once the copy is older than its bound; nothing personal is
-kept, so an erasure made elsewhere (another instance, an operator) leaves nothing of the
-person in the next conversation.
+through the GCS emulator: a burst of first messages makes one read of it (a thread start
+none: the greeting does not use it); an operator's edit reaches the next conversation
+once the copy is older than its bound; nothing personal is kept, so an erasure made
+elsewhere (another instance, an operator) leaves nothing of the person in the next
+conversation.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def _global_reads(proxy: FaultyProxy) -> list[Any]:
     return [r for r in proxy.requests if r.method == "GET" and "global%2Fcontext.md" in r.path_qs]
 
 
-def test_a_burst_of_thread_starts_reads_the_organisations_context_once(
+def test_a_burst_of_first_messages_reads_the_organisations_context_once(
     orion_on_bucket: Callable[..., OrionServer],
     gcs_proxy: FaultyProxy,
     bucket: Bucket,
@@ -61,31 +62,34 @@ def test_a_burst_of_thread_starts_reads_the_organisations_context_once(
 ) -> None:
     bucket.write(GLOBAL_KEY, FIRST_CONTEXT)
     orion = orion_on_bucket(memory_global_context_max_age_s=60)
-    gcs_proxy.add_rule("", delay=0.2)  # every read slow: the starts overlap
     people = [(f"U0BURST{n}", f"D0BURST{n}") for n in range(8)]
     for user, _ in people:
         bucket.write(preferences_key(user), json.dumps({"name": f"Person {user[-1]}"}))
-    threads = [slack.open_assistant_thread(channel) for _, channel in people]
+    threads = [conversation.open_thread(orion, slack, user, dm)[0] for user, dm in people]
+    orion.wait_idle()
+    # A greeting needs no organisation context: the thread starts did not read it.
+    assert _global_reads(gcs_proxy) == []
 
-    for (user, channel), thread_ts in zip(people, threads, strict=True):
-        payload = events.assistant_thread_started(user, channel, thread_ts)
-        assert orion.post_event(payload).status_code == 200
-    greetings = [
-        slack.wait_for(lambda c=c, t=t: slack.bot_messages(c, t), what="a greeting")[0].text
-        for (_, c), t in zip(people, threads, strict=True)
-    ]
+    claude.responder = lambda body: script.text(f"Answer to: {last_user_text(body)}")
+    gcs_proxy.add_rule("", delay=0.2)  # every read slow: the turns overlap
+    for (user, dm), thread_ts in zip(people, threads, strict=True):
+        question = f"When do we ship, {user}?"
+        ts = slack.add_user_message(dm, thread_ts, user, question)
+        message = events.user_message_in_thread(user, dm, thread_ts, question, ts)
+        assert orion.post_event(message).status_code == 200
+    for (user, dm), thread_ts in zip(people, threads, strict=True):
+        conversation.wait_for_answer(slack, dm, thread_ts, f"Answer to: When do we ship, {user}?")
 
-    # Everyone is greeted as themselves; their preferences were each read, the shared
-    # context once for all of them.
-    for (user, _), greeting in zip(people, greetings, strict=True):
-        assert greeting.startswith(f"Welcome back, Person {user[-1]}!")
-    prefs = [r for r in gcs_proxy.requests if "preferences.json" in r.path_qs]
-    assert len(prefs) == len(people)
+    # Each turn had its person's preferences and the organisation's context, read once
+    # for all of them; nothing of it is kept with their conversations.
+    for user, _ in people:
+        [request] = [r for r in claude.requests if last_user_text(r).endswith(f"{user}?")]
+        memory = conversation.remembered(request)
+        assert f"Person {user[-1]}" in memory and FIRST_CONTEXT in memory
     assert len(_global_reads(gcs_proxy)) == 1
-    # Each thread is recorded as its person's, and nothing of the memory is kept with it.
+    orion.wait_idle()
     for (user, _), thread_ts in zip(people, threads, strict=True):
-        key = layout.conversation_key(user, thread_ts)
-        assert FIRST_CONTEXT not in bucket.wait_for(key, lambda c, u=user: u in c)
+        assert FIRST_CONTEXT not in (bucket.read(layout.conversation_key(user, thread_ts)) or "")
 
 
 def test_an_edit_of_the_organisations_context_reaches_the_next_conversation(

@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from urllib.parse import unquote
 
 import pytest
 
 from app.learning.conversation_record import ConversationRecord
 from app.memory.homes import preferences_key
+from app.memory.key_prefixes import LEGACY_PREFIXES
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.dedupe import event_claim_key
 from app.slack.conversation.greeting import GENERIC_GREETING
@@ -43,9 +45,15 @@ PLAN = "Here is the plan: prepare the slides first, then the design review at te
 
 
 def store_requests(proxy: FaultyProxy) -> list[ProxiedRequest]:
-    """Every request that reached the bucket, except the breaker's probes."""
+    """Every request that reached the bucket, except the breaker's probes and the start's
+    look for the layout written before homes (app/learning/upgrade.py): no event's."""
     probe = PROBE_KEY.replace("/", "%2F")
-    return [r for r in proxy.requests if probe not in r.path_qs]
+    return [r for r in proxy.requests if probe not in r.path_qs and not _upgrade_listing(r)]
+
+
+def _upgrade_listing(request: ProxiedRequest) -> bool:
+    listed = request.path_qs.partition("prefix=")[2].partition("&")[0]
+    return unquote(listed) in LEGACY_PREFIXES
 
 
 def open_thread(orion: OrionServer, slack: FakeSlack) -> tuple[str, str]:
@@ -136,10 +144,11 @@ def test_the_record_is_created_beside_the_memory_reads_and_the_greeting_waits_fo
     assert stored is not None and stored.context == context
     [posted] = [c for c in slack.calls_to("chat.postMessage") if c.args["thread_ts"] == thread_ts]
     before = [r for r in requests if r.started < posted.at]
-    # Global context, preferences, the profile (how to welcome the person back): read
-    # beside the record's creation, one round trip in front of the greeting.
+    # Preferences and the profile (how to welcome the person back): read beside the
+    # record's creation, one round trip in front of the greeting (the greeting needs no
+    # organisation context).
     reads = [r for r in before if r.method == "GET" and "alt=media" in r.path_qs]
-    assert len(reads) == 3, [r.path_qs for r in requests]
+    assert len(reads) == 2, [r.path_qs for r in requests]
     assert sorted(before, key=_start) == sorted([record, *reads], key=_start)
     assert all(record.overlaps(read) for read in reads), "the record goes beside the reads"
     assert all(r.finished <= posted.at for r in before)
@@ -204,16 +213,9 @@ def test_a_thread_start_and_a_message_make_the_storage_requests_counted_for_them
 
 def _each_once(requests: list[ProxiedRequest]) -> bool:
     """No object read twice, nor written twice."""
-    seen = [(r.method, _object_of(r)) for r in requests]
-    return len(seen) == len(set(seen))
-
-
-def _object_of(request: ProxiedRequest) -> str:
-    """The object a request reads (`/o/{name}`) or writes (`name=`)."""
-    path, _, query = request.path_qs.partition("?")
-    if "/o/" in path:
-        return path.rsplit("/o/", 1)[1]
-    return next((p[5:] for p in query.split("&") if p.startswith("name=")), path)
+    reads = [r.path_qs.partition("?")[0] for r in requests if r.method == "GET"]
+    writes = [r.upload_name for r in requests if r.method == "POST"]
+    return len(reads) == len(set(reads)) and len(writes) == len(set(writes))
 
 
 def _start(request: ProxiedRequest) -> float:

@@ -267,7 +267,7 @@ def test_a_stop_during_a_slow_search_leaves_no_task_in_progress(
         bucket.write(key, content)
     orion = orion_on_bucket(slack_experience="agent")
     answer_with(claude, orion, script.tool_use("recall", {"query": QUERY}))
-    gcs_proxy.add_rule(f"people/{USER}/", delay=20)  # her indexes take their time
+    gcs_proxy.add_rule(layout.person(USER).search_key, delay=20)  # her index takes its time
 
     thread_ts = ask(orion, slack, experience, QUESTION)
 
@@ -281,7 +281,11 @@ def test_a_stop_during_a_slow_search_leaves_no_task_in_progress(
     )
     gcs_proxy.clear_rules()
 
-    [search] = searching()
+    # The stream is ended as Slack answers its last call: maybe just after the confirmation.
+    [search] = slack.wait_for(
+        lambda: (found := searching()) and found[0].status != "in_progress" and found,
+        what="the search no longer in progress",
+    )
     assert (search.status, search.output) == ("error", "Stopped before it finished")
     assert all(task.status != "in_progress" for task in slack.tasks(DM, thread_ts))
     assert ANSWER not in finished(slack, DM, thread_ts)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from app.memory.formatting import TRUNCATION_MARKER
-from app.memory.homes import preferences_key
+from app.memory.homes import person, preferences_key
 from app.memory.token_estimate import estimate_tokens
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.greeting import GENERIC_GREETING
@@ -43,6 +43,7 @@ GLOBAL_CONTEXT = "Kestrel Labs ships on Thursdays. The staging cluster is called
 SESSION_SUMMARY = "We compared Postgres and SQLite for the billing service; Postgres won."
 
 PREFERENCES_KEY = preferences_key(USER)
+PROFILE_KEY = person(USER).profile_key
 
 
 # --- memory backends --------------------------------------------------------------------
@@ -229,28 +230,27 @@ def test_a_stalled_object_does_not_hold_up_the_personalised_greeting(
     spans: SpanLog,
 ) -> None:
     seed_returning_user(gcs_memories)
-    # Max age 0: the warm-up's read of the organisation's context is not served again from
-    # the instance's shared copy (app/memory/shared_context.py), so the next one stalls.
-    orion = start_orion(gcs_memories, memory_load_timeout_s=1.0, memory_global_context_max_age_s=0)
+    orion = start_orion(gcs_memories, memory_load_timeout_s=1.0)
     # Build the services and the GCS client first, so the budget below is spent on the store.
     open_thread(orion, slack, WARMUP_USER, WARMUP_CHANNEL)
     # One slow response only: the GCS client's own retry after its request timeout is quick.
-    stall = gcs_proxy.add_rule(GLOBAL_KEY, delay=5.0, times=1)
+    # (The person's profile: how to greet them back; their preferences still arrive.)
+    stall = gcs_proxy.add_rule(PROFILE_KEY, delay=5.0, times=1)
 
     started = time.monotonic()
     thread_ts, greeting = open_thread(orion, slack, timeout=4.0)
     elapsed = time.monotonic() - started
 
-    assert stall.hits == 1, "the global context download went through the stalled rule"
+    assert stall.hits == 1, "the profile's download went through the stalled rule"
     assert elapsed < 5.0
     assert greeting.startswith("Welcome back") and "short answers" in greeting
     slack.wait_for(lambda: _load_outputs(spans, thread_ts), what="the memory load span")
     [outcome] = _load_outputs(spans, thread_ts)
-    assert outcome["timed_out"] == ["global"]
+    assert outcome["timed_out"] == ["profile"]
     assert "user" in outcome["found"]
     # When the stalled object finally arrives, nothing more happens in the thread.
     slack.wait_for(
-        lambda: any(r.rule == GLOBAL_KEY for r in gcs_proxy.requests),
+        lambda: any(r.rule == PROFILE_KEY for r in gcs_proxy.requests),
         timeout=8.0,
         what="the stalled download to finish",
     )
@@ -349,10 +349,11 @@ def test_memory_load_and_injection_are_traced(
     [started] = _of_thread(spans, "slack.thread_started", thread_ts)
     [load] = _in_trace(spans, "tool.memory.load", started)
     attributes = spans.attributes(load)
-    # The thread has just opened: its conversation holds nothing yet, and is not read.
-    assert attributes["langfuse.observation.input"]["scopes"] == ["global", "user", "profile"]
+    # The thread has just opened: its conversation holds nothing yet, and is not read; the
+    # greeting needs no organisation context.
+    assert attributes["langfuse.observation.input"]["scopes"] == ["user", "profile"]
     outcome = attributes["langfuse.observation.output"]
-    assert sorted(outcome["found"]) == ["global", "user"]
+    assert outcome["found"] == ["user"]
     assert outcome["missing"] == ["profile"]
     assert outcome["failed"] == [] and outcome["timed_out"] == []
 
@@ -362,9 +363,9 @@ def test_memory_load_and_injection_are_traced(
     [inject] = _in_trace(spans, "memory.context.inject", turn)
     [load] = _in_trace(spans, "tool.memory.load", turn)
     assert spans.attributes(load)["langfuse.observation.input"]["scopes"] == [
-        "global",
         "user",
         "profile",
+        "global",
         "conversation",
     ]
     assert metadata(spans, inject, "source") == "restored"

@@ -3,10 +3,12 @@
 Put it in front of an upstream (typically the GcsEmulator) and point the client at `.url`
 (or name it as the client's forward proxy: requests for any host go to the upstream).
 Rules match a substring of the request's path and query, raw or percent-decoded, so
-`add_rule("users/U1/preferences.json", delay=5)` catches the download of that object even
-though google-cloud-storage sends it as `users%2FU1%2Fpreferences.json`. Multipart uploads
-carry the object name in the body, not the URL: match them with e.g. "uploadType=multipart"
-and `method="POST"`; the log names it all the same (`ProxiedRequest.upload_name`).
+`add_rule("people/U1/memory/preferences.json", delay=5)` catches the download of that
+object even though google-cloud-storage sends it as `people%2FU1%2Fmemory%2F…`. Multipart
+uploads carry the object name in the body, not the URL: match them with e.g.
+"uploadType=multipart" and `method="POST"`, or a conditional one by the version it
+replaces (`ifGenerationMatch=<generation>`); the log names it all the same
+(`ProxiedRequest.upload_name`).
 
 Note that google-cloud-storage retries 5xx on idempotent calls by itself (with backoff of
 a second or more): use `times=` or pass `retry=None` in the code under test accordingly.
