@@ -8,6 +8,7 @@ real HTTP client and then look at what the fakes saw.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import socket
@@ -26,6 +27,7 @@ from app.runtime.in_flight import in_flight
 from app.services import ServiceProvider, build_services, build_storage
 from app.slack.app import build_bolt_app
 from app.slack.conversation.running_turns import RunningTurns
+from app.storage.store import StoreUnreachable
 from tests import log_events
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
@@ -70,9 +72,11 @@ def orion_servers(
 class OrionServer:
     def __init__(self, settings: Settings, *, started_as_deployed: bool = False) -> None:
         """Orion's HTTP app on its own thread and loop. By default over services built up
-        front (tests measure behaviour, not how long the stack takes to import on a busy
-        machine); `started_as_deployed`: started as `orion serve` starts, on that loop —
-        the store connected and asked, the bot token checked — before it listens."""
+        front and a store connected before it listens, as `orion serve` connects it
+        (tests measure behaviour, not how long the stack takes to import on a busy
+        machine: a first event that had to wait for the storage client would spend its
+        budgets on that); `started_as_deployed`: started as `orion serve` starts, on that
+        loop — the store connected and asked, the bot token checked — before it listens."""
         self.settings = settings
         # As `orion` does at start-up; JSON lines are kept so tests can read every log line.
         self.log_stream = io.StringIO()
@@ -94,6 +98,9 @@ class OrionServer:
         async def serve() -> None:
             if self._server is None:
                 self._server = await prepare_http(self.settings)
+            else:
+                with contextlib.suppress(StoreUnreachable):  # then its breaker is open
+                    await self._server.provider.storage.store.connect()
             # uvicorn installs no signal handlers off the main thread: the test stops it.
             await self._server.serve(sockets=[self._socket])
 

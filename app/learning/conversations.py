@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from functools import partial
 
 from app.learning.conversation_record import (
     ConversationOwner,
@@ -279,12 +279,12 @@ class TurnTranscript:
 
     def add(self, *messages: TranscriptMessage) -> None:
         """Write `messages` after whatever this turn wrote before (in the background)."""
-        self._after_previous(self._write(messages))
+        self._after_previous(partial(self._write, messages))
 
     def take_back(self, ts: str) -> None:
         """Remove the message Slack knows as `ts`, after whatever this turn wrote before
         (in the background): a question Claude refused to answer is not kept."""
-        self._after_previous(self._take_back(ts))
+        self._after_previous(partial(self._take_back, ts))
 
     async def _take_back(self, ts: str) -> None:
         async with self._lock:
@@ -302,15 +302,17 @@ class TurnTranscript:
     def add_checked(self, messages: Sequence[TranscriptMessage], check: Check) -> None:
         """Write what `check` keeps of `messages` (in the background, in order: nothing
         this turn adds later is written before them)."""
-        self._after_previous(self._write_checked(messages, check))
+        self._after_previous(partial(self._write_checked, messages, check))
 
-    def _after_previous(self, work: Coroutine[Any, Any, None]) -> None:
+    def _after_previous(self, work: Callable[[], Awaitable[None]]) -> None:
+        """`work` started once the previous write has ended (a write cut off by a shutdown
+        leaves the later ones unstarted, never half-begun)."""
         previous = self._writes[-1] if self._writes else None
 
         async def in_turn() -> None:
             if previous is not None:
                 await previous  # never raises: every write logs its own failure
-            await work
+            await work()
 
         self._writes.append(asyncio.ensure_future(in_turn()))
 

@@ -15,6 +15,7 @@ a second or more): use `times=` or pass `retry=None` in the code under test acco
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -60,9 +61,17 @@ class ProxiedRequest:
     # which requests were in flight together.
     started: float = 0.0
     finished: float = 0.0
+    # The object an upload writes (named in its metadata part, not in its URL).
+    uploaded: str | None = None
 
     def overlaps(self, other: ProxiedRequest) -> bool:
         return self.started < other.finished and other.started < self.finished
+
+    def names(self, text: str) -> bool:
+        """Whether the request names `text`: in its path or query (raw or percent-decoded),
+        or in the name of the object it uploads."""
+        where = (self.path_qs, unquote(self.path_qs), self.uploaded or "")
+        return any(text in place for place in where)
 
 
 class FaultyProxy(HttpFake):
@@ -131,16 +140,17 @@ class FaultyProxy(HttpFake):
         started = time.monotonic()
         raw = _origin_form(request.raw_path)
         rule = self._take_rule(request.method, raw)
+        body = await request.read()
+        uploaded = _uploaded_name(body) if "uploadType=" in raw else None
         if rule is not None and rule.delay > 0:
             await asyncio.sleep(rule.delay)
         if rule is not None and rule.status is not None:
-            self._note(request, rule.status, rule, started)
+            self._note(request, rule.status, rule, started, uploaded)
             return web.json_response(_gcs_error(rule.status), status=rule.status)
         if self._session is None:
             # No automatic decompression: bytes and Content-Encoding pass through unchanged.
             self._session = aiohttp.ClientSession(auto_decompress=False)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _SKIP_REQUEST}
-        body = await request.read()
         async with self._session.request(
             request.method,
             self.upstream + raw,
@@ -156,13 +166,20 @@ class FaultyProxy(HttpFake):
                 (k, v) for k, v in upstream.headers.items() if k.lower() not in _SKIP_RESPONSE
             ]
             status = upstream.status
-        self._note(request, status, rule, started)
+        self._note(request, status, rule, started, uploaded)
         response = web.Response(body=payload, status=status)
         for key, value in out_headers:
             response.headers.add(key, value)
         return response
 
-    def _note(self, request: web.Request, status: int, rule: Rule | None, started: float) -> None:
+    def _note(
+        self,
+        request: web.Request,
+        status: int,
+        rule: Rule | None,
+        started: float,
+        uploaded: str | None,
+    ) -> None:
         entry = ProxiedRequest(
             request.method,
             _origin_form(request.raw_path),
@@ -171,6 +188,7 @@ class FaultyProxy(HttpFake):
             request.headers.get("Authorization"),
             started,
             time.monotonic(),
+            uploaded,
         )
         with self._lock:
             self._log.append(entry)
@@ -183,6 +201,15 @@ def _origin_form(target: str) -> str:
         rest = target.split("://", 1)[1]
         return "/" + rest.split("/", 1)[1] if "/" in rest else "/"
     return target
+
+
+_UPLOADED_NAME = re.compile(rb'"name":\s*"([^"]*)"')
+
+
+def _uploaded_name(body: bytes) -> str | None:
+    """The object a multipart upload writes: its first part, the metadata, names it."""
+    found = _UPLOADED_NAME.search(body)
+    return found.group(1).decode("utf-8", errors="replace") if found else None
 
 
 def _gcs_error(status: int) -> dict[str, Any]:

@@ -19,9 +19,10 @@ and a button to ask again (ask_again.py).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -202,9 +203,9 @@ class Answerer:
             if turn.request is not None and not turn.finished:
                 # Failed or ended early: what the memory tool wrote must not outlive an
                 # erasure.
+                check = partial(agent.after_unfinished_turn, turn.request)
                 run_in_background(
-                    _after(turn.transcript, agent.after_unfinished_turn(turn.request), turn.began),
-                    name="memory.erasure_check",
+                    _after(turn.transcript, check, turn.began), name="memory.erasure_check"
                 )
             elif turn.request is None and turn.transcript is not None and turn.opening:
                 # Ended before there was a turn to check: the message written to the
@@ -364,15 +365,16 @@ class Answerer:
 
 
 async def _after(
-    transcript: TurnTranscript | None, work: Coroutine[Any, Any, None], since: datetime
+    transcript: TurnTranscript | None, work: Callable[[], Awaitable[None]], since: datetime
 ) -> None:
     """`work` (the turn's end: a summary, an erasure check) once the turn's transcript is
     written: the erasure check after every write of the person's data — in a channel,
-    of every member whose messages the turn wrote."""
+    of every member whose messages the turn wrote. `work` is started only then: cut off
+    before (a shutdown), it never began (app/runtime/background.py logs the loss)."""
     if transcript is not None:
         await transcript.written()
         await _authors_unless_erased(transcript, since)
-    await work
+    await work()
 
 
 async def _turn_end(
@@ -389,7 +391,7 @@ async def _turn_end(
         said_so_far = transcript.messages() if transcript is not None else None
         await agent.after_turn(request, answer, transcript=said_so_far)
 
-    await _after(transcript, learn(), since)
+    await _after(transcript, learn, since)
 
 
 async def _unless_erased(transcript: TurnTranscript, opening: TurnOpening, since: datetime) -> None:
