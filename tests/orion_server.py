@@ -29,7 +29,7 @@ from app.slack.app import build_bolt_app
 from app.slack.conversation.running_turns import RunningTurns
 from app.storage.store import StoreUnreachable
 from tests import log_events
-from tests.fakes._waiting import wait_until
+from tests.fakes._waiting import PATIENCE_S, wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_events import sign
@@ -92,7 +92,7 @@ class OrionServer:
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
         self._failed: BaseException | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self.http = httpx.Client(base_url=self.url, timeout=10)
+        self.http = httpx.Client(base_url=self.url, timeout=PATIENCE_S)
 
     def _run(self) -> None:
         async def serve() -> None:
@@ -147,7 +147,7 @@ class OrionServer:
         """The log lines with this message (event name), in order."""
         return [line for line in self.log_lines() if line["message"] == message]
 
-    def wait_logged(self, message: str, timeout: float = 10.0) -> list[dict[str, Any]]:
+    def wait_logged(self, message: str, timeout: float = PATIENCE_S) -> list[dict[str, Any]]:
         """The log lines with this message, once there is at least one."""
         return wait_until(lambda: self.logged(message), timeout, f"the log line {message}")
 
@@ -168,7 +168,7 @@ class OrionServer:
         ]
 
     def wait_handled(
-        self, event_id: str, deliveries: int = 1, timeout: float = 10.0
+        self, event_id: str, deliveries: int = 1, timeout: float = PATIENCE_S
     ) -> list[dict[str, Any]]:
         """The end lines of this event, once `deliveries` deliveries of it have ended."""
 
@@ -182,7 +182,7 @@ class OrionServer:
             lambda: f"{deliveries} handled deliveries of {event_id}, not {self.handled(event_id)}",
         )
 
-    def wait_idle(self, timeout: float = 10.0) -> None:
+    def wait_idle(self, timeout: float = PATIENCE_S) -> None:
         """Wait until nothing Orion was given is still running: no listener, no background
         work (memory hooks).
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from app.learning.session_index import SessionEntry
 from app.memory.scopes import conversations_index_key, global_context_key
-from tests.fakes._waiting import wait_until
+from tests.fakes._waiting import PATIENCE_S, wait_until
 from tests.fakes.gcs import GcsEmulator
 
 GLOBAL_KEY = global_context_key()
@@ -52,7 +52,7 @@ class Bucket:
         self.emulator.delete(self.name, key)
 
     def wait_for(
-        self, key: str, predicate: Callable[[str], bool] = bool, timeout: float = 10
+        self, key: str, predicate: Callable[[str], bool] = bool, timeout: float = PATIENCE_S
     ) -> str:
         """The object's content, once it exists and satisfies `predicate`."""
 

@@ -47,7 +47,7 @@ def _first_connection(port: int, orion: OrionProcess) -> None:
 def _post(url: str, payload: dict[str, object]) -> int:
     body = events.json_body(payload)
     headers = {"Content-Type": "application/json", **events.sign(body, SIGNING_SECRET)}
-    return httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=10).status_code
+    return httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=30).status_code
 
 
 @pytest.mark.parametrize("start", range(FRESH_PROCESSES))

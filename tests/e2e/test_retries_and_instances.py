@@ -32,7 +32,7 @@ def _post(url: str, payload: dict, retry_num: int | None = None) -> httpx.Respon
     if retry_num is not None:
         headers["X-Slack-Retry-Num"] = str(retry_num)
         headers["X-Slack-Retry-Reason"] = "http_timeout"
-    return httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=10)
+    return httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=30)
 
 
 def test_a_retried_event_is_answered_once(

@@ -21,7 +21,7 @@ def test_thread_started_envelope_is_acked_and_greeted(
 ) -> None:
     server = socket_slack.socket_mode
     assert server is not None
-    server.wait_connected(timeout=10)
+    server.wait_connected()
     thread_ts = socket_slack.new_ts()
     payload = events.assistant_thread_started(USER, CHANNEL, thread_ts)
     envelope_id = server.send_events_api(payload)
@@ -38,7 +38,7 @@ def test_question_over_socket_mode_is_answered(
 ) -> None:
     server = socket_slack.socket_mode
     assert server is not None
-    server.wait_connected(timeout=10)
+    server.wait_connected()
     thread_ts = socket_slack.new_ts()
     claude.reply("Hello from Claude over a socket.")
     ts = socket_slack.add_user_message(CHANNEL, thread_ts, USER, "hi")

@@ -35,7 +35,7 @@ from multidict import CIMultiDict
 
 from tests.fakes import claude_script as script
 from tests.fakes._http_server import HttpFake
-from tests.fakes._waiting import wait_until, wait_until_async
+from tests.fakes._waiting import PATIENCE_S, wait_until, wait_until_async
 from tests.fakes.claude_cache import CacheRefused, PromptCache
 from tests.fakes.claude_models import refusal_of
 from tests.fakes.claude_script import (
@@ -221,14 +221,14 @@ class FakeClaude(HttpFake):
         return [c.body for c in self.calls if c.path == "/v1/messages"]
 
     def wait_for(
-        self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
+        self, predicate: Callable[[], T], timeout: float = PATIENCE_S, what: str = "condition"
     ) -> T:
         return wait_until(predicate, timeout, what)
 
     async def wait_for_async(
         self,
         predicate: Callable[[], T],
-        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_for
+        timeout: float = PATIENCE_S,  # noqa: ASYNC109 - same signature as wait_for
         what: str = "condition",
     ) -> T:
         return await wait_until_async(predicate, timeout, what)

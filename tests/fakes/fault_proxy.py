@@ -27,6 +27,9 @@ from aiohttp import web
 
 from tests.fakes._http_server import HttpFake
 
+# The longest a held request waits for its release (a test that forgot it ends anyway).
+HOLD_LIMIT_S = 120.0
+
 # Hop-by-hop headers, and those aiohttp recomputes for the body it actually sends.
 _SKIP_REQUEST = {"host", "connection", "keep-alive", "transfer-encoding", "content-length"}
 _SKIP_RESPONSE = {"connection", "keep-alive", "transfer-encoding", "content-length"}
@@ -41,6 +44,13 @@ class Rule:
     method: str | None = None
     corrupt: bool = False  # forward, but flip the answer's first byte (a damaged transfer)
     hits: int = 0
+    # Held: matching requests wait (after `delay`) until `release()`.
+    held: threading.Event | None = None
+
+    def release(self) -> None:
+        """Let the held requests go on (a rule made with `hold=True`)."""
+        assert self.held is not None, "not a holding rule"
+        self.held.set()
 
     def matches(self, method: str, raw: str) -> bool:
         if self.method is not None and self.method.upper() != method:
@@ -80,6 +90,7 @@ class FaultyProxy(HttpFake):
         self.upstream = upstream.rstrip("/")
         self._lock = threading.Lock()
         self._rules: list[Rule] = []
+        self._holds: list[threading.Event] = []  # every holding rule's, used up ones too
         self._log: list[ProxiedRequest] = []
         self._session: aiohttp.ClientSession | None = None
 
@@ -87,6 +98,7 @@ class FaultyProxy(HttpFake):
         return [web.route("*", "/{tail:.*}", self._forward)]
 
     def stop(self) -> None:
+        self.clear_rules()  # held requests go on: nothing waits on a stopped proxy
         session, self._session = self._session, None
         if session is not None and self._runner is not None:
             self._loop_thread.run(session.close())
@@ -102,18 +114,26 @@ class FaultyProxy(HttpFake):
         times: int | None = None,
         method: str | None = None,
         corrupt: bool = False,
+        hold: bool = False,
     ) -> Rule:
-        """For requests whose path+query contains `match`: wait `delay` seconds, then answer
-        `status` (with a GCS-style JSON error) or, without status, forward (with
-        `corrupt`, its answer's first byte flipped). `times=None` applies until
-        `clear_rules()`. The first applicable rule wins."""
-        rule = Rule(match, delay, status, times, method, corrupt)
+        """For requests whose path+query contains `match`: wait `delay` seconds (with
+        `hold`, also until `rule.release()`: a stall that ends when the test says, not after
+        a time), then answer `status` (with a GCS-style JSON error) or, without status,
+        forward (with `corrupt`, its answer's first byte flipped). `times=None` applies
+        until `clear_rules()`. The first applicable rule wins."""
+        held = threading.Event() if hold else None
+        rule = Rule(match, delay, status, times, method, corrupt, held=held)
         with self._lock:
             self._rules.append(rule)
+            if held is not None:
+                self._holds.append(held)
         return rule
 
     def clear_rules(self) -> None:
+        """No rule applies from now on; requests held by one go on."""
         with self._lock:
+            for held in self._holds:
+                held.set()
             self._rules.clear()
 
     @property
@@ -144,6 +164,8 @@ class FaultyProxy(HttpFake):
         uploaded = _uploaded_name(body) if "uploadType=" in raw else None
         if rule is not None and rule.delay > 0:
             await asyncio.sleep(rule.delay)
+        if rule is not None and rule.held is not None:
+            await asyncio.get_running_loop().run_in_executor(None, rule.held.wait, HOLD_LIMIT_S)
         if rule is not None and rule.status is not None:
             self._note(request, rule.status, rule, started, uploaded)
             return web.json_response(_gcs_error(rule.status), status=rule.status)
