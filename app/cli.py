@@ -161,6 +161,7 @@ def run(settings: Settings, mode: RunMode) -> int:
     What stops Orion before it serves is said in one report, never a traceback."""
     import uvloop
 
+    from app.runtime.port import PortUnavailable
     from app.slack.web_client import BotTokenRefused, SlackUnreachable
     from app.socket_mode import AppTokenRefused
 
@@ -194,6 +195,15 @@ def run(settings: Settings, mode: RunMode) -> int:
         log.error("orion.slack_unreachable", error=str(exc), exc_info=exc)
         unreachable = f"Slack's Web API at {settings.slack_api_url} did not answer ({exc})"
         return _cannot_start(unreachable, EXIT_UNAVAILABLE)
+    except PortUnavailable as exc:
+        log.error("orion.port_unavailable", port=exc.port, reason=exc.reason)
+        taken = (
+            f"PORT: {exc.port} is {exc.reason} (another Orion, or another program, "
+            "listens on it): stop that, or set PORT to a free port"
+            if exc.in_use
+            else f"PORT: {exc.port} cannot be used ({exc.reason}): set PORT to another port"
+        )
+        return _cannot_start(taken, EXIT_PROBLEM)
     return 0
 
 

@@ -311,7 +311,7 @@ def test_with_a_bucket_the_commands_name_it_and_need_only_its_settings(
     done = _storage_only(tmp_path, "forget", USER, "--yes", **bucket)
     assert done.returncode == 0, done.stderr
     assert (
-        f"Memory store: gs://{gcs_bucket}\n" in done.stdout and "Deleted 1 objects" in done.stdout
+        f"Memory store: gs://{gcs_bucket}\n" in done.stdout and "Deleted 1 object (" in done.stdout
     )
     assert gcs_emulator.read(gcs_bucket, f"users/{USER}/preferences.json") is None
 

@@ -149,10 +149,15 @@ async def _conversation(
         )
     if whose(record, user_id) is False:
         return None
+    # The index entry is rewritten once a day (session_index.IndexedToday): its time may be
+    # the day's first turn. The summary and the transcript say when it was last used.
+    moments = [entry.updated, *([stored.updated] if stored is not None else [])]
+    if record is not None and record.messages:
+        moments.append(record.messages[-1].at)
     return Conversation(
         thread_ts=entry.thread_ts,
         channel=entry.channel,
         title=entry.title,
-        updated=entry.updated,
+        updated=max(moments),
         summary=parse_summary(stored.content).body if stored is not None else None,
     )

@@ -4,6 +4,7 @@ each turn, and where anything about the person was written."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ class Conversation:
         self.settings = settings
         self.user_id = user_id
         self._services = services
-        self.thread_ts = f"{int(time.time())}.000001"
+        self.thread_ts = new_thread_ts()
         self._history: list[ThreadMessage] = []
         self._learning: list[asyncio.Task[None]] = []
         self._before: dict[str, int] = {}
@@ -69,11 +70,21 @@ class Conversation:
 
     @classmethod
     async def start(cls, settings: Settings, user_id: str) -> Conversation:
+        """Raises what the store raises when it cannot be used (no credentials, no such
+        bucket, no answer): the chat then stops with one line (console.py)."""
         storage = build_storage(settings)
-        await storage.store.connect()
-        services = await asyncio.to_thread(build_services, settings, storage)
+        try:
+            await storage.store.connect()
+            services = await asyncio.to_thread(build_services, settings, storage)
+        except BaseException:
+            await storage.store.close()
+            raise
         conversation = cls(settings, user_id, services)
-        conversation._before = await conversation._kept_about_person()
+        try:
+            conversation._before = await conversation._kept_about_person()
+        except BaseException:
+            await conversation.close()
+            raise
         return conversation
 
     async def answer(self, text: str, reply: ReplySink) -> str:
@@ -206,6 +217,15 @@ class Conversation:
         prefixes = [prefix for prefix, _ in self._folders()]
         listings = await asyncio.gather(*(store.list(prefix) for prefix in prefixes))
         return {info.key: info.generation for listing in listings for info in listing}
+
+
+def new_thread_ts() -> str:
+    """A conversation's own id, shaped as Slack's thread timestamps (seconds.digits): the
+    microsecond it starts, then eight random digits, so that chats started at the same
+    moment (two terminals, a script) never share a conversation, a summary or an index
+    entry."""
+    micros = time.time_ns() // 1000
+    return f"{micros // 1_000_000}.{micros % 1_000_000:06d}{secrets.randbelow(10**8):08d}"
 
 
 def _raise_if_key_refused(exc: Exception) -> None:

@@ -28,14 +28,15 @@ USER, CHANNEL = "U0ERIN", "D0ERIN"
 QUESTION = "Can you outline the launch plan for the new billing page?"
 
 
-def test_sigterm_lets_the_answer_in_flight_finish(
-    tmp_path: Path, slack: FakeSlack, claude: FakeClaude
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_the_first_signal_lets_the_answer_in_flight_finish_and_exits_cleanly(
+    tmp_path: Path, slack: FakeSlack, claude: FakeClaude, sig: int
 ) -> None:
     env = orion_env(slack_url=slack.url, claude_url=claude.url, port=free_port())
     orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log")
     with orion:
         thread_ts = slack.new_ts()
-        claude.delay(1.5)  # Claude is still thinking when SIGTERM arrives
+        claude.delay(1.5)  # Claude is still thinking when the signal arrives
         claude.reply("Finished despite the shutdown.")
         ts = slack.add_user_message(CHANNEL, thread_ts, USER, "slow question")
         body = json.dumps(
@@ -47,25 +48,12 @@ def test_sigterm_lets_the_answer_in_flight_finish(
             == 200
         )
         slack.wait_for(lambda: claude.calls, timeout=60, what="the Claude request")
-        exit_code = orion.stop()
-
-    assert exit_code == 0, orion.log()
-    answers = [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
-    assert answers == ["Finished despite the shutdown."]
-    assert json.dumps(log_events.ORION_SHUTDOWN) in orion.log()
-
-
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_serve_stops_cleanly_on_the_first_signal(
-    tmp_path: Path, slack: FakeSlack, claude: FakeClaude, sig: int
-) -> None:
-    env = orion_env(slack_url=slack.url, claude_url=claude.url, port=free_port())
-    orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log")
-    with orion:
         exit_code = orion.stop(sig=sig)
 
     assert exit_code == 0, orion.log()
     assert "Traceback" not in orion.log()
+    answers = [m.text for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
+    assert answers == ["Finished despite the shutdown."]
     assert json.dumps(log_events.ORION_SHUTDOWN) in orion.log()
 
 

@@ -20,6 +20,10 @@ POLL_INTERVAL = 0.01
 # with other work beside it, docs/testing.md). A wait ends as soon as its condition holds,
 # so this is spent only by a test that fails.
 PATIENCE_S = 30.0
+# The same for what waits on a real Orion process starting (`orion serve`, `orion chat`):
+# its imports alone are seconds of CPU, and on two cores shared with other work a start
+# took up to 45 s (docs/testing.md).
+PROCESS_PATIENCE_S = 120.0
 
 
 def _describe(what: str | Callable[[], str]) -> str:

@@ -18,6 +18,7 @@ from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
 from app.learning.session_index import SessionEntry, record_session
 from app.learning.summary_file import SessionSummary, render_summary
+from app.learning.timestamps import format_time
 from app.memory.scopes import MemoryScope, session_context_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
@@ -64,6 +65,20 @@ async def test_the_inventory_lists_every_kind_with_when_and_where(store: ObjectS
     assert by_thread[THREAD].summary == "We compared travel costs."
     assert by_thread[THREAD].channel == DM
     assert list(by_thread) == [THREAD], "only Orion's record says which threads are theirs"
+
+
+async def test_a_conversations_last_time_is_its_last_turn_not_the_days_first(
+    store: ObjectStore,
+) -> None:
+    await _seed(store)  # indexed at LEARNED; its summary was written since, by a later turn
+    summary = await store.read(session_context_key(THREAD))
+    assert summary is not None and summary.updated > LEARNED
+
+    inventory = await take_inventory(store, USER)
+
+    [conversation] = inventory.conversations
+    assert conversation.updated == summary.updated
+    assert f"last {format_time(summary.updated)}" in render_memory(inventory, full=False)
 
 
 async def test_a_listed_thread_whose_record_names_someone_else_is_not_shown(
