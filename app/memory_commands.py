@@ -50,7 +50,13 @@ from app.observability.logging import get_logger
 from app.observability.setup import log_to_file
 from app.services import build_storage
 from app.storage.owner_only_files import replace_file
-from app.storage.store import ObjectStore, StoreError
+from app.storage.store import (
+    AccessDenied,
+    BucketNotFound,
+    NoCredentials,
+    ObjectStore,
+    StoreError,
+)
 from app.storage.team_scope import InvalidTenant, Tenant, bound_tenant
 from app.store_problems import store_problem
 
@@ -173,7 +179,8 @@ async def _run(
         # The first request says whether the bucket can be used at all (nothing is done
         # before it): no credentials, no such bucket, not allowed, no answer.
         await store.connect()
-        installations = await store.list(INSTALLATIONS_PREFIX)
+        # (A distribution deployment's store is checked by the command's own first read.)
+        installations = [] if settings.keys_per_team else await store.list(INSTALLATIONS_PREFIX)
     except StoreError as exc:
         await store.close()
         log.error("memory.command.store_unusable", action=args.action, exc_info=exc)
@@ -186,7 +193,7 @@ async def _run(
         print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
         return code
     try:
-        if not settings.keys_per_team and installations:
+        if installations:
             # A distribution deployment's store, reached with single-workspace settings:
             # every person's objects are under a workspace's keys, so this would read
             # (and report) nothing.
@@ -204,6 +211,10 @@ async def _run(
         return await _forget(settings, store, args, user_id, out, ask, details)
     except StoreError as exc:
         log.error("memory.command.store_failed", action=args.action, exc_info=exc)
+        if isinstance(exc, BucketNotFound | NoCredentials | AccessDenied):
+            problem, code = store_problem(settings, exc) or ("", STORE_FAILED)
+            print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
+            return code  # nothing could be read or deleted
         problem = (
             f"{_store_variable(settings)}: the store {settings.store_location()} failed "
             f"({type(exc).__name__}; {details}), so the {args.action} may be partly done; "

@@ -517,6 +517,32 @@ def test_an_overloaded_claude_is_worded_as_such_and_the_chat_goes_on(
     assert "529" not in result.stdout and "overloaded_error" not in result.stdout
 
 
+@pytest.mark.parametrize("trouble", ["no such bucket", "no credentials", "no answer"])
+def test_a_bucket_that_cannot_be_used_stops_the_chat_in_one_line(
+    tmp_path: Path, claude: FakeClaude, gcs_emulator: GcsEmulator, gcs_bucket: str, trouble: str
+) -> None:
+    name = f"{gcs_bucket}-misspelt" if trouble == "no such bucket" else gcs_bucket
+    env = {"GCS_MEMORIES_BUCKET": name, **gcs_emulator.env()}
+    if trouble == "no credentials":
+        del env["STORAGE_EMULATOR_HOST"]  # a laptop without application-default credentials
+        env["NO_GCE_CHECK"] = "true"
+    elif trouble == "no answer":
+        env["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{free_port()}"
+
+    result = _chat(tmp_path, claude, "Hello?\n", **env)
+
+    code, problem = {
+        "no such bucket": (2, f"no bucket gs://{name} (misspelt, or not created yet"),
+        "no credentials": (2, "no Google credentials on this machine"),
+        "no answer": (69, f"Cloud Storage did not answer for gs://{name}"),
+    }[trouble]
+    assert result.returncode == code, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"orion chat cannot start — GCS_MEMORIES_BUCKET: {problem}")
+    assert "Traceback" not in result.stdout + result.stderr
+    assert claude.requests == [], "nothing was asked of Claude"
+
+
 def test_conversations_started_at_the_same_moment_each_have_their_own_id(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
