@@ -6,7 +6,7 @@ Rules match a substring of the request's path and query, raw or percent-decoded,
 `add_rule("users/U1/preferences.json", delay=5)` catches the download of that object even
 though google-cloud-storage sends it as `users%2FU1%2Fpreferences.json`. Multipart uploads
 carry the object name in the body, not the URL: match them with e.g. "uploadType=multipart"
-and `method="POST"`.
+and `method="POST"`; the log names it all the same (`ProxiedRequest.upload_name`).
 
 Note that google-cloud-storage retries 5xx on idempotent calls by itself (with backoff of
 a second or more): use `times=` or pass `retry=None` in the code under test accordingly.
@@ -15,7 +15,7 @@ a second or more): use `times=` or pass `retry=None` in the code under test acco
 from __future__ import annotations
 
 import asyncio
-import re
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -71,8 +71,9 @@ class ProxiedRequest:
     # which requests were in flight together.
     started: float = 0.0
     finished: float = 0.0
-    # The object an upload writes (named in its metadata part, not in its URL).
-    uploaded: str | None = None
+    # The object an upload names in its body (a multipart upload's metadata, a resumable
+    # upload's start), which its URL does not carry; None for every other request.
+    upload_name: str | None = None
 
     def overlaps(self, other: ProxiedRequest) -> bool:
         return self.started < other.finished and other.started < self.finished
@@ -80,7 +81,7 @@ class ProxiedRequest:
     def names(self, text: str) -> bool:
         """Whether the request names `text`: in its path or query (raw or percent-decoded),
         or in the name of the object it uploads."""
-        where = (self.path_qs, unquote(self.path_qs), self.uploaded or "")
+        where = (self.path_qs, unquote(self.path_qs), self.upload_name or "")
         return any(text in place for place in where)
 
 
@@ -92,6 +93,7 @@ class FaultyProxy(HttpFake):
         self._rules: list[Rule] = []
         self._holds: list[threading.Event] = []  # every holding rule's, used up ones too
         self._log: list[ProxiedRequest] = []
+        self._in_flight = 0
         self._session: aiohttp.ClientSession | None = None
 
     def _routes(self) -> list[web.RouteDef]:
@@ -138,8 +140,15 @@ class FaultyProxy(HttpFake):
 
     @property
     def requests(self) -> list[ProxiedRequest]:
+        """The requests answered so far, in the order their answers were ready."""
         with self._lock:
             return list(self._log)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests that have arrived and are not answered yet (not in `requests`)."""
+        with self._lock:
+            return self._in_flight
 
     def _take_rule(self, method: str, raw: str) -> Rule | None:
         with self._lock:
@@ -157,17 +166,25 @@ class FaultyProxy(HttpFake):
     # --- proxying ---
 
     async def _forward(self, request: web.Request) -> web.Response:
+        with self._lock:
+            self._in_flight += 1
+        try:
+            return await self._answer(request)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.Response:
         started = time.monotonic()
         raw = _origin_form(request.raw_path)
         rule = self._take_rule(request.method, raw)
-        body = await request.read()
-        uploaded = _uploaded_name(body) if "uploadType=" in raw else None
         if rule is not None and rule.delay > 0:
             await asyncio.sleep(rule.delay)
         if rule is not None and rule.held is not None:
             await asyncio.get_running_loop().run_in_executor(None, rule.held.wait, HOLD_LIMIT_S)
+        body = await request.read()
         if rule is not None and rule.status is not None:
-            self._note(request, rule.status, rule, started, uploaded)
+            self._note(request, rule.status, rule, started, body)
             return web.json_response(_gcs_error(rule.status), status=rule.status)
         if self._session is None:
             # No automatic decompression: bytes and Content-Encoding pass through unchanged.
@@ -188,19 +205,14 @@ class FaultyProxy(HttpFake):
                 (k, v) for k, v in upstream.headers.items() if k.lower() not in _SKIP_RESPONSE
             ]
             status = upstream.status
-        self._note(request, status, rule, started, uploaded)
+        self._note(request, status, rule, started, body)
         response = web.Response(body=payload, status=status)
         for key, value in out_headers:
             response.headers.add(key, value)
         return response
 
     def _note(
-        self,
-        request: web.Request,
-        status: int,
-        rule: Rule | None,
-        started: float,
-        uploaded: str | None,
+        self, request: web.Request, status: int, rule: Rule | None, started: float, body: bytes
     ) -> None:
         entry = ProxiedRequest(
             request.method,
@@ -210,7 +222,7 @@ class FaultyProxy(HttpFake):
             request.headers.get("Authorization"),
             started,
             time.monotonic(),
-            uploaded,
+            _upload_name(request, body),
         )
         with self._lock:
             self._log.append(entry)
@@ -225,13 +237,27 @@ def _origin_form(target: str) -> str:
     return target
 
 
-_UPLOADED_NAME = re.compile(rb'"name":\s*"([^"]*)"')
-
-
-def _uploaded_name(body: bytes) -> str | None:
-    """The object a multipart upload writes: its first part, the metadata, names it."""
-    found = _UPLOADED_NAME.search(body)
-    return found.group(1).decode("utf-8", errors="replace") if found else None
+def _upload_name(request: web.Request, body: bytes) -> str | None:
+    """The object name an upload carries in its body: in the JSON metadata that is a
+    multipart upload's first part, or that starts a resumable upload (a plain media upload
+    names it in the URL, and its body is the object's content)."""
+    target = _origin_form(request.raw_path)
+    if request.method != "POST" or not target.startswith("/upload/"):
+        return None
+    if "uploadType=multipart" in target:
+        content_type = request.headers.get("Content-Type", "")
+        boundary = content_type.partition("boundary=")[2].split(";")[0].strip().strip('"')
+        parts = body.split(b"--" + boundary.encode()) if boundary else []
+        metadata = parts[1].partition(b"\r\n\r\n")[2] if len(parts) > 1 else b""
+    elif "uploadType=resumable" in target:
+        metadata = body
+    else:
+        return None
+    try:
+        name = json.loads(metadata).get("name")
+    except (ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def _gcs_error(status: int) -> dict[str, Any]:
