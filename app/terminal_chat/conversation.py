@@ -55,11 +55,13 @@ class KeyRefused(Exception):
 
 
 class Conversation:
-    def __init__(self, settings: Settings, user_id: str, services: Services) -> None:
+    def __init__(
+        self, settings: Settings, user_id: str, services: Services, *, thread_ts: str
+    ) -> None:
         self.settings = settings
         self.user_id = user_id
         self._services = services
-        self.thread_ts = new_thread_ts()
+        self.thread_ts = thread_ts
         self._history: list[ThreadMessage] = []
         self._learning: list[asyncio.Task[None]] = []
         self._before: dict[str, int] = {}
@@ -73,18 +75,18 @@ class Conversation:
         """Raises what the store raises when it cannot be used (no credentials, no such
         bucket, no answer): the chat then stops with one line (console.py)."""
         storage = build_storage(settings)
+        thread_ts = new_thread_ts()
         try:
             await storage.store.connect()
+            # Asked before the Claude SDK is imported (seconds): a bucket that cannot be
+            # used is said at once.
+            before = await _kept(storage.store, _folders(user_id, thread_ts))
             services = await asyncio.to_thread(build_services, settings, storage)
         except BaseException:
             await storage.store.close()
             raise
-        conversation = cls(settings, user_id, services)
-        try:
-            conversation._before = await conversation._kept_about_person()
-        except BaseException:
-            await conversation.close()
-            raise
+        conversation = cls(settings, user_id, services, thread_ts=thread_ts)
+        conversation._before = before
         return conversation
 
     async def answer(self, text: str, reply: ReplySink) -> str:
@@ -178,7 +180,7 @@ class Conversation:
         if self._services.storage.memory_store is None:
             return []  # memory off: nothing is kept
         try:
-            now = await self._kept_about_person()
+            now = await _kept(self._services.storage.store, _folders(self.user_id, self.thread_ts))
         except Exception as exc:  # the farewell then says nothing about memories
             log.warning("chat.memory_check.failed", error=type(exc).__name__, exc_info=exc)
             return []
@@ -187,19 +189,8 @@ class Conversation:
         }
         return [
             Folder(self._location(prefix), holds)
-            for prefix, holds in self._folders()
+            for prefix, holds in _folders(self.user_id, self.thread_ts)
             if any(key.startswith(prefix) for key in changed)
-        ]
-
-    def _folders(self) -> list[tuple[str, str]]:
-        """Where this conversation may write about the person, and what each holds."""
-        return [
-            (user_prefix(self.user_id), "your memories: preferences and notes"),
-            (
-                person_records_prefix(self.user_id),
-                "Orion's records of you: your conversations, how to greet you",
-            ),
-            (session_prefix(self.thread_ts), "this conversation's summary"),
         ]
 
     def _location(self, prefix: str) -> str:
@@ -212,11 +203,23 @@ class Conversation:
         self._learning.append(task)
         return task
 
-    async def _kept_about_person(self) -> dict[str, int]:
-        store: ObjectStore = self._services.storage.store
-        prefixes = [prefix for prefix, _ in self._folders()]
-        listings = await asyncio.gather(*(store.list(prefix) for prefix in prefixes))
-        return {info.key: info.generation for listing in listings for info in listing}
+
+def _folders(user_id: str, thread_ts: str) -> list[tuple[str, str]]:
+    """Where a conversation may write about the person, and what each holds."""
+    return [
+        (user_prefix(user_id), "your memories: preferences and notes"),
+        (
+            person_records_prefix(user_id),
+            "Orion's records of you: your conversations, how to greet you",
+        ),
+        (session_prefix(thread_ts), "this conversation's summary"),
+    ]
+
+
+async def _kept(store: ObjectStore, folders: list[tuple[str, str]]) -> dict[str, int]:
+    """Every object in `folders`, with its generation (what changed shows by comparing)."""
+    listings = await asyncio.gather(*(store.list(prefix) for prefix, _ in folders))
+    return {info.key: info.generation for listing in listings for info in listing}
 
 
 def new_thread_ts() -> str:
