@@ -37,6 +37,7 @@ COMPOSITION = {
     "shutdown",
     "readiness",
     "memory_commands",
+    "store_problems",
     "terminal_chat",
 }
 # Who may use Slack's SDKs: the listeners, and the HTTP intake in runtime, which checks
