@@ -8,6 +8,7 @@ a conversation starts as the person's own top-level DM, and Orion answers in its
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,8 @@ def test_a_forgotten_name_leaves_the_messages_tabs_prompts_the_next_time_it_open
 def test_stop_keeps_what_was_shown_confirms_in_one_line_and_ends_active(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, slack_ended_the_stream: bool
 ) -> None:
-    claude.reply(LONG_ANSWER, chunk_delay=1.0)  # six pieces, a second apart
+    rest = threading.Event()  # the answer's first words go out; the rest waits for the Stop
+    claude.reply(LONG_ANSWER, held=rest)
     payload = start_conversation(orion, slack, QUESTION)
     thread_ts = payload["event"]["ts"]
     [streaming] = slack.wait_for(
@@ -200,9 +202,11 @@ def test_stop_keeps_what_was_shown_confirms_in_one_line_and_ends_active(
         slack.expire_streams()  # as Slack does with the streams it names in the event
     stop = events.agent_session_stopped(USER, CHANNEL, thread_ts, [streaming.ts])
     assert orion.post_event(stop).status_code == 200
+    # The confirmation, and the answer's stream ended (two calls at once, in either order).
     shown, confirmation = slack.wait_for(
-        lambda: _two(slack.bot_messages(CHANNEL, thread_ts)), what="the stop's confirmation"
+        lambda: _ended(slack.bot_messages(CHANNEL, thread_ts)), what="the stop's confirmation"
     )
+    rest.set()  # Claude would write on: nothing more of it may show
     slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
 
     # What was streamed stays, unfinished, and no longer streaming; one line says so.
@@ -245,6 +249,12 @@ def test_stop_before_the_first_words_is_confirmed_alone(
 
 def _two(messages: list[Message]) -> list[Message] | None:
     return messages if len(messages) == 2 else None
+
+
+def _ended(messages: list[Message]) -> list[Message] | None:
+    """The answer and the confirmation, once the answer no longer streams."""
+    two = _two(messages)
+    return two if two is not None and not two[0].streaming else None
 
 
 def test_a_stop_after_the_answer_still_leaves_the_session_active(

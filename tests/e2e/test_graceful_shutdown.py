@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +151,9 @@ def test_a_restart_mid_answer_cuts_it_off_visibly_and_another_instance_asks_agai
 
         restarting = instance(1)
         with restarting:
-            claude.reply(LONG_ANSWER, chunk_delay=2.0)  # about six pieces, two seconds apart
+            # The first words go out; the rest only after the restart has cut the answer off.
+            rest = threading.Event()
+            claude.reply(LONG_ANSWER, held=rest)
             if agent_view:
                 question_ts = slack.add_user_message(CHANNEL, None, USER, QUESTION)
                 thread_ts = question_ts
@@ -176,6 +179,7 @@ def test_a_restart_mid_answer_cuts_it_off_visibly_and_another_instance_asks_agai
                 assert _post_to(restarting.url, late, "application/json").status_code == 503
             # Gone by itself before Cloud Run's SIGKILL (10 s after SIGTERM).
             exit_code = restarting.wait_exit(timeout=30)
+            rest.set()
         assert exit_code == 0, restarting.log()
         assert json.dumps(log_events.SLACK_TURN_CUT_OFF) in restarting.log()
 

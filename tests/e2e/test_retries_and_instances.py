@@ -4,6 +4,7 @@ one instance or across two."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +166,9 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
             for n in (1, 2)
         )
         with answering, other:
-            claude.reply(LONG_ANSWER, chunk_delay=1.0)  # six pieces, a second apart
+            # The first words go out; the rest waits until the Stop has reached Slack.
+            rest = threading.Event()
+            claude.reply(LONG_ANSWER, held=rest)
             ts = slack.add_user_message(CHANNEL, None, USER, QUESTION)
             payload = events.top_level_dm(USER, CHANNEL, QUESTION, ts=ts)
             assert _post(answering.url, payload).status_code == 200
@@ -178,6 +181,7 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
             stopped = slack.stop_streams(CHANNEL, ts)  # what Slack does on Stop
             stop = events.agent_session_stopped(USER, CHANNEL, ts, stopped)
             assert _post(other.url, stop).status_code == 200
+            rest.set()  # Claude writes on: Slack refuses the next words
             wait_until(
                 lambda: _logged(answering, log_events.SLACK_AGENT_MESSAGE_DONE),
                 30,
@@ -199,7 +203,7 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
         session = slack.session(CHANNEL, ts)
         assert session is not None and session.statuses[-1] == "active"
     # Claude's stream was left before its end, and nothing was learned from the turn.
-    [answer_stream] = claude.stream_ends
+    [answer_stream] = claude.wait_for(lambda: claude.stream_ends, what="the stream's end")
     assert answer_stream.complete is False
     assert len(claude.requests) == 1, "no summary of the stopped turn"
     [turn] = _logged(answering, log_events.SLACK_TURN_STOPPED)

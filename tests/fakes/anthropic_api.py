@@ -49,6 +49,9 @@ from tests.fakes.claude_thinking import ThinkingLedger, ThinkingRefused
 
 T = TypeVar("T")
 
+# The longest a held answer waits for the test to let it go on (a test that forgot to).
+HOLD_LIMIT_S = 120.0
+
 Responder = Callable[[dict[str, Any]], ScriptItem | None]
 
 
@@ -113,8 +116,16 @@ class FakeClaude(HttpFake):
         with self._lock:
             self._script.append(item)
 
-    def reply(self, text: str, *, chunk_delay: float = 0.0, delta_chars: int | None = None) -> None:
-        self.enqueue(script.text(text, chunk_delay=chunk_delay, delta_chars=delta_chars))
+    def reply(
+        self,
+        text: str,
+        *,
+        chunk_delay: float = 0.0,
+        delta_chars: int | None = None,
+        held: threading.Event | None = None,
+    ) -> None:
+        """`held`: streamed, the first words go out and the rest waits until it is set."""
+        self.enqueue(script.text(text, chunk_delay=chunk_delay, delta_chars=delta_chars, held=held))
 
     def reply_tool_use(
         self,
@@ -122,9 +133,11 @@ class FakeClaude(HttpFake):
         input: dict[str, Any],
         text: str | None = None,
         id: str | None = None,
+        waits_for: threading.Event | None = None,
     ) -> str:
-        """Script a `stop_reason: "tool_use"` answer; returns the tool_use id."""
-        item = script.tool_use(name, input, text=text, id=id)
+        """Script a `stop_reason: "tool_use"` answer (given only once `waits_for` is set, if
+        given); returns the tool_use id."""
+        item = script.tool_use(name, input, text=text, id=id, waits_for=waits_for)
         self.enqueue(item)
         return str(item.content[-1]["id"])
 
@@ -306,6 +319,10 @@ class FakeClaude(HttpFake):
         item, delay = self._next(body)
         if delay > 0:
             await asyncio.sleep(delay)
+        if isinstance(item, Reply) and item.waits_for is not None:
+            await asyncio.get_running_loop().run_in_executor(
+                None, item.waits_for.wait, HOLD_LIMIT_S
+            )
         stream = body.get("stream") is True
         if isinstance(item, Reply):
             item = dataclasses.replace(item, content=self.thinking.shape(body, item.content))
@@ -316,7 +333,9 @@ class FakeClaude(HttpFake):
             usage = script.estimate_usage(body, item.content, cached)
             if stream:
                 events = script.render_sse(body, item, usage)
-                return await self._stream(request, events, item.chunk_delay, body=body)
+                return await self._stream(
+                    request, events, item.chunk_delay, body=body, held=item.held
+                )
             return web.json_response(script.render_json(body, item, usage), headers=self._headers())
         if isinstance(item, Failure):
             extra = {} if item.retry_after is None else {"retry-after": str(item.retry_after)}
@@ -351,6 +370,7 @@ class FakeClaude(HttpFake):
         chunk_delay: float,
         drop: bool = False,
         body: dict[str, Any] | None = None,
+        held: threading.Event | None = None,
     ) -> web.StreamResponse:
         headers = {
             **self._headers(),
@@ -369,6 +389,9 @@ class FakeClaude(HttpFake):
                     with self._lock:
                         self._first_texts.append(FirstText(time.monotonic(), body or {}))
                 await response.write(event.encode())
+                if held is not None and text_sent:
+                    await asyncio.get_running_loop().run_in_executor(None, held.wait, HOLD_LIMIT_S)
+                    held = None
                 if chunk_delay and event.name == "content_block_delta":
                     await asyncio.sleep(chunk_delay)
             if drop:
