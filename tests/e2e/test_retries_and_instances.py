@@ -168,7 +168,7 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
         with answering, other:
             # The first words go out; the rest waits until the Stop has reached Slack.
             rest = threading.Event()
-            claude.reply(LONG_ANSWER, held=rest)
+            claude.reply(LONG_ANSWER, held=rest, chunk_delay=1.0)  # then a piece a second
             ts = slack.add_user_message(CHANNEL, None, USER, QUESTION)
             payload = events.top_level_dm(USER, CHANNEL, QUESTION, ts=ts)
             assert _post(answering.url, payload).status_code == 200
