@@ -149,9 +149,12 @@ async def _conversation(
         )
     if whose(record, user_id) is False:
         return None
+    summary = parse_summary(stored.content) if stored is not None else None
     # The index entry is rewritten once a day (session_index.IndexedToday): its time may be
     # the day's first turn. The summary and the transcript say when it was last used.
-    moments = [entry.updated, *([stored.updated] if stored is not None else [])]
+    moments = [entry.updated]
+    if summary is not None and summary.updated is not None:
+        moments.append(summary.updated)
     if record is not None and record.messages:
         moments.append(record.messages[-1].at)
     return Conversation(
@@ -159,5 +162,5 @@ async def _conversation(
         channel=entry.channel,
         title=entry.title,
         updated=max(moments),
-        summary=parse_summary(stored.content).body if stored is not None else None,
+        summary=summary.body if summary is not None else None,
     )

@@ -4,7 +4,7 @@ for "what do you remember about me?" and "forget that"."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from anthropic.tools import ToolError
@@ -70,15 +70,16 @@ async def test_the_inventory_lists_every_kind_with_when_and_where(store: ObjectS
 async def test_a_conversations_last_time_is_its_last_turn_not_the_days_first(
     store: ObjectStore,
 ) -> None:
-    await _seed(store)  # indexed at LEARNED; its summary was written since, by a later turn
-    summary = await store.read(session_context_key(THREAD))
-    assert summary is not None and summary.updated > LEARNED
+    await _seed(store)  # indexed at LEARNED, the day's first turn (rewritten once a day)
+    later = LEARNED + timedelta(hours=3)  # the summary of a later turn that day
+    summary = SessionSummary("Q3 budget review", "And the hotels.", user_id=USER, updated=later)
+    await store.write(session_context_key(THREAD), render_summary(summary))
 
     inventory = await take_inventory(store, USER)
 
     [conversation] = inventory.conversations
-    assert conversation.updated == summary.updated
-    assert f"last {format_time(summary.updated)}" in render_memory(inventory, full=False)
+    assert conversation.updated == later
+    assert f"last {format_time(later)}" in render_memory(inventory, full=False)
 
 
 async def test_a_listed_thread_whose_record_names_someone_else_is_not_shown(
