@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+from typing import NoReturn
 
 from app.config import (
     EXIT_PROBLEM,
@@ -176,6 +178,7 @@ def run(settings: Settings, mode: RunMode) -> int:
     What stops Orion before it serves is said in one report, never a traceback."""
     import uvloop
 
+    from app.runtime.port import PortUnavailable
     from app.slack.web_client import BotTokenRefused, SlackUnreachable
     from app.socket_mode import AppTokenRefused
 
@@ -191,6 +194,7 @@ def run(settings: Settings, mode: RunMode) -> int:
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
             runner.run(serving)
+            _leave_at_once()
     except BotTokenRefused as exc:
         log.error("orion.bot_token_refused", error=exc.error)
         refused = (
@@ -209,7 +213,26 @@ def run(settings: Settings, mode: RunMode) -> int:
         log.error("orion.slack_unreachable", error=str(exc), exc_info=exc)
         unreachable = f"Slack's Web API at {settings.slack_api_url} did not answer ({exc})"
         return _cannot_start(unreachable, EXIT_UNAVAILABLE)
+    except PortUnavailable as exc:
+        log.error("orion.port_unavailable", port=exc.port, reason=exc.reason)
+        taken = (
+            f"PORT: {exc.port} is {exc.reason} (another Orion, or another program, "
+            "listens on it): stop that, or set PORT to a free port"
+            if exc.in_use
+            else f"PORT: {exc.port} cannot be used ({exc.reason}): set PORT to another port"
+        )
+        return _cannot_start(taken, EXIT_PROBLEM)
     return 0
+
+
+def _leave_at_once() -> NoReturn:
+    """After a clean drain (app/shutdown.py), exit 0 now: what Python's teardown would do
+    next (close the loop, join storage threads still finishing requests a budget gave up
+    on, free every module) took seconds of CPU on a busy machine, past the stop deadline
+    (app/runtime/stop_signals.py), turning a clean stop into exit 1."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _cannot_start(problem: str, code: int) -> int:

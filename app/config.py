@@ -100,6 +100,15 @@ class _FromEnvironment(BaseSettings):
         env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
     )
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_blank(cls, value: object) -> object:
+        # `KEY=   ` is no more a value than `KEY=`, but is not ignored as empty: a key of
+        # spaces would otherwise pass start-up and fail every request.
+        if isinstance(value, str) and value and not value.strip():
+            raise ValueError("only whitespace, not a value")
+        return value
+
     @field_validator("*", mode="after")
     @classmethod
     def _not_the_example_value(cls, value: object) -> object:
@@ -117,6 +126,10 @@ class _FromEnvironment(BaseSettings):
             for v in values
             if isinstance(v, SecretStr) and v.get_secret_value()
         ]
+
+
+# Cloud Storage's bucket names (dotted names may be longer, up to 222 characters).
+_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
 
 
 class StorageSettings(_FromEnvironment):
@@ -140,6 +153,26 @@ class StorageSettings(_FromEnvironment):
     # every conversation on the instance, may be when a conversation uses it
     # (app/memory/shared_context.py): an operator's edit shows within this bound.
     memory_global_context_max_age_s: float = Field(default=10.0, ge=0, le=3600)
+
+    @field_validator("gcs_memories_bucket")
+    @classmethod
+    def _bucket_name(cls, value: str | None) -> str | None:
+        """The bucket's name; a `gs://` prefix (as the console and gcloud show it) is
+        accepted and dropped, a folder inside a bucket refused."""
+        if value is None:
+            return None
+        name = value.strip().removeprefix("gs://").rstrip("/")
+        if "/" in name:
+            raise ValueError(
+                "names a folder inside a bucket: give the bucket alone (Orion keeps its "
+                "own folders in it)"
+            )
+        if not _BUCKET_NAME.fullmatch(name):
+            raise ValueError(
+                "not a Cloud Storage bucket name (3 to 63 lowercase letters, digits, "
+                "dashes, underscores and dots, starting and ending with a letter or digit)"
+            )
+        return name
 
     def store_location(self) -> str:
         """The store, as an operator must see it to know what they act on: the bucket, or
@@ -381,8 +414,8 @@ _SLACK_TOKENS = {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}
 # After the problems, when a Slack token is among them: the way in without a Slack app,
 # and which token picks which mode.
 NO_SLACK_APP_ADVICE = (
-    "No Slack app yet? `orion chat` talks to Orion in this terminal; it needs only "
-    "ANTHROPIC_API_KEY.\n"
+    "No Slack app yet? `scripts/uv run orion chat` talks to Orion in this terminal; it "
+    "needs only ANTHROPIC_API_KEY.\n"
     "For Slack, SLACK_APP_TOKEN (xapp-…) selects Socket Mode, for local development: it "
     "needs\nSLACK_BOT_TOKEN and SLACK_APP_TOKEN, no SLACK_SIGNING_SECRET or public URL. "
     "Without it,\nOrion serves HTTP: SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET "
@@ -439,7 +472,10 @@ def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
 
 
 def _config_error(problems: list[str]) -> ConfigError:
-    slack = any(problem.split(":", 1)[0] in _SLACK_TOKENS for problem in problems)
+    # Only for a token not there at all: one there but mistyped says someone has an app.
+    slack = any(
+        problem.split(":", 1)[0] in _SLACK_TOKENS and ": missing" in problem for problem in problems
+    )
     # Not for distribution mode, which has tokens of its own (docs/distribution.md).
     distribution = _provided("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET")
     return ConfigError(problems, advice=NO_SLACK_APP_ADVICE if slack and not distribution else None)

@@ -3,10 +3,11 @@ the process answers) and `GET /readyz` (readiness: whether Orion can do its job 
 not, why; app/readiness.py). In distribution mode also `GET /slack/install` and
 `GET /slack/oauth_redirect`, Bolt's OAuth flow (app/slack/oauth/flow.py).
 
-`serve_http` builds everything an answer needs (app/services.py, the Bolt app, Slack's
-word on the bot token) before the server listens: until then a connection is refused,
-and Cloud Run's startup probe keeps traffic away. Every event it acknowledges, it can
-answer.
+`serve_http` takes `$PORT` first (bound, not listening: a port another program holds
+stops Orion at once, with one line, before anything says it is serving), then builds
+everything an answer needs (app/services.py, the Bolt app, Slack's word on the bot token)
+before the server listens: until then a connection is refused, and Cloud Run's startup
+probe keeps traffic away. Every event it acknowledges, it can answer.
 
 Every request to `/slack/events` is taken in the same way, whatever it turns out to be:
 signature headers checked (401) and the declared size (413) before the body is read; the
@@ -40,6 +41,7 @@ from app.observability.logging import get_logger
 from app.readiness import readiness
 from app.runtime.capped_body import BodyTooLarge, read_within_cap
 from app.runtime.in_flight import in_flight
+from app.runtime.port import take_port
 from app.runtime.slack_payload import MalformedPayload, parse_payload
 from app.runtime.slack_signature import SlackSignature
 from app.runtime.stop_signals import StopSignals
@@ -174,11 +176,17 @@ def _unread_refusal(reason: str, status_code: int) -> Response:
 
 
 async def serve_http(settings: Settings) -> None:
-    """Build everything, then listen on $PORT until SIGTERM or Ctrl-C, then drain.
-    Raises what the build raises (app/cli.py reports it) before anything listens."""
-    server = await prepare_http(settings)
+    """Take $PORT, build everything, then listen until SIGTERM or Ctrl-C, then drain.
+    Raises `PortUnavailable` (app/runtime/port.py), or what the build raises (app/cli.py
+    reports them), before anything listens."""
+    claimed = take_port(HOST, settings.port)
+    try:
+        server = await prepare_http(settings)
+    except BaseException:
+        claimed.close()
+        raise
     log.info("orion.serving", port=settings.port)
-    await server.serve()
+    await server.serve(sockets=[claimed])
 
 
 async def prepare_http(settings: Settings) -> HttpServer:

@@ -46,8 +46,15 @@ from app.observability.logging import get_logger
 from app.observability.setup import log_to_file
 from app.services import build_storage
 from app.storage.owner_only_files import replace_file
-from app.storage.store import ObjectStore, StoreError
+from app.storage.store import (
+    AccessDenied,
+    BucketNotFound,
+    NoCredentials,
+    ObjectStore,
+    StoreError,
+)
 from app.storage.team_scope import InvalidTenant, Tenant, bound_tenant
+from app.store_problems import store_problem
 
 log = get_logger(__name__)
 
@@ -55,7 +62,8 @@ log = get_logger(__name__)
 WHO = "orion memory cannot run"
 LOG_FILE = Path(".orion/memory.log")
 
-# Exit codes, so that a script can tell what happened.
+# Exit codes, so that a script can tell what happened (also app/store_problems.py: 2 for a
+# bucket that does not exist, no credentials or no access; 69 when storage did not answer).
 DONE = 0
 NOT_CONFIRMED = 1
 # A bad user id or --dm, a store that is not there, an export file that can't be written
@@ -151,7 +159,24 @@ async def _run(
     """`details`: where the log lines are, for a message that points there."""
     store = build_storage(settings).store
     try:
-        if not settings.keys_per_team and await store.list(INSTALLATIONS_PREFIX):
+        # The first request says whether the bucket can be used at all (nothing is done
+        # before it): no credentials, no such bucket, not allowed, no answer.
+        await store.connect()
+        # (A distribution deployment's store is checked by the command's own first read.)
+        installations = [] if settings.keys_per_team else await store.list(INSTALLATIONS_PREFIX)
+    except StoreError as exc:
+        await store.close()
+        log.error("memory.command.store_unusable", action=args.action, exc_info=exc)
+        problem, code = store_problem(settings, exc) or (
+            f"{_store_variable(settings)}: the store {settings.store_location()} failed "
+            f"({type(exc).__name__}; {details}) before anything was read; run the command "
+            "again",
+            STORE_FAILED,
+        )
+        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
+        return code
+    try:
+        if installations:
             # A distribution deployment's store, reached with single-workspace settings:
             # every person's objects are under a workspace's keys, so this would read
             # (and report) nothing.
@@ -169,6 +194,10 @@ async def _run(
         return await _forget(settings, store, args, user_id, out, ask, details)
     except StoreError as exc:
         log.error("memory.command.store_failed", action=args.action, exc_info=exc)
+        if isinstance(exc, BucketNotFound | NoCredentials | AccessDenied):
+            problem, code = store_problem(settings, exc) or ("", STORE_FAILED)
+            print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
+            return code  # nothing could be read or deleted
         problem = (
             f"{_store_variable(settings)}: the store {settings.store_location()} failed "
             f"({type(exc).__name__}; {details}), so the {args.action} may be partly done; "
@@ -240,7 +269,7 @@ async def _forget(
     code = DONE if report.total or args.allow_empty else NOTHING_FOUND
     if report.total:
         kinds = ", ".join(f"{kind}: {n}" for kind, n in sorted(report.deleted.items()))
-        out.write(f"Deleted {report.total} objects ({kinds}).\n")
+        out.write(f"Deleted {_count(report.total, 'object')} ({kinds}).\n")
     else:
         out.write(f"Found nothing of {user_id} in {settings.store_location()}: nothing deleted.\n")
     if settings.tracing_enabled:
@@ -268,4 +297,8 @@ async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None
 def _langfuse_outcome(deleted: int | None, details: str) -> str:
     if deleted is None:
         return f"Langfuse traces were NOT deleted: Langfuse could not be reached ({details}).\n"
-    return f"Deleted {deleted} Langfuse traces.\n"
+    return f"Deleted {_count(deleted, 'Langfuse trace')}.\n"
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"

@@ -10,7 +10,8 @@ answers `/readyz` at all has passed those. What can still change:
   An unreachable bucket makes Orion *degraded*, not unready: it still greets and answers,
   without memories (docs/architecture.md), as every other instance does meanwhile;
   failing readiness would only stop Cloud Run from starting the instances a burst needs.
-  `/readyz` stays 200 and says so (`degraded`, with the reason).
+  `/readyz` stays 200 and says so (`degraded`, with the reason: unreachable, no bucket
+  by that name, or no credentials).
 
 `/healthz` only says the process answers HTTP (Cloud Run's liveness probe: a storage
 outage must not get healthy instances restarted). Both read state already in memory: no
@@ -83,7 +84,16 @@ def _storage_check(provider: ServiceProvider) -> Check:
             reason = f"storage: the memory directory (MEMORY_DIR) {problem}"
             return Check(False, "unusable", reason, details)
         return Check(True, "ready", details=details)
+    from app.storage.store import BucketNotFound, NoCredentials
+
     details = {"backend": "gcs", "breaker": "closed" if store.available else "open"}
+    outage = store.outage
+    if isinstance(outage, BucketNotFound):
+        reason = "storage: the bucket GCS_MEMORIES_BUCKET names does not exist"
+        return Check(False, "bucket_missing", reason, details, required=False)
+    if isinstance(outage, NoCredentials):
+        reason = "storage: no Google credentials found for the bucket"
+        return Check(False, "no_credentials", reason, details, required=False)
     if not store.available:
         reason = "storage: unreachable (circuit breaker open until a probe sees it answer)"
         return Check(False, "unreachable", reason, details, required=False)

@@ -223,8 +223,8 @@ async def _connect(store: ObjectStore) -> None:
 
 
 async def _ask_store(store: ObjectStore) -> None:
-    """One cheap read: if the store does not answer, its breaker opens now, before any
-    person is affected, and readiness says so."""
+    """One cheap listing: if the store does not answer (or its bucket does not exist),
+    its breaker opens now, before any person is affected, and readiness says so."""
     from app.storage.breaker import PROBE_KEY, PROBE_TIMEOUT_S, StoreOffline
     from app.storage.deadline import storage_deadline
     from app.storage.store import StoreUnreachable
@@ -232,7 +232,7 @@ async def _ask_store(store: ObjectStore) -> None:
     try:
         with storage_deadline(PROBE_TIMEOUT_S):
             async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
-                await store.read(PROBE_KEY)
+                await store.list(PROBE_KEY)
     except (StoreUnreachable, StoreOffline):
         pass  # the breaker is open, has said so (store.unavailable), and probes on
     except Exception as exc:

@@ -5,9 +5,11 @@ it takes the bot token; only then does Orion connect, so it takes no event it co
 answer. Orion asks Slack for the WebSocket URL itself (`apps.connections.open`) before
 handing it to Bolt's handler: the SDK's own connect loop retries every failure every 10
 seconds, forever, a refused app token included. A token Slack refuses stops Orion with one
-line instead (`AppTokenRefused`); a Slack that cannot be reached is retried, with
-back-off, until it answers or Orion is asked to stop. Stopping disconnects first (no new
-event), then drains as HTTP mode does (app/shutdown.py).
+line instead (`AppTokenRefused`, exit 2), and so does a Slack that cannot be reached at
+all (`SlackUnreachable`, exit 69), as in HTTP mode; a Slack that answers with a passing
+error (rate limited, an internal error) is asked again, with back-off, until it gives a
+URL or Orion is asked to stop. Stopping disconnects first (no new event), then drains as
+HTTP mode does (app/shutdown.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.config import RunMode, Settings
@@ -28,7 +30,12 @@ from app.services import start_services
 from app.shutdown import Stopping
 from app.slack.app import build_bolt_app
 from app.slack.conversation.running_turns import RunningTurns
-from app.slack.web_client import check_bot_token, close_connection_pool, share_connection_pool
+from app.slack.web_client import (
+    SlackUnreachable,
+    check_bot_token,
+    close_connection_pool,
+    share_connection_pool,
+)
 
 log = get_logger(__name__)
 
@@ -102,24 +109,22 @@ async def _connect(client: AsyncWebClient, app_token: str) -> str:
 
 async def _connection_url(client: AsyncWebClient, app_token: str) -> str:
     """A WebSocket URL from `apps.connections.open`, asking again (with back-off) while
-    Slack cannot be reached or answers with a server-side error."""
+    Slack answers with a passing error. Raises `AppTokenRefused` when Slack refuses the
+    token, `SlackUnreachable` when it cannot be asked (after the client's own retries)."""
     delay = _FIRST_RETRY_S
     while True:
         try:
             response = await client.apps_connections_open(app_token=app_token)
             return str(response["url"])
         except SlackApiError as exc:
-            error = str(exc.response.get("error") or f"HTTP {exc.response.status_code}")
+            if exc.response.status_code != 200:
+                raise SlackUnreachable(f"HTTP {exc.response.status_code}") from exc
+            error = str(exc.response.get("error"))
             if error not in _TRANSIENT_ERRORS:
                 raise AppTokenRefused(error) from None
             log.warning("orion.socket_mode.url_failed", error=error, retry_in_s=delay, exc_info=exc)
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            log.warning(
-                "orion.socket_mode.url_failed",
-                error=type(exc).__name__,
-                retry_in_s=delay,
-                exc_info=exc,
-            )
+        except (SlackClientError, aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise SlackUnreachable(type(exc).__name__) from exc
         await asyncio.sleep(delay)
         delay = min(delay * 2, _MAX_RETRY_S)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.fakes._waiting import wait_until
+from tests.fakes._waiting import PATIENCE_S, PROCESS_PATIENCE_S, wait_until
 from tests.orion_server import ANTHROPIC_KEY, BOT_TOKEN, SIGNING_SECRET
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,7 +35,7 @@ def run_orion_command(
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=90,
+        timeout=PROCESS_PATIENCE_S,
     )
 
 
@@ -65,10 +65,10 @@ def start_ready(script: str, *args: str) -> subprocess.Popen[str]:
 
 
 def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
-    """Wait (at most a minute) for a process started with its output piped; its exit code
+    """Wait (at most PROCESS_PATIENCE_S) for a process started with its output piped; its exit code
     and output. Killed if it is still there."""
     try:
-        output, _ = process.communicate(timeout=60)
+        output, _ = process.communicate(timeout=PROCESS_PATIENCE_S)
     finally:
         process.kill()
     return process.returncode, output
@@ -129,7 +129,7 @@ class OrionProcess:
             )
         return spawned
 
-    def wait_healthy(self, timeout: float = 30.0) -> float:
+    def wait_healthy(self, timeout: float = PROCESS_PATIENCE_S) -> float:
         """Poll /healthz; returns the monotonic time of the first 200."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -143,7 +143,7 @@ class OrionProcess:
             time.sleep(0.005)
         raise TimeoutError(f"Orion not healthy after {timeout}s: {self.log()}")
 
-    def stop(self, timeout: float = 15.0, *, sig: int = signal.SIGTERM) -> int:
+    def stop(self, timeout: float = PATIENCE_S, *, sig: int = signal.SIGTERM) -> int:
         """SIGTERM, as Cloud Run does (or `sig`: SIGINT is Ctrl-C); returns the exit code,
         or raises if the process is still there after `timeout`."""
         if self.process is None:
@@ -171,7 +171,7 @@ class OrionProcess:
         assert self.process is not None
         self.process.send_signal(sig)
 
-    def wait_logged(self, event: str, timeout: float = 30.0) -> None:
+    def wait_logged(self, event: str, timeout: float = PROCESS_PATIENCE_S) -> None:
         """Wait for a JSON log line whose message is `event`."""
         wait_until(lambda: f'"message": "{event}"' in self.log(), timeout, event)
 

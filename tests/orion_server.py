@@ -27,8 +27,9 @@ from app.runtime.in_flight import in_flight
 from app.services import ServiceProvider, build_services, build_storage
 from app.slack.app import build_bolt_app
 from app.slack.conversation.running_turns import RunningTurns
+from app.storage.store import StoreUnreachable
 from tests import log_events
-from tests.fakes._waiting import wait_until
+from tests.fakes._waiting import PATIENCE_S, wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_events import sign
@@ -71,9 +72,11 @@ def orion_servers(
 class OrionServer:
     def __init__(self, settings: Settings, *, started_as_deployed: bool = False) -> None:
         """Orion's HTTP app on its own thread and loop. By default over services built up
-        front (tests measure behaviour, not how long the stack takes to import on a busy
-        machine); `started_as_deployed`: started as `orion serve` starts, on that loop —
-        the store connected and asked, the bot token checked — before it listens."""
+        front and a store connected before it listens, as `orion serve` connects it
+        (tests measure behaviour, not how long the stack takes to import on a busy
+        machine: a first event that had to wait for the storage client would spend its
+        budgets on that); `started_as_deployed`: started as `orion serve` starts, on that
+        loop — the store connected and asked, the bot token checked — before it listens."""
         self.settings = settings
         # As `orion` does at start-up; JSON lines are kept so tests can read every log line.
         self.log_stream = io.StringIO()
@@ -93,16 +96,14 @@ class OrionServer:
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
         self._failed: BaseException | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self.http = httpx.Client(base_url=self.url, timeout=10)
+        self.http = httpx.Client(base_url=self.url, timeout=PATIENCE_S)
 
     def _run(self) -> None:
         async def serve() -> None:
             if self._server is None:
                 self._server = await prepare_http(self.settings)
             else:
-                # Built up front, the store's client too: a first event's storage budget is
-                # not spent connecting (`started_as_deployed` connects as `orion serve` does).
-                with contextlib.suppress(Exception):  # the first operation reports it
+                with contextlib.suppress(StoreUnreachable):  # then its breaker is open
                     await self._server.provider.storage.store.connect()
             # uvicorn installs no signal handlers off the main thread: the test stops it.
             await self._server.serve(sockets=[self._socket])
@@ -150,7 +151,7 @@ class OrionServer:
         """The log lines with this message (event name), in order."""
         return [line for line in self.log_lines() if line["message"] == message]
 
-    def wait_logged(self, message: str, timeout: float = 10.0) -> list[dict[str, Any]]:
+    def wait_logged(self, message: str, timeout: float = PATIENCE_S) -> list[dict[str, Any]]:
         """The log lines with this message, once there is at least one."""
         return wait_until(lambda: self.logged(message), timeout, f"the log line {message}")
 
@@ -171,7 +172,7 @@ class OrionServer:
         ]
 
     def wait_handled(
-        self, event_id: str, deliveries: int = 1, timeout: float = 10.0
+        self, event_id: str, deliveries: int = 1, timeout: float = PATIENCE_S
     ) -> list[dict[str, Any]]:
         """The end lines of this event, once `deliveries` deliveries of it have ended."""
 
@@ -185,7 +186,7 @@ class OrionServer:
             lambda: f"{deliveries} handled deliveries of {event_id}, not {self.handled(event_id)}",
         )
 
-    def wait_idle(self, timeout: float = 10.0) -> None:
+    def wait_idle(self, timeout: float = PATIENCE_S) -> None:
         """Wait until nothing Orion was given is still running: no listener, no background
         work (memory hooks).
 

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests.fakes._waiting import PROCESS_PATIENCE_S
 from tests.orion_process import REPO
 
 # x86-64 system call numbers: read, poll, select, pselect6, ppoll.
@@ -58,7 +59,7 @@ class Terminal:
         self._unfinished = ""  # an escape sequence split between two reads
         self._read_to = 0  # how far `expect` has read `screen`
 
-    def type(self, text: str | bytes, timeout: float = 60.0) -> None:
+    def type(self, text: str | bytes, timeout: float = PROCESS_PATIENCE_S) -> None:
         """Type `text` (reading what the command echoes meanwhile: a long paste fills the
         terminal's buffers both ways)."""
         data = text.encode() if isinstance(text, str) else text
@@ -84,7 +85,7 @@ class Terminal:
             self._wait_for_keys()
         self.type(b"\x03")
 
-    def _wait_for_keys(self, timeout: float = 30.0) -> None:
+    def _wait_for_keys(self, timeout: float = PROCESS_PATIENCE_S) -> None:
         """Wait until the command's main thread is blocked waiting for input, as it is
         when a person at the terminal looks at its prompt. CPython's readline loop checks
         for signals only when its select() is interrupted: a SIGINT that lands in the
@@ -107,7 +108,7 @@ class Terminal:
     def ctrl_d(self) -> None:
         self.type(b"\x04")
 
-    def expect(self, text: str, timeout: float = 60.0) -> str:
+    def expect(self, text: str, timeout: float = PROCESS_PATIENCE_S) -> str:
         """Wait until `text` appears after what earlier calls found; returns the screen
         from there up to and including it."""
         deadline = time.monotonic() + timeout
@@ -120,7 +121,7 @@ class Terminal:
             if time.monotonic() > deadline or not self._read(deadline):
                 raise AssertionError(f"{text!r} never appeared; the screen:\n{self.screen}")
 
-    def wait(self, timeout: float = 60.0) -> int:
+    def wait(self, timeout: float = PROCESS_PATIENCE_S) -> int:
         """The exit code, once the command has ended (reading what it still wrote);
         raises if it is still running after `timeout`."""
         deadline = time.monotonic() + timeout

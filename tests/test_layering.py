@@ -38,6 +38,7 @@ COMPOSITION = {
     "readiness",
     "memory_commands",
     "migrate_command",
+    "store_problems",
     "terminal_chat",
 }
 # Who may use Slack's SDKs: the listeners, and the HTTP intake in runtime, which checks

@@ -14,7 +14,7 @@ from tests import log_events
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
 from tests.layout import conversation, profile
-from tests.orion_process import run_orion_command
+from tests.orion_process import free_port, run_orion_command
 
 USER, OTHER = "U0MEMCLI", "U0KEEPME"
 DM = "D0MEMCLI"
@@ -284,7 +284,7 @@ def test_with_a_bucket_the_commands_name_it_and_need_only_its_settings(
     done = _storage_only(tmp_path, "forget", USER, "--yes", **bucket)
     assert done.returncode == 0, done.stderr
     assert (
-        f"Memory store: gs://{gcs_bucket}\n" in done.stdout and "Deleted 1 objects" in done.stdout
+        f"Memory store: gs://{gcs_bucket}\n" in done.stdout and "Deleted 1 object (" in done.stdout
     )
     assert gcs_emulator.read(gcs_bucket, preferences_key(USER)) is None
 
@@ -293,6 +293,33 @@ def test_with_a_bucket_the_commands_name_it_and_need_only_its_settings(
     assert result.returncode != 0
     assert f"gs://{gcs_bucket}-missing" in result.stdout + result.stderr
     assert "Deleted" not in result.stdout
+
+
+@pytest.mark.parametrize("trouble", ["no such bucket", "no credentials", "no answer"])
+def test_a_bucket_that_cannot_be_used_is_one_line_saying_why_and_what_to_do(
+    tmp_path: Path, gcs_emulator: GcsEmulator, gcs_bucket: str, trouble: str
+) -> None:
+    name = f"{gcs_bucket}-misspelt" if trouble == "no such bucket" else gcs_bucket
+    env = {"GCS_MEMORIES_BUCKET": f"gs://{name}", **gcs_emulator.env()}  # gs://: as copied
+    if trouble == "no credentials":
+        # As on a laptop without `gcloud auth application-default login` (and not on GCE).
+        del env["STORAGE_EMULATOR_HOST"]
+        env["NO_GCE_CHECK"] = "true"
+    elif trouble == "no answer":
+        env["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{free_port()}"
+
+    result = _storage_only(tmp_path, "forget", USER, "--yes", **env)
+
+    expected = {
+        "no such bucket": (2, f"GCS_MEMORIES_BUCKET: no bucket gs://{name} (misspelt, or not"),
+        "no credentials": (2, "GCS_MEMORIES_BUCKET: no Google credentials on this machine"),
+        "no answer": (69, f"GCS_MEMORIES_BUCKET: Cloud Storage did not answer for gs://{name}"),
+    }[trouble]
+    shown = [line for line in result.stderr.splitlines() if line]
+    assert result.returncode == expected[0], result.stderr
+    assert len(shown) == 1 and shown[0].startswith(f"orion memory cannot run — {expected[1]}")
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "Deleted" not in result.stdout and "gs://gs://" not in result.stdout
 
 
 def test_an_export_that_cannot_be_written_says_where(tmp_path: Path, memories: Path) -> None:

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from app.config import NO_SLACK_APP_ADVICE, ConfigError, RunMode, Settings, load_settings
+from app.config import (
+    NO_SLACK_APP_ADVICE,
+    ConfigError,
+    RunMode,
+    Settings,
+    StorageSettings,
+    load_settings,
+    read_settings,
+)
+from tests import log_events
 from tests.orion_process import REPO, copied_env_example, run_orion_command
 
 SECRET = "xoxp-this-is-a-very-secret-user-token"
@@ -36,7 +46,8 @@ def test_without_slack_tokens_the_message_offers_the_chat_and_socket_mode(
     problems, _, advice = result.stderr.partition("\n\n")
     assert problems.startswith("Orion cannot start; fix these")
     assert advice == NO_SLACK_APP_ADVICE + "\n"
-    assert "`orion chat`" in advice and "needs only ANTHROPIC_API_KEY" in advice
+    assert "`scripts/uv run orion chat`" in advice, "the command as it runs from a clone"
+    assert "needs only ANTHROPIC_API_KEY" in advice
     assert "SLACK_APP_TOKEN (xapp-…) selects Socket Mode" in advice
 
 
@@ -63,6 +74,97 @@ def test_an_empty_anthropic_key_is_missing_not_set(tmp_path: Path, where: str) -
     assert result.stderr == "Orion cannot start — ANTHROPIC_API_KEY: missing (required); " + (
         "see .env.example\n"
     )
+
+
+@pytest.mark.parametrize("where", ["the environment", ".env"])
+def test_a_key_of_spaces_is_invalid_at_start(tmp_path: Path, where: str) -> None:
+    # Not empty, so not ignored as empty: it would pass and fail every request to Claude.
+    env = {"SLACK_BOT_TOKEN": "xoxb-1-test", "SLACK_SIGNING_SECRET": "start-up-test-secret"}
+    if where == ".env":
+        (tmp_path / ".env").write_text('ANTHROPIC_API_KEY="   "\n')  # unquoted: empty
+    else:
+        env["ANTHROPIC_API_KEY"] = "   "
+
+    result = _run_orion(tmp_path, "serve", **env)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        "Orion cannot start — ANTHROPIC_API_KEY: only whitespace, not a value; see .env.example\n"
+    )
+
+
+def test_a_mistyped_slack_token_gets_no_advice_for_those_without_an_app(
+    tmp_path: Path,
+) -> None:
+    result = _run_orion(
+        tmp_path,
+        "serve",
+        SLACK_BOT_TOKEN="xoxp-a-user-token-pasted-instead",
+        SLACK_SIGNING_SECRET="start-up-test-secret",
+        ANTHROPIC_API_KEY="sk-ant-test",
+    )
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        "Orion cannot start — SLACK_BOT_TOKEN: must be a bot token starting with xoxb-; "
+        "see .env.example\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "bucket"),
+    [
+        ("orion-memories", "orion-memories"),
+        ("gs://orion-memories", "orion-memories"),
+        ("gs://orion-memories/", "orion-memories"),
+    ],
+)
+def test_a_bucket_is_named_with_or_without_gs(given: str, bucket: str) -> None:
+    # As the console and gcloud show it: gs://NAME. Never gs://gs://NAME.
+    settings = read_settings(StorageSettings, _env_file=None, gcs_memories_bucket=given)
+    assert settings.gcs_memories_bucket == bucket
+    assert settings.store_location() == f"gs://{bucket}"
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ("gs://orion-memories/people", "names a folder inside a bucket"),
+        ("Orion_Memories", "not a Cloud Storage bucket name"),
+    ],
+)
+def test_a_bucket_that_cannot_be_one_is_refused_at_start(given: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        read_settings(StorageSettings, _env_file=None, gcs_memories_bucket=given)
+    [line] = refused.value.problems
+    assert line.startswith(f"GCS_MEMORIES_BUCKET: {problem}")
+
+
+def test_a_port_in_use_stops_serve_in_one_line_before_it_says_it_serves(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = _run_orion(
+            tmp_path,
+            "serve",
+            SLACK_BOT_TOKEN="xoxb-1-test",
+            SLACK_SIGNING_SECRET="start-up-test-secret",
+            ANTHROPIC_API_KEY="sk-ant-test",
+            PORT=str(port),
+            MEMORY_DIR=str(tmp_path / "memories"),
+        )
+
+    assert result.returncode == 2
+    shown = [line for line in result.stderr.splitlines() if not line.startswith("{")]
+    assert shown == [
+        f"Orion cannot start — PORT: {port} is in use (another Orion, or another program, "
+        "listens on it): stop that, or set PORT to a free port"
+    ]
+    assert "Traceback" not in result.stdout + result.stderr
+    assert log_events.ORION_SERVING not in result.stdout + result.stderr
 
 
 def test_socket_mode_requires_the_app_token(tmp_path: Path) -> None:

@@ -24,8 +24,10 @@ import pytest
 from app.agent.errors import BUSY, OVERLOADED
 from app.learning import undo
 from app.learning.welcome import Welcome
+from app.memory.scopes import is_thread_ts, session_prefix
 from app.slack.conversation.greeting import GENERIC_GREETING
-from app.terminal_chat.console import COMMANDS, NOTHING_TO_UNDO, STOPPED, UNDO_HINT
+from app.terminal_chat.console import COMMANDS, NOTHING_TO_UNDO, ORION, STOPPED, UNDO_HINT
+from app.terminal_chat.conversation import new_thread_ts
 from app.terminal_chat.line_input import CONTINUATION, LineReader
 from tests import log_events
 from tests.e2e.memory_bucket import Bucket
@@ -520,4 +522,45 @@ def test_an_overloaded_claude_is_worded_as_such_and_the_chat_goes_on(
     assert result.returncode == 0, result.stderr
     overloaded, limited = result.stdout.index(OVERLOADED), result.stdout.index(BUSY)
     assert overloaded < limited < result.stdout.index("Back now.")
+    # Each in the answer's place, not under an empty answer.
+    assert f"{ORION}{OVERLOADED}" in result.stdout and f"{ORION}{BUSY}" in result.stdout
     assert "529" not in result.stdout and "overloaded_error" not in result.stdout
+
+
+@pytest.mark.parametrize("trouble", ["no such bucket", "no credentials", "no answer"])
+def test_a_bucket_that_cannot_be_used_stops_the_chat_in_one_line(
+    tmp_path: Path, claude: FakeClaude, gcs_emulator: GcsEmulator, gcs_bucket: str, trouble: str
+) -> None:
+    name = f"{gcs_bucket}-misspelt" if trouble == "no such bucket" else gcs_bucket
+    env = {"GCS_MEMORIES_BUCKET": name, **gcs_emulator.env()}
+    if trouble == "no credentials":
+        del env["STORAGE_EMULATOR_HOST"]  # a laptop without application-default credentials
+        env["NO_GCE_CHECK"] = "true"
+    elif trouble == "no answer":
+        env["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{free_port()}"
+
+    result = _chat(tmp_path, claude, "Hello?\n", **env)
+
+    code, problem = {
+        "no such bucket": (2, f"no bucket gs://{name} (misspelt, or not created yet"),
+        "no credentials": (2, "no Google credentials on this machine"),
+        "no answer": (69, f"Cloud Storage did not answer for gs://{name}"),
+    }[trouble]
+    assert result.returncode == code, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"orion chat cannot start — GCS_MEMORIES_BUCKET: {problem}")
+    assert "Traceback" not in result.stdout + result.stderr
+    assert claude.requests == [], "nothing was asked of Claude"
+
+
+def test_conversations_started_at_the_same_moment_each_have_their_own_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two terminals (or a script) starting `orion chat` in the same microsecond: each
+    # conversation keeps its own summary and index entry, under its own id.
+    monkeypatch.setattr(time, "time_ns", lambda: 1_795_000_000_123_456_000)
+    ids = {new_thread_ts() for _ in range(1000)}
+
+    assert len(ids) == 1000
+    assert all(is_thread_ts(ts) and ts.startswith("1795000000.123456") for ts in ids)
+    assert len({session_prefix(ts) for ts in ids}) == 1000

@@ -4,7 +4,8 @@ Each task is counted in `in_flight`, so graceful shutdown waits for it as for a 
 and kept referenced until it ends (the event loop itself holds tasks only weakly). It
 inherits the listener's context: log fields (trace id, user, thread) and the open trace,
 so its spans join the turn's trace. It never raises: the hooks log their own failures,
-and anything that still escapes is logged here.
+and anything that still escapes is logged here — as is work cut off before its end (a
+shutdown's drain that ran out: app/shutdown.py), which is memory lost.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def run_in_background(
     in_flight.enter()
     task = asyncio.create_task(_guarded(work, name, person_waits), name=name)
     _running.add(task)
-    task.add_done_callback(_finished)
+    task.add_done_callback(lambda done: _finished(done, work))
     return task
 
 
@@ -48,6 +49,9 @@ async def _guarded(work: Coroutine[Any, Any, None], name: str, person_waits: boo
                 await asyncio.to_thread(tracing.flush)
 
 
-def _finished(task: asyncio.Task[None]) -> None:
+def _finished(task: asyncio.Task[None], work: Coroutine[Any, Any, None]) -> None:
     _running.discard(task)
     in_flight.leave()
+    if task.cancelled():
+        log.warning("slack.background.cut_off", task=task.get_name())
+        work.close()  # cancelled before it began: it never will

@@ -4,15 +4,17 @@ Without it, every event during a storage outage pays the whole storage budget (a
 client library's retries) before the person hears anything. With it, the first failure
 opens the breaker; from then on every operation fails at once with `StoreOffline`,
 sending nothing, so greetings go out generic and messages go straight to Claude. A probe
-in the background reads one absent key, at growing intervals, and the first answer closes
-the breaker: memories come back without a restart. Each change of state is logged once
+in the background lists one absent key, at growing intervals, and the first answer closes
+the breaker: memories come back without a restart. (A listing, not a read: GCS answers a
+read in a bucket that does not exist as it answers a missing object, a listing with the
+bucket's absence.) Each change of state is logged once
 (`store.unavailable` with the error and its traceback, `store.recovered`).
 
 Only an outage opens it: a `StoreUnreachable` (no connection, server errors throughout,
-no answer within a full request timeout), and only when nothing the store was asked
-since has been answered — one stalled object or a hot key says nothing about the store
-as a whole. A refused write (412) or a missing object is an answer; an error answer (a
-403, a 429) is this call's failure, not an outage.
+no answer within a full request timeout, no credentials, no bucket), and only when
+nothing the store was asked since has been answered — one stalled object or a hot key
+says nothing about the store as a whole. A refused write (412) or a missing object is
+an answer; an error answer (a 403, a 429) is this call's failure, not an outage.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class GuardedStore:
         self._max_probe_interval_s = max_probe_interval_s
         self._last_answer = float("-inf")  # monotonic time the store last answered
         self._probe: asyncio.Task[None] | None = None
+        self._outage: StoreUnreachable | None = None
         self._closed = False
 
     def __repr__(self) -> str:
@@ -73,6 +76,11 @@ class GuardedStore:
     def available(self) -> bool:
         """False from the first failure of an outage until a probe sees the store back."""
         return self._probe is None and not self._closed
+
+    @property
+    def outage(self) -> StoreUnreachable | None:
+        """What opened the breaker (None while it is closed): readiness says why."""
+        return self._outage if not self.available else None
 
     async def read(self, key: str) -> StoredObject | None:
         return await self._guarded(lambda: self.inner.read(key))
@@ -135,6 +143,7 @@ class GuardedStore:
             self._open(error)
 
     def _open(self, error: StoreUnreachable) -> None:
+        self._outage = error
         log.error("store.unavailable", store=repr(self.inner), exc_info=error)
         # A context of its own: the probe must not inherit the person's deadline or the
         # event's log fields.
@@ -152,7 +161,7 @@ class GuardedStore:
                 # thread's last request (which may outlast the deadline a little).
                 with storage_deadline(PROBE_TIMEOUT_S):
                     async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
-                        await self.inner.read(PROBE_KEY)
+                        await self.inner.list(PROBE_KEY)
             except Exception as exc:
                 log.debug(
                     "store.probe.failed", error=type(exc).__name__, attempt=attempts, exc_info=exc

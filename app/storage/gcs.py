@@ -313,12 +313,13 @@ def _as_store_errors(
     try:
         yield
     except google_errors.RetryError as exc:
-        error = failure_of(exc.cause, cut_short())
+        error = failure_of(exc.cause, cut_short(), operation=operation)
         raise error(
             f"GCS {operation} {key!r}: still failing when its retries ran out: {exc.cause}"
         ) from exc
     except failures as exc:
-        raise failure_of(exc, cut_short())(f"GCS {operation} {key!r} failed: {exc}") from exc
+        error = failure_of(exc, cut_short(), operation=operation)
+        raise error(f"GCS {operation} {key!r} failed: {exc}") from exc
 
 
 def _connected(_: Connection) -> None:

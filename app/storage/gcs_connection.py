@@ -15,7 +15,13 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from app.observability.logging import get_logger
-from app.storage.store import StoreUnavailable, StoreUnreachable
+from app.storage.store import (
+    AccessDenied,
+    BucketNotFound,
+    NoCredentials,
+    StoreUnavailable,
+    StoreUnreachable,
+)
 
 log = get_logger(__name__)
 
@@ -156,21 +162,27 @@ def environment_proxies(url: str) -> dict[str, str]:
     return dict(requests.utils.get_environ_proxies(url))
 
 
-def failure_of(cause: BaseException | None, cut_short: bool) -> type[StoreUnavailable]:
+def failure_of(
+    cause: BaseException | None, cut_short: bool, *, operation: str = ""
+) -> type[StoreUnavailable]:
     """`StoreUnreachable` when GCS did not answer at all: the connection failed, a server
     error outlasted the retries, a request went unanswered for its whole timeout (one
     the caller's deadline cut short says nothing: the caller stopped waiting), or no
-    credentials could be had (nothing can be sent without them). Any other answer (403,
-    404, 429 on one busy object) is a failure of this call, not an outage."""
+    credentials could be had (`NoCredentials`: nothing can be sent without them), or the
+    bucket does not exist (`BucketNotFound`: a 404 to a listing or an upload, which name
+    no object that could be missing). A 403 is `AccessDenied`. Any other answer (404 to
+    a read, 429 on one busy object) is a failure of this call, not an outage."""
     import requests
     from google.auth import exceptions as auth_errors
 
     if isinstance(cause, requests.ConnectionError):
         return StoreUnreachable  # refused, reset, no route, DNS, connect timeout
-    if isinstance(cause, auth_errors.DefaultCredentialsError) or _unreachable_auth(cause):
-        # No credentials configured and no metadata server answering (google-auth says
-        # "not found" for both), or the token server could not be reached.
-        return StoreUnreachable
+    if isinstance(cause, auth_errors.DefaultCredentialsError):
+        # No credentials configured, and no metadata server answering (google-auth says
+        # "not found" for both).
+        return NoCredentials
+    if _unreachable_auth(cause):
+        return StoreUnreachable  # the token server could not be reached
     if isinstance(cause, requests.Timeout | TimeoutError):
         return StoreUnavailable if cut_short else StoreUnreachable
     if isinstance(cause, ConnectionError):
@@ -181,6 +193,10 @@ def failure_of(cause: BaseException | None, cut_short: bool) -> type[StoreUnavai
         status = getattr(response, "status_code", None)
     if isinstance(status, int) and status >= 500:
         return StoreUnreachable
+    if status == 404 and operation in ("list", "write"):
+        return BucketNotFound
+    if status == 403:
+        return AccessDenied
     return StoreUnavailable
 
 

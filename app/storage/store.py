@@ -69,6 +69,20 @@ class StoreUnreachable(StoreUnavailable):
     no response within a full request timeout): it looks down, not just this call."""
 
 
+class NoCredentials(StoreUnreachable):
+    """No credentials for the store could be found on this machine: nothing can be sent
+    until some are set up (for a person at a terminal, a thing to fix)."""
+
+
+class BucketNotFound(StoreUnreachable):
+    """The store answered that the bucket itself does not exist (misspelt, or not created
+    yet): nothing can be kept until it does."""
+
+
+class AccessDenied(StoreUnavailable):
+    """The store answered that these credentials may not do this (HTTP 403)."""
+
+
 @runtime_checkable
 class ObjectStore(Protocol):
     """Async access to objects by key (a relative path such as `users/U1/notes.md`)."""

@@ -26,13 +26,15 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from app.config import EXIT_PROBLEM, Settings, problem_report, quoted
+from app.config import EXIT_PROBLEM, EXIT_UNAVAILABLE, Settings, problem_report, quoted
 from app.learning.memory_note import file_name, shown_lines
 from app.learning.undo import UNAVAILABLE, outcome_text
 from app.memory.scopes import validate_user_id
 from app.observability.logging import get_logger
 from app.observability.setup import log_to_file
 from app.runtime.stop_signals import StopSignals
+from app.storage.store import StoreError
+from app.store_problems import store_problem
 from app.terminal_chat import WHO
 from app.terminal_chat.background_loop import BackgroundLoop
 from app.terminal_chat.conversation import Conversation, Folder, KeyRefused
@@ -88,6 +90,8 @@ def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -
         except (KeyboardInterrupt, Terminated):
             out.write("\n")
             return 0
+        except StoreError as exc:
+            return _store_unusable(settings, exc)
         written: list[Folder] = []
         try:
             code = _talk(loop, conversation, reader, out)
@@ -100,6 +104,17 @@ def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -
         _close(loop, conversation)
     if written:
         out.write(_farewell(user_id, written))
+    return code
+
+
+def _store_unusable(settings: Settings, error: StoreError) -> int:
+    """The bucket cannot be used at all: one line saying why and what to do."""
+    log.error("chat.store_unusable", error=type(error).__name__, exc_info=error)
+    problem, code = store_problem(settings, error) or (
+        f"{settings.store_location()} failed ({type(error).__name__}; details in {LOG_FILE})",
+        EXIT_UNAVAILABLE,
+    )
+    print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
     return code
 
 
@@ -188,8 +203,19 @@ def _help() -> str:
 
 
 async def _answer(conversation: Conversation, text: str, out: TextIO) -> None:
+    """The answer, as it streams; raises KeyRefused. A turn that fails otherwise is said
+    in the answer's place (after what was shown of it), and the conversation goes on."""
+    from app.agent.errors import friendly_error
+
     async with TerminalReply(out, prefix=ORION) as reply:
-        await conversation.answer(text, reply)
+        try:
+            await conversation.answer(text, reply)
+        except KeyRefused:
+            raise
+        except Exception as exc:  # as in Slack
+            log.warning("chat.turn.failed", error=type(exc).__name__, exc_info=exc)
+            out.write(("\n\n" if reply.started else "") + friendly_error(exc))
+            return
     note = conversation.last_note
     if note is not None:
         # The note Slack shows under the answer; here /undo is its button.

@@ -4,6 +4,7 @@ each turn, and where anything about the person was written."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -59,11 +60,13 @@ class KeyRefused(Exception):
 
 
 class Conversation:
-    def __init__(self, settings: Settings, user_id: str, services: Services) -> None:
+    def __init__(
+        self, settings: Settings, user_id: str, services: Services, *, thread_ts: str
+    ) -> None:
         self.settings = settings
         self.user_id = user_id
         self._services = services
-        self.thread_ts = f"{int(time.time())}.000001"
+        self.thread_ts = thread_ts
         self._history: list[ThreadMessage] = []
         self._learning: list[asyncio.Task[None]] = []
         self._before: dict[str, int] = {}
@@ -74,14 +77,24 @@ class Conversation:
 
     @classmethod
     async def start(cls, settings: Settings, user_id: str) -> Conversation:
+        """Raises what the store raises when it cannot be used (no credentials, no such
+        bucket, no answer): the chat then stops with one line (console.py)."""
         storage = build_storage(settings)
-        await storage.store.connect()
-        if storage.memory_store is not None:
-            # As every start of Orion does: what an earlier Orion wrote, moved home.
-            await upgrade_in_background(whole_store(storage, settings))
-        services = await asyncio.to_thread(build_services, settings, storage)
-        conversation = cls(settings, user_id, services)
-        conversation._before = await conversation._kept_about_person()
+        thread_ts = new_thread_ts()
+        try:
+            await storage.store.connect()
+            # Asked before the Claude SDK is imported (seconds): a bucket that cannot be
+            # used is said at once.
+            if storage.memory_store is not None:
+                # As every start of Orion does: what an earlier Orion wrote, moved home.
+                await upgrade_in_background(whole_store(storage, settings))
+            before = await _kept(storage.store, person(user_id).prefix)
+            services = await asyncio.to_thread(build_services, settings, storage)
+        except BaseException:
+            await storage.store.close()
+            raise
+        conversation = cls(settings, user_id, services, thread_ts=thread_ts)
+        conversation._before = before
         return conversation
 
     async def answer(self, text: str, reply: ReplySink) -> str:
@@ -225,12 +238,12 @@ class Conversation:
 
     async def folders_written(self) -> list[Folder]:
         """The folders where anything about the person changed since the conversation
-        began: their memories, Orion's records of them, this conversation's summary. Empty
+        began: their memories, Orion's records of them. Empty
         when nothing changed (or memory is off)."""
         if self._services.storage.memory_store is None:
             return []  # memory off: nothing is kept
         try:
-            now = await self._kept_about_person()
+            now = await _kept(self._services.storage.store, person(self.user_id).prefix)
         except Exception as exc:  # the farewell then says nothing about memories
             log.warning("chat.memory_check.failed", error=type(exc).__name__, exc_info=exc)
             return []
@@ -262,10 +275,19 @@ class Conversation:
         self._learning.append(task)
         return task
 
-    async def _kept_about_person(self) -> dict[str, int]:
-        store: ObjectStore = self._services.storage.store
-        listing = await store.list(person(self.user_id).prefix)
-        return {info.key: info.generation for info in listing}
+
+async def _kept(store: ObjectStore, prefix: str) -> dict[str, int]:
+    """Every object under `prefix`, with its generation (what changed shows by comparing)."""
+    return {info.key: info.generation for info in await store.list(prefix)}
+
+
+def new_thread_ts() -> str:
+    """A conversation's own id, shaped as Slack's thread timestamps (seconds.digits): the
+    microsecond it starts, then eight random digits, so that chats started at the same
+    moment (two terminals, a script) never share a conversation, a summary or an index
+    entry."""
+    micros = time.time_ns() // 1000
+    return f"{micros // 1_000_000}.{micros % 1_000_000:06d}{secrets.randbelow(10**8):08d}"
 
 
 def _raise_if_key_refused(exc: Exception) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from app.slack.conversation.memory_note_blocks import NOTE_BLOCK_ID
 from tests.fakes import slack_events as events
+from tests.fakes._waiting import PATIENCE_S
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import Call, FakeSlack, Message
 from tests.orion_server import OrionServer
@@ -20,7 +21,7 @@ LONG_ANSWER = " ".join(f"word{n}" for n in range(400))
 
 # The first event of a test may still be building the services (the anthropic and
 # google-cloud-storage imports take several seconds on a small machine).
-FIRST_EVENT_TIMEOUT = 30.0
+FIRST_EVENT_TIMEOUT = PATIENCE_S
 
 
 # --- what a person does, and what they see --------------------------------------------------
@@ -80,7 +81,7 @@ def wait_for_messages(
     count: int,
     *,
     after_greeting: bool,
-    timeout: float = 10.0,
+    timeout: float = FIRST_EVENT_TIMEOUT,
 ) -> list[str]:
     """Wait until Orion has finished `count` messages in the thread (not counting its
     greeting, with `after_greeting`); returns them all."""

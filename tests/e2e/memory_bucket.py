@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.memory.scopes import global_context_key
-from tests.fakes._waiting import wait_until
+from tests.fakes._waiting import PATIENCE_S, wait_until
 from tests.fakes.gcs import GcsEmulator
 
 GLOBAL_KEY = global_context_key()
@@ -41,7 +41,7 @@ class Bucket:
         self.emulator.delete(self.name, key)
 
     def wait_for(
-        self, key: str, predicate: Callable[[str], bool] = bool, timeout: float = 10
+        self, key: str, predicate: Callable[[str], bool] = bool, timeout: float = PATIENCE_S
     ) -> str:
         """The object's content, once it exists and satisfies `predicate`."""
 

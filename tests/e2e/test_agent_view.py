@@ -8,7 +8,7 @@ a conversation starts as the person's own top-level DM, and Orion answers in its
 from __future__ import annotations
 
 import json
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from tests.fakes.slack_api import FakeSlack, Message
 from tests.orion_server import OrionServer, make_settings
 
 USER, CHANNEL = "U0IRIS", "D0IRIS"
+OTHER_USER, OTHER_CHANNEL = "U0OSCAR", "D0OSCAR"
 PREFERENCES = {"name": "Iris", "language": "French", "response_style": "bullet points"}
 QUESTION = "Can you outline the launch plan for the new billing page?"
 STOPPED = "Stopped. Ask again whenever you're ready."
@@ -57,16 +58,18 @@ def orion(slack: FakeSlack, claude: FakeClaude, memory_dir: Path) -> Iterator[Or
         yield server
 
 
-def start_conversation(orion: OrionServer, slack: FakeSlack, text: str) -> dict[str, Any]:
+def start_conversation(
+    orion: OrionServer, slack: FakeSlack, text: str, user: str = USER, channel: str = CHANNEL
+) -> dict[str, Any]:
     """The person writes a top-level DM; returns the event (its ts is the conversation)."""
-    ts = slack.add_user_message(CHANNEL, None, USER, text)
-    payload = events.top_level_dm(USER, CHANNEL, text, ts=ts)
+    ts = slack.add_user_message(channel, None, user, text)
+    payload = events.top_level_dm(user, channel, text, ts=ts)
     assert orion.post_event(payload).status_code == 200
     return payload
 
 
-def session_statuses(slack: FakeSlack, thread_ts: str) -> list[str]:
-    session = slack.session(CHANNEL, thread_ts)
+def session_statuses(slack: FakeSlack, thread_ts: str, channel: str = CHANNEL) -> list[str]:
+    session = slack.session(channel, thread_ts)
     return session.statuses if session is not None else []
 
 
@@ -186,7 +189,8 @@ def test_a_forgotten_name_leaves_the_messages_tabs_prompts_the_next_time_it_open
 def test_stop_keeps_what_was_shown_confirms_in_one_line_and_ends_active(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, slack_ended_the_stream: bool
 ) -> None:
-    claude.reply(LONG_ANSWER, chunk_delay=1.0)  # six pieces, a second apart
+    rest = threading.Event()  # the answer's first words go out; the rest waits for the Stop
+    claude.reply(LONG_ANSWER, held=rest)
     payload = start_conversation(orion, slack, QUESTION)
     thread_ts = payload["event"]["ts"]
     [streaming] = slack.wait_for(
@@ -198,13 +202,11 @@ def test_stop_keeps_what_was_shown_confirms_in_one_line_and_ends_active(
         slack.expire_streams()  # as Slack does with the streams it names in the event
     stop = events.agent_session_stopped(USER, CHANNEL, thread_ts, [streaming.ts])
     assert orion.post_event(stop).status_code == 200
-    # The stream is ended as Slack answers its last call: maybe just after the confirmation.
+    # The confirmation, and the answer's stream ended (two calls at once, in either order).
     shown, confirmation = slack.wait_for(
-        lambda: (
-            (two := _two(slack.bot_messages(CHANNEL, thread_ts))) and not two[0].streaming and two
-        ),
-        what="the stop's confirmation, and the answer no longer streaming",
+        lambda: _ended(slack.bot_messages(CHANNEL, thread_ts)), what="the stop's confirmation"
     )
+    rest.set()  # Claude would write on: nothing more of it may show
     slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
 
     # What was streamed stays, unfinished, and no longer streaming; one line says so.
@@ -250,6 +252,12 @@ def test_stop_before_the_first_words_is_confirmed_alone(
 
 def _two(messages: list[Message]) -> list[Message] | None:
     return messages if len(messages) == 2 else None
+
+
+def _ended(messages: list[Message]) -> list[Message] | None:
+    """The answer and the confirmation, once the answer no longer streams."""
+    two = _two(messages)
+    return two if two is not None and not two[0].streaming else None
 
 
 def test_a_stop_after_the_answer_still_leaves_the_session_active(
@@ -324,20 +332,30 @@ def test_with_storage_down_conversations_are_answered_and_the_store_skipped(
         memory_load_timeout_s=0.5,
     )
     gcs_proxy.add_rule("", status=503)  # the bucket is down
+    # Two people, so that what the store is asked says whose conversation asked it: work
+    # the first one sent before the breaker opened may reach the bucket after it did.
+    people = [(USER, CHANNEL), (OTHER_USER, OTHER_CHANNEL)]
     with OrionServer(settings) as orion:
-        for n, text in enumerate(("First question of the day?", "And a second one?"), 1):
+        for n, (user, channel) in enumerate(people, 1):
             claude.reply(f"Answer {n}.")
-            thread_ts = start_conversation(orion, slack, text)["event"]["ts"]
-            slack.wait_for(lambda t=thread_ts, n=n: f"Answer {n}." in finished(slack, CHANNEL, t))
-            slack.wait_for(lambda t=thread_ts: session_statuses(slack, t)[-1:] == ["active"])
+            event = start_conversation(orion, slack, f"Question {n} of the day?", user, channel)
+            thread_ts = event["event"]["ts"]
+            slack.wait_for(
+                lambda c=channel, t=thread_ts, n=n: f"Answer {n}." in finished(slack, c, t)
+            )
+            slack.wait_for(
+                lambda c=channel, t=thread_ts: session_statuses(slack, t, c)[-1:] == ["active"]
+            )
             if n == 1:
                 slack.wait_for(lambda: orion.logged(log_events.STORE_UNAVAILABLE))
-                opened = time.monotonic()
+        orion.wait_idle()
 
-        skipped = [r for r in gcs_proxy.requests if r.started > opened]
-        assert all("health%2Fprobe" in r.path_qs for r in skipped), (
-            "only the breaker's probes",
-            [(r.method, r.path_qs) for r in skipped],
-        )
+        # Whatever names the second person, their DM, conversation or event.
+        second = (OTHER_USER, OTHER_CHANNEL, thread_ts, thread_ts.replace(".", "-"))
+        second += (event["event_id"],)
+        asked = [r for r in gcs_proxy.requests if any(r.names(name) for name in second)]
+        assert asked == [], "the second conversation, once the store was known down, skipped it"
+        assert gcs_proxy.requests, "the first one found out"
         assert len(orion.logged(log_events.STORE_UNAVAILABLE)) == 1
-        assert not [m for m in slack.messages(CHANNEL) if m.is_bot and "rror" in m.text]
+        for _, channel in people:
+            assert not [m for m in slack.messages(channel) if m.is_bot and "rror" in m.text]

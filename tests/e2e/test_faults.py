@@ -111,7 +111,6 @@ def test_expired_stream_still_shows_the_whole_answer(
     slack.expire_streams()  # what Slack does to a stream after about five minutes
     slack.wait_for(
         lambda: _finished(slack, thread_ts) == [conversation.LONG_ANSWER],
-        timeout=15,
         what="the whole answer",
     )
     assert slack.calls_to("chat.update"), "the expired stream is completed with chat.update"

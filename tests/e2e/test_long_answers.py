@@ -42,7 +42,7 @@ def _answer_messages(slack: FakeSlack, thread_ts: str, answer: str) -> list[Mess
         messages = [m for m in slack.bot_messages(CHANNEL, thread_ts) if not m.streaming]
         return messages if len("".join(m.text for m in messages)) >= len(answer) else None
 
-    return slack.wait_for(whole, timeout=20, what="the whole answer")
+    return slack.wait_for(whole, what="the whole answer")
 
 
 def _ask(orion: OrionServer, slack: FakeSlack, answer: str) -> str:

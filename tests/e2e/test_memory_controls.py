@@ -338,8 +338,8 @@ def test_a_turn_finishing_while_its_person_erases_everything_writes_nothing_back
     view = open_home(orion, slack, USER, DM)
     click(orion, slack, USER, view, ACTION_FORGET_EVERYTHING)
 
-    conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=20)
-    orion.wait_logged(log_events.MEMORY_AFTER_TURN, timeout=20)
+    conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True)
+    orion.wait_logged(log_events.MEMORY_AFTER_TURN)
     orion.wait_idle()
     assert left_of(seeded, USER) == {}
     assert [key for key, content in everything_in(seeded).items() if "Mira" in content] == []

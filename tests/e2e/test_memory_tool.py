@@ -35,7 +35,7 @@ def orion_gcs(slack: FakeSlack, claude: FakeClaude, gcs_bucket: str) -> Iterator
 def _ask(orion: OrionServer, slack: FakeSlack, thread_ts: str, text: str, answer: str) -> None:
     """Alice writes `text` in the thread; wait until Orion's `answer` (scripted) is there."""
     conversation.post_user_message(orion, slack, ALICE, ALICE_DM, thread_ts, text)
-    conversation.wait_for_answer(slack, ALICE_DM, thread_ts, answer, timeout=15)
+    conversation.wait_for_answer(slack, ALICE_DM, thread_ts, answer)
 
 
 def _tool_results(claude: FakeClaude, orion: OrionServer) -> list[dict[str, Any]]:

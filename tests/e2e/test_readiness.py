@@ -21,6 +21,7 @@ from tests import log_events
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
+from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_process import free_port, orion_env, run_orion_command
 from tests.orion_server import (
@@ -82,6 +83,34 @@ def test_an_unreachable_bucket_is_reported_as_degraded_and_cleared_once_it_answe
     with OrionServer(settings, started_as_deployed=True) as orion:
         _check_outage_then_recovery(orion, gcs_proxy, gcs_bucket)
     assert outage.hits >= 1
+
+
+def test_a_bucket_that_does_not_exist_is_degraded_with_that_reason_until_it_is_created(
+    slack: FakeSlack, claude: FakeClaude, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    missing = f"{gcs_bucket}-misspelt"
+    settings = make_settings(slack, claude, gcs_memories_bucket=missing)
+    with OrionServer(settings, started_as_deployed=True) as orion:
+        [down] = orion.wait_logged(log_events.STORE_UNAVAILABLE)
+        assert "BucketNotFound" in down["exception"] and missing in down["exception"]
+        response = readyz(orion)
+        assert response.status_code == 200 and response.json()["degraded"] is True
+        storage = response.json()["checks"]["storage"]
+        assert storage == {
+            "ok": False,
+            "state": "bucket_missing",
+            "backend": "gcs",
+            "breaker": "open",
+        }
+        assert (
+            "storage: the bucket GCS_MEMORIES_BUCKET names does not exist"
+            in response.json()["reasons"]
+        )
+        assert missing not in response.text, "the public endpoint names no bucket"
+
+        gcs_emulator.create_bucket(missing)  # an operator creates it: the probe sees it
+        orion.wait_logged(log_events.STORE_RECOVERED)
+        assert wait_ready(orion)["degraded"] is False
 
 
 def _check_outage_then_recovery(orion: OrionServer, gcs_proxy: FaultyProxy, bucket: str) -> None:

@@ -4,6 +4,7 @@ one instance or across two."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from tests import log_events
 from tests.e2e.channels import ANA, PUBLIC, set_up_channels
 from tests.e2e.conversation import LONG_ANSWER, finished
 from tests.fakes import slack_events as events
-from tests.fakes._waiting import wait_until
+from tests.fakes._waiting import PROCESS_PATIENCE_S, wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
@@ -32,7 +33,7 @@ def _post(url: str, payload: dict, retry_num: int | None = None) -> httpx.Respon
     if retry_num is not None:
         headers["X-Slack-Retry-Num"] = str(retry_num)
         headers["X-Slack-Retry-Reason"] = "http_timeout"
-    return httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=10)
+    return httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=30)
 
 
 def test_a_retried_event_is_answered_once(
@@ -79,13 +80,15 @@ def _handled(
     ]
 
 
-def test_two_instances_sharing_a_bucket_answer_an_event_once(
+def test_two_instances_sharing_a_bucket_answer_an_event_once_in_a_dm_and_in_a_channel(
     tmp_path: Path,
     slack: FakeSlack,
     claude: FakeClaude,
     gcs_emulator: GcsEmulator,
     gcs_bucket: str,
 ) -> None:
+    """A message in a DM, then a mention in a channel, each retried by Slack on the other
+    instance: one answer each, one conversation record, one claim."""
     shared = {"GCS_MEMORIES_BUCKET": gcs_bucket, "STORAGE_EMULATOR_HOST": gcs_emulator.url}
     instances = [
         OrionProcess(
@@ -95,20 +98,23 @@ def test_two_instances_sharing_a_bucket_answer_an_event_once(
         )
         for n in (1, 2)
     ]
+    set_up_channels(slack)
     thread_ts = slack.new_ts()
-    claude.reply("One answer from one instance.")
     ts = slack.add_user_message(CHANNEL, thread_ts, USER, "who answers?")
-    payload = events.user_message_in_thread(USER, CHANNEL, thread_ts, "who answers?", ts=ts)
+    message = events.user_message_in_thread(USER, CHANNEL, thread_ts, "who answers?", ts=ts)
+    mention_ts = slack.add_user_message(PUBLIC, None, ANA, "<@UBOT> who answers?")
+    mention = events.app_mention(ANA, PUBLIC, "<@UBOT> who answers?", ts=mention_ts)
     with instances[0], instances[1]:
-        assert _post(instances[0].url, payload).status_code == 200
+        claude.reply("One answer from one instance.")
+        assert _post(instances[0].url, message).status_code == 200
         # Slack's first retry of the event reaches the other instance.
-        assert _post(instances[1].url, payload, retry_num=1).status_code == 200
+        assert _post(instances[1].url, message, retry_num=1).status_code == 200
         # Each instance handled its delivery to the end (its end line is in its log): an
         # answer from the second would have been posted before that line.
         for instance in instances:
             wait_until(
-                lambda instance=instance: _handled(instance, payload["event_id"]),
-                30,
+                lambda instance=instance: _handled(instance, message["event_id"]),
+                PROCESS_PATIENCE_S,
                 "the delivery's end line",
             )
         assert finished(slack, CHANNEL, thread_ts) == ["One answer from one instance."]
@@ -119,9 +125,24 @@ def test_two_instances_sharing_a_bucket_answer_an_event_once(
             if line["message"] == log_events.SLACK_EVENT_DUPLICATE
         ]
         assert [line["source"] for line in duplicates] == ["claim"]
-    assert len(claude.calls) == 1
+
+        claude.reply("One answer for the channel.")
+        assert _post(instances[0].url, mention).status_code == 200
+        assert _post(instances[1].url, mention, retry_num=1).status_code == 200
+        for instance in instances:
+            wait_until(
+                lambda instance=instance: _handled(
+                    instance, mention["event_id"], log_events.SLACK_APP_MENTION_DONE
+                ),
+                PROCESS_PATIENCE_S,
+                "the mention's end line",
+            )
+        assert [m.text for m in slack.bot_messages(PUBLIC, mention_ts)] == [
+            "One answer for the channel."
+        ]
+    assert len([r for r in claude.requests if r["model"] != DEFAULT_SUMMARY_MODEL]) == 2
     claims = [name for name in gcs_emulator.names(gcs_bucket) if name.startswith("events/")]
-    assert claims == [f"events/{payload['event_id']}"]
+    assert sorted(claims) == sorted(f"events/{e['event_id']}" for e in (message, mention))
 
 
 def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stopped_it(
@@ -145,7 +166,9 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
             for n in (1, 2)
         )
         with answering, other:
-            claude.reply(LONG_ANSWER, chunk_delay=1.0)  # six pieces, a second apart
+            # The first words go out; the rest waits until the Stop has reached Slack.
+            rest = threading.Event()
+            claude.reply(LONG_ANSWER, held=rest, chunk_delay=1.0)  # then a piece a second
             ts = slack.add_user_message(CHANNEL, None, USER, QUESTION)
             payload = events.top_level_dm(USER, CHANNEL, QUESTION, ts=ts)
             assert _post(answering.url, payload).status_code == 200
@@ -158,6 +181,7 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
             stopped = slack.stop_streams(CHANNEL, ts)  # what Slack does on Stop
             stop = events.agent_session_stopped(USER, CHANNEL, ts, stopped)
             assert _post(other.url, stop).status_code == 200
+            rest.set()  # Claude writes on: Slack refuses the next words
             wait_until(
                 lambda: _logged(answering, log_events.SLACK_AGENT_MESSAGE_DONE),
                 30,
@@ -179,7 +203,7 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
         session = slack.session(CHANNEL, ts)
         assert session is not None and session.statuses[-1] == "active"
     # Claude's stream was left before its end, and nothing was learned from the turn.
-    [answer_stream] = claude.stream_ends
+    [answer_stream] = claude.wait_for(lambda: claude.stream_ends, what="the stream's end")
     assert answer_stream.complete is False
     assert len(claude.requests) == 1, "no summary of the stopped turn"
     [turn] = _logged(answering, log_events.SLACK_TURN_STOPPED)
@@ -194,42 +218,3 @@ def test_a_stop_that_reaches_the_other_instance_ends_the_answer_where_slack_stop
 
 def _logged(instance: OrionProcess, message: str) -> list[dict[str, Any]]:
     return [line for line in _log_lines(instance) if line["message"] == message]
-
-
-def test_a_mention_retried_on_a_second_instance_is_answered_once(
-    tmp_path: Path,
-    slack: FakeSlack,
-    claude: FakeClaude,
-    gcs_emulator: GcsEmulator,
-    gcs_bucket: str,
-) -> None:
-    """A mention in a channel, its retry on the other instance: one answer in the thread,
-    one conversation record, one claim."""
-    shared = {"GCS_MEMORIES_BUCKET": gcs_bucket, "STORAGE_EMULATOR_HOST": gcs_emulator.url}
-    instances = [
-        OrionProcess(
-            orion_env(slack_url=slack.url, claude_url=claude.url, port=free_port(), **shared),
-            cwd=tmp_path,
-            log_path=tmp_path / f"orion-{n}.log",
-        )
-        for n in (1, 2)
-    ]
-    set_up_channels(slack)
-    claude.reply("One answer for the channel.")
-    ts = slack.add_user_message(PUBLIC, None, ANA, "<@UBOT> who answers?")
-    payload = events.app_mention(ANA, PUBLIC, "<@UBOT> who answers?", ts=ts)
-    with instances[0], instances[1]:
-        assert _post(instances[0].url, payload).status_code == 200
-        assert _post(instances[1].url, payload, retry_num=1).status_code == 200
-        for instance in instances:
-            wait_until(
-                lambda instance=instance: _handled(
-                    instance, payload["event_id"], log_events.SLACK_APP_MENTION_DONE
-                ),
-                30,
-                "the mention's end line",
-            )
-        assert [m.text for m in slack.bot_messages(PUBLIC, ts)] == ["One answer for the channel."]
-    assert len([r for r in claude.requests if r["model"] != DEFAULT_SUMMARY_MODEL]) == 1
-    claims = [name for name in gcs_emulator.names(gcs_bucket) if name.startswith("events/")]
-    assert claims == [f"events/{payload['event_id']}"]

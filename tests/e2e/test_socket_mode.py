@@ -1,5 +1,5 @@
 """The same listeners over Socket Mode: envelopes are acked and the person is greeted; an
-app token Slack refuses stops Orion with one line."""
+app token Slack refuses, or a Slack out of reach, stops Orion with one line."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from app.config import EXIT_UNAVAILABLE
+from tests import log_events
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
@@ -21,7 +23,7 @@ def test_thread_started_envelope_is_acked_and_greeted(
 ) -> None:
     server = socket_slack.socket_mode
     assert server is not None
-    server.wait_connected(timeout=10)
+    server.wait_connected()
     thread_ts = socket_slack.new_ts()
     payload = events.assistant_thread_started(USER, CHANNEL, thread_ts)
     envelope_id = server.send_events_api(payload)
@@ -38,7 +40,7 @@ def test_question_over_socket_mode_is_answered(
 ) -> None:
     server = socket_slack.socket_mode
     assert server is not None
-    server.wait_connected(timeout=10)
+    server.wait_connected()
     thread_ts = socket_slack.new_ts()
     claude.reply("Hello from Claude over a socket.")
     ts = socket_slack.add_user_message(CHANNEL, thread_ts, USER, "hi")
@@ -78,3 +80,27 @@ def test_a_refused_app_token_is_one_line_and_an_exit(
     assert APP_TOKEN not in result.stdout + result.stderr
     # Asked once: no retry loop.
     assert len(socket_slack.calls_to("apps.connections.open")) == 1
+
+
+def test_slack_out_of_reach_at_start_is_one_line_and_exit_69(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    # As in HTTP mode (tests/e2e/test_readiness.py): no endless retries, no traceback.
+    nowhere = f"http://127.0.0.1:{free_port()}/api/"
+    env = orion_env(
+        slack_url=nowhere,
+        claude_url=claude.url,
+        port=free_port(),
+        SLACK_APP_TOKEN=APP_TOKEN,
+        MEMORY_DIR=str(tmp_path / "memories"),
+    )
+
+    result = run_orion_command(tmp_path, "socket", env=env)
+
+    assert result.returncode == EXIT_UNAVAILABLE
+    shown = [line for line in result.stderr.splitlines() if not line.startswith("{")]
+    assert shown == [
+        f"Orion cannot start — Slack's Web API at {nowhere} did not answer (ClientConnectorError)"
+    ]
+    assert "Traceback" not in result.stderr
+    assert log_events.ORION_SOCKET_MODE_CONNECTED not in result.stdout + result.stderr

@@ -63,7 +63,7 @@ def _out_of_reach(outage: str, blackhole: Blackhole, home: Path) -> dict[str, st
 def _post(orion: OrionProcess, payload: dict) -> None:
     body = events.json_body(payload)
     headers = {"Content-Type": "application/json", **events.sign(body, SIGNING_SECRET)}
-    response = httpx.post(f"{orion.url}/slack/events", content=body, headers=headers, timeout=10)
+    response = httpx.post(f"{orion.url}/slack/events", content=body, headers=headers, timeout=30)
     assert response.status_code == 200
 
 

@@ -10,13 +10,14 @@ the store at all), never about how long anything took: the benchmarks measure th
 
 from __future__ import annotations
 
+import gc
 import json
-import time
 from collections.abc import Callable
 from urllib.parse import unquote
 
 import pytest
 
+from app import shutdown
 from app.learning.conversation_record import ConversationRecord
 from app.memory.homes import preferences_key
 from app.memory.key_prefixes import LEGACY_PREFIXES
@@ -35,6 +36,7 @@ from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
 
 USER, CHANNEL = "U0HANA", "D0HANA"
+OTHER, OTHER_CHANNEL = "U0KENJI", "D0KENJI"
 PREFERENCES = {"name": "Hana", "response_style": "bullet points"}
 PREFERENCES_KEY = preferences_key(USER)
 WELCOME_BACK = "Welcome back, Hana!"
@@ -81,23 +83,28 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
     assert down["severity"] == "ERROR"
     assert "Traceback" in down["exception"] and "503" in down["exception"], "with its cause"
     assert down["event_id"] and down["user"] == USER, "with the event that found out"
+    orion.wait_idle()
     scope_failures = len(orion.logged(log_events.TOOL_MEMORY_LOAD_SCOPE_FAILED))
-    opened = time.monotonic()
 
     # While it is down, events do not touch the store at all: a greeting, then a message
     # that goes straight to Claude, with no memory and keeping none (nothing can say whose
-    # the conversation is), its history only the message itself.
-    thread_ts, second_greeting = open_thread(orion, slack)
+    # the conversation is), its history only the message itself. Someone else's, so that
+    # what reaches the bucket says whose event sent it (what the first thread sent before
+    # the breaker opened may arrive after).
+    thread_ts, second_greeting = conversation.open_thread(orion, slack, OTHER, OTHER_CHANNEL)
     assert second_greeting == GENERIC_GREETING
     claude.reply(PLAN)
-    conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, QUESTION)
-    conversation.wait_for_answer(slack, CHANNEL, thread_ts, PLAN)
+    message = conversation.post_user_message(
+        orion, slack, OTHER, OTHER_CHANNEL, thread_ts, QUESTION
+    )
+    conversation.wait_for_answer(slack, OTHER_CHANNEL, thread_ts, PLAN)
     [line] = orion.wait_logged(log_events.SLACK_CONVERSATION_UNCHECKED)
-    assert (line["thread_ts"], line["user"]) == (thread_ts, USER), "said for whom"
+    assert (line["thread_ts"], line["user"]) == (thread_ts, OTHER), "said for whom"
     orion.wait_idle()
     assert not orion.logged(log_events.MEMORY_AFTER_TURN_FAILED), "nothing to write"
-    skipped = [r for r in store_requests(gcs_proxy) if r.started > opened]
-    assert skipped == [], "the store was not asked anything while it was down"
+    theirs = (OTHER, OTHER_CHANNEL, thread_ts, thread_ts.replace(".", "-"), message["event_id"])
+    asked = [r for r in gcs_proxy.requests if any(r.names(name) for name in theirs)]
+    assert asked == [], "the store was not asked anything while it was down"
     assert len(orion.logged(log_events.STORE_UNAVAILABLE)) == 1, "said once, not once per event"
     assert len(orion.logged(log_events.TOOL_MEMORY_LOAD_SCOPE_FAILED)) == scope_failures
     request = next(r for r in main_requests(claude, orion) if last_user_text(r) == QUESTION)
@@ -252,6 +259,46 @@ def test_a_message_reads_its_conversation_and_memory_beside_the_claim(
     assert slack.calls_to("conversations.replies") == [], "the history is Orion's transcript"
     request = next(r for r in main_requests(claude, orion) if last_user_text(r) == "Ready?")
     assert "Hana" in remembered(request), "the memory, restored, reached Claude"
+
+
+# --- a shutdown while the turn end waits on storage ------------------------------------------
+
+
+# A coroutine made and never awaited warns when collected, as an unraisable exception.
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_a_turn_end_a_shutdown_cuts_off_says_so_and_leaves_nothing_half_begun(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A drain that runs out at once (app/shutdown.py gives 6.5 s, then memory work 8 s).
+    monkeypatch.setattr(shutdown, "FINISH_WITHIN_S", 0.1)
+    monkeypatch.setattr(shutdown, "MEMORY_WORK_UNTIL_S", 0.2)
+    bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
+    orion = orion_on_bucket()
+    thread_ts, _ = open_thread(orion, slack)
+    orion.wait_idle()
+    # Every write now hangs: the transcript's too, which the turn end waits for.
+    gcs_proxy.add_rule("uploadType=", delay=30, method="POST")
+    claude.reply(PLAN)
+    conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, QUESTION)
+    conversation.wait_for_answer(slack, CHANNEL, thread_ts, PLAN)
+
+    orion.__exit__()  # as SIGTERM would, while the turn end still waits
+    gc.collect()  # a turn end begun and dropped would warn here (an error, in this test)
+
+    cut = orion.logged(log_events.SLACK_BACKGROUND_CUT_OFF)
+    # The lost memory work, each piece named: the preference the message stated (its
+    # write hangs too) and the turn's end.
+    assert sorted(line["task"] for line in cut) == ["memory.after_turn", "memory.preferences"]
+    assert {line["severity"] for line in cut} == {"WARNING"}
+    summaries = [r for r in claude.requests if r["model"] != orion.settings.anthropic_model]
+    assert summaries == [], "the turn's end never began: no summary was asked for"
+    assert not orion.logged(log_events.SLACK_BACKGROUND_FAILED)
 
 
 # --- a second instance ------------------------------------------------------------------------

@@ -16,9 +16,17 @@ from typing import TypeVar
 T = TypeVar("T")
 
 POLL_INTERVAL = 0.01
+# How long a wait goes on before it fails: what a busy machine may take (the suite is run
+# with other work beside it, docs/testing.md). A wait ends as soon as its condition holds,
+# so this is spent only by a test that fails.
+PATIENCE_S = 30.0
+# The same for what waits on a real Orion process starting (`orion serve`, `orion chat`):
+# its imports alone are seconds of CPU, and on two cores shared with other work a start
+# took up to 45 s (docs/testing.md).
+PROCESS_PATIENCE_S = 120.0
 # A held request (FakeSlack.hold, FakeClaude.hold, FaultyProxy.hold) goes on by itself after
 # this, so a failed test cannot hang.
-HOLD_LIMIT_S = 30.0
+HOLD_LIMIT_S = 120.0
 
 
 def _describe(what: str | Callable[[], str]) -> str:
@@ -27,7 +35,7 @@ def _describe(what: str | Callable[[], str]) -> str:
 
 def wait_until(
     predicate: Callable[[], T],
-    timeout: float = 5.0,
+    timeout: float = PATIENCE_S,
     what: str | Callable[[], str] = "condition",
 ) -> T:
     """Return the first truthy value of `predicate()`; raise TimeoutError after `timeout` s."""
@@ -51,7 +59,7 @@ def wait_until(
 
 async def wait_until_async(
     predicate: Callable[[], T],
-    timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_until
+    timeout: float = PATIENCE_S,  # noqa: ASYNC109 - same signature as wait_until
     what: str | Callable[[], str] = "condition",
 ) -> T:
     """Like `wait_until`, but yields to the running loop between polls."""

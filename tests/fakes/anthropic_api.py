@@ -35,7 +35,7 @@ from multidict import CIMultiDict
 
 from tests.fakes import claude_script as script
 from tests.fakes._http_server import HttpFake
-from tests.fakes._waiting import HOLD_LIMIT_S, wait_until, wait_until_async
+from tests.fakes._waiting import HOLD_LIMIT_S, PATIENCE_S, wait_until, wait_until_async
 from tests.fakes.claude_cache import CacheRefused, PromptCache
 from tests.fakes.claude_models import refusal_of
 from tests.fakes.claude_script import (
@@ -114,8 +114,16 @@ class FakeClaude(HttpFake):
         with self._lock:
             self._script.append(item)
 
-    def reply(self, text: str, *, chunk_delay: float = 0.0, delta_chars: int | None = None) -> None:
-        self.enqueue(script.text(text, chunk_delay=chunk_delay, delta_chars=delta_chars))
+    def reply(
+        self,
+        text: str,
+        *,
+        chunk_delay: float = 0.0,
+        delta_chars: int | None = None,
+        held: threading.Event | None = None,
+    ) -> None:
+        """`held`: streamed, the first words go out and the rest waits until it is set."""
+        self.enqueue(script.text(text, chunk_delay=chunk_delay, delta_chars=delta_chars, held=held))
 
     def reply_tool_use(
         self,
@@ -123,9 +131,11 @@ class FakeClaude(HttpFake):
         input: dict[str, Any],
         text: str | None = None,
         id: str | None = None,
+        waits_for: threading.Event | None = None,
     ) -> str:
-        """Script a `stop_reason: "tool_use"` answer; returns the tool_use id."""
-        item = script.tool_use(name, input, text=text, id=id)
+        """Script a `stop_reason: "tool_use"` answer (given only once `waits_for` is set, if
+        given); returns the tool_use id."""
+        item = script.tool_use(name, input, text=text, id=id, waits_for=waits_for)
         self.enqueue(item)
         return str(item.content[-1]["id"])
 
@@ -233,14 +243,14 @@ class FakeClaude(HttpFake):
         return [c.body for c in self.calls if c.path == "/v1/messages"]
 
     def wait_for(
-        self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
+        self, predicate: Callable[[], T], timeout: float = PATIENCE_S, what: str = "condition"
     ) -> T:
         return wait_until(predicate, timeout, what)
 
     async def wait_for_async(
         self,
         predicate: Callable[[], T],
-        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_for
+        timeout: float = PATIENCE_S,  # noqa: ASYNC109 - same signature as wait_for
         what: str = "condition",
     ) -> T:
         return await wait_until_async(predicate, timeout, what)
@@ -322,6 +332,10 @@ class FakeClaude(HttpFake):
             await asyncio.get_running_loop().run_in_executor(None, gate.wait, HOLD_LIMIT_S)
         if delay > 0:
             await asyncio.sleep(delay)
+        if isinstance(item, Reply) and item.waits_for is not None:
+            await asyncio.get_running_loop().run_in_executor(
+                None, item.waits_for.wait, HOLD_LIMIT_S
+            )
         stream = body.get("stream") is True
         if isinstance(item, Reply):
             item = dataclasses.replace(item, content=self.thinking.shape(body, item.content))
@@ -332,7 +346,9 @@ class FakeClaude(HttpFake):
             usage = script.estimate_usage(body, item.content, cached)
             if stream:
                 events = script.render_sse(body, item, usage)
-                return await self._stream(request, events, item.chunk_delay, body=body)
+                return await self._stream(
+                    request, events, item.chunk_delay, body=body, held=item.held
+                )
             return web.json_response(script.render_json(body, item, usage), headers=self._headers())
         if isinstance(item, Failure):
             extra = {} if item.retry_after is None else {"retry-after": str(item.retry_after)}
@@ -367,6 +383,7 @@ class FakeClaude(HttpFake):
         chunk_delay: float,
         drop: bool = False,
         body: dict[str, Any] | None = None,
+        held: threading.Event | None = None,
     ) -> web.StreamResponse:
         headers = {
             **self._headers(),
@@ -385,6 +402,9 @@ class FakeClaude(HttpFake):
                     with self._lock:
                         self._first_texts.append(FirstText(time.monotonic(), body or {}))
                 await response.write(event.encode())
+                if held is not None and text_sent:
+                    await asyncio.get_running_loop().run_in_executor(None, held.wait, HOLD_LIMIT_S)
+                    held = None
                 if chunk_delay and event.name == "content_block_delta":
                     await asyncio.sleep(chunk_delay)
             if drop:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,12 @@ class Reply:
     delta_chars: int | None = None
     # Why it stopped, in detail (a refusal's category and explanation); None: no detail.
     stop_details: dict[str, Any] | None = None
+    # Streamed: after the first text delta, the rest waits until this is set (an answer
+    # still being written for as long as the test needs, whatever the machine's pace).
+    held: threading.Event | None = None
+    # Nothing is answered until this is set (a Claude slow to start, for as long as the
+    # test needs).
+    waits_for: threading.Event | None = None
 
 
 @dataclass

@@ -44,7 +44,13 @@ class Rule:
     method: str | None = None
     corrupt: bool = False  # forward, but flip the answer's first byte (a damaged transfer)
     hits: int = 0
-    gate: threading.Event | None = None  # wait until it is set, then forward
+    # Held: matching requests wait (after `delay`) until `release()`.
+    held: threading.Event | None = None
+
+    def release(self) -> None:
+        """Let the held requests go on (a rule made with `hold=True`)."""
+        assert self.held is not None, "not a holding rule"
+        self.held.set()
 
     def matches(self, method: str, raw: str) -> bool:
         if self.method is not None and self.method.upper() != method:
@@ -72,6 +78,12 @@ class ProxiedRequest:
     def overlaps(self, other: ProxiedRequest) -> bool:
         return self.started < other.finished and other.started < self.finished
 
+    def names(self, text: str) -> bool:
+        """Whether the request names `text`: in its path or query (raw or percent-decoded),
+        or in the name of the object it uploads."""
+        where = (self.path_qs, unquote(self.path_qs), self.upload_name or "")
+        return any(text in place for place in where)
+
 
 class FaultyProxy(HttpFake):
     def __init__(self, upstream: str) -> None:
@@ -79,6 +91,7 @@ class FaultyProxy(HttpFake):
         self.upstream = upstream.rstrip("/")
         self._lock = threading.Lock()
         self._rules: list[Rule] = []
+        self._holds: list[threading.Event] = []  # every holding rule's, used up ones too
         self._log: list[ProxiedRequest] = []
         self._in_flight = 0
         self._session: aiohttp.ClientSession | None = None
@@ -87,6 +100,7 @@ class FaultyProxy(HttpFake):
         return [web.route("*", "/{tail:.*}", self._forward)]
 
     def stop(self) -> None:
+        self.clear_rules()  # held requests go on: nothing waits on a stopped proxy
         session, self._session = self._session, None
         if session is not None and self._runner is not None:
             self._loop_thread.run(session.close())
@@ -102,27 +116,34 @@ class FaultyProxy(HttpFake):
         times: int | None = None,
         method: str | None = None,
         corrupt: bool = False,
+        hold: bool = False,
     ) -> Rule:
-        """For requests whose path+query contains `match`: wait `delay` seconds, then answer
-        `status` (with a GCS-style JSON error) or, without status, forward (with
-        `corrupt`, its answer's first byte flipped). `times=None` applies until
-        `clear_rules()`. The first applicable rule wins."""
-        rule = Rule(match, delay, status, times, method, corrupt)
+        """For requests whose path+query contains `match`: wait `delay` seconds (with
+        `hold`, also until `rule.release()`: a stall that ends when the test says, not after
+        a time), then answer `status` (with a GCS-style JSON error) or, without status,
+        forward (with `corrupt`, its answer's first byte flipped). `times=None` applies
+        until `clear_rules()`. The first applicable rule wins."""
+        held = threading.Event() if hold else None
+        rule = Rule(match, delay, status, times, method, corrupt, held=held)
         with self._lock:
             self._rules.append(rule)
+            if held is not None:
+                self._holds.append(held)
         return rule
 
     def hold(self, match: str, *, method: str | None = None) -> threading.Event:
         """Keep the next request whose path+query contains `match` waiting until the
         returned event is set (at most HOLD_LIMIT_S), then forward it: a test can make
         something happen in between (an erasure before a write lands)."""
-        gate = threading.Event()
-        with self._lock:
-            self._rules.append(Rule(match, remaining=1, method=method, gate=gate))
-        return gate
+        rule = self.add_rule(match, times=1, method=method, hold=True)
+        assert rule.held is not None
+        return rule.held
 
     def clear_rules(self) -> None:
+        """No rule applies from now on; requests held by one go on."""
         with self._lock:
+            for held in self._holds:
+                held.set()
             self._rules.clear()
 
     @property
@@ -165,10 +186,10 @@ class FaultyProxy(HttpFake):
         started = time.monotonic()
         raw = _origin_form(request.raw_path)
         rule = self._take_rule(request.method, raw)
-        if rule is not None and rule.gate is not None:
-            await asyncio.get_running_loop().run_in_executor(None, rule.gate.wait, HOLD_LIMIT_S)
         if rule is not None and rule.delay > 0:
             await asyncio.sleep(rule.delay)
+        if rule is not None and rule.held is not None:
+            await asyncio.get_running_loop().run_in_executor(None, rule.held.wait, HOLD_LIMIT_S)
         body = await request.read()
         if rule is not None and rule.status is not None:
             self._note(request, rule.status, rule, started, body)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import copy
 import itertools
 import json
@@ -23,7 +24,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from tests.fakes._http_server import HttpFake
-from tests.fakes._waiting import HOLD_LIMIT_S, wait_until, wait_until_async
+from tests.fakes._waiting import HOLD_LIMIT_S, PATIENCE_S, wait_until, wait_until_async
 from tests.fakes.slack_model import (
     APP_ID,
     ASSISTANT_THREAD_ROOT,
@@ -182,6 +183,7 @@ class FakeSlack(HttpFake):
         self._calls: list[Call] = []
         self._injections: list[_Injection] = []
         self._holds: dict[str, threading.Event] = {}
+        self._held: collections.Counter[str] = collections.Counter()  # calls held right now
         self._response_urls = itertools.count(1)
         self._stream_break: tuple[int, str] | None = None
         # A workspace without Slack's agent display refuses stream calls that carry it.
@@ -273,7 +275,13 @@ class FakeSlack(HttpFake):
         req = await _parse(request)
         gate = self._holds.get(req.method)
         if gate is not None:
-            await asyncio.get_running_loop().run_in_executor(None, gate.wait, HOLD_LIMIT_S)
+            with self._lock:
+                self._held[req.method] += 1
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, gate.wait, HOLD_LIMIT_S)
+            finally:
+                with self._lock:
+                    self._held[req.method] -= 1
         try:
             self._authenticate(req)
             injected = self._take_injection(req.method) or self._history_limit(req)
@@ -382,6 +390,11 @@ class FakeSlack(HttpFake):
         with self._lock:
             self._holds[method] = gate
         return gate
+
+    def held(self, method: str) -> int:
+        """How many calls of `method` are waiting on a `hold` right now."""
+        with self._lock:
+            return self._held[method]
 
     def clear_errors(self) -> None:
         with self._lock:
@@ -662,7 +675,7 @@ class FakeSlack(HttpFake):
             self._dms[user] = channel
 
     def wait_for(
-        self, predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition"
+        self, predicate: Callable[[], T], timeout: float = PATIENCE_S, what: str = "condition"
     ) -> T:
         """Poll `predicate` until truthy and return its value (sync code only)."""
         return wait_until(predicate, timeout, lambda: self._waited_for(what))
@@ -670,7 +683,7 @@ class FakeSlack(HttpFake):
     async def wait_for_async(
         self,
         predicate: Callable[[], T],
-        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_for
+        timeout: float = PATIENCE_S,  # noqa: ASYNC109 - same signature as wait_for
         what: str = "condition",
     ) -> T:
         """Poll `predicate` until truthy, yielding to the running loop between polls."""

@@ -21,7 +21,7 @@ from websockets.http11 import Request, Response
 
 from tests.fakes._loop_thread import LoopThread
 from tests.fakes._started import StartedInWith
-from tests.fakes._waiting import wait_until, wait_until_async
+from tests.fakes._waiting import PATIENCE_S, wait_until, wait_until_async
 
 
 class FakeSocketModeServer(StartedInWith):
@@ -132,12 +132,12 @@ class FakeSocketModeServer(StartedInWith):
         with self._lock:
             return len(self._connections)
 
-    def wait_connected(self, timeout: float = 5.0) -> None:
+    def wait_connected(self, timeout: float = PATIENCE_S) -> None:
         wait_until(lambda: self.connected > 0, timeout, "a socket mode client to connect")
 
     async def wait_connected_async(
         self,
-        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_connected
+        timeout: float = PATIENCE_S,  # noqa: ASYNC109 - same signature as wait_connected
     ) -> None:
         await wait_until_async(lambda: self.connected > 0, timeout, "a socket mode client")
 
@@ -190,14 +190,14 @@ class FakeSocketModeServer(StartedInWith):
         with self._lock:
             return self._acks.get(envelope_id)
 
-    def wait_ack(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
+    def wait_ack(self, envelope_id: str, timeout: float = PATIENCE_S) -> dict[str, Any]:
         """The client's ack (`{"envelope_id": ..., "payload"?: ...}`); TimeoutError if none."""
         return wait_until(lambda: self.ack(envelope_id), timeout, f"ack of {envelope_id}")
 
     async def wait_ack_async(
         self,
         envelope_id: str,
-        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_ack
+        timeout: float = PATIENCE_S,  # noqa: ASYNC109 - same signature as wait_ack
     ) -> dict[str, Any]:
         return await wait_until_async(
             lambda: self.ack(envelope_id), timeout, f"ack of {envelope_id}"

@@ -75,7 +75,7 @@ def test_a_workspace_installed_before_the_list_is_answered_no_more_but_can_leave
         started = events.in_team(events.assistant_thread_started(USER, DM, thread_ts), OTHER)
         assert orion.post_event(started).status_code == 200
         say_in(orion, slack, OTHER, USER, DM, thread_ts, "Hello?")
-        orion.wait_logged("slack.team_not_allowed", timeout=15)
+        orion.wait_logged("slack.team_not_allowed")
         orion.wait_idle()
 
         assert len(slack.calls_with_token(token)) == calls_before, "no Slack call"

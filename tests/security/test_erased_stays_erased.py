@@ -8,6 +8,7 @@ bucket: nothing of the erased person (their id, their words), everything of the 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -262,14 +263,16 @@ def test_an_erasure_on_a_second_instance_undoes_a_turn_finishing_on_the_first(
     otto_before = ottos_objects(seeded)
     answering, erasing = orion_on_bucket(), orion_on_bucket()
     thread_ts, _ = open_thread(answering, slack, USER, DM)
-    # A slow answer on the first instance (four pieces, a second apart); Mira's click
-    # reaches the second one meanwhile.
-    claude.reply("Noted, Mira. " * 40, chunk_delay=1.0)
+    # An answer on the first instance still being written while Mira's click reaches the
+    # second one.
+    rest = threading.Event()
+    claude.reply("Noted, Mira. " * 40, held=rest)
     conversation.post_user_message(
         answering, slack, USER, DM, thread_ts, "Please call me Mira. Let's plan the launch again."
     )
     slack.wait_for(lambda: slack.calls_to("chat.startStream"), what="the answer to start")
     forget_everything(erasing, slack)
+    rest.set()
 
     # (Servers in one process share one log: the last one started collects it.)
     erasing.wait_logged(log_events.MEMORY_ERASED_DURING_EVENT, timeout=30)
@@ -296,16 +299,16 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
         orion = start(slack_experience="agent")
         # Claude's answer waits while Mira erases everything; then Claude saves a note and
         # streams a long answer, which Mira stops.
-        answering = claude.hold()
+        erased, rest = threading.Event(), threading.Event()
         note = {"command": "create", "path": f"/memories/users/{USER}/tea.md", "file_text": "tea"}
-        claude.reply_tool_use("memory", note)
-        claude.reply("Here is a long plan. " * 20, chunk_delay=1.0)
+        claude.reply_tool_use("memory", note, waits_for=erased)
+        claude.reply("Here is a long plan. " * 20, held=rest)
         text = "I'm Mira and I like tea; plan my week."
         ts = agent_slack.add_user_message(DM, None, USER, text)
         assert orion.post_event(events.top_level_dm(USER, DM, text, ts=ts)).status_code == 200
         claude.wait_for(lambda: claude.calls, what="the turn's first Claude call")
         forget_everything(orion, agent_slack)
-        answering.set()
+        erased.set()
         seeded.wait_for(f"{person(USER).memory_prefix}tea.md", timeout=30)
         streamed = agent_slack.wait_for(
             lambda: [m for m in agent_slack.bot_messages(DM, ts) if m.text],
@@ -314,6 +317,7 @@ def test_a_stopped_turn_takes_back_what_the_memory_tool_wrote_after_an_erasure(
         )
         stop = events.agent_session_stopped(USER, DM, ts, [streamed[0].ts])
         assert orion.post_event(stop).status_code == 200
+        rest.set()
 
         orion.wait_logged(log_events.MEMORY_ERASED_DURING_EVENT, timeout=30)
         orion.wait_idle()

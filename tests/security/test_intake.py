@@ -386,7 +386,7 @@ def test_over_socket_mode_an_event_from_another_team_is_acked_and_ignored(
 ) -> None:
     server = socket_slack.socket_mode
     assert server is not None
-    server.wait_connected(timeout=10)
+    server.wait_connected()
     foreign_ts = socket_slack.open_assistant_thread(CHANNEL)
     foreign = _from_team(events.assistant_thread_started(USER, CHANNEL, foreign_ts), OTHER_TEAM)
 

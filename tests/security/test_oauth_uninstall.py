@@ -95,7 +95,7 @@ def test_an_uninstall_erases_the_workspace_and_leaves_no_token(
 
     slack.revoke_tokens_of(TEAM_A)  # as Slack does
     assert orion.post_event(uninstalled()).status_code == 200
-    [line] = orion.wait_logged(FORGOTTEN, timeout=15)
+    [line] = orion.wait_logged(FORGOTTEN)
     orion.wait_idle()
 
     after = contents(memory_dir)
@@ -139,7 +139,7 @@ def test_an_uninstall_deletes_the_workspaces_traces_and_only_its(
 
     slack.revoke_tokens_of(TEAM_A)
     assert orion.post_event(events.app_uninstalled(TEAM_A)).status_code == 200
-    [forgotten] = orion.wait_logged(log_events.TRACING_FORGET_TEAM, timeout=15)
+    [forgotten] = orion.wait_logged(log_events.TRACING_FORGET_TEAM)
 
     assert fake_langfuse.traces_of_team(TEAM_A) == set()
     assert fake_langfuse.traces_of_team(TEAM_B) == traced_b, "workspace B's traces are kept"
@@ -179,7 +179,7 @@ def test_an_event_of_a_workspace_just_uninstalled_gets_no_slack_call_and_writes_
     install(orion, slack, TEAM_A)
     remember_in(orion, slack, claude, TEAM_A, DM_A, "Mira")
     orion.post_event(events.app_uninstalled(TEAM_A))
-    orion.wait_logged(FORGOTTEN, timeout=15)
+    orion.wait_logged(FORGOTTEN)
     orion.wait_idle()
     keys, calls = stored_keys(memory_dir), len(slack.calls)
 
@@ -229,7 +229,7 @@ def test_a_turn_still_running_when_its_workspace_uninstalls_writes_nothing_back(
     b_before = of_team(contents(memory_dir), TEAM_B)
 
     orion.post_event(events.app_uninstalled(TEAM_A))
-    orion.wait_logged(FORGOTTEN, timeout=15)
+    orion.wait_logged(FORGOTTEN)
     finishing.set()
     orion.wait_idle(timeout=30)
     # Whether the turn's end still tries a write after the uninstall (and has it taken back)
@@ -264,7 +264,7 @@ def test_storage_down_as_the_workspace_uninstalls_is_tried_again_until_it_is_for
     outage = gcs_proxy.add_rule("uploadType=multipart", method="POST", status=503, times=1)
 
     orion.post_event(events.app_uninstalled(TEAM_A))
-    orion.wait_logged(FORGOTTEN, timeout=15)
+    orion.wait_logged(FORGOTTEN)
     orion.wait_idle()
 
     assert outage.hits >= 1 and orion.logged("slack.workspace.forget_failed")

@@ -71,10 +71,10 @@ def test_an_uninstall_retried_after_a_reinstall_leaves_the_new_installation_alon
     # The tombstone's write fails (the first upload once the token is deleted).
     gcs_proxy.add_rule("uploadType=multipart", method="POST", status=503, times=1)
     orion.post_event(events.app_uninstalled(TEAM_A))
-    orion.wait_logged("slack.workspace.forget_failed", timeout=15)
+    orion.wait_logged("slack.workspace.forget_failed")
 
     assert succeeded(install(orion, slack, TEAM_A))  # before the retry comes
-    orion.wait_logged("slack.workspace.forget_superseded", timeout=15)
+    orion.wait_logged("slack.workspace.forget_superseded")
 
     assert BOT in bucket.names(), "the new installation is not deleted"
     assert f"uninstalls/-/{TEAM_A}" not in bucket.names(), "nor tombstoned"
@@ -102,7 +102,7 @@ def test_a_click_while_storage_is_down_is_told_to_try_again_not_to_reinstall(
 
     # After the installation's read has used its storage budget (retries included).
     [answer] = slack.wait_for(
-        lambda: slack.calls_to("response_url"), timeout=20, what="the click's answer"
+        lambda: slack.calls_to("response_url"), timeout=30, what="the click's answer"
     )
     assert answer.args["text"] == AUTHORIZE_FAILED_TEXT
     assert "reinstall" not in answer.args["text"].lower()

@@ -55,7 +55,7 @@ async def test_a_stop_after_slack_failed_an_append_still_ends_the_stream(
     stream.push("Shown. ")
     await fake_slack.wait_for_async(lambda: fake_slack.calls_to("chat.startStream"))
     stream.push("Refused by Slack.")
-    await fake_slack.wait_for_async(lambda: failures, timeout=5)
+    await fake_slack.wait_for_async(lambda: failures)
     await stream.abandon()  # the person pressed Stop
 
     assert _message(fake_slack).text == "Shown. "

@@ -51,7 +51,7 @@ def orion(orion_on_bucket: Callable[..., OrionServer]) -> OrionServer:
 def _ask(orion: OrionServer, slack: FakeSlack, user: str, dm: str, text: str, answer: str) -> str:
     thread_ts = slack.new_ts()
     conversation.post_user_message(orion, slack, user, dm, thread_ts, text)
-    conversation.wait_for_answer(slack, dm, thread_ts, answer, timeout=15)
+    conversation.wait_for_answer(slack, dm, thread_ts, answer)
     return thread_ts
 
 

@@ -4,7 +4,6 @@ behind a FaultyProxy: what reaches the bucket while it is down, and what opens t
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -52,7 +51,7 @@ async def test_an_outage_opens_it_later_calls_send_nothing_and_a_probe_closes_it
     assert len(_not_probes(gcs_proxy)) == sent, "nothing was sent while it was open"
 
     gcs_proxy.clear_rules()
-    await wait_until_async(lambda: store.available, timeout=10, what="the probe closing it")
+    await wait_until_async(lambda: store.available, what="the probe closing it")
     stored = await store.read(KEY)
     assert stored is not None and stored.content == "remembered"
     await store.close()
@@ -91,15 +90,15 @@ async def test_a_refused_conditional_write_is_an_answer(
 async def test_the_storage_deadline_cuts_the_librarys_retries_short(
     gcs_proxy: FaultyProxy, gcs_bucket: str
 ) -> None:
-    # On its own the store would retry for 10 s; the person's deadline is 0.5 s.
-    store = GcsObjectStore(gcs_bucket, retry_timeout=10.0, request_timeout=5.0)
+    # On its own the store would retry for 10 minutes; the person's deadline is 0.5 s.
+    store = GcsObjectStore(gcs_bucket, retry_timeout=600.0, request_timeout=5.0)
     gcs_proxy.add_rule("", status=503)
 
-    started = time.monotonic()
-    with storage_deadline(0.5), pytest.raises(StoreUnavailable):
-        await store.read(KEY)
+    # A guard, not a measurement: uncut, the retries would outlast it tenfold.
+    async with asyncio.timeout(60):
+        with storage_deadline(0.5), pytest.raises(StoreUnavailable):
+            await store.read(KEY)
 
-    assert time.monotonic() - started < 5.0, "gave up near the deadline, not after 10 s"
     assert len(gcs_proxy.requests) >= 2, "it still retried within the deadline"
     await store.close()
 

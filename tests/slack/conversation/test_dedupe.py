@@ -279,7 +279,6 @@ async def test_during_an_outage_a_retry_on_another_instance_is_answered_and_clai
         gcs_proxy.clear_rules()
         await wait_until_async(
             lambda: _breaker(one).available and _breaker(two).available,
-            timeout=10,
             what="both instances seeing the bucket back",
         )
         later = message_event()

@@ -14,7 +14,7 @@ import pytest
 from slack_sdk.models.messages.chunk import TaskUpdateChunk
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.slack.conversation.paced_stream import APPEND_INTERVAL_S, MAX_MARKDOWN_CHARS, PacedStream
+from app.slack.conversation.paced_stream import MAX_MARKDOWN_CHARS, PacedStream
 from app.slack.conversation.task_display import CHUNKS_REFUSED, CHUNKS_REFUSED_THIS_ANSWER
 from app.slack.web_client import build_web_client
 from tests.fakes.slack_api import FakeSlack, Message
@@ -111,7 +111,7 @@ async def test_a_slow_slack_gets_one_call_at_a_time_carrying_all_that_arrived(
     pieces = [f"word{n} " for n in range(300)]
     for piece in pieces[:100]:
         stream.push(piece)
-    await asyncio.sleep(APPEND_INTERVAL_S + 0.2)  # an append is now waiting on Slack
+    await slack.wait_for_async(lambda: slack.held("chat.appendStream"), what="an append waiting")
     for piece in pieces[100:]:
         stream.push(piece)  # never waits for Slack
     closing = asyncio.create_task(stream.close(blocks=None, metadata=None))
@@ -134,7 +134,7 @@ async def test_a_rate_limited_append_is_retried_after_retry_after_and_loses_noth
     stream.push("One. ")
     await slack.wait_for_async(lambda: slack.calls_to("chat.startStream"))
     stream.push("Two. ")
-    await slack.wait_for_async(lambda: slack.calls_to("chat.appendStream"), timeout=5)
+    await slack.wait_for_async(lambda: slack.calls_to("chat.appendStream"))
     stream.push("Three.")  # arrives while the append waits out Retry-After
     assert await stream.close(blocks=None, metadata=None)
 
@@ -153,7 +153,7 @@ async def test_slack_failing_mid_stream_is_reported_once_and_nothing_more_is_sen
     stream.push("Shown. ")
     await slack.wait_for_async(lambda: slack.calls_to("chat.startStream"))
     stream.push("Never shown.")
-    await slack.wait_for_async(lambda: slack.calls_to("chat.appendStream"), timeout=5)
+    await slack.wait_for_async(lambda: slack.calls_to("chat.appendStream"))
     stream.push(" Nor this.")
 
     assert not await stream.close(blocks=None, metadata=None), "the caller writes it whole"
