@@ -24,7 +24,8 @@ import pytest
 from app.agent.errors import BUSY, OVERLOADED
 from app.learning import undo
 from app.learning.welcome import Welcome
-from app.memory.scopes import is_thread_ts, session_prefix
+from app.memory.homes import person
+from app.memory.scopes import is_thread_ts
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.terminal_chat.console import COMMANDS, NOTHING_TO_UNDO, ORION, STOPPED, UNDO_HINT
 from app.terminal_chat.conversation import new_thread_ts
@@ -557,10 +558,10 @@ def test_conversations_started_at_the_same_moment_each_have_their_own_id(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Two terminals (or a script) starting `orion chat` in the same microsecond: each
-    # conversation keeps its own summary and index entry, under its own id.
+    # conversation keeps its own object (transcript, summary), under its own id.
     monkeypatch.setattr(time, "time_ns", lambda: 1_795_000_000_123_456_000)
     ids = {new_thread_ts() for _ in range(1000)}
 
     assert len(ids) == 1000
     assert all(is_thread_ts(ts) and ts.startswith("1795000000.123456") for ts in ids)
-    assert len({session_prefix(ts) for ts in ids}) == 1000
+    assert len({person(USER).conversation_key(ts) for ts in ids}) == 1000

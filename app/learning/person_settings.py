@@ -20,13 +20,9 @@ from app.storage.store import ObjectStore, update
 MEMORY_NOTES = "memory_notes"
 
 
-def settings_key(user_id: str) -> str:
-    return person(user_id).prefix + "settings.json"
-
-
 async def memory_notes_choice(store: ObjectStore, user_id: str) -> bool | None:
     """Whether the person chose to see the memory note under answers (None: no choice)."""
-    stored = await store.read(settings_key(user_id))
+    stored = await store.read(person(user_id).settings_key)
     chosen = load_json_object(stored.content if stored else None, what="settings").get(MEMORY_NOTES)
     return chosen if isinstance(chosen, bool) else None
 
@@ -39,7 +35,7 @@ async def choose_memory_notes(store: ObjectStore, user_id: str, *, shown: bool) 
     def chosen(current: str | None) -> str:
         return json.dumps({**load_json_object(current, what="settings"), MEMORY_NOTES: shown})
 
-    await update(guard.store, settings_key(user_id), chosen)
+    await update(guard.store, person(user_id).settings_key, chosen)
     try:
         await guard.settle()
     except Forgotten:

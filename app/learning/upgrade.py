@@ -34,7 +34,6 @@ from datetime import UTC, datetime
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
 from app.learning.erasure import delete_all
-from app.learning.person_settings import settings_key
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import document_for, parse_search_index, record_search_document
 from app.learning.summary_file import UNTITLED, Summary
@@ -337,7 +336,7 @@ class _Tenant:
         if settings is not None:
             old = settings.content  # their own object now, where a newer choice wins
 
-            await self._update(settings_key(user), lambda current: current or old)
+            await self._update(person(user).settings_key, lambda current: current or old)
         for key in (index_key, welcome_key, f"settings/{user}.json"):
             if key in self._keys:
                 self._done.add(key)

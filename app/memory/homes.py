@@ -40,6 +40,7 @@ PROFILE = "profile.json"
 MEMORY = "memory/"
 CONVERSATIONS = "conversations/"
 SEARCH = "search.json"
+SETTINGS = "settings.json"
 UNDO = "undo/"
 ARCHIVED = "archived/"
 PREFERENCES = "preferences.json"
@@ -89,6 +90,11 @@ class Home:
     @property
     def search_key(self) -> str:
         return self.prefix + SEARCH
+
+    @property
+    def settings_key(self) -> str:
+        """A person's choices (how Orion behaves with them), kept until forgotten."""
+        return self.prefix + SETTINGS
 
     def undo_key(self, undo_id: str) -> str:
         if not is_undo_id(undo_id):

@@ -85,10 +85,10 @@ class Conversation:
             await storage.store.connect()
             # Asked before the Claude SDK is imported (seconds): a bucket that cannot be
             # used is said at once.
+            before = await _kept(storage.store, person(user_id).prefix)
             if storage.memory_store is not None:
                 # As every start of Orion does: what an earlier Orion wrote, moved home.
                 await upgrade_in_background(whole_store(storage, settings))
-            before = await _kept(storage.store, person(user_id).prefix)
             services = await asyncio.to_thread(build_services, settings, storage)
         except BaseException:
             await storage.store.close()

@@ -122,13 +122,13 @@ def test_the_local_directory_is_swept_at_start_up(
     old = [
         seed(memory_dir, home.conversation_key(old_thread), past(old_thread, 40), days_old=40),
         seed(memory_dir, f"{home.notes_prefix(old_thread)}todo.md", "Pick a DB.", days_old=40),
+        seed(memory_dir, home.profile_key, layout.profile(), days_old=400),
     ]
     kept = [
         seed(
             memory_dir, home.conversation_key(recent_thread), past(recent_thread, 10), days_old=10
         ),
         seed(memory_dir, f"{home.notes_prefix(recent_thread)}todo.md", "Book.", days_old=10),
-        seed(memory_dir, home.profile_key, layout.profile(), days_old=400),
         seed(memory_dir, preferences_key(USER), json.dumps(PREFERENCES), days_old=400),
         seed(memory_dir, f"{home.memory_prefix}notes.md", "Works on billing.", days_old=400),
     ]
@@ -136,7 +136,7 @@ def test_the_local_directory_is_swept_at_start_up(
     with OrionServer(make_settings(slack, claude, memory_dir=memory_dir)) as orion:
         [sweep] = orion.wait_logged(log_events.MEMORY_RETENTION_SWEEP)
 
-    assert sweep["deleted"] == 2 and sweep["retention_days"] == 30
+    assert sweep["deleted"] == 3 and sweep["retention_days"] == 30
     assert [path for path in old if path.exists()] == []
     assert [path for path in kept if not path.exists()] == []
 

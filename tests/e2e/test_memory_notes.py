@@ -458,7 +458,7 @@ def test_the_home_tab_switch_hides_the_notes_and_shows_them_again(
     hidden = saving_turn(orion, slack, claude, "quiet.md", turns=1)
 
     assert NOTES_OFF in shown_text(off)
-    assert json.loads(seeded.read(HOME.profile_key) or "{}")["settings"] == {"memory_notes": False}
+    assert json.loads(seeded.read(HOME.settings_key) or "{}") == {"memory_notes": False}
     assert seeded.read(f"{OWN}quiet.md") == "Saved.\n", "saved all the same"
     assert notes(slack, DM, hidden) == []
     assert [m.text for m in slack.bot_messages(DM, hidden)] == ["Saved quiet.md."]

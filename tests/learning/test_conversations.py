@@ -103,10 +103,18 @@ async def test_two_deliveries_opening_one_conversation_at_once_agree_on_its_owne
     assert record.owner == (elsewhere if winner == 2 else MIRA)
 
 
-async def test_an_unreadable_record_gives_the_thread_to_nobody(store: ObjectStore) -> None:
+async def test_an_unreadable_record_starts_the_conversation_afresh(store: ObjectStore) -> None:
+    # In the person's own home, an object that cannot be read (nested past the parser's
+    # limit) is answered as a new conversation, and its first write replaces it.
     await store.write(MIRAS, "[" * 50_000 + "]" * 50_000)
-    assert (await open_conversation(store, MIRA, THREAD)).standing is Standing.NOT_YOURS
-    assert not await begin_conversation(store, MIRA, THREAD, started=NOW)
+    opened = await open_conversation(store, MIRA, THREAD)
+    assert opened.standing is Standing.NEW
+    transcript = TurnTranscript(store, MIRA, THREAD, opened)
+    transcript.add(said("user", "Plan my week.", at=NOW, ts="1712345679.000001"))
+    await transcript.write()
+    record = await read_conversation(store, person(USER), THREAD)
+    assert record is not None and record.owner == MIRA
+    assert [m.text for m in record.messages] == ["Plan my week."]
 
 
 async def test_a_turn_adds_to_the_transcript_in_order_and_never_to_someone_elses(

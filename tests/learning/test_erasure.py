@@ -244,7 +244,11 @@ async def test_forgetting_one_conversation_or_note_leaves_the_rest(
     assert await forget_note(store, USER, f"{home.memory_prefix}notes/project.md")
     assert backend.raw_read(f"{home.memory_prefix}notes/project.md") is None
     assert backend.raw_read(preferences_key(USER)) is not None
-    assert await forget_conversation(store, USER, THREAD) == 0, "nothing left of it"
+    # Clicked again (a stale button): it finds the conversation forgotten and brings back
+    # nothing of it.
+    await forget_conversation(store, USER, THREAD)
+    assert backend.raw_read(home.conversation_key(THREAD)) is None
+    assert list(parse_search_index(backend.raw_read(home.search_key)).threads) == [OTHER_THREAD]
 
 
 async def test_a_note_of_someone_else_cannot_be_forgotten_through_another_person(

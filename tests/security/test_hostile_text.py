@@ -310,7 +310,9 @@ def test_recall_indexes_a_hostile_summary_whole_within_its_bounds(hostile: str) 
     assert len(document.terms) <= MAX_DOCUMENT_TERMS
     assert MAX_INDEXED_CHARS > SLACK_LIMIT  # a whole message is indexed, not its start
     if len(document.terms) < MAX_DOCUMENT_TERMS:
-        assert _found("Notes", hostile + " budget", "budget")
+        # On a line of its own: after `password:` and blanks, a word is taken for the
+        # password (and redacted), however many blanks come first.
+        assert _found("Notes", hostile + "\nbudget", "budget")
     # However many terms the text holds, the title's come first.
     assert _found("Q3 budget " + hostile, hostile, "q3 budget")
 

@@ -406,10 +406,20 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+# The opening's reads end at the storage deadline by themselves, answering with what
+# arrived; building it from them takes a moment more, longer on a busy core. Cut off at
+# the deadline itself, a turn would go out without the memory that did arrive.
+OPENING_GRACE_S = 1.0
+
+
 async def _within(saved: asyncio.Future[T], deadline: float | None) -> T | None:
-    """The turn's opening if it arrives before the storage deadline; else None."""
+    """The turn's opening once built from what arrived by the storage deadline; None
+    when even that did not come."""
+    left = seconds_until(deadline)
     try:
-        return await asyncio.wait_for(asyncio.shield(saved), seconds_until(deadline))
+        return await asyncio.wait_for(
+            asyncio.shield(saved), None if left is None else left + OPENING_GRACE_S
+        )
     except TimeoutError:
         return None
     except Exception as exc:  # a lookup is best-effort: the answer goes on without it
