@@ -125,6 +125,7 @@ async def _drop_undo_record(store: ObjectStore, user: str, undo_id: str, budget_
         async with asyncio.timeout(budget_s):
             await delete_undo_record(store, user, undo_id)
     except Exception as exc:
-        # Its marker stays if the record does: forgetting the person still finds it.
+        # A record left behind is in the person's home: forgetting them still finds it,
+        # and it expires with the retention window.
         error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
         log.warning("memory.note.undo_drop_failed", error=error, exc_info=exc)

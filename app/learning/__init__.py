@@ -2,7 +2,12 @@
 
 - `preferences`: preferences stated in passing, captured without a model
   (`preference_detection`, in ten languages; `language_names`).
-- `session_summary`, `session_index`: each conversation's summary and the person's index
+- `profile`, `conversations`, `opening`: each owner's record, their conversations, and
+  what an event starts from; `guard`: the one erasure guard every write passes.
+- `session_summary`, `search_index`: each conversation's summary and the owner's index
   of them; `welcome`: the words the next greeting uses.
-- `recall`: Claude's tool to look through the person's past conversations.
+- `recall`: Claude's tool to look through the person's past conversations
+  (`channel_recall` in a channel).
+- `erasure`, `undo`: forgetting, and undoing one answer's changes; `upgrade`: moving the
+  earlier layout home.
 """

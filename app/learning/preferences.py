@@ -1,4 +1,5 @@
-"""A person's preferences file, `users/{user_id}/preferences.json`.
+"""A person's preferences file, `people/{user_id}/memory/preferences.json`
+(`/memories/users/{user_id}/preferences.json` to Claude).
 
 A flat JSON object with stable keys (`name`, `timezone`, `team`, `language`,
 `response_style`, `prefers`, `always`, `never`): a later statement on the same topic

@@ -137,7 +137,7 @@ class SearchCounts:
 @dataclass(frozen=True)
 class RecalledConversation:
     """A conversation a search found: its thread, its title, the DM it is in (None when
-    the person's conversation index does not list it), and its passages' messages."""
+    the owner's search index does not say), and its passages' messages."""
 
     thread_ts: str
     title: str

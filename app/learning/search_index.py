@@ -26,7 +26,7 @@ made to read it), then the postings as plain text:
 Entries are newest first: each thread, its id (base 36, stable while the entry lives:
 postings name it), when it was last updated and when it began (Unix seconds), how many
 terms it holds (BM25's length), its title and the DM it is in (`-` when not known: a
-search links to it without reading the conversation index). The postings are cut into `buckets`
+search links to it without reading the owner's profile). The postings are cut into `buckets`
 lines (a power of two; `buckets` holds where each line begins in the text after the
 JSON line): a term lives in the line its CRC-32 picks, as `\\t{term}` followed by
 `,{id}` — `,{id}*{count}` when it occurs more than once — per entry holding it. A

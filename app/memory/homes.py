@@ -5,6 +5,7 @@ so the owner's whole memory is found, read, exported and erased from the owner a
 one listing, no index that can drift (docs/architecture.md, "Memory layout"):
 
     people/{user}/profile.json               Orion's record of the person (app/learning/profile.py)
+    people/{user}/settings.json              their choices (app/learning/person_settings.py)
     people/{user}/memory/…                   preferences.json and notes (/memories/users/{user}/)
     people/{user}/conversations/{thread}.json  one conversation: owner, transcript, summary
     people/{user}/conversations/{thread}/…   its notes (/memories/sessions/{thread}/)

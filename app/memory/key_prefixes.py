@@ -5,7 +5,8 @@ rule (gcs-lifecycle.json, held against this list by tests/test_memory_hygiene.py
 docs take their prefixes from here, so a new kind of owner starts here.
 
 Within a home, what expires with the retention window is decided by homes.py
-(`expires_with_conversations`): a conversation, its notes and its undo records.
+(`expires_with_conversations`): a conversation, its notes, undo records, search index,
+a person's profile and an archived channel's memory.
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ OAUTH_STATES_PREFIX = OAUTH_STATES.prefix
 UNINSTALLS_PREFIX = UNINSTALLS.prefix
 
 # What Orion wrote up to 2026-11-28 (one prefix per kind of object, a person's scattered
-# over ten): read only by `orion migrate` (app/memory/legacy.py), which moves it home.
+# over ten): read by the upgrade (app/learning/upgrade.py: every start, and `orion
+# migrate`), which moves it home, and erased with an uninstalled workspace (team_keys.py).
 LEGACY_PREFIXES = (
     "users/",
     "sessions/",

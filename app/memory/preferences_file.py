@@ -1,4 +1,4 @@
-"""A person's preferences file, `users/{user_id}/preferences.json`, as every reader sees
+"""A person's preferences file, `people/{user_id}/memory/preferences.json`, as every reader sees
 it: the prompt (formatting.py), the greeting and the Messages tab's prompts, the Home tab
 and the download (through app/learning/preferences.py). One rule, so that none of them
 shows a preference another hides:

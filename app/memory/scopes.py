@@ -173,6 +173,7 @@ class MemoryScope(ScopeRules):
     """The memory one conversation (user `user_id` in thread `thread_ts`) may use.
 
     Readable: `global/`, `users/{user_id}/`, `sessions/{thread}/`. Writable: the last two.
+    (The tool's keys: stored in the person's home, app/memory/tool/model_paths.py.)
     """
 
     user_id: str
@@ -202,8 +203,9 @@ class MemoryScope(ScopeRules):
 @dataclass(frozen=True, slots=True)
 class ChannelMemoryScope(ScopeRules):
     """The memory a conversation in channel `channel_id` may use: `global/` (read-only)
-    and the channel's own directory, `channels/{channel_id}/`. Nobody's personal memory
-    (`users/`, `sessions/`), and no other channel's: whoever is talking there."""
+    and the channel's own directory, `channels/{channel_id}/` (stored as its home's
+    `memory/`). Nobody's personal memory (`users/`, `sessions/`), and no other channel's:
+    whoever is talking there."""
 
     channel_id: str
 

@@ -14,8 +14,8 @@ keys under `global/` are shared:
 
 Only `global/` is shared: it is written by an operator, read-only to Claude's memory tool,
 and holds nothing personal, so no erasure can be hidden by it and a second instance's copy
-is bounded by the same age. Everything a person owns (preferences, welcome, summaries,
-thread contexts, tombstones) passes straight through, read fresh on every call. A write or
+is bounded by the same age. Everything an owner has (preferences, profile,
+conversations) passes straight through, read fresh on every call. A write or
 delete of a shared key through this layer drops the kept copy at once. In distribution
 mode each workspace has its own `global/` (app/storage/team_scope.py): copies are kept
 per workspace, so one workspace's context never answers another's read. At most

@@ -85,7 +85,7 @@ class AccessDenied(StoreUnavailable):
 
 @runtime_checkable
 class ObjectStore(Protocol):
-    """Async access to objects by key (a relative path such as `users/U1/notes.md`)."""
+    """Async access to objects by key (a relative path such as `people/U1/memory/notes.md`)."""
 
     async def read(self, key: str) -> StoredObject | None:
         """The object, or None when there is no object under `key`."""

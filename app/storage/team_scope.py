@@ -4,10 +4,11 @@ In distribution mode every key of a person's content and of Orion's own records 
 by the *tenant* — the installation an event came from: one workspace (`T…`), or a whole
 Enterprise Grid organisation (`E…`) installed at once. Above this layer nothing changes:
 the memory tool still sees `/memories/users/{user_id}/…`, the loader reads
-`users/{user_id}/preferences.json`. Here each key gets the tenant inserted after its first
-segment (`users/U1/notes.md` → `users/teams/-/T1/U1/notes.md`): every kind of object keeps
-its prefix, so the bucket's lifecycle rule (which matches prefixes only) still deletes
-old conversations of every tenant.
+`people/{user_id}/memory/preferences.json`. Here each key gets the tenant inserted after
+its first segment (`people/U1/memory/notes.md` → `people/teams/-/T1/U1/memory/notes.md`):
+every kind of object keeps its prefix, so what decides an object's lifetime (the bucket's
+lifecycle rule for `events/`, app/memory/homes.py within the homes) holds for every
+tenant alike.
 
 The tenant is bound per event (`bind_for_this_task`, by the Slack app's middleware; an
 operator command uses `bound_tenant`) from the ids in Slack's signed payload,

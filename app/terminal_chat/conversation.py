@@ -45,7 +45,7 @@ CHANNEL = "D0TERMINAL"  # a pretend DM: thread contexts and links need a channel
 class Folder:
     """A folder of the store that holds something about the person, as they can find it."""
 
-    location: str  # gs://bucket/users/U…/, or the absolute path of the local folder
+    location: str  # gs://bucket/people/U…/memory/, or the absolute path of the local folder
     holds: str  # what it holds, in a few words
 
 

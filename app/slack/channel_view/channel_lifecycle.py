@@ -3,8 +3,9 @@
 - **Orion leaves** — removed by a member or an admin: `channel_left` / `group_left`
   (Slack documents that `channel_left` is sometimes withheld) and `member_left_channel`
   naming Orion's own user — or **the channel is deleted** (`channel_deleted`,
-  `group_deleted`): everything Orion keeps for the channel is erased (a tombstone first,
-  so a mention still being answered takes its writes back).
+  `group_deleted`): everything Orion keeps for the channel is erased (its profile made
+  the erasure's mark first, so a mention still being answered takes its writes back when
+  it settles: app/learning/guard.py).
 - **Archived** (`channel_archive`, `group_archive`): its memory is set aside until the
   retention window ends; **unarchived** (`channel_unarchive`, `group_unarchive`): back.
 - **Shared with another organisation** (`channel_shared`) or no longer (`channel_unshared`):

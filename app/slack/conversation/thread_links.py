@@ -2,8 +2,8 @@
 conversations a search found, shown as sources while Orion answers.
 
 The channel and thread come from records a person's conversations fill (their
-preferences, their conversation index), so a link is built only from a Slack channel id
-and a Slack timestamp, and always points at Slack.
+preferences, their profile's conversation list), so a link is built only from a Slack
+channel id and a Slack timestamp, and always points at Slack.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ class ThreadLinks:
     known, else `app_redirect`, which opens the conversation itself.
 
     The only place the Home tab's links are made. The channel and thread come from
-    stored files a person can edit (their preferences, their conversation index), so a
-    link is built only from a Slack channel id and a Slack timestamp: anything else
+    stored files (a person's preferences, which they can have edited; their profile), so
+    a link is built only from a Slack channel id and a Slack timestamp: anything else
     (`javascript:…`, `https://elsewhere`, `D1|<!channel>`) gets no link at all, and
     every link points at Slack. The workspace URL and team come from Slack's auth.test.
     """
