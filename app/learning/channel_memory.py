@@ -347,7 +347,9 @@ async def erase_channel(
 ) -> int:
     """Everything Orion keeps for the channel (its home), and its place on the public
     list; how many objects went."""
-    _, deleted = await erase_home(store, channel(channel_id), now=now)
+    # What its admins chose is not Orion's memory of the channel: added back, Orion
+    # answers there as they said.
+    _, deleted = await erase_home(store, channel(channel_id), now=now, keep=(MODE,))
     await forget_public_channel(store, channel_id)
     audit("erase", scope=channel_scope(channel_id), actor=SLACK, what=why, objects=deleted)
     return deleted

@@ -57,16 +57,24 @@ class ErasureReport:
 
 
 async def erase_home(
-    store: ObjectStore, home: Home, *, now: datetime | None = None
+    store: ObjectStore,
+    home: Home,
+    *,
+    now: datetime | None = None,
+    keep: tuple[str, ...] = (),
 ) -> tuple[Profile, int]:
-    """Everything of one owner: the profile made the erasure's mark, then every other
-    object of the home deleted. The profile as it was, and how many objects went."""
+    """Everything of one owner: the profile made the erasure's mark (keeping only the
+    sections named in `keep`), then every other object of the home deleted. The profile
+    as it was, and how many objects went."""
     moment = now or datetime.now(UTC)
     before: list[Profile] = []
 
     def mark(current: str | None) -> str:
         before[:] = [Profile.parse(current)]
-        return Profile(erased_at=moment).render()
+        marked = Profile(erased_at=moment)
+        for name in keep:
+            marked = marked.with_section(name, before[0].section(name))
+        return marked.render()
 
     await update_object(store, home.profile_key, mark)
     listing = await store.list(home.prefix)

@@ -134,6 +134,23 @@ def test_only_an_admin_turns_orion_off_in_a_channel_and_then_it_says_so(
     assert [(a["scope"], a["actor"]) for a in audit] == [(f"channel:{PUBLIC}", ADMIN)]
 
 
+def test_an_admins_off_outlasts_orion_being_removed_and_added_back(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    assert "now does not answer" in shown_text(command(orion, slack, ADMIN, PUBLIC, "channel off"))
+    for event in (
+        events.channel_event("channel_left", PUBLIC, actor_id=ADMIN),
+        events.member_joined_channel(BOT_USER_ID, PUBLIC),
+    ):
+        assert orion.post_event(event).status_code == 200
+        orion.wait_handled(event["event_id"])
+
+    payload = mention(orion, slack, BEN, PUBLIC, "are you there?")
+    orion.wait_handled(payload["event_id"])
+    assert ephemerals(slack, BEN) == [OFF_HERE]
+    assert claude.calls == []
+
+
 def test_answers_only_keeps_nothing_of_the_channel(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
@@ -188,7 +205,7 @@ def test_orion_removed_or_the_channel_deleted_erases_the_channels_memory(
     # since when the channel is as Slack last said: no one's content).
     assert left == [HOME.profile_key]
     mark = json.loads(bucket.read(HOME.profile_key) or "{}")
-    assert "erased_at" in mark and set(mark) <= {"version", "erased_at", "state"}
+    assert "erased_at" in mark and set(mark) <= {"version", "erased_at", "state", "mode"}
     assert set(mark.get("state", {})) <= {"since", "event"}
 
 
