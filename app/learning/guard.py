@@ -110,9 +110,9 @@ class Guard:
             return change(profile).render(cutoff=cutoff)
 
         # Written over exactly the version the event read (or created, where there was
-        # none); with nothing to write, read once more.
+        # none); with nothing to change, written back as read (one request either way).
         stored = await update_object(
-            self._store, self.home.profile_key, transform, already_read=self._read
+            self._store, self.home.profile_key, transform, already_read=self._read, confirm=True
         )
         if forgotten:
             await self._take_back(whole=forgotten[0] == "owner", thread_ts=thread_ts)
