@@ -142,17 +142,27 @@ class FirstRequests:
         self._clock = clock
         self._lock = threading.Lock()
         self._arrived: dict[str, float] = {}
+        self._systems: dict[str, str] = {}
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         now = self._clock()
+        system = body.get("system")
+        if isinstance(system, list):
+            system = "\n".join(str(block.get("text", "")) for block in system)
         with self._lock:
             for token in TOKEN.findall(last_user_text(body)):
                 self._arrived.setdefault(token, now)
+                self._systems.setdefault(token, str(system or ""))
         return claude_script.text(SHORT_REPLY)
 
     def at(self, token: str) -> float | None:
         with self._lock:
             return self._arrived.get(token)
+
+    def system(self, token: str) -> str:
+        """The system prompt of the first request naming `token` ("" before it came)."""
+        with self._lock:
+            return self._systems.get(token, "")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ bench/secret_shapes.py measures their CPU on hostile input.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -74,10 +75,14 @@ class SecretShape:
     ignore_case: bool = False
     confirm: Callable[[str], bool] | None = None
 
+    @functools.cached_property
+    def _lowered_anchors(self) -> frozenset[str]:
+        return frozenset(anchor.lower() for anchor in self.anchors)
+
     def may_occur_in(self, text: str, anchors_in_text: frozenset[str]) -> bool:
         """Whether `text` holds one of this shape's anchors, given the lower-cased
         anchors it holds (each anchor is looked for once, for all shapes)."""
-        if anchors_in_text.isdisjoint(anchor.lower() for anchor in self.anchors):
+        if anchors_in_text.isdisjoint(self._lowered_anchors):
             return False
         return self.ignore_case or any(anchor in text for anchor in self.anchors)
 
