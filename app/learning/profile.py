@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from app.learning.timestamps import format_time, parse_time
+from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.scopes import is_shared_channel_id, is_thread_ts, validate_thread_ts
 from app.memory.tolerant_json import load_json_object
 
@@ -169,11 +169,11 @@ class Profile:
                 listed[entry.thread_ts] = entry
         forgotten = data.get("forgotten")
         return Profile(
-            erased_at=_moment(data.get("erased_at")),
+            erased_at=parse_moment(data.get("erased_at")),
             forgotten={
                 thread: moment
                 for thread, at in (forgotten.items() if isinstance(forgotten, dict) else ())
-                if is_thread_ts(thread) and (moment := _moment(at)) is not None
+                if is_thread_ts(thread) and (moment := parse_moment(at)) is not None
             },
             conversations=tuple(
                 sorted(listed.values(), key=lambda e: e.updated, reverse=True)[:MAX_CONVERSATIONS]
@@ -196,13 +196,3 @@ _OWN = frozenset({"version", "erased_at", "forgotten", "conversations", "said_in
 def _list(data: dict[str, Any], name: str) -> list[Any]:
     value = data.get(name)
     return value if isinstance(value, list) else []
-
-
-def _moment(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

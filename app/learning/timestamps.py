@@ -29,3 +29,14 @@ def parse_time(text: str) -> datetime | None:
         return datetime.fromisoformat(text)
     except ValueError:
         return None
+
+
+def parse_moment(value: object) -> datetime | None:
+    """Any ISO time Orion wrote (a naive one read as UTC); None for anything else."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -36,6 +36,7 @@ from typing import Any
 
 from app.learning.guard import Forgotten, Guard
 from app.learning.memory_note import clip
+from app.learning.timestamps import parse_moment
 from app.memory.change_log import MemoryChange
 from app.memory.homes import person
 from app.memory.scopes import is_undo_id, validate_user_id
@@ -132,7 +133,7 @@ class UndoRecord:
     @staticmethod
     def parse(raw: str) -> UndoRecord | None:
         data = load_json_object(raw, what="undo_record")
-        owner, created = data.get("owner"), _moment(data.get("created_at"))
+        owner, created = data.get("owner"), parse_moment(data.get("created_at"))
         items, lines = data.get("changes"), data.get("lines")
         if not isinstance(owner, str) or created is None or not isinstance(items, list):
             return None
@@ -146,7 +147,7 @@ class UndoRecord:
             [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else [],
             _text(data.get("channel")),
             _text(data.get("thread")),
-            _moment(data.get(UNDONE_AT)),
+            parse_moment(data.get(UNDONE_AT)),
         )
 
 
@@ -395,16 +396,6 @@ def _before(item: dict[str, Any]) -> str | None:
     if not isinstance(digits, str):
         raise ValueError("not hexadecimal digits")
     return bytes.fromhex(digits).decode()  # ValueError (UnicodeDecodeError is one) if bad
-
-
-def _moment(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _text(value: object) -> str | None:

@@ -33,6 +33,7 @@ from app.slack.home.memory_view import (
 from tests import layout, log_events
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
+from tests.e2e.home import click, open_home, shown
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
@@ -130,56 +131,6 @@ def everything_in(bucket: Bucket) -> dict[str, str]:
 
 
 # --- what the person does and sees ------------------------------------------------------------
-
-
-def open_home(orion: OrionServer, slack: FakeSlack, user: str, dm: str) -> dict[str, Any]:
-    """The person opens Orion's Home tab; returns the view they then see."""
-    before = len(slack.home_views(user))
-    assert orion.post_event(events.app_home_opened(user, dm, tab="home")).status_code == 200
-    return next_view(slack, user, before)
-
-
-def click(
-    orion: OrionServer,
-    slack: FakeSlack,
-    user: str,
-    view: dict[str, Any],
-    action_id: str,
-    value: str | None = None,
-) -> dict[str, Any]:
-    """`user` clicks a button of `view`; returns the view then published for `user`."""
-    before = len(slack.home_views(user))
-    payload = events.view_block_actions(user, view, action_id, value)
-    assert orion.post_form(events.form_body(payload)).status_code == 200
-    return next_view(slack, user, before)
-
-
-def next_view(slack: FakeSlack, user: str, before: int) -> dict[str, Any]:
-    views = slack.wait_for(
-        lambda: (v := slack.home_views(user)) and len(v) > before and v,
-        timeout=30,
-        what=f"a Home tab view for {user}",
-    )
-    return views[-1]
-
-
-def shown(view: dict[str, Any]) -> str:
-    """Every text of the view, as the person reads it (Slack's escapes undone)."""
-    texts: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("text"), str):
-                texts.append(node["text"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(view["blocks"])
-    text = "\n".join(texts)
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def section_with(view: dict[str, Any], needle: str) -> str:
