@@ -394,7 +394,7 @@ async def _settle_anyway(guard: Guard, thread_ts: str) -> None:
         async with asyncio.timeout(TAKE_BACK_BUDGET_S):
             while True:
                 try:
-                    await guard.settle(thread_ts=thread_ts)
+                    await guard.settle(thread_ts=thread_ts, write_back=False)
                     return
                 except StoreOffline:
                     await asyncio.sleep(FIRST_PROBE_S)

@@ -87,11 +87,17 @@ class Guard:
         self._written.generations[key] = generation
 
     async def settle(
-        self, change: Callable[[Profile], Profile] | None = None, *, thread_ts: str | None = None
+        self,
+        change: Callable[[Profile], Profile] | None = None,
+        *,
+        thread_ts: str | None = None,
+        write_back: bool = True,
     ) -> Profile:
         """The profile with `change` applied, unless the owner (or, `thread_ts`, that
         conversation) was forgotten since the event read it: then its writes are taken
-        back and `Forgotten` is raised. Raises what storage raises (the writes stand)."""
+        back and `Forgotten` is raised. Raises what storage raises (the writes stand).
+        `write_back=False`: with nothing to change, read it again rather than write it
+        back (after a write of it failed)."""
         earlier = self.profile
         cutoff = cutoff_of(self._store)
         forgotten: list[str] = []
@@ -112,7 +118,11 @@ class Guard:
         # Written over exactly the version the event read (or created, where there was
         # none); with nothing to change, written back as read (one request either way).
         stored = await update_object(
-            self._store, self.home.profile_key, transform, already_read=self._read, confirm=True
+            self._store,
+            self.home.profile_key,
+            transform,
+            already_read=self._read,
+            confirm=write_back,
         )
         if forgotten:
             await self._take_back(whole=forgotten[0] == "owner", thread_ts=thread_ts)

@@ -274,9 +274,12 @@ def test_a_summary_that_cannot_be_written_is_logged_once_and_the_answer_comes(
 ) -> None:
     orion = orion_on_bucket()
     answer_summaries(claude, orion)
-    # Her profile as the turn reads it; the turn end cannot write the summary into it.
-    generation = bucket.write(person(USER).profile_key, layout.profile())
+    # Her profile as the turn reads it (once the thread start has settled, writing it
+    # back); the turn end cannot write the summary into it.
+    bucket.write(person(USER).profile_key, layout.profile())
     thread_ts = thread_of(open_thread(orion, slack))
+    orion.wait_idle()
+    generation = bucket.generations()[person(USER).profile_key]
     gcs_proxy.add_rule(f"ifGenerationMatch={generation}", status=403, method="POST")
     claude.reply(ANSWER)
 

@@ -402,8 +402,10 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
         {FIRST_QUESTION: FIRST_ANSWER, SECOND_QUESTION: SECOND_ANSWER},
         summary=OUTAGE_SUMMARY,
     )
+    # The profile's write (the new summary) stalls until the test lets it go: it outlasts
+    # the turn end's budget however busy the machine is.
     summary_write = gcs_proxy.add_rule(
-        f"ifGenerationMatch={summary_generation}", status=503, method="POST"
+        f"ifGenerationMatch={summary_generation}", hold=True, method="POST"
     )
     # The preference heard in the question is saved as the turn goes: GCS recovers while
     # that write is still being retried.
@@ -423,7 +425,8 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     assert saved["changed"] is True
     assert json.loads(bucket.read(PREFERENCES_KEY) or "")["name"] == "Gabi"
 
-    # GCS recovers while the summary's write is still being retried: it lands.
+    # GCS answers the stalled write: it lands.
+    summary_write.release()
     gcs_proxy.clear_rules()
     bucket.wait_for(
         HOME.profile_key, lambda content: "picked Miso" in (layout.summary_of_latest(content) or "")

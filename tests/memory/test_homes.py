@@ -479,16 +479,20 @@ async def test_another_conversation_forgotten_meanwhile_changes_nothing_of_this_
     assert backend.raw_read(home.conversation_key(THREAD)) is not None
 
 
-async def test_a_settle_with_nothing_to_change_writes_nothing(backend: Backend) -> None:
+async def test_a_settle_with_nothing_to_change_writes_the_profile_back_as_it_was(
+    backend: Backend,
+) -> None:
     store, home = backend.store, person(USER)
     await store.write(home.profile_key, profile(conversations=[(THREAD, "Plans")]))
     event = await Guard.reading(store, home)
-    before = (await store.read(home.profile_key)).generation  # type: ignore[union-attr]
+    before = await store.read(home.profile_key)
 
     settled = await event.settle()
 
-    after = (await store.read(home.profile_key)).generation  # type: ignore[union-attr]
-    assert after == before and settled.entry(THREAD) is not None
+    after = await store.read(home.profile_key)
+    assert before is not None and after is not None
+    assert after.content == before.content and after.generation != before.generation
+    assert settled.entry(THREAD) is not None
 
 
 def _profile_requests(proxy: FaultyProxy, since: int) -> list[str]:
@@ -500,9 +504,11 @@ def _profile_requests(proxy: FaultyProxy, since: int) -> list[str]:
     ]
 
 
-async def test_a_settle_with_nothing_to_change_reads_the_profile_once(
+async def test_a_settle_with_nothing_to_change_is_one_write_over_the_version_read(
     gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
+    # No second read of the profile: written back over the version the event read, the
+    # one request also proves no erasure came in between.
     home = person(USER)
     gcs_emulator.write(gcs_bucket, home.profile_key, profile(conversations=[(THREAD, "Plans")]))
     store = GcsObjectStore(gcs_bucket)
@@ -511,7 +517,8 @@ async def test_a_settle_with_nothing_to_change_reads_the_profile_once(
 
     await event.settle()
 
-    assert _profile_requests(gcs_proxy, sent) == ["GET"]
+    assert _profile_requests(gcs_proxy, sent) == ["POST"]
+    assert "ifGenerationMatch=" in gcs_proxy.requests[-1].path_qs
     assert len(gcs_proxy.requests) == sent + 1
 
 
