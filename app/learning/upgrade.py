@@ -297,6 +297,15 @@ class _Tenant:
         own = {t: r for t, r in records.items() if not r.owner.in_channel and r.owner.user == user}
         index_key = f"people/{user}/conversations.json"
         welcome_key = f"people/{user}/welcome.json"
+        kept = await self._read(home.profile_key)
+        if Profile.parse(kept.content if kept else None).erased_at is not None:
+            # Forgotten in the new layout before this run: what the old one kept of them
+            # goes, never home (an upgrade must not bring back what they erased).
+            old = (f"users/{user}/", *(f"sessions/{t.replace('.', '-')}/" for t in own))
+            self._done |= {k for k in self._keys if k.startswith(old)}
+            self._done |= {index_key, welcome_key, f"settings/{user}.json"} & self._keys
+            self._report.moved["forgotten, not moved"] += 1
+            return
         index, welcome, settings = await asyncio.gather(
             self._read(index_key) if index_key in self._keys else _none(),
             self._read(welcome_key) if welcome_key in self._keys else _none(),

@@ -15,6 +15,7 @@ import pytest
 from app import migrate_command
 from app.config import OperatorSettings
 from app.learning.conversation_record import ConversationRecord, said
+from app.learning.erasure import forget_everything
 from app.learning.profile import Profile
 from app.learning.upgrade import upgrade
 from app.learning.welcome import welcome_of
@@ -60,6 +61,27 @@ async def test_a_person_is_moved_into_one_home_with_every_conversation_whole(
         assert any(old["detail"] in m.text for m in record.messages)
         assert record.context == {"channel_id": "C0LEGACY1", "team_id": "T1"}
         assert old["thread_ts"] in after[f"{home}/search.json"]
+
+
+async def test_a_person_forgotten_before_the_upgrade_ran_gets_nothing_back(
+    tmp_path: Path,
+) -> None:
+    # Forget everything clicked on the new code while the old layout still waits to be
+    # moved (the upgrade runs in the background, and again at every start).
+    root = copy("store", tmp_path)
+    store = LocalDirectoryStore(root)
+    sam = EXPECTED["store"]["people"][0]["user"]
+    await forget_everything(store, sam)
+
+    report = await upgrade(store)
+
+    after = files(root)
+    assert [k for k in after if k.startswith(f"people/{sam}/")] == [f"people/{sam}/profile.json"]
+    profile = Profile.parse(after[f"people/{sam}/profile.json"])
+    assert profile.erased_at is not None and profile.conversations == ()
+    assert not [k for k in after if k.startswith((f"users/{sam}/", f"settings/{sam}"))]
+    assert not [k for k, v in after.items() if "Alfama" in v], "their notes went"
+    assert report.moved["forgotten, not moved"] == 1 and report.moved["people"] == 2
 
 
 async def test_an_erasure_and_the_channel_threads_someone_spoke_in_are_kept_in_profiles(
