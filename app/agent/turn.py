@@ -298,6 +298,17 @@ class Agent:
                 async with asyncio.timeout(self._memory.after_turn_budget_s):
                     if transcript is not None:
                         await transcript.written()
+                    if turn.channel is not None:
+                        # Each author's pointer to the thread as soon as their words are
+                        # kept: a turn end cut short must not leave them unforgettable.
+                        await after_channel_turn(
+                            guard.store,
+                            turn.channel.channel_id,
+                            turn.thread_ts,
+                            public=turn.channel.public,
+                            authors=transcript.authors if transcript is not None else set(),
+                            since=turn.started_at,
+                        )
                     if learn:
                         outcome = await self._learn(turn, guard, answer or "", transcript, also)
                         fields = {
@@ -309,15 +320,6 @@ class Agent:
                     else:
                         await guard.settle(also, thread_ts=turn.thread_ts)
                         fields["reason"] = "refusal" if turn.outcome.refused else "unfinished"
-                    if turn.channel is not None:
-                        await after_channel_turn(
-                            guard.store,
-                            turn.channel.channel_id,
-                            turn.thread_ts,
-                            public=turn.channel.public,
-                            authors=transcript.authors if transcript is not None else set(),
-                            since=turn.started_at,
-                        )
             except Forgotten as forgotten:
                 fields["reason"] = f"{forgotten} forgotten meanwhile"
             except Exception as exc:

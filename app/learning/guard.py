@@ -53,15 +53,18 @@ class _Written:
 
 
 class _Recording(StoreLayer):
-    """The store as the event writes to it: each write noted."""
+    """The store as the event writes to it: each write into the owner's home noted (what
+    an erasure takes back; another owner's objects are theirs to keep)."""
 
-    def __init__(self, inner: ObjectStore, written: _Written) -> None:
+    def __init__(self, inner: ObjectStore, written: _Written, home: Home) -> None:
         super().__init__(inner)
         self._written = written
+        self._home = home
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         generation = await self.inner.write(key, content, if_generation=if_generation)
-        self._written.generations[key] = generation
+        if key.startswith(self._home.prefix):
+            self._written.generations[key] = generation
         return generation
 
 
@@ -75,7 +78,7 @@ class Guard:
         self._read = read
         self.profile = Profile.parse(read.content if read is not None else None)
         self._written = _Written()
-        self.store: ObjectStore = _Recording(store, self._written)
+        self.store: ObjectStore = _Recording(store, self._written, home)
 
     @classmethod
     async def reading(cls, store: ObjectStore, home: Home) -> Guard:

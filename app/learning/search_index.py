@@ -379,7 +379,7 @@ def _parsed(raw: str) -> SearchIndex | None:
         return None
     try:
         data = json.loads(raw[:end])
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser's limit
         return None
     if not isinstance(data, dict) or data.get("version") != VERSION:
         return None

@@ -301,8 +301,8 @@ class _Tenant:
         if Profile.parse(kept.content if kept else None).erased_at is not None:
             # Forgotten in the new layout before this run: what the old one kept of them
             # goes, never home (an upgrade must not bring back what they erased).
-            old = (f"users/{user}/", *(f"sessions/{t.replace('.', '-')}/" for t in own))
-            self._done |= {k for k in self._keys if k.startswith(old)}
+            theirs = (f"users/{user}/", *(f"sessions/{t.replace('.', '-')}/" for t in own))
+            self._done |= {k for k in self._keys if k.startswith(theirs)}
             self._done |= {index_key, welcome_key, f"settings/{user}.json"} & self._keys
             self._report.moved["forgotten, not moved"] += 1
             return
