@@ -690,3 +690,26 @@ def test_what_in_a_profile_cannot_be_read_is_skipped_and_the_rest_kept() -> None
 def test_a_forgotten_thread_that_is_not_a_thread_is_refused() -> None:
     with pytest.raises(ValueError):
         Profile().forgetting("../1.2", NOW)
+
+
+async def test_an_erased_owners_guard_takes_back_nothing_of_another_owner(
+    backend: Backend,
+) -> None:
+    # A channel turn also writes outside the channel's home (an author's pointer in their
+    # own profile): the channel's erasure takes back the channel's writes, not theirs.
+    store, home, theirs = backend.store, person(USER), person(OTHER_USER).profile_key
+    event = await Guard.reading(store, home)
+    await event.store.write(home.conversation_key(THREAD), conversation(USER, THREAD))
+    await event.store.write(theirs, profile())
+    await erase_home(store, home)
+
+    with pytest.raises(Forgotten):
+        await event.settle(thread_ts=THREAD)
+
+    assert backend.raw_read(home.conversation_key(THREAD)) is None
+    assert backend.raw_read(theirs) is not None
+
+
+def test_a_search_index_nested_past_the_parsers_limit_reads_as_empty() -> None:
+    index = parse_search_index("[" * 100_000 + "\n")
+    assert not index.threads
