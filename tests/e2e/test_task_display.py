@@ -164,9 +164,18 @@ def test_a_workspace_without_the_task_display_gets_the_status_line_and_is_not_as
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, experience: str
 ) -> None:
     slack.refuse_task_display("feature_not_enabled")
-    for _ in (1, 2):
+    for turn in (1, 2):
         answer_with(claude, orion, script.tool_use("recall", {"query": QUERY}))
+        # The first time, Claude's tool call comes once Slack has refused the tasks: what
+        # decides where the progress shows is that refusal, not which answer came first.
+        held = claude.hold() if turn == 1 else None
         thread_ts = ask(orion, slack, experience, QUESTION)
+        if held is not None:
+            slack.wait_for(
+                lambda: [c for c in slack.calls if c.error == "feature_not_enabled"],
+                what="Slack's refusal of the task display",
+            )
+            held.set()
         wait_for_answer(slack, DM, thread_ts, ANSWER)
         assert slack.tasks(DM, thread_ts) == []
         if experience == "assistant":
