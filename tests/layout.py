@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from app.learning.conversation_record import (
     ConversationOwner,
@@ -43,32 +44,9 @@ def conversation_key(user: str, thread_ts: str) -> str:
     return person(user).conversation_key(thread_ts)
 
 
-def conversation(
-    user: str,
-    thread_ts: str,
-    *,
-    channel_id: str = "D0TEST",
-    summary: str | None = None,
-    title: str = "An earlier conversation",
-    messages: Sequence[tuple[str, str]] = (),
-    at: datetime | None = None,
-    in_channel: bool = False,
-    context: dict[str, str] | None = None,
-) -> str:
-    """A conversation object as Orion writes it: `messages` as (role, text) pairs, said
-    at `at` (now by default), with a summary when `summary` is given, and Slack's
-    `context` of the thread."""
-    return conversation_record(
-        user,
-        thread_ts,
-        channel_id=channel_id,
-        summary=summary,
-        title=title,
-        messages=messages,
-        at=at,
-        in_channel=in_channel,
-        context=context,
-    ).render()
+def conversation(user: str, thread_ts: str, **fields: Any) -> str:
+    """A conversation object as Orion writes it (`conversation_record`'s, rendered)."""
+    return conversation_record(user, thread_ts, **fields).render()
 
 
 def conversation_record(
@@ -83,7 +61,9 @@ def conversation_record(
     in_channel: bool = False,
     context: dict[str, str] | None = None,
 ) -> ConversationRecord:
-    """`conversation`, as Orion's type (to add to before rendering it)."""
+    """A conversation object as Orion's type: `messages` as (role, text) pairs, said at
+    `at` (now by default), with a summary when `summary` is given, and Slack's `context`
+    of the thread."""
     moment = at or datetime.now(UTC)
     owner = ConversationOwner(user, channel_id, kind="channel" if in_channel else "person")
     said_messages: list[TranscriptMessage] = [

@@ -125,7 +125,7 @@ class Guard:
             self.home.profile_key,
             transform,
             already_read=self._read,
-            confirm=write_back,
+            write_back=write_back,
         )
         if forgotten:
             await self._take_back(whole=forgotten[0] == "owner", thread_ts=thread_ts)

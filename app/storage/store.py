@@ -192,12 +192,12 @@ async def update_object(
     attempts: int = 5,
     *,
     already_read: StoredObject | NotRead | None = NOT_READ,
-    confirm: bool = False,
+    write_back: bool = False,
 ) -> StoredObject | None:
     """`update`, answering the object as it stands once the update took effect (None when
     absent) with its generation, so that a writer's next update can start from it.
 
-    `confirm`: an object that `already_read` had and `transform` leaves as it was is
+    `write_back`: an object that `already_read` had and `transform` leaves as it was is
     written back over that version rather than read again: the same one request, which
     proves it unchanged since (412 otherwise) and starts its retention window anew."""
     if attempts < 1:
@@ -210,7 +210,7 @@ async def update_object(
             fresh, current, already_read = False, already_read, NOT_READ
         old = current.content if current is not None else None
         new = transform(old)
-        if new == old and (fresh or not confirm or current is None):
+        if new == old and (fresh or not write_back or current is None):
             if fresh:
                 return current  # nothing to change: skip the write (and its 412 risk)
             continue  # nothing to change from the earlier read, which may be stale: re-read
