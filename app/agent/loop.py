@@ -36,7 +36,6 @@ MAX_ITERATIONS = 8
 # Room for a long answer and, with adaptive thinking, the thinking before it (thinking
 # tokens count toward this limit).
 MAX_TOKENS = 8192
-TOO_MANY_STEPS_NOTE = "\n\n" + stop_reasons.TOO_MANY_STEPS
 
 
 @dataclass

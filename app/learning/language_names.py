@@ -3,8 +3,7 @@ one canonical (English) name: "français", "Französisch" and "フランス語" 
 
 A language preference is stored under its canonical name whatever language it was stated
 in, so that a later statement in another language replaces it (latest wins) and every
-reader — the prompt, the greeting, the Home tab — sees one value. The greeting also needs
-the other direction: what each language is called in itself (ENDONYMS).
+reader — the prompt, the greeting, the Home tab — sees one value.
 """
 
 from __future__ import annotations
@@ -75,20 +74,6 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "Thai": ("thai",),
     "Indonesian": ("indonesian", "bahasa indonesia"),
 }  # fmt: skip
-
-# What each language is called in itself, for the languages Orion greets in.
-ENDONYMS: dict[str, str] = {
-    "English": "English",
-    "French": "français",
-    "Spanish": "español",
-    "German": "Deutsch",
-    "Portuguese": "português",
-    "Italian": "italiano",
-    "Dutch": "Nederlands",
-    "Japanese": "日本語",
-    "Chinese": "中文",
-    "Korean": "한국어",
-}
 
 
 def fold(text: str) -> str:

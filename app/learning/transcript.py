@@ -8,7 +8,6 @@ extracts one deterministically, so a turn never ends without one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Protocol
 
 from app.learning.plain_text import one_line
@@ -41,16 +40,6 @@ class Utterance(Protocol):
     def sent_at(self) -> float | None:
         """When it was posted (seconds since the epoch); None when not known."""
         ...
-
-
-def said_after(history: Sequence[Utterance], moment: datetime | None) -> list[Utterance]:
-    """The messages posted after `moment` (and those of unknown time, such as the answer
-    being written): what a person said before asking to be forgotten is not summarised
-    again when they come back to an old thread."""
-    if moment is None:
-        return list(history)
-    since = moment.timestamp()
-    return [m for m in history if m.sent_at is None or m.sent_at >= since]
 
 
 def conversation(history: Sequence[Utterance]) -> list[Utterance]:

@@ -23,14 +23,15 @@ class Lifetime(StrEnum):
     DAY = "one day"  # deleted by the bucket's lifecycle rule after a day
 
 
+# Claude's memory tool reaches part of global/ (read-only), people/ and channels/ (their
+# memory/, and a person's conversation notes), within one conversation's scope
+# (app/memory/tool/model_paths.py). Everything else is Orion's own: nothing a person or
+# Claude writes decides it.
 @dataclass(frozen=True)
 class KeyPrefix:
     prefix: str
     holds: str  # one line: what lives under it
     lifetime: Lifetime
-    # Claude's memory tool reaches part of it (`/memories/…`, within one conversation's
-    # scope). Everything else is Orion's own: nothing a person or Claude writes decides it.
-    model_reaches: bool
     # Distribution mode: the same for every workspace, never under a team's keys
     # (app/storage/team_scope.py). Every other prefix is scoped by team there.
     deployment_wide: bool = False
@@ -40,34 +41,29 @@ GLOBAL = KeyPrefix(
     "global/",
     "organisation-wide context (context.md), loaded for everyone; written by an operator",
     Lifetime.KEPT,
-    model_reaches=True,  # read-only
 )
 PEOPLE = KeyPrefix(
     "people/",
     "each person's home: their profile, memory (preferences and notes), conversations, "
     "search index and undo records",
     Lifetime.HOME,
-    model_reaches=True,  # memory/ and each conversation's notes
 )
 CHANNELS = KeyPrefix(
     "channels/",
     "each channel's home, the same as a person's: profile (admins' choice, who changed "
     "what), memory, conversations, search index, and its memory while archived",
     Lifetime.HOME,
-    model_reaches=True,  # memory/
 )
 WORKSPACE = KeyPrefix(
     "workspace/",
     "the workspace's own: what admins chose for every channel, and the public channels "
     "with a search index (channels.json); no one's content",
     Lifetime.KEPT,
-    model_reaches=False,
 )
 EVENTS = KeyPrefix(
     "events/",
     "claims of handled Slack events (retry dedupe) and of once-a-day prompts; no one's id",
     Lifetime.DAY,
-    model_reaches=False,
 )
 
 # Distribution mode only (one deployment, many workspaces): Orion's records of the
@@ -78,14 +74,12 @@ INSTALLATIONS = KeyPrefix(
     "each workspace's installation: its bot token (and refresh token) — the only place "
     "tokens are kept",
     Lifetime.KEPT,
-    model_reaches=False,
     deployment_wide=True,
 )
 OAUTH_STATES = KeyPrefix(
     "oauth-states/",
     "the spent mark of each install state Slack's redirect brought back (signed, not stored)",
     Lifetime.DAY,
-    model_reaches=False,
     deployment_wide=True,
 )
 UNINSTALLS = KeyPrefix(
@@ -93,7 +87,6 @@ UNINSTALLS = KeyPrefix(
     "tombstones: when a workspace uninstalled Orion, by its team (and enterprise) id; "
     "under pending/, the uninstalls whose erasure's second pass is still to run",
     Lifetime.KEPT,
-    model_reaches=False,
     deployment_wide=True,
 )
 

@@ -11,9 +11,9 @@ from anthropic import AsyncAnthropic
 from anthropic.lib.tools._beta_functions import BetaAsyncBuiltinFunctionTool
 from anthropic.types.beta import BetaToolParam
 
-from app.agent.loop import MAX_ITERATIONS, TOO_MANY_STEPS_NOTE, run_agent_loop
+from app.agent.loop import MAX_ITERATIONS, run_agent_loop
 from app.agent.prompt_cache import EPHEMERAL
-from app.agent.stop_reasons import CUT_SHORT
+from app.agent.stop_reasons import CUT_SHORT, TOO_MANY_STEPS
 from app.agent.tool_registry import ToolRegistry
 from app.agent.toolbox import tools_for_turn
 from app.memory.homes import person
@@ -234,8 +234,8 @@ async def test_claude_that_keeps_calling_tools_is_stopped_with_a_note_after_the_
     steps = "\n\n".join(f"Step {n}." for n in range(1, MAX_ITERATIONS + 1))
     # Everything Claude wrote stays, and the person is told why the answer stops there
     # (its notes between tool calls were shown; the answer itself is only the line).
-    assert sink.text == steps + TOO_MANY_STEPS_NOTE
-    assert result.text == TOO_MANY_STEPS_NOTE.strip()
+    assert sink.text == steps + "\n\n" + TOO_MANY_STEPS
+    assert result.text == TOO_MANY_STEPS
     assert (result.iterations, result.stop_reason) == (MAX_ITERATIONS, "tool_use")
     # Every step but the last had its result sent back.
     last = claude.requests[-1]["messages"]
@@ -254,7 +254,7 @@ async def test_a_loop_of_silent_tool_calls_still_tells_the_person_why_it_stopped
 
     assert len(claude.requests) == 3
     assert claude.pending == 1
-    assert result.text == TOO_MANY_STEPS_NOTE.strip()
+    assert result.text == TOO_MANY_STEPS
     assert sink.text.strip() == result.text
     assert sink.progress == ["is checking its memory..."] * 3
 
