@@ -10,15 +10,9 @@ from slack_bolt.async_app import AsyncApp, AsyncAssistant
 from app.config import RunMode, Settings, SlackExperience
 from app.services import ServiceProvider
 from app.slack import installed_team
-from app.slack.agent_view import (
-    agent_message,
-    agent_session_stopped,
-    app_context_changed,
-    messages_tab_opened,
-    session_title_changed,
-)
+from app.slack.agent_view import agent_message, agent_session_stopped, messages_tab_opened
 from app.slack.assistant_view import thread_context_changed, thread_started, user_message
-from app.slack.catch_all import other_events, other_messages, other_tabs, wrong_experience
+from app.slack.catch_all import other_events, other_messages, wrong_experience
 from app.slack.channel_view import (
     app_mention,
     channel_lifecycle,
@@ -67,9 +61,10 @@ def build_bolt_app(
     ask_again.register(app, answerer, dedupe, provider)
     memory_undo.register(app, provider)
     _register_memory_controls(app, home)
-    other_tabs.register(app)  # after the tabs' own listeners: tabs nobody shows
     other_messages.register(app)  # messages no listener above wanted
-    other_events.register(app)  # last: events of any type no listener above wanted
+    # Last: events of any type no listener above wanted (the About tab opened, agent_view's
+    # app_context_changed and agent_session_title_changed: Orion has nothing to do for them).
+    other_events.register(app)
     return app
 
 
@@ -151,9 +146,7 @@ def _register_agent_view(
     a top-level DM and its thread. (Bolt's AsyncAssistant serves assistant_view only.)"""
     messages_tab_opened.register(app, provider, dedupe)
     agent_message.register(app, answerer, dedupe)
-    app_context_changed.register(app)
     agent_session_stopped.register(app, answerer.turns, dedupe)
-    session_title_changed.register(app)
 
 
 def _register_channels(

@@ -359,3 +359,22 @@ def test_with_storage_down_conversations_are_answered_and_the_store_skipped(
         assert len(orion.logged(log_events.STORE_UNAVAILABLE)) == 1
         for _, channel in people:
             assert not [m for m in slack.messages(channel) if m.is_bot and "rror" in m.text]
+
+
+def test_events_orion_has_nothing_to_do_for_are_acknowledged_and_change_nothing(
+    orion: OrionServer, slack: FakeSlack
+) -> None:
+    # Without a listener Bolt answers 404, and Slack retries the event three times.
+    renamed = events.event_callback(
+        {"type": "agent_session_title_changed", "channel": CHANNEL, "thread_ts": slack.new_ts()}
+    )
+    before = len(slack.calls)
+    for payload in (
+        events.app_context_changed(USER, "C0LOOKING"),
+        renamed,
+        events.app_home_opened(USER, CHANNEL, tab="about"),
+    ):
+        assert orion.post_event(payload).status_code == 200
+    orion.wait_idle()
+    # Nothing but Bolt's own check of the token (auth.test, on the first event it serves).
+    assert {call.method for call in slack.calls[before:]} <= {"auth.test"}

@@ -226,6 +226,16 @@ def test_top_level_dm_is_acknowledged_without_a_reply(
     assert not slack.calls_to("chat.postMessage")
 
 
+def test_a_tab_orion_shows_nothing_on_is_acknowledged_and_changes_nothing(
+    orion: OrionServer, slack: FakeSlack
+) -> None:
+    for tab in ("about", "messages"):  # assistant_view shows nothing on the Messages tab
+        response = orion.post_event(events.app_home_opened(USER, CHANNEL, tab=tab))
+        assert response.status_code == 200  # a listener matched: nothing for Slack to retry
+    orion.wait_idle()
+    assert not slack.calls_to("views.publish") and not slack.calls_to("chat.postMessage")
+
+
 def test_feedback_button_is_acknowledged(orion: OrionServer, slack: FakeSlack) -> None:
     thread_ts = slack.new_ts()
     payload = events.block_actions(
