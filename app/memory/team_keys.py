@@ -106,13 +106,10 @@ def pending_key(tenant: Tenant) -> str:
 
 
 async def finish_erasures(
-    deployment_store: ObjectStore,
-    *,
-    now: datetime | None = None,
-    after_s: float = LATE_WRITES_S,
+    deployment_store: ObjectStore, *, now: datetime | None = None
 ) -> list[TeamErasure]:
-    """The second pass of every uninstall at least `after_s` old that has not had one."""
-    cutoff = (now or datetime.now(UTC)) - timedelta(seconds=after_s)
+    """The second pass of every uninstall at least LATE_WRITES_S old that has not had one."""
+    cutoff = (now or datetime.now(UTC)) - timedelta(seconds=LATE_WRITES_S)
     finished = []
     for mark in await deployment_store.list(PENDING_PREFIX):
         tenant = _tenant_of_mark(mark.key.removeprefix(PENDING_PREFIX))

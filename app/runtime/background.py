@@ -24,24 +24,20 @@ log = get_logger(__name__)
 _running: set[asyncio.Task[None]] = set()
 
 
-def run_in_background(
-    work: Coroutine[Any, Any, None], *, name: str, person_waits: bool = False
-) -> asyncio.Task[None]:
-    """`person_waits`: the person sees nothing until this work is done (an event handed to
-    Bolt), so its failure is an ERROR; the memory hooks' (after the reply) are WARNINGs."""
+def run_in_background(work: Coroutine[Any, Any, None], *, name: str) -> asyncio.Task[None]:
     in_flight.enter()
-    task = asyncio.create_task(_guarded(work, name, person_waits), name=name)
+    task = asyncio.create_task(_guarded(work, name), name=name)
     _running.add(task)
     task.add_done_callback(lambda done: _finished(done, work))
     return task
 
 
-async def _guarded(work: Coroutine[Any, Any, None], name: str, person_waits: bool) -> None:
+async def _guarded(work: Coroutine[Any, Any, None], name: str) -> None:
     try:
         await work
     except Exception as exc:
-        emit = log.error if person_waits else log.warning
-        emit("slack.background.failed", task=name, error=type(exc).__name__, exc_info=exc)
+        # Work after the reply: a failure loses memory, not the person's answer.
+        log.warning("slack.background.failed", task=name, error=type(exc).__name__, exc_info=exc)
     finally:
         if tracing.enabled():
             # The listener flushed when it ended; these spans ended later.

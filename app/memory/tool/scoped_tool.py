@@ -16,7 +16,6 @@ from __future__ import annotations
 from anthropic.lib.tools import BetaFunctionToolResultType
 from anthropic.tools import BetaAsyncAbstractMemoryTool
 from anthropic.types.beta import (
-    BetaCacheControlEphemeralParam,
     BetaMemoryTool20250818CreateCommand,
     BetaMemoryTool20250818DeleteCommand,
     BetaMemoryTool20250818InsertCommand,
@@ -55,15 +54,13 @@ class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
         store: ObjectStore,
         scope: ScopeRules,
         *,
-        max_file_bytes: int = MAX_FILE_BYTES,
         max_files_per_directory: int = MAX_FILES_PER_DIRECTORY,
         max_bytes_per_directory: int = MAX_BYTES_PER_DIRECTORY,
         max_calls: int = MAX_CALLS_PER_TURN,
-        cache_control: BetaCacheControlEphemeralParam | None = None,
     ) -> None:
-        super().__init__(cache_control=cache_control)
+        super().__init__()
         self.access = ScopedAccess(
-            store, scope, max_file_bytes, max_files_per_directory, max_bytes_per_directory
+            store, scope, MAX_FILE_BYTES, max_files_per_directory, max_bytes_per_directory
         )
         self.max_calls = max_calls  # this tool serves one turn: its calls are the turn's
         self.calls = 0
