@@ -18,7 +18,8 @@ from typing import Any
 from app.agent.memory_task import MemoryTask, TaskSource, TaskStatus, plain
 from app.agent.reply_sink import ReplySink
 from app.agent.tool_registry import ToolOutcome, ToolRegistry
-from app.learning.memory_tools import FORGET_TOOL_NAME, FORGETTABLE, OVERVIEW_TOOL_NAME
+from app.learning.erasure import FORGETTABLE
+from app.learning.memory_tools import FORGET_TOOL_NAME, OVERVIEW_TOOL_NAME
 from app.learning.recall import RECALL_TOOL_NAME, RecalledConversation, RecallLog
 from app.observability.logging import get_logger
 

@@ -39,7 +39,9 @@ from app.learning.search_index import document_for, record_search_document, remo
 from app.learning.welcome import without_welcome
 from app.memory.homes import Home, channel, person, preferences_key
 from app.memory.retention import cutoff_of
+from app.memory.scopes import to_key
 from app.memory.tolerant_json import load_json_object
+from app.memory.tool.model_paths import person_memory_key
 from app.storage.store import ObjectStore, PreconditionFailed, StoredObject, update, update_object
 
 DELETE_CONCURRENCY = 16
@@ -150,6 +152,22 @@ async def reindex(store: ObjectStore, home: Home, thread_ts: str) -> None:
         record.owner.channel,
     )
     await record_search_document(store, home, document)
+
+
+# What a person can forget one of, by name (their Home tab's buttons, the forget tool).
+FORGETTABLE = ("preference", "note", "conversation")
+
+
+async def forget_item(store: ObjectStore, user_id: str, kind: str, item: str) -> int:
+    """One item of the person's own memory, named as their Home tab and the memory_overview
+    tool list it: a preference by its key, a note by its memory path (`/memories/users/…`),
+    a conversation by its thread id. How many objects changed or went (0: nothing by that
+    name); ValueError for a note path or thread id that is not theirs to name."""
+    if kind == "preference":
+        return int(await forget_preference(store, user_id, item))
+    if kind == "note":
+        return int(await forget_note(store, user_id, person_memory_key(user_id, to_key(item))))
+    return await forget_conversation(store, user_id, item)
 
 
 async def forget_preference(store: ObjectStore, user_id: str, key: str) -> bool:

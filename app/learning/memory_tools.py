@@ -17,11 +17,10 @@ from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
-from app.learning.erasure import forget_conversation, forget_note, forget_preference
+from app.learning.erasure import FORGETTABLE, forget_item
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
-from app.memory.scopes import MemoryScope, to_key
-from app.memory.tool.model_paths import person_memory_key
+from app.memory.scopes import MemoryScope
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore
@@ -30,7 +29,6 @@ log = get_logger(__name__)
 
 OVERVIEW_TOOL_NAME = "memory_overview"
 FORGET_TOOL_NAME = "forget"
-FORGETTABLE = ("preference", "note", "conversation")
 
 
 class MemoryOverviewTool(BetaAsyncBuiltinFunctionTool):
@@ -86,21 +84,13 @@ class ForgetTool(BetaAsyncBuiltinFunctionTool):
 
     async def call(self, input: object) -> str:
         kind, item = _parse_input(input)
-        user_id = self.scope.user_id
         with tracing.observe("tool.forget", as_type="tool", input={"kind": kind}) as span:
-            if kind == "preference":
-                forgotten = await forget_preference(self.store, user_id, item)
-            elif kind == "note":
-                try:
-                    key = person_memory_key(user_id, to_key(item))
-                    forgotten = await forget_note(self.store, user_id, key)
-                except ValueError:
+            try:
+                forgotten = await forget_item(self.store, self.scope.user_id, kind, item) > 0
+            except ValueError:
+                if kind == "note":
                     raise ToolError(f"{item} is not one of this person's notes.") from None
-            else:
-                try:
-                    forgotten = await forget_conversation(self.store, user_id, item) > 0
-                except ValueError:
-                    raise ToolError(f"{item} is not a conversation id.") from None
+                raise ToolError(f"{item} is not a conversation id.") from None
             span.update(output={"forgotten": forgotten})
             log.info("memory.forget", via="agent", kind=kind, forgotten=forgotten)
         if not forgotten:

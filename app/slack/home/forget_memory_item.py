@@ -18,9 +18,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.learning.erasure import forget_conversation, forget_note, forget_preference
-from app.memory.scopes import to_key, to_memory_path
-from app.memory.tool.model_paths import person_memory_key
+from app.learning.erasure import forget_item
+from app.memory.scopes import to_memory_path
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.slack.event_scope import handling
@@ -91,16 +90,10 @@ def register(app: AsyncApp, home: HomeTab) -> None:
 
 
 async def _forget(store: ObjectStore, user: str, kind: str, value: str) -> int:
-    """Forget the person's own item named `value`; how many objects changed or went."""
-    if kind == "preference":
-        return int(await forget_preference(store, user, value))
-    if kind == "note":
-        try:  # a file name under their own directory, checked as the memory tool checks paths
-            key = person_memory_key(user, to_key(to_memory_path(f"users/{user}/{value}")))
-            return int(await forget_note(store, user, key))
-        except ValueError:
-            return 0
+    """Forget the person's own item named `value` (a note: a file name under their own
+    directory, checked as the memory tool checks paths); how many objects changed or went."""
+    item = to_memory_path(f"users/{user}/{value}") if kind == "note" else value
     try:
-        return await forget_conversation(store, user, value)
+        return await forget_item(store, user, kind, item)
     except ValueError:
-        return 0  # not a thread id
+        return 0  # not a note or a thread id of theirs
