@@ -158,7 +158,9 @@ def chat(args: argparse.Namespace) -> int:
     if problem := memory_dir_problem(settings):
         print(problem_report(terminal_chat.WHO, [problem]), file=sys.stderr)
         return EXIT_PROBLEM
-    return terminal_chat.run(settings, args.user)  # it sets up where logs go
+    from app.terminal_chat.console import run_console
+
+    return run_console(settings, args.user)  # it sets up where logs go
 
 
 def memory_dir_problem(settings: StorageSettings) -> str | None:

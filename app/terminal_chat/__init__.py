@@ -20,17 +20,6 @@ what it keeps), `terminal_reply` (the answer as it streams), `line_input`, `back
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from app.config import Settings
-
 DEFAULT_USER = "U0TERMINAL"
 # What the chat's error messages start with (app/config.py's problem_report).
 WHO = "orion chat cannot start"
-
-
-def run(settings: Settings, user_id: str) -> int:
-    from app.terminal_chat.console import run_console
-
-    return run_console(settings, user_id)
