@@ -46,7 +46,7 @@ from app.learning.quoting import attributed, author_label, quoted
 from app.learning.search_index import (
     MAX_TITLE_CHARS,
     SearchIndex,
-    parse_search_index,
+    parse_for_search,
     read_search_index,
 )
 from app.learning.search_ranking import Ranked, TimeRange, rank_queries
@@ -192,7 +192,9 @@ async def search_homes(
         counts.homes += 1
         # Megabytes for a long history, and a hostile 40,000-character query: parsing and
         # ranking run off the event loop.
-        index = await asyncio.to_thread(parse_search_index, raw.content, cutoff=cutoff)
+        index = await asyncio.to_thread(
+            parse_for_search, home.search_key, raw.content, cutoff=cutoff
+        )
         ranking = await asyncio.to_thread(
             rank_queries, index, asked, limit, exclude=exclude_thread, within=within
         )
