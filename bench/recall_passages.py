@@ -20,6 +20,14 @@ Rows: the question as one query; dated questions with their month as `after`/`be
 part, their results together); and a plain library BM25 (bm25s) over the same text for
 the conversation level.
 
+Message-level recall is also broken down by kind and language, with where each missed
+evidence message was lost (its conversation not returned, or returned without it). Each
+search is measured as the first of a turn (a turn end has rewritten the index: nothing
+an earlier search parsed is reused). Then the first person of each language again, with
+2,000 conversations (bench.recall_hard's long history added): recall, and CPU per search
+at the size the issue's goal names, first and second search of a turn. The question goes
+as the person asked it: the bench has no Claude to rephrase it.
+
 Run alone with `uv run python -m bench.recall_passages`; bench.recall_hard includes it.
 """
 
@@ -34,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from app.learning import recall
+from app.learning import recall, search_index
 from app.learning.recall import RecallTool
 from app.memory import keeping
 from app.memory.retention import SessionRetention
@@ -231,8 +239,12 @@ def takes_several_queries() -> bool:
 
 
 async def _call(
-    store: CountingStore, user: str, tool_input: dict[str, Any]
+    store: CountingStore, user: str, tool_input: dict[str, Any], *, warm: bool = False
 ) -> tuple[list[str], dict[str, str], float, int, int]:
+    """One tool call; unless `warm`, as the first search after a turn end rewrote the
+    index (nothing parsed by an earlier search is reused)."""
+    if not warm:
+        getattr(search_index, "_parsed_kept", {}).clear()
     tool = RecallTool(store, MemoryScope(user, CURRENT_THREAD))
     reads, started = store.reads, time.process_time()
     result = await tool.call(tool_input)
@@ -327,6 +339,15 @@ async def _long(
         _seed(emulator, bucket, person)
     figures = {name: Figures() for name in ("question", "month as a range", "parts")}
     await _ask(store, longer, figures)
+    # The same question again, as a turn's second search: the index as the first parsed it.
+    warm = Figures()
+    for person, asked_list in longer:
+        for asked in asked_list:
+            await _call(store, person.user_id, query_input(asked.text))
+            found, shown, cpu, reads, chars = await _call(
+                store, person.user_id, query_input(asked.text), warm=True
+            )
+            warm.add(asked, found, shown, cpu, reads, chars, person.language)
     questions = sum(len(q) for _, q in longer)
     label = (
         f"{len(longer)} people of the set with {LONG_HISTORY:,} conversations each "
@@ -335,6 +356,7 @@ async def _long(
     rows = figures["question"].rows(f"{label}, the question")[:1]
     rows.append(figures["question"].cost_row(f"{label}, the question"))
     rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
+    rows.append(warm.cost_row(f"{label}, the question searched again in the same turn"))
     return rows
 
 
