@@ -20,6 +20,14 @@ Rows: the question as one query; dated questions with their month as `after`/`be
 part, their results together); and a plain library BM25 (bm25s) over the same text for
 the conversation level.
 
+Message-level recall is also broken down by kind and language, with where each missed
+evidence message was lost (its conversation not returned, or returned without it). Each
+search is measured as the first of a turn (a turn end has rewritten the index: nothing
+an earlier search parsed is reused). Then the first person of each language again, with
+2,000 conversations (bench.recall_hard's long history added): recall, and CPU per search
+at the size the issue's goal names, first and second search of a turn. The question goes
+as the person asked it: the bench has no Claude to rephrase it.
+
 Run alone with `uv run python -m bench.recall_passages`; bench.recall_hard includes it.
 """
 
@@ -34,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from app.learning import recall
+from app.learning import recall, search_index
 from app.learning.recall import RecallTool
 from app.memory import keeping
 from app.memory.retention import SessionRetention
@@ -42,7 +50,7 @@ from app.memory.scopes import MemoryScope
 from app.storage.gcs import GcsObjectStore
 from bench.environment import benchmark_environment
 from bench.recall_hard import RETENTION_DAYS, CountingStore, _bm25_search, _seed
-from bench.recall_hard_data import Conversation, Message, Person
+from bench.recall_hard_data import Conversation, Message, Person, long_history
 from bench.recall_passages_data import load
 from bench.stats import percentile_ms, print_table
 from tests.fakes.gcs import GcsEmulator
@@ -81,6 +89,9 @@ class Figures:
     cpu: list[float] = field(default_factory=list)
     reads: list[int] = field(default_factory=list)
     chars: list[int] = field(default_factory=list)
+    # Evidence messages not shown, by kind: their conversation not returned ("not found"),
+    # or returned without the answer in its passages ("not shown").
+    lost: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def add(
         self,
@@ -90,6 +101,7 @@ class Figures:
         cpu: float = 0.0,
         reads: int = 0,
         chars: int = 0,
+        language: str = "",
     ) -> None:
         evidence = asked.threads
         inside = [e.answer in shown.get(e.thread, "") for e in asked.evidence]
@@ -99,13 +111,45 @@ class Figures:
             "msg every": all(inside),
             "msg any": any(inside),
         }
-        for kind in ("all questions", asked.kind):
+        for kind in ("all questions", asked.kind, f"{asked.kind}|{language}", f"all|{language}"):
             self.counts[kind] = self.counts.get(kind, 0) + 1
             for mark, hit in marks.items():
                 self.hits[(kind, mark)] = self.hits.get((kind, mark), 0) + hit
+        for e, held in zip(asked.evidence, inside, strict=True):
+            if not held:
+                why = "not shown" if e.thread in found[:K] else "not found"
+                self.lost[(asked.kind, why)] = self.lost.get((asked.kind, why), 0) + 1
         self.cpu.append(cpu)
         self.reads.append(reads)
         self.chars.append(chars)
+
+    def breakdown(self, label: str) -> list[tuple[str, str]]:
+        """Message-level recall (every evidence message) per kind and language, and where
+        the evidence messages not returned were lost."""
+        languages = sorted({kind.split("|")[1] for kind in self.counts if "|" in kind})
+        rows = []
+        for kind in [*KINDS[1:], "all"]:
+            per = [
+                f"{language} {self.rate(f'{kind}|{language}', 'msg every')}"
+                for language in languages
+                if f"{kind}|{language}" in self.counts
+            ]
+            if per:
+                rows.append((f"{label}, {kind}: message every, by language", ", ".join(per)))
+        for kind in KINDS[1:]:
+            found, shown = (
+                self.lost.get((kind, "not found"), 0),
+                self.lost.get((kind, "not shown"), 0),
+            )
+            if kind in self.counts:
+                rows.append(
+                    (
+                        f"{label}, {kind}: evidence messages missed, conversation not in the "
+                        "results / in them without the answer",
+                        f"{found} / {shown}",
+                    )
+                )
+        return rows
 
     def rate(self, kind: str, mark: str) -> str:
         return f"{self.hits.get((kind, mark), 0) / self.counts[kind]:.2f}"
@@ -195,8 +239,12 @@ def takes_several_queries() -> bool:
 
 
 async def _call(
-    store: CountingStore, user: str, tool_input: dict[str, Any]
+    store: CountingStore, user: str, tool_input: dict[str, Any], *, warm: bool = False
 ) -> tuple[list[str], dict[str, str], float, int, int]:
+    """One tool call; unless `warm`, as the first search after a turn end rewrote the
+    index (nothing parsed by an earlier search is reused)."""
+    if not warm:
+        getattr(search_index, "_parsed_kept", {}).clear()
     tool = RecallTool(store, MemoryScope(user, CURRENT_THREAD))
     reads, started = store.reads, time.process_time()
     result = await tool.call(tool_input)
@@ -216,24 +264,7 @@ async def measure(
     for person, _ in loaded:
         _seed(emulator, bucket, person)
     figures = {name: Figures() for name in ("question", "month as a range", "parts", "bm25s")}
-    for person, questions in loaded:
-        plain = _bm25_search(person)
-        for asked in questions:
-            found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, query_input(asked.text)
-            )
-            figures["question"].add(asked, found, shown, cpu, reads, chars)
-            if asked.month is not None:
-                ranged = {
-                    **query_input(asked.text),
-                    "after": _day(asked.month[0]),
-                    "before": _day(asked.month[1], last=True),
-                }
-                found, shown, cpu, reads, chars = await _call(store, person.user_id, ranged)
-                figures["month as a range"].add(asked, found, shown, cpu, reads, chars)
-            if asked.parts:
-                await _parts(store, person.user_id, asked, figures["parts"])
-            figures["bm25s"].add(asked, plain(asked.text), {})
+    await _ask(store, loaded, figures, bm25=True)
     people_count = len(loaded)
     conversations = sum(len(p.conversations) for p, _ in loaded)
     label = f"passages set ({people_count} people, {conversations} conversations)"
@@ -241,18 +272,103 @@ async def measure(
     rows += figures["month as a range"].rows(f"{label}, its month as after/before")
     rows += figures["parts"].rows(f"{label}, as its parts")
     rows += figures["bm25s"].rows(f"{label}, bm25s", messages=False)
+    rows += figures["question"].breakdown(f"{label}, the question")
     rows.append(figures["question"].cost_row(f"{label}, the question"))
     rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
+    rows += await _long(store, emulator, bucket, loaded)
     return rows
 
 
-async def _parts(store: CountingStore, user: str, asked: Asked, figures: Figures) -> None:
+async def _ask(
+    store: CountingStore,
+    loaded: list[tuple[Person, list[Asked]]],
+    figures: dict[str, Figures],
+    *,
+    bm25: bool = False,
+) -> None:
+    """Every question of `loaded` as Claude would call the tool: the question; its month
+    as a range; a spanning question's parts; and bm25s's ranking (`bm25`)."""
+    for person, questions in loaded:
+        plain = _bm25_search(person) if bm25 else None
+        language = person.language
+        for asked in questions:
+            found, shown, cpu, reads, chars = await _call(
+                store, person.user_id, query_input(asked.text)
+            )
+            figures["question"].add(asked, found, shown, cpu, reads, chars, language)
+            if asked.month is not None:
+                ranged = {
+                    **query_input(asked.text),
+                    "after": _day(asked.month[0]),
+                    "before": _day(asked.month[1], last=True),
+                }
+                found, shown, cpu, reads, chars = await _call(store, person.user_id, ranged)
+                figures["month as a range"].add(asked, found, shown, cpu, reads, chars, language)
+            if asked.parts:
+                await _parts(store, person.user_id, asked, figures["parts"], language)
+            if plain is not None:
+                figures["bm25s"].add(asked, plain(asked.text), {}, language=language)
+
+
+# The CPU goal is set at this many conversations per person (issue 45).
+LONG_HISTORY = 2_000
+
+
+async def _long(
+    store: CountingStore,
+    emulator: GcsEmulator,
+    bucket: str,
+    loaded: list[tuple[Person, list[Asked]]],
+) -> list[tuple[str, str]]:
+    """The first person of each language again, each with a history of LONG_HISTORY
+    conversations (theirs, and the rest from bench.recall_hard's long history, in
+    English, over the same year): recall and CPU per search at that size."""
+    filler = long_history(LONG_HISTORY).conversations
+    longer: list[tuple[Person, list[Asked]]] = []
+    seen: set[str] = set()
+    for person, questions in loaded:
+        if person.language in seen:
+            continue
+        seen.add(person.language)
+        own = {c.thread_ts for c in person.conversations}
+        extra = [c for c in filler if c.thread_ts not in own]
+        conversations = person.conversations + extra[: LONG_HISTORY - len(own)]
+        user = f"{person.user_id}L"
+        longer.append((Person(user, person.language, conversations, []), questions))
+    for person, _ in longer:
+        _seed(emulator, bucket, person)
+    figures = {name: Figures() for name in ("question", "month as a range", "parts")}
+    await _ask(store, longer, figures)
+    # The same question again, as a turn's second search: the index as the first parsed it.
+    warm = Figures()
+    for person, asked_list in longer:
+        for asked in asked_list:
+            await _call(store, person.user_id, query_input(asked.text))
+            found, shown, cpu, reads, chars = await _call(
+                store, person.user_id, query_input(asked.text), warm=True
+            )
+            warm.add(asked, found, shown, cpu, reads, chars, person.language)
+    questions = sum(len(q) for _, q in longer)
+    label = (
+        f"{len(longer)} people of the set with {LONG_HISTORY:,} conversations each "
+        f"({questions} questions)"
+    )
+    rows = figures["question"].rows(f"{label}, the question")[:1]
+    rows.append(figures["question"].cost_row(f"{label}, the question"))
+    rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
+    rows.append(warm.cost_row(f"{label}, the question searched again in the same turn"))
+    return rows
+
+
+async def _parts(
+    store: CountingStore, user: str, asked: Asked, figures: Figures, language: str
+) -> None:
     """A spanning question as Claude would split it: one call with every part where the
     tool takes several queries; else one call per part, their results in turn (the first
     of each, then the second of each…)."""
     if takes_several_queries():
         found, shown, cpu, reads, chars = await _call(store, user, {"queries": asked.parts})
-        figures.add(asked, found, shown, cpu, reads, chars)
+        figures.add(asked, found, shown, cpu, reads, chars, language)
         return
     lists, shown, cpu, reads, chars = [], {}, 0.0, 0, 0
     for part in asked.parts:
@@ -266,7 +382,7 @@ async def _parts(store: CountingStore, user: str, asked: Asked, figures: Figures
         merged += [
             found[rank] for found in lists if rank < len(found) and found[rank] not in merged
         ]
-    figures.add(asked, merged, shown, cpu, reads, chars)
+    figures.add(asked, merged, shown, cpu, reads, chars, language)
 
 
 async def _run(emulator: GcsEmulator) -> list[tuple[str, str]]:

@@ -46,7 +46,7 @@ from app.learning.quoting import attributed, author_label, quoted
 from app.learning.search_index import (
     MAX_TITLE_CHARS,
     SearchIndex,
-    parse_search_index,
+    parse_for_search,
     read_search_index,
 )
 from app.learning.search_ranking import Ranked, TimeRange, rank_queries
@@ -82,9 +82,13 @@ DESCRIPTION = (
     "Search your earlier conversations with the person you are talking to (other Slack "
     "threads): every message said in them, their titles and summaries. Use it when they "
     "refer to something said before ('when is my daughter's recital?', 'what did we "
-    "decide about the Q3 budget?', 'recap our last conversation'). Pass the few words "
-    "that would appear where it was said, in the language the conversation was held in "
-    "(any language works); an empty query lists the most recent conversations. When a "
+    "decide about the Q3 budget?', 'recap our last conversation'). It matches words, "
+    "not meanings: pass the few words that would appear where it was said — the words the "
+    "answer itself would use, not the question's ('what's the dog called?' was said as "
+    "'we adopted a beagle and named her…': ['dog adopted named', 'puppy name']) —, in "
+    "the language the conversation was held in (any language works); when the person's "
+    "words may not be the ones said, add another query with other words for the same "
+    "thing. An empty query lists the most recent conversations. When a "
     "question has parts that were likely said in different conversations (what changed "
     "since, comparing two things, before/after, several details of one plan), pass one "
     "query per part in `queries`: the best conversations of each part come back. "
@@ -192,7 +196,9 @@ async def search_homes(
         counts.homes += 1
         # Megabytes for a long history, and a hostile 40,000-character query: parsing and
         # ranking run off the event loop.
-        index = await asyncio.to_thread(parse_search_index, raw.content, cutoff=cutoff)
+        index = await asyncio.to_thread(
+            parse_for_search, home.search_key, raw.content, cutoff=cutoff
+        )
         ranking = await asyncio.to_thread(
             rank_queries, index, asked, limit, exclude=exclude_thread, within=within
         )

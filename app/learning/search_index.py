@@ -51,11 +51,14 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import copy
 import itertools
 import json
 import operator
 import re
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -203,6 +206,9 @@ class SearchIndex:
         self._set_lines([""] * 16)
         self.next_id = 0
         self.complete = complete
+        # Made on first use by a search (an index being written is never searched).
+        self._places: dict[str, int] | None = None
+        self._threads: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.threads)
@@ -228,23 +234,32 @@ class SearchIndex:
         span = self.span(term)
         return self.body[span[0] : span[1]] if span else ""
 
-    def position_of(self) -> dict[str, int]:
-        """Each entry's id → where it is in the columns."""
-        return dict(zip(self.ids, range(len(self.ids)), strict=True))
-
     def newer_than(self, floor: int) -> SearchIndex:
-        """Without the entries updated before `floor` (the last ones); for a search the
-        postings are left as they are (ids no entry has are ignored)."""
+        """The index without the entries updated before `floor` (the last ones): itself
+        when it has none, else a copy of its columns over the same postings (ids no entry
+        has are ignored), so that an index kept for later searches stays whole."""
         keep = sum(1 for _ in itertools.takewhile(lambda u: u >= floor, self.updated))
-        if keep < len(self.threads):
-            self._truncate(keep)
-        return self
+        if keep == len(self.threads):
+            return self
+        newer = copy.copy(self)
+        newer._places = newer._threads = None
+        for name in ("threads", "ids", "updated", "started", "lengths", "titles", "channels"):
+            setattr(newer, name, getattr(self, name)[:keep])
+        return newer
 
-    def _truncate(self, keep: int) -> None:
-        for column in (self.threads, self.ids, self.updated, self.started, self.lengths):
-            del column[keep:]
-        del self.titles[keep:]
-        del self.channels[keep:]
+    def position_of(self) -> dict[str, int]:
+        """Each entry's id → where it is in the columns (made once per index)."""
+        if self._places is None:
+            self._places = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        return self._places
+
+    def place_of(self, thread: str | None) -> int | None:
+        """Where `thread`'s entry is in the columns, None when it has none."""
+        if thread is None:
+            return None
+        if self._threads is None:
+            self._threads = dict(zip(self.threads, range(len(self.threads)), strict=True))
+        return self._threads.get(thread)
 
     def channel(self, at: int) -> str | None:
         channel = self.channels[at]
@@ -257,6 +272,7 @@ class SearchIndex:
         places = {at for at, thread in enumerate(self.threads) if thread in threads}
         if not places:
             return
+        self._places = self._threads = None
         gone = {self.ids[at] for at in places}
         self.threads, self.ids, self.titles, self.channels = (
             _without(self.threads, places),
@@ -288,6 +304,7 @@ class SearchIndex:
     def add(self, documents: Iterable[SearchDocument]) -> None:
         """`documents` as entries, in their place by time (their threads must have none):
         the postings' lines are cut apart and joined once for all of them."""
+        self._places = self._threads = None
         lines = self._lines()
         for document in documents:
             lines = self._add(document, lines)
@@ -366,6 +383,38 @@ def parse_search_index(raw: str | None, *, cutoff: datetime | None = None) -> Se
     if index is None:
         log.warning("memory.file.unreadable", file="search_index", reason="parts_disagree")
         return SearchIndex()
+    return _within(index, cutoff)
+
+
+# The indexes recent searches parsed, by key, up to this many characters in all: a
+# turn's next search, or a later turn's while no turn end has rewritten the index, reads
+# the same text and is spared parsing it (a few milliseconds at 2,000 conversations).
+PARSED_KEPT_CHARS = 24_000_000
+_parsed_kept: OrderedDict[str, SearchIndex] = OrderedDict()
+_parsed_lock = threading.Lock()
+
+
+def parse_for_search(key: str, raw: str, *, cutoff: datetime | None) -> SearchIndex:
+    """`parse_search_index` for a search of the index stored at `key`, as read just now:
+    the index parsed from that very text by an earlier search when there is one (the
+    text itself is compared, so an index rewritten since — a turn end, a forgetting — is
+    always parsed anew). The result is read, never changed."""
+    with _parsed_lock:
+        index = _parsed_kept.get(key)
+        if index is not None and index.body == raw:
+            _parsed_kept.move_to_end(key)
+            return _within(index, cutoff)
+    index = parse_search_index(raw)
+    with _parsed_lock:
+        _parsed_kept[key] = index
+        _parsed_kept.move_to_end(key)
+        kept = sum(len(kept.body) for kept in _parsed_kept.values())
+        while kept > PARSED_KEPT_CHARS and len(_parsed_kept) > 1:
+            kept -= len(_parsed_kept.popitem(last=False)[1].body)
+    return _within(index, cutoff)
+
+
+def _within(index: SearchIndex, cutoff: datetime | None) -> SearchIndex:
     return index.newer_than(int(cutoff.timestamp())) if cutoff is not None else index
 
 

@@ -84,14 +84,20 @@ def rank(
     in turn. The thread `exclude` is left out. `share`:
     this is one of so many parts of a question, which share one search's bounds."""
     count = len(index)
-    allowed = [at for at in range(count) if index.threads[at] != exclude]
-    hinted = {at for at in allowed if within.holds(index, at)} if within is not None else set()
+    excluded = index.place_of(exclude)
+    # Those held in the time range, in order (newest first); only a range looks at all.
+    hinted = (
+        [at for at in range(count) if at != excluded and within.holds(index, at)]
+        if within is not None
+        else []
+    )
     if not groups:
-        newest = sorted(allowed, key=lambda at: (at not in hinted, at))[:limit]
+        first = set(hinted)
+        others = (at for at in range(count) if at != excluded and at not in first)
+        newest = itertools.islice(itertools.chain(hinted, others), limit)
         return Ranking(Ranked(at, index.threads[at], 0.0) for at in newest)
-    if not allowed:
+    if count - (excluded is not None) <= 0:
         return Ranking()
-    excluded = next((at for at in range(count) if index.threads[at] == exclude), None)
     spans = _spans(index, groups, MAX_LOOKUPS // share)
     place = index.position_of()
     average = max(1.0, sum(index.lengths) / count)
@@ -126,8 +132,8 @@ def rank(
     if within is not None:
         # A time range names the conversations too: those held then, best match first and
         # then the newest, taken in turn with the best of all.
-        held = _best(index, {at: scores[at] for at in hinted.intersection(scores)}, limit)
-        rest = (at for at in allowed if at in hinted and at not in scores)
+        held = _best(index, {at: scores[at] for at in hinted if at in scores}, limit)
+        rest = (at for at in hinted if at not in scores)
         held += [Ranked(at, index.threads[at], 0.0) for at in itertools.islice(rest, limit)]
         ranked = _in_turn([held, ranked], limit)
     ranked.matched = frozenset(scores)

@@ -167,6 +167,49 @@ async def test_forgetting_a_conversation_removes_its_entry(
     assert "Offsite" not in json.dumps(await recall(store).call({"query": "offsite Lisbon"}))
 
 
+async def test_a_conversation_found_then_forgotten_is_not_found_again(
+    store: ObjectStore, backend: Backend
+) -> None:
+    # The first search keeps the index it parsed for the next; the forgetting rewrites
+    # the index, and the next search must see that, not what the first one parsed.
+    kept_thread, forgotten = threads(2)
+    for thread, title in ((kept_thread, "Hiring plan"), (forgotten, "Offsite in Lisbon")):
+        await write_conversation(store, thread, title, "Details of the offsite.", NOW)
+    await store.write(
+        HOME.profile_key, profile(conversations=[(kept_thread, "Hiring plan"), (forgotten, "x")])
+    )
+    assert "Offsite in Lisbon" in json.dumps(await recall(store).call({"query": "offsite"}))
+
+    assert await forget_conversation(store, USER, forgotten) >= 1
+
+    again = json.dumps(await recall(store).call({"query": "offsite Lisbon"}))
+    assert "Offsite in Lisbon" not in again and "Hiring plan" in again
+    assert "more earlier conversation" not in again  # not even counted
+
+
+async def test_a_conversation_searched_before_it_expires_is_not_found_after(
+    backend: Backend,
+) -> None:
+    # The index is not written between the two searches: the second parses nothing and
+    # still leaves out what has expired since the first.
+    clock = [NOW]
+    store = keeping.kept(backend.store, SessionRetention(days=30, clock=lambda: clock[0]))
+    old, new = threads(2)
+    await record_search_document(
+        store, HOME, document_for(old, "Old plans", "", [], NOW - 25 * DAY)
+    )
+    await record_search_document(store, HOME, document_for(new, "New plans", "", [], NOW))
+    for thread, title, at in ((old, "Old plans", NOW - 25 * DAY), (new, "New plans", NOW)):
+        kept = conversation(USER, thread, title=title, summary="Plans.", at=at)
+        await store.write(HOME.conversation_key(thread), kept)
+    assert "Old plans" in json.dumps(await recall(store).call({"query": "plans"}))
+
+    clock[0] = NOW + 10 * DAY
+
+    later = json.dumps(await recall(store).call({"query": "plans"}))
+    assert "Old plans" not in later and "New plans" in later
+
+
 async def test_a_search_reads_the_index_then_only_the_conversations_it_returns(
     backend: Backend,
 ) -> None:
