@@ -40,6 +40,7 @@ from app.config import RunMode, Settings
 from app.observability.logging import get_logger
 from app.readiness import readiness
 from app.runtime.capped_body import BodyTooLarge, read_within_cap
+from app.runtime.heap import tune_collector_for_serving
 from app.runtime.in_flight import in_flight
 from app.runtime.port import take_port
 from app.runtime.slack_payload import MalformedPayload, parse_payload
@@ -185,6 +186,7 @@ async def serve_http(settings: Settings) -> None:
     except BaseException:
         claimed.close()
         raise
+    tune_collector_for_serving()
     log.info("orion.serving", port=settings.port)
     await server.serve(sockets=[claimed])
 

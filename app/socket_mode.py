@@ -25,6 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.config import RunMode, Settings
 from app.observability.logging import get_logger
+from app.runtime.heap import tune_collector_for_serving
 from app.runtime.stop_signals import StopSignals
 from app.services import start_services
 from app.shutdown import Stopping
@@ -83,6 +84,7 @@ async def serve_socket_mode(settings: Settings, *, stop: asyncio.Event | None = 
     bolt_app = build_bolt_app(settings, provider, mode=RunMode.SOCKET, turns=turns)
     await share_connection_pool(bolt_app.client)
     handler = AsyncSocketModeHandler(bolt_app, app_token)
+    tune_collector_for_serving()
     try:
         got_url, url = await _unless_stopped(stop, _connect(bolt_app.client, app_token))
         if got_url:

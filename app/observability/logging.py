@@ -65,11 +65,12 @@ def configure_logging(
 
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
+        structlog.processors.format_exc_info,
+        _redact_secrets,
+        # After the scrubbing: the level, the logger's name and the time are Orion's own.
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True, key="time"),
-        structlog.processors.format_exc_info,
-        _redact_secrets,
     ]
     renderer: Processor
     if use_console:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import cast
 
 from app.observability.invisible_text import VisibleText
-from app.observability.secret_shapes import SECRET_SHAPES
+from app.observability.secret_shapes import SECRET_SHAPES, SecretShape
 
 REDACTED = "[REDACTED]"
 # What a secret found by its shape becomes in stored text.
@@ -74,7 +74,7 @@ def redact_secret_shapes(text: str, replacement: str = SHAPE_REDACTED) -> str:
         return text  # most text: one lower-casing and a few substring searches
     spans = sorted(
         span
-        for shape in SECRET_SHAPES
+        for shape in _shapes_with(anchors_in_text)
         if shape.may_occur_in(visible.text, anchors_in_text)
         for span in shape.secret_spans(visible.text, lowered)
     )
@@ -157,9 +157,29 @@ def _anchors_in(lowered: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _shapes_with(anchors: frozenset[str]) -> Iterator[SecretShape]:
+    """The shapes one of whose anchors is among `anchors`, each once: most text holds
+    only a digit or two (ids, times), which only the card numbers are anchored on."""
+    if len(anchors) == 1:
+        yield from _SHAPES_BY_ANCHOR[next(iter(anchors))]
+        return
+    seen: set[int] = set()
+    for anchor in anchors:
+        for shape in _SHAPES_BY_ANCHOR[anchor]:
+            if id(shape) not in seen:
+                seen.add(id(shape))
+                yield shape
+
+
 # Every shape's anchors, in lower case: text holding none of them holds no secret.
 _ANY_ANCHOR = tuple(sorted({anchor.lower() for shape in SECRET_SHAPES for anchor in shape.anchors}))
 _OTHER_ANCHORS = tuple(anchor for anchor in _ANY_ANCHOR if not anchor.isascii())
+_SHAPES_BY_ANCHOR = {
+    anchor: tuple(
+        shape for shape in SECRET_SHAPES if anchor in (each.lower() for each in shape.anchors)
+    )
+    for anchor in _ANY_ANCHOR
+}
 _GATES = ("_", "=")
 # The ASCII anchors worth looking for, given which of the gates the text holds.
 _ASCII_ANCHORS = {
