@@ -36,7 +36,6 @@ class MemoryNote:
 @dataclass(frozen=True)
 class NoteRequest:
     user_id: str
-    channel: str | None
     thread_ts: str | None
     started_at: datetime  # when the turn began (an erasure after it cancels the note)
     guard: Guard  # the person's erasure guard, with their profile as the turn read it
@@ -64,7 +63,7 @@ async def note_for_turn(
         # Both reads at once: on slow storage the note waits one round trip, not two.
         chosen, erased = await asyncio.gather(
             asyncio.wait_for(memory_notes_choice(store, user), budget_s),
-            asyncio.wait_for(request.guard.forgotten_since(), budget_s),
+            asyncio.wait_for(request.guard.forgotten_since(request.thread_ts), budget_s),
             return_exceptions=True,
         )
         if isinstance(chosen, BaseException):
@@ -88,10 +87,8 @@ async def note_for_turn(
                     found,
                     [str(line) for line in lines],
                     created_at=request.started_at,
-                    channel=request.channel,
-                    thread_ts=request.thread_ts,
                 )
-                if undo_id is not None and await request.guard.forgotten_since():
+                if undo_id is not None and await request.guard.forgotten_since(request.thread_ts):
                     erased_meanwhile = True
                     await delete_undo_record(store, user, undo_id)  # the erasure came meanwhile
                     span.update(output={"shown": False, "erased": True})

@@ -240,7 +240,7 @@ class Agent:
             return None
         if turn.channel is not None:
             return None  # a channel's changes are in its own log (/orion memory), not noted
-        request = NoteRequest(turn.user_id, turn.channel_id, turn.thread_ts, turn.started_at, guard)
+        request = NoteRequest(turn.user_id, turn.thread_ts, turn.started_at, guard)
         try:
             return await note_for_turn(
                 request,

@@ -134,11 +134,14 @@ class Guard:
         self.profile = Profile.parse(stored.content if stored is not None else None)
         return self.profile
 
-    async def forgotten_since(self) -> bool:
-        """Whether the owner was forgotten since the event read the profile (one read;
-        nothing taken back: `settle` does that)."""
+    async def forgotten_since(self, thread_ts: str | None = None) -> bool:
+        """Whether the owner (or, `thread_ts`, that conversation) was forgotten since the
+        event read the profile (one read; nothing taken back: `settle` does that)."""
         stored = await self._store.read(self.home.profile_key)
-        return Profile.parse(stored.content if stored else None).erased_since(self.profile)
+        now = Profile.parse(stored.content if stored else None)
+        return now.erased_since(self.profile) or (
+            thread_ts is not None and now.forgot_since(self.profile, thread_ts)
+        )
 
     async def _take_back(self, *, whole: bool, thread_ts: str | None) -> None:
         """The event's writes (`whole`), or those of the forgotten conversation, each only

@@ -105,8 +105,6 @@ class UndoRecord:
     created_at: datetime  # when the turn began: an erasure after it leaves nothing to undo
     changes: list[MemoryChange]
     lines: list[str]  # the note's lines, shown again (struck through) once undone
-    channel: str | None = None
-    thread_ts: str | None = None
     undone_at: datetime | None = None
 
     def to_json(self) -> str:
@@ -114,8 +112,6 @@ class UndoRecord:
             {
                 "owner": self.owner,
                 "created_at": self.created_at.isoformat(),
-                "channel": self.channel,
-                "thread": self.thread_ts,
                 "changes": [
                     {
                         "key": c.key,
@@ -145,8 +141,6 @@ class UndoRecord:
             created,
             changes,
             [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else [],
-            _text(data.get("channel")),
-            _text(data.get("thread")),
             parse_moment(data.get(UNDONE_AT)),
         )
 
@@ -186,12 +180,10 @@ async def save_undo_record(
     lines: Sequence[str],
     *,
     created_at: datetime,
-    channel: str | None = None,
-    thread_ts: str | None = None,
 ) -> str | None:
     """Keep `changes` for an undo; its id, or None when the record would be too large."""
     validate_user_id(owner)
-    record = UndoRecord(owner, created_at, list(changes), list(lines), channel, thread_ts)
+    record = UndoRecord(owner, created_at, list(changes), list(lines))
     content = record.to_json()
     if len(content) > MAX_RECORD_CHARS:
         log.info("memory.undo.too_large", chars=len(content), files=len(changes))
@@ -396,7 +388,3 @@ def _before(item: dict[str, Any]) -> str | None:
     if not isinstance(digits, str):
         raise ValueError("not hexadecimal digits")
     return bytes.fromhex(digits).decode()  # ValueError (UnicodeDecodeError is one) if bad
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None

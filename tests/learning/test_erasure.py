@@ -94,7 +94,7 @@ async def _seed_person(store: ObjectStore, user: str, dm: str, thread: str) -> N
     # An answer's undo record (the old content of what it changed), and their settings.
     change = MemoryChange(f"{home.memory_prefix}notes/project.md", "Q2 budget.\n", None, 7)
     lines = ["Updated: notes/project.md"]
-    await save_undo_record(store, user, [change], lines, created_at=NOW, thread_ts=thread)
+    await save_undo_record(store, user, [change], lines, created_at=NOW)
     await choose_memory_notes(store, user, shown=False)
 
 

@@ -15,7 +15,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.learning.erasure import forget_conversation, forget_note
+from app.agent.memory_notes import NoteRequest, note_for_turn
+from app.learning.erasure import forget_conversation, forget_everything, forget_note
+from app.learning.guard import Guard
 from app.learning.undo import UndoOutcome, save_undo_record, undo_changes
 from app.memory import keeping
 from app.memory.change_log import ChangeLog, RecordingStore
@@ -226,6 +228,46 @@ async def test_forgetting_a_conversation_or_a_note_drops_the_undos_that_would_br
     # An answer that touched neither is still undone.
     assert (await undo_changes(store, elsewhere, USER)).outcome is UndoOutcome.UNDONE
     assert backend.raw_read(f"{OWN}new.md") is None
+
+
+async def test_an_answers_undo_kept_after_its_conversation_was_forgotten_keeps_nothing_of_it(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """A short exchange: the turn saved a note in the conversation and settled, and the
+    person forgot the conversation before the note under the answer kept its undo record.
+    No record is kept then; and one kept earlier, of what the person's own memory held
+    (a preference learned there), names nothing of the conversation and goes with Forget
+    everything."""
+    await store.write(HOME.conversation_key(THREAD), conversation(USER, THREAD))
+    await store.write(HOME.profile_key, profile(conversations=[(THREAD, "Plans")]))
+    earlier = ChangeLog()
+    await run(_tool(store, earlier), command="create", path=f"{MEMORIES}/name.md", file_text="Sam")
+    learned_there = await save_undo_record(
+        store, USER, earlier.changes(), ["Saved to memory: name.md"], created_at=STARTED
+    )
+    guard = await Guard.reading(store, HOME)  # the turn began
+    changes = ChangeLog()
+    scope = MemoryScope(USER, THREAD)
+    tool = ScopedMemoryTool(ModelPathStore(RecordingStore(guard.store, changes), scope), scope)
+    await run(tool, command="create", path=f"{SESSION}/plan.md", file_text="the launch plan\n")
+    await guard.settle(thread_ts=THREAD)  # its end settled, then the person forgot it
+    assert await forget_conversation(store, USER, THREAD) >= 1
+
+    request = NoteRequest(USER, THREAD, STARTED, guard)
+    note = await note_for_turn(request, changes, shown_by_default=True, budget_s=5)
+
+    assert note is None
+    undo = sorted(k for k in backend.raw_names() if k.startswith(f"{HOME.prefix}undo/"))
+    assert undo == [HOME.undo_key(learned_there or "")]
+    name = THREAD.replace(".", "-")
+    naming = [
+        k
+        for k in backend.raw_names()
+        if k != HOME.profile_key and (name in k or THREAD in (backend.raw_read(k) or ""))
+    ]
+    assert naming == [], "only the profile's mark names the forgotten conversation"
+    await forget_everything(store, USER)
+    assert [k for k in backend.raw_names() if k.startswith(HOME.prefix)] == [HOME.profile_key]
 
 
 # A card number is digits alone, so its anchors are digits: its pattern refuses a run of

@@ -79,7 +79,7 @@ async def test_a_notes_undo_record_kept_during_an_erasure_does_not_stay_behind(
     store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=0.5)
     started, log = await address_changed(store)
     racing = ErasedBeforeTheRecord(store, gcs_proxy)
-    request = NoteRequest(USER, "D0123ABCD", THREAD, started, await guard_of(racing))
+    request = NoteRequest(USER, THREAD, started, await guard_of(racing))
 
     note = await note_for_turn(request, log, shown_by_default=True, budget_s=5.0)
 
@@ -119,7 +119,7 @@ async def test_a_person_forgotten_as_the_note_is_kept_gets_no_note_even_if_stora
     store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=0.5)
     started, log = await address_changed(store)
     racing = ErasedOnceTheRecordIsKept(store, gcs_proxy)
-    request = NoteRequest(USER, "D0123ABCD", THREAD, started, await guard_of(racing))
+    request = NoteRequest(USER, THREAD, started, await guard_of(racing))
 
     note = await note_for_turn(request, log, shown_by_default=True, budget_s=5.0)
 
