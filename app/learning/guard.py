@@ -6,8 +6,10 @@ An event (a thread start, a turn, a click) reads its owner's profile as it begin
 ends with `settle`: one update of the profile — the changes the event makes there (a
 conversation's entry, the welcome back), or, with none, one read — that first compares the
 profile with what the event read. If the owner was forgotten since (the profile names a
-later erasure), or the conversation was (it is among the profile's forgotten ones), the
-event's writes are taken back, each only at the version the event wrote.
+later erasure, or one after the event began: a thread start may read the mark of an
+erasure that came after its event), or the conversation was (it is among the profile's
+forgotten ones), the event's writes are taken back, each only at the version the event
+wrote.
 
 Either the erasure's deletions saw a write, or the writer's settle sees the erasure: an
 erasure changes the profile first and deletes after (app/learning/erasure.py), and an
@@ -21,6 +23,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from app.learning.profile import Profile
 from app.memory.homes import Home
@@ -70,10 +73,19 @@ class _Recording(StoreLayer):
 
 class Guard:
     """One event's writes for one owner (`home`), from its profile as the event read it
-    (`read`: the stored object, None when there was none)."""
+    (`read`: the stored object, None when there was none). `since`: when the event began,
+    for an event that began before an erasure whose mark it may then have read."""
 
-    def __init__(self, store: ObjectStore, home: Home, read: StoredObject | None) -> None:
+    def __init__(
+        self,
+        store: ObjectStore,
+        home: Home,
+        read: StoredObject | None,
+        *,
+        since: datetime | None = None,
+    ) -> None:
         self.home = home
+        self._since = since
         self._store = store
         self._read = read
         self.profile = Profile.parse(read.content if read is not None else None)
@@ -107,7 +119,7 @@ class Guard:
 
         def transform(current: str | None) -> str | None:
             profile = Profile.parse(current)
-            if profile.erased_since(earlier):
+            if profile.erased_since(earlier) or self._erased_after_start(profile):
                 forgotten[:] = ["owner"]
                 return current
             if thread_ts is not None and profile.forgot_since(earlier, thread_ts):
@@ -133,6 +145,10 @@ class Guard:
         self._read = stored
         self.profile = Profile.parse(stored.content if stored is not None else None)
         return self.profile
+
+    def _erased_after_start(self, profile: Profile) -> bool:
+        since, erased_at = self._since, profile.erased_at
+        return since is not None and erased_at is not None and erased_at >= since
 
     async def forgotten_since(self, thread_ts: str | None = None) -> bool:
         """Whether the owner (or, `thread_ts`, that conversation) was forgotten since the

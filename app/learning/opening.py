@@ -17,6 +17,7 @@ logged (`memory.without_memory`, with why), so that the figure can be counted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from app.learning.conversation_record import ConversationOwner
 from app.learning.conversations import OpenedConversation, opened_from
@@ -85,11 +86,13 @@ async def open_event(
     budget_s: float,
     token_budget: int,
     conversation: bool = True,
+    since: datetime | None = None,
 ) -> Opening:
     """Read `owner`'s state for an event in `thread_ts` (`conversation`: the
     conversation's object and the organisation's context too — a thread start has no
     conversation yet, and greets without the context). Raises what storage raises
-    only as `load_memories` does (it reports failures instead)."""
+    only as `load_memories` does (it reports failures instead). `since`: when the event
+    began (its guard's, app/learning/guard.py)."""
     home = owner.home
     keys = {Scope.USER: preferences_key(owner.user), Scope.PROFILE: home.profile_key}
     if conversation:
@@ -103,7 +106,9 @@ async def open_event(
         else None
     )
     guard = (
-        Guard(store, home, loaded.read(Scope.PROFILE)) if loaded.answered(Scope.PROFILE) else None
+        Guard(store, home, loaded.read(Scope.PROFILE), since=since)
+        if loaded.answered(Scope.PROFILE)
+        else None
     )
     profile = guard.profile if guard is not None else Profile()
     record = opened.record if opened is not None else None

@@ -24,6 +24,7 @@ from app.learning.erasure import (
     forget_preference,
 )
 from app.learning.guard import Forgotten, Guard
+from app.learning.opening import open_event
 from app.learning.person_settings import choose_memory_notes
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
@@ -217,6 +218,31 @@ async def test_a_turn_that_began_after_the_erasure_keeps_what_it_writes(
     assert len(_holding(backend, USER)) > 1, "a new conversation after forgetting is remembered"
     profile = Profile.parse(backend.raw_read(person(USER).profile_key))
     assert profile.erased_at == NOW and profile.entry(THREAD) is not None
+
+
+async def test_a_thread_start_that_began_before_the_erasure_keeps_no_record_after_it(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """Slack's thread start arrives as the person presses Forget everything: the erasure
+    marks the profile before the start reads it, and the start's record (its claim, with
+    Slack's context) lands after the erasure's deletions. Its settle takes the record back:
+    of the person, only the erasure's mark is left."""
+    await _seed_person(store, USER, DM, OTHER_THREAD)
+    owner = ConversationOwner(USER, DM)
+    began = datetime.now(UTC)  # the thread start's event arrived
+    await forget_everything(store, USER)
+    opening = await open_event(
+        store, owner, THREAD, budget_s=5, token_budget=2_000, conversation=False, since=began
+    )
+    recorded = await begin_conversation(
+        store, owner, THREAD, started=began, context={"channel_id": CHANNEL}
+    )
+    assert opening.guard is not None and recorded is not None
+    # As the thread start settles after its greeting (app/slack/assistant_view).
+    opening.guard.noted(person(USER).conversation_key(THREAD), recorded)
+    with pytest.raises(Forgotten):
+        await opening.guard.settle()
+    assert _holding(backend, USER) == [person(USER).profile_key]
 
 
 async def test_forgetting_one_conversation_or_note_leaves_the_rest(

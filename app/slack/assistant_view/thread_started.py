@@ -92,6 +92,7 @@ def register(
                 await say(greeting.text, **NO_UNFURLS)
             except Exception as exc:
                 log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
+                await start.settle(opening)
                 return
             try:
                 await set_suggested_prompts(prompts=greeting.prompts)
@@ -154,6 +155,7 @@ class _Start:
             budget_s=self._provider.settings.memory_load_timeout_s if left is None else left,
             token_budget=self._provider.settings.memory_context_token_budget,
             conversation=False,  # Slack has just opened it: there is nothing to read yet
+            since=self._began,  # an erasure after it takes the record back
         )
 
     async def settle(self, opening: Opening | None) -> None:
