@@ -15,12 +15,14 @@ from app.learning.conversation_record import (
     TranscriptMessage,
     said,
 )
+from app.learning.person_settings import said_in
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import document_for, with_documents
 from app.learning.summary_file import Summary
 from app.learning.welcome import SECTION as WELCOME
 from app.learning.welcome import Welcome, welcome_of
 from app.memory.homes import Home, channel, person, preferences_key
+from app.memory.tolerant_json import load_json_object
 
 __all__ = [
     "channel",
@@ -134,6 +136,11 @@ def profile(
     if settings is not None:
         result = result.with_section("settings", settings)
     return result.render()
+
+
+def said_in_of(settings: str | None) -> tuple[tuple[str, str], ...]:
+    """The channel threads a person's settings object lists as holding their words."""
+    return said_in(load_json_object(settings, what="settings"))
 
 
 def profile_of(content: str | None) -> Profile:

@@ -22,8 +22,9 @@ session_summary.py, recall.py, erasure.py); only what is a channel's own is here
   `memory` (it answers and remembers). A channel's choice wins over the workspace's;
   neither goes past what the deployment allows (`SLACK_CHANNELS`).
 - **Who spoke in a thread**: a member whose words a channel turn kept gets the thread in
-  their own profile (`said_in`), so that forgetting them reaches it; a member forgotten
-  before the turn ends has those words taken out again.
+  their own settings (`said_in`: app/learning/person_settings.py), through their erasure
+  guard, so that forgetting them reaches it; a member forgotten after the turn began has
+  those words taken out again.
 - **Since when the channel is as it is** (the profile's `state`: `{"since": …, "event":
   …}`): Slack's time of the last event that changed it (Orion added or removed, the
   channel archived or unarchived), so that an older event delivered late, or again, undoes
@@ -45,6 +46,8 @@ from app.learning.channel_mode import ChannelMode
 from app.learning.channel_recall import forget_public_channel, note_channel_visibility
 from app.learning.conversations import forget_said
 from app.learning.erasure import delete_all, erase_home, reindex
+from app.learning.guard import Forgotten, Guard
+from app.learning.person_settings import with_said_in
 from app.learning.profile import MAX_CHANGES, Profile
 from app.learning.timestamps import format_time, parse_time
 from app.memory.change_log import MemoryChange
@@ -53,7 +56,7 @@ from app.memory.scopes import ChannelMemoryScope, is_user_id, to_key, to_memory_
 from app.memory.tolerant_json import load_json_object
 from app.observability.audit import SLACK, Action, audit, channel_scope
 from app.observability.logging import get_logger
-from app.storage.store import ObjectStore, PreconditionFailed, update_object
+from app.storage.store import ObjectStore, PreconditionFailed, update, update_object
 
 log = get_logger(__name__)
 
@@ -414,19 +417,18 @@ async def after_channel_turn(
 async def _note_said(
     store: ObjectStore, user_id: str, channel_id: str, thread_ts: str, since: datetime
 ) -> None:
-    erased: list[datetime] = []
+    home = person(user_id)
+    guard = await Guard.reading(store, home, since=since)
 
     def noted(current: str | None) -> str | None:
-        profile = Profile.parse(current)
-        if profile.erased_at is not None and profile.erased_at >= since:
-            erased[:] = [profile.erased_at]
-            return current
-        erased.clear()
-        return profile.with_said_in(channel_id, thread_ts).render()
+        return with_said_in(current, channel_id, thread_ts)
 
-    await update_object(store, person(user_id).profile_key, noted)
-    if erased:
-        home = channel(channel_id)
-        if await forget_said(store, user_id, home, thread_ts):
-            await reindex(store, home, thread_ts)
+    await update(guard.store, home.settings_key, noted)
+    try:
+        await guard.settle()
+    except Forgotten:
+        # Forgotten since the turn began: their words there go too.
+        room = channel(channel_id)
+        if await forget_said(store, user_id, room, thread_ts):
+            await reindex(store, room, thread_ts)
         log.info("memory.channel.author_erased_during_turn")

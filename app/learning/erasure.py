@@ -7,11 +7,11 @@ becomes the erasure's mark — it keeps only when the erasure was (app/learning/
 settles (app/learning/guard.py) and takes its own writes back: either the erasure's
 listing saw a write, or the writer's settle sees the mark.
 
-A person's words also stand in the channel threads they spoke in (their profile lists
-them, `said_in`): Forget everything takes those messages out of each transcript, and the
-thread's search entry is made again without them — everyone else's messages, the
-thread's summary and the channel's memory of what was decided stay: they are the
-channel's.
+A person's words also stand in the channel threads they spoke in (their settings list
+them, `said_in`: app/learning/person_settings.py): Forget everything takes those
+messages out of each transcript, and the thread's search entry is made again without
+them — everyone else's messages, the thread's summary and the channel's memory of what
+was decided stay: they are the channel's.
 
 Forgetting one thing reaches every copy Orion keeps of it: a preference or a note goes
 with the undo records that hold its old content, and with the welcome back (a model wrote
@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from app.learning.conversation_record import ConversationRecord, TranscriptMessage
 from app.learning.conversations import forget_said
 from app.learning.guard import Forgotten, Guard
+from app.learning.person_settings import read_settings, said_in
 from app.learning.preferences import without_preference
 from app.learning.profile import Profile
 from app.learning.search_index import document_for, record_search_document, remove_documents
@@ -68,7 +69,11 @@ async def erase_home(
     """Everything of one owner: the profile made the erasure's mark (keeping only the
     sections named in `keep`), then every other object of the home deleted. The profile
     as it was, and how many objects went."""
-    moment = now or datetime.now(UTC)
+    before = await _mark(store, home, now or datetime.now(UTC), keep)
+    return before, await _delete_home(store, home)
+
+
+async def _mark(store: ObjectStore, home: Home, moment: datetime, keep: tuple[str, ...]) -> Profile:
     before: list[Profile] = []
 
     def mark(current: str | None) -> str:
@@ -79,9 +84,12 @@ async def erase_home(
         return marked.render()
 
     await update_object(store, home.profile_key, mark)
+    return before[0]
+
+
+async def _delete_home(store: ObjectStore, home: Home) -> int:
     listing = await store.list(home.prefix)
-    keys = [obj.key for obj in listing if obj.key != home.profile_key]
-    return before[0], await delete_all(store, keys)
+    return await delete_all(store, [obj.key for obj in listing if obj.key != home.profile_key])
 
 
 async def forget_everything(
@@ -89,11 +97,13 @@ async def forget_everything(
 ) -> ErasureReport:
     """Every object of the person's, and their words in channel threads."""
     home = person(user_id)
-    profile, deleted = await erase_home(store, home, now=now)
+    await _mark(store, home, now or datetime.now(UTC), ())
+    # Read after the mark: a thread noted since is its writer's to take back (its guard).
+    threads = said_in(await read_settings(store, user_id))
     report = ErasureReport()
-    report.deleted["home"] = deleted
-    if profile.said_in:
-        report.deleted["channel_threads"] = await _forget_said_in(store, user_id, profile.said_in)
+    report.deleted["home"] = await _delete_home(store, home)
+    if threads:
+        report.deleted["channel_threads"] = await _forget_said_in(store, user_id, threads)
     return report
 
 

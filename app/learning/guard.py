@@ -93,9 +93,11 @@ class Guard:
         self.store: ObjectStore = _Recording(store, self._written, home)
 
     @classmethod
-    async def reading(cls, store: ObjectStore, home: Home) -> Guard:
+    async def reading(
+        cls, store: ObjectStore, home: Home, *, since: datetime | None = None
+    ) -> Guard:
         """A guard for an event that has not read the profile yet."""
-        return cls(store, home, await store.read(home.profile_key))
+        return cls(store, home, await store.read(home.profile_key), since=since)
 
     def noted(self, key: str, generation: int) -> None:
         """A write made past `store` (an update that already knows its result)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.learning.conversation_record import ConversationRecord
-from app.learning.person_settings import memory_notes_choice
+from app.learning.person_settings import notes_choice, read_settings, said_in
 from app.learning.preferences import StoredPreference, parse_preferences
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.welcome import freshest_summary
@@ -85,11 +85,11 @@ async def take_inventory(
     (for an export), `conversations` bounds how many of the newest conversations are read
     (None: all)."""
     home = person(user_id)
-    preferences, objects, stored, notes_shown = await asyncio.gather(
+    preferences, objects, stored, settings = await asyncio.gather(
         store.read(preferences_key(user_id)),
         store.list(home.memory_prefix),
         store.read(home.profile_key),
-        memory_notes_choice(store, user_id),
+        read_settings(store, user_id),
     )
     profile = Profile.parse(stored.content if stored else None, cutoff=cutoff_of(store))
     note_keys = [obj for obj in objects if obj.key != preferences_key(user_id)]
@@ -109,9 +109,9 @@ async def take_inventory(
         notes=[note for note in notes if note is not None],
         conversations=threads,
         conversations_total=len(listed) - (len(read) - len(threads)),
-        channel_threads=len(profile.said_in),
+        channel_threads=len(said_in(settings)),
         profile=profile,
-        memory_notes=notes_shown,
+        memory_notes=notes_choice(settings),
     )
 
 

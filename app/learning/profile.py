@@ -10,7 +10,6 @@ their memory, and written once at the end of an event that changes it:
      "conversations": [{"thread": …, "title": …, "updated": …, "channel": …}],  newest first
      "latest": {"thread": …, "topic": …, "updated": …, "greeting": …, "next_step": …,
                 "summary": …},                            how to greet them back (welcome.py)
-     "said_in": [["C0123", "1712345678.123456"]],         channel threads holding their words
      "mode": {"mode": "answers", "by": "U…", "at": …},   a channel: what its admins chose
      "changes": […]}                                      a channel: who changed its memory
 
@@ -33,13 +32,12 @@ from datetime import datetime
 from typing import Any
 
 from app.learning.timestamps import format_time, parse_moment, parse_time
-from app.memory.scopes import is_shared_channel_id, is_thread_ts, validate_thread_ts
+from app.memory.scopes import is_thread_ts, validate_thread_ts
 from app.memory.tolerant_json import load_json_object
 
 VERSION = 2
 MAX_CONVERSATIONS = 1_000  # within the retention window; the Home tab shows the newest
 MAX_FORGOTTEN = 1_000
-MAX_SAID_IN = 1_000
 MAX_CHANGES = 100
 
 
@@ -84,7 +82,6 @@ class Profile:
     # The sections of other modules, as stored (each parses its own: welcome.py,
     # channel_memory.py): kept as they are by every other writer.
     sections: dict[str, Any] = field(default_factory=dict)
-    said_in: tuple[tuple[str, str], ...] = ()
 
     # -- the erasure guard's view (app/learning/guard.py) --
 
@@ -121,12 +118,6 @@ class Profile:
             forgotten={**self.forgotten, thread_ts: moment},
         )
 
-    def with_said_in(self, channel_id: str, thread_ts: str) -> Profile:
-        pair = (channel_id, thread_ts)
-        if pair in self.said_in:
-            return self
-        return replace(self, said_in=(pair, *self.said_in)[:MAX_SAID_IN])
-
     # -- other modules' sections --
 
     def section(self, name: str) -> Any:
@@ -151,8 +142,6 @@ class Profile:
         if entries:
             data["conversations"] = [e.to_json() for e in entries]
         data.update(self.sections)
-        if self.said_in:
-            data["said_in"] = [list(pair) for pair in self.said_in]
         return json.dumps(data, ensure_ascii=False)
 
     @staticmethod
@@ -179,18 +168,10 @@ class Profile:
                 sorted(listed.values(), key=lambda e: e.updated, reverse=True)[:MAX_CONVERSATIONS]
             ),
             sections={k: v for k, v in data.items() if k not in _OWN},
-            said_in=tuple(
-                (str(pair[0]), str(pair[1]))
-                for pair in _list(data, "said_in")[:MAX_SAID_IN]
-                if isinstance(pair, list)
-                and len(pair) == 2
-                and is_shared_channel_id(pair[0])
-                and is_thread_ts(pair[1])
-            ),
         )
 
 
-_OWN = frozenset({"version", "erased_at", "forgotten", "conversations", "said_in"})
+_OWN = frozenset({"version", "erased_at", "forgotten", "conversations"})
 
 
 def _list(data: dict[str, Any], name: str) -> list[Any]:

@@ -8,8 +8,8 @@ markers), `undo/`, `settings/`, `erasures/`, and for channels `channels/{channel
 `channel-records/` and `channel-settings/` (docs/operations.md, "Upgrading"). Each person
 and channel found there is moved home (app/memory/homes.py): their memory, each
 conversation as one object (record, transcript, summary and Slack's context), their
-profile (conversation list, welcome, erasure time, the channel threads they
-spoke in), their search index (entries added for conversations it lacked); then the old
+profile (conversation list, welcome, erasure time), their settings (with the channel
+threads they spoke in), their search index (entries added for conversations it lacked); then the old
 objects are deleted. Undo records are not moved: the Undo of an answer from before the
 upgrade says it can no longer be undone.
 
@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
 from app.learning.erasure import delete_all
+from app.learning.person_settings import with_said_in
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import document_for, parse_search_index, record_search_document
 from app.learning.summary_file import UNTITLED, Summary
@@ -346,6 +347,8 @@ class _Tenant:
             old = settings.content  # their own object now, where a newer choice wins
 
             await self._update(person(user).settings_key, lambda current: current or old)
+        if said:
+            await self._update(home.settings_key, lambda current: _noting(current, said))
         for key in (index_key, welcome_key, f"settings/{user}.json"):
             if key in self._keys:
                 self._done.add(key)
@@ -355,7 +358,6 @@ class _Tenant:
             entries=entries,
             welcome=load_json_object(welcome.content, what="welcome") if welcome else None,
             erased_at=erased_at,
-            said=said,
         )
         await self._index(home, list(own.values()))
         self._report.moved["people"] += 1
@@ -417,7 +419,6 @@ class _Tenant:
         entries: Sequence[ConversationEntry] = (),
         welcome: dict[str, object] | None = None,
         erased_at: datetime | None = None,
-        said: Collection[tuple[str, str]] = (),
         sections: dict[str, object] | None = None,
     ) -> None:
         """The owner's profile, with what the old layout knew of them merged in (what the
@@ -442,8 +443,6 @@ class _Tenant:
             for name, value in (sections or {}).items():
                 if profile.section(name) is None:
                     profile = profile.with_section(name, value)
-            for channel_id, thread_ts in sorted(said):
-                profile = profile.with_said_in(channel_id, thread_ts)
             if erased_at is not None and (
                 profile.erased_at is None or profile.erased_at < erased_at
             ):
@@ -452,7 +451,6 @@ class _Tenant:
                     forgotten=profile.forgotten,
                     conversations=profile.conversations,
                     sections=profile.sections,
-                    said_in=profile.said_in,
                 )
             return profile.render()
 
@@ -589,6 +587,12 @@ def _welcome_section(welcome: dict[str, object] | None) -> dict[str, object] | N
             moment = datetime.fromisoformat(updated)
             section["updated"] = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return section
+
+
+def _noting(settings: str | None, said: Collection[tuple[str, str]]) -> str | None:
+    for channel_id, thread_ts in sorted(said):
+        settings = with_said_in(settings, channel_id, thread_ts)
+    return settings
 
 
 def _dict(value: object) -> dict[str, object]:

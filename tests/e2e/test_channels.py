@@ -47,10 +47,10 @@ def record_of(bucket: Bucket, thread_ts: str) -> ConversationRecord:
 
 
 def spoke_in(bucket: Bucket, user: str, thread_ts: str) -> None:
-    """Wait until `user`'s profile lists the channel thread as one holding their words."""
+    """Wait until `user`'s settings list the channel thread as one holding their words."""
     bucket.wait_for(
-        person(user).profile_key,
-        lambda content: (PUBLIC, thread_ts) in layout.profile_of(content).said_in,
+        person(user).settings_key,
+        lambda content: (PUBLIC, thread_ts) in layout.said_in_of(content),
     )
 
 
@@ -156,7 +156,7 @@ def test_what_the_channel_asks_orion_to_remember_is_the_channels_and_says_who(
     latest = layout.welcome_in(bucket.read(home.profile_key))
     assert latest is not None and latest.thread_ts == thread_ts and latest.summary is not None
     anas = [n for n in bucket.names() if n.startswith(person(ANA).prefix)]
-    assert anas == [person(ANA).profile_key], "only where she spoke"
+    assert anas == [person(ANA).settings_key], "only where she spoke"
 
 
 def test_a_retried_mention_is_answered_once(

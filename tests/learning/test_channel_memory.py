@@ -47,6 +47,7 @@ from app.memory.homes import channel, person
 from app.memory.scopes import ChannelMemoryScope, validate_channel
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_USER, THREAD, USER, Backend
+from tests.layout import said_in_of
 
 CHANNEL, OTHER_CHANNEL, DM = "C0LAUNCH1", "C0OTHER01", "D0123ABCD"
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
@@ -110,8 +111,7 @@ async def test_a_channel_threads_record_lives_in_the_channel_and_each_author_kno
     assert transcript.authors == {USER, OTHER_USER}
     assert backend.raw_read(ROOM.conversation_key(THREAD)) is not None
     for author in (USER, OTHER_USER):
-        said_in = Profile.parse(backend.raw_read(person(author).profile_key)).said_in
-        assert said_in == ((CHANNEL, THREAD),)
+        assert said_in_of(backend.raw_read(person(author).settings_key)) == ((CHANNEL, THREAD),)
         # Nothing among the person's own conversations: the thread is not theirs.
         assert backend.raw_read(person(author).conversation_key(THREAD)) is None
 
@@ -150,8 +150,8 @@ async def test_forget_everything_reaches_what_they_said_in_channels_and_nothing_
     assert record is not None and record.authors == {OTHER_USER}
     assert record.owner.kind == "channel", "the thread stays the channel's"
     assert backend.raw_read(f"{MEMORY}decisions.md") == "Tuesday"
-    assert Profile.parse(backend.raw_read(person(USER).profile_key)).said_in == ()
-    assert Profile.parse(backend.raw_read(person(OTHER_USER).profile_key)).said_in != ()
+    assert said_in_of(backend.raw_read(person(USER).settings_key)) == ()
+    assert said_in_of(backend.raw_read(person(OTHER_USER).settings_key)) != ()
 
 
 async def test_a_member_forgotten_while_the_turn_ran_has_their_words_taken_out_again(
@@ -171,7 +171,7 @@ async def test_a_member_forgotten_while_the_turn_ran_has_their_words_taken_out_a
 
     record = await read_conversation(store, ROOM, THREAD)
     assert record is not None and record.authors == {OTHER_USER}
-    assert Profile.parse(backend.raw_read(person(USER).profile_key)).said_in == ()
+    assert said_in_of(backend.raw_read(person(USER).settings_key)) == ()
 
 
 async def test_messages_read_back_from_slack_are_kept_only_after_their_authors_erasure(

@@ -38,6 +38,7 @@ from app.memory.change_log import MemoryChange
 from app.memory.homes import Home, channel, person, preferences_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
+from tests.layout import said_in_of
 
 DM, OTHER_DM = "D0123ABCD", "D0999ZZZZ"
 CHANNEL = "C0LAUNCH1"
@@ -155,9 +156,7 @@ async def test_forgetting_everything_takes_their_words_out_of_the_channel_thread
     await _speak_in_channel(store, USER, "My flamingo password hint is in the vault.")
     room = channel(CHANNEL)
     assert "flamingo" in _indexed_terms(backend, room)
-    assert Profile.parse(backend.raw_read(person(USER).profile_key)).said_in == (
-        (CHANNEL, CHANNEL_THREAD),
-    )
+    assert said_in_of(backend.raw_read(person(USER).settings_key)) == ((CHANNEL, CHANNEL_THREAD),)
 
     report = await forget_everything(store, USER, now=NOW)
 
@@ -171,6 +170,27 @@ async def test_forgetting_everything_takes_their_words_out_of_the_channel_thread
     index = _indexed_terms(backend, room)
     assert "flamingo" not in index and "rocket" in index, "made again without their words"
     assert list(parse_search_index(index).threads) == [CHANNEL_THREAD]
+
+
+async def test_forgetting_everything_reaches_their_channel_words_after_their_profile_expired(
+    store: ObjectStore, backend: Backend
+) -> None:
+    """A member spoke in a channel thread, then was quiet: their profile expired with the
+    retention window (the bucket's lifecycle rule deletes it 30 days after its last write)
+    while the thread, written by others since, lives on. Forget everything still finds
+    their words there, and takes them out."""
+    await _speak_in_channel(store, USER, "My flamingo password hint is in the vault.")
+    await _speak_in_channel(store, OTHER_USER, "Launch checklist: ship the rocket on Tuesday.")
+    await store.delete(person(USER).profile_key)  # expired: they have not talked to Orion since
+
+    report = await forget_everything(store, USER, now=NOW)
+
+    room = channel(CHANNEL)
+    assert report.deleted["channel_threads"] == 1
+    assert "flamingo" not in (backend.raw_read(room.conversation_key(CHANNEL_THREAD)) or "")
+    index = _indexed_terms(backend, room)
+    assert "flamingo" not in index and "rocket" in index
+    assert [n for n in _holding(backend, USER) if n.startswith(room.prefix)] == []
 
 
 async def test_forgetting_everything_leaves_no_id_of_theirs_in_a_channel_thread_they_opened(

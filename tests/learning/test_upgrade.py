@@ -20,6 +20,7 @@ from app.learning.profile import Profile
 from app.learning.upgrade import upgrade
 from app.learning.welcome import welcome_of
 from app.storage.local_directory import LocalDirectoryStore
+from tests.layout import said_in_of
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "legacy_2026_11_28"
 EXPECTED = json.loads((DATA / "expected.json").read_text())["stores"]
@@ -51,7 +52,7 @@ async def test_a_person_is_moved_into_one_home_with_every_conversation_whole(
     assert {e.title for e in profile.conversations} == {c["title"] for c in sam["conversations"]}
     welcome = welcome_of(profile)
     assert welcome is not None and welcome.greeting == sam["greeting"]
-    assert json.loads(after[f"{home}/settings.json"]) == {"memory_notes": False}
+    assert json.loads(after[f"{home}/settings.json"])["memory_notes"] is False
     for old in sam["conversations"]:
         key = f"{home}/conversations/{old['thread_ts'].replace('.', '-')}.json"
         record = ConversationRecord.parse(after[key])
@@ -94,8 +95,8 @@ async def test_an_erasure_and_the_channel_threads_someone_spoke_in_are_kept_in_p
     erased = Profile.parse(after[f"people/{robin['user']}/profile.json"])
     assert erased.erased_at is not None
     assert erased.erased_at.isoformat() == robin["erased_at"]
-    spoke = Profile.parse(after[f"people/{sam['user']}/profile.json"])
-    assert spoke.said_in == (("C0LEGACY1", sam["channel_threads_spoken_in"][0]),)
+    said = said_in_of(after[f"people/{sam['user']}/settings.json"])
+    assert said == (("C0LEGACY1", sam["channel_threads_spoken_in"][0]),)
     channel = Profile.parse(after["channels/C0LEGACY1/profile.json"])
     assert [c["by"] for c in channel.section("changes")] == ["U0LEGACY3", "U0LEGACY1"]
     assert "Tuesday" in after["channels/C0LEGACY1/memory/decisions.md"]

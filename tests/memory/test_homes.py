@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from app.learning.erasure import erase_home, forget_conversation
 from app.learning.guard import Forgotten, Guard
+from app.learning.person_settings import MAX_SAID_IN, said_in, with_said_in
 from app.learning.profile import (
     MAX_CONVERSATIONS,
     MAX_FORGOTTEN,
-    MAX_SAID_IN,
     ConversationEntry,
     Profile,
 )
@@ -562,7 +562,6 @@ def test_a_profile_reads_back_as_written() -> None:
         .with_conversation(ConversationEntry(THREAD, "Plans", NOW, DM))
         .with_conversation(ConversationEntry(OTHER_THREAD, "Budget", NOW - timedelta(days=1)))
         .forgetting("1712345000.000001", NOW)
-        .with_said_in(CHANNEL, THREAD)
         .with_section("settings", {"memory_notes": False})
     )
 
@@ -570,7 +569,6 @@ def test_a_profile_reads_back_as_written() -> None:
 
     assert [e.thread_ts for e in read.conversations] == [THREAD, OTHER_THREAD]
     assert read.entry(THREAD) == ConversationEntry(THREAD, "Plans", NOW.replace(microsecond=0), DM)
-    assert read.said_in == ((CHANNEL, THREAD),)
     assert read.section("settings") == {"memory_notes": False}
     assert set(read.forgotten) == {"1712345000.000001"}
     assert read.erased_at is None
@@ -578,7 +576,7 @@ def test_a_profile_reads_back_as_written() -> None:
 
 def test_an_erasure_leaves_only_when_it_was() -> None:
     full = Profile().with_conversation(ConversationEntry(THREAD, "Plans", NOW, DM))
-    full = full.with_said_in(CHANNEL, THREAD).with_section("welcome", {"thread": THREAD})
+    full = full.with_section("welcome", {"thread": THREAD})
 
     erased = Profile.parse(full.erased(NOW).render())
 
@@ -602,7 +600,6 @@ def test_each_list_is_bounded_newest_first() -> None:
         grown = grown.with_conversation(
             ConversationEntry(f"{1712000000 + n}.000001", f"#{n}", NOW + timedelta(seconds=n))
         )
-        grown = grown.with_said_in(CHANNEL, f"{1712000000 + n}.000001")
     for n in range(MAX_FORGOTTEN + 5):
         grown = grown.forgetting(f"{1713000000 + n}.000001", NOW + timedelta(seconds=n))
 
@@ -610,8 +607,6 @@ def test_each_list_is_bounded_newest_first() -> None:
 
     assert len(read.conversations) == MAX_CONVERSATIONS
     assert read.conversations[0].title == f"#{MAX_CONVERSATIONS + 4}"
-    assert len(read.said_in) == MAX_SAID_IN
-    assert read.said_in[0] == (CHANNEL, f"{1712000000 + MAX_CONVERSATIONS + 4}.000001")
     assert len(read.forgotten) == MAX_FORGOTTEN
     assert f"{1713000000 + MAX_FORGOTTEN + 4}.000001" in read.forgotten
     assert "1713000000.000001" not in read.forgotten
@@ -650,7 +645,7 @@ def test_entries_older_than_the_window_are_dropped_when_written_and_skipped_when
 def test_a_profile_that_cannot_be_read_is_empty(content: str | None) -> None:
     read = Profile.parse(content)
     assert read.erased_at is None and read.forgotten == {}
-    assert read.conversations == () and read.said_in == ()
+    assert read.conversations == ()
 
 
 def test_what_in_a_profile_cannot_be_read_is_skipped_and_the_rest_kept() -> None:
@@ -667,10 +662,6 @@ def test_what_in_a_profile_cannot_be_read_is_skipped_and_the_rest_kept() -> None
                 "not an entry",
                 good,
             ],
-            "said_in": [
-                *([DM, THREAD], [CHANNEL, "1.2/3"], [CHANNEL], [CHANNEL, THREAD, "x"]),
-                [CHANNEL, THREAD],
-            ],
             "settings": {"memory_notes": False},
         }
     )
@@ -681,10 +672,29 @@ def test_what_in_a_profile_cannot_be_read_is_skipped_and_the_rest_kept() -> None
     assert list(read.forgotten) == [OTHER_THREAD]
     assert read.forgotten[OTHER_THREAD].tzinfo is not None
     assert [(e.thread_ts, e.title) for e in read.conversations] == [(THREAD, "Plans")]
-    assert read.said_in == ((CHANNEL, THREAD),)  # a DM is no channel thread to reach
     assert read.section("settings") == {"memory_notes": False}
     # Another module's section is kept as it is by every writer.
     assert Profile.parse(read.render()).section("settings") == {"memory_notes": False}
+
+
+def test_the_channel_threads_a_person_spoke_in_are_kept_in_their_settings_bounded() -> None:
+    settings = json.dumps({"memory_notes": False})
+    for n in range(MAX_SAID_IN + 5):
+        settings = with_said_in(settings, CHANNEL, f"{1712000000 + n}.000001") or ""
+    assert with_said_in(settings, CHANNEL, f"{1712000000 + MAX_SAID_IN + 4}.000001") == settings
+    read = json.loads(settings)
+    assert read["memory_notes"] is False, "their choice is kept beside"
+    listed = said_in(read)
+    assert len(listed) == MAX_SAID_IN
+    assert listed[0] == (CHANNEL, f"{1712000000 + MAX_SAID_IN + 4}.000001")
+    hostile = {
+        "said_in": [
+            *([DM, THREAD], [CHANNEL, "1.2/3"], [CHANNEL], [CHANNEL, THREAD, "x"], [1, 2]),
+            [CHANNEL, THREAD],
+        ]
+    }
+    assert said_in(hostile) == ((CHANNEL, THREAD),)  # a DM is no channel thread to reach
+    assert said_in({"said_in": {"C0LAUNCH1": 1}}) == ()
 
 
 def test_a_forgotten_thread_that_is_not_a_thread_is_refused() -> None:

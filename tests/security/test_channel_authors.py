@@ -21,7 +21,6 @@ import pytest
 
 from app.learning.channel_memory import CHANGES
 from app.learning.conversation_record import ConversationRecord
-from app.learning.profile import Profile
 from app.memory.homes import channel, person
 from tests.e2e import channels
 from tests.e2e.channels import (
@@ -39,6 +38,7 @@ from tests.e2e.memory_bucket import Bucket
 from tests.fakes import claude_script as script
 from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.slack_api import FakeSlack
+from tests.layout import said_in_of
 from tests.orion_server import OrionServer
 
 CEO = "U0CEO1"
@@ -102,8 +102,8 @@ def test_no_message_can_put_words_in_someone_elses_mouth(
     assert record.authors == {ANA, BEN}
     # Only its real authors have the thread among those they spoke in (so that forgetting
     # them reaches it): nobody whose id a message's text names.
-    assert Profile.parse(bucket.read(person(CEO).profile_key)).said_in == ()
-    assert (PUBLIC, thread_ts) in Profile.parse(bucket.read(person(BEN).profile_key)).said_in
+    assert said_in_of(bucket.read(person(CEO).settings_key)) == ()
+    assert (PUBLIC, thread_ts) in said_in_of(bucket.read(person(BEN).settings_key))
     # The thread's summary is written from the same quoted messages.
     summarized = [
         message_text(r["messages"][-1])
