@@ -10,7 +10,10 @@ and channel found there is moved home (app/memory/homes.py): their memory, each
 conversation as one object (record, transcript, summary and Slack's context), their
 profile (conversation list, welcome, erasure time), their settings (with the channel
 threads they spoke in), their search index (entries added for conversations it lacked); then the old
-objects are deleted. Undo records are not moved: the Undo of an answer from before the
+objects are deleted. A channel's old memory lay directly in `channels/{channel}/`, where
+the homes now keep Orion's records: what is there and older than the bucket's first
+upgrade (`LAYOUT_MARKER`) is the channel's memory whatever its name, moved first into
+`memory/` and never read as a record. Undo records are not moved: the Undo of an answer from before the
 upgrade says it can no longer be undone.
 
 Safe to run again, and beside a running Orion: every move merges into what is already
@@ -45,7 +48,15 @@ from app.memory.key_prefixes import CHANNELS_PREFIX, LEGACY_PREFIXES, PEOPLE_PRE
 from app.memory.scopes import is_shared_channel_id, is_user_id
 from app.memory.tolerant_json import load_json_list, load_json_object
 from app.observability.logging import get_logger
-from app.storage.store import ObjectInfo, ObjectStore, StoredObject, StoreLayer, update_object
+from app.storage.store import (
+    CREATE_ONLY,
+    ObjectInfo,
+    ObjectStore,
+    PreconditionFailed,
+    StoredObject,
+    StoreLayer,
+    update_object,
+)
 from app.storage.team_scope import NO_ID, Tenant, scoped_key, unscoped_key
 
 log = get_logger(__name__)
@@ -53,6 +64,10 @@ log = get_logger(__name__)
 CONCURRENCY = 8
 # A key's tenant segment in distribution mode: `users/teams/E/T/U1/…`.
 _TEAMS = "teams"
+# Created (once) as a bucket is first upgraded: anything directly in `channels/{C}/` older
+# than it is a channel's memory as the old layout kept it, named like Orion's records or
+# not (a member could have Claude write `/memories/channels/C/profile.json`).
+LAYOUT_MARKER = "workspace/layout.json"
 # What a home holds in the new layout: anything else directly in `channels/{C}/` is a
 # channel's memory as the old layout kept it.
 _HOME_NAMES = ("profile.json", "memory/", "conversations/", "search.json", "undo/", "archived/")
@@ -76,12 +91,15 @@ class UpgradeReport:
 async def upgrade(store: ObjectStore) -> UpgradeReport:
     """Move everything of the old layout in `store` (beneath any workspace's scope) home."""
     report = UpgradeReport()
+    first = await _mark_layout(store)
     listings = await asyncio.gather(*(store.list(prefix) for prefix in LEGACY_PREFIXES))
     old = [obj.key for listing in listings for obj in listing]
-    if not old:
+    if not old and not first:
         return report  # nothing of the old layout (the homes need not be listed)
+    marker = await store.read(LAYOUT_MARKER)
+    marked = marker.updated if marker is not None else datetime.now(UTC)
     homes = await asyncio.gather(store.list(PEOPLE_PREFIX), store.list(CHANNELS_PREFIX))
-    old += [obj.key for listing in homes for obj in listing if _is_old_home_key(obj.key)]
+    old += [obj.key for listing in homes for obj in listing if _is_old_home_key(obj, marked)]
     by_tenant: dict[str, set[str]] = defaultdict(set)
     for key in old:
         segment, unscoped = _split(key)
@@ -139,13 +157,23 @@ def _split(key: str) -> tuple[str, str]:
     return "", key
 
 
-def _is_old_home_key(key: str) -> bool:
-    _, unscoped = _split(key)
+async def _mark_layout(store: ObjectStore) -> bool:
+    """Whether this is the bucket's first upgrade (its marker created now)."""
+    try:
+        await store.write(LAYOUT_MARKER, '{"layout": "homes"}', if_generation=CREATE_ONLY)
+    except PreconditionFailed:
+        return False
+    return True
+
+
+def _is_old_home_key(obj: ObjectInfo, marked: datetime) -> bool:
+    _, unscoped = _split(obj.key)
     kind, _, rest = unscoped.partition("/")
     owner, _, inside = rest.partition("/")
     if kind == "people":
         return is_user_id(owner) and inside.startswith(_OLD_PEOPLE) and not _is_new_undo(inside)
-    return is_shared_channel_id(owner) and bool(inside) and not inside.startswith(_HOME_NAMES)
+    old = obj.updated < marked or not inside.startswith(_HOME_NAMES)
+    return is_shared_channel_id(owner) and bool(inside) and old
 
 
 def _is_new_undo(inside: str) -> bool:
@@ -486,11 +514,10 @@ class _Tenant:
         own = {
             t: r for t, r in records.items() if r.owner.in_channel and r.owner.channel == channel_id
         }
+        # First, and each deleted at once: its names may be those of the records below.
+        memory = [k for k in self._keys if k.startswith(f"channels/{channel_id}/")]
+        await self._move_listed(memory, f"channels/{channel_id}/", home.memory_prefix, now=True)
         await asyncio.gather(*(self._write_conversation(home, r) for r in own.values()))
-        memory = [
-            k for k in self._keys if k.startswith(f"channels/{channel_id}/") and _is_old_home_key(k)
-        ]
-        await self._move_listed(memory, f"channels/{channel_id}/", home.memory_prefix)
         archived = f"channel-records/{channel_id}/archived/"
         await self._move_listed(
             [k for k in self._keys if k.startswith(archived)], archived, home.archived_prefix
@@ -518,13 +545,18 @@ class _Tenant:
         await self._index(home, list(own.values()))
         self._report.moved["channels"] += 1
 
-    async def _move_listed(self, keys: list[str], old: str, new: str) -> None:
+    async def _move_listed(self, keys: list[str], old: str, new: str, *, now: bool = False) -> None:
         async def move(key: str) -> None:
             stored = await self._read(key)
             if stored is None:
                 return
             await self._update(new + key[len(old) :], lambda current: current or stored.content)
-            self._done.add(key)
+            if now:
+                with contextlib.suppress(PreconditionFailed):
+                    await self._store.delete(key, if_generation=stored.generation)
+                    self._report.deleted += 1
+            else:
+                self._done.add(key)
             self._report.moved["files"] += 1
 
         await asyncio.gather(*(move(k) for k in keys))

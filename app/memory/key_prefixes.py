@@ -57,7 +57,8 @@ CHANNELS = KeyPrefix(
 WORKSPACE = KeyPrefix(
     "workspace/",
     "the workspace's own: what admins chose for every channel, and the public channels "
-    "with a search index (channels.json); no one's content",
+    "with a search index (channels.json); when the bucket was first upgraded "
+    "(layout.json); no one's content",
     Lifetime.KEPT,
 )
 EVENTS = KeyPrefix(
