@@ -13,8 +13,8 @@ threads they spoke in), their search index (entries added for conversations it l
 objects are deleted. A channel's old memory lay directly in `channels/{channel}/`, where
 the homes now keep Orion's records: what is there and older than the bucket's first
 upgrade (`LAYOUT_MARKER`) is the channel's memory whatever its name, moved first into
-`memory/` and never read as a record. Undo records are not moved: the Undo of an answer from before the
-upgrade says it can no longer be undone.
+`memory/` and never read as a record. Undo records are not moved: the Undo of an answer
+from before the upgrade says it can no longer be undone.
 
 Safe to run again, and beside a running Orion: every move merges into what is already
 home (a conversation continued meanwhile keeps both parts; a newer preference wins) and
