@@ -5,10 +5,10 @@ an export or an erasure covers.
 Three kinds, all from the person's home (app/memory/homes.py): preferences
 (`memory/preferences.json`, with when and where each was learned), notes (every other
 file Claude saved in their memory), and conversations (those their profile lists, with
-their summaries) — and how many channel threads hold what they wrote there (the profile's
-`said_in`: the threads are the channels', the messages theirs, and Forget everything takes
-them out). Only Orion writes the profile: no file the memory tool can write decides what
-is shown.
+their summaries) — and how many channel threads hold what they wrote there (their
+settings' `said_in`: the threads are the channels', the messages theirs, and Forget
+everything takes them out). Only Orion writes the profile and the settings: no file the
+memory tool can write decides what is shown.
 """
 
 from __future__ import annotations
