@@ -44,7 +44,12 @@ from app.learning.summary_file import UNTITLED, Summary
 from app.learning.timestamps import parse_time
 from app.learning.welcome import SECTION as WELCOME
 from app.memory.homes import Home, channel, person, thread_of_name, workspace_channels_key
-from app.memory.key_prefixes import CHANNELS_PREFIX, LEGACY_PREFIXES, PEOPLE_PREFIX
+from app.memory.key_prefixes import (
+    CHANNELS_PREFIX,
+    DEPLOYMENT_PREFIX,
+    LEGACY_PREFIXES,
+    PEOPLE_PREFIX,
+)
 from app.memory.scopes import is_shared_channel_id, is_user_id
 from app.memory.tolerant_json import load_json_list, load_json_object
 from app.observability.logging import get_logger
@@ -67,7 +72,7 @@ _TEAMS = "teams"
 # Created (once) as a bucket is first upgraded: anything directly in `channels/{C}/` older
 # than it is a channel's memory as the old layout kept it, named like Orion's records or
 # not (a member could have Claude write `/memories/channels/C/profile.json`).
-LAYOUT_MARKER = "workspace/layout.json"
+LAYOUT_MARKER = f"{DEPLOYMENT_PREFIX}layout.json"
 # What a home holds in the new layout: anything else directly in `channels/{C}/` is a
 # channel's memory as the old layout kept it.
 _HOME_NAMES = ("profile.json", "memory/", "conversations/", "search.json", "undo/", "archived/")
@@ -91,10 +96,12 @@ class UpgradeReport:
 async def upgrade(store: ObjectStore) -> UpgradeReport:
     """Move everything of the old layout in `store` (beneath any workspace's scope) home."""
     report = UpgradeReport()
-    first = await _mark_layout(store)
-    listings = await asyncio.gather(*(store.list(prefix) for prefix in LEGACY_PREFIXES))
+    _, listings = await asyncio.gather(
+        _mark_layout(store),
+        asyncio.gather(*(store.list(prefix) for prefix in LEGACY_PREFIXES)),
+    )
     old = [obj.key for listing in listings for obj in listing]
-    if not old and not first:
+    if not old:
         return report  # nothing of the old layout (the homes need not be listed)
     marker = await store.read(LAYOUT_MARKER)
     marked = marker.updated if marker is not None else datetime.now(UTC)
@@ -157,13 +164,10 @@ def _split(key: str) -> tuple[str, str]:
     return "", key
 
 
-async def _mark_layout(store: ObjectStore) -> bool:
-    """Whether this is the bucket's first upgrade (its marker created now)."""
-    try:
+async def _mark_layout(store: ObjectStore) -> None:
+    """The bucket's first upgrade marks when it was (a later one finds the mark there)."""
+    with contextlib.suppress(PreconditionFailed):
         await store.write(LAYOUT_MARKER, '{"layout": "homes"}', if_generation=CREATE_ONLY)
-    except PreconditionFailed:
-        return False
-    return True
 
 
 def _is_old_home_key(obj: ObjectInfo, marked: datetime) -> bool:

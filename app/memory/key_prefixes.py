@@ -57,8 +57,7 @@ CHANNELS = KeyPrefix(
 WORKSPACE = KeyPrefix(
     "workspace/",
     "the workspace's own: what admins chose for every channel, and the public channels "
-    "with a search index (channels.json); when the bucket was first upgraded "
-    "(layout.json); no one's content",
+    "with a search index (channels.json); no one's content",
     Lifetime.KEPT,
 )
 EVENTS = KeyPrefix(
@@ -91,6 +90,15 @@ UNINSTALLS = KeyPrefix(
     deployment_wide=True,
 )
 
+DEPLOYMENT = KeyPrefix(
+    "deployment/",
+    "the deployment's own: when its store was first upgraded from the layout of 2026-11-28 "
+    "(layout.json: older files in a channel's home were its memory)",
+    Lifetime.KEPT,
+    model_reaches=False,
+    deployment_wide=True,
+)
+
 KEY_PREFIXES = (
     GLOBAL,
     PEOPLE,
@@ -100,6 +108,7 @@ KEY_PREFIXES = (
     INSTALLATIONS,
     OAUTH_STATES,
     UNINSTALLS,
+    DEPLOYMENT,
 )
 TEAM_SCOPED_PREFIXES = tuple(kind.prefix for kind in KEY_PREFIXES if not kind.deployment_wide)
 
@@ -111,6 +120,7 @@ EVENTS_PREFIX = EVENTS.prefix
 INSTALLATIONS_PREFIX = INSTALLATIONS.prefix
 OAUTH_STATES_PREFIX = OAUTH_STATES.prefix
 UNINSTALLS_PREFIX = UNINSTALLS.prefix
+DEPLOYMENT_PREFIX = DEPLOYMENT.prefix
 
 # What Orion wrote up to 2026-11-28 (one prefix per kind of object, a person's scattered
 # over ten): read by the upgrade (app/learning/upgrade.py: every start, and `orion

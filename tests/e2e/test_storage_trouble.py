@@ -368,6 +368,6 @@ def test_a_first_delivery_shows_its_status_before_its_claim_is_settled(
 
     [status, *_] = slack.statuses(CHANNEL, thread_ts)
     assert status.status == RESTORING_STATUS
-    [claim] = [r for r in gcs_proxy.requests if r.rule == claims.match]
+    [claim] = [r for r in store_requests(gcs_proxy) if r.rule == claims.match]
     [set_status] = slack.calls_to("assistant.threads.setStatus")[:1]
     assert set_status.at < claim.finished
