@@ -186,3 +186,31 @@ def test_a_mention_in_a_channel_orion_was_removed_from_reaches_nothing(
     assert slack.calls_to("chat.postEphemeral") == []
     assert claude.calls == []
     assert set(bucket.names()) - before <= {f"events/{payload['event_id']}"}
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["[" * 50_000 + "]" * 50_000, '{"version": 2, "mode": 7, "changes": {"a": 1}}', "not json"],
+    ids=["nested", "wrong-types", "not-json"],
+)
+def test_a_channels_record_that_cannot_be_read_fails_no_mention(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket, hostile: str
+) -> None:
+    """Whatever lies in a channel's home under a record's name (a file an upgrade found
+    there, a damaged object): read as nothing, and the mention answered."""
+    home = channel(PUBLIC)
+    claude.reply("Noted.")
+    thread_ts = thread_of(mention(orion, slack, ANA, PUBLIC, "we're planning the launch"))
+    wait_for_answer(slack, PUBLIC, thread_ts, "Noted.")
+    orion.wait_idle()
+    for key in (home.profile_key, home.search_key, home.conversation_key(thread_ts)):
+        bucket.write(key, hostile)
+
+    claude.reply("Tuesday it is.")
+    mention(orion, slack, BEN, PUBLIC, "so when is it?", thread_ts=thread_ts)
+    wait_for_answer(slack, PUBLIC, thread_ts, "Tuesday it is.")
+    orion.wait_idle()
+
+    assert not orion.logged(log_events.SLACK_USER_MESSAGE_FAILED)
+    record = record_of(bucket, thread_ts)
+    assert [m.text for m in record.messages][-1] == "Tuesday it is.", "kept afresh, readable"
