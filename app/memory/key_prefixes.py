@@ -95,7 +95,6 @@ DEPLOYMENT = KeyPrefix(
     "the deployment's own: when its store was first upgraded from the layout of 2026-11-28 "
     "(layout.json: older files in a channel's home were its memory)",
     Lifetime.KEPT,
-    model_reaches=False,
     deployment_wide=True,
 )
 
