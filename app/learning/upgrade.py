@@ -69,9 +69,9 @@ log = get_logger(__name__)
 CONCURRENCY = 8
 # A key's tenant segment in distribution mode: `users/teams/E/T/U1/…`.
 _TEAMS = "teams"
-# Created (once) as a bucket is first upgraded: anything directly in `channels/{C}/` older
-# than it is a channel's memory as the old layout kept it, named like Orion's records or
-# not (a member could have Claude write `/memories/channels/C/profile.json`).
+# Created (once) by the first upgrade that finds the old layout: anything directly in
+# `channels/{C}/` older than it is a channel's memory as the old layout kept it, named
+# like Orion's records or not (Claude could write `/memories/channels/C/profile.json`).
 LAYOUT_MARKER = f"{DEPLOYMENT_PREFIX}layout.json"
 # What a home holds in the new layout: anything else directly in `channels/{C}/` is a
 # channel's memory as the old layout kept it.
@@ -96,15 +96,11 @@ class UpgradeReport:
 async def upgrade(store: ObjectStore) -> UpgradeReport:
     """Move everything of the old layout in `store` (beneath any workspace's scope) home."""
     report = UpgradeReport()
-    _, listings = await asyncio.gather(
-        _mark_layout(store),
-        asyncio.gather(*(store.list(prefix) for prefix in LEGACY_PREFIXES)),
-    )
+    listings = await asyncio.gather(*(store.list(prefix) for prefix in LEGACY_PREFIXES))
     old = [obj.key for listing in listings for obj in listing]
     if not old:
         return report  # nothing of the old layout (the homes need not be listed)
-    marker = await store.read(LAYOUT_MARKER)
-    marked = marker.updated if marker is not None else datetime.now(UTC)
+    marked = await _layout_marked(store)
     homes = await asyncio.gather(store.list(PEOPLE_PREFIX), store.list(CHANNELS_PREFIX))
     old += [obj.key for listing in homes for obj in listing if _is_old_home_key(obj, marked)]
     by_tenant: dict[str, set[str]] = defaultdict(set)
@@ -164,10 +160,12 @@ def _split(key: str) -> tuple[str, str]:
     return "", key
 
 
-async def _mark_layout(store: ObjectStore) -> None:
-    """The bucket's first upgrade marks when it was (a later one finds the mark there)."""
+async def _layout_marked(store: ObjectStore) -> datetime:
+    """When the bucket was first upgraded (storage's clock): marked now, if not before."""
     with contextlib.suppress(PreconditionFailed):
         await store.write(LAYOUT_MARKER, '{"layout": "homes"}', if_generation=CREATE_ONLY)
+    marker = await store.read(LAYOUT_MARKER)
+    return marker.updated if marker is not None else datetime.now(UTC)
 
 
 def _is_old_home_key(obj: ObjectInfo, marked: datetime) -> bool:

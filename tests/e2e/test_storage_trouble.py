@@ -19,9 +19,8 @@ import pytest
 
 from app import shutdown
 from app.learning.conversation_record import ConversationRecord
-from app.learning.upgrade import LAYOUT_MARKER
 from app.memory.homes import preferences_key
-from app.memory.key_prefixes import CHANNELS_PREFIX, LEGACY_PREFIXES, PEOPLE_PREFIX
+from app.memory.key_prefixes import LEGACY_PREFIXES
 from app.slack.assistant_view.thread_started import RESTORING_STATUS
 from app.slack.conversation.dedupe import event_claim_key
 from app.slack.conversation.greeting import GENERIC_GREETING
@@ -51,19 +50,12 @@ def store_requests(proxy: FaultyProxy) -> list[ProxiedRequest]:
     """Every request that reached the bucket, except the breaker's probes and the start's
     look for the layout written before homes (app/learning/upgrade.py): no event's."""
     probe = PROBE_KEY.replace("/", "%2F")
-    return [r for r in proxy.requests if probe not in r.path_qs and not _upgrades(r)]
+    return [r for r in proxy.requests if probe not in r.path_qs and not _upgrade_listing(r)]
 
 
-def _upgrades(request: ProxiedRequest) -> bool:
-    """The upgrade's listings, and its layout marker (a fresh bucket's homes are listed
-    once, as it is first upgraded)."""
-    listed = unquote(request.path_qs.partition("prefix=")[2].partition("&")[0])
-    marker = LAYOUT_MARKER.replace("/", "%2F")
-    return (
-        listed in (*LEGACY_PREFIXES, PEOPLE_PREFIX, CHANNELS_PREFIX)
-        or marker in request.path_qs
-        or request.upload_name == LAYOUT_MARKER
-    )
+def _upgrade_listing(request: ProxiedRequest) -> bool:
+    listed = request.path_qs.partition("prefix=")[2].partition("&")[0]
+    return unquote(listed) in LEGACY_PREFIXES
 
 
 def open_thread(orion: OrionServer, slack: FakeSlack) -> tuple[str, str]:
@@ -368,6 +360,6 @@ def test_a_first_delivery_shows_its_status_before_its_claim_is_settled(
 
     [status, *_] = slack.statuses(CHANNEL, thread_ts)
     assert status.status == RESTORING_STATUS
-    [claim] = [r for r in store_requests(gcs_proxy) if r.rule == claims.match]
+    [claim] = [r for r in gcs_proxy.requests if r.rule == claims.match]
     [set_status] = slack.calls_to("assistant.threads.setStatus")[:1]
     assert set_status.at < claim.finished
