@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import uuid
 from collections.abc import Iterator
 
@@ -18,6 +19,34 @@ from tests.span_log import SpanLog
 
 # The `backend` and `store` fixtures: every store test runs on both backends.
 pytest_plugins = ["tests.backends"]
+
+# Modules whose tests start Orion as real processes: the suite's longest tests.
+_STARTS_PROCESSES = ("tests.orion_process", "tests.terminal")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest first: the tests that start Orion processes, then the end-to-end and attack
+    suites, then the rest. pytest-xdist hands tests out in this order as workers free up,
+    so the many short tests at the end let both workers finish together instead of one
+    starting a long test as the other runs out of work (docs/testing.md)."""
+
+    def weight(item: pytest.Item) -> int:
+        module = getattr(item, "module", None)
+        imported = {getattr(value, "__module__", None) for value in vars(module).values()}
+        if imported & set(_STARTS_PROCESSES):
+            return 0
+        return 1 if item.nodeid.startswith(("tests/e2e/", "tests/security/")) else 2
+
+    items.sort(key=weight)
+
+
+def pytest_collection_finish() -> None:
+    """What is alive now (every module the tests imported) lives for the whole run: leave
+    it out of every later garbage collection. The tests that collect a stopped server's
+    leftovers (tests/e2e/conftest.py) then scan what their own test made, not the
+    hundreds of thousands of objects the imports made."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,9 @@
 """Run Orion as a real process (`python -m app.cli …`), configured by environment.
 
 Used where a test needs what only separate processes show: cold start, two instances
-sharing one bucket (as on Cloud Run), and the commands a person types.
+sharing one bucket (as on Cloud Run), and the commands a person types. A command starts
+from the worker's warm Python (tests/warm_python.py) unless the test is about a fresh
+interpreter's start (`fresh=True`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import httpx
 
 from tests.fakes._waiting import PATIENCE_S, PROCESS_PATIENCE_S, wait_until
 from tests.orion_server import ANTHROPIC_KEY, BOT_TOKEN, SIGNING_SECRET
+from tests.warm_python import WarmProcess, WarmPython, run_warm
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,10 +31,13 @@ def run_orion_command(
     """`python -m app.cli ARGS` to its end, in a clean environment (PATH, HOME, the repo on
     PYTHONPATH, and `env`) and an empty working directory: no developer `.env` leaks in."""
     clean = {"PATH": os.environ["PATH"], "HOME": str(cwd), "PYTHONPATH": str(REPO)}
+    env = {**clean, **(env or {})}
+    if WarmPython.serves(env):
+        return run_warm(list(args), cwd=cwd, env=env, stdin=stdin, timeout=PROCESS_PATIENCE_S)
     return subprocess.run(
         [sys.executable, "-m", "app.cli", *args],
         cwd=cwd,
-        env={**clean, **(env or {})},
+        env=env,
         input=stdin,
         capture_output=True,
         text=True,
@@ -107,19 +113,34 @@ class OrionProcess:
         log_path: Path,
         command: str = "serve",
         argv: list[str] | None = None,
+        fresh: bool = False,
     ) -> None:
-        """`orion COMMAND`, or `argv` (a script that starts Orion, say)."""
+        """`orion COMMAND`, or `argv` (a script that starts Orion, say); `fresh`: in a new
+        interpreter, not one forked from the warm Python (a test of a cold start)."""
         self.env = env
         self.argv = argv or [sys.executable, "-m", "app.cli", command]
         self.url = f"http://127.0.0.1:{env['PORT']}"
         self._cwd = cwd
         self._log_path = log_path
-        self.process: subprocess.Popen[bytes] | None = None
+        self._warm = argv is None and not fresh and WarmPython.serves(env)
+        self._command = command
+        self.process: subprocess.Popen[bytes] | WarmProcess | None = None
 
     def start(self) -> float:
         """Spawn; returns the monotonic time of the spawn."""
         spawned = time.monotonic()
         with self._log_path.open("ab") as log:
+            if self._warm:
+                with open(os.devnull, "rb") as nothing:
+                    self.process = WarmProcess(
+                        [self._command],
+                        cwd=self._cwd,
+                        env=self.env,
+                        stdin=nothing.fileno(),
+                        stdout=log.fileno(),
+                        stderr=log.fileno(),
+                    )
+                return spawned
             self.process = subprocess.Popen(
                 self.argv,
                 cwd=self._cwd,

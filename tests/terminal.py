@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tests.fakes._waiting import PROCESS_PATIENCE_S
 from tests.orion_process import REPO
+from tests.warm_python import WarmProcess, WarmPython
 
 # x86-64 system call numbers: read, poll, select, pselect6, ppoll.
 _WAITING_FOR_INPUT = {"0", "7", "23", "270", "271"}
@@ -40,15 +41,28 @@ class Terminal:
         primary, secondary = os.openpty()
         clean = {"PATH": os.environ["PATH"], "HOME": str(cwd), "PYTHONPATH": str(REPO)}
         clean["TERM"] = "xterm"
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _ADOPT_TERMINAL, sys.executable, "-m", "app.cli", *args],
-            cwd=cwd,
-            env={**clean, **env},
-            stdin=secondary,
-            stdout=secondary,
-            stderr=secondary,
-            start_new_session=True,
-        )
+        env = {**clean, **env}
+        self.process: subprocess.Popen[bytes] | WarmProcess
+        if WarmPython.serves(env):
+            self.process = WarmProcess(
+                list(args),
+                cwd=cwd,
+                env=env,
+                stdin=secondary,
+                stdout=secondary,
+                stderr=secondary,
+                controlling_terminal=True,
+            )
+        else:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _ADOPT_TERMINAL, sys.executable, "-m", "app.cli", *args],
+                cwd=cwd,
+                env=env,
+                stdin=secondary,
+                stdout=secondary,
+                stderr=secondary,
+                start_new_session=True,
+            )
         os.close(secondary)
         self._fd = primary
         # Typing while the command echoes: neither side may block on a full buffer.

@@ -70,7 +70,7 @@ def test_events_sent_the_moment_a_fresh_process_accepts_are_all_answered(
         GCS_MEMORIES_BUCKET=gcs_bucket,
         STORAGE_EMULATOR_HOST=gcs_emulator.url,
     )
-    orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log")
+    orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log", fresh=True)
     thread_ts = slack.open_assistant_thread(CHANNEL)
     question_ts = slack.add_user_message(CHANNEL, thread_ts, USER, QUESTION)
     claude.reply(ANSWER)

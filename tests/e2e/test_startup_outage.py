@@ -89,7 +89,8 @@ def test_a_fresh_process_greets_and_answers_while_its_bucket_is_out_of_reach(
             GCS_MEMORIES_BUCKET="orion-out-of-reach",
             **_out_of_reach(outage, blackhole, tmp_path),
         )
-        with OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log") as orion:
+        log = tmp_path / "orion.log"
+        with OrionProcess(env, cwd=tmp_path, log_path=log, fresh=True) as orion:
             # The first thread start of the process: its status at once, then a greeting
             # (a generic one: nothing could be read).
             thread_ts = slack.open_assistant_thread(CHANNEL)
