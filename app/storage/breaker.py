@@ -12,10 +12,9 @@ bucket's absence.) Each change of state is logged once
 
 Only an outage opens it: a `StoreUnreachable` (no connection, server errors throughout,
 no answer within a full request timeout, no credentials, no bucket), and only when
-nothing sent to the store after the failing call has been answered — one stalled object
-or a hot key says nothing about the store as a whole. A refused write (412) or a missing
-object is an answer; an error answer (a 403, a 429) is this call's failure, not an
-outage.
+nothing the store was asked since has been answered — one stalled object or a hot key
+says nothing about the store as a whole. A refused write (412) or a missing object is
+an answer; an error answer (a 403, a 429) is this call's failure, not an outage.
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ class GuardedStore:
         self.inner = inner
         self._first_probe_s = first_probe_s
         self._max_probe_interval_s = max_probe_interval_s
-        self._last_answer = float("-inf")  # when the latest call it answered was sent
+        self._last_answer = float("-inf")  # monotonic time the store last answered
         self._probe: asyncio.Task[None] | None = None
         self._outage: StoreUnreachable | None = None
         self._closed = False
@@ -131,10 +130,7 @@ class GuardedStore:
             return
         error = attempt.exception()
         if error is None or isinstance(error, PreconditionFailed):
-            # A result, a 404 or a 412: the store was up once this was sent. When it was
-            # sent, not when the answer came: an answer to what was asked before an outage
-            # may arrive after the outage's first failure was sent, and says nothing of it.
-            self._last_answer = max(self._last_answer, sent)
+            self._last_answer = time.monotonic()  # a result, a 404 or a 412: it answered
         elif isinstance(error, StoreUnreachable):
             self._unreachable(error, sent)
         # Anything else (an error answer, a key refused before sending, no time left to

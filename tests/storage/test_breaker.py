@@ -74,27 +74,6 @@ async def test_one_failing_object_while_others_answer_does_not_open_it(
     await store.close()
 
 
-async def test_an_answer_to_what_was_sent_before_the_outage_does_not_hide_it(
-    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
-) -> None:
-    gcs_emulator.write(gcs_bucket, OTHER, "{}")
-    store = _guarded(gcs_bucket)
-    late = gcs_proxy.add_rule("preferences.json", hold=True)
-    earlier = asyncio.ensure_future(store.read(OTHER))
-    await wait_until_async(lambda: late.hits, what="the earlier read reaching the bucket")
-    outage = gcs_proxy.add_rule("", status=503)
-    failing = asyncio.ensure_future(store.read(KEY))
-    await wait_until_async(lambda: outage.hits, what="the first request meeting the outage")
-
-    late.release()  # answered after the failing read was sent, though sent before it
-    assert await earlier is not None
-    with pytest.raises(StoreUnavailable):
-        await failing
-
-    assert not store.available, "what the store answered was asked before it went down"
-    await store.close()
-
-
 async def test_a_refused_conditional_write_is_an_answer(
     gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
