@@ -30,6 +30,7 @@ from tests.e2e import conversation
 from tests.e2e.conversation import main_requests, remembered
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import slack_events as events
+from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.fault_proxy import FaultyProxy, ProxiedRequest
 from tests.fakes.slack_api import FakeSlack
@@ -74,6 +75,17 @@ def test_an_outage_is_detected_once_skipped_by_later_events_and_healed_by_the_pr
 ) -> None:
     bucket.write(PREFERENCES_KEY, json.dumps(PREFERENCES))
     orion = orion_on_bucket(memory_load_timeout_s=0.5)
+    # The outage begins once the start's own look at the bucket has been answered: an
+    # answer to what was asked before it, arriving after its first failure was sent, would
+    # rightly say the store answered meanwhile (and on a busy machine one did).
+    wait_until(
+        lambda: (
+            sum(map(_upgrade_listing, gcs_proxy.requests)) == len(LEGACY_PREFIXES)
+            and gcs_proxy.in_flight == 0
+        ),
+        what="the start's listings answered",
+    )
+    orion.http.get("/healthz")  # one turn of Orion's loop after them: their answers are in
     outage = gcs_proxy.add_rule("", status=503)  # every request to the bucket fails
 
     # The first thread meets the outage: a generic greeting, nothing false ("welcome back").
