@@ -122,16 +122,25 @@ async def test_concurrent_turn_ends_on_two_instances_lose_no_entry(backend: Back
     assert sorted(stored_threads(backend)) == started
 
 
-async def test_every_conversation_within_retention_is_kept_and_expired_ones_go(
-    backend: Backend,
-) -> None:
-    clock = [NOW]
+async def _an_old_and_a_new_plan(
+    backend: Backend, clock: list[datetime]
+) -> tuple[ObjectStore, str, str]:
+    """A store kept for 30 days by `clock`, indexing an old conversation (25 days before NOW)
+    and a new one (NOW)."""
     store = keeping.kept(backend.store, SessionRetention(days=30, clock=lambda: clock[0]))
     old, new = threads(2)
     await record_search_document(
         store, HOME, document_for(old, "Old plans", "", [], NOW - 25 * DAY)
     )
     await record_search_document(store, HOME, document_for(new, "New plans", "", [], NOW))
+    return store, old, new
+
+
+async def test_every_conversation_within_retention_is_kept_and_expired_ones_go(
+    backend: Backend,
+) -> None:
+    clock = [NOW]
+    store, old, new = await _an_old_and_a_new_plan(backend, clock)
     assert stored_threads(backend) == [new, old]
     # Ten days on (the index itself was written since): the old entry is past the window.
     clock[0] = NOW + 10 * DAY
@@ -193,12 +202,7 @@ async def test_a_conversation_searched_before_it_expires_is_not_found_after(
     # The index is not written between the two searches: the second parses nothing and
     # still leaves out what has expired since the first.
     clock = [NOW]
-    store = keeping.kept(backend.store, SessionRetention(days=30, clock=lambda: clock[0]))
-    old, new = threads(2)
-    await record_search_document(
-        store, HOME, document_for(old, "Old plans", "", [], NOW - 25 * DAY)
-    )
-    await record_search_document(store, HOME, document_for(new, "New plans", "", [], NOW))
+    store, old, new = await _an_old_and_a_new_plan(backend, clock)
     for thread, title, at in ((old, "Old plans", NOW - 25 * DAY), (new, "New plans", NOW)):
         kept = conversation(USER, thread, title=title, summary="Plans.", at=at)
         await store.write(HOME.conversation_key(thread), kept)
