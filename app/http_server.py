@@ -48,7 +48,7 @@ from app.runtime.slack_signature import SlackSignature
 from app.runtime.stop_signals import StopSignals
 from app.services import ServiceProvider, start_services
 from app.shutdown import Stopping
-from app.slack.app import build_bolt_app
+from app.slack.app import build_bolt_app, share_token_check
 from app.slack.conversation.running_turns import RunningTurns
 from app.slack.web_client import check_bot_token, close_connection_pool, share_connection_pool
 
@@ -198,7 +198,7 @@ async def prepare_http(settings: Settings) -> HttpServer:
     bolt = build_bolt_app(settings, provider, mode=RunMode.HTTP, turns=turns)
     try:
         if not settings.distribution:  # each workspace's token is checked on its events
-            await check_bot_token(bolt.client)
+            share_token_check(bolt, await check_bot_token(bolt.client))
     except BaseException:
         await provider.close()
         raise

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -29,7 +30,7 @@ from app.runtime.heap import tune_collector_for_serving
 from app.runtime.stop_signals import StopSignals
 from app.services import start_services
 from app.shutdown import Stopping
-from app.slack.app import build_bolt_app
+from app.slack.app import build_bolt_app, share_token_check
 from app.slack.conversation.running_turns import RunningTurns
 from app.slack.web_client import (
     SlackUnreachable,
@@ -86,7 +87,7 @@ async def serve_socket_mode(settings: Settings, *, stop: asyncio.Event | None = 
     handler = AsyncSocketModeHandler(bolt_app, app_token)
     tune_collector_for_serving()
     try:
-        got_url, url = await _unless_stopped(stop, _connect(bolt_app.client, app_token))
+        got_url, url = await _unless_stopped(stop, _connect(bolt_app, app_token))
         if got_url:
             # The handler's client connects to this URL rather than asking for another.
             handler.client.wss_uri = url
@@ -101,11 +102,11 @@ async def serve_socket_mode(settings: Settings, *, stop: asyncio.Event | None = 
         await close_connection_pool(bolt_app.client)
 
 
-async def _connect(client: AsyncWebClient, app_token: str) -> str:
+async def _connect(app: AsyncApp, app_token: str) -> str:
     """A WebSocket URL for the app token (Slack answers by then), and the bot token checked."""
     log.info("orion.socket_mode.connecting")
-    url = await _connection_url(client, app_token)
-    await check_bot_token(client)
+    url = await _connection_url(app.client, app_token)
+    share_token_check(app, await check_bot_token(app.client))
     return url
 
 

@@ -6,8 +6,13 @@ Socket Mode. Both experiences and channels answer with the same core
 from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp, AsyncAssistant
+from slack_bolt.middleware.authorization.async_single_team_authorization import (
+    AsyncSingleTeamAuthorization,
+)
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from app.config import RunMode, Settings, SlackExperience
+from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack import installed_team
 from app.slack.agent_view import agent_message, agent_session_stopped, messages_tab_opened
@@ -32,6 +37,8 @@ from app.slack.home import (
 )
 from app.slack.home.home_tab import HomeTab
 from app.slack.web_client import configure_web_client
+
+log = get_logger(__name__)
 
 
 def build_bolt_app(
@@ -85,6 +92,23 @@ def _single_workspace_app(settings: Settings, mode: RunMode) -> AsyncApp:
     # First: a request from another workspace reaches no middleware or listener after it.
     installed_team.register(app)
     return app
+
+
+def share_token_check(app: AsyncApp, answer: AsyncSlackResponse) -> None:
+    """Give Bolt Slack's answer to the check of the bot token made before serving.
+
+    Bolt's single-workspace authorization asks `auth.test` itself, before an event is
+    acknowledged, on every event until one answer has come back: a fresh process's first
+    burst would ask once per event, each event waiting for it (and a rate-limited answer
+    refuses the event). No public way to hand it the answer: the middleware's public
+    `auth_test_result`, found in the app's middleware list; tests/slack/test_app.py fails,
+    naming this function, when an upgrade moves either."""
+    middleware = getattr(app, "_async_middleware_list", ())
+    for step in middleware:
+        if isinstance(step, AsyncSingleTeamAuthorization):
+            step.auth_test_result = answer
+            return
+    log.warning("slack.token_check_not_shared")
 
 
 def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp:

@@ -14,6 +14,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncServerErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 _ERROR_CODE = re.compile(r"[a-z_]{1,64}")
 
@@ -86,15 +87,16 @@ class SlackUnreachable(Exception):
     """Slack's Web API did not answer `auth.test` (after the client's retries)."""
 
 
-async def check_bot_token(client: AsyncWebClient) -> None:
+async def check_bot_token(client: AsyncWebClient) -> AsyncSlackResponse:
     """Ask Slack whether it takes the bot token (`auth.test`), once, before serving: a wrong
-    or revoked token would otherwise show only as every event failing. Raises
-    `BotTokenRefused` when Slack says no, `SlackUnreachable` when it cannot be asked."""
+    or revoked token would otherwise show only as every event failing. Slack's answer
+    (the bot's ids) is returned. Raises `BotTokenRefused` when Slack says no,
+    `SlackUnreachable` when it cannot be asked."""
     import aiohttp
     from slack_sdk.errors import SlackApiError, SlackClientError
 
     try:
-        await client.auth_test()
+        return await client.auth_test()
     except SlackApiError as exc:
         if exc.response.status_code != 200:
             raise SlackUnreachable(f"HTTP {exc.response.status_code}") from exc

@@ -11,6 +11,7 @@ Slack refuses or a Slack it cannot reach. Every wait is on an explicit signal.
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import httpx
 
 from app.config import EXIT_UNAVAILABLE
 from tests import log_events
+from tests.fakes import slack_events as events
 from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.fault_proxy import FaultyProxy
@@ -73,6 +75,35 @@ def test_ready_as_soon_as_it_listens(
         }
         assert healthy(orion)
     assert len(slack.calls_to("auth.test")) == 1
+
+
+def test_the_token_checked_before_serving_is_not_asked_again_by_a_burst_of_events(
+    slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+) -> None:
+    # Bolt's own authorization would ask auth.test on each event until one answer came
+    # back: a fresh process's first burst asked once per event, each waiting for it.
+    settings = make_settings(slack, claude, memory_dir=memory_dir)
+    with OrionServer(settings, started_as_deployed=True) as orion:
+        assert len(slack.calls_to("auth.test")) == 1  # the check before listening
+        users = [f"U0BURST{n}" for n in range(4)]
+        with ThreadPoolExecutor(len(users)) as pool:
+            answers = list(
+                pool.map(lambda user: orion.post_event(_thread_started(slack, user)), users)
+            )
+        assert [answer.status_code for answer in answers] == [200] * len(users)
+        for user in users:
+            wait_until(lambda user=user: _greeted(slack, user), 30, f"{user} greeted")
+    assert len(slack.calls_to("auth.test")) == 1
+
+
+def _thread_started(slack: FakeSlack, user: str) -> dict[str, Any]:
+    channel = "D" + user[1:]
+    return events.assistant_thread_started(user, channel, slack.open_assistant_thread(channel))
+
+
+def _greeted(slack: FakeSlack, user: str) -> bool:
+    channel = "D" + user[1:]
+    return any(call.args.get("channel") == channel for call in slack.calls_to("chat.postMessage"))
 
 
 def test_an_unreachable_bucket_is_reported_as_degraded_and_cleared_once_it_answers(

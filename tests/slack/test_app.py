@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 
 import pytest
+from slack_bolt.middleware.authorization.async_single_team_authorization import (
+    AsyncSingleTeamAuthorization,
+)
 
 from app.config import RunMode
 from app.services import ServiceProvider, build_services, build_storage
-from app.slack.app import build_bolt_app
+from app.slack.app import build_bolt_app, share_token_check
 from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import make_settings
@@ -31,3 +34,22 @@ def test_bolt_is_built_without_warnings_and_with_orions_client_settings(
         "AsyncRateLimitErrorRetryHandler",
         "AsyncServerErrorRetryHandler",
     }
+
+
+def test_the_token_check_reaches_bolts_own_authorization(tmp_path) -> None:
+    with FakeSlack() as slack, FakeClaude() as claude:
+        settings = make_settings(slack, claude, memory_dir=tmp_path)
+        provider = ServiceProvider(build_services(settings, build_storage(settings)))
+        app = build_bolt_app(settings, provider, mode=RunMode.HTTP)
+    answer = object()
+    share_token_check(app, answer)  # type: ignore[arg-type]
+    # The one private name used (Bolt offers no way to hand it the answer).
+    steps = [
+        step
+        for step in getattr(app, "_async_middleware_list", ())
+        if isinstance(step, AsyncSingleTeamAuthorization)
+    ]
+    assert steps and steps[0].auth_test_result is answer, (
+        "share_token_check (app/slack/app.py) no longer reaches Bolt's single-workspace "
+        "authorization: each event of a fresh process would ask auth.test again"
+    )
