@@ -99,10 +99,9 @@ def share_token_check(app: AsyncApp, answer: AsyncSlackResponse) -> None:
 
     Bolt's single-workspace authorization asks `auth.test` itself, before an event is
     acknowledged, on every event until one answer has come back: a fresh process's first
-    burst would ask once per event, each event waiting for it (and a rate-limited answer
-    refuses the event). No public way to hand it the answer: the middleware's public
-    `auth_test_result`, found in the app's middleware list; tests/slack/test_app.py fails,
-    naming this function, when an upgrade moves either."""
+    burst would ask once per event, each event waiting for it. No public way to hand it
+    the answer: the middleware's `auth_test_result`, found in the app's middleware list;
+    tests/slack/test_app.py fails, naming this function, when an upgrade moves either."""
     middleware = getattr(app, "_async_middleware_list", ())
     for step in middleware:
         if isinstance(step, AsyncSingleTeamAuthorization):
