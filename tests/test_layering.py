@@ -4,7 +4,7 @@
 
 and inside app/slack, by room:
 
-    app.py → assistant_view/, agent_view/, channel_view/, home/, catch_all/, oauth/
+    app.py → assistant_view/, agent_view/, channel_view/, home/, catch_all, oauth/
            → conversation/ → the wiring (event_scope, web_client, installed_team, mrkdwn,
              block_kit)
 
@@ -78,7 +78,7 @@ def _area(module: str) -> str | None:
 
 # app/slack's rooms, one concern each. A room may import its own modules, the answering
 # core both experiences share (conversation/) and the wiring at the top of app/slack; the
-# experiences, home/ and catch_all/ never import each other. Only app.py, which registers
+# experiences, home/ and catch_all never import each other. Only app.py, which registers
 # every listener, imports them all; nothing imports app.py but the entry points.
 SLACK_ROOMS = {
     "assistant_view",

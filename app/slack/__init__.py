@@ -8,7 +8,7 @@
   memory kept with a thread, the streamed reply, how Orion shows it is working, the
   greeting and the feedback buttons.
 - `home/`: the Home tab and its memory controls (Forget, Forget everything, Download).
-- `catch_all/`: events no listener above wants, acknowledged so Slack does not retry them.
+- `catch_all`: events no listener above wants, acknowledged so Slack does not retry them.
 
 The experiences and home/ use conversation/ and the modules above, never each other
 (tests/test_layering.py).

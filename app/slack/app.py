@@ -14,10 +14,9 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from app.config import RunMode, Settings, SlackExperience
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack import installed_team
+from app.slack import catch_all, installed_team
 from app.slack.agent_view import agent_message, agent_session_stopped, messages_tab_opened
 from app.slack.assistant_view import thread_context_changed, thread_started, user_message
-from app.slack.catch_all import other_events, other_messages, wrong_experience
 from app.slack.channel_view import (
     app_mention,
     channel_lifecycle,
@@ -28,13 +27,7 @@ from app.slack.conversation import ask_again, feedback, memory_undo
 from app.slack.conversation.answering import Answerer
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.running_turns import RunningTurns
-from app.slack.home import (
-    download_memory,
-    forget_everything,
-    forget_memory_item,
-    home_tab_opened,
-    memory_notes_switch,
-)
+from app.slack.home import controls
 from app.slack.home.home_tab import HomeTab
 from app.slack.web_client import configure_web_client
 
@@ -57,21 +50,18 @@ def build_bolt_app(
     answerer = Answerer(provider, dedupe, turns or RunningTurns())
     home = HomeTab(provider)
     # Before any other app_home_opened listener: Bolt runs the first one that matches.
-    home_tab_opened.register(app, home)
+    controls.register_home_opened(app, home)
     if settings.slack_experience is SlackExperience.AGENT:
         _register_agent_view(app, provider, dedupe, answerer)
     else:
         _register_assistant_view(app, provider, dedupe, answerer)
-    wrong_experience.register(app, settings.slack_experience)
+    catch_all.register_wrong_experience(app, settings.slack_experience)
     _register_channels(app, provider, dedupe, answerer)
     feedback.register(app)
     ask_again.register(app, answerer, dedupe, provider)
     memory_undo.register(app, provider)
-    _register_memory_controls(app, home)
-    other_messages.register(app)  # messages no listener above wanted
-    # Last: events of any type no listener above wanted (the About tab opened, agent_view's
-    # app_context_changed and agent_session_title_changed: Orion has nothing to do for them).
-    other_events.register(app)
+    controls.register_controls(app, home)
+    catch_all.register_ignored(app)  # last: what no listener above wanted
     return app
 
 
@@ -181,12 +171,3 @@ def _register_channels(
     channel_lifecycle.register(app, provider)
     orion_command.register(app, provider)
     channel_memory_buttons.register(app, provider)
-
-
-def _register_memory_controls(app: AsyncApp, home: HomeTab) -> None:
-    """The Home tab's buttons, the same in both experiences: forget one thing, forget
-    everything, download, and the switch for memory notes."""
-    forget_memory_item.register(app, home)
-    forget_everything.register(app, home)
-    download_memory.register(app, home)
-    memory_notes_switch.register(app, home)

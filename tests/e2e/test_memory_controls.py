@@ -22,7 +22,7 @@ from app.learning.timestamps import format_time
 from app.memory.homes import person, preferences_key
 from app.memory.key_prefixes import KEY_PREFIXES
 from app.slack.conversation.greeting import GENERIC_GREETING
-from app.slack.home import download_memory, forget_everything, forget_memory_item
+from app.slack.home import controls
 from app.slack.home.memory_view import (
     ACTION_DOWNLOAD,
     ACTION_FORGET_EVERYTHING,
@@ -218,7 +218,7 @@ def test_forget_on_a_preference_removes_it_from_the_bucket_and_the_home_tab(
     stored = json.loads(seeded.read(preferences_key(USER)) or "{}")
     assert "language" not in stored and "language" not in stored["_learned"]
     assert stored["name"] == "Mira", "only that one"
-    assert forget_memory_item.FORGOTTEN["preference"] in shown(after)
+    assert controls.FORGOTTEN["preference"] in shown(after)
     assert "French" not in shown(after) and "Mira" in shown(after)
     [line] = orion.wait_logged(log_events.MEMORY_FORGET)
     assert (line["kind"], line["objects"], line["via"]) == ("preference", 1, "home")
@@ -253,7 +253,7 @@ def test_forget_everything_leaves_nothing_of_the_person_and_the_next_thread_gree
     assert [key for key, content in left.items() if SECRET in content or "Mira" in content] == []
     assert {key: left.get(key) for key in others} == others, "Otto's memory is untouched"
     assert {k: g for k, g in seeded.generations().items() if k in others} == generations
-    assert forget_everything.DONE in shown(after)
+    assert controls.FORGOT_EVERYTHING in shown(after)
     assert "French" not in shown(after) and NOTE_NAME not in shown(after)
     [line] = orion.wait_logged(log_events.MEMORY_FORGET)
     # Every object of hers but the profile (her erasure's mark), and the new thread's.
@@ -308,11 +308,11 @@ def test_download_posts_a_markdown_file_with_every_item_in_the_persons_dm(
     after = click(orion, slack, USER, view, ACTION_DOWNLOAD)
 
     [file] = slack.files(DM)
-    assert file.filename.endswith(".md") and file.title == download_memory.FILE_TITLE
+    assert file.filename.endswith(".md") and file.title == controls.FILE_TITLE
     for item in ("Mira", "French", NOTE_NAME, NOTE.strip(), TITLE, SUMMARY):
         assert item in file.text, item
     assert [m.subtype for m in slack.messages(DM)] == ["file_share"], "posted in their DM"
-    assert download_memory.SENT in shown(after)
+    assert controls.SENT in shown(after)
     [line] = orion.wait_logged(log_events.MEMORY_EXPORT)
     assert (line["preferences"], line["notes"], line["conversations"]) == (2, 1, 1)
     assert line["bytes"] == len(file.text.encode())
@@ -384,7 +384,7 @@ def test_storage_down_shows_a_friendly_home_tab_and_the_service_stays_healthy(
     after_click = click(orion, slack, USER, view, ACTION_FORGET_PREFERENCE, "language")
 
     assert UNAVAILABLE in shown(down)
-    assert forget_memory_item.FAILED in shown(after_click)
+    assert controls.FORGET_FAILED in shown(after_click)
     for seen in (down, after_click):
         text = json.dumps(seen)
         # (A view's own timestamps may hold the digits 503: only the status counts.)

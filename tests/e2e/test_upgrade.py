@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.slack.home import forget_everything
+from app.slack.home import controls
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from tests.e2e import conversation
 from tests.e2e.conversation import open_thread
@@ -140,7 +140,7 @@ def test_the_home_tab_shows_the_old_notes_and_forget_everything_leaves_nothing(
 
     after = click(orion, slack, SAM["user"], view, ACTION_FORGET_EVERYTHING)
 
-    assert forget_everything.DONE in shown(after)
+    assert controls.FORGOT_EVERYTHING in shown(after)
     theirs = [k for k in keys(memory_dir) if SAM["user"] in k]
     assert theirs == [f"people/{SAM['user']}/profile.json"]  # the erasure's mark, no more
     profile = json.loads((memory_dir / theirs[0]).read_text())

@@ -16,7 +16,7 @@ import pytest
 
 from app.memory.homes import person, preferences_key
 from app.memory.scopes import global_context_key
-from app.slack.home import forget_everything
+from app.slack.home import controls
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from tests import log_events
 from tests.e2e import conversation
@@ -221,7 +221,7 @@ def test_forget_everything_deletes_the_persons_langfuse_traces_only(
 
     after = click(orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_EVERYTHING)
 
-    assert forget_everything.DONE in shown(after)
+    assert controls.FORGOT_EVERYTHING in shown(after)
     [line] = orion.wait_logged(log_events.TRACING_FORGET)
     assert line["traces"] == len(theirs) and line["user"] == USER
     left = spans.langfuse().traces()
@@ -238,7 +238,7 @@ def test_forget_everything_finishes_when_langfuse_is_down(
 
     after = click(orion, slack, USER, open_home(orion, slack, USER, DM), ACTION_FORGET_EVERYTHING)
 
-    assert forget_everything.DONE in shown(after)
+    assert controls.FORGOT_EVERYTHING in shown(after)
     assert bucket.read(preferences_key(USER)) is None
     [line] = orion.wait_logged(log_events.TRACING_FORGET_FAILED)
     assert line["exception"].startswith("Traceback (most recent call last):")

@@ -7,7 +7,7 @@ agent_view ignores them), by name and with the person's own preferences when Ori
 them, at most once per person per day (people open the tab far more often than that) —
 and again as soon as those preferences changed (a name forgotten leaves the tab's title
 the next time it opens).
-The Home tab is home/home_tab_opened.py.
+The Home tab is home/controls.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The Home tab, shared by its listeners (home_tab_opened and the memory buttons): read
-what Orion keeps about a person and publish it to their Home tab, and find their DM.
+"""The Home tab, shared by its listeners (controls.py): read what Orion keeps about a
+person and publish it to their Home tab, and find their DM.
 
 Every listener acts on the person who opened the tab or clicked (`event.user`,
 `body.user.id`): never on anyone named in a button's value or a view's metadata, which
