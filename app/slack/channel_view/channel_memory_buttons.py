@@ -10,6 +10,7 @@ value reaches nothing else.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -37,16 +38,23 @@ from app.slack.event_scope import handling
 
 log = get_logger(__name__)
 
+# Bolt searches the pattern in the action id: anchored, it names these two only.
+_FORGET_ACTIONS = re.compile(
+    f"^(?:{re.escape(ACTION_FORGET_FILE)}|{re.escape(ACTION_FORGET_ALL)})$"
+)
+
 
 def register(app: AsyncApp, provider: ServiceProvider) -> None:
-    async def forget(
+    @app.action(_FORGET_ACTIONS)
+    async def on_forget(
+        ack: AsyncAck,
         body: dict[str, Any],
         action: dict[str, Any],
         respond: AsyncRespond,
         client: AsyncWebClient,
-        *,
-        everything: bool,
     ) -> None:
+        await ack()
+        everything = action.get("action_id") == ACTION_FORGET_ALL
         user = (body.get("user") or {}).get("id")
         channel = (body.get("channel") or {}).get("id")
         name = action.get("value")
@@ -79,25 +87,3 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
             notice = "Forgotten: everything." if everything else "Forgotten."
             message = await memory_message(provider, client, channel_id, user, notice=notice)
             await respond(**message, replace_original=True)
-
-    @app.action(ACTION_FORGET_FILE)
-    async def on_forget_file(
-        ack: AsyncAck,
-        body: dict[str, Any],
-        action: dict[str, Any],
-        respond: AsyncRespond,
-        client: AsyncWebClient,
-    ) -> None:
-        await ack()
-        await forget(body, action, respond, client, everything=False)
-
-    @app.action(ACTION_FORGET_ALL)
-    async def on_forget_all(
-        ack: AsyncAck,
-        body: dict[str, Any],
-        action: dict[str, Any],
-        respond: AsyncRespond,
-        client: AsyncWebClient,
-    ) -> None:
-        await ack()
-        await forget(body, action, respond, client, everything=True)
