@@ -1,27 +1,11 @@
 """`orion memory show|export|forget USER_ID`: a person's memory, for requests that reach an
-operator outside Slack (an email to privacy@, a departing employee).
+operator outside Slack (docs/operations.md, "Operator commands"). The same code the Home
+tab uses; log lines (counts only) go to `.orion/memory.log`.
 
-The same learning-layer code the Home tab uses: the inventory, its document, and the
-erasure — all of a person is in their home (app/memory/homes.py), so the user id is all
-any command needs. `forget` asks for the user id again before it deletes anything, unless
-`--yes`. Each command prints what it found or removed; its log lines (counts only, never content)
-go to `.orion/memory.log`, so that the terminal shows the outcome, not tracebacks.
-`export -o FILE` never replaces a file that exists, unless `--force`.
-
-An operator must never be told a person was erased when nothing was. So every command
-first says which store it acts on (the bucket, or the memory directory as an absolute
-path: a relative MEMORY_DIR depends on where the command runs), a memory directory that
-does not exist is an error naming it rather than an empty store, and an erasure that
-finds nothing says so and fails unless `--allow-empty`. The commands read only the
-storage settings (OperatorSettings): no Slack or Anthropic key is needed to read a folder.
-
-In distribution mode (many workspaces: SLACK_CLIENT_ID without SLACK_BOT_TOKEN) a user id
-names a person only within a workspace: `--team T…` (and `--enterprise E…` for a
-workspace of an Enterprise Grid organisation; `--enterprise` alone for an
-organisation-wide installation) is required, and the command acts on that workspace's
-keys alone (app/storage/team_scope.py). Outside it, `--team` is refused: the keys are not
-scoped, and an operator must not believe they acted on one workspace only.
-"""
+An operator must never be told a person was erased when nothing was: every command first
+names the store it acts on, a missing memory directory is an error, an erasure that
+finds nothing fails unless `--allow-empty`, and in distribution mode `--team` (or
+`--enterprise`) is required — and refused outside it."""
 
 from __future__ import annotations
 

@@ -1,23 +1,10 @@
-"""`GET /readyz`: can this instance do its job now, and if not, why.
-
-The server listens only once everything an answer needs is built, the store has been
-asked one thing and Slack has accepted the bot token (app/http_server.py): a process that
-answers `/readyz` at all has passed those. What can still change:
-
-- `serving`: false from SIGTERM on (the process drains: app/shutdown.py);
-- `storage`: the store's circuit breaker (app/storage/breaker.py) is closed — it is
-  answering; or, for a local memory directory, that directory can still be written to.
-  An unreachable bucket makes Orion *degraded*, not unready: it still greets and answers,
-  without memories (docs/architecture.md), as every other instance does meanwhile;
-  failing readiness would only stop Cloud Run from starting the instances a burst needs.
-  `/readyz` stays 200 and says so (`degraded`, with the reason: unreachable, no bucket
-  by that name, or no credentials).
-
-`/healthz` only says the process answers HTTP (Cloud Run's liveness probe: a storage
-outage must not get healthy instances restarted). Both read state already in memory: no
-request goes out per probe. The body names states only: never a token, a bucket, a URL or
-an error's text (the endpoint is public, like every route of the service).
-"""
+"""`GET /readyz`: can this instance do its job now, and if not, why (docs/operations.md,
+"Health and readiness"). `serving` is false from SIGTERM on; `storage` is the breaker's
+state, or whether a local memory directory can be written. An unreachable bucket makes
+Orion *degraded*, not unready: it still answers, without memories, and failing readiness
+would only stop Cloud Run from starting the instances a burst needs. Both probes read
+state already in memory, and the body names states only — never a token, a bucket, a URL
+or an error's text (the endpoint is public)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,11 @@
-"""The composition root: builds the long-lived clients once, before Orion serves anything.
-
-A process takes no event before everything an answer needs is imported and built: the
-store (and its first answer, or its breaker opened), tracing, the Claude client and the
-agent. Cloud Run holds traffic until the startup probe (`/readyz`) passes, and Socket
-Mode connects only after the build, so a fresh instance never acknowledges an event it
-could not then answer. A build that fails ends the process with one clear line
-(app/cli.py); Cloud Run starts another.
-
-With a local memory directory, a background task also deletes conversations older than
-the retention window, at start-up and then daily (in a bucket, its lifecycle rule does).
-In distribution mode another finishes the second passes of workspaces' erasures.
+"""The composition root: builds the long-lived clients once, before Orion serves anything —
+the store (and its first answer, or its breaker opened), tracing, the Claude client and
+the agent — so a fresh instance never acknowledges an event it could not then answer
+(docs/architecture.md, "Composition and runtime"). Background tasks: the local directory's
+retention sweep, and in distribution mode the second passes of workspaces' erasures.
 
 Listeners read `provider.storage` and `provider.services`; storage work a person waits
-for runs in `async with provider.storage_within(budget_s)`.
-"""
+for runs in `async with provider.storage_within(budget_s)`."""
 
 from __future__ import annotations
 

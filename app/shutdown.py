@@ -1,18 +1,10 @@
-"""Stopping without leaving anyone in silence, shared by both ways in (HTTP, Socket Mode).
-
-Cloud Run sends SIGTERM on every deploy and scale-in, and SIGKILL 10 s later. From the
-signal on, the process takes no new event (the HTTP server stops listening and answers 503
-to what still reaches it; Socket Mode disconnects), and:
-
-1. answers that finish within `FINISH_WITHIN_S` of the signal finish as usual;
-2. every answer still running then is cut off: its stream ends with a line saying a
-   restart cut it off and a button to ask again (any instance answers the click:
-   app/slack/conversation/ask_again.py), and its status or agent session goes back to idle;
-3. the turns' memory work (summaries, erasure checks) gets until `MEMORY_WORK_UNTIL_S`,
-   best-effort; then the clients close and traces flush, well before the SIGKILL.
-
-app/runtime/stop_signals.py ends the process at its deadline whatever is still running.
-"""
+"""Stopping without leaving anyone in silence, shared by both ways in (HTTP, Socket Mode;
+docs/operations.md, "Starting, stopping and restarts"). From SIGTERM on the process takes
+no new event; answers that finish within `FINISH_WITHIN_S` finish, every other is cut off
+with a line and an *Ask again* button (app/slack/conversation/ask_again.py), and the
+turns' memory work gets until `MEMORY_WORK_UNTIL_S`, best-effort, before the clients close
+and traces flush — well before Cloud Run's SIGKILL. app/runtime/stop_signals.py ends the
+process at its deadline whatever is still running."""
 
 from __future__ import annotations
 

@@ -1,16 +1,11 @@
-"""Socket Mode (local development): the same Bolt app over Slack's WebSocket.
-
-Everything an answer needs is built first (app/services.py), and Slack is asked whether
-it takes the bot token; only then does Orion connect, so it takes no event it could not
-answer. Orion asks Slack for the WebSocket URL itself (`apps.connections.open`) before
-handing it to Bolt's handler: the SDK's own connect loop retries every failure every 10
-seconds, forever, a refused app token included. A token Slack refuses stops Orion with one
-line instead (`AppTokenRefused`, exit 2), and so does a Slack that cannot be reached at
-all (`SlackUnreachable`, exit 69), as in HTTP mode; a Slack that answers with a passing
-error (rate limited, an internal error) is asked again, with back-off, until it gives a
-URL or Orion is asked to stop. Stopping disconnects first (no new event), then drains as
-HTTP mode does (app/shutdown.py).
-"""
+"""Socket Mode (local development): the same Bolt app over Slack's WebSocket, connected only
+once everything an answer needs is built and Slack took the bot token
+(docs/operations.md, "Starting, stopping and restarts"). Orion asks for the WebSocket URL
+itself (`apps.connections.open`): the SDK's own connect loop retries every failure every
+10 seconds, forever, a refused app token included. A refused token stops Orion with one
+line (`AppTokenRefused`, exit 2), and so does a Slack it cannot reach (`SlackUnreachable`,
+exit 69); a passing error is asked again, with back-off. Stopping disconnects first, then
+drains as HTTP mode does (app/shutdown.py)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
-"""Where Orion's requests mark prompt-cache breakpoints, and what a call's usage says of them.
-
-A request is read tools → system → messages, and Orion orders it from the most stable part
-to the most volatile: the tools and fixed instructions (the same for everyone), then the
-memory guide and the fenced memory block (the same for a whole conversation), then the
-conversation. Breakpoints (the API takes at most 4) sit where a prefix is reused:
-
-1. after the fixed instructions: tools + instructions, shared by every conversation
-   (cached once that prefix reaches the model's minimum, 512 tokens on the 5.5 models);
-2. after the memory block: what one conversation resends on every call;
-3. on the last message of each call of the tool loop: the next call resends all of it plus
-   one tool call and its result, so it reads the conversation so far from the cache.
-
-A cache read costs a tenth of an input token, a write a quarter more than one; bench/
-prompt_cache.py measures what this saves on a five-call tool loop.
-"""
+"""Where Orion's requests mark prompt-cache breakpoints, and what a call's usage says of them
+(docs/claude-settings.md, "The prompt cache"): after the fixed instructions (shared by
+every conversation), after the memory block (the same for a whole conversation), and on
+the last message of each call of the tool loop (the next call resends all of it).
+bench/prompt_cache.py measures what this saves."""
 
 from __future__ import annotations
 

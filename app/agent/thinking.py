@@ -1,16 +1,10 @@
 """How much Claude thinks before and during a call: the `thinking` and effort settings of
-each model call, chosen for a chat (docs/claude-settings.md says why).
-
-The 5.5 models think by default (adaptive thinking; Sonnet 5.5 at `high` effort), and every
-thinking token counts toward `max_tokens`. For answers, `between_tools` turns off up-front
-thinking, so the first words come soon; the short progress notes Claude writes between tool
-calls still come back, in thinking blocks carrying their summary text, and are what the
-person sees between tool calls. With `adaptive` (an operator's choice), the reasoning is
-asked for as `omitted` and never shown. For the summary call, `disabled` at `low` effort:
-no thinking can spend the summary's token budget.
-
-Kept import-light (no SDK): the configuration reads the defaults from here.
-"""
+each model call, chosen for a chat (docs/claude-settings.md, "Thinking and effort", says
+why). For answers, `between_tools` turns off up-front thinking so the first words come
+soon, while Claude's short progress notes between tool calls still come back and are
+shown; `adaptive` (an operator's choice) asks for the reasoning as `omitted`. For the
+summary call, `disabled` at `low` effort. Import-light (no SDK): the configuration reads
+the defaults from here."""
 
 from __future__ import annotations
 

@@ -1,36 +1,9 @@
-"""A channel's memory as its members and its admins control it: what Orion keeps for a
-channel (its home, `channels/{channel}/`: app/memory/homes.py), who changed it,
-forgetting it, erasing it when Orion leaves, keeping it aside while the channel is
-archived, and what admins chose for channels. A channel is one more owner: its
-conversations, summaries, search index and erasure are a person's code (conversations.py,
-session_summary.py, recall.py, erasure.py); only what is a channel's own is here.
-
-- **Who changed what** (the `changes` section of the channel's profile): every change to
-  the channel's memory — a file Claude wrote or deleted in a turn (attributed to the person
-  whose mention it answered), a file a member forgot, everything forgotten — newest first,
-  at most MAX_CHANGES. Only Orion writes it, nothing in it decides what Orion touches.
-- **Forgetting** is any member's (the Slack room checks membership with Slack, never with
-  what a request says): one file, or all of them.
-- **Erasing** the whole channel — when Orion leaves it or it is deleted — is its home's
-  erasure (app/learning/erasure.py): the profile becomes its mark, everything else goes, and
-  a turn still running there takes its writes back when it settles.
-- **Archiving** moves the channel's memory under `archived/` in its home, which expires
-  with the retention window like every conversation: kept until retention, reached by no
-  conversation; unarchived in time, it comes back.
-- **Admins choose** (the channel profile's `mode`, and `workspace/channels.json` for the
-  workspace): `off` (Orion does not answer), `answers` (it answers and keeps nothing) or
-  `memory` (it answers and remembers). A channel's choice wins over the workspace's;
-  neither goes past what the deployment allows (`SLACK_CHANNELS`).
-- **Who spoke in a thread**: a member whose words a channel turn kept gets the thread in
-  their own settings (`said_in`: app/learning/person_settings.py), through their erasure
-  guard, so that forgetting them reaches it; a member forgotten after the turn began has
-  those words taken out again.
-- **Since when the channel is as it is** (the profile's `state`: `{"since": …, "event":
-  …}`): Slack's time of the last event that changed it (Orion added or removed, the
-  channel archived or unarchived), so that an older event delivered late, or again, undoes
-  nothing newer (app/slack/channel_view/channel_lifecycle.py). An erasure keeps its own
-  time in the profile, and the state is noted after it.
-"""
+"""A channel's memory as its members and its admins control it: who changed what (the
+profile's `changes`), forgetting a file or all of them, erasing the channel's home when
+Orion leaves, setting its memory aside while archived, what admins chose (`mode`), who
+spoke in a thread, and since when the channel is as it is (the profile's `state`). A
+channel is one more owner: its conversations, summaries, search index and erasure are a
+person's code; only what is a channel's own is here (docs/channels.md)."""
 
 from __future__ import annotations
 

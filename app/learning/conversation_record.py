@@ -1,9 +1,6 @@
-"""One conversation: who it belongs to, what was said in it, and its summary.
-
-`{home}/conversations/{thread, '.'→'-'}.json` (app/memory/homes.py), in the home of the
-person (a DM with Orion) or channel (a thread Orion was mentioned in) whose conversation
-it is, among Orion's own records (out of the memory tool's reach). One object holds all a
-turn needs of it, read once as the turn begins and written once as its answer ends:
+"""One conversation: who it belongs to, what was said in it, and its summary, as one object
+in its owner's home read once as a turn begins and written once as its answer ends
+(docs/architecture.md, "Memory layout: one home per owner"):
 
     {"version": 2, "thread": "1712345678.123456",
      "owner": {"kind": "person", "team": "T0123", "enterprise": null, "channel": "D0123",
@@ -14,24 +11,11 @@ turn needs of it, read once as the turn begins and written once as its answer en
      "messages": [{"role": "user", "ts": "1712345680.000100", "at": "2026-05-04T10:12:05Z",
                    "text": "…"}, …]}
 
-The owner is written once, when Orion first sees the conversation, and never changed: an
-event from another DM naming this thread is not its person's to continue
-(app/learning/conversations.py). A channel's conversation (`"kind": "channel"`) names who
-first mentioned Orion there (for the record, not ownership), and each message its author
-as Slack's fields give it (`"user"`, or an app's or integration's `"bot"` id): any member
-continues it. `context` is what Slack said of the thread (the
-channel the person was viewing). The transcript is what was said, oldest first, each
-message with its role, when it was said and its Slack ts: the history of the next turn,
-and what a search indexes. The summary is the conversation's gist as of its previous
-turn (the newest one waits in the owner's profile until the next: app/learning/welcome.py).
-
-Bounded whatever is said: a message keeps at most MAX_MESSAGE_CHARS (`cut` marks one
-that was longer), and a conversation the opening message and the newest messages within
-MAX_MESSAGES and MAX_TRANSCRIPT_CHARS; `dropped` counts those left out between. Secrets
-are redacted from each message before it is encoded, so that the store's own redaction
-of every write (app/memory/secret_free_store.py) finds nothing more in the JSON and can
-never break it.
-"""
+The owner is written once and never changed (a channel's names who first mentioned Orion,
+for the record; each message names its author). Bounded: MAX_MESSAGE_CHARS a message,
+the opening and newest messages within MAX_MESSAGES and MAX_TRANSCRIPT_CHARS (`dropped`
+counts the rest). Secrets are redacted from each message before it is encoded, so that
+the store's own redaction finds nothing more in the JSON and can never break it."""
 
 from __future__ import annotations
 

@@ -1,23 +1,12 @@
 """Whose each conversation is, and what a turn adds to it (the object:
-conversation_record.py).
+conversation_record.py; docs/architecture.md, "How an event flows").
 
-**Opening.** A conversation lives in its owner's home (app/memory/homes.py): a DM's in
-the person's, a channel thread's in the channel's. An event looks for the thread only
-there, in the home its own signed ids name, so a thread of someone else's is never found,
-read or claimed: an event naming another person's thread, or a channel thread from a DM,
-finds nothing of it and starts a conversation of its own. Within the home, the record's
-owner must match the event's (the same DM; a channel's conversation is never continued
-from a DM and the reverse): otherwise the event is refused (`Standing.NOT_YOURS`).
-
-**The record** is created once, by whoever first sees the conversation: the thread start
-(create-only: its claim against a retried delivery), or the message that opens it.
-
-**A turn** (`TurnTranscript`) adds the person's message and Orion's answer in one write as
-the answer ends — also a stopped, cut-off or failed one (the question at least) — with the
-freshest summary there is; a refused question is never written. The write is an optimistic
-update from the object as the turn read it, so a turn running at once in the same thread
-adds to it rather than overwriting it.
-"""
+An event looks for the thread only in the home its own signed ids name, so a thread of
+someone else's is never found, read or claimed; within the home, the record's owner must
+match the event's, else it is refused (`Standing.NOT_YOURS`). The record is created
+once, by whoever first sees the conversation. A turn (`TurnTranscript`) adds the
+person's message and Orion's answer in one optimistic update as the answer ends (also a
+stopped, cut-off or failed one; never a refused question)."""
 
 from __future__ import annotations
 

@@ -1,25 +1,12 @@
-"""Forgetting: one thing an owner points at, or everything Orion keeps about them.
+"""Forgetting: one thing an owner points at, or everything Orion keeps about them
+(docs/memory-controls.md, "What Forget covers" and "What erasure covers").
 
-Everything of an owner is in their home (app/memory/homes.py), so erasing them is one
-listing and its deletions: no index to trust, nothing found elsewhere. First the profile
-becomes the erasure's mark — it keeps only when the erasure was (app/learning/profile.py)
-— then everything else goes. An event still running for the owner sees the mark when it
-settles (app/learning/guard.py) and takes its own writes back: either the erasure's
-listing saw a write, or the writer's settle sees the mark.
-
-A person's words also stand in the channel threads they spoke in (their settings list
-them, `said_in`: app/learning/person_settings.py): Forget everything takes those
-messages out of each transcript, and the thread's search entry is made again without
-them — everyone else's messages, the thread's summary and the channel's memory of what
-was decided stay: they are the channel's.
-
-Forgetting one thing reaches every copy Orion keeps of it: a preference or a note goes
-with the undo records that hold its old content, and with the welcome back (a model wrote
-it from what Orion knew then); a conversation with its notes, its search entry, its undo
-records and the welcome naming it — marked forgotten in the profile first, so that a turn
-still answering in it takes its writes back. Only a person's own click, or an operator's
-command, erases everything: no tool offers it to the model.
-"""
+Everything of an owner is in their home, so erasing them is one listing and its
+deletions. First the profile becomes the erasure's mark, then everything else goes: an
+event still running for the owner sees the mark when it settles (app/learning/guard.py)
+and takes its own writes back. Forget everything also takes a person's words out of the
+channel threads they spoke in (their settings' `said_in`). Forgetting one thing reaches
+every copy of it: its undo records, the welcome back, a conversation's search entry."""
 
 from __future__ import annotations
 

@@ -1,21 +1,13 @@
 """The erasure guard: every write an event makes for an owner passes here, and nothing it
-wrote survives the owner being forgotten meanwhile.
+wrote survives the owner being forgotten meanwhile (docs/architecture.md, "One erasure
+guard").
 
-An event (a thread start, a turn, a click) reads its owner's profile as it begins
-(app/learning/profile.py) and writes through `Guard.store`, which notes each write. It
-ends with `settle`: one update of the profile — the changes the event makes there (a
-conversation's entry, the welcome back), or, with none, one read — that first compares the
-profile with what the event read. If the owner was forgotten since (the profile names a
-later erasure, or one after the event began: a thread start may read the mark of an
-erasure that came after its event), or the conversation was (it is among the profile's
-forgotten ones), the event's writes are taken back, each only at the version the event
-wrote.
-
-Either the erasure's deletions saw a write, or the writer's settle sees the erasure: an
-erasure changes the profile first and deletes after (app/learning/erasure.py), and an
-event settles only once its writes are done. This is the one place that knows; no writer
-checks on its own.
-"""
+An event reads its owner's profile as it begins, writes through `Guard.store`, and ends
+with `settle`: one update of the profile that first compares it with what the event read.
+If the owner, or the conversation, was forgotten since, the event's writes are taken
+back, each only at the version it wrote. An erasure changes the profile first and deletes
+after, so either its deletions saw a write, or the writer's settle sees the erasure. This
+is the one place that knows; no writer checks on its own."""
 
 from __future__ import annotations
 

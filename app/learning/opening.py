@@ -1,18 +1,10 @@
-"""What an event starts from: its owner's state, read at once within one budget.
-
-A thread start, a message or a mention reads, all at the same time, each once: the
-owner's profile (app/learning/profile.py: the welcome back, settings, and the erasure
-guard's starting point), the person's preferences, the conversation (whose it is, its
-transcript and summary) and the organisation's context. From them: whether the event may
-continue the conversation, the memory block for Claude's prompt (preferences,
-organisation context, and the conversation's freshest summary), and the guard every write
-of the event goes through (app/learning/guard.py).
-
-Nothing is kept unless both the profile and the conversation answered in time: without
-them nothing says whose the conversation is, or whether its owner was forgotten. Such an
-event is answered with whatever memory did arrive (or none), and keeps nothing; it is
-logged (`memory.without_memory`, with why), so that the figure can be counted.
-"""
+"""What an event starts from: its owner's profile, the person's preferences, the
+conversation and the organisation's context, read at once, each once, within one budget.
+From them: whether the event may continue the conversation, the memory block for Claude's
+prompt, and the erasure guard every write of the event goes through (app/learning/guard.py).
+Nothing is kept unless both the profile and the conversation answered in time (nothing
+else says whose the conversation is, or whether its owner was forgotten): such an event
+is answered with what did arrive and logged as `memory.without_memory`, with why."""
 
 from __future__ import annotations
 

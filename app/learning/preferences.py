@@ -1,29 +1,15 @@
 """A person's preferences file, `people/{user_id}/memory/preferences.json`
-(`/memories/users/{user_id}/preferences.json` to Claude).
-
-A flat JSON object with stable keys (`name`, `timezone`, `team`, `language`,
-`response_style`, `prefers`, `always`, `never`): a later statement on the same topic
-replaces the earlier one (contradictions resolve to the latest), except `always` /
-`never`, which keep the few most recent rules. What is found in messages comes from
-preference_detection.
-
-Beside the values, `_learned` records when and where each was last learned, so a person
-can see it (and its thread) before forgetting it, and the language it was said in, so
-that Orion can greet them in it (`spoken_language`):
+(`/memories/users/{user_id}/preferences.json` to Claude): a flat JSON object with stable
+keys, the latest statement of a kind replacing the earlier one (`always` / `never` keep
+the few most recent rules), a language stored by its canonical name. `_learned` records
+when, where and in which language each was last learned; its thread expires with the
+retention window (docs/memory-controls.md, "How preferences are heard"):
 
     {"language": "French", "_learned": {"language": {"at": "2026-05-04T10:12:00Z",
                                                      "channel": "D0123", "thread": "1712.3",
                                                      "said_in": "German"}}}
 
-Whatever language a preference is stated in, it replaces the earlier one of its kind: a
-language is stored by its canonical name (app/learning/language_names.py).
-
-Keys starting with `_` are Orion's bookkeeping, never preferences: every reader reads the
-file by one rule (app/memory/preferences_file.py). Where a preference was learned is about
-a conversation, so it lasts as long as conversations do: after the retention window the
-thread is neither shown nor kept (readers skip it, every write drops it, and the local
-sweep too); when it was learned stays with the preference.
-"""
+Every reader reads the file by one rule: app/memory/preferences_file.py."""
 
 from __future__ import annotations
 

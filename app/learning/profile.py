@@ -1,28 +1,18 @@
-"""An owner's profile: Orion's one record of a person or a channel, `{home}/profile.json`.
-
-Everything Orion knows *about* an owner, as opposed to what it remembers *for* them (their
-memory, their conversations), in one small object read by every event of theirs beside
-their memory, and written once at the end of an event that changes it:
+"""An owner's profile: Orion's one record of a person or a channel, `{home}/profile.json` —
+what Orion knows *about* them, read by every event of theirs and written once at the end
+of an event that changes it (docs/architecture.md, "Memory layout: one home per owner"):
 
     {"version": 2,
      "erased_at": "2026-05-04T10:12:00.123456+00:00",   when they were last forgotten
      "forgotten": {"1712345678.123456": "…"},            conversations forgotten, and when
      "conversations": [{"thread": …, "title": …, "updated": …, "channel": …}],  newest first
-     "latest": {"thread": …, "topic": …, "updated": …, "greeting": …, "next_step": …,
-                "summary": …},                            how to greet them back (welcome.py)
+     "latest": {…},                                       how to greet them back (welcome.py)
      "mode": {"mode": "answers", "by": "U…", "at": …},   a channel: what its admins chose
      "changes": […]}                                      a channel: who changed its memory
 
-Among Orion's own records, out of the memory tool's reach: only Orion writes it, so what
-it says (which conversations are theirs, that they were forgotten) can be trusted. It is
-also the owner's erasure guard (app/learning/guard.py): an erasure leaves it holding only
-`erased_at`, and every event's writes end by checking it. Bounded whatever happens:
-entries older than the retention window are dropped when it is written, and each list
-keeps its newest entries within a cap. A person's profile is about their conversations,
-and goes with them: it expires with the retention window after its last write (a
-person's settings are kept apart: app/learning/person_settings.py); a channel's holds what
-its admins chose, and stays.
-"""
+Only Orion writes it (the memory tool cannot reach it), so it can be trusted; it is the
+owner's erasure guard (app/learning/guard.py). Bounded: entries older than the retention
+window are dropped when it is written, and each list keeps its newest within a cap."""
 
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
 """What a turn's end teaches Orion about its conversation, for any owner (a person, a
-channel): the summary, the search entry, and the owner's profile.
-
-After the answer (the conversation's object already holds it: app/learning/
-conversations.py), the conversation is summarised from its previous summary and the newest
-exchange — by the caller's `summarize` (a Claude call, app/agent/summarizer.py), or by the
-fallback when that fails —; the owner's search index gets the conversation's entry anew
-(its title, its summary and every message of the transcript); and the owner's profile its
-entry in their list of conversations and the welcome back, with that summary
-(app/learning/welcome.py). The profile's write is the event's settle (app/learning/
-guard.py): if the owner or the conversation was forgotten meanwhile, all of it is taken
-back. This module knows nothing about Claude or Slack.
-"""
+channel): the conversation summarised anew (the caller's `summarize`, a Claude call, or
+the fallback), its entry in the owner's search index, and the owner's profile — its entry
+in their list and the welcome back (app/learning/welcome.py). The profile's write is the
+event's settle (app/learning/guard.py): if the owner or the conversation was forgotten
+meanwhile, all of it is taken back. Nothing here knows Claude or Slack."""
 
 from __future__ import annotations
 

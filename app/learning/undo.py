@@ -1,26 +1,11 @@
-"""Undo what one answer changed in a person's memory: exactly, once, and only for them.
+"""Undo what one answer changed in a person's memory: exactly, once, and only for them
+(docs/memory-notes.md, "Undo"). The turn's changes (app/memory/change_log.py) are kept as
+one record in the person's home, under a random id — all the button carries.
 
-After a turn that changed memory, its changes (app/memory/change_log.py) are kept as one
-undo record, `people/{user}/undo/{id}.json`, under a random id — the only thing the Undo
-button carries. The record names its owner, each file's content before the turn and the
-generation the turn left it at. It lives in the person's home among Orion's own records,
-where the memory tool cannot reach (app/memory/homes.py), for the retention window.
-
-An undo is honoured only for the record's owner: it is looked for in the home of the
-clicking user from Slack's signed payload, and nowhere else. It first checks every file
-is still as the turn left it: if any changed since (a later answer, an edit, a Forget),
-nothing is undone and the person is told which —
-an undo never overwrites a later change silently. A file already as it was before the
-turn (put back by an earlier click that storage cut short) is done, not changed. Then it
-claims the record (a write conditional on the record's generation, so two clicks — on
-two instances — undo once) and writes each file back conditionally on the generation it
-checked: a file the turn created is deleted, one it deleted is created again, one it
-changed gets its old content, a rename is undone as its two halves. Should storage fail,
-or the click's deadline run out, midway, the claim is withdrawn so that the person can
-click again. If the owner asked to be forgotten since the turn, nothing is undone, and
-what an undo wrote passes their erasure guard (app/learning/guard.py): it is taken back
-should the erasure come while it runs.
-"""
+An undo checks that every file is still as the turn left it (else nothing is undone),
+claims the record with a conditional write (two clicks undo once), then writes each file
+back conditionally on the generation it checked. Should storage fail midway, the claim is
+withdrawn so the person can click again. What it writes passes the owner's erasure guard."""
 
 from __future__ import annotations
 

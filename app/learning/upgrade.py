@@ -1,28 +1,12 @@
-"""Moving what Orion wrote up to 2026-11-28 into its owners' homes (`orion migrate`, and on
-every start: app/services.py).
-
-That layout spread an owner over ten prefixes — `users/{user}/` (preferences and notes),
-`sessions/{thread}/` (summaries and notes), `threads/{dm}/` (thread contexts),
-`conversations/{thread}.json` (records), `people/{user}/` (conversation index, welcome,
-markers), `undo/`, `settings/`, `erasures/`, and for channels `channels/{channel}/` (memory),
-`channel-records/` and `channel-settings/` (docs/operations.md, "Upgrading"). Each person
-and channel found there is moved home (app/memory/homes.py): their memory, each
-conversation as one object (record, transcript, summary and Slack's context), their
-profile (conversation list, welcome, erasure time), their settings (with the channel
-threads they spoke in), their search index (entries added for conversations it lacked); then the old
-objects are deleted. A channel's old memory lay directly in `channels/{channel}/`, where
-the homes now keep Orion's records: what is there and older than the bucket's first
-upgrade (`LAYOUT_MARKER`) is the channel's memory whatever its name, moved first into
-`memory/` and never read as a record. Undo records are not moved: the Undo of an answer
-from before the upgrade says it can no longer be undone.
+"""Moving what Orion wrote up to 2026-11-28 (`LEGACY_PREFIXES`) into its owners' homes:
+`orion migrate`, and on every start (app/services.py). docs/operations.md ("Upgrading")
+and docs/architecture.md ("Upgrades keep data") say what moves where.
 
 Safe to run again, and beside a running Orion: every move merges into what is already
-home (a conversation continued meanwhile keeps both parts; a newer preference wins) and
-deletes an old object only once its content is home. An old object that cannot be read is
-logged, counted and left where it is. In distribution mode each workspace's keys are moved
-within that workspace (`teams/…` after the first segment, as app/storage/team_scope.py
-writes them).
-"""
+home and deletes an old object only once its content is home; one that cannot be read is
+logged, counted and left. A channel's old memory lay where its records now live: what is
+there and older than `LAYOUT_MARKER` is its memory whatever its name, never a record.
+Undo records are not moved. In distribution mode each workspace's keys move within it."""
 
 from __future__ import annotations
 

@@ -1,22 +1,13 @@
 """How Orion greets an owner back, and their latest conversation's newest summary: the
-`welcome` section of their profile (app/learning/profile.py).
+`welcome` section of their profile (app/learning/profile.py; docs/architecture.md).
 
-The greeting must never cost the thread start a model call or a storage round trip of its
-own. So the end of each turn, whose summary step already asks a small model about the
-conversation, has it also write a sentence welcoming the person back to the topic and a
-short suggestion to continue, in the language the person writes in. They are kept in the
-profile, which the thread start reads beside the preferences. A welcome older than the
-retention window is not mentioned: a stale "last time" is worse than none.
-
-The summary that turn end made travels with it: the conversation's own object was written
-as the answer ended, before the summary existed, and gets it at its next turn
-(app/learning/conversations.py); until then, whoever reads the conversation takes the
-newer of the two (`freshest_summary`).
-
-A model wrote the welcome from the conversation and what Orion knew then (a name, a
-preference), so forgetting anything drops it (app/learning/erasure.py): the next greeting
-is made from what is left, until the next turn's end prepares a welcome again.
-"""
+The greeting never costs the thread start a model call or a round trip of its own: each
+turn end's summary step also writes a sentence welcoming the person back and a short
+suggestion to continue, in their language, kept in the profile the thread start reads
+anyway. One older than the retention window is not mentioned. The conversation's own
+object gets that summary at its next turn; until then readers take the newer of the two
+(`freshest_summary`). Forgetting anything drops the welcome (a model wrote it from what
+Orion knew then)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,13 @@
 """What one turn changed in a person's memory, as the store saw it: each file's content
-before the turn's first change, and its generation after the turn's last.
+before the turn's first change, and its generation after the turn's last — what an undo
+later writes over, so it never overwrites a change made since (app/learning/undo.py).
 
-`RecordingStore` sits between a turn's writers (the memory tool, a captured preference)
-and the store. It records a change only once the store has confirmed it: a write that
-failed (storage down) or that was cancelled before the store answered (Stop) is never
-recorded, so nothing that reads the log can claim a save that did not happen. What was
-there before comes from the read that preceded the write (every edit reads first and
-writes conditionally on that generation), from `CREATE_ONLY` (nothing was there), or —
-for an unconditional write or delete — from a read the layer makes itself, with the
-delete then made conditional on it so that nothing changes unseen in between.
-
-The generation after the turn is what an undo later writes over (app/learning/undo.py):
-an undo never overwrites a change made since.
-
-Only the memory tool and a captured preference write through it: Orion's own records (a
-conversation's transcript and summary, the profile) are written past it, so they are never
-a memory change for the person to see or undo.
-"""
+`RecordingStore` sits between the memory tool (and a captured preference) and the store.
+It records a change only once the store confirmed it: a failed or cancelled write is never
+a save a note claims. What was there before comes from the read that preceded the write,
+from `CREATE_ONLY`, or — for an unconditional write or delete — from a read of its own,
+the delete then made conditional on it. Orion's own records are written past it: never a
+memory change for the person to see or undo."""
 
 from __future__ import annotations
 

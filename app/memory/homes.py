@@ -1,24 +1,9 @@
-"""Where each owner's objects live: one home per person, per channel, per workspace.
-
-Every object Orion keeps belongs to exactly one owner and lives under that owner's home,
-so the owner's whole memory is found, read, exported and erased from the owner alone —
-one listing, no index that can drift (docs/architecture.md, "Memory layout"):
-
-    people/{user}/profile.json               Orion's record of the person (app/learning/profile.py)
-    people/{user}/settings.json              their choices (app/learning/person_settings.py)
-    people/{user}/memory/…                   preferences.json and notes (/memories/users/{user}/)
-    people/{user}/conversations/{thread}.json  one conversation: owner, transcript, summary
-    people/{user}/conversations/{thread}/…   its notes (/memories/sessions/{thread}/)
-    people/{user}/search.json                the search index over their conversations
-    people/{user}/undo/{id}.json             what one answer changed, for its Undo
-    channels/{channel}/…                     the same for a channel (its memory is
-                                             /memories/channels/{channel}/; archived/
-                                             holds it while the channel is archived)
-    workspace/channels.json                  admins' choice for channels, the public channels
+"""Where each owner's objects live: one home per person, per channel, per workspace, so an
+owner's whole memory is found, read, exported and erased from the owner alone
+(docs/architecture.md, "Memory layout: one home per owner", has the table of keys).
 
 A thread's key is its Slack ts with '.' as '-'. Keys are built from ids checked against
-Slack's shapes, never from anything a person or Claude writes.
-"""
+Slack's shapes, never from anything a person or Claude writes."""
 
 from __future__ import annotations
 

@@ -1,30 +1,9 @@
-"""How long conversations are kept: `MEMORY_SESSION_RETENTION_DAYS` (30 by default).
-
-In every owner's home (app/memory/homes.py), a conversation — its object (transcript and
-summary), its notes — and the undo records of its answers, and an archived channel's
-memory, are kept for the window after their last write; after it they are neither
-brought back nor kept, and neither is the thread a preference was learned in
-(app/learning/preferences.py). An owner's profile and search index are kept, without the
-entries older than the window (dropped when written, skipped when read). Preferences, a
-person's notes and a channel's memory never expire: they go only when forgotten.
-
-Three things carry out the one window defined here:
-
-- `ExpiringSessionsStore`, a view of the store in which a conversation's object older
-  than the window is absent: the thread-start load, `recall`, the Home tab and the memory
-  tool all read it as missing, whoever calls them. Only reads change: listings still show
-  every object, so that forgetting an owner finds (and deletes) all of theirs, and
-  deletions go through as they are.
-- the bucket's lifecycle rule (`gcs-lifecycle.json`, applied by `cloudbuild.yaml`), which
-  deletes them in GCS: the store marks each such object with its Custom-Time as it writes
-  it (app/storage/gcs.py), and the rule deletes objects whose Custom-Time is older than
-  the window (`daysSinceCustomTime`) — a prefix cannot say it, as the objects live in
-  every owner's home;
-- `app.memory.retention_sweep`, which deletes them from a local directory.
-
-Age is the object's last write (its `updated` time; in GCS its Custom-Time, set on every
-write): a conversation that goes on is kept.
-"""
+"""How long conversations are kept: `MEMORY_SESSION_RETENTION_DAYS` (30 by default), from
+each object's last write. What expires (homes.py, `expires_with_conversations`) reads as
+absent through `ExpiringSessionsStore` — listings still show it, so forgetting an owner
+deletes it too — and is deleted by the bucket's lifecycle rule (`gcs-lifecycle.json`) or,
+in a local directory, by `app.memory.retention_sweep` (docs/operations.md, "Retention and
+the lifecycle rule")."""
 
 from __future__ import annotations
 

@@ -1,17 +1,9 @@
-"""A store that never keeps a secret: every write is scrubbed before it is sent.
-
-A person pastes a Slack token or a database password into a conversation; Claude may save
-it with the memory tool, the session summary may repeat it, a stated preference may carry
-it. Whatever writes it, the content passes through here on its way to the store, and each
-secret of a known shape (app/observability/redaction.py, the one list of them) becomes
-`[redacted]` — so it is never read back into a prompt, an export or the Home tab.
-
-Composed once, beneath everything that writes (app/services.py), rather than in each
-writer: a new writer cannot forget it. Reads, listings and deletions pass through as they
-are. Content without secrets is written byte for byte as given. A large write (a search
-index of several MB) is scrubbed on a worker thread, so that the event loop goes on
-serving every other conversation meanwhile.
-"""
+"""A store that never keeps a secret: each secret of a known shape in a write
+(app/observability/redaction.py, the one list of them) becomes `[redacted]` before it is
+sent, whoever writes it — so it is never read back into a prompt, an export or the Home
+tab (docs/memory-controls.md, "What Orion keeps, and for how long"). Composed once,
+beneath everything that writes: a new writer cannot forget it. Reads, listings and
+deletions pass through; content without secrets is written byte for byte."""
 
 from __future__ import annotations
 

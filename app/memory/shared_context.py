@@ -1,27 +1,10 @@
-"""The organisation's context, read once for everyone on this instance, not once per person.
-
-`global/context.md` is the same for every conversation: without this layer, 80 people
-opening threads at once make 80 reads of the same object, each costing the instance
-milliseconds of CPU in the storage client while the others wait for it. Here reads of
-keys under `global/` are shared:
-
-- a read already under way is joined, not repeated (a burst makes one request);
-- what it returned (also "absent") is served for `max_age_s` after that read was sent,
-  then read again. So a greeting or a turn sees the context as it was at most `max_age_s`
-  ago: an operator's edit of `global/context.md` reaches every instance within that bound
-  (MEMORY_GLOBAL_CONTEXT_MAX_AGE_S, default 10 s; 0 shares only reads under way). A
-  failed or cancelled read is never kept.
-
-Only `global/` is shared: it is written by an operator, read-only to Claude's memory tool,
-and holds nothing personal, so no erasure can be hidden by it and a second instance's copy
-is bounded by the same age. Everything an owner has (preferences, profile,
-conversations) passes straight through, read fresh on every call. A write or
-delete of a shared key through this layer drops the kept copy at once. In distribution
-mode each workspace has its own `global/` (app/storage/team_scope.py): copies are kept
-per workspace, so one workspace's context never answers another's read. At most
-`MAX_KEPT` copies are kept, the least recently read going first: the memory tool can
-ask for any path under `global/`, in any workspace, and a miss is kept too.
-"""
+"""The organisation's context (`global/`), read once for everyone on this instance, not once
+per person: a read under way is joined, and what it returned (also "absent") serves for
+`max_age_s` (MEMORY_GLOBAL_CONTEXT_MAX_AGE_S) after it was sent; a failed or cancelled
+read is never kept (docs/architecture.md). Only `global/` is shared — an operator's,
+holding nothing personal — and per workspace in distribution mode; a write through this
+layer drops the kept copy. At most `MAX_KEPT` copies, least recently read first: the
+memory tool may ask for any path under `global/`, and a miss is kept too."""
 
 from __future__ import annotations
 

@@ -1,23 +1,12 @@
-"""Each workspace's keys in distribution mode, and erasing them all when it uninstalls.
+"""Each workspace's keys in distribution mode, and erasing them all when it uninstalls
+(docs/distribution.md, "Uninstalling erases"). The scoping is the store's
+(app/storage/team_scope.py); this module names the deployment-wide prefixes and lists
+only a workspace's own, never the bucket.
 
-The scoping itself is the store's (app/storage/team_scope.py); this module gives it the
-memory layout's prefixes: which are deployment-wide (installations, install states,
-uninstall tombstones: refused through a workspace's store) and which are a workspace's
-(every other one). Erasing a workspace lists only its own prefixes — one listing per kind
-of object — never the bucket.
-
-An erasure runs twice. The first pass, when the workspace uninstalls, deletes what it
-finds. A turn still running then checks the tombstone after each write and takes the write
-back; but that check can fail (storage failing just then), and the first pass itself can
-be cut short. So the uninstall also leaves a pending mark (`uninstalls/pending/{E}/{T}`),
-and once turns in flight are over (`LATE_WRITES_S`) a second pass deletes whatever is left
-and removes the mark (`finish_erasures`, run by every instance now and then). The mark is
-in storage, so a pass that fails, or an instance that stops, leaves it for the next one. A
-reinstall finishes a pending erasure first (`finish_erasure_of`), so the second pass never
-meets the new installation's objects. The second pass also deletes the workspace's Langfuse
-traces again (the uninstall deletes them first: app/slack/oauth/uninstall.py): Langfuse
-lists a trace only once it has processed it, so the first try misses the last moments'.
-"""
+An erasure runs twice: the first pass when the workspace uninstalls; a second, once turns
+in flight are over (`LATE_WRITES_S`), for what a failed check or a cut-short pass left,
+brought by a pending mark in storage (`uninstalls/pending/{E}/{T}`) that every instance
+looks for. A reinstall finishes a pending erasure first (`finish_erasure_of`)."""
 
 from __future__ import annotations
 

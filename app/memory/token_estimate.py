@@ -1,25 +1,16 @@
-"""Tokens as Claude's tokenizer counts them, estimated offline for budgets.
+"""Tokens as Claude's tokenizer counts them, estimated offline for budgets checked on the
+person's path, where no network call may wait (docs/claude-settings.md, "Tokens for
+budgets"). Each character is weighed by the length of its UTF-8 encoding, which sorts
+the scripts:
 
-The memory block's budget (MEMORY_CONTEXT_TOKEN_BUDGET) and the thread history's are in
-tokens, and are checked on the person's path, where no network call may wait: so the count
-is an estimate, never `count_tokens`. Four characters a token was right for English on
-older tokenizers only; the 5.x tokenizer counts about 30% more for the same English text
-than Haiku 4.5's did (platform.claude.com, "What's new in Claude Haiku 5.5"), and a
-byte-pair tokenizer spends about one token per character, or more, on scripts written
-without spaces or outside its most common bytes. So each character is weighed by the
-length of its UTF-8 encoding, which sorts the scripts:
-
-- 1 byte (ASCII: English, code, digits): 3 characters a token (4 ÷ 1.3, rounded down);
+- 1 byte (ASCII: English, code, digits): 3 characters a token (4 ÷ 1.3, rounded down:
+  the 5.x tokenizer counts about 30% more than Haiku 4.5's);
 - 2 bytes (Latin with accents, Greek, Cyrillic, Arabic, Hebrew): 2 characters a token;
 - 3 bytes (Chinese, Japanese, Korean, Thai, Devanagari and the other Brahmic scripts):
   one token a character, with a fifth more for the characters that split in two;
 - 4 bytes (emoji, rare ideographs): 2 tokens a character.
 
-Every weight errs high, so that a budget is not exceeded (a 2,000-token memory block of
-Japanese is about 1,650 characters, not 8,000). Orion never calls `count_tokens`: every
-budget is checked on the person's path or just before it, and the API's own count of each
-call is in its usage, logged and traced (app/agent/loop.py).
-"""
+Every weight errs high, so that a budget is not exceeded."""
 
 from __future__ import annotations
 

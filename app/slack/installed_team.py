@@ -1,19 +1,10 @@
-"""Requests from the workspace Orion is installed in, and from no other.
-
-One Slack app, with one signing secret, can be installed in several workspaces, and each
-sends correctly signed events and clicks. Orion runs with one workspace's bot token: a
-request from another workspace would be answered with it, and that workspace's people
-mixed with this one's memories. Bolt's single-team authorization has already asked
-`auth.test` whose token it is (its authorize result, cached after the first request); the
-request's team is in Bolt's context. A request from any other team is acknowledged (so
-Slack does not redeliver it) and dropped before every listener: no Slack call, nothing
-stored. Registered before everything else, so it holds over HTTP and Socket Mode alike.
-
-Enterprise Grid: an organisation-wide installation's events may name no team, only the
-organisation. Team ids are compared when both the request and the installation have one;
-otherwise the organisation (enterprise) ids are, and a match is accepted; a request that
-names neither is dropped.
-"""
+"""Requests from the workspace Orion is installed in, and from no other: one Slack app can be
+installed in several workspaces, each sending correctly signed requests, and Orion runs
+with one workspace's token, so another's people must not meet this one's memories. A
+request of any other team (Bolt's single-team authorization has asked `auth.test` whose
+token it is) is acknowledged and dropped before every listener, over HTTP and Socket Mode
+alike. Enterprise Grid: team ids are compared when both sides have one, otherwise the
+organisation's; a request naming neither is dropped."""
 
 from __future__ import annotations
 

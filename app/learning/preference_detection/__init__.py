@@ -1,26 +1,11 @@
-"""Preferences people state in passing, captured without asking a model, in the
-languages Orion understands.
-
-"I prefer bullet points", "Appelle-moi Camille", "Meine Zeitzone ist Europe/Berlin",
-"日本語で答えてください": said once, they should hold in every later thread whether or not
-Claude thought to save them. Each message is cut into sentences (sentences.py, which also
-drops questions) and each sentence is matched against the statement forms of each
-language (one module per family: english, romance, germanic, east_asian; what a language
-contributes and what they share is grammar.py). Anything else — reported speech ("elle a
-dit…", "er sagte…", "彼は…と言った"), negations, stories that merely contain the words — is
-left alone. Missing a preference costs little (Claude can still save it with the memory
-tool); inventing one costs trust, so the forms are deliberately narrow. The labelled set
-in tests/learning/preference_cases.py measures both, per language (bench/preference_languages.py).
-
-Each preference found carries the language it was said in (`Preference.said_in`), so
-that Orion can greet the person in it (app/slack/conversation/greeting.py). A language
-preference is stored by its canonical name ("Französisch" → "French"), so a correction in
-any language replaces it.
-
-Whatever a message holds, reading it costs little: a bounded prefix, whitespace runs
-collapsed first, and no pattern running two quantifiers that could share a run of
-characters, so the work is linear in what is read.
-"""
+"""Preferences people state in passing, captured without asking a model, in the languages
+Orion understands (docs/memory-controls.md, "How preferences are heard"). A message is cut
+into sentences (sentences.py, which drops questions), each matched against the statement
+forms of each language (english, romance, germanic, east_asian; what they share is
+grammar.py). The forms are deliberately narrow — inventing a preference costs trust —
+and measured on tests/learning/preference_cases.py. Reading costs little whatever a
+message holds: a bounded prefix, whitespace collapsed, and no two quantifiers that could
+share a run of characters, so the work is linear in what is read."""
 
 from __future__ import annotations
 

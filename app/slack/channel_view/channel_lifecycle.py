@@ -1,36 +1,8 @@
 """What a channel's life does to what Orion keeps for it (app/learning/channel_memory.py):
-
-- **Orion leaves** — removed by a member or an admin: `channel_left` / `group_left`
-  (Slack documents that `channel_left` is sometimes withheld) and `member_left_channel`
-  naming Orion's own user — or **the channel is deleted** (`channel_deleted`,
-  `group_deleted`): everything Orion keeps for the channel is erased (its profile made
-  the erasure's mark first, so a mention still being answered takes its writes back when
-  it settles: app/learning/guard.py).
-- **Archived** (`channel_archive`, `group_archive`): its memory is set aside until the
-  retention window ends; **unarchived** (`channel_unarchive`, `group_unarchive`): back.
-- **Shared with another organisation** (`channel_shared`) or no longer (`channel_unshared`):
-  nothing moves — whether Orion answers there is asked of Slack at every mention
-  (`is_ext_shared`), and its memory stays out of every other channel's recall while it
-  is shared. Logged, so that an admin sees when it happened.
-
-A channel made private (Slack sends no event of its own for it, only a message subtype
-to apps reading the channel's messages, which Orion does not) is handled the same way:
-every mention asks Slack whether the channel is private, and recall asks before it
-returns another channel's thread.
-
-- **Orion added** (`member_joined_channel` naming Orion's own user): nothing moves; the
-  time is noted.
-
-These events come from Slack, signed: the channel they name is Slack's word. **Each
-applies only if it is newer than the channel's state.** Slack may deliver an event late
-or again (a retry, a backlog after an outage): a `channel_left` from before Orion was
-added back, or a `channel_archive` from before the channel was unarchived, would erase or
-set aside what the channel has said since. So every event here that changes the
-channel's state is compared, by Slack's time of it (the event's `event_ts`, else the
-envelope's `event_time`), with the time of the last one that did
-(app/learning/channel_memory.py, `channel_state_since`): one no newer does nothing
-(logged), one newer does its work and becomes the channel's state time.
-"""
+Orion removed or the channel deleted erases it, archived sets it aside, unarchived brings
+it back, shared with another organisation (or no longer) and Orion added are noted. Each
+event applies only if it is newer, by Slack's time of it, than the channel's state: one
+delivered late or again undoes nothing newer (docs/channels.md, "A channel's life")."""
 
 from __future__ import annotations
 

@@ -1,18 +1,9 @@
-"""Distribution mode limited to listed workspaces (SLACK_ALLOWED_TEAMS).
-
-An OAuth app can be installed by any workspace that finds its install link, and every
-installation's people spend the operator's Claude key. With a list, only the listed
-workspaces (team ids, or an Enterprise Grid organisation's id, which admits its
-organisation-wide installation and each of its workspaces) are served:
-
-- an install by any other is refused after Slack's exchange: nothing is stored, the token
-  Slack just issued is revoked (best effort), and the installer sees the failure page
-  (`team_not_allowed`);
-- an event or click of any other (a workspace installed before the list was set) is
-  acknowledged and dropped before every listener: no Slack call, nothing stored — except
-  `app_uninstalled` and `tokens_revoked`, which only ever erase, so a workspace that
-  leaves is still forgotten.
-"""
+"""Distribution mode limited to listed workspaces (SLACK_ALLOWED_TEAMS: team ids, or an
+Enterprise Grid organisation's id, which admits its installations), since every
+installation's people spend the operator's Claude key (docs/distribution.md, "Limiting it
+to listed workspaces"). An install by any other is refused after Slack's exchange, its
+token revoked; an event or click of any other is acknowledged and dropped before every
+listener — except `app_uninstalled` and `tokens_revoked`, which only ever erase."""
 
 from __future__ import annotations
 

@@ -1,32 +1,12 @@
-"""`app_uninstalled` and `tokens_revoked`: a workspace that removes Orion is forgotten.
+"""`app_uninstalled` and `tokens_revoked`: a workspace that removes Orion is forgotten — its
+installation deleted, the workspace sealed and its keys erased (app/memory/team_keys.py),
+its Langfuse traces deleted (docs/distribution.md, "Uninstalling erases").
 
-Slack sends these without a token to check (Bolt skips `auth.test` for them), signed as
-every event is; the workspace is the one Slack's payload names (bound by tenant_binding).
-In order:
-
-1. the installation goes (its bot token, refresh token and installer record): from this
-   moment no event of the workspace is answered — Bolt finds no token, so no Slack call;
-2. the workspace is tombstoned and everything under its keys deleted
-   (app/memory/team_keys.py); a turn still running for it writes nothing back;
-3. its Langfuse traces are deleted, found by the `team_id` every trace of its events
-   carries (best effort: Langfuse unreachable is logged, and lists a trace only once it
-   has processed it, so the last moments' traces and the uninstall's own remain).
-
-Slack sends each of these once (it has its acknowledgement before the work begins). If
-storage fails before the workspace is sealed (its token deleted, its tombstone and the
-erasure's pending mark written), Orion tries again in the background
-(`FORGET_RETRY_DELAYS_S`), unless the workspace has reinstalled meanwhile. Once sealed,
-the erasure's second pass finishes whatever the first could not delete; nothing here seals
-a workspace twice (a second seal, after a reinstall, would silence the new installation).
-
-An event older than the workspace's current installation (Slack's `event_time` before the
-reinstall: a delayed or redelivered one) erases nothing: the uninstall it tells of was
-handled when it happened, and the new installation stays.
-
-`tokens_revoked` that names bot tokens is the same as an uninstall (Orion cannot act
-without one). One that names only people's user tokens removes only their records: Orion
-asks for no user scopes, so it keeps none to remove but the installer's.
-"""
+Slack sends each once: a failure before the workspace is sealed is retried in the
+background (`FORGET_RETRY_DELAYS_S`) unless it reinstalled meanwhile, and nothing here
+seals a workspace twice (a second seal, after a reinstall, would silence the new
+installation). An event older than the current installation erases nothing.
+`tokens_revoked` naming only user tokens removes only their records."""
 
 from __future__ import annotations
 
