@@ -1,15 +1,9 @@
-"""Everything Orion keeps about one person, read from storage: what they can see on their
-Home tab, what Claude reads out when asked "what do you remember about me?", and what
-an export or an erasure covers.
-
-Three kinds, all from the person's home (app/memory/homes.py): preferences
-(`memory/preferences.json`, with when and where each was learned), notes (every other
-file Claude saved in their memory), and conversations (those their profile lists, with
-their summaries) — and how many channel threads hold what they wrote there (their
-settings' `said_in`: the threads are the channels', the messages theirs, and Forget
-everything takes them out). Only Orion writes the profile and the settings: no file the
-memory tool can write decides what is shown.
-"""
+"""Everything Orion keeps about one person, read from their home: what their Home tab shows,
+what Claude reads out when asked "what do you remember about me?", and what an export or
+an erasure covers — preferences (with when and where each was learned), notes,
+conversations (those their profile lists), and how many channel threads hold their words
+(docs/memory-controls.md). Only Orion writes the profile and the settings: no file the
+memory tool can write decides what is shown."""
 
 from __future__ import annotations
 

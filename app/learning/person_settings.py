@@ -1,15 +1,9 @@
-"""A person's choices about how Orion behaves with them: `people/{user}/settings.json`.
-
-Among Orion's own records in their home (app/memory/homes.py), out of the memory tool's
-reach: Claude cannot flip them, and they are not memories to recall. Their own object,
-kept until the person is forgotten, while their profile goes with the retention window;
-read only where a choice is needed (a memory note, the Home tab). One choice: whether
-answers carry a note of what they changed in memory (`memory_notes`); unset, the
-operator's default (`MEMORY_NOTES`) holds. And the channel threads holding their words
-(`said_in`, newest first), kept here rather than in the profile because those words live
-as long as the thread is written, whoever writes it: Forget everything reaches them
-(app/learning/erasure.py) after the profile of a member who went quiet has expired.
-"""
+"""A person's choices about how Orion behaves with them: `people/{user}/settings.json`, among
+Orion's own records (Claude cannot flip them), kept until the person is forgotten:
+whether answers carry a memory note (`memory_notes`; unset, `MEMORY_NOTES` holds), and
+the channel threads holding their words (`said_in`, newest first) — here rather than in
+the profile, which expires, so that Forget everything still reaches them
+(docs/architecture.md, "Memory layout: one home per owner")."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""Load what an event needs of its owner's memory: every object at once, on a budget.
-
-A thread start reads the person's profile (the welcome back: app/learning/profile.py) and
-preferences; a message also its conversation (record, transcript and summary) and the
-organisation's context (the same for everyone: the store a caller passes may share it,
-app/memory/shared_context.py). Each is one object, read once. When the budget runs out,
-whatever has arrived is used and the rest is cancelled, and every read is bounded by the
-same budget inside the store too (its retries included). A missing object is normal
-(a first-time person, a new conversation, one older than the retention window, which the
-store reads as absent: app/memory/retention.py); a failing one is a warning — except
-while the store is known to be down, which its breaker has already logged once.
-"""
+"""Load what an event needs of its owner's memory — profile, preferences, conversation,
+the organisation's context — every object at once, each read once, on one budget: when it
+runs out, whatever has arrived is used and the rest cancelled (the store bounds its own
+retries by it too). A missing object is normal; a failing one is a warning, except while
+the store's breaker already said it is down."""
 
 from __future__ import annotations
 

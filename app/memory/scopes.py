@@ -1,19 +1,16 @@
-"""The memory paths one conversation may touch, and the ids they are made of.
-
-Claude's memory tool sees a fixed layout (docs/interface.md, "The memory tool"):
+"""The memory paths one conversation may touch, and the ids they are made of
+(docs/interface.md, "The memory tool"):
 
     /memories/global/context.md          organisation-wide, read-only for the model
     /memories/users/{user_id}/...        one person's preferences.json and notes
     /memories/sessions/{thread}/...      the notes of the conversation under way
     /memories/channels/{channel_id}/...  one channel's notes (decisions, conventions...)
 
-The tool works with these paths as keys (`users/U1/notes.md`); each scope says where its
-roots live in the store, in their owners' homes (app/memory/homes.py), and the tool's
-store maps them there (app/memory/tool/model_paths.py). Everything the model sends is
-hostile until `to_key` accepted it: it rejects traversal (`..`, also percent-encoded or
-with backslashes), look-alikes of `/memories`, empty and hidden segments and control
-characters, so that the key it returns can be compared with plain string prefixes.
-"""
+The tool works with these paths as keys (`users/U1/notes.md`), which its store maps into
+their owners' homes (app/memory/tool/model_paths.py). Everything the model sends is
+hostile until `to_key` accepted it — no traversal (also encoded), look-alikes of
+`/memories`, empty or hidden segments or control characters — so that the key it returns
+can be compared with plain string prefixes."""
 
 from __future__ import annotations
 

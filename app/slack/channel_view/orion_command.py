@@ -1,19 +1,9 @@
-"""`/orion`, typed in a channel, answered in a message only the person sees:
-
-- `/orion` or `/orion memory` — what Orion keeps for this channel, to forget (any member:
-  Slack lists the channel's members, channel_memory_view.py shows it);
-- `/orion channel off|answers|memory` — what Orion does in this channel;
-- `/orion workspace off|answers|memory` — what it does in every channel without a choice
-  of its own (both only for workspace admins, as `users.info` says; within what the
-  deployment allows, `SLACK_CHANNELS`).
-
-None of them works in a channel shared with another organisation (Slack Connect): Orion
-neither answers nor keeps anything there, and people of the other organisation are in it
-(their own admins are not this workspace's).
-
-The command's text is the person's: at most MAX_TEXT_CHARS of it is read, and anything
-not above gets the usage line.
-"""
+"""`/orion`, typed in a channel, answered in a message only the person sees
+(docs/channels.md, "`/orion` in a channel" and "Admins choose"): `/orion [memory]` shows
+what Orion keeps for the channel, to forget (any member); `/orion channel|workspace
+off|answers|memory` chooses what Orion does (workspace admins only, within
+`SLACK_CHANNELS`). Nothing works in a channel shared with another organisation. At most
+MAX_TEXT_CHARS of the text is read; anything else gets the usage line."""
 
 from __future__ import annotations
 
