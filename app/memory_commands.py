@@ -50,7 +50,7 @@ LOG_FILE = Path(".orion/memory.log")
 # bucket that does not exist, no credentials or no access; 69 when storage did not answer).
 DONE = 0
 NOT_CONFIRMED = 1
-# A bad user id or --dm, a store that is not there, an export file that can't be written
+# A bad user id or workspace, a store that is not there, an export file that can't be written
 # (or that exists, without --force).
 BAD_INPUT = EXIT_PROBLEM
 NOTHING_FOUND = 3  # an erasure found nothing (without --allow-empty)

@@ -22,7 +22,7 @@ from app.learning.erasure import delete_all, erase_home, reindex
 from app.learning.guard import Forgotten, Guard
 from app.learning.person_settings import with_said_in
 from app.learning.profile import MAX_CHANGES, Profile
-from app.learning.timestamps import format_time, parse_time
+from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.change_log import MemoryChange
 from app.memory.homes import channel, person, workspace_channels_key
 from app.memory.scopes import ChannelMemoryScope, is_user_id, to_key, to_memory_path
@@ -282,9 +282,7 @@ async def channel_state_since(store: ObjectStore, channel_id: str) -> datetime |
     heard. Raises what storage raises."""
     stored = await store.read(channel(channel_id).profile_key)
     profile = Profile.parse(stored.content if stored else None)
-    state = profile.section(STATE)
-    noted = _moment(state.get("since")) if isinstance(state, dict) else None
-    times = [t for t in (noted, profile.erased_at) if t is not None]
+    times = [t for t in (_noted_since(profile), profile.erased_at) if t is not None]
     return max(times) if times else None
 
 
@@ -297,8 +295,7 @@ async def note_channel_state_since(
 
     def later(current: str | None) -> str | None:
         profile = Profile.parse(current)
-        state = profile.section(STATE)
-        noted = _moment(state.get("since")) if isinstance(state, dict) else None
+        noted = _noted_since(profile)
         if noted is not None and noted >= moment:
             return current
         since = {"since": moment.astimezone(UTC).isoformat(), "event": event[:40]}
@@ -307,12 +304,9 @@ async def note_channel_state_since(
     await update_object(store, channel(channel_id).profile_key, later)
 
 
-def _moment(value: object) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
-    return moment if moment is not None and moment.tzinfo is not None else None
+def _noted_since(profile: Profile) -> datetime | None:
+    state = profile.section(STATE)
+    return parse_moment(state.get("since")) if isinstance(state, dict) else None
 
 
 # --- Orion leaves, the channel is deleted or archived ------------------------------------
@@ -325,7 +319,7 @@ async def erase_channel(
     list; how many objects went."""
     # What its admins chose is not Orion's memory of the channel: added back, Orion
     # answers there as they said.
-    _, deleted = await erase_home(store, channel(channel_id), now=now, keep=(MODE,))
+    deleted = await erase_home(store, channel(channel_id), now=now, keep=(MODE,))
     await forget_public_channel(store, channel_id)
     audit("erase", scope=channel_scope(channel_id), actor=SLACK, what=why, objects=deleted)
     return deleted

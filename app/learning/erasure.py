@@ -52,26 +52,23 @@ async def erase_home(
     *,
     now: datetime | None = None,
     keep: tuple[str, ...] = (),
-) -> tuple[Profile, int]:
+) -> int:
     """Everything of one owner: the profile made the erasure's mark (keeping only the
-    sections named in `keep`), then every other object of the home deleted. The profile
-    as it was, and how many objects went."""
-    before = await _mark(store, home, now or datetime.now(UTC), keep)
-    return before, await _delete_home(store, home)
+    sections named in `keep`), then every other object of the home deleted; how many
+    objects went."""
+    await _mark(store, home, now or datetime.now(UTC), keep)
+    return await _delete_home(store, home)
 
 
-async def _mark(store: ObjectStore, home: Home, moment: datetime, keep: tuple[str, ...]) -> Profile:
-    before: list[Profile] = []
-
+async def _mark(store: ObjectStore, home: Home, moment: datetime, keep: tuple[str, ...]) -> None:
     def mark(current: str | None) -> str:
-        before[:] = [Profile.parse(current)]
+        before = Profile.parse(current)
         marked = Profile(erased_at=moment)
         for name in keep:
-            marked = marked.with_section(name, before[0].section(name))
+            marked = marked.with_section(name, before.section(name))
         return marked.render()
 
     await update_object(store, home.profile_key, mark)
-    return before[0]
 
 
 async def _delete_home(store: ObjectStore, home: Home) -> int:

@@ -92,13 +92,6 @@ class Home:
         """Where an archived channel's memory waits out the retention window."""
         return self.prefix + ARCHIVED
 
-    def thread_of(self, key: str) -> str | None:
-        """The thread whose conversation object `key` is, else None."""
-        name = key.removeprefix(self.conversations_prefix)
-        if name == key or not name.endswith(".json") or "/" in name:
-            return None
-        return thread_of_name(name.removesuffix(".json"))
-
 
 def person(user_id: str) -> Home:
     return Home("person", user_id)

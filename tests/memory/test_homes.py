@@ -91,15 +91,7 @@ def test_every_object_of_an_owner_lives_in_its_home(built: str, expected: str) -
     assert built == expected
 
 
-def test_a_conversation_key_gives_back_its_thread_and_nothing_else_does() -> None:
-    home = person(USER)
-    assert home.thread_of(home.conversation_key(THREAD)) == THREAD
-    assert home.thread_of(f"{home.notes_prefix(THREAD)}notes.md") is None
-    assert home.thread_of(person(OTHER_USER).conversation_key(THREAD)) is None
-    assert home.thread_of(channel(CHANNEL).conversation_key(THREAD)) is None
-    assert home.thread_of(f"{home.conversations_prefix}x-y.json") is None
-    assert home.thread_of(home.undo_key(UNDO_ID)) is None
-    assert home.thread_of(home.profile_key) is None
+def test_a_key_segment_gives_back_its_thread_and_nothing_else_does() -> None:
     assert thread_of_name(SESSION) == THREAD
     assert thread_of_name("1712345678") is None
 
