@@ -1,22 +1,12 @@
-"""The terminal side of `orion chat`: the prompt, Ctrl-C, and the farewell.
-
-The main thread waits for the person — for a line, or for an answer to finish — so that
-Ctrl-C reaches it as KeyboardInterrupt wherever it waits; the conversation runs on a
-background loop (app/terminal_chat/background_loop.py):
-
-- it greets the person as Slack does: welcomed back with what Orion remembers of them;
-- a paste of several lines is one message (app/terminal_chat/line_input.py);
-- `/help`, `/undo` and `/quit` are the chat's own commands, never sent to Claude;
-- Ctrl-C while Orion answers (or undoes, `/undo`) stops that and returns to the prompt;
-- Ctrl-C at an empty prompt, or twice in a row, or Ctrl-D, ends the conversation, after
-  saving what it taught Orion (Ctrl-C again skips the saving);
-- SIGTERM ends it at once, without the saving (app/runtime/stop_signals.py bounds it);
-- a key Claude refuses ends it with what to fix (exit code 2), and a log line;
-- the farewell names every folder where something about the person changed.
-
-Orion's log lines go to `.orion/chat.log`, not to the terminal the conversation is in:
-what a person sees here is the conversation and, when something must be fixed, one line.
-"""
+"""The terminal side of `orion chat`: the prompt, Ctrl-C, and the farewell (README.md, "Try
+it"). The main thread waits for the person — for a line, or for an answer to finish — so
+that Ctrl-C reaches it as KeyboardInterrupt wherever it waits; the conversation runs on a
+background loop (app/terminal_chat/background_loop.py). `/help`, `/undo` and `/quit` are
+the chat's own commands, never sent to Claude. Ctrl-C while Orion answers stops that;
+Ctrl-C at an empty prompt, twice in a row, or Ctrl-D ends the conversation after saving
+what it taught Orion (Ctrl-C again skips the saving); SIGTERM ends it at once. A key
+Claude refuses ends it with what to fix (exit code 2). Orion's log lines go to
+`.orion/chat.log`: the terminal is the conversation's."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
-"""`agent_session_stopped` (agent_view): the person pressed Stop while Orion was working.
-
-Slack stops the answer's stream itself: the process answering (this one or any other
-instance) learns of it from Slack refusing its next stream call, ends the turn within a
-second, keeps what was shown and learns nothing from it (app/slack/conversation/
-running_turns.py). A turn running here is ended at once. Whichever instance gets the
-event confirms the stop in one line and sets the session back to `active` (Slack does not
-change it on a Stop); a redelivery of the event does neither again.
-"""
+"""`agent_session_stopped` (agent_view): the person pressed Stop while Orion was working
+(docs/operations.md, "Starting, stopping and restarts"). Slack stops the answer's stream
+itself, and the process answering learns it from its next stream call
+(app/slack/conversation/running_turns.py); a turn running here is ended at once.
+Whichever instance gets the event confirms the stop in one line and sets the session back
+to `active` (Slack does not); a redelivery does neither again."""
 
 from __future__ import annotations
 

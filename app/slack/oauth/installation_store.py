@@ -1,25 +1,16 @@
-"""slack_sdk's `AsyncInstallationStore` on Orion's object store (GCS or the directory).
-
-Slack's SDK stores installations in files, SQLite, SQLAlchemy or S3; Orion keeps them
-where it keeps everything else, under `installations/` (app/memory/key_prefixes.py): one
-record per workspace (or organisation-wide installation) and its bot, by id —
+"""slack_sdk's `AsyncInstallationStore` on Orion's object store (GCS or the directory), under
+`installations/` (docs/distribution.md, "Per-workspace memory layout"):
 
     installations/{enterprise_id or -}/{team_id or -}/installation.json   who, when, scopes
     installations/{enterprise_id or -}/{team_id or -}/bot.json            the bot token
 
-`bot.json` is the only object that holds a token (the bot token, and its refresh token
-when the app rotates them): one place, so a rotation leaves no stale copy behind; the
-installation record is read back with the bot's token filled in. Both sit beneath every
-workspace's scope (app/storage/team_scope.py refuses the prefix), beneath the secret
-redaction of memories (a token is what they must keep), and outside every path the memory
-tool maps. Ids are checked against Slack's shapes first: a
-team id that looks like a path names no installation.
-
-Two instances finishing the same install (or a rotation racing an install) each write
-conditionally (`update`): the newer installation wins, the other write succeeds without
-undoing it. Every operation is bounded (`STORE_BUDGET_S`): a storage outage fails an
-install (the flow answers with its failure page) or an event's authorization, never hangs it.
-"""
+`bot.json` is the only object that holds a token (and its refresh token), so a rotation
+leaves no stale copy; the installation record is read back with it filled in. Both sit
+beneath every workspace's scope and the memories' secret redaction, outside every path
+the memory tool maps; ids are checked against Slack's shapes first. Concurrent installs
+(or a rotation racing an install) write conditionally: the newer installation wins. Every
+operation is bounded (`STORE_BUDGET_S`): an outage fails an install or an authorization,
+never hangs it."""
 
 from __future__ import annotations
 

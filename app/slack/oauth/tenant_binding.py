@@ -1,18 +1,11 @@
-"""Distribution mode: every event and click runs as its own workspace.
-
-Registered after Bolt's authorization (which found the workspace's installation, or
-answered nothing at all), this binds the workspace — from the ids in Slack's signed
-payload, as Bolt read them for that authorization — to everything the request does:
-each store operation goes to that workspace's keys (app/storage/team_scope.py), and every
-log line and trace names it. A request whose ids are not Slack's shape (a team id that
-looks like a path) reaches no listener.
-
-The binding starts from the moment just before the authorization (`StampAuthorization`,
-Bolt's `before_authorize`), not from when it is made: an event whose authorization found
-the installation just before an uninstall deleted it, and was bound only after the
-uninstall's tombstone, must still count as running before the uninstall — else its writes
-would look newer than the tombstone and stay.
-"""
+"""Distribution mode: every event and click runs as its own workspace
+(docs/distribution.md, "Per-workspace memory layout"). Registered after Bolt's
+authorization, this binds the workspace — from the ids in Slack's signed payload, as Bolt
+read them — to each store operation (app/storage/team_scope.py) and every log line and
+trace; ids not of Slack's shape reach no listener. The binding counts from just before
+the authorization (`StampAuthorization`): an event that found its installation just before
+an uninstall must still count as running before it, or its writes would look newer than
+the tombstone and stay."""
 
 from __future__ import annotations
 
