@@ -71,7 +71,7 @@ def _memory_command(command: str) -> str:
         f"tool.memory.{command}",
         _LOG_CALL + "name,",
         re.escape('name = f"tool.memory.{command}"'),
-        re.escape(f'"{command}": '),  # a command the tool parses (app/memory/tool/parsing.py)
+        re.escape(f'"{command}": '),  # a command the tool parses (app/memory/tool/scoped_tool.py)
     )
 
 
