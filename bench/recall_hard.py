@@ -65,7 +65,7 @@ from app.memory import keeping
 from app.memory.homes import person as home_of
 from app.memory.retention import SessionRetention
 from app.storage.gcs import GcsObjectStore
-from app.storage.store import StoredObject, StoreLayer
+from app.storage.store import StoredObject, StoreLayer, Unchanged, read_if_changed
 from bench.environment import benchmark_environment
 from bench.recall_hard_data import Conversation, Person, Question, long_history, people
 from bench.stats import percentile_ms, print_table
@@ -85,6 +85,10 @@ class CountingStore(StoreLayer):
     async def read(self, key: str) -> StoredObject | None:
         self.reads += 1
         return await super().read(key)
+
+    async def read_if_changed(self, key: str, generation: int) -> StoredObject | Unchanged | None:
+        self.reads += 1  # a request all the same, answered 304 or with the content
+        return await read_if_changed(self.inner, key, generation)
 
 
 @dataclass

@@ -22,11 +22,15 @@ the conversation level.
 
 Message-level recall is also broken down by kind and language, with where each missed
 evidence message was lost (its conversation not returned, or returned without it). Each
-search is measured as the first of a turn (a turn end has rewritten the index: nothing
-an earlier search parsed is reused). Then the first person of each language again, with
-2,000 conversations (bench.recall_hard's long history added): recall, and CPU per search
-at the size the issue's goal names, first and second search of a turn. The question goes
-as the person asked it: the bench has no Claude to rephrase it.
+search is measured as the first of a turn after a turn end on another instance rewrote
+the index (nothing an earlier search or turn end here kept is reused). Then the first
+person of each language again, with 2,000 conversations (bench.recall_hard's long
+history added): recall, and CPU per search at the size the issue's goal names — the
+first search of a turn (the turn end before it on another instance, and on this one),
+and the second. The question goes as the person asked it: the bench has no Claude to
+rephrase it. The GCS emulator sends an unchanged index whole where GCS answers 304
+(it ignores `ifGenerationNotMatch` on downloads): what a search here is spared of a
+kept index is its parsing, not its transfer.
 
 Run alone with `uv run python -m bench.recall_passages`; bench.recall_hard includes it.
 """
@@ -34,6 +38,7 @@ Run alone with `uv run python -m bench.recall_passages`; bench.recall_hard inclu
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import statistics
 import time
@@ -41,18 +46,22 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from unittest import mock
 
 from app.learning import recall, search_index
 from app.learning.recall import RecallTool
+from app.learning.search_index import document_for, record_search_document
 from app.memory import keeping
+from app.memory.homes import person as home_of
 from app.memory.retention import SessionRetention
 from app.memory.scopes import MemoryScope
 from app.storage.gcs import GcsObjectStore
 from bench.environment import benchmark_environment
-from bench.recall_hard import RETENTION_DAYS, CountingStore, _bm25_search, _seed
+from bench.recall_hard import CHANNEL, RETENTION_DAYS, CountingStore, _bm25_search, _seed
 from bench.recall_hard_data import Conversation, Message, Person, long_history
 from bench.recall_passages_data import load
 from bench.stats import percentile_ms, print_table
+from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 
 K = 5
@@ -241,10 +250,11 @@ def takes_several_queries() -> bool:
 async def _call(
     store: CountingStore, user: str, tool_input: dict[str, Any], *, warm: bool = False
 ) -> tuple[list[str], dict[str, str], float, int, int]:
-    """One tool call; unless `warm`, as the first search after a turn end rewrote the
-    index (nothing parsed by an earlier search is reused)."""
+    """One tool call; unless `warm`, as the first search after a turn end on another
+    instance rewrote the index (nothing an earlier search or turn end here kept is
+    reused: the index is downloaded and parsed)."""
     if not warm:
-        getattr(search_index, "_parsed_kept", {}).clear()
+        search_index._parsed_kept.clear()
     tool = RecallTool(store, MemoryScope(user, CURRENT_THREAD))
     reads, started = store.reads, time.process_time()
     result = await tool.call(tool_input)
@@ -310,6 +320,7 @@ async def _ask(
                 figures["bm25s"].add(asked, plain(asked.text), {}, language=language)
 
 
+EMULATOR = "STORAGE_EMULATOR_HOST"
 # The CPU goal is set at this many conversations per person (issue 45).
 LONG_HISTORY = 2_000
 
@@ -337,10 +348,11 @@ async def _long(
         longer.append((Person(user, person.language, conversations, []), questions))
     for person, _ in longer:
         _seed(emulator, bucket, person)
+    index_read = await _index_read_cpu(emulator, bucket, longer[0][0].user_id)
     figures = {name: Figures() for name in ("question", "month as a range", "parts")}
     await _ask(store, longer, figures)
     # The same question again, as a turn's second search: the index as the first parsed it.
-    warm = Figures()
+    warm, here = Figures(), Figures()
     for person, asked_list in longer:
         for asked in asked_list:
             await _call(store, person.user_id, query_input(asked.text))
@@ -348,6 +360,25 @@ async def _long(
                 store, person.user_id, query_input(asked.text), warm=True
             )
             warm.add(asked, found, shown, cpu, reads, chars, person.language)
+    # As a turn's first search after the turn end before it ran on this instance: the
+    # person's newest conversation's entry rewritten (the same words) through the store.
+    for person, asked_list in longer:
+        newest = max(person.conversations, key=lambda c: c.updated)
+        document = document_for(
+            newest.thread_ts,
+            newest.title,
+            newest.summary,
+            newest.messages,  # type: ignore[arg-type]
+            newest.updated,
+            newest.started,
+            CHANNEL,
+        )
+        for asked in asked_list:
+            await record_search_document(store, home_of(person.user_id), document)
+            found, shown, cpu, reads, chars = await _call(
+                store, person.user_id, query_input(asked.text), warm=True
+            )
+            here.add(asked, found, shown, cpu, reads, chars, person.language)
     questions = sum(len(q) for _, q in longer)
     label = (
         f"{len(longer)} people of the set with {LONG_HISTORY:,} conversations each "
@@ -357,7 +388,41 @@ async def _long(
     rows.append(figures["question"].cost_row(f"{label}, the question"))
     rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
     rows.append(warm.cost_row(f"{label}, the question searched again in the same turn"))
+    rows.append(index_read)
+    rows.append(
+        here.cost_row(f"{label}, the question after a turn end on this instance rewrote the index")
+    )
     return rows
+
+
+async def _index_read_cpu(emulator: GcsEmulator, bucket: str, user: str) -> tuple[str, str]:
+    """The storage client's CPU for one read of a 2,000-conversation index: whole, and
+    answered 304 as GCS answers a search that has it already (the emulator ignores
+    `ifGenerationNotMatch`: a proxy answers for it). Each read runs on this thread and
+    is timed with `time.thread_time()`, so that the proxy's own work is not counted."""
+    key = home_of(user).search_key
+    with FaultyProxy(emulator.url) as proxy, mock.patch.dict(os.environ, {EMULATOR: proxy.url}):
+        store = GcsObjectStore(bucket)
+        connection = store._connect(None)  # the store's own reads, on this thread
+        stored = store._read(connection, key)
+        assert stored is not None
+        proxy.add_rule("ifGenerationNotMatch", status=304)
+        times: dict[str, list[float]] = {"whole": [], "304": []}
+        for _ in range(30):
+            for name, read in (
+                ("whole", lambda: store._read(connection, key)),
+                ("304", lambda: store._read_if_changed(connection, key, stored.generation)),
+            ):
+                started = time.thread_time()
+                read()
+                times[name].append(time.thread_time() - started)
+        await store.close()
+    return (
+        f"the storage client reading one index of {LONG_HISTORY:,} conversations "
+        f"({stored.size / 1e6:.1f} MB): CPU p50 / p95 ms, whole; answered 304 (unchanged)",
+        f"{percentile_ms(times['whole'], 50)} / {percentile_ms(times['whole'], 95)}; "
+        f"{percentile_ms(times['304'], 50)} / {percentile_ms(times['304'], 95)}",
+    )
 
 
 async def _parts(

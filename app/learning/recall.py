@@ -2,8 +2,9 @@
 
 "When is my daughter's recital?" is answered from what was said, not only from what a
 summary kept. A search reads the owner's search index (Orion's own record, which only
-Orion writes: app/learning/search_index.py) once — every conversation's title, summary
-and messages, by term —, ranks the conversations with BM25 (app/learning/
+Orion writes: app/learning/search_index.py) once, or only asks whether it changed since
+this instance last had it — every conversation's title, summary and messages, by
+term —, ranks the conversations with BM25 (app/learning/
 search_ranking.py), in any language (app/learning/search_terms.py), optionally within a
 time range, and then reads only the best `limit`: each one's object in the owner's home
 (its transcript and summary: app/learning/conversation_record.py), from which the
@@ -43,12 +44,7 @@ from anthropic.types.beta import BetaToolParam
 from app.learning.conversation_record import ConversationRecord
 from app.learning.passages import Passage, passages
 from app.learning.quoting import attributed, author_label, quoted
-from app.learning.search_index import (
-    MAX_TITLE_CHARS,
-    SearchIndex,
-    parse_for_search,
-    read_search_index,
-)
+from app.learning.search_index import MAX_TITLE_CHARS, SearchIndex, searchable_index
 from app.learning.search_ranking import Ranked, TimeRange, rank_queries
 from app.learning.search_terms import query_terms
 from app.learning.summary_file import Summary
@@ -186,26 +182,24 @@ async def search_homes(
     raises when the first home's index cannot be read, and `SearchFailed` when none of
     the best matches could be."""
     counts = SearchCounts()
-    stored = await asyncio.gather(*(read_search_index(store, home) for home in homes))
     cutoff = cutoff_of(store)
+    indexes = await asyncio.gather(
+        *(searchable_index(store, home, cutoff=cutoff) for home in homes)
+    )
     asked = [query_terms(query[:MAX_QUERY_CHARS]) for query in queries[:MAX_QUERIES]] or [[]]
     found: list[tuple[Home, SearchIndex, Ranked]] = []
-    for home, raw in zip(homes, stored, strict=True):
-        if raw is None:
+    for home, index in zip(homes, indexes, strict=True):
+        if index is None:
             continue
         counts.homes += 1
-        # Megabytes for a long history, and a hostile 40,000-character query: parsing and
-        # ranking run off the event loop.
-        index = await asyncio.to_thread(
-            parse_for_search, home.search_key, raw.content, cutoff=cutoff
-        )
+        # A hostile 40,000-character query: ranking runs off the event loop.
         ranking = await asyncio.to_thread(
             rank_queries, index, asked, limit, exclude=exclude_thread, within=within
         )
         counts.indexed += len(index) - (exclude_thread in index.threads)
         counts.matched += len(ranking.matched)
         found += [(home, index, r) for r in ranking]
-    if len(stored) > 1:
+    if len(homes) > 1:
         # One home's ranking is already in its order (the best of each part, those held
         # in the time range in turn): only several homes' are merged, by score.
         found.sort(key=lambda f: (-f[2].score, -f[1].updated[f[2].at]))

@@ -62,7 +62,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from app.learning.search_terms import document_terms
 from app.learning.transcript import Utterance
@@ -71,7 +71,8 @@ from app.memory.retention import cutoff_of
 from app.memory.scopes import THREAD_TS_PATTERN, is_channel_id
 from app.observability.logging import get_logger
 from app.observability.redaction import redact_secret_shapes
-from app.storage.store import ObjectStore, StoredObject, update
+from app.storage.store import ObjectStore, Unchanged, read_if_changed, update, update_object
+from app.storage.team_scope import current_tenant
 
 log = get_logger(__name__)
 
@@ -386,31 +387,62 @@ def parse_search_index(raw: str | None, *, cutoff: datetime | None = None) -> Se
     return _within(index, cutoff)
 
 
-# The indexes recent searches parsed, by key, up to this many characters in all: a
-# turn's next search, or a later turn's while no turn end has rewritten the index, reads
-# the same text and is spared parsing it (a few milliseconds at 2,000 conversations).
+# The indexes parsed (by a search) or written (by this instance's turn end) lately, by
+# tenant and key, with their generation, up to this many characters in all: a search
+# asks storage for the index only if it changed since (GCS answers 304 without the
+# content), and parses only an index it has not seen — a turn's next search, and a
+# turn's first after this instance's turn end wrote it, are spared downloading and
+# parsing it (docs/benchmarks.md).
 PARSED_KEPT_CHARS = 24_000_000
-_parsed_kept: OrderedDict[str, SearchIndex] = OrderedDict()
+
+
+class _Kept(NamedTuple):
+    generation: int
+    updated: datetime  # when it was written
+    parsed: SearchIndex  # read, never changed
+
+
+_parsed_kept: OrderedDict[tuple[str, str], _Kept] = OrderedDict()
 _parsed_lock = threading.Lock()
 
 
-def parse_for_search(key: str, raw: str, *, cutoff: datetime | None) -> SearchIndex:
-    """`parse_search_index` for a search of the index stored at `key`, as read just now:
-    the index parsed from that very text by an earlier search when there is one (the
-    text itself is compared, so an index rewritten since — a turn end, a forgetting — is
-    always parsed anew). The result is read, never changed."""
+def _kept_as(key: str) -> tuple[str, str]:
+    # The same key names another object in another workspace (distribution mode).
+    tenant = current_tenant()
+    return (tenant.segment if tenant is not None else "", key)
+
+
+def _keep(key: str, kept: _Kept) -> None:
     with _parsed_lock:
-        index = _parsed_kept.get(key)
-        if index is not None and index.body == raw:
-            _parsed_kept.move_to_end(key)
-            return _within(index, cutoff)
-    index = parse_search_index(raw)
+        _parsed_kept[_kept_as(key)] = kept
+        _parsed_kept.move_to_end(_kept_as(key))
+        size = sum(len(other.parsed.body) for other in _parsed_kept.values())
+        while size > PARSED_KEPT_CHARS and len(_parsed_kept) > 1:
+            size -= len(_parsed_kept.popitem(last=False)[1].parsed.body)
+
+
+async def searchable_index(
+    store: ObjectStore, home: Home, *, cutoff: datetime | None
+) -> SearchIndex | None:
+    """The owner's index as stored now, parsed (None when there is none, or it expired):
+    the one kept when storage says it has not changed since, else read and parsed off the
+    event loop (megabytes for a long history). Raises whatever storage raises. The
+    result is read, never changed."""
+    key = home.search_key
     with _parsed_lock:
-        _parsed_kept[key] = index
-        _parsed_kept.move_to_end(key)
-        kept = sum(len(kept.body) for kept in _parsed_kept.values())
-        while kept > PARSED_KEPT_CHARS and len(_parsed_kept) > 1:
-            kept -= len(_parsed_kept.popitem(last=False)[1].body)
+        kept = _parsed_kept.get(_kept_as(key))
+    stored = await (read_if_changed(store, key, kept.generation) if kept else store.read(key))
+    if isinstance(stored, Unchanged):
+        assert kept is not None  # only a conditional read answers UNCHANGED
+        if cutoff is not None and kept.updated < cutoff:
+            return None  # expired since, unchanged: as the store's `read` would say
+        with _parsed_lock:
+            _parsed_kept.move_to_end(_kept_as(key))
+        return _within(kept.parsed, cutoff)
+    if stored is None:
+        return None
+    index = await asyncio.to_thread(parse_search_index, stored.content)
+    _keep(key, _Kept(stored.generation, stored.updated, index))
     return _within(index, cutoff)
 
 
@@ -539,6 +571,19 @@ def with_documents(
     """The index with `documents` added (`replace`: over the entries of their threads;
     else only where a thread has none), without expired entries. `complete` sets the
     flag; None keeps it."""
+    index = _with_documents(raw, documents, cutoff=cutoff, replace=replace)
+    if complete is not None:
+        index.complete = complete
+    return render_search_index(index)
+
+
+def _with_documents(
+    raw: str | None,
+    documents: Iterable[SearchDocument],
+    *,
+    cutoff: datetime | None = None,
+    replace: bool = True,
+) -> SearchIndex:
     index = parse_search_index(raw)
     floor = int(cutoff.timestamp()) if cutoff is not None else None
     pairs = zip(index.threads, index.updated, strict=True)
@@ -549,9 +594,7 @@ def with_documents(
         fresh = [d for d in fresh if d.thread_ts not in known]
     index.without(expired | {d.thread_ts for d in fresh})
     index.add(fresh)
-    if complete is not None:
-        index.complete = complete
-    return render_search_index(index)
+    return index
 
 
 def without_threads(raw: str | None, threads: set[str]) -> str | None:
@@ -569,6 +612,13 @@ def without_threads(raw: str | None, threads: set[str]) -> str | None:
 WRITE_ATTEMPTS = 10
 
 
+def _rewritten(
+    raw: str | None, document: SearchDocument, cutoff: datetime | None
+) -> tuple[SearchIndex, str]:
+    index = _with_documents(raw, [document], cutoff=cutoff)
+    return index, render_search_index(index)
+
+
 async def record_search_document(store: ObjectStore, home: Home, document: SearchDocument) -> None:
     """Add or replace the thread's entry (at turn end, with its summary)."""
     cutoff = cutoff_of(store)
@@ -577,7 +627,7 @@ async def record_search_document(store: ObjectStore, home: Home, document: Searc
     read = stored.content if stored is not None else None
     # Rewriting a long history's index takes milliseconds: off the event loop, from the
     # version just read; only a concurrent writer's version is redone in `update`.
-    written = await asyncio.to_thread(with_documents, read, [document], cutoff=cutoff)
+    index, written = await asyncio.to_thread(_rewritten, read, document, cutoff)
 
     def transform(raw: str | None) -> str:
         return written if raw is read else with_documents(raw, [document], cutoff=cutoff)
@@ -585,13 +635,14 @@ async def record_search_document(store: ObjectStore, home: Home, document: Searc
     # More tries than `update`'s default: every turn end of the owner's concurrent threads,
     # on any instance, rewrites this one object, and a write that gives up loses the entry
     # until the thread is continued. It runs after the answer, so waiting costs nobody.
-    await update(store, key, transform, attempts=WRITE_ATTEMPTS, already_read=stored)
+    landed = await update_object(
+        store, key, transform, attempts=WRITE_ATTEMPTS, already_read=stored
+    )
+    if landed is not None and landed.content is written:
+        # The owner's next search here asks only whether it changed since. (The store's
+        # redaction leaves an index as written: see the module docstring.)
+        _keep(key, _Kept(landed.generation, landed.updated, index))
 
 
 async def remove_documents(store: ObjectStore, home: Home, threads: set[str]) -> None:
     await update(store, home.search_key, lambda raw: without_threads(raw, threads))
-
-
-async def read_search_index(store: ObjectStore, home: Home) -> StoredObject | None:
-    """The stored object (parse it off the event loop with `parse_search_index`)."""
-    return await store.read(home.search_key)

@@ -18,6 +18,8 @@ from app.storage.store import (
     PreconditionFailed,
     StoredObject,
     StoreLayer,
+    Unchanged,
+    read_if_changed,
 )
 
 DEFAULT_RETENTION_DAYS = 30
@@ -65,6 +67,14 @@ class ExpiringSessionsStore(StoreLayer):
         stored = await self.inner.read(key)
         if stored is not None and self.retention.expired(key, stored.updated):
             return None
+        return stored
+
+    async def read_if_changed(self, key: str, generation: int) -> StoredObject | Unchanged | None:
+        stored = await read_if_changed(self.inner, key, generation)
+        if isinstance(stored, StoredObject) and self.retention.expired(key, stored.updated):
+            return None
+        # UNCHANGED: whether what the caller has has expired since is the caller's to
+        # judge, from when it was written (app/learning/search_index.py does).
         return stored
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:

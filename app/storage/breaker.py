@@ -34,6 +34,8 @@ from app.storage.store import (
     StoredObject,
     StoreUnavailable,
     StoreUnreachable,
+    Unchanged,
+    read_if_changed,
 )
 
 log = get_logger(__name__)
@@ -84,6 +86,9 @@ class GuardedStore:
 
     async def read(self, key: str) -> StoredObject | None:
         return await self._guarded(lambda: self.inner.read(key))
+
+    async def read_if_changed(self, key: str, generation: int) -> StoredObject | Unchanged | None:
+        return await self._guarded(lambda: read_if_changed(self.inner, key, generation))
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         return await self._guarded(

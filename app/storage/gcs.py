@@ -44,11 +44,13 @@ from app.storage.gcs_connection import (
     open_connection,
 )
 from app.storage.store import (
+    UNCHANGED,
     ObjectInfo,
     ObjectTooLarge,
     PreconditionFailed,
     StoredObject,
     StoreUnavailable,
+    Unchanged,
 )
 
 if TYPE_CHECKING:
@@ -111,6 +113,11 @@ class GcsObjectStore:
 
     async def read(self, key: str) -> StoredObject | None:
         return await self._run("read", key, self._read, key)
+
+    async def read_if_changed(self, key: str, generation: int) -> StoredObject | Unchanged | None:
+        """`read`, unless the object is still at `generation`: GCS then answers 304 and
+        sends no content."""
+        return await self._run("read", key, self._read_if_changed, key, generation)
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         return await self._run("write", key, self._write, key, content, if_generation)
@@ -196,8 +203,21 @@ class GcsObjectStore:
         finally:
             self._connecting.release()
 
-    def _read(self, gcs: Connection, key: str, *, again: bool = True) -> StoredObject | None:
-        """`again`: an empty object that turns out written meanwhile is read once more."""
+    def _read_if_changed(
+        self, gcs: Connection, key: str, generation: int
+    ) -> StoredObject | Unchanged | None:
+        from google.api_core import exceptions as google_errors
+
+        try:
+            return self._read(gcs, key, unless=generation)
+        except google_errors.NotModified:
+            return UNCHANGED
+
+    def _read(
+        self, gcs: Connection, key: str, *, again: bool = True, unless: int | None = None
+    ) -> StoredObject | None:
+        """`again`: an empty object that turns out written meanwhile is read once more;
+        `unless`: a generation GCS answers 304 (`NotModified`) for."""
         from google.api_core import exceptions as google_errors
 
         blob = gcs.blob(key)
@@ -205,7 +225,10 @@ class GcsObjectStore:
             # At most one byte past the cap: an object this large was planted by someone
             # with write access to the bucket, and is refused rather than read whole.
             data = blob.download_as_bytes(
-                end=MAX_DOWNLOAD_BYTES, timeout=gcs.timeout, retry=gcs.retry
+                end=MAX_DOWNLOAD_BYTES,
+                if_generation_not_match=unless,
+                timeout=gcs.timeout,
+                retry=gcs.retry,
             )
         except google_errors.NotFound:
             return None

@@ -43,6 +43,13 @@ class StoredObject:
     size: int  # bytes of the UTF-8 encoded content, as the store counts them
 
 
+class Unchanged:
+    """A conditional read's answer: the object is still at the generation the caller has."""
+
+
+UNCHANGED = Unchanged()
+
+
 class StoreError(Exception):
     """Base class of every error an object store raises on purpose."""
 
@@ -145,11 +152,31 @@ class StoreLayer:
     async def list(self, prefix: str) -> list[ObjectInfo]:
         return await self.inner.list(prefix)
 
+    async def read_if_changed(self, key: str, generation: int) -> StoredObject | Unchanged | None:
+        # A layer that changes what `read` answers reads through its own `read` unless it
+        # says how to pass a conditional read on: it is never bypassed.
+        if type(self).read is not StoreLayer.read:
+            return await self.read(key)
+        return await read_if_changed(self.inner, key, generation)
+
     async def connect(self) -> None:
         await self.inner.connect()
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+async def read_if_changed(
+    store: ObjectStore, key: str, generation: int
+) -> StoredObject | Unchanged | None:
+    """`store.read(key)`, or `UNCHANGED` when the object is still at `generation`: then a
+    store that can ask conditionally (GCS: `ifGenerationNotMatch`, answered 304 without
+    the content) was sent nothing back but that. A store that cannot is read whole."""
+    conditional = getattr(store, "read_if_changed", None)
+    stored = await (conditional(key, generation) if conditional else store.read(key))
+    if isinstance(stored, StoredObject) and stored.generation == generation:
+        return UNCHANGED
+    return stored
 
 
 class NotRead:

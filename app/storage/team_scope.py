@@ -39,7 +39,15 @@ from datetime import UTC, datetime
 
 from app.observability.logging import get_logger
 from app.storage.deadline import own_deadline
-from app.storage.store import ObjectInfo, ObjectStore, StoredObject, StoreError, StoreLayer
+from app.storage.store import (
+    ObjectInfo,
+    ObjectStore,
+    StoredObject,
+    StoreError,
+    StoreLayer,
+    Unchanged,
+    read_if_changed,
+)
 
 log = get_logger(__name__)
 
@@ -210,6 +218,15 @@ class TeamScopedStore(StoreLayer):
         stored = await self.inner.read(scoped_key(binding.tenant, key))
         if stored is None:
             return None
+        return StoredObject(key, stored.content, stored.generation, stored.updated, stored.size)
+
+    async def read_if_changed(self, key: str, generation: int) -> StoredObject | Unchanged | None:
+        if key.startswith(_UNSCOPED_READS):
+            return await read_if_changed(self.inner, key, generation)
+        binding = self._binding_for(key)
+        stored = await read_if_changed(self.inner, scoped_key(binding.tenant, key), generation)
+        if not isinstance(stored, StoredObject):
+            return stored
         return StoredObject(key, stored.content, stored.generation, stored.updated, stored.size)
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:

@@ -11,12 +11,17 @@ from anthropic.tools import ToolError
 from app.agent.tool_registry import ToolRegistry
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.recall import RecallTool
-from app.learning.search_index import document_for, record_search_document
+from app.learning.search_index import (
+    document_for,
+    record_search_document,
+    remove_documents,
+    with_documents,
+)
 from app.learning.search_terms import query_terms
 from app.learning.timestamps import format_time
 from app.memory.homes import person
 from app.memory.scopes import MemoryScope
-from app.storage.store import ObjectStore
+from app.storage.store import ObjectStore, update
 from tests.backends import OTHER_USER, THREAD, USER
 from tests.layout import conversation
 
@@ -186,6 +191,28 @@ async def test_the_current_thread_and_vanished_sessions_are_left_out(store: Obje
     result = await tool(store).call({"query": "Q3 budget"})
     assert "This very thread" not in text(result) and "Q3 budget review" not in text(result)
     assert titles(result) == ["Offsite in Lisbon", "Vendor contracts"]  # the shorter first
+
+
+async def test_a_search_sees_what_another_instance_wrote_into_the_index_since(
+    store: ObjectStore,
+) -> None:
+    """This instance keeps the index its turn end wrote and its searches read; another
+    instance's turn end (a conversation added) and its forgetting (one removed) are seen
+    by the next search all the same."""
+    await seed(store, USER, SESSIONS)
+    assert "Hiring plan" in titles(await tool(store).call({"query": "engineers"}))
+    home, added = person(USER), ("1712000005.000005", "Data team", "Two engineers hired.", 6)
+    await store.write(
+        home.conversation_key(added[0]),
+        conversation(USER, added[0], summary=added[2], title=added[1], at=START + 6 * DAY),
+    )
+    elsewhere = document_for(added[0], added[1], added[2], [], START + 6 * DAY)
+    await update(store, home.search_key, lambda raw: with_documents(raw, [elsewhere]))
+
+    assert titles(await tool(store).call({"query": "engineers"})) == ["Data team", "Hiring plan"]
+
+    await remove_documents(store, home, {SESSIONS[1][0]})  # the conversation is still kept
+    assert titles(await tool(store).call({"query": "engineers"})) == ["Data team"]
 
 
 @pytest.mark.parametrize(

@@ -245,6 +245,26 @@ async def test_storage_down_is_an_error_to_the_model_never_nothing_found(
     await store.close()
 
 
+async def test_after_a_turn_end_here_a_search_only_asks_whether_the_index_changed(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    """The index this instance's turn end wrote is kept: the next search, through the
+    store as Orion keeps memories, sends the generation it has and GCS answers 304."""
+    gcs = GcsObjectStore(gcs_bucket)
+    store = keeping.kept(gcs, SessionRetention())
+    await write_conversation(store, "1712000001.000001", "Offsite in Lisbon", "Venue.", NOW)
+    before = len(gcs_proxy.requests)
+    gcs_proxy.add_rule("ifGenerationNotMatch", status=304)
+
+    result = await recall(store).call({"queries": ["venue"]})
+
+    assert isinstance(result, list) and "Offsite in Lisbon" in json.dumps(result)
+    searched = gcs_proxy.requests[before:]
+    asked = [r.status for r in searched if r.method == "GET" and r.names(HOME.search_key)]
+    assert asked == [304]
+    await gcs.close()
+
+
 class CountingReads(StoreLayer):
     reads = 0
 

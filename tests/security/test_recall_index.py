@@ -30,15 +30,18 @@ from app.learning.search_index import (
     parse_search_index,
     record_search_document,
     render_search_index,
+    with_documents,
 )
 from app.learning.search_ranking import MAX_LOOKUPS, rank_queries
 from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
 from app.memory.homes import person
 from app.memory.scopes import MemoryScope
+from app.memory.team_keys import team_scoped
 from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
 from app.observability.logging import configure_logging
-from app.storage.store import ObjectStore
+from app.storage.store import ObjectStore, StoredObject, StoreLayer
+from app.storage.team_scope import Tenant, bound_tenant
 from tests import log_events
 from tests.backends import OTHER_USER, THREAD, USER, Backend
 from tests.layout import conversation, profile
@@ -47,6 +50,7 @@ from tests.memory.tool.helpers import refused
 NOW = datetime.now(UTC).replace(microsecond=0)
 MINE, THEIRS, CURRENT = "1712000001.000001", "1712000002.000002", "1712999999.000009"
 INDEX_PATH = f"/memories/people/{USER}/search.json"
+TEAM_A, TEAM_B = Tenant(None, "TAAAA1"), Tenant(None, "TBBBB2")
 
 
 def search_key(user: str) -> str:
@@ -370,3 +374,37 @@ async def test_a_sound_entry_naming_someone_elses_thread_finds_nothing_of_theirs
 
     assert "Offsite in Lisbon" in found
     assert "Salary" not in found and "8%" not in found and "Otto" not in found
+
+
+class OneGeneration(StoreLayer):
+    """A store whose every object reads as generation 1: the same generation for two
+    workspaces' objects under one key, which GCS does not promise never happens."""
+
+    async def read(self, key: str) -> StoredObject | None:
+        stored = await self.inner.read(key)
+        if stored is None:
+            return None
+        return StoredObject(stored.key, stored.content, 1, stored.updated, stored.size)
+
+
+async def test_a_workspaces_search_never_gets_the_index_kept_for_another_workspace(
+    backend: Backend,
+) -> None:
+    """Distribution mode: one person id, one key, two workspaces. The index a search kept
+    for one workspace is never taken for the other's, even at the same generation."""
+    store = team_scoped(OneGeneration(backend.store))
+    home = person(USER)
+    for team, title in ((TEAM_A, "Offsite in Lisbon"), (TEAM_B, "Salary review in Lisbon")):
+        with bound_tenant(team):
+            kept = conversation(
+                USER, MINE, channel_id="D0123ABCD", title=title, summary="Lisbon.", at=NOW
+            )
+            await store.write(home.conversation_key(MINE), kept)
+            index = with_documents(None, [document_for(MINE, title, "Lisbon.", [], NOW)])
+            await store.write(home.search_key, index)
+
+    with bound_tenant(TEAM_A):
+        assert "Offsite in Lisbon" in await search(store)
+    with bound_tenant(TEAM_B):
+        found = await search(store)
+    assert "Salary review in Lisbon" in found and "Offsite" not in found

@@ -18,7 +18,15 @@ from google.auth.exceptions import RefreshError
 
 from app.storage import gcs as gcs_store
 from app.storage.gcs import GcsObjectStore
-from app.storage.store import CREATE_ONLY, PreconditionFailed, StoreError, StoreUnavailable
+from app.storage.store import (
+    CREATE_ONLY,
+    UNCHANGED,
+    PreconditionFailed,
+    StoredObject,
+    StoreError,
+    StoreUnavailable,
+    read_if_changed,
+)
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 
@@ -283,3 +291,27 @@ async def test_one_store_serves_event_loops_one_after_another(
     assert await asyncio.to_thread(in_a_new_loop) == "first loop"
     stored = await store.read(KEY)
     assert stored is not None and stored.content == "first loop"
+
+
+async def test_an_unchanged_object_is_asked_after_not_sent_again(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    """A conditional read names the generation the caller has; GCS answers 304 while the
+    object is still at it (the emulator ignores the condition: the proxy answers as GCS
+    does), and the content once it has changed."""
+    store = _store(gcs_bucket)
+    first = await store.write(KEY, "the index as this instance has it")
+    gcs_proxy.add_rule("ifGenerationNotMatch", status=304, times=1)
+
+    assert await read_if_changed(store, KEY, first) is UNCHANGED
+    assert f"ifGenerationNotMatch={first}" in gcs_proxy.requests[-1].path_qs
+
+    second = await store.write(KEY, "rewritten by another instance")
+    stored = await read_if_changed(store, KEY, first)
+    assert isinstance(stored, StoredObject)
+    assert (stored.content, stored.generation) == ("rewritten by another instance", second)
+    # A server that sends the content all the same (the emulator): still unchanged.
+    assert await read_if_changed(store, KEY, second) is UNCHANGED
+    await store.delete(KEY)
+    assert await read_if_changed(store, KEY, second) is None
+    await store.close()

@@ -7,7 +7,16 @@ from datetime import datetime
 
 import pytest
 
-from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed, update
+from app.storage.store import (
+    CREATE_ONLY,
+    UNCHANGED,
+    ObjectStore,
+    PreconditionFailed,
+    StoredObject,
+    StoreLayer,
+    read_if_changed,
+    update,
+)
 from tests.backends import Backend
 
 KEY = "users/U0123ABCD/notes.md"
@@ -166,3 +175,28 @@ async def test_concurrent_updates_lose_nothing(backend: Backend) -> None:
     content = backend.raw_read(KEY)
     assert content is not None
     assert sorted(content.splitlines()) == sorted(f"line {n}" for n in range(writers))
+
+
+class HidesNotes(StoreLayer):
+    """A layer that changes what reads answer (as retention or a workspace's scope do)."""
+
+    async def read(self, key: str) -> StoredObject | None:
+        return None if key.endswith("notes.md") else await self.inner.read(key)
+
+
+async def test_a_conditional_read_answers_unchanged_or_the_object_as_read_would(
+    store: ObjectStore,
+) -> None:
+    generation = await store.write(KEY, "one")
+    assert await read_if_changed(store, KEY, generation) is UNCHANGED
+    newer = await store.write(KEY, "two")
+    stored = await read_if_changed(store, KEY, generation)
+    assert isinstance(stored, StoredObject) and (stored.content, stored.generation) == (
+        "two",
+        newer,
+    )
+    # Through a layer that changes reads and does not say how to pass a conditional one
+    # on: its own read answers, never the store beneath it.
+    assert await read_if_changed(HidesNotes(store), KEY, newer) is None
+    await store.delete(KEY)
+    assert await read_if_changed(store, KEY, newer) is None
