@@ -77,7 +77,6 @@ log = get_logger(__name__)
 
 @dataclass(frozen=True)
 class MemorySettings:
-    load_budget_s: float
     token_budget: int
     summary_model: str
     summary_timeout_s: float = 10.0

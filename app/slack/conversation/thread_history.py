@@ -53,23 +53,6 @@ class SlackThread:
     complete: bool  # False: Slack limited or refused the read before the thread's end
 
 
-async def read_slack_thread(
-    client: AsyncWebClient, *, channel: str, thread_ts: str, oldest: str | None = None
-) -> SlackThread:
-    """Every message Slack gives of the thread (`oldest`: only those from then on, with
-    the thread's parent, which Slack always gives), paging to its end; what it gave until
-    it limited or refused the read. Never raises for Slack's answer."""
-    reader = _Reader(client, channel, thread_ts)
-    cursor: str | None = None
-    while True:
-        page = await reader.page(cursor=cursor, oldest=oldest)
-        if page is None:
-            return SlackThread(reader.messages, complete=False)
-        cursor = page
-        if not cursor:
-            return SlackThread(reader.messages, complete=True)
-
-
 async def read_thread_ends(
     client: AsyncWebClient, *, channel: str, thread_ts: str, newest: str, oldest: str | None = None
 ) -> SlackThread:

@@ -30,7 +30,6 @@ from app.slack.conversation.thread_history import (
     REPLIES_PAGE_SIZE,
     WINDOW_MESSAGES,
     history_from_transcript,
-    read_slack_thread,
     read_thread_ends,
 )
 from app.slack.web_client import build_web_client
@@ -83,21 +82,6 @@ def replies_calls(slack: FakeSlack) -> list[dict[str, object]]:
 # --- a channel thread, read from Slack -----------------------------------------------------------
 
 
-async def test_a_short_channel_thread_is_read_whole_in_one_call_oldest_first(
-    slack: FakeSlack, client: AsyncWebClient
-) -> None:
-    thread_ts = channel_thread(slack, replies=2)
-
-    thread = await read_slack_thread(client, channel=CHANNEL, thread_ts=thread_ts)
-
-    assert [m["text"] for m in thread.messages] == [
-        f"<@UBOT> {OPENING}",
-        "Noted, step 1.",
-        "Step 2: pack floor 2.",
-    ]
-    assert thread.complete and len(replies_calls(slack)) == 1
-
-
 async def test_a_thread_read_since_the_transcripts_newest_message_gives_only_what_came_after(
     slack: FakeSlack, client: AsyncWebClient
 ) -> None:
@@ -105,8 +89,8 @@ async def test_a_thread_read_since_the_transcripts_newest_message_gives_only_wha
     newest_kept = [m.ts for m in slack.thread(CHANNEL, thread_ts)][-1]
     later = member_says(slack, thread_ts, "And who books the lift?")
 
-    thread = await read_slack_thread(
-        client, channel=CHANNEL, thread_ts=thread_ts, oldest=newest_kept
+    thread = await read_thread_ends(
+        client, channel=CHANNEL, thread_ts=thread_ts, newest=later, oldest=newest_kept
     )
 
     # Slack gives the thread's parent whatever the window; the rest is what came since.
@@ -115,33 +99,14 @@ async def test_a_thread_read_since_the_transcripts_newest_message_gives_only_wha
     assert thread.complete
 
 
-async def test_under_non_marketplace_limits_a_read_keeps_what_slack_gave_and_waits_for_nothing(
-    slack: FakeSlack, client: AsyncWebClient
-) -> None:
-    # Orion's own client retries a 429 after Retry-After (a minute here): not for this read.
-    thread_ts = channel_thread(slack, replies=40)
-    slack.limit_history_reads()
-
-    first = await read_slack_thread(client, channel=CHANNEL, thread_ts=thread_ts)
-    second = await read_slack_thread(client, channel=CHANNEL, thread_ts=thread_ts)
-
-    # One page of 15, then Slack's `ratelimited`: the thread is what it gave, its opening
-    # mention included.
-    assert len(first.messages) == 15 and not first.complete
-    assert first.messages[0]["text"] == f"<@UBOT> {OPENING}"
-    # Within the same minute: nothing from Slack at all.
-    assert second.messages == [] and not second.complete
-    errors = [call.error for call in slack.calls_to("conversations.replies")]
-    assert errors == [None, "ratelimited", "ratelimited"], "never retried after Retry-After"
-
-
 async def test_a_read_slack_refuses_costs_the_history_and_nothing_else(
     slack: FakeSlack, client: AsyncWebClient
 ) -> None:
     thread_ts = channel_thread(slack, replies=2)
+    mention = member_says(slack, thread_ts, "Where are we?")
     slack.inject_error("conversations.replies", error="internal_error", status=200)
 
-    thread = await read_slack_thread(client, channel=CHANNEL, thread_ts=thread_ts)
+    thread = await read_thread_ends(client, channel=CHANNEL, thread_ts=thread_ts, newest=mention)
 
     assert thread.messages == [] and not thread.complete
 
