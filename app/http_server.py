@@ -1,23 +1,9 @@
-"""HTTP mode (Cloud Run): Starlette routes `POST /slack/events`, `GET /healthz` (liveness:
-the process answers) and `GET /readyz` (readiness: whether Orion can do its job now, and if
-not, why; app/readiness.py). In distribution mode also `GET /slack/install` and
-`GET /slack/oauth_redirect`, Bolt's OAuth flow (app/slack/oauth/flow.py).
+"""HTTP mode (Cloud Run): `POST /slack/events`, `GET /healthz`, `GET /readyz`, and in
+distribution mode Bolt's OAuth routes (docs/interface.md, docs/operations.md).
 
-`serve_http` takes `$PORT` first (bound, not listening: a port another program holds
-stops Orion at once, with one line, before anything says it is serving), then builds
-everything an answer needs (app/services.py, the Bolt app, Slack's word on the bot token)
-before the server listens: until then a connection is refused, and Cloud Run's startup
-probe keeps traffic away. Every event it acknowledges, it can answer.
-
-Every request to `/slack/events` is taken in the same way, whatever it turns out to be:
-signature headers checked (401) and the declared size (413) before the body is read; the
-body read within a cap (app/runtime/capped_body.py, 413); its signature verified (401);
-only then parsed, once (app/runtime/slack_payload.py, 400 when Bolt could not handle it),
-and handed to Bolt, which acknowledges it and runs its listener.
-
-On SIGTERM the server stops listening, answers 503 to any event still reaching it (Slack
-redelivers it, to another instance), and drains (app/shutdown.py).
-"""
+`serve_http` binds `$PORT` first (a port in use stops Orion at once), then builds everything an
+answer needs before listening, so every event it acknowledges it can answer. Intake order and
+the SIGTERM drain: docs/architecture.md, "How an event flows"."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""The audit trail of memory: one structured line (and one trace event) for every memory
-write, erasure and recall, in every scope — a person's, a thread's or a channel's.
-
-Each line is `audit.memory` with:
-
-- `action`: `write`, `delete`, `forget`, `erase`, `recall`, `archive`, `unarchive` or
-  `setting`;
-- `scope`: whose memory it touched, as `person:U…`, `channel:C…`, `workspace`;
-- `actor`: who made it happen — the person whose message or click it was (`U…`), or
-  `slack` for what Slack's own events did (Orion removed from a channel, a channel
-  deleted or archived);
-- `what`: the file or kind of object (a memory path, `conversation`, `everything`), and
-  counts where there are some.
-
-Never what a memory says: paths are redacted like every log line, contents are not
-logged at all. Lines carry the event's trace id (bound by app/slack/event_scope.py), so
-an admin's question "who changed this channel's memory?" is one log query.
-"""
+"""The audit trail of memory: one `audit.memory` line (and one trace event) for every memory
+write, erasure and recall, in every scope; its fields are in docs/channels.md. Never what a
+memory says: paths are redacted like every log line, contents not logged at all."""
 
 from __future__ import annotations
 

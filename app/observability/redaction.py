@@ -1,20 +1,7 @@
-"""Scrub secrets from anything Orion emits or keeps.
-
-Two kinds of scrubbing, for two kinds of secret:
-
-- Orion's own secrets (its tokens and keys), registered once at start-up (`redact`).
-- Anybody's secrets, recognised by their shape (app/observability/secret_shapes.py): a
-  person pasting a token or a password into a conversation must not have it kept in
-  memory, where it would be read back into later prompts, exports and the Home tab, nor
-  sent to Langfuse or written to a log; nor may a workspace's token in distribution mode
-  (Orion holds one per installation, and a library error can echo it).
-  `redact_secret_shapes` replaces each with `[redacted]`; the memory store applies it to
-  every write (app/memory/secret_free_store.py), the memory tool refuses file names that
-  hold one, and every log line (app/observability/logging.py) and everything traced
-  (app/observability/tracing.py) passes through both kinds (`redact_everything`).
-
-It imports nothing of Orion's outside app/observability, so any layer may use it.
-"""
+"""Scrub secrets from anything Orion emits or keeps (docs/memory-controls.md): Orion's own,
+registered at start-up (`redact`), and anybody's, by their shape (`redact_secret_shapes`,
+app/observability/secret_shapes.py). Logs and traces pass through both (`redact_everything`).
+Imports nothing of Orion's outside app/observability, so any layer may use it."""
 
 from __future__ import annotations
 

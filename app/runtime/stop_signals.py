@@ -1,18 +1,11 @@
-"""Stopping on Ctrl-C or SIGTERM: gracefully on the first signal, within a bounded time.
+"""Stopping on Ctrl-C or SIGTERM: gracefully on the first signal, at once on a second, and in
+any case `STOP_DEADLINE_S` after the first (a worker thread blocked in I/O cannot be
+interrupted, and Python would wait for it at exit). docs/operations.md says what an operator
+sees.
 
-The first SIGINT or SIGTERM asks the process to stop gracefully (answers in flight may
-finish, app/shutdown.py). A second one — a person pressing Ctrl-C again — ends it at once.
-And whatever the graceful stop waits for, the process is gone `STOP_DEADLINE_S` after the
-first signal: a worker thread blocked in a storage or HTTP call cannot be interrupted, and
-Python would otherwise wait for it at exit (with google-cloud-storage's default timeouts,
-a minute or more).
-
-`StopSignals.handle` may run inside a signal handler proper (uvicorn installs them with
-`signal.signal`), that is, in the main thread between any two of its operations — while
-it holds the logger's lock, say. So it takes no lock: it logs nothing (app/shutdown.py
-logs the stop from the event loop) and starts no Python thread; the deadline is kept by
-faulthandler's watchdog, a C thread that ends the process without the GIL or any lock.
-"""
+`StopSignals.handle` may run in a real signal handler, between any two operations of the main
+thread (while it holds the logger's lock, say): it takes no lock, logs nothing and starts no
+Python thread; faulthandler's watchdog, a C thread, keeps the deadline."""
 
 from __future__ import annotations
 

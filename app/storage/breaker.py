@@ -1,21 +1,10 @@
-"""A circuit breaker around a remote store: learn once that it is down, skip it until it is back.
+"""A circuit breaker around a remote store: learn once that it is down, skip it until it is back
+(docs/architecture.md, "The person's path under the worst conditions"; docs/operations.md).
 
-Without it, every event during a storage outage pays the whole storage budget (and the
-client library's retries) before the person hears anything. With it, the first failure
-opens the breaker; from then on every operation fails at once with `StoreOffline`,
-sending nothing, so greetings go out generic and messages go straight to Claude. A probe
-in the background lists one absent key, at growing intervals, and the first answer closes
-the breaker: memories come back without a restart. (A listing, not a read: GCS answers a
-read in a bucket that does not exist as it answers a missing object, a listing with the
-bucket's absence.) Each change of state is logged once
-(`store.unavailable` with the error and its traceback, `store.recovered`).
-
-Only an outage opens it: a `StoreUnreachable` (no connection, server errors throughout,
-no answer within a full request timeout, no credentials, no bucket), and only when
-nothing the store was asked since has been answered — one stalled object or a hot key
-says nothing about the store as a whole. A refused write (412) or a missing object is
-an answer; an error answer (a 403, a 429) is this call's failure, not an outage.
-"""
+Open, every operation fails at once with `StoreOffline`; a background probe lists one absent
+key at growing intervals and the first answer closes it. A listing, not a read: GCS answers a
+read in a missing bucket like a missing object. Only an outage opens it (`StoreUnreachable`
+with nothing answered since); a 412, a 403 or a 429 is an answer, not an outage."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """How long storage may take right now: a deadline carried by the calling context.
 
-A person waiting for a greeting or an answer gives storage one budget (2 s by default)
-for everything it does on their path. Cancelling the awaiting coroutine when that budget
-runs out is not enough: a store backed by a synchronous client keeps its worker thread
-busy, retrying, long after. So the deadline travels with the context (tasks started
-inside inherit it) and each store operation bounds its own timeouts and retries by what
-is left. Work with no deadline (after-turn writes) uses the store's own defaults.
-"""
+Cancelling the coroutine at the end of a person's budget is not enough: a synchronous client
+keeps its worker thread retrying long after. So the deadline travels with the context (tasks
+inherit it) and each store operation bounds its timeouts and retries by what is left; work
+with no deadline (after-turn writes) uses the store's defaults."""
 
 from __future__ import annotations
 

@@ -1,24 +1,11 @@
-"""Objects in a Google Cloud Storage bucket (memories and Orion's own records alike).
+"""Objects in a Google Cloud Storage bucket (docs/architecture.md, "How an event flows", 7).
 
-Every request goes through google-cloud-storage, which is synchronous: its calls run in
-the store's own thread pool, sized for Cloud Run's request concurrency, with an HTTP
-connection pool of the same size (asyncio's default pool, 6 threads on 2 cores, is shared
-with every other `to_thread` and would queue a burst's calls one batch after another).
-The library is imported when the store connects, before Orion serves (app/services.py).
-
-Transient failures (429, 5xx, timeouts, dropped connections) are retried with
-google-api-core's exponential back-off, bounded by `retry_timeout`; each HTTP request is
-bounded by `request_timeout`. On a person's path both are cut to what is left of the
-caller's storage deadline (app/storage/deadline.py): a request ends itself when the
-deadline does, and no retry loop outlives the person's wait. Writes are retried only when
-they carry `if_generation` (the library's `ConditionalRetryPolicy` rule): retrying an
-unconditional upload could silently overwrite a newer write. When retries give up the
-store raises `StoreUnavailable`.
-
-With `STORAGE_EMULATOR_HOST` set the library itself points at the emulator and uses
-anonymous credentials and no project; in production it uses Application Default
-Credentials (the Cloud Run service account).
-"""
+google-cloud-storage is synchronous: its calls run in the store's own thread pool (asyncio's
+default one is shared with every `to_thread` and too small for a burst). On a person's path
+the library's timeouts and retries are cut to the caller's deadline (app/storage/deadline.py).
+Writes are retried only with `if_generation` (the library's `ConditionalRetryPolicy`): an
+unconditional retry could overwrite a newer write. With `STORAGE_EMULATOR_HOST` the library
+itself points at the emulator."""
 
 from __future__ import annotations
 

@@ -1,23 +1,12 @@
-"""Objects in a local directory (`MEMORY_DIR`), with the same semantics as the GCS bucket.
+"""Objects in a local directory (`MEMORY_DIR`), with the bucket's semantics, for development
+(docs/slack-setup.md).
 
-For development without a bucket. Each key is a file under the directory. A file's
-generation is its modification time in nanoseconds, which this store sets itself on every
-write (strictly greater than the previous one), so no sidecar files are needed and an edit
-made by hand in an editor also counts as a new generation.
-
-Writes go to a temporary file that replaces the target in one `os.replace`, so a reader
-never sees half a file and a crashed process leaves the old content or the new one.
-
-Every operation runs on the event loop itself, synchronously. A memory file is a few KiB
-on a local disk: a read takes about 30 µs of CPU and a write about 200 µs, while handing
-either to a worker thread costs about 300 µs more, several times per turn. Running inline
-also makes each operation atomic for the process: the generation check and the replace
-cannot be interleaved with another writer's, nor cut short by a cancelled coroutine.
-
-There is no `fsync`: this store is for development, and flushing every write to disk
-cost about 260 µs of CPU each; after a power cut (not a process crash) the last writes
-may be lost.
-"""
+A file's generation is its modification time in nanoseconds, set by this store on every write
+(strictly increasing), so a hand edit counts as a new generation and no sidecar is needed.
+Each operation runs inline on the event loop: a few-KiB file takes about 30 µs of CPU to
+read and 200 µs to write, the hop to a worker thread about 300 µs more; and inline, the
+generation check and the `os.replace` cannot be interleaved with another writer's or cut by
+a cancellation. No `fsync`: it cost about 260 µs a write, and this store is for development."""
 
 from __future__ import annotations
 

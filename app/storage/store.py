@@ -1,13 +1,6 @@
-"""The object-store interface (memories and Orion's own records), and optimistic updates.
-
-Objects live in a store (GCS in production, a local directory in development).
-Both backends speak this one interface, whose semantics are GCS's: flat keys, whole-object
-reads and writes, and a *generation* number that changes on every write so a writer can say
-"only if nobody changed it since I read it" — the only safe way for several Cloud Run
-instances to edit the same file without a lock service.
-
-This module is imported at start-up: it must stay free of google/anthropic imports.
-"""
+"""The object-store interface (GCS's semantics: flat keys, whole objects, a generation per
+write) and optimistic updates, the only safe way for several instances to edit one object
+without a lock service. Imported at start-up: no google/anthropic imports here."""
 
 from __future__ import annotations
 
@@ -196,17 +189,11 @@ async def update(
 ) -> str | None:
     """Apply `transform` to the object's content without losing concurrent changes.
 
-    `transform` receives the current content (None when absent) and returns the new
-    content, or None to delete the object (a no-op when it is absent). When another writer
-    gets in between our read and our write, the store refuses the write (412); we re-read
-    and re-apply `transform` to the fresh content, up to `attempts` times, then let the
-    last `PreconditionFailed` propagate. `transform` may raise to abort the update; it may
-    be called several times, so it must not have side effects beyond its result.
-
-    `already_read` is the object as the caller has just read it (None: absent): the first
-    attempt starts from it instead of reading again; a stale one only costs a retry.
-
-    Returns the content stored under `key` once the update took effect (None when absent).
+    `transform` gets the current content (None: absent) and returns the new one, or None to
+    delete. On a 412 it is re-applied to a fresh read, up to `attempts` times; it may raise to
+    abort, and may run several times, so it has no side effects. `already_read` (the object as
+    the caller just read it) saves the first read. Returns the content stored once it took
+    effect.
     """
     updated = await update_object(store, key, transform, attempts, already_read=already_read)
     return updated.content if updated is not None else None

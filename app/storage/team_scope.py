@@ -1,29 +1,15 @@
-"""One deployment, many Slack workspaces: each workspace's objects under its own keys.
+"""One deployment, many Slack workspaces: each workspace's objects under its own keys
+(docs/distribution.md).
 
-In distribution mode every key of a person's content and of Orion's own records is scoped
-by the *tenant* — the installation an event came from: one workspace (`T…`), or a whole
-Enterprise Grid organisation (`E…`) installed at once. Above this layer nothing changes:
-the memory tool still sees `/memories/users/{user_id}/…`, the loader reads
-`people/{user_id}/memory/preferences.json`. Here each key gets the tenant inserted after
-its first segment (`people/U1/memory/notes.md` → `people/teams/-/T1/U1/memory/notes.md`):
-every kind of object keeps its prefix, so what decides an object's lifetime (the bucket's
-lifecycle rule for `events/`, app/memory/homes.py within the homes) holds for every
-tenant alike.
+Each key gets the tenant (the installation an event came from, `T…` or a Grid `E…`) after
+its first segment (`people/U1/memory/notes.md` → `people/teams/-/T1/U1/memory/notes.md`), so
+every kind of object keeps its prefix and its lifetime rule. The tenant is bound per event
+from Slack's signed ids (`bind_for_this_task`, `bound_tenant`); with none bound every scoped
+operation is refused (`TenantNotBound`) rather than reach across workspaces.
 
-The tenant is bound per event (`bind_for_this_task`, by the Slack app's middleware; an
-operator command uses `bound_tenant`) from the ids in Slack's signed payload,
-never from anything a person or Claude writes; tasks started inside inherit it. With no
-tenant bound, every scoped operation is refused (`TenantNotBound`): a code path that
-forgot to bind one fails loudly instead of reading or writing across workspaces.
-
-Uninstalling erases a tenant: a tombstone first (`tombstone_key`), then the
-deletions. Every write through this layer checks, after writing, whether its tenant was
-uninstalled since the event began, and if so takes the write back (`TenantUninstalled`):
-either the erasure's listing saw the write, or the writer's check sees the tombstone. The
-write and its check are one unit that the caller's cancellation does not split: a caller
-that stops waiting (its storage deadline, a Stop) between the two would otherwise leave a
-write that no check ever saw.
-"""
+Every write checks, after writing, whether its tenant was uninstalled since the event began,
+and takes the write back if so (`TenantUninstalled`). The write and its check are one unit
+the caller's cancellation does not split: else a write could land that no check ever saw."""
 
 from __future__ import annotations
 
