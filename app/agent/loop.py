@@ -1,17 +1,10 @@
-"""The Claude agent loop: stream an answer, run requested tools, repeat until done.
+"""The Claude agent loop: stream an answer, run requested tools, repeat until done, at most
+`max_iterations` calls (docs/claude-settings.md).
 
-Each Claude call is a Langfuse generation (model, input, output, token usage with what the
-prompt cache read and wrote) and one log line. Text is forwarded to the reply sink as it
-arrives; tool calls are run through the registry and their results sent back, for at most
-`max_iterations` calls. Each call asks for the turn's thinking setting (app/agent/thinking.py)
-and marks the conversation so far as a cache breakpoint (app/agent/prompt_cache.py).
-
-Thinking blocks go back to Claude unchanged, in the assistant turn they came in (the API
-refuses a loop that drops or alters one). Their text is never traced or logged (only its
-length) and never part of the answer's text that is summarised or remembered; under
-`between_tools` it is Claude's progress note between tool calls, shown to the person as it
-arrives. Every stop reason has an outcome (app/agent/stop_reasons.py).
-"""
+Each call is a Langfuse generation and one log line, and marks the conversation so far as a
+cache breakpoint. Thinking blocks go back to Claude unchanged (the API refuses a loop that
+alters one); their text is never traced, logged, summarised or remembered, and under
+`between_tools` it is shown as Claude's progress note between tool calls."""
 
 from __future__ import annotations
 

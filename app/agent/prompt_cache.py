@@ -1,8 +1,6 @@
-"""Where Orion's requests mark prompt-cache breakpoints, and what a call's usage says of them
-(docs/claude-settings.md, "The prompt cache"): after the fixed instructions (shared by
-every conversation), after the memory block (the same for a whole conversation), and on
-the last message of each call of the tool loop (the next call resends all of it).
-bench/prompt_cache.py measures what this saves."""
+"""Where Orion's requests mark prompt-cache breakpoints, and what a call's usage says of them:
+after the fixed instructions, after the memory block, and on the last message of each call of
+the tool loop (docs/claude-settings.md, "The prompt cache"; bench/prompt_cache.py)."""
 
 from __future__ import annotations
 

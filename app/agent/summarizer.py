@@ -1,15 +1,10 @@
-"""The session summary's Claude call: previous summary + new messages → new summary.
+"""The session summary's Claude call: previous summary + new messages → new summary
+(docs/claude-settings.md).
 
-Runs after the reply is already in Slack, so it uses a small model, one non-streaming
-request, a short timeout and no retries: a slow or failing call just means the
-deterministic fallback (app/learning/transcript.py) is written instead, and the failure is
-logged (app/learning/session_summary.py).
-
-Thinking tokens count toward `max_tokens`, so the call runs with thinking off by default
-(app/agent/thinking.py). A reply with no summary text (thinking spent the budget under
-another setting, or the model wrote nothing) is asked for once more with thinking off, and
-if that too is empty it fails with `EmptySummary`, saying why, rather than passing for one.
-"""
+After the reply, so a small model, one non-streaming request, a short timeout and no
+retries: a slow or failing call means the deterministic fallback (app/learning/transcript.py)
+is written instead. An empty reply is asked once more with thinking off, then fails with
+`EmptySummary` rather than passing for a summary."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""How much Claude thinks before and during a call: the `thinking` and effort settings of
-each model call, chosen for a chat (docs/claude-settings.md, "Thinking and effort", says
-why). For answers, `between_tools` turns off up-front thinking so the first words come
-soon, while Claude's short progress notes between tool calls still come back and are
-shown; `adaptive` (an operator's choice) asks for the reasoning as `omitted`. For the
-summary call, `disabled` at `low` effort. Import-light (no SDK): the configuration reads
-the defaults from here."""
+"""How much Claude thinks: the `thinking` and effort settings of each model call
+(docs/claude-settings.md says which and why). Kept import-light (no SDK): the configuration
+reads the defaults from here."""
 
 from __future__ import annotations
 

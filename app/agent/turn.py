@@ -1,27 +1,11 @@
-"""One turn of conversation, and the memory hooks around it.
+"""One turn of conversation, and the memory hooks around it (docs/architecture.md, "How an
+event flows"): `answer`, `capture_preferences` (as the message arrives), `memory_note` (what
+the store confirmed the turn changed) and `after_turn` (summary, search entry, profile; every
+turn ends by settling with its owner's erasure guard, app/learning/guard.py).
 
-- `answer`: the memory block the turn opened with (app/learning/opening.py) in the system
-  prompt, then the agent loop, under one span.
-- `capture_preferences`: as soon as a message arrives, preferences it states are saved.
-- `memory_note`: what the turn's memory tool and captured preferences changed, as the
-  store confirmed it (recorded in `TurnRequest.changes`), for the note under the answer.
-- `after_turn`: once the reply is complete and its transcript written, the conversation's
-  summary, search entry and the owner's profile (app/learning/session_summary.py); every
-  turn — also one that failed, stopped or was refused — ends by settling with its owner's
-  erasure guard (app/learning/guard.py).
-
-A turn whose answer Claude's safety classifiers refused keeps nothing: `after_turn` writes
-no summary, and `memory_note` puts back what the turn changed (a captured preference, a
-memory-tool write) instead of noting it. Every write of a turn goes through its owner's
-guard (`TurnRequest.guard`): what the memory tool, a captured preference and the turn end
-write is taken back if the owner, or the conversation, was forgotten meanwhile.
-
-The hooks are best-effort: bounded in time, failures are warnings in the log, and nothing
-they do can change or delay the reply (the Slack listener runs the last two in the
-background). With memory switched off (no store) they do nothing at all. Each logs one
-line with its outcome and duration, so log-based metrics can count and time them; no line
-carries memory contents.
-"""
+A turn Claude's safety classifiers refused keeps nothing (docs/claude-settings.md). The hooks
+are best-effort: bounded in time, failures logged as warnings, never changing or delaying the
+reply; each logs one line with its outcome and duration, never memory contents."""
 
 from __future__ import annotations
 

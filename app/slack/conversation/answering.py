@@ -1,22 +1,11 @@
-"""Answer one message with Claude, streamed into its thread: the same in both Slack
-experiences (only how Orion shows it is working differs).
+"""Answer one message with Claude, streamed into its thread, the same in both Slack experiences
+(docs/architecture.md, "How an event flows").
 
-Everything Claude's first request needs goes out at once: the retry-dedupe claim and
-the owner's state — the conversation (whose it is, and its transcript: the history), the
-profile and the person's memory — under one storage budget (turn_opening.py). A thread
-recorded for another DM is refused. A delivery that Slack marks as a retry shows nothing
-until it has won its claim. The person's message and the answer go into the transcript
-in one write as the answer ends; after the reply, what the turn taught Orion is written
-in the background and the turn settles with its owner's erasure guard
-(app/learning/guard.py), and a note of what the turn changed in the person's memory
-follows the answer (memory_note.py), with its Undo.
-
-A turn can end early (running_turns.py). Stopped by the person: what was streamed stays
-(in the thread and the transcript), nothing is learned from it, and the note claims only
-the writes that had finished. Cut off by a restart: the answer ends with a line saying so
-and a button to ask again (ask_again.py). Every turn — answered, failed, stopped, cut off
-— writes its transcript once and settles.
-"""
+Claude's first request waits only for one storage budget's reads, beside the dedupe claim
+(turn_opening.py). The message and the answer go into the transcript in one write as the
+answer ends; then what the turn taught is written in the background, the turn settles with its
+owner's erasure guard, and the memory note follows (memory_note.py). A stopped or cut-off turn
+(running_turns.py) also writes its transcript once and settles."""
 
 from __future__ import annotations
 

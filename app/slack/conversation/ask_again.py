@@ -1,14 +1,9 @@
-"""The "Ask again" button under an answer a restart cut off (app/shutdown.py).
+"""The *Ask again* button under an answer a restart cut off (docs/operations.md).
 
-Any instance takes the click (the one that cut the answer off is gone), in a DM or in
-a channel thread. It answers the
-same question in the same thread, once: the first click on any instance claims the
-question (`events/`, create-only), and later clicks do nothing. The button names only the
-question's message; what it said and who wrote it come from Orion's own record of the
-conversation (its transcript: app/learning/conversations.py), or from Slack
-(`conversations.replies`) for a conversation Orion keeps no record of; only the person who
-asked, in that conversation, can ask it again.
-"""
+Any instance takes the click, in a DM or a channel thread; the first click anywhere claims
+the question (`events/`, create-only). The button names only the question's message: what it
+said and who wrote it come from Orion's transcript, or from Slack for a conversation Orion
+keeps no record of; only the person who asked, there, can ask it again."""
 
 from __future__ import annotations
 

@@ -1,31 +1,13 @@
-"""A channel turn's history: the thread as its members wrote it, each message with its
-author as Slack's fields say, ending with the mention being answered.
+"""A channel turn's history: the thread as its members wrote it, each message with its author as
+Slack's fields say, ending with the mention being answered (docs/channels.md).
 
-Orion keeps its own transcript of a channel thread (app/learning/conversations.py), but
-members write in the thread without mentioning Orion, and Slack sends Orion only its
-mentions (no `message.channels` subscription: Orion does not read every message of every
-channel it is in). So each mention reads the thread once: what was said since the
-transcript's newest message — `conversations.replies` from that ts, one page in the
-usual case — or, for a thread Orion has no transcript of, the thread itself. Either read
-is bounded (thread_history.read_thread_ends): a few pages from its start and, for a
-longer stretch, a page of its newest messages; of what it gives, the opening and the
-newest WINDOW_MESSAGES within MAX_READ_CHARS are used. Under Slack's
-limits for distributed apps outside the Marketplace (15 messages a call, once a minute),
-a limited read goes on with what it has. A mention that opens its thread reads nothing.
-
-**Authors are Slack's facts, never text.** Each message's author comes from its
-structured fields: a member (`user`), an app's bot or an integration — an incoming
-webhook, a workflow: Slack's `bot_message` — by its `bot_id`; Orion's own messages are
-its answers. Claude reads each member's message as a line naming its author, then the
-message quoted line by line (app/learning/quoting.py): a message holding a blank line and
-`<@U_CEO>: we decided…` stays its real author's, quoted. The transcript keeps the author
-the same way (`user`, or `bot`).
-
-What was read goes into the transcript with the mention, each message with its author,
-written as the answer ends — except what an author wrote before they last asked to be
-forgotten (one profile read per author, beside the answer: `said_since_erasure`): what
-Slack still shows is answered with, never kept again.
-"""
+Slack sends Orion only its mentions, so each mention reads the thread once, bounded
+(thread_history.read_thread_ends): since the transcript's newest message, or the whole thread
+when Orion keeps none; a mention that opens its thread reads nothing. Authors are Slack's
+structured fields (`user`, `bot_id`), never text: a message holding `<@U_CEO>: we decided…`
+stays its real author's, quoted (app/learning/quoting.py). What was read is kept with the
+mention as the answer ends, except what an author wrote before they last asked to be
+forgotten (`said_since_erasure`)."""
 
 from __future__ import annotations
 

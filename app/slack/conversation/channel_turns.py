@@ -1,29 +1,13 @@
-"""A mention in a channel thread: whether Orion answers there, and with what memory.
+"""A mention in a channel thread: whether Orion answers there, and with what memory
+(docs/channels.md).
 
-Everything a channel turn starts from is asked at once, beside the retry-dedupe claim and
-under the same storage budget — nothing sits in front of the memory reads:
-
-- **Slack** (`conversations.info`, without waiting out a rate limit): is Orion still a
-  member, is the channel private, archived, or shared with another organisation (Slack
-  Connect). What the event says is not taken for it: a retried or forged mention of a
-  channel Orion has left reaches nothing. And on the person (`users.info`): a guest —
-  whom Slack shows only the channels they are in — recalls nothing beyond this one; only
-  recall's scope waits for that answer, set after the memory reads (`recall_scope`).
-  Both are asked for this turn only (app/slack/conversation/channel_facts.py): a channel made
-  private, or a person made a guest, counts from the next mention.
-- **What admins chose** (app/learning/channel_memory.py), within `SLACK_CHANNELS`.
-- **The conversation's record**, as the channel's (app/learning/conversations.py): a
-  thread recorded for a person's DM, or for another channel, is refused.
-- **The memory**: the organisation's context, the thread's summary, and of the person
-  who mentioned Orion only how they like answers (their language, the shape of an
-  answer) — nothing else of theirs.
-
-Then one verdict (`Verdict`): answer and remember; answer and keep nothing; say in a line
-only the person sees that Orion is off here (an admin's choice), or that it does not work
-in channels shared with other organisations, or that it cannot check right now; or, in a
-channel Orion is no longer in (or archived), nothing at all. When storage cannot say what
-admins chose, Orion does not answer (their choice is never overridden by an outage).
-"""
+Everything it starts from is asked at once, beside the retry-dedupe claim and under one
+storage budget: Slack's word on the channel and the person (channel_facts.py, for this turn
+only; what the event says is not taken for it), what admins chose
+(app/learning/channel_memory.py), the conversation's record as the channel's, and the
+memory (the organisation's context, the thread's summary, and of the person only how they
+like answers). Then one `Verdict`. When storage cannot say what admins chose, Orion does not
+answer: their choice is never overridden by an outage."""
 
 from __future__ import annotations
 

@@ -1,23 +1,11 @@
 """Handle each Slack event once, even when Slack retries it on another instance.
 
-Slack retries an event not acknowledged within 3 s, up to three times, and a retry can
-reach any Cloud Run instance. Bolt acks first and runs the listener after, so the claim
-happens in the listener, off the ack path: the first delivery to create
-`events/{event_id}` in the shared store (create-only, GCS `if_generation_match=0`) wins;
-every other delivery is acked and dropped. A small in-process cache answers repeats on
-the same instance without a round trip.
-
-The claim runs beside the memory reads, not in front of them, under the same storage
-deadline (the listeners start it as a task). Until it is won, a delivery that Slack marks
-as a retry (`X-Slack-Retry-Num`) stays invisible: another instance may be answering the
-first delivery, and its status must not be overwritten or cleared. A first delivery
-shows its status at once (nobody else has it yet).
-
-If the claim store is unreachable, Orion prefers answering (at worst twice) over
-dropping the person's message, and says so in the log (once per outage, when the store's
-breaker opens). Claims are tiny; a bucket lifecycle rule deletes `events/` objects after
-a day (docs/operations.md).
-"""
+Bolt acks first, so the claim happens in the listener, beside the memory reads and under
+their deadline: the first delivery to create `events/{event_id}` (create-only) wins, every
+other is dropped; a small in-process cache answers repeats on one instance. Until it has won,
+a delivery Slack marks as a retry shows nothing (delivery.py). With the claim store
+unreachable Orion answers (at worst twice) rather than drop the message, and logs it.
+`events/` expires after a day (docs/operations.md)."""
 
 from __future__ import annotations
 

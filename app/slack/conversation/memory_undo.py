@@ -1,16 +1,11 @@
-"""The Undo button under a memory note: put the person's memory back as it was before
-that answer (app/learning/undo.py), then show the note as undone.
+"""The Undo button under a memory note: put the person's memory back as it was before that
+answer (app/learning/undo.py), then show the note as undone (docs/memory-notes.md).
 
-The button's value is the undo record's random id, nothing else; whose record it is
-comes from the record, and whose click from Slack's signed payload (`body.user.id`).
-Only the owner's click does anything. Anyone else's changes nothing, is told so (a line
-only they see) and is logged. So are a second click, an expired record, an owner who
-asked to be forgotten since, and a file changed since the answer (nothing is undone
-then: an undo never overwrites a later change). An undo that worked rewrites the note —
-or, when the note cannot be rewritten (deleted meanwhile), says so in a line only the
-person sees. With memory switched off, the click is told memory is unavailable.
-Everything is in the store, so any instance, after any restart, handles the click the same.
-"""
+The button's value is the undo record's random id only; whose record it is comes from the
+record, whose click from Slack's signed payload. Only the owner's click does anything; every
+refusal (someone else, a second click, expired, forgotten since, a file changed since) is
+told in a line only they see and logged. Everything is in the store, so any instance
+handles the click the same."""
 
 from __future__ import annotations
 

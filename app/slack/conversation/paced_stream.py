@@ -1,35 +1,16 @@
-"""One streamed Slack message, written while Claude writes it: the first words at once,
-then everything that arrived since, at most one Slack call per APPEND_INTERVAL_S.
+"""One streamed Slack message, written while Claude writes it: the first words at once, then
+all that arrived since, at most one Slack call per APPEND_INTERVAL_S (docs/architecture.md,
+"How an event flows", 8; docs/agent-display.md).
 
-Claude streams a few characters at a time (about 24 every 80 ms at Sonnet's pace). A
-Slack call per delta would run into `chat.appendStream`'s rate limit; holding a fixed
-number of characters before the first write (as slack_sdk's `chat_stream` does, 256 by
-default) keeps the person waiting about a second for the first words. So the first
-visible text opens the stream (`chat.startStream`) as soon as it arrives, and later text
-is coalesced: one call in flight at a time, the next no sooner than APPEND_INTERVAL_S
-after the previous one started, carrying all that arrived meanwhile (at most
-MAX_MARKDOWN_CHARS a call, Slack's limit). Whatever Slack does — answer slowly, ask to
-retry after a 429 (the client honours `Retry-After`), fail — no call queues up behind
-another, and `push` never waits for Slack: the text gathers here and leaves with the
-next call. `close` sends what is left with `chat.stopStream`.
+Why not slack_sdk's `chat_stream`: it holds 256 characters before the first write, about a
+second at Claude's pace; a call per delta would hit `chat.appendStream`'s rate limit. So one
+call is in flight at a time and `push` never waits for Slack: text gathers and leaves with the
+next call. Memory tasks (task_display.py) travel in the same queue, in order; a call whose
+chunks Slack refuses is sent again without them, and no chunk is sent after.
 
-Text that is only whitespace (the blank line between two steps of an answer) does not
-open the stream nor make a call of its own: it goes with the next visible text.
-
-What Orion does with memory meanwhile (task_display.py) travels the same way: a task's
-update is queued like text, in order, and leaves with the next call as a `task_update`
-chunk (several updates of one task in one call: only the latest). A task may open the
-stream before the answer has words; the first words then go at once, not an interval
-later. A call with chunks that Slack refuses (a workspace without the display) is sent
-again without them, and from then on no chunk is sent: the text never waits on the
-display, and there is never a second writer.
-
-Slack refusing a call because the message is no longer streaming means one of two things:
-the stream expired (Slack ends streams after about five minutes), or Slack stopped it
-because the person pressed Stop — on whichever instance the Stop event landed. A stream
-younger than `STREAM_LIFETIME_S` was stopped: `on_stopped` hears of it, and nothing more
-is written (not even the rest of the answer another way).
-"""
+Slack refusing a call because the message no longer streams means it expired (after about
+five minutes) or the person pressed Stop, on whichever instance it landed: a stream younger
+than `STREAM_LIFETIME_S` was stopped, `on_stopped` hears of it, and nothing more is written."""
 
 from __future__ import annotations
 

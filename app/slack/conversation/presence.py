@@ -1,20 +1,7 @@
-"""How a conversation shows that Orion is working: the one thing the two Slack experiences
-do differently while a message is answered.
-
-- Assistant messaging (assistant_view): a free-text status line under the thread ("is
-  thinking...", with rotating loading messages), which Slack clears when Orion replies.
-- Agent messaging (agent_view): the conversation's agent session, whose status is one of
-  `active | processing | suspended | closed` (no free text). It shows Slack's own spinner
-  and Stop button while `processing`, and stays there (for up to an hour) until Orion sets
-  it back to `active`, so every turn ends with `active`, whatever happened.
-
-- A channel thread (a mention): Slack has no status line there (`assistant.threads.
-  setStatus` is for assistant threads only, agent sessions for the app's DM), so Orion
-  shows it is working in the answer itself: the stream opens with its task display
-  (what it restores and looks up) before the first words.
-
-Neither ever fails a turn: a status Slack refuses costs the person only the status.
-"""
+"""How a conversation shows that Orion is working, the one thing the experiences do differently
+(docs/agent-display.md): assistant_view's status line, agent_view's session status (every turn
+ends with `active`, else Slack shows `processing` for up to an hour), and in a channel thread,
+which has neither, the answer's own task display. A status Slack refuses never fails a turn."""
 
 from __future__ import annotations
 

@@ -1,21 +1,11 @@
-"""Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens.
+"""Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens
+(docs/architecture.md, "How an event flows", 8).
 
-The answer goes out through Slack's chat streaming (`chat.startStream` / `appendStream`
-/ `stopStream`) from its first words, paced within Slack's limits (paced_stream.py).
-When streaming is unavailable or breaks midway (a stream expires after about five
-minutes with `message_not_in_streaming_state`; Slack may fail a call), the answer is
-collected and written whole at the end: the streamed message is rewritten with
-`chat.update` to the answer's first part and the rest follows in new messages, so
-everything is shown once. An answer longer than one message is split at Markdown block
-boundaries (answer_parts.py). A stopped answer keeps what it showed (Slack stopped its
-stream; the instance that got the Stop confirms it). An answer cut off by a restart ends
-with a line saying so and a button to ask again.
-
-What Orion does with memory meanwhile is shown in the same stream as Slack's task display
-(task_display.py), where the workspace takes it; elsewhere the status line says it, as
-before. No task is left in progress: when the answer ends, is stopped or fails, a task
-that did not finish is shown as not done.
-"""
+Paced by paced_stream.py; when streaming is unavailable or breaks midway the answer is
+written whole at the end (the streamed message rewritten with `chat.update` to its first part,
+answer_parts.py), so everything is shown once. A stopped answer keeps what it showed; one cut
+off by a restart ends with a line and *Ask again*. No task of the display is left in
+progress: one that did not finish is shown as not done."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""The turns this process is answering now, by conversation, and why one was ended early.
-
-A turn ends before its answer is complete in two ways:
-
-- **Stopped**: the person pressed Stop (agent_view). Slack stops the answer's stream
-  itself, wherever the `agent_session_stopped` event lands: the process answering learns
-  of it from Slack refusing its next stream call (paced_stream.py), and the instance
-  that gets the event confirms it (agent_session_stopped.py). Instances share nothing,
-  and need not: Slack holds the stream's state.
-- **Cut off**: the process is stopping (SIGTERM) and the answer could not finish in time
-  (app/shutdown.py).
-"""
+"""The turns this process is answering now, by conversation, and why one was ended early:
+**stopped** (Stop pressed: Slack holds the stream's state, so the answering process learns it
+from its next refused stream call, paced_stream.py) or **cut off** (the process is stopping
+and the answer could not finish, app/shutdown.py). docs/architecture.md, "Stop"."""
 
 from __future__ import annotations
 

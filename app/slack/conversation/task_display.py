@@ -1,18 +1,9 @@
-"""Orion's memory tasks (app/agent/memory_task.py) as Slack's agent display: `task_update`
-chunks streamed with the answer (`chat.startStream` / `appendStream` / `stopStream`),
-shown together in one plan block (`task_display_mode: plan`) under a `plan_update` title.
+"""Orion's memory tasks (app/agent/memory_task.py) as Slack's agent display: slack_sdk's
+`task_update` chunks in one plan block, streamed with the answer (docs/agent-display.md).
 
-The chunks are slack_sdk's own models (`TaskUpdateChunk`, `PlanUpdateChunk`,
-`UrlSourceElement`). What they carry is bounded to Slack's limits (256 characters a
-title, details or output) and escaped like every other text Orion posts
-(app/slack/mrkdwn.py). A source is a link to a past conversation's thread made by
-ThreadLinks, so it always points at Slack, or it is left out.
-
-A workspace that does not take these chunks (Slack refuses the call: an older experience,
-a plan without the feature) is remembered for the life of the process, per team: its
-answers stream as plain text and the status line shows the work, as before, without a
-refused call every message.
-"""
+Bounded to Slack's 256 characters and escaped like every text Orion posts; a source is a
+ThreadLinks link to a past thread, or left out. A team whose workspace refuses the chunks is
+remembered for the process's life: its answers stream as plain text with the status line."""
 
 from __future__ import annotations
 

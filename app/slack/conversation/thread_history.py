@@ -1,17 +1,11 @@
-"""A turn's history: what was said in the conversation before the message being answered.
+"""A turn's history: Orion's own transcript of the conversation (app/learning/conversations.py),
+and in a channel thread Slack's `conversations.replies` for what members wrote without
+mentioning Orion (channel_history.py).
 
-It comes from Orion's own transcript of the conversation (app/learning/conversations.py),
-read beside the memory, with no Slack call at all. Slack's `conversations.replies` is read
-only in a channel thread, for what members wrote there without mentioning Orion
-(channel_history.py).
-
-`conversations.replies` returns a thread oldest first, a page at a time, with no
-newest-first order, so a long thread is read to its end to reach its newest messages.
-Commercially distributed apps outside the Slack Marketplace get it at 1 request a minute
-and 15 messages a call: there the read stops at Slack's `ratelimited` (at once: this
-client does not wait out `Retry-After`), and the turn goes on with what it has, logged.
-A read Slack refuses for any other reason costs the turn its history, never its answer.
-"""
+`conversations.replies` has no newest-first order, so a long thread's end is found by time
+(`read_thread_ends`). Outside the Marketplace Slack gives 15 messages a call, once a minute:
+the read stops at `ratelimited` (without waiting out `Retry-After`) and the turn goes on with
+what it has. A refused read costs the turn its history, never its answer."""
 
 from __future__ import annotations
 
