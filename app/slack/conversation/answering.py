@@ -4,7 +4,7 @@
 Claude's first request waits only for one storage budget's reads, beside the dedupe claim
 (turn_opening.py). The message and the answer go into the transcript in one write as the
 answer ends; then what the turn taught is written in the background, the turn settles with its
-owner's erasure guard, and the memory note follows (memory_note.py). A stopped or cut-off turn
+owner's erasure guard, and the memory note follows (`_show_memory_note`). A stopped or cut-off turn
 (running_turns.py) also writes its transcript once and settles."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from app.slack.conversation.channel_turns import (
 )
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.delivery import Delivery
-from app.slack.conversation.memory_note import show_memory_note
+from app.slack.conversation.memory_note_blocks import note_blocks, note_fallback
 from app.slack.conversation.presence import Presence
 from app.slack.conversation.reply_stream import (
     CUT_OFF_LINE,
@@ -54,6 +54,7 @@ from app.slack.conversation.running_turns import EndedEarly, RunningTurns
 from app.slack.conversation.task_display import TaskDisplaySupport
 from app.slack.conversation.thread_links import ThreadLinks, WorkspaceLinks
 from app.slack.conversation.turn_opening import NOT_YOURS, TurnOpening, open_turn, turn_history
+from app.slack.conversation.unfurls import NO_UNFURLS
 from app.storage.deadline import seconds_until
 
 if TYPE_CHECKING:
@@ -184,9 +185,8 @@ class Answerer:
         except Exception as exc:
             log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
             await _apologise(reply, friendly_error(exc))
-            if turn.request is not None:
-                # What the failed turn did save is still shown, and can be undone.
-                await show_memory_note(client, agent, turn.request, turn.capturing)
+            # What the failed turn did save is still shown, and can be undone.
+            await _show_memory_note(client, agent, turn)
         finally:
             if turn.request is not None and not turn.finished:
                 # Failed or ended early: what was said is kept, nothing is learned, and the
@@ -276,7 +276,7 @@ class Answerer:
         run_in_background(_turn_end(turn, agent, result.text), name="memory.after_turn")
         turn.finished = True
         # What the store confirmed changing, under the answer.
-        await show_memory_note(client, agent, turn.request, turn.capturing)
+        await _show_memory_note(client, agent, turn)
 
     async def _ended_early(
         self,
@@ -298,10 +298,8 @@ class Answerer:
         log.info("slack.turn.stopped", written_chars=len(reply.text))
         await reply.stop()
         self._keep_answer(turn, reply.text, reply)
-        if turn.request is not None:
-            # What the stopped turn did save is still shown, and can be undone.
-            agent = self._provider.services.agent
-            await show_memory_note(client, agent, turn.request, turn.capturing)
+        # What the stopped turn did save is still shown, and can be undone.
+        await _show_memory_note(client, self._provider.services.agent, turn)
 
     def _keep_answer(self, turn: _Turn, text: str, reply: SlackReplyStream) -> None:
         """The answer, as the person saw it, into the transcript at once: the next message
@@ -358,6 +356,30 @@ async def _turn_end(turn: _Turn, agent: Agent, answer: str | None) -> None:
         await asyncio.gather(turn.capturing, return_exceptions=True)
     if turn.request is not None:
         await agent.after_turn(turn.request, answer, turn.transcript)
+
+
+async def _show_memory_note(client: AsyncWebClient, agent: Agent, turn: _Turn) -> None:
+    """The memory note under the answer: a message of its own, with an Undo
+    (memory_undo.py), once the message's preferences are saved (so it names them too). Never
+    raises: the answer is already shown."""
+    if turn.request is None:
+        return
+    try:
+        if turn.capturing is not None:
+            await asyncio.wait({turn.capturing})  # never cancelled here: it is the save itself
+        note = await agent.memory_note(turn.request)
+        if note is None:
+            return
+        lines = [str(line) for line in note.lines]
+        await client.chat_postMessage(
+            channel=turn.request.channel_id,
+            thread_ts=turn.request.thread_ts,
+            text=note_fallback(lines),
+            blocks=note_blocks(lines, note.undo_id),
+            **NO_UNFURLS,
+        )
+    except Exception as exc:  # Slack refused it, or anything else: the answer stands
+        log.warning("slack.memory_note_failed", error=type(exc).__name__, exc_info=exc)
 
 
 # A thread recorded as someone's DM, or as another channel's.
