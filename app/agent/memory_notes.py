@@ -1,12 +1,7 @@
-"""The note under an answer that changed memory: what changed, and the id of its undo.
-
-Built once the answer is complete (or stopped), from the turn's change log — only what
-the store confirmed (app/memory/change_log.py). No note when nothing changed, when the
-person hid the notes (their Home-tab switch, else the operator's `MEMORY_NOTES`), or when
-they asked to be forgotten during the turn (what it wrote is being erased). If the undo
-record cannot be kept (storage failing after the turn's writes), the note still says what
-changed, without an Undo.
-"""
+"""The note under an answer that changed memory: what the store confirmed changed
+(app/memory/change_log.py) and the id of its undo (docs/memory-notes.md). None when nothing
+changed, the notes are hidden, or the person asked to be forgotten during the turn; without
+an Undo when the undo record could not be kept."""
 
 from __future__ import annotations
 

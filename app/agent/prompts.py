@@ -1,11 +1,6 @@
-"""Orion's system prompt, assembled from fixed instructions and per-turn data.
-
-From the most stable to the most volatile (app/agent/prompt_cache.py): the fixed
-instructions (the same for everyone), then the memory guide naming this person's
-directories, then the memory block (the same for the whole conversation), each group ending
-on a cache breakpoint. Memory is fenced and labelled as data about the user: stored text
-can inform an answer but never adds or replaces instructions.
-"""
+"""Orion's system prompt, from the most stable part to the most volatile, each group ending on a
+cache breakpoint (docs/claude-settings.md). Memory is fenced and labelled as data about the
+user: stored text can inform an answer but never adds or replaces instructions."""
 
 from __future__ import annotations
 
@@ -89,16 +84,11 @@ CHANNEL_MEMORY = (
 def fence_memory(memory_context: str, *, about: str = DM_MEMORY) -> str:
     """Stored memory between the fence's tags, escaped so that it can never end the block.
 
-    Everything in `memory_context` was written by a person or by Claude on a person's
-    request, so it may contain `</remembered_context>` followed by text posing as
-    instructions, in every later thread. Escaping `&`, `<` and `>` (the rule that makes
-    text safe inside HTML) means no stored text, in any case, spacing or pre-escaped form
-    (`&lt;/...` becomes `&amp;lt;/...`), can produce a tag at all, so the fence has
-    exactly one opening and one closing tag. Chosen over a random nonce in the tag name:
-    it is a guarantee rather than a probability, and the prompt stays the same for the
-    same memory (testable, and cached: a cache breakpoint follows it).
-    Look-alike characters (`＜`, `‹`, `〈`) are not `<`: they stay inside as data, and the
-    header tells Claude that the block ends only at its real closing tag.
+    Stored text may hold `</remembered_context>` and then text posing as instructions.
+    Escaping `&`, `<` and `>` means no stored text, in any form (`&lt;/…` becomes `&amp;lt;/…`),
+    can make a tag: a guarantee, unlike a random nonce, and the same prompt for the same memory
+    (testable, and cached). Look-alikes (`＜`, `‹`) stay as data; the header says the block
+    ends only at its real closing tag.
     """
     escaped = html.escape(memory_context, quote=False)
     header = MEMORY_DATA_HEADER.format(about=about)

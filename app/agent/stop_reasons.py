@@ -1,11 +1,7 @@
-"""What the person is told when Claude's answer ends for a reason other than finishing.
-
-Every `stop_reason` the SDK lists has an outcome (app/agent/loop.py): `end_turn` and
-`stop_sequence` end the answer as written; `tool_use` runs the tools; `pause_turn` sends
-the turn back for Claude to continue; the others keep what was written and add one line
-from here. A reason the SDK does not list yet is logged and the answer ends as written.
-Each line is standard Markdown, in italics like Orion's other notes in an answer.
-"""
+"""What the person is told when Claude's answer ends for a reason other than finishing: the
+outcome of every `stop_reason` is in docs/claude-settings.md; a reason the SDK does not list
+yet is logged and the answer ends as written. Each line is Markdown, in italics like Orion's
+other notes."""
 
 from __future__ import annotations
 

@@ -145,17 +145,9 @@ def score(
 
 
 async def forget_person_traces(user_id: str) -> int | None:
-    """Delete every Langfuse trace of `user_id` (the person's "Forget everything").
-
-    Langfuse keeps what was traced: the person's messages and the memory injected into
-    the prompt (secrets masked, the rest as it was). Their traces are found by the user id
-    every trace of theirs carries, through Langfuse's public API, and deleted.
-
-    Best effort, never raising: returns how many traces were deleted, or None when tracing
-    is off or Langfuse could not be asked (logged with the traceback). Langfuse lists a
-    trace only once it has processed it (about half a minute), so the traces of the last
-    moments before the erasure can escape.
-    """
+    """Delete every Langfuse trace of `user_id`: their "Forget everything"
+    (docs/memory-controls.md). Best effort, never raising: how many were deleted, or None
+    when tracing is off or Langfuse could not be asked (logged)."""
     return await _forget("tracing.forget", {"user_id": user_id})
 
 

@@ -1,13 +1,7 @@
 """What Slack says now of a channel (`conversations.info`) and of a person (`users.info`),
-asked where a decision needs it, beside the other reads of the turn or command that
-asks, and never kept past it: a channel made private or shared, a person made a guest
-or an admin, counts from the next event on.
-
-Each is asked without waiting out a rate limit, within the turn's storage deadline when
-there is one (at most INFO_BUDGET_S): a slow Slack costs a turn its memory or its recall
-across channels, never its answer. None means Slack did not say, and every caller takes
-the narrower reading of that (no memory, no recall beyond the channel, no admin).
-"""
+asked beside the other reads of the turn or command that needs it and never kept past it
+(docs/channels.md). Asked without waiting out a rate limit, within at most INFO_BUDGET_S:
+None means Slack did not say, and every caller takes the narrower reading of that."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""The first moves on an event a person waits on (a thread start, a message): claim the
-event, read the memory, and show that Orion is on it, in the order that is both fast and
-safe. The same for both experiences.
-
-The retry-dedupe claim and the memory read go out together, under one storage budget, so
-the person waits for one storage round trip, not two. The status is shown as early as is
-safe: a first delivery shows it at once, beside the claim (nobody else has this delivery;
-if it loses the claim all the same, the winner's reply replaces the status); a delivery
-Slack marks as a retry shows nothing until it has won, since another instance may be
-answering the first delivery, and that one's status must not be overwritten or cleared.
-"""
+"""The first moves on an event a person waits on, in the order that is both fast and safe: the
+retry-dedupe claim and the memory read together under one storage budget (one round trip,
+not two); the status at once for a first delivery, and for one Slack marks as a retry only
+once it has won (another instance may be answering, and its status must not be cleared)."""
 
 from __future__ import annotations
 

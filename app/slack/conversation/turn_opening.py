@@ -1,11 +1,6 @@
-"""What a turn starts from, read beside its retry-dedupe claim under one storage budget:
-its owner's state (app/learning/opening.py) — the conversation (whose it is, with its
-transcript: the history), the owner's profile and the person's memory — all at once.
-
-A thread whose record is another DM's, or another kind of conversation, is refused; one
-whose state storage could not give in time is answered with what arrived, and keeps
-nothing. The history is Orion's own transcript, ending with the message being answered.
-"""
+"""What a turn starts from, read beside its retry-dedupe claim under one storage budget: its
+owner's state (app/learning/opening.py), all at once. A thread recorded for another DM is
+refused; one whose state storage could not give in time is answered and keeps nothing."""
 
 from __future__ import annotations
 
