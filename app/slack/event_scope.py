@@ -15,8 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from app.observability import tracing
-from app.observability.event_context import event_context
-from app.observability.logging import get_logger
+from app.observability.logging import event_context, get_logger
 from app.runtime.in_flight import in_flight
 from app.storage.team_scope import current_tenant
 

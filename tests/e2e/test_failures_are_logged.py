@@ -28,7 +28,7 @@ import pytest
 from app.learning.recall import COULD_NOT_SEARCH
 from app.memory.homes import person, preferences_key
 from app.memory.scopes import global_context_key
-from app.observability.event_context import trace_id_for
+from app.observability.logging import trace_id_for
 from app.slack.conversation.greeting import GENERIC_GREETING
 from tests import layout, log_events
 from tests.e2e import conversation

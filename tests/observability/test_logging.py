@@ -10,8 +10,7 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from app.observability.event_context import event_context, trace_id_for
-from app.observability.logging import configure_logging, get_logger
+from app.observability.logging import configure_logging, event_context, get_logger, trace_id_for
 from app.observability.redaction import register_secrets
 
 
