@@ -113,18 +113,18 @@ class SlackReplyStream:
         user_id: str | None,
         team_id: str | None,
         presence: Presence,
-        task_display: TaskDisplaySupport | None = None,
-        links: Callable[[], ThreadLinks] | None = None,
-        on_stopped: Callable[[], None] = lambda: None,
+        task_display: TaskDisplaySupport,
+        links: Callable[[], ThreadLinks],
+        on_stopped: Callable[[], None],
     ) -> None:
-        """`task_display`: which workspaces take Slack's task display (None: never show
-        it); `links`: how to link to a past conversation's thread; `on_stopped`: Slack
-        stopped the answer's stream (the person pressed Stop)."""
+        """`task_display`: which workspaces take Slack's task display; `links`: how to link
+        to a past conversation's thread; `on_stopped`: Slack stopped the answer's stream (the
+        person pressed Stop)."""
         self._client = client
         self._presence = presence
         self._channel = channel
         self._thread_ts = thread_ts
-        self._links = links or (lambda: ThreadLinks(team_id=team_id))
+        self._links = links
         self._tasks = TaskBoard()
         self._stream = PacedStream(
             client,
@@ -134,12 +134,8 @@ class SlackReplyStream:
             team_id=team_id,
             on_failure=self._on_stream_error,
             on_stopped=on_stopped,
-            tasks_allowed=task_display is not None and task_display.allowed(team_id),
-            on_tasks_refused=(
-                (lambda error: task_display.refused(team_id, error))
-                if task_display is not None
-                else None
-            ),
+            tasks_allowed=task_display.allowed(team_id),
+            on_tasks_refused=lambda error: task_display.refused(team_id, error),
         )
         self._text: list[str] = []
         self._expired = False  # Slack ended the stream itself (it is no longer streaming)
