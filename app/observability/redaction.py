@@ -45,7 +45,7 @@ def redact(value: object) -> object:
 # --- secrets recognised by their shape ---------------------------------------------------
 
 
-def redact_secret_shapes(text: str, replacement: str = SHAPE_REDACTED) -> str:
+def redact_secret_shapes(text: str) -> str:
     """`text` with every secret of a known shape (`SECRET_SHAPES`) replaced.
 
     Shapes are matched on the text without its invisible characters (a zero-width space
@@ -69,9 +69,9 @@ def redact_secret_shapes(text: str, replacement: str = SHAPE_REDACTED) -> str:
     kept_until = 0
     for start, end in _merged(spans):
         start, end = visible.original_span(start, end)
-        if text[start:end] == replacement:
+        if text[start:end] == SHAPE_REDACTED:
             continue  # redacted before
-        pieces += (text[kept_until:start], replacement)
+        pieces += (text[kept_until:start], SHAPE_REDACTED)
         kept_until = end
     if not pieces:
         return text

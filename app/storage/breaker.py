@@ -50,11 +50,9 @@ class GuardedStore:
         inner: ObjectStore,
         *,
         first_probe_s: float = FIRST_PROBE_S,
-        max_probe_interval_s: float = MAX_PROBE_INTERVAL_S,
     ) -> None:
         self.inner = inner
         self._first_probe_s = first_probe_s
-        self._max_probe_interval_s = max_probe_interval_s
         self._last_answer = float("-inf")  # monotonic time the store last answered
         self._probe: asyncio.Task[None] | None = None
         self._outage: StoreUnreachable | None = None
@@ -160,7 +158,7 @@ class GuardedStore:
                 log.debug(
                     "store.probe.failed", error=type(exc).__name__, attempt=attempts, exc_info=exc
                 )
-                interval = min(interval * 2, self._max_probe_interval_s)
+                interval = min(interval * 2, MAX_PROBE_INTERVAL_S)
                 continue
             break
         self._last_answer = time.monotonic()

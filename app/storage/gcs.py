@@ -77,7 +77,6 @@ class GcsObjectStore:
         project: str | None = None,
         retry_timeout: float = 10.0,
         request_timeout: float = 5.0,
-        workers: int = STORAGE_WORKERS,
         expires: Callable[[str], bool] | None = None,
     ) -> None:
         """`expires`: which keys the bucket's lifecycle rule deletes some days after their
@@ -90,8 +89,7 @@ class GcsObjectStore:
         self._project = project
         self._retry_timeout = retry_timeout
         self._request_timeout = request_timeout
-        self._workers = workers
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gcs")
+        self._executor = ThreadPoolExecutor(max_workers=STORAGE_WORKERS, thread_name_prefix="gcs")
         self._connection: Connection | None = None
         self._connecting = threading.Lock()
 
@@ -182,7 +180,7 @@ class GcsObjectStore:
                     client=self._client,
                     credentials=self._credentials,
                     project=self._project,
-                    pool_size=self._workers,
+                    pool_size=STORAGE_WORKERS,
                     retry_timeout=self._retry_timeout,
                     request_timeout=self._request_timeout,
                 )

@@ -15,7 +15,7 @@ from slack_sdk.models.messages.chunk import PlanUpdateChunk, TaskUpdateChunk
 
 from app.agent.memory_task import MemoryTask, TaskSource
 from app.observability.logging import get_logger
-from app.slack.conversation.thread_links import ThreadLinks
+from app.slack.conversation.thread_links import TEAMS_KEPT, ThreadLinks
 from app.slack.mrkdwn import escape_within
 
 log = get_logger(__name__)
@@ -48,12 +48,11 @@ STOPPED = "Stopped before it finished"
 
 
 class TaskDisplaySupport:
-    """Which workspaces refused the task display, remembered for the process (bounded:
-    an Orion serving more teams than this forgets the oldest and asks Slack again)."""
+    """Which workspaces refused the task display, remembered for the process (at most
+    TEAMS_KEPT)."""
 
-    def __init__(self, max_teams: int = 10_000) -> None:
+    def __init__(self) -> None:
         self._refused: OrderedDict[str, None] = OrderedDict()
-        self._max_teams = max_teams
 
     def allowed(self, team_id: str | None) -> bool:
         return (team_id or "") not in self._refused
@@ -63,7 +62,7 @@ class TaskDisplaySupport:
         if key not in self._refused:
             log.info("slack.task_display.unsupported", team_id=team_id, error=error)
         self._refused[key] = None
-        while len(self._refused) > self._max_teams:
+        while len(self._refused) > TEAMS_KEPT:
             self._refused.popitem(last=False)
 
 

@@ -21,6 +21,10 @@ from app.observability.logging import get_logger
 
 log = get_logger(__name__)
 
+# How many workspaces' answers a process keeps (its links here, task_display.py's refusals);
+# past that it forgets the oldest and asks Slack again.
+TEAMS_KEPT = 10_000
+
 
 @dataclass(frozen=True)
 class ThreadLinks:
@@ -68,10 +72,9 @@ class WorkspaceLinks:
     kept for the process; until Slack has said, or when it would not, links open the
     conversation through `app_redirect`."""
 
-    def __init__(self, max_teams: int = 10_000) -> None:
+    def __init__(self) -> None:
         self._known: OrderedDict[str, ThreadLinks] = OrderedDict()
         self._asking: dict[str, asyncio.Task[ThreadLinks]] = {}
-        self._max_teams = max_teams
 
     def known(self, team_id: str | None) -> ThreadLinks:
         """What is known now, without asking Slack."""
@@ -100,6 +103,6 @@ class WorkspaceLinks:
             return ThreadLinks(team_id=team_id)
         links = ThreadLinks(found.get("url"), found.get("team_id") or team_id)
         self._known[team_id or ""] = links
-        while len(self._known) > self._max_teams:
+        while len(self._known) > TEAMS_KEPT:
             self._known.popitem(last=False)
         return links
