@@ -53,14 +53,24 @@ PRELOAD = (
 # Variables read when a module is imported, not when it is used: Python's own (its paths,
 # modes, stdio encoding), and those the preloaded libraries read at import (google-auth's
 # metadata server, google-cloud-storage's API version, structlog's and aiohttp's switches).
-_READ_AT_START = ("PYTHON", "LC_", "LANG", "GCE_METADATA_", "NO_GCE_CHECK", "API_VERSION_OVERRIDE")
-_READ_AT_START += ("NO_COLOR", "FORCE_COLOR", "AIOHTTP_", "PROTOCOL_BUFFERS_")
+# Langfuse reads two of its variables at import; Orion's own three (keys, URL) when used.
+_READ_AT_START = ("PYTHON", "LC_", "GCE_METADATA_", "AIOHTTP_", "PROTOCOL_BUFFERS_")
+_NAMES_READ_AT_START = ("LANG", "LANGUAGE", "NO_GCE_CHECK", "API_VERSION_OVERRIDE")
+_NAMES_READ_AT_START += ("NO_COLOR", "FORCE_COLOR")
+_NAMES_READ_AT_START += (
+    "LANGFUSE_PROMPT_CACHE_DEFAULT_TTL_SECONDS",
+    "LANGFUSE_MAX_BATCH_SIZE_BYTES",
+)
 _FDS = 3  # stdin, stdout, stderr
 _MAX_REQUEST = 1 << 20
 
 
 def _read_at_start(env: dict[str, str]) -> dict[str, str]:
-    return {name: value for name, value in env.items() if name.startswith(_READ_AT_START)}
+    return {
+        name: value
+        for name, value in env.items()
+        if name.startswith(_READ_AT_START) or name in _NAMES_READ_AT_START
+    }
 
 
 # ---------------------------------------------------------------------------------------
