@@ -1,9 +1,0 @@
-"""Compiled modules are cached under __pycache__/ (gitignored) even where
-PYTHONDONTWRITEBYTECODE is set, as it is in some sandboxes and CI images. Without the cache
-every run compiled again every module it imported, and pytest rewrote every test module's
-asserts again: about half of each worker's collection, and seconds of CPU in each Orion
-process a test starts (docs/testing.md)."""
-
-import sys
-
-sys.dont_write_bytecode = False
