@@ -160,7 +160,8 @@ class OrionProcess:
             except httpx.TransportError:
                 pass
             if self.process is not None and self.process.poll() is not None:
-                raise RuntimeError(f"Orion exited: {self.log()}")
+                code = self.process.poll()
+                raise RuntimeError(f"Orion exited ({code}) before it was healthy: {self.log()}")
             time.sleep(0.005)
         raise TimeoutError(f"Orion not healthy after {timeout}s: {self.log()}")
 
