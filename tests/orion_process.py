@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 
 from tests.fakes._waiting import PATIENCE_S, PROCESS_PATIENCE_S, wait_until
-from tests.orion_server import ANTHROPIC_KEY, BOT_TOKEN, SIGNING_SECRET
+from tests.orion_server import ANTHROPIC_KEY, BOT_TOKEN, SIGNING_SECRET, loopback_client
 from tests.warm_python import WarmProcess, WarmPython, run_warm
 
 REPO = Path(__file__).resolve().parents[1]
@@ -153,15 +153,16 @@ class OrionProcess:
     def wait_healthy(self, timeout: float = PROCESS_PATIENCE_S) -> float:
         """Poll /healthz; returns the monotonic time of the first 200."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=0.5).status_code == 200:
-                    return time.monotonic()
-            except httpx.TransportError:
-                pass
-            if self.process is not None and self.process.poll() is not None:
-                raise RuntimeError(f"Orion exited: {self.log()}")
-            time.sleep(0.005)
+        with loopback_client(timeout=0.5) as client:
+            while time.monotonic() < deadline:
+                try:
+                    if client.get(f"{self.url}/healthz").status_code == 200:
+                        return time.monotonic()
+                except httpx.TransportError:
+                    pass
+                if self.process is not None and (code := self.process.poll()) is not None:
+                    raise RuntimeError(f"Orion exited ({code}) before it was healthy: {self.log()}")
+                time.sleep(0.005)
         raise TimeoutError(f"Orion not healthy after {timeout}s: {self.log()}")
 
     def stop(self, timeout: float = PATIENCE_S, *, sig: int = signal.SIGTERM) -> int:

@@ -101,9 +101,10 @@ def test_a_state_orion_did_not_issue_to_this_browser_is_refused(
 def test_the_install_page_stores_nothing_however_often_it_is_asked_for(
     orion: OrionServer, slack: FakeSlack, memory_dir: Path
 ) -> None:
-    """Anyone may load the install page: 300 anonymous visits once wrote 300 objects."""
-    states = {start_install(orion)[1] for _ in range(300)}
-    assert None not in states and len(states) == 300
+    """Anyone may load the install page: 300 anonymous visits once wrote 300 objects (30
+    here: one object written by any of them fails the test)."""
+    states = {start_install(orion)[1] for _ in range(30)}
+    assert None not in states and len(states) == 30
     assert [p for p in memory_dir.rglob("*") if p.is_file()] == []
     # Each still works, once, in the browser it was given to.
     state = next(iter(states))
