@@ -440,6 +440,9 @@ async def searchable_index(
             _parsed_kept.move_to_end(_kept_as(key))
         return _within(kept.parsed, cutoff)
     if stored is None:
+        # Forgotten (or never written): what this instance kept of it goes too.
+        with _parsed_lock:
+            _parsed_kept.pop(_kept_as(key), None)
         return None
     index = await asyncio.to_thread(parse_search_index, stored.content)
     _keep(key, _Kept(stored.generation, stored.updated, index))

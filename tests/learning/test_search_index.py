@@ -14,6 +14,7 @@ import pytest
 from anthropic.tools import ToolError
 
 from app.agent.history import ThreadMessage
+from app.learning import search_index
 from app.learning.conversation_record import said
 from app.learning.erasure import forget_conversation
 from app.learning.guard import Guard
@@ -263,6 +264,23 @@ async def test_after_a_turn_end_here_a_search_only_asks_whether_the_index_change
     asked = [r.status for r in searched if r.method == "GET" and r.names(HOME.search_key)]
     assert asked == [304]
     await gcs.close()
+
+
+async def test_an_index_forgotten_in_storage_is_not_kept_here_after_the_next_search(
+    store: ObjectStore,
+) -> None:
+    """What this instance kept of an index (a turn end's, a search's) goes with the index:
+    after a Forget everything elsewhere, the person's words do not stay in its memory."""
+    await write_conversation(store, "1712000001.000001", "Offsite in Lisbon", "Venue.", NOW)
+    assert "Offsite in Lisbon" in json.dumps(await recall(store).call({"queries": ["venue"]}))
+    kept = search_index._parsed_kept
+    assert any(key == HOME.search_key for _, key in kept), "kept after the turn end"
+    await store.delete(HOME.search_key)  # as Forget everything, on any instance
+
+    result = await recall(store).call({"queries": ["venue"]})
+
+    assert "Offsite in Lisbon" not in json.dumps(result)
+    assert not any(key == HOME.search_key for _, key in kept)
 
 
 class CountingReads(StoreLayer):
