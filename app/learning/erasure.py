@@ -132,16 +132,20 @@ async def reindex(store: ObjectStore, home: Home, thread_ts: str) -> None:
     record = ConversationRecord.parse(stored.content) if stored is not None else None
     if record is None:
         await remove_documents(store, home, {thread_ts})
-        return
+    else:
+        await index_record(store, home, record)
+
+
+async def index_record(store: ObjectStore, home: Home, record: ConversationRecord) -> None:
+    """The conversation's search entry, made from its record."""
     summary = record.summary
-    updated = max((m.at for m in record.messages), default=record.started)
     document = await asyncio.to_thread(
         document_for,
-        thread_ts,
+        record.thread_ts,
         summary.title if summary is not None else "",
         summary.body if summary is not None else "",
         record.messages,
-        updated,
+        max((m.at for m in record.messages), default=record.started),
         record.started,
         record.owner.channel,
     )
