@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -381,6 +382,12 @@ def problem_report(who: str, problems: Sequence[str], *, hint: str | None = ENV_
         return f"{who} — {problems[0]}" + (f"; {hint}" if hint else "")
     lines = "\n".join(f"  - {problem}" for problem in problems)
     return f"{who}; fix these" + (f" ({hint})" if hint else "") + f":\n{lines}"
+
+
+def report_problem(who: str, problem: str, code: int, *, hint: str | None = None) -> int:
+    """Print one problem report (stderr) for a person to act on; `code`, to exit with."""
+    print(problem_report(who, [problem], hint=hint), file=sys.stderr)
+    return code
 
 
 # How much of a value a person gave a problem report quotes: enough to recognise it.

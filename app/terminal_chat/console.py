@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from app.config import EXIT_PROBLEM, EXIT_UNAVAILABLE, Settings, problem_report, quoted
+from app.config import ENV_HINT, EXIT_PROBLEM, EXIT_UNAVAILABLE, Settings, quoted, report_problem
 from app.learning.memory_note import file_name, shown_lines
 from app.learning.undo import UNAVAILABLE, outcome_text
 from app.memory.scopes import validate_user_id
@@ -67,8 +67,7 @@ def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -
         validate_user_id(user_id)
     except ValueError:
         problem = f"--user: not a Slack user id (like U0123ABCD): {quoted(user_id)}"
-        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-        return EXIT_PROBLEM
+        return report_problem(WHO, problem, EXIT_PROBLEM)
     log_to_file(settings, LOG_FILE)
     reader = LineReader(sys.stdin, out)
     signal.signal(signal.SIGTERM, _raise_terminated)
@@ -104,8 +103,7 @@ def _store_unusable(settings: Settings, error: StoreError) -> int:
         f"{settings.store_location()} failed ({type(error).__name__}; details in {LOG_FILE})",
         EXIT_UNAVAILABLE,
     )
-    print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-    return code
+    return report_problem(WHO, problem, code)
 
 
 def _farewell(user_id: str, folders: list[Folder]) -> str:
@@ -173,8 +171,7 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
                 f"ANTHROPIC_API_KEY: Claude refused it ({refused.status} {refused.error_type}); "
                 "create a key at console.anthropic.com and set it"
             )
-            print(problem_report("orion chat stopped", [problem]), file=sys.stderr)
-            return EXIT_PROBLEM
+            return report_problem("orion chat stopped", problem, EXIT_PROBLEM, hint=ENV_HINT)
         except Exception as exc:  # the conversation goes on, as in Slack
             from app.agent.errors import friendly_error
 
