@@ -8,11 +8,12 @@ about what exists there (`access`). Results and errors read exactly as those of 
 reference implementation (`BetaLocalFilesystemMemoryTool`), which the model knows; the few
 differences come from the store being a bucket (see `rendering`) or from Orion's limits.
 
-This class parses and dispatches; each command family lives in its own module.
+This class parses and dispatches, and views; the writes live in `editing` and `moving`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import cast
 
@@ -30,14 +31,16 @@ from anthropic.types.beta import (
 from pydantic import BaseModel, ValidationError
 
 from app.memory.scopes import ScopeRules
-from app.memory.tool import editing, moving, reading
+from app.memory.tool import editing, moving
 from app.memory.tool.access import (
     MAX_BYTES_PER_DIRECTORY,
     MAX_FILE_BYTES,
     MAX_FILES_PER_DIRECTORY,
     ScopedAccess,
+    key_of,
 )
 from app.memory.tool.errors import MemoryToolError
+from app.memory.tool.rendering import render_directory, render_file
 from app.memory.tool.tracing import traced_command, traced_fields
 from app.storage.store import ObjectStore, StoreError, StoreUnavailable
 
@@ -108,7 +111,28 @@ class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
     # The SDK's `execute` dispatches to these, one per command.
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        return await reading.view(self.access, command)
+        """A file with line numbers, or a directory listing."""
+        path, key = command.path, key_of(command.path)
+        scope, store = self.access.scope, self.access.store
+        if scope.can_read(key):
+            if not scope.is_root(key):
+                stored = await store.read(key)
+                if stored is not None:
+                    # Numbering lines is a loop in Python: tens of milliseconds for a file of
+                    # 100,000 short lines, and the organisation's context has no size limit.
+                    return await asyncio.to_thread(
+                        render_file, path, stored.content, command.view_range
+                    )
+            objects = await store.list(f"{key}/")
+        elif key == "" or scope.roots_under(key):
+            # Shared directories above this conversation's roots: show only those roots.
+            listings = await asyncio.gather(*(store.list(root) for root in scope.roots_under(key)))
+            objects = [obj for listing in listings for obj in listing]
+        else:
+            self.access.deny(path, writing=False)
+        if not objects and key != "":
+            raise MemoryToolError(f"The path {path} does not exist. Please provide a valid path.")
+        return render_directory(path, key, objects)
 
     async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         return await editing.create(self.access, command)
