@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from app.observability.logging import get_logger
-from app.slack.event_scope import event_id_of
+from app.slack.event_scope import Next, event_id_of
 
 log = get_logger(__name__)
 
@@ -35,24 +34,24 @@ class AllowedTeams:
         return any(known is not None and known in self.ids for known in (team_id, enterprise_id))
 
 
-class AllowedTeamsOnly(AsyncMiddleware):
+def _erases(body: object) -> bool:
+    event = body.get("event") if isinstance(body, dict) else None
+    return isinstance(event, dict) and event.get("type") in _ERASING_EVENTS
+
+
+Middleware = Callable[[AsyncBoltRequest, Next], Awaitable[BoltResponse]]
+
+
+def before_authorize(allowed: AllowedTeams, then: Middleware) -> Middleware:
     """Bolt's `before_authorize` (so that a refused request costs no storage read and no
-    `auth.test`), then `then`."""
+    `auth.test`): `then`, after the check when there is a list."""
+    if allowed.ids is None:
+        return then
 
-    def __init__(self, allowed: AllowedTeams, then: AsyncMiddleware) -> None:
-        self._allowed = allowed
-        self._then = then
-
-    async def async_process(
-        self,
-        *,
-        req: AsyncBoltRequest,
-        resp: BoltResponse,
-        next: Callable[[], Awaitable[BoltResponse]],  # the keyword Bolt calls it with
-    ) -> BoltResponse | None:
+    async def allowed_teams_only(req: AsyncBoltRequest, next: Next) -> BoltResponse:
         context = req.context
-        if self._allowed.admit(context.enterprise_id, context.team_id) or _erases(req.body):
-            return await self._then.async_process(req=req, resp=resp, next=next)
+        if allowed.admit(context.enterprise_id, context.team_id) or _erases(req.body):
+            return await then(req, next)
         log.warning(
             "slack.team_not_allowed",
             event_id=event_id_of(req.body),
@@ -61,12 +60,4 @@ class AllowedTeamsOnly(AsyncMiddleware):
         )
         return BoltResponse(status=200, body="")
 
-
-def _erases(body: object) -> bool:
-    event = body.get("event") if isinstance(body, dict) else None
-    return isinstance(event, dict) and event.get("type") in _ERASING_EVENTS
-
-
-def before_authorize(allowed: AllowedTeams, then: AsyncMiddleware) -> AsyncMiddleware:
-    """`then`, after the check when there is a list."""
-    return then if allowed.ids is None else AllowedTeamsOnly(allowed, then)
+    return allowed_teams_only
