@@ -4,7 +4,7 @@
 
 and inside app/slack, by room:
 
-    app.py → assistant_view/, agent_view/, channel_view/, home/, catch_all, oauth/
+    app.py → assistant_view, agent_view, channel_view/, home/, catch_all, oauth/
            → conversation/ → the wiring (event_scope, web_client, mrkdwn, block_kit)
 
 Every module of `app/` is read with `ast` (nothing is imported), and each `app.*` import

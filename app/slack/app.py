@@ -5,7 +5,7 @@ Socket Mode. Both experiences and channels answer with the same core
 
 from __future__ import annotations
 
-from slack_bolt.async_app import AsyncApp, AsyncAssistant, AsyncBoltContext
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.middleware.authorization.async_single_team_authorization import (
     AsyncSingleTeamAuthorization,
@@ -17,15 +17,8 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from app.config import RunMode, Settings, SlackExperience
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack import catch_all
-from app.slack.agent_view import agent_message, agent_session_stopped, messages_tab_opened
-from app.slack.assistant_view import thread_context_changed, thread_started, user_message
-from app.slack.channel_view import (
-    app_mention,
-    channel_lifecycle,
-    channel_memory_buttons,
-    orion_command,
-)
+from app.slack import agent_view, assistant_view, catch_all
+from app.slack.channel_view import app_mention, channel_lifecycle, orion_command
 from app.slack.conversation import ask_again, feedback, memory_undo
 from app.slack.conversation.answering import Answerer
 from app.slack.conversation.dedupe import EventDeduplicator
@@ -56,11 +49,15 @@ def build_bolt_app(
     # Before any other app_home_opened listener: Bolt runs the first one that matches.
     controls.register_home_opened(app, home)
     if settings.slack_experience is SlackExperience.AGENT:
-        _register_agent_view(app, provider, dedupe, answerer)
+        agent_view.register(app, provider, dedupe, answerer)
     else:
-        _register_assistant_view(app, provider, dedupe, answerer)
+        assistant_view.register(app, provider, dedupe, answerer)
     catch_all.register_wrong_experience(app, settings.slack_experience)
-    _register_channels(app, provider, dedupe, answerer)
+    # Orion in channels, the same in both experiences: a mention, what a channel's life does
+    # to its memory, and `/orion` with its buttons.
+    app_mention.register(app, answerer, dedupe)
+    channel_lifecycle.register(app, provider)
+    orion_command.register(app, provider)
     feedback.register(app)
     ask_again.register(app, answerer, dedupe, provider)
     memory_undo.register(app, provider)
@@ -165,43 +162,3 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
     tenant_binding.register(app)
     uninstall.register(app, provider, oauth_flow.settings.installation_store)
     return app
-
-
-def _register_assistant_view(
-    app: AsyncApp,
-    provider: ServiceProvider,
-    dedupe: EventDeduplicator,
-    answerer: Answerer,
-) -> None:
-    """The Assistant messaging experience: threads in the side pane, opened by Slack.
-    Slack's context of each thread is kept with its conversation (thread_started.py);
-    Bolt's own thread-context store is never asked for it (Orion does not read it back)."""
-    assistant = AsyncAssistant()
-    thread_started.register(assistant, provider, dedupe)
-    user_message.register(assistant, answerer, dedupe)
-    thread_context_changed.register(assistant, provider, dedupe)
-    app.assistant(assistant)
-
-
-def _register_agent_view(
-    app: AsyncApp,
-    provider: ServiceProvider,
-    dedupe: EventDeduplicator,
-    answerer: Answerer,
-) -> None:
-    """The Agent messaging experience: conversations in the app's Messages tab, each one
-    a top-level DM and its thread. (Bolt's AsyncAssistant serves assistant_view only.)"""
-    messages_tab_opened.register(app, provider, dedupe)
-    agent_message.register(app, answerer, dedupe)
-    agent_session_stopped.register(app, answerer.turns, dedupe)
-
-
-def _register_channels(
-    app: AsyncApp, provider: ServiceProvider, dedupe: EventDeduplicator, answerer: Answerer
-) -> None:
-    """Orion in channels, the same in both experiences: answering a mention, what a
-    channel's life does to its memory, and `/orion` with its buttons."""
-    app_mention.register(app, answerer, dedupe)
-    channel_lifecycle.register(app, provider)
-    orion_command.register(app, provider)
-    channel_memory_buttons.register(app, provider)
