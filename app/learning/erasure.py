@@ -46,17 +46,11 @@ class ErasureReport:
         return sum(self.deleted.values())
 
 
-async def erase_home(
-    store: ObjectStore,
-    home: Home,
-    *,
-    now: datetime | None = None,
-    keep: tuple[str, ...] = (),
-) -> int:
+async def erase_home(store: ObjectStore, home: Home, *, keep: tuple[str, ...] = ()) -> int:
     """Everything of one owner: the profile made the erasure's mark (keeping only the
     sections named in `keep`), then every other object of the home deleted; how many
     objects went."""
-    await _mark(store, home, now or datetime.now(UTC), keep)
+    await _mark(store, home, datetime.now(UTC), keep)
     return await _delete_home(store, home)
 
 

@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
@@ -303,21 +303,19 @@ class _Tenant:
     ) -> None:
         home = person(user)
         own = {t: r for t, r in records.items() if not r.owner.in_channel and r.owner.user == user}
-        index_key = f"people/{user}/conversations.json"
-        welcome_key = f"people/{user}/welcome.json"
+        index_key, welcome_key = f"people/{user}/conversations.json", f"people/{user}/welcome.json"
+        settings_key = f"settings/{user}.json"
+        self._done |= {index_key, welcome_key, settings_key} & self._keys  # whatever comes next
         kept = await self._read(home.profile_key)
         if Profile.parse(kept.content if kept else None).erased_at is not None:
             # Forgotten in the new layout before this run: what the old one kept of them
             # goes, never home (an upgrade must not bring back what they erased).
             theirs = (f"users/{user}/", *(f"sessions/{t.replace('.', '-')}/" for t in own))
             self._done |= {k for k in self._keys if k.startswith(theirs)}
-            self._done |= {index_key, welcome_key, f"settings/{user}.json"} & self._keys
             self._report.moved["forgotten, not moved"] += 1
             return
         index, welcome, settings = await asyncio.gather(
-            self._read_old(index_key),
-            self._read_old(welcome_key),
-            self._read_old(f"settings/{user}.json"),
+            self._read_old(index_key), self._read_old(welcome_key), self._read_old(settings_key)
         )
         entries = [
             e
@@ -345,15 +343,10 @@ class _Tenant:
         )
         await self._move(f"users/{user}/", home.memory_prefix)
         erased_at = await self._erasure(f"orion-erasure:{user}")
-        if settings is not None:
-            old = settings.content  # their own object now, where a newer choice wins
-
-            await self._update(person(user).settings_key, lambda current: current or old)
-        if said:
-            await self._update(home.settings_key, lambda current: _noting(current, said))
-        for key in (index_key, welcome_key, f"settings/{user}.json"):
-            if key in self._keys:
-                self._done.add(key)
+        # Their own object now, where a newer choice wins; with the channel threads noted.
+        old = settings.content if settings is not None else None
+        if old is not None or said:
+            await self._update(home.settings_key, lambda current: _noting(current or old, said))
         await self._profile(
             home,
             own.values(),
@@ -405,12 +398,7 @@ class _Tenant:
             if erased_at is not None and (
                 profile.erased_at is None or profile.erased_at < erased_at
             ):
-                profile = Profile(
-                    erased_at=erased_at,
-                    forgotten=profile.forgotten,
-                    conversations=profile.conversations,
-                    sections=profile.sections,
-                )
+                profile = replace(profile, erased_at=erased_at)
             return profile.render()
 
         await self._update(home.profile_key, merged)
