@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.learning.guard import Forgotten, Guard
-from app.learning.memory_note import clip
+from app.learning.plain_text import clip
 from app.learning.timestamps import parse_moment
 from app.memory.change_log import MemoryChange
 from app.memory.homes import person
