@@ -136,10 +136,6 @@ class ObjectStoreInstallationStore(AsyncInstallationStore):
                 return  # not the installer: nothing of theirs is kept
         await self._delete(enterprise_id, team_id, INSTALLATION)
 
-    async def async_delete_all(self, *, enterprise_id: str | None, team_id: str | None) -> None:
-        await self.async_delete_bot(enterprise_id=enterprise_id, team_id=team_id)
-        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
-
     async def _save_newest(self, key: str, record: str, *, create: bool = True) -> None:
         installed_at = _installed_at(record)
 
