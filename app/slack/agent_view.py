@@ -1,31 +1,13 @@
 """The Agent messaging experience (agent_view): conversations in the app's Messages tab,
-each a top-level DM and its thread, with an agent session and a Stop button. (Bolt's
-AsyncAssistant serves assistant_view only.)
-
-A person's message in Orion's DM starts or continues a conversation: there is no
-`assistant_thread_started`, so a conversation starts as the person's own top-level DM,
-and Orion answers in that message's thread (the conversation's key is `thread_ts or ts`).
-That first message records the conversation as the person's, and like every message
-restores their memories within the same budget as a thread start (beside the
-retry-dedupe claim), folded into the answer: the person asked a question, and an answer
-that already knows their preferences greets them better than a welcome posted before
-it. Its session is named after that question.
-
-`app_home_opened` on the Messages tab offers prompts and posts nothing: opening the DM is
-not a question. It sets the suggested prompts at the top of the Messages tab
-(`assistant.threads.setSuggestedPrompts` without a thread: with one, agent_view ignores
-them), by name and with the person's own preferences when Orion knows them, at most once
-per person per day (people open the tab far more often than that) — and again as soon as
-those preferences changed (a name forgotten leaves the tab's title the next time it
-opens). The Home tab is home/controls.py.
-
-`agent_session_stopped`: the person pressed Stop while Orion was working
-(docs/operations.md, "Starting, stopping and restarts"). Slack stops the answer's stream
-itself, and the process answering learns it from its next stream call
-(app/slack/conversation/running_turns.py); a turn running here is ended at once.
-Whichever instance gets the event confirms the stop in one line and sets the session back
-to `active` (Slack does not); a redelivery does neither again.
-"""
+each a top-level DM answered in its thread, with an agent session and a Stop button
+(docs/slack-setup.md; docs/architecture.md, "How an event flows"; docs/operations.md for
+Stop). A conversation starts with the person's own top-level DM (its key is `thread_ts or
+ts`), which records it and restores their memories into the answer: an answer that knows
+their preferences greets them better than a welcome posted before it. Opening the
+Messages tab posts nothing: it sets the suggested prompts (without a thread: with one,
+agent_view ignores them), personalised, once a day and again when the preferences
+changed. Whichever instance gets a Stop confirms it in one line and sets the session back
+to `active` (Slack does not); a redelivery does neither again."""
 
 from __future__ import annotations
 

@@ -1,20 +1,15 @@
 """The Assistant messaging experience (assistant_view): threads in the side pane, opened by
-Slack. Bolt's own thread-context store is never asked for Slack's context of a thread:
-it is kept with the conversation (its record, in the person's home), created with it and
-updated with the fields Slack sends when the person switches channels while the thread is
-open (a conversation Orion has no record of is left so). A message in the thread is
-answered with Claude, streamed into it (app/slack/conversation/answering.py).
+Slack (docs/architecture.md, "How an event flows"). Slack's context of a thread is kept
+with its conversation, never in Bolt's thread-context store: created with it, updated when
+the person switches channels with the thread open (a conversation Orion has no record of
+is left so).
 
-`assistant_thread_started`: restore what Orion remembers, then greet the person. Order
-matters for what the person sees: the status appears at once; the conversation's
-record is created (with Slack's context of the thread: its create-only write is also the
-claim a retried delivery loses) at the same time as the person's profile and preferences
-are read, under one storage budget (2 s by default), so the greeting waits for one
-storage round trip, not several; the greeting reflects what was found; then the suggested
-prompts are set, and the thread start settles with the person's profile
-(app/learning/guard.py): if they asked to be forgotten meanwhile, the record goes again.
-Four storage requests in all. Nothing here waits for the Claude client.
-"""
+`assistant_thread_started`: the status appears at once; the conversation's record is
+created (its create-only write is also the claim a retried delivery loses) beside the
+reads of the person's profile and preferences, under one storage budget, so the greeting
+waits for one round trip; then the suggested prompts, and the settle with the person's
+erasure guard (app/learning/guard.py): forgotten meanwhile, the record goes again. Four
+storage requests in all; nothing here waits for the Claude client."""
 
 from __future__ import annotations
 
