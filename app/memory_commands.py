@@ -248,9 +248,13 @@ async def _forget(
         out.write(f"Found nothing of {user_id} in {settings.store_location()}: nothing deleted.\n")
     if settings.tracing_enabled:
         deleted = await _forget_traces(settings, user_id)
-        out.write(_langfuse_outcome(deleted, details))
         if deleted is None:
+            out.write(
+                f"Langfuse traces were NOT deleted: Langfuse could not be reached ({details}).\n"
+            )
             code = INCOMPLETE
+        else:
+            out.write(f"Deleted {_count(deleted, 'Langfuse trace')}.\n")
     return code
 
 
@@ -266,12 +270,6 @@ async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None
         return await tracing.forget_person_traces(user_id)
     finally:
         tracing.shutdown()
-
-
-def _langfuse_outcome(deleted: int | None, details: str) -> str:
-    if deleted is None:
-        return f"Langfuse traces were NOT deleted: Langfuse could not be reached ({details}).\n"
-    return f"Deleted {_count(deleted, 'Langfuse trace')}.\n"
 
 
 def _count(n: int, thing: str) -> str:
