@@ -137,7 +137,7 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
     on its own workspace's keys."""
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from app.slack.oauth import allowed_teams, tenant_binding, uninstall
+    from app.slack.oauth import tenant_binding, uninstall
     from app.slack.oauth.flow import build_oauth
 
     assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
@@ -152,7 +152,7 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
         # When each request's authorization began: its writes are checked against an
         # uninstall from that moment on (app/slack/oauth/tenant_binding.py).
         # Before that, a workspace not listed in SLACK_ALLOWED_TEAMS goes no further.
-        before_authorize=allowed_teams.before_authorize(
+        before_authorize=tenant_binding.before_authorize(
             oauth_flow.allowed, tenant_binding.stamp_authorization
         ),
         user_facing_authorize_error_message=tenant_binding.AUTHORIZE_FAILED_TEXT,
