@@ -114,17 +114,23 @@ _WINDOW, _REACH = 64 * 1024, 16 * 1024
 # before a colon and the ideographic space of Chinese and Japanese.
 _BLANK = "[ \t\u00a0\u202f\u3000]"
 # A word value's characters. A `&`, `<` or `>` belongs to the word: a password may hold
-# one, and redacting the rest of a query string with it loses nothing that matters.
-_WORD = r"[^\s\"',;(){}\[\]]"
+# one, and redacting the rest of a query string with it loses nothing that matters. A
+# backslash and what it escapes are one character, and an escaped quote ends a word as a
+# quote does: in stored JSON, half an escape redacted would break the object.
+_WORD = r"(?:[^\s\"',;(){}\[\]\\]|\\[^\s\"'])"
+# A quote that closes a JSON string ("…my password:", "next") opens no value.
+_OPENING_QUOTE = r"\"(?![,:}\]])"
 # A label, closing quotes or emphasis after it (`"password": …`, `**Password:**`), then
 # `:`, `=` or `:=` (full width too) on the same line, and the value: quoted (JSON escapes
-# allowed; at most 1,000 characters, so that an unclosed quote is not searched to the end
-# of the text), or one word not starting with `*` (emphasis is taken by `\*+` before it).
+# allowed, and quoted inside a JSON string; at most 1,000 characters, so that an unclosed
+# quote is not searched to the end of the text; no single-quoted value spans a `"`), or
+# one word not starting with `*` (emphasis is taken by `\*+` before it).
 # A word followed by `(`, `[` or `{` is code (`password = getpass()`): looked for within
 # the first 200 characters only, so that a text of labels glued by `=` and ending in `(`
 # is not scanned to its end from each label.
 _VALUE = (
-    r"(?P<value>\"(?:[^\"\\\n]|\\.){1,1000}\"|'(?:[^'\\\n]|\\.){1,1000}'"
+    rf"(?P<value>{_OPENING_QUOTE}(?:[^\"\\\n]|\\.){{1,1000}}\"|'(?:[^'\"\\\n]|\\.){{1,1000}}'"
+    r"|\\\"(?:[^\"\\\n]|\\[^\"\n]){1,1000}\\\""
     rf"|(?!\*)(?!{_WORD}{{0,200}}[(\[{{]){_WORD}+)"
 )
 _LABEL_THEN_VALUE = rf"[\"'*]*{_BLANK}*(?::=|[:=：＝]){_BLANK}*(?:\*+{_BLANK}*)?{_VALUE}"
@@ -280,8 +286,10 @@ _SAID = (
 # (パスワードは, 密码是, 비밀번호는), and the value runs into the next word (…です,
 # …입니다): there, the value is its printable ASCII characters (or a 「quoted」 one).
 _CJK_IS = "(?:は|が|是|为|為|는|은|가|이)"
-_ASCII_WORD = r"[A-Za-z0-9!#$%&*+\-./:<=>?@\\^_|~]"
-_CJK_VALUE = rf"(?P<value>「[^」\n]{{1,100}}」|\"[^\"\n]{{1,100}}\"|{_ASCII_WORD}{{4,}})"
+_ASCII_WORD = r"(?:[A-Za-z0-9!#$%&*+\-./:<=>?@^_|~]|\\[^\s\"'])"
+_CJK_VALUE = (
+    rf"(?P<value>「[^」\n]{{1,100}}」|{_OPENING_QUOTE}[^\"\n]{{1,100}}\"|{_ASCII_WORD}{{4,}})"
+)
 
 
 # A digit, a symbol, or a capital letter after the first.
