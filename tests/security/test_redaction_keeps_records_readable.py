@@ -21,6 +21,7 @@ from app.learning.summary_file import SummaryDraft
 from app.memory.homes import person
 from app.observability.redaction import redact_secret_shapes
 from tests.backends import THREAD, USER, Backend
+from tests.security.test_secret_shapes_table import ROWS
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 HOME = person(USER)
@@ -113,3 +114,26 @@ def test_json_holding_a_label_or_a_quoted_value_stays_the_same_json_apart_from_s
         assert scrubbed["next"] == "Otto's plan"
         assert scrubbed["title"] == scrubbed["list"][0] == scrubbed["list"][1]
         assert "hunter2" not in scrubbed["title"] and "abc" not in scrubbed["title"]
+
+
+@pytest.mark.parametrize(("text", "secret"), [(t, s) for _, t, s in ROWS], ids=[r[0] for r in ROWS])
+def test_every_kind_of_secret_inside_json_leaves_it_json_however_it_is_cut_or_quoted(
+    text: str, secret: str
+) -> None:
+    """Each secret of the table, in a stored JSON object: cut across two of its strings at
+    every place, or with a quote or a backslash at every place."""
+    cut = [(text[:at], text[at:]) for at in range(1, len(text))]
+    marked = [
+        (text[:at] + mark + text[at:], "Otto's plan: 95k")
+        for at in range(len(text) + 1)
+        for mark in '"\\'
+    ]
+    said = f"Note: {text}"
+    for first, second in [(said, "Otto's plan: 95k"), *cut, *marked]:
+        document = json.dumps(
+            {"a": first, "b": second, "c": "it's"}, ensure_ascii=False, separators=(",", ":")
+        )
+        scrubbed = json.loads(redact_secret_shapes(document))
+        assert scrubbed["c"] == "it's"
+        if first == said:
+            assert secret not in scrubbed["a"], "and the whole secret is still redacted"
