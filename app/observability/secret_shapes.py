@@ -81,6 +81,8 @@ class SecretShape:
             start, end = match.span("value") if has_value else match.span()
             if end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
                 start, end = start + 1, end - 1  # a quoted value keeps its quotes
+            elif text.startswith('\\"', start, end) and text.endswith('\\"', start + 2, end):
+                start, end = start + 2, end - 2  # quoted inside a JSON string, as well
             elif has_value:
                 while end > start and text[end - 1] in ".!?。！？":
                     end -= 1  # the end of the sentence, not of the value
