@@ -127,8 +127,8 @@ _UNQUOTED = r"(?:[^\s\"'\\]|\\[^\s\"'])"
 # A quote that closes a JSON string ("…my password:", "next") opens no value.
 _OPENING_QUOTE = r"\"(?![,:}\]])"
 # A label, closing quotes (escaped too: JSON pasted into a stored message) or emphasis
-# after it (`"password": …`, `**Password:**`), then
-# `:`, `=` or `:=` (full width too) on the same line, and the value: quoted (JSON escapes
+# after it (`"password": …`, `**Password:**`), then `:`, `=` or `:=` (full width too) on
+# the same line, and the value: quoted (JSON escapes
 # allowed, and quoted inside a JSON string; at most 1,000 characters, so that an unclosed
 # quote is not searched to the end of the text; no single-quoted value spans a `"`), or
 # one word not starting with `*` (emphasis is taken by `\*+` before it).
