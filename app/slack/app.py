@@ -9,10 +9,6 @@ from slack_bolt.async_app import AsyncApp, AsyncAssistant
 from slack_bolt.middleware.authorization.async_single_team_authorization import (
     AsyncSingleTeamAuthorization,
 )
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from app.config import RunMode, Settings, SlackExperience
@@ -83,9 +79,6 @@ def _single_workspace_app(settings: Settings, mode: RunMode) -> AsyncApp:
         process_before_response=False,
     )
     configure_web_client(app.client, base_url=settings.slack_api_url)
-    authorization = _single_team_authorization(app)
-    if authorization is not None:
-        app.client.retry_handlers = [_TokenRefused(authorization), *app.client.retry_handlers]
     # First: a request from another workspace reaches no middleware or listener after it.
     installed_team.register(app)
     return app
@@ -98,49 +91,13 @@ def share_token_check(app: AsyncApp, answer: AsyncSlackResponse) -> None:
     acknowledged, on every event until one answer has come back: a fresh process's first
     burst would ask once per event, each event waiting for it. No public way to hand it
     the answer: the middleware's `auth_test_result`, found in the app's middleware list;
-    tests/slack/test_app.py fails, naming this function, when an upgrade moves either.
-    (`_TokenRefused` sets it back to none once Slack refuses the token.)"""
-    authorization = _single_team_authorization(app)
-    if authorization is None:
-        log.warning("slack.token_check_not_shared")
-    else:
-        authorization.auth_test_result = answer
-
-
-def _single_team_authorization(app: AsyncApp) -> AsyncSingleTeamAuthorization | None:
+    tests/slack/test_app.py fails, naming this function, when an upgrade moves either."""
     middleware = getattr(app, "_async_middleware_list", ())
-    found = [step for step in middleware if isinstance(step, AsyncSingleTeamAuthorization)]
-    return found[0] if found else None
-
-
-# Slack's answers to a token that no longer works: revoked, expired, the app removed.
-_TOKEN_REFUSALS = frozenset({"token_revoked", "token_expired", "invalid_auth", "account_inactive"})
-
-
-class _TokenRefused(AsyncRetryHandler):
-    """Watches every Web API answer (retrying nothing): once Slack refuses the bot token,
-    Bolt's authorization asks `auth.test` again on the next event, and while Slack still
-    refuses it the event reaches no listener — no Claude request and no storage for an
-    answer that nobody could be shown."""
-
-    def __init__(self, authorization: AsyncSingleTeamAuthorization) -> None:
-        super().__init__()
-        self._authorization = authorization
-
-    async def _can_retry_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        body = response.body if response is not None else None
-        if isinstance(body, dict) and body.get("error") in _TOKEN_REFUSALS:
-            if self._authorization.auth_test_result is not None:
-                log.error("slack.bot_token_refused", error=body["error"])
-            self._authorization.auth_test_result = None
-        return False
+    for step in middleware:
+        if isinstance(step, AsyncSingleTeamAuthorization):
+            step.auth_test_result = answer
+            return
+    log.warning("slack.token_check_not_shared")
 
 
 def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp:

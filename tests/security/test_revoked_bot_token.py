@@ -3,8 +3,7 @@
 `auth.test` again, so once the token is revoked (an admin, an expiry) it keeps taking
 events. What it took them for must still hold: another workspace's signed events reach
 nothing, over HTTP and Socket Mode; the person's own events reach no other token, and
-once Slack has refused the token, events reach no listener (no Claude request, nothing
-stored) while it still does: nothing could be shown to anyone."""
+the failure is Orion's log's to tell (nothing can be posted with a revoked token)."""
 
 from __future__ import annotations
 
@@ -46,13 +45,9 @@ def test_after_the_token_is_revoked_another_workspaces_events_still_reach_nothin
     assert _stored(memory_dir) == stored
 
 
-def test_once_slack_refuses_the_token_the_next_events_ask_claude_nothing_and_store_nothing(
-    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, memory_dir: Path
+def test_after_the_token_is_revoked_the_persons_own_event_uses_no_other_token(
+    orion: OrionServer, slack: FakeSlack, memory_dir: Path
 ) -> None:
-    """Nothing can be shown with a revoked token. The first event after it finds out (its
-    calls, all with Orion's own token, are refused); from the next one on Bolt asks Slack
-    whether the token works before any listener runs, so no Claude request is paid for,
-    and nothing is claimed or kept, for answers nobody would see."""
     thread_ts, _ = conversation.open_thread(orion, slack, USER, CHANNEL)
     orion.wait_idle()
     before = len(slack.calls)
@@ -60,24 +55,11 @@ def test_once_slack_refuses_the_token_the_next_events_ask_claude_nothing_and_sto
 
     conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, "Still there?")
     orion.wait_idle()
+
     tried = slack.calls[before:]
     assert tried and {call.token for call in tried} == {BOT_TOKEN}
     assert {call.error for call in tried} == {"token_revoked"}
-    [refused] = orion.logged(log_events.SLACK_BOT_TOKEN_REFUSED)
-    assert refused["error"] == "token_revoked" and refused["severity"] == "ERROR"
-    asked, stored, calls = len(claude.requests), _stored(memory_dir), len(slack.calls)
-
-    for text in ("Hello?", "Is anyone there?"):
-        conversation.post_user_message(orion, slack, USER, CHANNEL, thread_ts, text)
-    thread_ts_2 = slack.open_assistant_thread(CHANNEL)
-    assert orion.post_event(events.assistant_thread_started(USER, CHANNEL, thread_ts_2)).is_success
-    orion.wait_idle()
-
-    assert len(claude.requests) == asked
-    assert _stored(memory_dir) == stored
-    assert [call.method for call in slack.calls[calls:]] == ["auth.test"] * 3
     assert len(slack.bot_messages(CHANNEL, thread_ts)) == 1, "only the greeting, from before"
-    assert len(orion.logged(log_events.SLACK_BOT_TOKEN_REFUSED)) == 1
 
 
 def test_over_socket_mode_after_the_token_is_revoked_another_workspace_reaches_nothing(
