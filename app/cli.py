@@ -17,6 +17,7 @@ import sys
 from typing import NoReturn
 
 from app.config import (
+    ENV_HINT,
     EXIT_PROBLEM,
     EXIT_UNAVAILABLE,
     ConfigError,
@@ -25,14 +26,15 @@ from app.config import (
     Settings,
     StorageSettings,
     load_settings,
-    problem_report,
     read_settings,
+    report_problem,
 )
 from app.observability.logging import get_logger
 from app.observability.setup import configure_observability
 
 _SERVE = "the HTTP Events API on 0.0.0.0:$PORT (Cloud Run)"
 _SOCKET = "Socket Mode, for local development (needs SLACK_APP_TOKEN)"
+_CANNOT_START = "Orion cannot start"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,8 +62,7 @@ def _command(argv: list[str]) -> int:
         print(exc, file=sys.stderr)
         return EXIT_PROBLEM
     if problem := memory_dir_problem(settings):
-        print(problem_report("Orion cannot start", [problem]), file=sys.stderr)
-        return EXIT_PROBLEM
+        return report_problem(_CANNOT_START, problem, EXIT_PROBLEM, hint=ENV_HINT)
     mode = requested or settings.default_mode()
     configure_observability(settings)
     get_logger("orion").info("orion.start", mode=mode.value, memory_backend=_backend(settings))
@@ -120,11 +121,7 @@ def _parser() -> argparse.ArgumentParser:
 def memory(args: argparse.Namespace) -> int:
     from app import memory_commands
 
-    try:
-        # The storage settings only: no Slack or Anthropic key is needed to read a store.
-        settings = read_settings(OperatorSettings)
-    except ConfigError as exc:
-        print(exc.report(memory_commands.WHO), file=sys.stderr)
+    if (settings := _operator_settings(memory_commands.WHO)) is None:
         return EXIT_PROBLEM
     return memory_commands.run(settings, args)  # it sets up where logs go
 
@@ -132,12 +129,18 @@ def memory(args: argparse.Namespace) -> int:
 def migrate() -> int:
     from app import migrate_command
 
-    try:
-        settings = read_settings(OperatorSettings)
-    except ConfigError as exc:
-        print(exc.report(migrate_command.WHO), file=sys.stderr)
+    if (settings := _operator_settings(migrate_command.WHO)) is None:
         return EXIT_PROBLEM
     return migrate_command.run(settings)
+
+
+def _operator_settings(who: str) -> OperatorSettings | None:
+    """The storage settings only: no Slack or Anthropic key is needed to read a store."""
+    try:
+        return read_settings(OperatorSettings)
+    except ConfigError as exc:
+        print(exc.report(who), file=sys.stderr)
+        return None
 
 
 def chat(args: argparse.Namespace) -> int:
@@ -156,8 +159,7 @@ def chat(args: argparse.Namespace) -> int:
         print(exc.report(terminal_chat.WHO), file=sys.stderr)
         return EXIT_PROBLEM
     if problem := memory_dir_problem(settings):
-        print(problem_report(terminal_chat.WHO, [problem]), file=sys.stderr)
-        return EXIT_PROBLEM
+        return report_problem(terminal_chat.WHO, problem, EXIT_PROBLEM, hint=ENV_HINT)
     from app.terminal_chat.console import run_console
 
     return run_console(settings, args.user)  # it sets up where logs go
@@ -203,18 +205,18 @@ def run(settings: Settings, mode: RunMode) -> int:
             f"SLACK_BOT_TOKEN: Slack refused it ({exc.error}); it must be the app's bot "
             "token (xoxb-…) from its OAuth & Permissions page, with the app installed"
         )
-        return _cannot_start(refused, EXIT_PROBLEM)
+        return report_problem(_CANNOT_START, refused, EXIT_PROBLEM)
     except AppTokenRefused as exc:
         log.error("orion.socket_mode.token_refused", error=exc.error)
         refused = (
             f"SLACK_APP_TOKEN: Slack refused it ({exc.error}); it must be an app-level "
             "token with connections:write, from the app's Basic Information page"
         )
-        return _cannot_start(refused, EXIT_PROBLEM)
+        return report_problem(_CANNOT_START, refused, EXIT_PROBLEM)
     except SlackUnreachable as exc:
         log.error("orion.slack_unreachable", error=str(exc), exc_info=exc)
         unreachable = f"Slack's Web API at {settings.slack_api_url} did not answer ({exc})"
-        return _cannot_start(unreachable, EXIT_UNAVAILABLE)
+        return report_problem(_CANNOT_START, unreachable, EXIT_UNAVAILABLE)
     except PortUnavailable as exc:
         log.error("orion.port_unavailable", port=exc.port, reason=exc.reason)
         taken = (
@@ -223,7 +225,7 @@ def run(settings: Settings, mode: RunMode) -> int:
             if exc.in_use
             else f"PORT: {exc.port} cannot be used ({exc.reason}): set PORT to another port"
         )
-        return _cannot_start(taken, EXIT_PROBLEM)
+        return report_problem(_CANNOT_START, taken, EXIT_PROBLEM)
     return 0
 
 
@@ -235,11 +237,6 @@ def _leave_at_once() -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-def _cannot_start(problem: str, code: int) -> int:
-    print(problem_report("Orion cannot start", [problem], hint=None), file=sys.stderr)
-    return code
 
 
 def _backend(settings: Settings) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -57,15 +58,19 @@ class SlackExperience(StrEnum):
     AGENT = "agent"
 
 
-def _bot_token_shape(value: SecretStr) -> SecretStr:
-    if not value.get_secret_value().startswith("xoxb-"):
-        raise ValueError("must be a bot token starting with xoxb-")
-    return value
+def _starting(prefix: str, what: str) -> AfterValidator:
+    def check(value: SecretStr) -> SecretStr:
+        if not value.get_secret_value().startswith(prefix):
+            raise ValueError(f"must be {what} starting with {prefix}")
+        return value
+
+    return AfterValidator(check)
 
 
 # SLACK_BOT_TOKEN: required to serve one workspace, optional for the operator commands,
 # absent in distribution mode (each workspace's token comes from its installation).
-BotToken = Annotated[SecretStr, AfterValidator(_bot_token_shape)]
+BotToken = Annotated[SecretStr, _starting("xoxb-", "a bot token")]
+AppToken = Annotated[SecretStr, _starting("xapp-", "an app-level token")]
 
 # The bot scopes an installation asks for when SLACK_SCOPES is unset: manifest.yaml's
 # (tests/test_manifest.py holds the two together).
@@ -243,7 +248,7 @@ class Settings(OperatorSettings):
     # Distribution mode: the only workspaces (team ids, or organisation ids for Enterprise
     # Grid) that may install Orion and be answered, comma-separated; unset: any.
     slack_allowed_teams: str | None = None
-    slack_app_token: SecretStr | None = None
+    slack_app_token: AppToken | None = None
     # Existing installs (assistant_view) keep working unchanged; new apps set `agent`.
     slack_experience: SlackExperience = SlackExperience.ASSISTANT
     # What Orion does when mentioned in a channel, at most (docs/memory-controls.md):
@@ -287,13 +292,6 @@ class Settings(OperatorSettings):
             raise ValueError(
                 f"{value} needs {name}=adaptive (with {mode} the API takes low, medium or high)"
             )
-        return value
-
-    @field_validator("slack_app_token")
-    @classmethod
-    def _app_token_shape(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and not value.get_secret_value().startswith("xapp-"):
-            raise ValueError("must be an app-level token starting with xapp-")
         return value
 
     @field_validator("slack_allowed_teams")
@@ -381,6 +379,12 @@ def problem_report(who: str, problems: Sequence[str], *, hint: str | None = ENV_
         return f"{who} — {problems[0]}" + (f"; {hint}" if hint else "")
     lines = "\n".join(f"  - {problem}" for problem in problems)
     return f"{who}; fix these" + (f" ({hint})" if hint else "") + f":\n{lines}"
+
+
+def report_problem(who: str, problem: str, code: int, *, hint: str | None = None) -> int:
+    """Print one problem report (stderr) for a person to act on; `code`, to exit with."""
+    print(problem_report(who, [problem], hint=hint), file=sys.stderr)
+    return code
 
 
 # How much of a value a person gave a problem report quotes: enough to recognise it.

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from app.config import EXIT_PROBLEM, OperatorSettings, problem_report, quoted
+from app.config import EXIT_PROBLEM, OperatorSettings, quoted, report_problem
 from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory, shortened
 from app.learning.memory_inventory import take_inventory
@@ -73,21 +73,18 @@ def run(
         user_id = validate_user_id(args.user_id)
     except ValueError:
         problem = f"USER_ID: not a Slack user id (like U0123ABCD): {quoted(args.user_id)}"
-        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-        return BAD_INPUT
+        return report_problem(WHO, problem, BAD_INPUT)
     try:
         tenant = _tenant(settings, args)
     except ValueError as exc:
-        print(problem_report(WHO, [str(exc)], hint=None), file=sys.stderr)
-        return BAD_INPUT
+        return report_problem(WHO, str(exc), BAD_INPUT)
     location = settings.store_location()
     if not settings.gcs_memories_bucket and not settings.memory_dir.is_dir():
         problem = (
             f"MEMORY_DIR: no directory at {location}, so nothing was read or deleted; run "
             "from where Orion runs, or set MEMORY_DIR to an absolute path"
         )
-        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-        return BAD_INPUT
+        return report_problem(WHO, problem, BAD_INPUT)
     # The export's document may be stdout itself: then the store is named on stderr.
     report = sys.stderr if args.action == "export" and not args.output else out
     report.write(f"Memory store: {location}\n")
@@ -98,8 +95,7 @@ def run(
     if output and not args.force and os.path.lexists(output):
         # Checked before the store is read; the write itself refuses too (a file made
         # meanwhile is not replaced either).
-        print(problem_report(WHO, [_exists(output)], hint=None), file=sys.stderr)
-        return BAD_INPUT
+        return report_problem(WHO, _exists(output), BAD_INPUT)
     if tenant is None:
         return asyncio.run(_run(settings, args, user_id, output, out, ask, details))
     with bound_tenant(tenant):  # every store operation of the command: this workspace's
@@ -157,8 +153,7 @@ async def _run(
             "again",
             STORE_FAILED,
         )
-        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-        return code
+        return report_problem(WHO, problem, code)
     try:
         if installations:
             # A distribution deployment's store, reached with single-workspace settings:
@@ -169,8 +164,7 @@ async def _run(
                 "installations (distribution mode): set SLACK_CLIENT_ID, unset "
                 "SLACK_BOT_TOKEN, and pass --team"
             )
-            print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-            return BAD_INPUT
+            return report_problem(WHO, problem, BAD_INPUT)
         if args.action == "show":
             return await _show(store, user_id, out)
         if args.action == "export":
@@ -180,15 +174,13 @@ async def _run(
         log.error("memory.command.store_failed", action=args.action, exc_info=exc)
         if isinstance(exc, BucketNotFound | NoCredentials | AccessDenied):
             problem, code = store_problem(settings, exc) or ("", STORE_FAILED)
-            print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-            return code  # nothing could be read or deleted
+            return report_problem(WHO, problem, code)  # nothing could be read or deleted
         problem = (
             f"{_store_variable(settings)}: the store {settings.store_location()} failed "
             f"({type(exc).__name__}; {details}), so the {args.action} may be partly done; "
             "run the command again"
         )
-        print(problem_report("orion memory stopped", [problem], hint=None), file=sys.stderr)
-        return STORE_FAILED
+        return report_problem("orion memory stopped", problem, STORE_FAILED)
     finally:
         await store.close()
 
@@ -219,14 +211,12 @@ async def _export(
         try:
             await asyncio.to_thread(write)
         except FileExistsError:
-            print(problem_report(WHO, [_exists(output)], hint=None), file=sys.stderr)
-            return BAD_INPUT
+            return report_problem(WHO, _exists(output), BAD_INPUT)
         except OSError as exc:
             log.error("memory.export.write_failed", exc_info=exc)
             reason = exc.strerror or type(exc).__name__
             problem = f"--output: could not write {output} ({reason})"
-            print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-            return BAD_INPUT
+            return report_problem(WHO, problem, BAD_INPUT)
         out.write(f"Wrote {len(document)} characters to {output}\n")
     else:
         out.write(document)
@@ -258,9 +248,13 @@ async def _forget(
         out.write(f"Found nothing of {user_id} in {settings.store_location()}: nothing deleted.\n")
     if settings.tracing_enabled:
         deleted = await _forget_traces(settings, user_id)
-        out.write(_langfuse_outcome(deleted, details))
         if deleted is None:
+            out.write(
+                f"Langfuse traces were NOT deleted: Langfuse could not be reached ({details}).\n"
+            )
             code = INCOMPLETE
+        else:
+            out.write(f"Deleted {_count(deleted, 'Langfuse trace')}.\n")
     return code
 
 
@@ -276,12 +270,6 @@ async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None
         return await tracing.forget_person_traces(user_id)
     finally:
         tracing.shutdown()
-
-
-def _langfuse_outcome(deleted: int | None, details: str) -> str:
-    if deleted is None:
-        return f"Langfuse traces were NOT deleted: Langfuse could not be reached ({details}).\n"
-    return f"Deleted {_count(deleted, 'Langfuse trace')}.\n"
 
 
 def _count(n: int, thing: str) -> str:

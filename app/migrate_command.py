@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from app.config import OperatorSettings, problem_report
+from app.config import OperatorSettings, report_problem
 from app.observability.logging import get_logger
 from app.observability.setup import log_to_file
 from app.services import build_storage, whole_store
@@ -45,8 +45,7 @@ async def _run(settings: OperatorSettings, out: TextIO, details: str) -> int:
             f"the store {settings.store_location()} failed ({type(exc).__name__}; {details}); "
             "what moved stays moved: run the command again"
         )
-        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-        return STORE_FAILED
+        return report_problem(WHO, problem, STORE_FAILED)
     finally:
         await storage.store.close()
     if not report.found:

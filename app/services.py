@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
+from contextvars import Context
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.config import Settings, StorageSettings
 from app.observability.logging import get_logger
@@ -245,50 +245,30 @@ class ServiceProvider:
     def start(self) -> None:
         """Start the background work, on the loop that serves (once): moving what an
         earlier Orion wrote home (app/learning/upgrade.py), and the sweeps."""
-        loop = asyncio.get_running_loop()
-        if self.storage.memory_store is not None:
-            self._background.append(
-                loop.create_task(
-                    upgrade_in_background(whole_store(self.storage, self.settings)),
-                    name="memory.upgrade",
-                    context=contextvars.Context(),
-                )
-            )
-        # Contexts of their own: the sweeps must not log as an event.
+        storage = self.storage
+        if storage.memory_store is not None:
+            self._run("memory.upgrade", upgrade_in_background(whole_store(storage, self.settings)))
         if not self.settings.gcs_memories_bucket:
-            # A bucket deletes old conversations by its lifecycle rule; a directory needs us.
-            self._background.append(
-                loop.create_task(
-                    self._sweep_local_store(),
-                    name="memory.retention.sweep",
-                    context=contextvars.Context(),
-                )
-            )
-        if self.settings.keys_per_team:
+            from app.memory.retention_sweep import keep_sweeping
+
+            # A bucket deletes old conversations by its lifecycle rule; a directory needs
+            # us: every team's at once, in distribution mode (their keys keep their kind's
+            # prefix: app/storage/team_scope.py).
+            retention = session_retention(self.settings)
+            store = storage.deployment_store or storage.store
+            self._run("memory.retention.sweep", keep_sweeping(store, retention))
+        if storage.deployment_store is not None:
+            from app.memory.team_keys import keep_finishing_erasures
+
             # Uninstalls' second passes (app/memory/team_keys.py): the marks are in storage,
             # so whichever instance runs next finishes what another left.
-            self._background.append(
-                loop.create_task(
-                    self._finish_team_erasures(),
-                    name="memory.team_erasure.finish",
-                    context=contextvars.Context(),
-                )
-            )
+            erasures = keep_finishing_erasures(storage.deployment_store)
+            self._run("memory.team_erasure.finish", erasures)
 
-    async def _finish_team_erasures(self) -> None:
-        from app.memory.team_keys import keep_finishing_erasures
-
-        assert self.storage.deployment_store is not None  # distribution mode builds one
-        await keep_finishing_erasures(self.storage.deployment_store)
-
-    async def _sweep_local_store(self) -> None:
-        from app.memory.retention_sweep import keep_sweeping
-
-        # Every team's conversations at once, in distribution mode (their keys keep
-        # their kind's prefix: app/storage/team_scope.py).
-        await keep_sweeping(
-            self.storage.deployment_store or self.storage.store, session_retention(self.settings)
-        )
+    def _run(self, name: str, work: Coroutine[Any, Any, None]) -> None:
+        # A context of its own: background work must not log as an event.
+        task = asyncio.get_running_loop().create_task(work, name=name, context=Context())
+        self._background.append(task)
 
     @contextlib.asynccontextmanager
     async def storage_within(self, budget_s: float | None = None) -> AsyncIterator[Storage]:

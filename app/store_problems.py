@@ -22,30 +22,29 @@ def store_problem(settings: StorageSettings, error: StoreError) -> tuple[str, in
     bucket = settings.gcs_memories_bucket
     if not bucket:
         return None
-    where = f"gs://{bucket}"
+    where, code = f"gs://{bucket}", EXIT_PROBLEM
     if isinstance(error, BucketNotFound):
         problem = (
             f"no bucket {where} (misspelt, or not created yet: "
             f"`gcloud storage buckets create {where}`)"
         )
-        return f"GCS_MEMORIES_BUCKET: {problem}", EXIT_PROBLEM
-    if isinstance(error, NoCredentials):
+    elif isinstance(error, NoCredentials):
         problem = (
             f"no Google credentials on this machine to use {where}: run `gcloud auth "
             "application-default login` (or set GOOGLE_APPLICATION_CREDENTIALS), or unset "
             "GCS_MEMORIES_BUCKET to keep memories in MEMORY_DIR"
         )
-        return f"GCS_MEMORIES_BUCKET: {problem}", EXIT_PROBLEM
-    if isinstance(error, AccessDenied):
+    elif isinstance(error, AccessDenied):
         problem = (
             f"these Google credentials may not use {where} (403): grant them "
             "roles/storage.objectUser on it, or use the credentials that may"
         )
-        return f"GCS_MEMORIES_BUCKET: {problem}", EXIT_PROBLEM
-    if isinstance(error, StoreUnreachable):
+    elif isinstance(error, StoreUnreachable):
         problem = (
             f"Cloud Storage did not answer for {where}: check the network (or "
             "STORAGE_EMULATOR_HOST, if set) and try again"
         )
-        return f"GCS_MEMORIES_BUCKET: {problem}", EXIT_UNAVAILABLE
-    return None
+        code = EXIT_UNAVAILABLE
+    else:
+        return None
+    return f"GCS_MEMORIES_BUCKET: {problem}", code

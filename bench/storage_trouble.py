@@ -60,7 +60,7 @@ from typing import Any
 import httpx
 
 from app.memory.homes import preferences_key
-from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.assistant_view import RESTORING_STATUS
 from bench.environment import benchmark_environment
 from bench.stats import median_ms, percentile_ms, print_table
 from tests.fakes import claude_script

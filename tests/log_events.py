@@ -63,7 +63,7 @@ SLACK_USER_MESSAGE = _listener("slack.user_message")
 SLACK_USER_MESSAGE_DONE = _done(SLACK_USER_MESSAGE)
 
 
-# --- the memory tool's commands (app/memory/tool/tracing.py: `tool.memory.<command>`) --------
+# --- the memory tool's commands (app/memory/tool/scoped_tool.py: `tool.memory.<command>`) ---
 
 
 def _memory_command(command: str) -> str:

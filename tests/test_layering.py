@@ -4,9 +4,8 @@
 
 and inside app/slack, by room:
 
-    app.py → assistant_view/, agent_view/, channel_view/, home/, catch_all, oauth/
-           → conversation/ → the wiring (event_scope, web_client, installed_team, mrkdwn,
-             block_kit)
+    app.py → assistant_view, agent_view, channel_view/, home/, catch_all, oauth/
+           → conversation/ → the wiring (event_scope, web_client, mrkdwn, block_kit)
 
 Every module of `app/` is read with `ast` (nothing is imported), and each `app.*` import
 it makes is checked against the orders above. A lower layer importing a higher one, a
@@ -90,7 +89,7 @@ SLACK_ROOMS = {
     "oauth",
 }
 SHARED_ROOM = "conversation"
-SLACK_WIRING = {"event_scope", "web_client", "installed_team", "mrkdwn", "block_kit"}
+SLACK_WIRING = {"event_scope", "web_client", "mrkdwn", "block_kit"}
 SLACK_APP = "app"
 
 

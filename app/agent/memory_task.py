@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from app.learning.plain_text import one_line
+from app.learning.plain_text import clip, one_line
 
 TaskStatus = Literal["in_progress", "complete", "error"]
 
@@ -75,4 +75,4 @@ def plain(text: str, limit: int) -> str:
     head = one_line(text[: limit * 4].translate(_NO_LINKS), limit * 4)
     visible = "".join(c for c in head if unicodedata.category(c) not in ("Cc", "Cf"))
     flat = one_line(visible, limit + 1)
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    return clip(flat, limit)

@@ -47,12 +47,4 @@ def note_for(stop_reason: str | None, *, wrote_text: bool) -> str | None:
 
 def known(stop_reason: str | None) -> bool:
     """Whether Orion has an outcome for `stop_reason` (every reason the SDK lists)."""
-    return (
-        stop_reason in FINISHED
-        or stop_reason in _NOTES
-        or stop_reason
-        in (
-            "tool_use",
-            "pause_turn",
-        )
-    )
+    return stop_reason in (*FINISHED, *_NOTES, "tool_use", "pause_turn")

@@ -13,7 +13,6 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from app.learning.channel_mode import ChannelMode
 from app.learning.channel_recall import forget_public_channel, note_channel_visibility
@@ -102,7 +101,12 @@ async def choose_mode(
     """An admin's choice for one channel (or, `channel_id` None, the workspace)."""
     choice = ModeChoice(mode, by, datetime.now(UTC))
     if channel_id is None:
-        await update_workspace(store, lambda data: {**data, MODE: choice.to_json()})
+
+        def chosen(current: str | None) -> str:
+            data = load_json_object(current, what="workspace_channels")
+            return json.dumps({**data, MODE: choice.to_json()})  # other fields kept
+
+        await update_object(store, workspace_channels_key(), chosen)
     else:
         await change_profile(
             store, channel_id, lambda profile: profile.with_section(MODE, choice.to_json())
@@ -110,17 +114,6 @@ async def choose_mode(
     scope = channel_scope(channel_id) if channel_id else "workspace"
     audit("setting", scope=scope, actor=by, what=f"channels {mode.value}")
     return choice
-
-
-async def update_workspace(
-    store: ObjectStore, change: Callable[[dict[str, Any]], dict[str, Any]]
-) -> None:
-    """`workspace/channels.json` changed (each writer keeps the others' fields)."""
-
-    def changed(current: str | None) -> str:
-        return json.dumps(change(load_json_object(current, what="workspace_channels")))
-
-    await update_object(store, workspace_channels_key(), changed)
 
 
 async def change_profile(
@@ -312,14 +305,12 @@ def _noted_since(profile: Profile) -> datetime | None:
 # --- Orion leaves, the channel is deleted or archived ------------------------------------
 
 
-async def erase_channel(
-    store: ObjectStore, channel_id: str, *, why: str, now: datetime | None = None
-) -> int:
+async def erase_channel(store: ObjectStore, channel_id: str, *, why: str) -> int:
     """Everything Orion keeps for the channel (its home), and its place on the public
     list; how many objects went."""
     # What its admins chose is not Orion's memory of the channel: added back, Orion
     # answers there as they said.
-    deleted = await erase_home(store, channel(channel_id), now=now, keep=(MODE,))
+    deleted = await erase_home(store, channel(channel_id), keep=(MODE,))
     await forget_public_channel(store, channel_id)
     audit("erase", scope=channel_scope(channel_id), actor=SLACK, what=why, objects=deleted)
     return deleted

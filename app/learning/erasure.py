@@ -46,17 +46,11 @@ class ErasureReport:
         return sum(self.deleted.values())
 
 
-async def erase_home(
-    store: ObjectStore,
-    home: Home,
-    *,
-    now: datetime | None = None,
-    keep: tuple[str, ...] = (),
-) -> int:
+async def erase_home(store: ObjectStore, home: Home, *, keep: tuple[str, ...] = ()) -> int:
     """Everything of one owner: the profile made the erasure's mark (keeping only the
     sections named in `keep`), then every other object of the home deleted; how many
     objects went."""
-    await _mark(store, home, now or datetime.now(UTC), keep)
+    await _mark(store, home, datetime.now(UTC), keep)
     return await _delete_home(store, home)
 
 
@@ -132,16 +126,20 @@ async def reindex(store: ObjectStore, home: Home, thread_ts: str) -> None:
     record = ConversationRecord.parse(stored.content) if stored is not None else None
     if record is None:
         await remove_documents(store, home, {thread_ts})
-        return
+    else:
+        await index_record(store, home, record)
+
+
+async def index_record(store: ObjectStore, home: Home, record: ConversationRecord) -> None:
+    """The conversation's search entry, made from its record."""
     summary = record.summary
-    updated = max((m.at for m in record.messages), default=record.started)
     document = await asyncio.to_thread(
         document_for,
-        thread_ts,
+        record.thread_ts,
         summary.title if summary is not None else "",
         summary.body if summary is not None else "",
         record.messages,
-        updated,
+        max((m.at for m in record.messages), default=record.started),
         record.started,
         record.owner.channel,
     )

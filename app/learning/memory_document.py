@@ -61,11 +61,8 @@ def _first_line(summary: str) -> str:
 
 def _fenced(text: str) -> str:
     """`text` in a code fence longer than any backtick run inside it."""
-    fence = "`" * max(3, _longest_backticks(text) + 1)
-    return f"{fence}\n{text.rstrip()}\n{fence}"
-
-
-def _longest_backticks(text: str) -> int:
     # Runs found by the regex engine: a loop over the characters in Python took seconds
     # for an export of many large notes.
-    return max(map(len, _BACKTICKS.findall(text)), default=0)
+    longest = max(map(len, _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text.rstrip()}\n{fence}"

@@ -8,7 +8,7 @@ memory tool can write decides what is shown."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from app.learning.conversation_record import ConversationRecord
@@ -54,7 +54,6 @@ class MemoryInventory:
     conversations: list[Conversation]  # the newest, as many as were asked for
     conversations_total: int = 0  # how many the person's profile lists in all
     channel_threads: int = 0  # channel threads whose transcripts hold what they wrote
-    profile: Profile = field(default_factory=Profile)  # as read
     memory_notes: bool | None = None  # their choice of memory notes (None: none made)
 
     @property
@@ -104,7 +103,6 @@ async def take_inventory(
         conversations=threads,
         conversations_total=len(listed) - (len(read) - len(threads)),
         channel_threads=len(said_in(settings)),
-        profile=profile,
         memory_notes=notes_choice(settings),
     )
 

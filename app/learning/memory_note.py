@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from app.learning.plain_text import clip
 from app.memory.change_log import MemoryChange
 from app.memory.homes import person, preferences_key
 from app.memory.preferences_file import read_preferences
@@ -74,15 +75,10 @@ def shown_lines(lines: Sequence[str], fit: Callable[[str], str] | None = None) -
     """What a note shows: at most MAX_LINES lines, then "…and N more". Each line is made
     to fit by `fit` — by default clipped to LINE_CHARS; Slack escapes it first and clips
     what it will send, since escaping lengthens it."""
-    shown = [(fit or clip)(line) for line in lines[:MAX_LINES]]
+    shown = [fit(line) if fit else clip(line, LINE_CHARS) for line in lines[:MAX_LINES]]
     if len(lines) > MAX_LINES:
         shown.append(f"…and {len(lines) - MAX_LINES} more")
     return shown
-
-
-def clip(text: str, limit: int = LINE_CHARS) -> str:
-    """`text` within `limit` characters, marked with "…" where cut."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _line(user_id: str, change: MemoryChange) -> NoteLine:

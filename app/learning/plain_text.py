@@ -29,6 +29,11 @@ def collapse_spaces(text: str) -> str:
     return _BETWEEN_LINES.sub("\n", _SPACES.sub(" ", lines)).strip()
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` within `limit` characters, marked with "…" where cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def one_line(text: str, limit: int) -> str:
     """`text` on one line (each whitespace run one space), cut to at most `limit`
     characters. Linear in `len(text)`."""

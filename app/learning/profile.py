@@ -84,10 +84,6 @@ class Profile:
         when = self.forgotten.get(thread_ts)
         return when is not None and when != earlier.forgotten.get(thread_ts)
 
-    def erased(self, moment: datetime) -> Profile:
-        """What an erasure leaves: when it was, and nothing else."""
-        return Profile(erased_at=moment)
-
     # -- the owner's conversations --
 
     def entry(self, thread_ts: str) -> ConversationEntry | None:

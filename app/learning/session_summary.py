@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from app.learning.guard import Guard
-from app.learning.plain_text import one_line
+from app.learning.plain_text import clip, one_line
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import document_for, record_search_document
 from app.learning.summary_file import MAX_SUMMARY_CHARS, MAX_TITLE_CHARS, Summary, SummaryDraft
@@ -118,11 +118,9 @@ def bounded_draft(draft: SummaryDraft, *, default_title: str) -> SummaryDraft:
     body = draft.body.strip()
     if not body:
         raise ValueError("the summary is empty")
-    if len(body) > MAX_SUMMARY_CHARS:
-        body = body[: MAX_SUMMARY_CHARS - 1].rstrip() + "…"
     return SummaryDraft(
         title=one_line(draft.title, MAX_TITLE_CHARS) or default_title,
-        body=body,
+        body=clip(body, MAX_SUMMARY_CHARS),
         welcome=one_line(draft.welcome, MAX_WELCOME_CHARS) if draft.welcome else None,
         next_step=one_line(draft.next_step, MAX_TITLE_CHARS) if draft.next_step else None,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from app.learning.plain_text import one_line
+from app.learning.plain_text import clip, one_line
 from app.learning.summary_file import (
     MAX_SUMMARY_CHARS,
     MAX_TITLE_CHARS,
@@ -104,6 +104,5 @@ def fallback_summary(previous: Summary | None, new_material: Sequence[Utterance]
     return SummaryDraft(title=title or UNTITLED, body=body)
 
 
-def _excerpt(text: str, limit: int = FALLBACK_EXCERPT_CHARS) -> str:
-    flat = one_line(text, 10 * limit)
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+def _excerpt(text: str) -> str:
+    return clip(one_line(text, 10 * FALLBACK_EXCERPT_CHARS), FALLBACK_EXCERPT_CHARS)

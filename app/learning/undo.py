@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.learning.guard import Forgotten, Guard
-from app.learning.memory_note import clip
+from app.learning.plain_text import clip
 from app.learning.timestamps import parse_moment
 from app.memory.change_log import MemoryChange
 from app.memory.homes import person
@@ -154,10 +154,6 @@ def changed_since(names: Sequence[str]) -> str:
     )
 
 
-def new_undo_id() -> str:
-    return secrets.token_hex(16)
-
-
 async def save_undo_record(
     store: ObjectStore,
     owner: str,
@@ -173,7 +169,7 @@ async def save_undo_record(
     if len(content) > MAX_RECORD_CHARS:
         log.info("memory.undo.too_large", chars=len(content), files=len(changes))
         return None
-    undo_id = new_undo_id()
+    undo_id = secrets.token_hex(16)
     await store.write(person(owner).undo_key(undo_id), content, if_generation=CREATE_ONLY)
     return undo_id
 
@@ -191,7 +187,7 @@ async def undo_changes(
     home = person(user)
     key = home.undo_key(undo_id) if is_undo_id(undo_id) else None
     stored, profile = await asyncio.gather(
-        store.read(key) if key is not None else _nothing(), store.read(home.profile_key)
+        store.read(key) if key is not None else asyncio.sleep(0), store.read(home.profile_key)
     )
     guard = Guard(store, home, profile)
     erased_at = guard.profile.erased_at
@@ -243,10 +239,6 @@ async def revert_changes(store: ObjectStore, changes: Sequence[MemoryChange]) ->
     refused keeps nothing); the keys changed since, which keep the newer change."""
     outcomes = await asyncio.gather(*(_restore_one(store, change) for change in changes))
     return [change.key for change, ok in zip(changes, outcomes, strict=True) if not ok]
-
-
-async def _nothing() -> None:
-    return None
 
 
 def _as(result: UndoResult, outcome: UndoOutcome, keys: list[str] | None = None) -> UndoResult:

@@ -16,16 +16,16 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
-from app.learning.erasure import delete_all
+from app.learning.erasure import delete_all, index_record
 from app.learning.person_settings import with_said_in
 from app.learning.profile import ConversationEntry, Profile
-from app.learning.search_index import document_for, parse_search_index, record_search_document
+from app.learning.search_index import parse_search_index
 from app.learning.summary_file import UNTITLED, Summary
-from app.learning.timestamps import parse_time
+from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.learning.welcome import SECTION as WELCOME
 from app.memory.homes import Home, channel, person, thread_of_name, workspace_channels_key
 from app.memory.key_prefixes import (
@@ -180,6 +180,10 @@ class _Tenant:
         async with self._limit:
             return await self._store.read(key)
 
+    async def _read_old(self, key: str | None) -> StoredObject | None:
+        """An object of the old layout (None: not among this run's, or gone since)."""
+        return await self._read(key) if key in self._keys else None
+
     async def _update(self, key: str, change: Callable[[str | None], str | None]) -> None:
         async with self._limit:
             await update_object(self._store, key, change)
@@ -191,22 +195,12 @@ class _Tenant:
 
     async def run(self) -> None:
         records = await self._conversations()
-        people = {k.split("/")[1] for k in self._keys if k.startswith(("users/", "people/"))}
-        people |= {
-            k.removeprefix("settings/").removesuffix(".json")
-            for k in self._keys
-            if k.startswith("settings/")
-        }
+        # Whose each old key is: its second segment (`settings/U1.json`: U1).
+        owners = {(k.split("/")[0], k.split("/")[1].removesuffix(".json")) for k in self._keys}
+        people = {o for kind, o in owners if kind in ("users", "people", "settings")}
         people |= {r.owner.user for r in records.values() if not r.owner.in_channel}
         people = {p for p in people if is_user_id(p)}
-        channels = {
-            k.split("/")[1] for k in self._keys if k.startswith(("channels/", "channel-records/"))
-        }
-        channels |= {
-            k.removeprefix("channel-settings/").removesuffix(".json")
-            for k in self._keys
-            if k.startswith("channel-settings/")
-        }
+        channels = {o for kind, o in owners if kind.startswith("channel")}
         channels |= {r.owner.channel for r in records.values() if r.owner.in_channel}
         channels = {c for c in channels if is_shared_channel_id(c)}
         said = await self._said_in(records)
@@ -261,8 +255,7 @@ class _Tenant:
         )
         context_key = None if owner.in_channel else f"threads/{owner.channel}/{name}.json"
         summary_obj, context_obj = await asyncio.gather(
-            self._read(summary_key) if summary_key in self._keys else _none(),
-            self._read(context_key) if context_key and context_key in self._keys else _none(),
+            self._read_old(summary_key), self._read_old(context_key)
         )
         completed = record
         if summary_obj is not None:
@@ -310,23 +303,19 @@ class _Tenant:
     ) -> None:
         home = person(user)
         own = {t: r for t, r in records.items() if not r.owner.in_channel and r.owner.user == user}
-        index_key = f"people/{user}/conversations.json"
-        welcome_key = f"people/{user}/welcome.json"
+        index_key, welcome_key = f"people/{user}/conversations.json", f"people/{user}/welcome.json"
+        settings_key = f"settings/{user}.json"
+        self._done |= {index_key, welcome_key, settings_key} & self._keys  # whatever comes next
         kept = await self._read(home.profile_key)
         if Profile.parse(kept.content if kept else None).erased_at is not None:
             # Forgotten in the new layout before this run: what the old one kept of them
             # goes, never home (an upgrade must not bring back what they erased).
             theirs = (f"users/{user}/", *(f"sessions/{t.replace('.', '-')}/" for t in own))
             self._done |= {k for k in self._keys if k.startswith(theirs)}
-            self._done |= {index_key, welcome_key, f"settings/{user}.json"} & self._keys
             self._report.moved["forgotten, not moved"] += 1
             return
         index, welcome, settings = await asyncio.gather(
-            self._read(index_key) if index_key in self._keys else _none(),
-            self._read(welcome_key) if welcome_key in self._keys else _none(),
-            self._read(f"settings/{user}.json")
-            if f"settings/{user}.json" in self._keys
-            else _none(),
+            self._read_old(index_key), self._read_old(welcome_key), self._read_old(settings_key)
         )
         entries = [
             e
@@ -350,22 +339,14 @@ class _Tenant:
             self._done.add(f"sessions/{name}/context.md")
         await asyncio.gather(*(self._write_conversation(home, r) for r in own.values()))
         await asyncio.gather(
-            *(
-                self._move_notes(f"sessions/{t.replace('.', '-')}/", home.notes_prefix(t))
-                for t in own
-            )
+            *(self._move(f"sessions/{t.replace('.', '-')}/", home.notes_prefix(t)) for t in own)
         )
-        await self._move_notes(f"users/{user}/", home.memory_prefix, merge_preferences=True)
+        await self._move(f"users/{user}/", home.memory_prefix)
         erased_at = await self._erasure(f"orion-erasure:{user}")
-        if settings is not None:
-            old = settings.content  # their own object now, where a newer choice wins
-
-            await self._update(person(user).settings_key, lambda current: current or old)
-        if said:
-            await self._update(home.settings_key, lambda current: _noting(current, said))
-        for key in (index_key, welcome_key, f"settings/{user}.json"):
-            if key in self._keys:
-                self._done.add(key)
+        # Their own object now, where a newer choice wins; with the channel threads noted.
+        old = settings.content if settings is not None else None
+        if old is not None or said:
+            await self._update(home.settings_key, lambda current: _noting(current or old, said))
         await self._profile(
             home,
             own.values(),
@@ -376,54 +357,11 @@ class _Tenant:
         await self._index(home, list(own.values()))
         self._report.moved["people"] += 1
 
-    async def _move_notes(self, old: str, new: str, *, merge_preferences: bool = False) -> None:
-        """Every old file under `old` to the same name under `new`: a file already there
-        stays (it is newer), but preferences merge (what is there wins, key by key)."""
-        keys = [k for k in self._keys if k.startswith(old) and not k.endswith("/context.md")]
-        if old.startswith("users/"):
-            keys = [k for k in self._keys if k.startswith(old)]
-
-        async def move(key: str) -> None:
-            stored = await self._read(key)
-            if stored is None:
-                return
-            name = key[len(old) :]
-            merge = merge_preferences and name == "preferences.json"
-
-            def placed(current: str | None) -> str | None:
-                if current is None:
-                    return stored.content
-                if not merge:
-                    return current
-                older = load_json_object(stored.content, what="preferences")
-                newer = load_json_object(current, what="preferences")
-                learned = {**_dict(older.get("_learned")), **_dict(newer.get("_learned"))}
-                both = {**older, **newer}
-                if learned:
-                    both["_learned"] = learned
-                return json.dumps(both, ensure_ascii=False)
-
-            await self._update(new + name, placed)
-            self._done.add(key)
-            self._report.moved["files"] += 1
-
-        await asyncio.gather(*(move(k) for k in keys))
-
     async def _erasure(self, seed: str) -> datetime | None:
         """When the old layout's erasure mark for this owner says they were forgotten."""
-        key = f"erasures/{hashlib.sha256(seed.encode()).hexdigest()[:32]}"
-        if key not in self._keys:
-            return None
-        stored = await self._read(key)
-        value = load_json_object(stored.content if stored else None, what="tombstone").get(
-            "erased_at"
-        )
-        if not isinstance(value, str):
-            return None
-        with contextlib.suppress(ValueError):
-            moment = datetime.fromisoformat(value)
-            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-        return None
+        stored = await self._read_old(f"erasures/{hashlib.sha256(seed.encode()).hexdigest()[:32]}")
+        mark = load_json_object(stored.content if stored else None, what="tombstone")
+        return parse_moment(mark.get("erased_at"))
 
     async def _profile(
         self,
@@ -441,7 +379,7 @@ class _Tenant:
         for record in records:
             if record.thread_ts not in listed:
                 title = record.summary.title if record.summary else UNTITLED
-                updated = max([m.at for m in record.messages] or [record.started])
+                updated = max((m.at for m in record.messages), default=record.started)
                 listed[record.thread_ts] = ConversationEntry(
                     record.thread_ts, title, updated, record.owner.channel
                 )
@@ -460,12 +398,7 @@ class _Tenant:
             if erased_at is not None and (
                 profile.erased_at is None or profile.erased_at < erased_at
             ):
-                profile = Profile(
-                    erased_at=erased_at,
-                    forgotten=profile.forgotten,
-                    conversations=profile.conversations,
-                    sections=profile.sections,
-                )
+                profile = replace(profile, erased_at=erased_at)
             return profile.render()
 
         await self._update(home.profile_key, merged)
@@ -476,22 +409,9 @@ class _Tenant:
         stored = await self._read(home.search_key)
         index = parse_search_index(stored.content if stored else None)
         for record in records:
-            if record.thread_ts in index.threads:
-                continue
-            summary = record.summary
-            updated = max([m.at for m in record.messages] or [record.started])
-            document = await asyncio.to_thread(
-                document_for,
-                record.thread_ts,
-                summary.title if summary else "",
-                summary.body if summary else "",
-                record.messages,
-                updated,
-                record.started,
-                record.owner.channel,
-            )
-            async with self._limit:
-                await record_search_document(self._store, home, document)
+            if record.thread_ts not in index.threads:
+                async with self._limit:
+                    await index_record(self._store, home, record)
 
     # -- a channel -------------------------------------------------------------------
 
@@ -501,22 +421,13 @@ class _Tenant:
             t: r for t, r in records.items() if r.owner.in_channel and r.owner.channel == channel_id
         }
         # First, and each deleted at once: its names may be those of the records below.
-        memory = [k for k in self._keys if k.startswith(f"channels/{channel_id}/")]
-        await self._move_listed(memory, f"channels/{channel_id}/", home.memory_prefix, now=True)
+        await self._move(f"channels/{channel_id}/", home.memory_prefix, now=True)
         await asyncio.gather(*(self._write_conversation(home, r) for r in own.values()))
-        archived = f"channel-records/{channel_id}/archived/"
-        await self._move_listed(
-            [k for k in self._keys if k.startswith(archived)], archived, home.archived_prefix
-        )
-        old_index = f"channel-records/{channel_id}/search.json"
-        if old_index in self._keys:
-            await self._move_listed([old_index], f"channel-records/{channel_id}/", home.prefix)
+        await self._move(f"channel-records/{channel_id}/archived/", home.archived_prefix)
+        await self._move(f"channel-records/{channel_id}/search.json", home.search_key)
         changes_key = f"channel-records/{channel_id}/changes.json"
         mode_key = f"channel-settings/{channel_id}.json"
-        changes, mode = await asyncio.gather(
-            self._read(changes_key) if changes_key in self._keys else _none(),
-            self._read(mode_key) if mode_key in self._keys else _none(),
-        )
+        changes, mode = await asyncio.gather(self._read_old(changes_key), self._read_old(mode_key))
         sections: dict[str, object] = {}
         if changes is not None:
             items = load_json_object(changes.content, what="channel_changes").get("changes")
@@ -531,12 +442,20 @@ class _Tenant:
         await self._index(home, list(own.values()))
         self._report.moved["channels"] += 1
 
-    async def _move_listed(self, keys: list[str], old: str, new: str, *, now: bool = False) -> None:
+    async def _move(self, old: str, new: str, *, now: bool = False) -> None:
+        """Every old file under `old` to the same name under `new`: a file already there
+        stays (it is newer), but a person's preferences merge (what is there wins, key by
+        key). `now`: each old one deleted at once, else with the rest at the end."""
+        summary = f"{old}context.md" if old.startswith("sessions/") else None  # a record's
+        keys = [k for k in self._keys if k.startswith(old) and k != summary]
+
         async def move(key: str) -> None:
             stored = await self._read(key)
             if stored is None:
                 return
-            await self._update(new + key[len(old) :], lambda current: current or stored.content)
+            name = key[len(old) :]
+            merge = old.startswith("users/") and name == "preferences.json"
+            await self._update(new + name, lambda current: _placed(stored.content, current, merge))
             if now:
                 with contextlib.suppress(PreconditionFailed):
                     await self._store.delete(key, if_generation=stored.generation)
@@ -550,10 +469,7 @@ class _Tenant:
     async def _workspace(self) -> None:
         """What admins chose for every channel, and the public channels, as one object."""
         mode_key, public_key = "channel-settings/workspace.json", "channel-records/public.json"
-        mode, public = await asyncio.gather(
-            self._read(mode_key) if mode_key in self._keys else _none(),
-            self._read(public_key) if public_key in self._keys else _none(),
-        )
+        mode, public = await asyncio.gather(self._read_old(mode_key), self._read_old(public_key))
         if mode is None and public is None:
             return
         old_mode = load_json_object(mode.content if mode else None, what="channel_settings")
@@ -599,11 +515,8 @@ def _welcome_section(welcome: dict[str, object] | None) -> dict[str, object] | N
     section = {
         k: v for k, v in welcome.items() if k in ("thread", "topic", "greeting", "next_step")
     }
-    updated = welcome.get("updated")
-    if isinstance(updated, str):
-        with contextlib.suppress(ValueError):
-            moment = datetime.fromisoformat(updated)
-            section["updated"] = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if (updated := parse_moment(welcome.get("updated"))) is not None:
+        section["updated"] = format_time(updated)
     return section
 
 
@@ -613,9 +526,19 @@ def _noting(settings: str | None, said: Collection[tuple[str, str]]) -> str | No
     return settings
 
 
+def _placed(old: str, current: str | None, merge: bool) -> str:
+    if current is None:
+        return old
+    if not merge:
+        return current
+    older = load_json_object(old, what="preferences")
+    newer = load_json_object(current, what="preferences")
+    learned = {**_dict(older.get("_learned")), **_dict(newer.get("_learned"))}
+    both = {**older, **newer}
+    if learned:
+        both["_learned"] = learned
+    return json.dumps(both, ensure_ascii=False)
+
+
 def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
-
-
-async def _none() -> None:
-    return None

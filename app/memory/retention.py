@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from app.memory.homes import expires_with_conversations
 from app.storage.store import (
@@ -25,16 +26,12 @@ from app.storage.store import (
 DEFAULT_RETENTION_DAYS = 30
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 @dataclass(frozen=True)
 class SessionRetention:
     """The retention window; `clock` says what time it is (tests move it forward)."""
 
     days: int = DEFAULT_RETENTION_DAYS
-    clock: Callable[[], datetime] = field(default=_utc_now, compare=False)
+    clock: Callable[[], datetime] = field(default=partial(datetime.now, UTC), compare=False)
 
     def __post_init__(self) -> None:
         if self.days < 1:

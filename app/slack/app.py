@@ -5,28 +5,25 @@ Socket Mode. Both experiences and channels answer with the same core
 
 from __future__ import annotations
 
-from slack_bolt.async_app import AsyncApp, AsyncAssistant
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.middleware.authorization.async_single_team_authorization import (
     AsyncSingleTeamAuthorization,
 )
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from app.config import RunMode, Settings, SlackExperience
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack import catch_all, installed_team
-from app.slack.agent_view import agent_message, agent_session_stopped, messages_tab_opened
-from app.slack.assistant_view import thread_context_changed, thread_started, user_message
-from app.slack.channel_view import (
-    app_mention,
-    channel_lifecycle,
-    channel_memory_buttons,
-    orion_command,
-)
+from app.slack import agent_view, assistant_view, catch_all
+from app.slack.channel_view import app_mention, channel_lifecycle, orion_command
 from app.slack.conversation import ask_again, feedback, memory_undo
 from app.slack.conversation.answering import Answerer
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.running_turns import RunningTurns
+from app.slack.event_scope import Next, event_id_of
 from app.slack.home import controls
 from app.slack.home.home_tab import HomeTab
 from app.slack.web_client import configure_web_client
@@ -52,11 +49,15 @@ def build_bolt_app(
     # Before any other app_home_opened listener: Bolt runs the first one that matches.
     controls.register_home_opened(app, home)
     if settings.slack_experience is SlackExperience.AGENT:
-        _register_agent_view(app, provider, dedupe, answerer)
+        agent_view.register(app, provider, dedupe, answerer)
     else:
-        _register_assistant_view(app, provider, dedupe, answerer)
+        assistant_view.register(app, provider, dedupe, answerer)
     catch_all.register_wrong_experience(app, settings.slack_experience)
-    _register_channels(app, provider, dedupe, answerer)
+    # Orion in channels, the same in both experiences: a mention, what a channel's life does
+    # to its memory, and `/orion` with its buttons.
+    app_mention.register(app, answerer, dedupe)
+    channel_lifecycle.register(app, provider)
+    orion_command.register(app, provider)
     feedback.register(app)
     ask_again.register(app, answerer, dedupe, provider)
     memory_undo.register(app, provider)
@@ -80,8 +81,38 @@ def _single_workspace_app(settings: Settings, mode: RunMode) -> AsyncApp:
     )
     configure_web_client(app.client, base_url=settings.slack_api_url)
     # First: a request from another workspace reaches no middleware or listener after it.
-    installed_team.register(app)
+    app.use(_installed_team_only)
     return app
+
+
+async def _installed_team_only(req: AsyncBoltRequest, next: Next) -> BoltResponse:
+    """Requests from the workspace Orion is installed in, and from no other: one Slack app
+    can be installed in several workspaces, each sending correctly signed requests, and
+    Orion runs with one workspace's token, so another's people must not meet this one's
+    memories. A request of any other team (Bolt's single-team authorization has asked
+    `auth.test` whose token it is) is acknowledged and dropped, over HTTP and Socket Mode
+    alike. Enterprise Grid: team ids are compared when both sides have one, otherwise the
+    organisation's; a request naming neither is dropped."""
+    context, installed = req.context, req.context.authorize_result
+    if installed is not None and _same_installation(context, installed):
+        return await next()
+    log.warning(
+        "slack.other_team.ignored",
+        event_id=event_id_of(req.body),
+        team_id=context.team_id,
+        enterprise_id=context.enterprise_id,
+        installed_team_id=installed.team_id if installed else None,
+        installed_enterprise_id=installed.enterprise_id if installed else None,
+    )
+    return BoltResponse(status=200, body="")
+
+
+def _same_installation(request: AsyncBoltContext, installed: AuthorizeResult) -> bool:
+    if request.team_id and installed.team_id:
+        return request.team_id == installed.team_id
+    if request.enterprise_id and installed.enterprise_id:
+        return request.enterprise_id == installed.enterprise_id
+    return False
 
 
 def share_token_check(app: AsyncApp, answer: AsyncSlackResponse) -> None:
@@ -106,7 +137,7 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
     on its own workspace's keys."""
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from app.slack.oauth import allowed_teams, tenant_binding, uninstall
+    from app.slack.oauth import tenant_binding, uninstall
     from app.slack.oauth.flow import build_oauth
 
     assert settings.slack_signing_secret is not None  # load_settings requires it in HTTP mode
@@ -121,8 +152,8 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
         # When each request's authorization began: its writes are checked against an
         # uninstall from that moment on (app/slack/oauth/tenant_binding.py).
         # Before that, a workspace not listed in SLACK_ALLOWED_TEAMS goes no further.
-        before_authorize=allowed_teams.before_authorize(
-            oauth_flow.allowed, tenant_binding.StampAuthorization()
+        before_authorize=tenant_binding.before_authorize(
+            oauth_flow.allowed, tenant_binding.stamp_authorization
         ),
         user_facing_authorize_error_message=tenant_binding.AUTHORIZE_FAILED_TEXT,
         process_before_response=False,
@@ -131,43 +162,3 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
     tenant_binding.register(app)
     uninstall.register(app, provider, oauth_flow.settings.installation_store)
     return app
-
-
-def _register_assistant_view(
-    app: AsyncApp,
-    provider: ServiceProvider,
-    dedupe: EventDeduplicator,
-    answerer: Answerer,
-) -> None:
-    """The Assistant messaging experience: threads in the side pane, opened by Slack.
-    Slack's context of each thread is kept with its conversation (thread_started.py);
-    Bolt's own thread-context store is never asked for it (Orion does not read it back)."""
-    assistant = AsyncAssistant()
-    thread_started.register(assistant, provider, dedupe)
-    user_message.register(assistant, answerer, dedupe)
-    thread_context_changed.register(assistant, provider, dedupe)
-    app.assistant(assistant)
-
-
-def _register_agent_view(
-    app: AsyncApp,
-    provider: ServiceProvider,
-    dedupe: EventDeduplicator,
-    answerer: Answerer,
-) -> None:
-    """The Agent messaging experience: conversations in the app's Messages tab, each one
-    a top-level DM and its thread. (Bolt's AsyncAssistant serves assistant_view only.)"""
-    messages_tab_opened.register(app, provider, dedupe)
-    agent_message.register(app, answerer, dedupe)
-    agent_session_stopped.register(app, answerer.turns, dedupe)
-
-
-def _register_channels(
-    app: AsyncApp, provider: ServiceProvider, dedupe: EventDeduplicator, answerer: Answerer
-) -> None:
-    """Orion in channels, the same in both experiences: answering a mention, what a
-    channel's life does to its memory, and `/orion` with its buttons."""
-    app_mention.register(app, answerer, dedupe)
-    channel_lifecycle.register(app, provider)
-    orion_command.register(app, provider)
-    channel_memory_buttons.register(app, provider)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from app.learning.plain_text import clip
+
 HEADER_CHARS = 150
 SECTION_TEXT_CHARS = 3_000
 
@@ -36,10 +38,6 @@ def plain(text: str) -> dict[str, Any]:
 
 def mrkdwn(text: str) -> dict[str, Any]:
     return {"type": "mrkdwn", "text": text}
-
-
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def date(moment: datetime) -> str:

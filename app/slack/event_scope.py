@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
+
+from slack_bolt.response import BoltResponse
 
 from app.observability import tracing
 from app.observability.logging import event_context, get_logger
@@ -20,6 +22,9 @@ from app.runtime.in_flight import in_flight
 from app.storage.team_scope import current_tenant
 
 log = get_logger(__name__)
+
+# A Bolt middleware's `next` (a middleware function names its parameters as Bolt passes them).
+Next = Callable[[], Awaitable[BoltResponse]]
 
 
 def event_id_of(body: dict[str, Any]) -> str:

@@ -19,10 +19,6 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 _ERROR_CODE = re.compile(r"[a-z_]{1,64}")
 
 
-def build_web_client(*, token: str, base_url: str) -> AsyncWebClient:
-    return configure_web_client(AsyncWebClient(token=token), base_url=base_url)
-
-
 def configure_web_client(client: AsyncWebClient, *, base_url: str) -> AsyncWebClient:
     """Orion's endpoint, timeout and retries on a client (its public attributes): one built
     here, or the one Bolt builds from the token (given a client of ours as well, Bolt

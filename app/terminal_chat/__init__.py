@@ -2,8 +2,8 @@
 recall and turn-end learning as in Slack, on the local memory directory, as a pretend
 person (`--user`, default U0TERMINAL) in one pretend thread (README.md, "Try it").
 
-Modules: `console` (the prompt, Ctrl-C and the farewell), `conversation` (the agent and
-what it keeps), `terminal_reply` (the answer as it streams), `line_input`, `background_loop`."""
+Modules: `console` (the prompt, Ctrl-C, the farewell, the answer as it streams and the
+loop it runs on), `conversation` (the agent and what it keeps), `line_input`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The terminal side of `orion chat`: the prompt, Ctrl-C, and the farewell (README.md, "Try
 it"). The main thread waits for the person — for a line, or for an answer to finish — so
 that Ctrl-C reaches it as KeyboardInterrupt wherever it waits; the conversation runs on a
-background loop (app/terminal_chat/background_loop.py). `/help`, `/undo` and `/quit` are
+background loop (`BackgroundLoop`). `/help`, `/undo` and `/quit` are
 the chat's own commands, never sent to Claude. Ctrl-C while Orion answers stops that;
 Ctrl-C at an empty prompt, twice in a row, or Ctrl-D ends the conversation after saving
 what it taught Orion (Ctrl-C again skips the saving); SIGTERM ends it at once. A key
@@ -10,26 +10,33 @@ Claude refuses ends it with what to fix (exit code 2). Orion's log lines go to
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import re
 import signal
 import sys
+import threading
+import time
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from app.config import EXIT_PROBLEM, EXIT_UNAVAILABLE, Settings, problem_report, quoted
+from app.config import ENV_HINT, EXIT_PROBLEM, EXIT_UNAVAILABLE, Settings, quoted, report_problem
 from app.learning.memory_note import file_name, shown_lines
 from app.learning.undo import UNAVAILABLE, outcome_text
 from app.memory.scopes import validate_user_id
+from app.observability.invisible_text import INVISIBLE
 from app.observability.logging import get_logger
 from app.observability.setup import log_to_file
 from app.runtime.stop_signals import StopSignals
 from app.storage.store import StoreError
 from app.store_problems import store_problem
 from app.terminal_chat import WHO
-from app.terminal_chat.background_loop import BackgroundLoop
 from app.terminal_chat.conversation import Conversation, Folder, KeyRefused
 from app.terminal_chat.line_input import LineReader
-from app.terminal_chat.terminal_reply import TerminalReply, printable
+
+if TYPE_CHECKING:
+    from app.agent.memory_task import MemoryTask
 
 log = get_logger(__name__)
 
@@ -67,8 +74,7 @@ def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -
         validate_user_id(user_id)
     except ValueError:
         problem = f"--user: not a Slack user id (like U0123ABCD): {quoted(user_id)}"
-        print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-        return EXIT_PROBLEM
+        return report_problem(WHO, problem, EXIT_PROBLEM)
     log_to_file(settings, LOG_FILE)
     reader = LineReader(sys.stdin, out)
     signal.signal(signal.SIGTERM, _raise_terminated)
@@ -104,8 +110,7 @@ def _store_unusable(settings: Settings, error: StoreError) -> int:
         f"{settings.store_location()} failed ({type(error).__name__}; details in {LOG_FILE})",
         EXIT_UNAVAILABLE,
     )
-    print(problem_report(WHO, [problem], hint=None), file=sys.stderr)
-    return code
+    return report_problem(WHO, problem, code)
 
 
 def _farewell(user_id: str, folders: list[Folder]) -> str:
@@ -173,8 +178,7 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
                 f"ANTHROPIC_API_KEY: Claude refused it ({refused.status} {refused.error_type}); "
                 "create a key at console.anthropic.com and set it"
             )
-            print(problem_report("orion chat stopped", [problem]), file=sys.stderr)
-            return EXIT_PROBLEM
+            return report_problem("orion chat stopped", problem, EXIT_PROBLEM, hint=ENV_HINT)
         except Exception as exc:  # the conversation goes on, as in Slack
             from app.agent.errors import friendly_error
 
@@ -261,3 +265,148 @@ _stops = StopSignals(lambda: None)
 def _raise_terminated(signum: int, _frame: object) -> None:
     _stops.handle(signum)  # a second one, or the deadline, ends the process at once
     raise Terminated
+
+
+# --- the answer as it streams (the agent's ReplySink for a terminal) ------------------------
+# Until the first words arrive (memory to restore, a slow first token), a spinner on a
+# terminal says Orion is at it; piped output gets only the answer.
+
+FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+FRAME_S = 0.1
+WAITING = "thinking…"
+# Back to the start of the line, and clear it.
+_CLEAR_LINE = "\r\x1b[K"
+# What a terminal would act on rather than show: control characters (ESC starts the
+# sequences that move the cursor, clear the screen or set the window's title; CR rewrites
+# the line) but the line break and the tab.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` as a terminal shows it and nothing else: without control characters, and
+    without the invisible ones (a direction override that would turn the line around).
+    An answer or a greeting can hold stored words, which a person or a prompt-injected
+    Claude may have written."""
+    return INVISIBLE.sub("", _CONTROL.sub("", text))
+
+
+class TerminalReply:
+    def __init__(self, out: TextIO, *, prefix: str) -> None:
+        self._out = out
+        self._prefix = prefix  # what the answer's first line starts with ("orion> ")
+        self._spinner: asyncio.Task[None] | None = None
+        self.started = False  # any of the answer shown yet
+
+    async def __aenter__(self) -> TerminalReply:
+        self._out.write(self._prefix)
+        self._out.flush()
+        if self._out.isatty():
+            self._spinner = asyncio.create_task(self._spin())
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self._stop_spinning()
+
+    async def append(self, markdown: str) -> None:
+        self._stop_spinning()
+        self.started = True
+        self._out.write(printable(markdown))
+        self._out.flush()
+
+    async def show_progress(self, status: str) -> None:
+        self._stop_spinning()
+        self._out.write(f"\n  ({printable(status)})\n")
+        self._out.flush()
+
+    async def show_task(self, task: MemoryTask) -> None:
+        """Nothing more to print: `show_progress` already names each step on a terminal."""
+
+    def link_to(self, channel: str, ts: str, thread_ts: str | None = None) -> str | None:
+        return None  # a terminal conversation has no Slack thread to link to
+
+    async def _spin(self) -> None:
+        for frame in itertools.cycle(FRAMES):
+            self._out.write(f"{_CLEAR_LINE}{self._prefix}{frame} {WAITING}")
+            self._out.flush()
+            await asyncio.sleep(FRAME_S)
+
+    def _stop_spinning(self) -> None:
+        spinner, self._spinner = self._spinner, None
+        if spinner is None:
+            return
+        # The spinner waits in its sleep (one loop, one thread): once cancelled, it never
+        # writes again, so the line can be cleared now.
+        spinner.cancel()
+        self._out.write(f"{_CLEAR_LINE}{self._prefix}")
+        self._out.flush()
+
+
+# --- an event loop on a thread of its own, so that the main thread can wait for a person --
+# The main thread reads lines (with readline, which needs it) and receives Ctrl-C as
+# KeyboardInterrupt wherever it waits, even for an answer; the loop meanwhile streams the
+# answer and keeps the learning of earlier turns going between prompts.
+
+T = TypeVar("T")
+
+# How long an interrupted coroutine may take to wind down (close a stream, say).
+WIND_DOWN_S = 5.0
+WAKE_UP_S = 0.2
+
+
+class BackgroundLoop:
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name="orion-chat-loop", daemon=True)
+
+    def __enter__(self) -> BackgroundLoop:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(WIND_DOWN_S)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def _serve(self) -> None:
+        # Ctrl-C and SIGTERM are for the main thread alone. Python runs signal handlers
+        # there only, and the kernel may hand a process's signal to any thread that does
+        # not block it: to this one (or to the worker threads it starts, which inherit
+        # the mask), the main thread, asleep in readline, would never hear of it.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        self._loop.run_forever()
+
+    def run(self, work: Coroutine[Any, Any, T], *, timeout: float | None = None) -> T:
+        """Run `work` on the loop and wait for its result. A KeyboardInterrupt (or any
+        exception raised in this thread by a signal handler) while waiting cancels `work`,
+        waits for it to wind down, then propagates. `timeout` ends the wait (and `work`)
+        with TimeoutError."""
+        finished = threading.Event()
+        started: list[asyncio.Task[T]] = []
+
+        def start() -> None:
+            task = self._loop.create_task(_within(work, timeout))
+            task.add_done_callback(lambda _: finished.set())  # runs if cancelled early too
+            started.append(task)
+
+        self._loop.call_soon_threadsafe(start)
+        try:
+            # In short waits: Python runs signal handlers (Ctrl-C's KeyboardInterrupt) only
+            # when the main thread wakes up.
+            while not finished.wait(WAKE_UP_S):
+                pass
+        except BaseException:
+            # After `start` (callbacks run in order), so there is a task to cancel.
+            self._loop.call_soon_threadsafe(lambda: started[0].cancel())
+            deadline = time.monotonic() + WIND_DOWN_S
+            while not finished.wait(WAKE_UP_S) and time.monotonic() < deadline:
+                pass
+            raise
+        return started[0].result()
+
+
+async def _within(work: Coroutine[Any, Any, T], limit_s: float | None) -> T:
+    if limit_s is None:
+        return await work
+    async with asyncio.timeout(limit_s):
+        return await work

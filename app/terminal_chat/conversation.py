@@ -143,8 +143,9 @@ class Conversation:
         self._learn(self._keep(agent, turn, transcript, None if result.refused else result.text))
         return result.text
 
-    async def _open(self) -> Opening | None:
-        """This person's state for the next turn, as a Slack message reads it."""
+    async def _open(self, *, conversation: bool = True) -> Opening | None:
+        """This person's state for the next turn, as a Slack message (or, `conversation`
+        False, a thread start) reads it; None when memory is off."""
         store = self._services.storage.memory_store
         if store is None:
             return None
@@ -154,6 +155,7 @@ class Conversation:
             self.thread_ts,
             budget_s=self.settings.memory_load_timeout_s,
             token_budget=self.settings.memory_context_token_budget,
+            conversation=conversation,
         )
 
     @property
@@ -192,20 +194,12 @@ class Conversation:
         knows them; the plain welcome otherwise, also when memory is off or unreadable."""
         from app.slack.conversation.greeting import GENERIC_GREETING, greeting_text
 
-        store = self._services.storage.memory_store
-        if store is None:
-            return GENERIC_GREETING
         try:
-            opening = await open_event(
-                store,
-                self._owner,
-                self.thread_ts,
-                budget_s=self.settings.memory_load_timeout_s,
-                token_budget=self.settings.memory_context_token_budget,
-                conversation=False,
-            )
+            opening = await self._open(conversation=False)
         except Exception as exc:  # a greeting without memories, as in Slack
             log.warning("chat.greeting.memory_failed", error=type(exc).__name__, exc_info=exc)
+            return GENERIC_GREETING
+        if opening is None:
             return GENERIC_GREETING
         last = welcome_of(opening.profile)
         retention = self.settings.memory_session_retention_days
@@ -250,25 +244,22 @@ class Conversation:
         changed = {
             key for key in now.keys() | self._before.keys() if now.get(key) != self._before.get(key)
         }
-        folders = self._folders()
-        touched = {
-            next(prefix for prefix, _ in folders if key.startswith(prefix)) for key in changed
-        }
-        return [Folder(self._location(p), holds) for p, holds in folders if p in touched]
-
-    def _folders(self) -> list[tuple[str, str]]:
-        """Where this conversation may write about the person, and what each holds."""
         home = person(self.user_id)
         # Each changed key counts for the first that holds it: the home holds all.
-        return [
+        folders = [
             (home.memory_prefix, "your memories: preferences and notes"),
             (home.prefix, "Orion's records of you: your conversations, how to greet you"),
         ]
-
-    def _location(self, prefix: str) -> str:
-        if self.settings.gcs_memories_bucket:
-            return f"gs://{self.settings.gcs_memories_bucket}/{prefix}"
-        return f"{self.settings.memory_dir.resolve() / prefix}/"
+        touched = {next(p for p, _ in folders if key.startswith(p)) for key in changed}
+        bucket = self.settings.gcs_memories_bucket
+        return [
+            Folder(
+                f"gs://{bucket}/{p}" if bucket else f"{self.settings.memory_dir.resolve() / p}/",
+                holds,
+            )
+            for p, holds in folders
+            if p in touched
+        ]
 
     def _learn(self, work: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
         task = asyncio.ensure_future(work)

@@ -126,7 +126,7 @@ def answer_summaries(claude: FakeClaude, orion: OrionServer) -> None:
     claude.responder = respond
 
 
-# --- a thread starts (app/slack/assistant_view/thread_started.py, conversation/thread_memory.py,
+# --- a thread starts (app/slack/assistant_view.py, conversation/thread_memory.py,
 # app/memory/loader.py) ---------------------------------------------------------------------
 
 

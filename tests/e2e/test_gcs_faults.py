@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.memory.homes import person, preferences_key
-from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.assistant_view import RESTORING_STATUS
 from app.slack.conversation.greeting import GENERIC_GREETING
 from tests import layout, log_events
 from tests.e2e import conversation

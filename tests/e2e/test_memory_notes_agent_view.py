@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from app.memory.homes import person
-from app.slack.agent_view.agent_session_stopped import STOPPED_CONFIRMATION
+from app.slack.agent_view import STOPPED_CONFIRMATION
 from tests.e2e import conversation
 from tests.e2e.memory_bucket import Bucket
 from tests.e2e.memory_notes import (

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from app.config import DEFAULT_SUMMARY_MODEL
-from app.slack.agent_view.agent_session_stopped import STOPPED_CONFIRMATION
+from app.slack.agent_view import STOPPED_CONFIRMATION
 from tests import log_events
 from tests.e2e.channels import ANA, PUBLIC, set_up_channels
 from tests.e2e.conversation import LONG_ANSWER, finished

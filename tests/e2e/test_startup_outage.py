@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.assistant_view import RESTORING_STATUS
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.slack.conversation.presence import THINKING_STATUS
 from tests import log_events

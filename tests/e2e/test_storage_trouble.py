@@ -21,7 +21,7 @@ from app import shutdown
 from app.learning.conversation_record import ConversationRecord
 from app.memory.homes import preferences_key
 from app.memory.key_prefixes import LEGACY_PREFIXES
-from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.assistant_view import RESTORING_STATUS
 from app.slack.conversation.dedupe import event_claim_key
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.storage.breaker import PROBE_KEY

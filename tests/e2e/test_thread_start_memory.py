@@ -20,7 +20,7 @@ import pytest
 from app.memory.formatting import TRUNCATION_MARKER
 from app.memory.homes import person, preferences_key
 from app.memory.token_estimate import estimate_tokens
-from app.slack.assistant_view.thread_started import RESTORING_STATUS
+from app.slack.assistant_view import RESTORING_STATUS
 from app.slack.conversation.greeting import GENERIC_GREETING
 from tests import layout
 from tests.e2e import conversation

@@ -12,7 +12,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.slack.conversation.paced_stream import PacedStream
-from app.slack.web_client import build_web_client
+from app.slack.web_client import configure_web_client
 from tests.fakes.slack_api import FakeSlack, Message
 
 CHANNEL, THREAD, USER = "D0STOP", "1700000000.000200", "U0STOP"
@@ -26,7 +26,7 @@ def fake_slack() -> Iterator[FakeSlack]:
 
 @pytest.fixture
 async def client(fake_slack: FakeSlack) -> AsyncIterator[AsyncWebClient]:
-    yield build_web_client(token="xoxb-stop", base_url=fake_slack.url)
+    yield configure_web_client(AsyncWebClient(token="xoxb-stop"), base_url=fake_slack.url)
 
 
 def _stream(client: AsyncWebClient, failures: list[Exception]) -> PacedStream:

@@ -147,7 +147,7 @@ async def test_a_search_while_an_erasure_is_under_way_writes_nothing(
     # The person pressed Forget everything a moment ago: their profile is the erasure's
     # mark, and its deletions have not reached these objects yet; meanwhile they ask
     # something in a new thread, which searches.
-    await store.write(HOME.profile_key, Profile().erased(datetime.now(UTC)).render())
+    await store.write(HOME.profile_key, Profile(erased_at=datetime.now(UTC)).render())
     before = {key: backend.raw_read(key) for key in (HOME.search_key, HOME.profile_key)}
 
     await recalled(store)

@@ -11,6 +11,7 @@ from app.learning.preference_detection.grammar import (
     Forms,
     Grammar,
     flags,
+    phrases,
     word_set,
 )
 
@@ -102,20 +103,11 @@ ENGLISH = Grammar(
         r"|for the record|for future reference|from now on|going forward|in (?:the )?future"
         rf"|remember(?: that)?|note(?: that)?|just|hey|hi|no(?=,)){OPENER_END}"
     ),
-    fillers=(
-        "please",
-        "thanks",
-        "thank you",
-        "from now on",
-        "going forward",
-        "in future",
-        "in the future",
-        "for future",
-        "for the future",
-        "if possible",
-        "if you can",
-        "anymore",
-        "again",
+    fillers=phrases(
+        """
+        please thanks thank_you from_now_on going_forward in_future in_the_future for_future
+        for_the_future if_possible if_you_can anymore again
+        """
     ),
     durable=flags(
         r"\b(?:from now on|going forward|in (?:the )?future|for (?:the )?future|anymore)\b"

@@ -17,6 +17,7 @@ from app.learning.preference_detection.grammar import (
     Grammar,
     flags,
     openers,
+    phrases,
     word_set,
     words,
 )
@@ -92,7 +93,7 @@ GERMAN = Grammar(
         """,
         no_comma="nein",
     ),
-    fillers=("bitte", "danke", "ab jetzt", "von nun an", "ab sofort", "künftig", "in zukunft"),
+    fillers=phrases("bitte danke ab_jetzt von_nun_an ab_sofort künftig in_zukunft"),
     marks=flags(r"\b(?:der|die|das|den|dem|immer|nie|niemals|keine|mir|bitte|auf)\b"),
     durable=flags(r"\b(?:ab jetzt|ab sofort|von nun an|künftig|zukünftig|in zukunft)\b"),
     reported=r"\b(?:sagte|sagt|sagten|meinte|meint|gesagt|laut (?:ihm|ihr|ihnen))\b",
@@ -171,15 +172,10 @@ DUTCH = Grammar(
         """,
         no_comma="nee",
     ),
-    fillers=(
-        "alsjeblieft",
-        "alstublieft",
-        "graag",
-        "bedankt",
-        "dank je",
-        "vanaf nu",
-        "voortaan",
-        "in de toekomst",
+    fillers=phrases(
+        """
+        alsjeblieft alstublieft graag bedankt dank_je vanaf_nu voortaan in_de_toekomst
+        """
     ),
     marks=flags(r"\b(?:de|het|een|altijd|nooit|geen|je|mijn|in)\b"),
     durable=flags(r"\b(?:vanaf nu|voortaan|van nu af aan|in de toekomst)\b"),

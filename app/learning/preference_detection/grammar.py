@@ -49,6 +49,12 @@ def words(text: str) -> str:
     return "|".join(re.escape(w) for w in choices)
 
 
+def phrases(text: str) -> tuple[str, ...]:
+    """The whitespace-separated phrases of `text` ("_" stands for a space inside one), in
+    order."""
+    return tuple(w.replace("_", " ") for w in text.split())
+
+
 def word_set(text: str) -> frozenset[str]:
     """The whitespace-separated words of `text`, casefolded."""
     return frozenset(text.casefold().split())

@@ -18,6 +18,7 @@ from app.learning.preference_detection.grammar import (
     Grammar,
     flags,
     openers,
+    phrases,
     word_set,
     words,
 )
@@ -92,16 +93,11 @@ FRENCH = Grammar(
         """,
         no_comma="non",
     ),
-    fillers=(
-        "s'il te plaît",
-        "s'il vous plaît",
-        "stp",
-        "svp",
-        "merci",
-        "désormais",
-        "dorénavant",
-        "à partir de maintenant",
-        "à l'avenir",
+    fillers=phrases(
+        """
+        s'il_te_plaît s'il_vous_plaît stp svp merci désormais dorénavant à_partir_de_maintenant
+        à_l'avenir
+        """
     ),
     marks=flags(r"\b(?:le|la|les|des|du|tes|vos|mes|et|pas|jamais|toujours|en)\b"),
     durable=flags(r"\b(?:désormais|dorénavant|à partir de maintenant|à l'avenir)\b"),
@@ -194,14 +190,11 @@ SPANISH = Grammar(
         """,
         no_comma="no",
     ),
-    fillers=(
-        "por favor",
-        "gracias",
-        "de ahora en adelante",
-        "a partir de ahora",
-        "desde ahora",
-        "en adelante",
-        "en el futuro",
+    fillers=phrases(
+        """
+        por_favor gracias de_ahora_en_adelante a_partir_de_ahora desde_ahora en_adelante
+        en_el_futuro
+        """
     ),
     marks=flags(r"\b(?:el|los|las|tus|sus|del|y|con|siempre|nunca|jamás|en)\b"),
     durable=flags(
@@ -302,15 +295,11 @@ PORTUGUESE = Grammar(
         """,
         no_comma="não",
     ),
-    fillers=(
-        "por favor",
-        "obrigado",
-        "obrigada",
-        "daqui em diante",
-        "daqui para a frente",
-        "a partir de agora",
-        "de agora em diante",
-        "no futuro",
+    fillers=phrases(
+        """
+        por_favor obrigado obrigada daqui_em_diante daqui_para_a_frente a_partir_de_agora
+        de_agora_em_diante no_futuro
+        """
     ),
     marks=flags(
         r"\b(?:o|os|as|um|uma|do|da|dos|das|na|no|nas|nos|suas|seus|sempre|nunca|não|você"
@@ -403,14 +392,10 @@ ITALIAN = Grammar(
         """,
         no_comma="no",
     ),
-    fillers=(
-        "per favore",
-        "per piacere",
-        "grazie",
-        "d'ora in poi",
-        "da ora in poi",
-        "da adesso in poi",
-        "in futuro",
+    fillers=phrases(
+        """
+        per_favore per_piacere grazie d'ora_in_poi da_ora_in_poi da_adesso_in_poi in_futuro
+        """
     ),
     marks=flags(r"\b(?:il|gli|lo|le|della|delle|dei|tue|sempre|mai|non|in)\b"),
     durable=flags(r"\b(?:d'ora in poi|da ora in poi|da adesso in poi|d'ora in avanti|in futuro)\b"),

@@ -1,6 +1,6 @@
 """Claude's memory tool (`memory_20250818`), confined to one conversation's memory.
 
-`scoped_tool.ScopedMemoryTool` parses and dispatches each command; the command families
-(`reading`, `editing`, `moving`) run it over the store within the conversation's `access`;
+`scoped_tool.ScopedMemoryTool` parses, traces and dispatches each command (and views);
+the writes (`editing`, `moving`) run over the store within the conversation's `access`;
 `rendering` writes results as the SDK's reference does; `errors` are results for the model.
 """

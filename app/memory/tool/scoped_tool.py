@@ -8,13 +8,17 @@ about what exists there (`access`). Results and errors read exactly as those of 
 reference implementation (`BetaLocalFilesystemMemoryTool`), which the model knows; the few
 differences come from the store being a bucket (see `rendering`) or from Orion's limits.
 
-This class parses and dispatches; each command family lives in its own module.
+This class parses, traces (one span and log line a command) and dispatches, and views;
+the writes live in `editing` and `moving`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import cast
+import asyncio
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, cast
 
 from anthropic.lib.tools import BetaFunctionToolResultType
 from anthropic.tools import BetaAsyncAbstractMemoryTool
@@ -30,16 +34,22 @@ from anthropic.types.beta import (
 from pydantic import BaseModel, ValidationError
 
 from app.memory.scopes import ScopeRules
-from app.memory.tool import editing, moving, reading
+from app.memory.tool import editing, moving
 from app.memory.tool.access import (
     MAX_BYTES_PER_DIRECTORY,
     MAX_FILE_BYTES,
     MAX_FILES_PER_DIRECTORY,
     ScopedAccess,
+    key_of,
 )
 from app.memory.tool.errors import MemoryToolError
-from app.memory.tool.tracing import traced_command, traced_fields
+from app.memory.tool.rendering import render_directory, render_file
+from app.observability import tracing
+from app.observability.logging import get_logger
+from app.observability.redaction import redact_secret_shapes
 from app.storage.store import ObjectStore, StoreError, StoreUnavailable
+
+log = get_logger(__name__)
 
 # Memory commands one turn may make. A turn has at most 8 requests to Claude
 # (app/agent/loop.py), and one that remembers makes a few commands (a `view`, then a
@@ -108,7 +118,28 @@ class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
     # The SDK's `execute` dispatches to these, one per command.
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        return await reading.view(self.access, command)
+        """A file with line numbers, or a directory listing."""
+        path, key = command.path, key_of(command.path)
+        scope, store = self.access.scope, self.access.store
+        if scope.can_read(key):
+            if not scope.is_root(key):
+                stored = await store.read(key)
+                if stored is not None:
+                    # Numbering lines is a loop in Python: tens of milliseconds for a file of
+                    # 100,000 short lines, and the organisation's context has no size limit.
+                    return await asyncio.to_thread(
+                        render_file, path, stored.content, command.view_range
+                    )
+            objects = await store.list(f"{key}/")
+        elif key == "" or scope.roots_under(key):
+            # Shared directories above this conversation's roots: show only those roots.
+            listings = await asyncio.gather(*(store.list(root) for root in scope.roots_under(key)))
+            objects = [obj for listing in listings for obj in listing]
+        else:
+            self.access.deny(path, writing=False)
+        if not objects and key != "":
+            raise MemoryToolError(f"The path {path} does not exist. Please provide a valid path.")
+        return render_directory(path, key, objects)
 
     async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         return await editing.create(self.access, command)
@@ -153,3 +184,83 @@ def parse_command(command_input: object) -> BetaMemoryTool20250818Command:
         )
         raise MemoryToolError(f"Invalid input for memory command {name!r}: {problems}") from None
     return cast(BetaMemoryTool20250818Command, parsed)
+
+
+# --- one span and one log line per command: what was touched, whether it worked, how long
+# it took — never what the files contain, nor a secret a path holds.
+
+# Only these input fields are recorded; file_text, old_str, new_str and insert_text
+# are memory contents.
+TRACED_FIELDS = ("path", "old_path", "new_path", "view_range", "insert_line")
+
+
+def traced_fields(command_input: object) -> dict[str, Any]:
+    """The recordable part of a raw tool input, whatever its shape."""
+    if not isinstance(command_input, Mapping):
+        return {}
+    fields: dict[str, Any] = {}
+    for name in TRACED_FIELDS:
+        if name in command_input:
+            value = command_input[name]
+            if isinstance(value, str):
+                # A path the model made up may hold a secret (it is then refused).
+                fields[name] = redact_secret_shapes(value)
+            elif isinstance(value, int | list) and not isinstance(value, bool):
+                fields[name] = value
+            else:
+                fields[name] = redact_secret_shapes(repr(value)[:100])
+    return fields
+
+
+@contextmanager
+def traced_command(command: str, fields: Mapping[str, Any]) -> Iterator[None]:
+    """Record the command run inside the block as span and log line `tool.memory.<command>`.
+
+    Model-visible errors (`MemoryToolError`) are warnings unless marked internal (the
+    store failed); cancellation is a warning; any other exception is a bug, an error.
+    """
+    name = f"tool.memory.{command}"
+    started = time.perf_counter()
+    with tracing.observe(name, as_type="tool", input={"command": command, **fields}) as span:
+        try:
+            yield
+        except MemoryToolError as exc:
+            level = "ERROR" if exc.internal else "WARNING"
+            _record(span, name, fields, started, error=exc.log_message, level=level)
+            raise
+        except asyncio.CancelledError:
+            # A caller's time budget ran out: still one line per command, then let it go.
+            _record(span, name, fields, started, error="cancelled", level="WARNING")
+            raise
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            _record(span, name, fields, started, error=error, level="ERROR")
+            raise
+        else:
+            _record(span, name, fields, started, error=None, level="DEFAULT")
+
+
+def _record(
+    span: Any,
+    name: str,
+    fields: Mapping[str, Any],
+    started: float,
+    *,
+    error: str | None,
+    level: str,
+) -> None:
+    duration_ms = round((time.perf_counter() - started) * 1000, 2)
+    outcome = "ok" if error is None else "error"
+    if error is None:
+        span.update(output={"ok": True}, metadata={"outcome": outcome, "duration_ms": duration_ms})
+        log.info(name, **fields, ok=True, duration_ms=duration_ms)
+        return
+    error = redact_secret_shapes(error)  # it may quote a path, which may hold a secret
+    span.update(
+        output={"ok": False, "error": error},
+        metadata={"outcome": outcome, "duration_ms": duration_ms},
+        level=level,
+        status_message=error,
+    )
+    emit = log.error if level == "ERROR" else log.warning
+    emit(name, **fields, ok=False, duration_ms=duration_ms, error=error)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -37,12 +37,15 @@ ARCHIVED = ("channel_archive", "group_archive")
 UNARCHIVED = ("channel_unarchive", "group_unarchive")
 SHARING = ("channel_shared", "channel_unshared")
 
+Work = Callable[[ObjectStore, str], Awaitable[Any]]
+Listener = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
+
 
 def register(app: AsyncApp, provider: ServiceProvider) -> None:
     async def run(
         body: dict[str, Any],
         event: dict[str, Any],
-        work: Callable[[ObjectStore, str], Awaitable[Any]],
+        work: Work,
         *,
         changes_state: bool = True,
     ) -> None:
@@ -83,16 +86,23 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
     async def noted(store: ObjectStore, channel: str) -> int:
         return 0
 
-    for kind in LEFT:
-        app.event(kind)(_listener(run, erase_left))
-    for kind in DELETED:
-        app.event(kind)(_listener(run, erase_deleted))
-    for kind in ARCHIVED:
-        app.event(kind)(_listener(run, archive_channel))
-    for kind in UNARCHIVED:
-        app.event(kind)(_listener(run, unarchive_channel))
+    def listener(work: Work, *, changes_state: bool = True) -> Listener:
+        async def on_event(body: dict[str, Any], event: dict[str, Any]) -> None:
+            await run(body, event, work, changes_state=changes_state)
+
+        return on_event
+
+    works: dict[tuple[str, ...], Work] = {
+        LEFT: erase_left,
+        DELETED: erase_deleted,
+        ARCHIVED: archive_channel,
+        UNARCHIVED: unarchive_channel,
+    }
+    for kinds, work in works.items():
+        for kind in kinds:
+            app.event(kind)(listener(work))
     for kind in SHARING:
-        app.event(kind)(_listener(run, noted, changes_state=False))
+        app.event(kind)(listener(noted, changes_state=False))
 
     async def is_orion(event: dict[str, Any], context: AsyncBoltContext) -> bool:
         return event.get("user") is not None and event.get("user") == context.bot_user_id
@@ -121,26 +131,6 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
             "slack.member_left_channel", body, user=None, channel=None, thread_ts=None
         ):
             pass
-
-
-class Run(Protocol):
-    async def __call__(
-        self,
-        body: dict[str, Any],
-        event: dict[str, Any],
-        work: Callable[[ObjectStore, str], Awaitable[Any]],
-        *,
-        changes_state: bool = True,
-    ) -> None: ...
-
-
-def _listener(
-    run: Run, work: Callable[[ObjectStore, str], Awaitable[Any]], *, changes_state: bool = True
-) -> Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]:
-    async def listener(body: dict[str, Any], event: dict[str, Any]) -> None:
-        await run(body, event, work, changes_state=changes_state)
-
-    return listener
 
 
 def happened_at(body: dict[str, Any], event: dict[str, Any]) -> datetime | None:

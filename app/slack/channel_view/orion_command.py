@@ -3,26 +3,50 @@
 what Orion keeps for the channel, to forget (any member); `/orion channel|workspace
 off|answers|memory` chooses what Orion does (workspace admins only, within
 `SLACK_CHANNELS`). Nothing works in a channel shared with another organisation. At most
-MAX_TEXT_CHARS of the text is read; anything else gets the usage line."""
+MAX_TEXT_CHARS of the text is read; anything else gets the usage line.
+
+The message's Forget and Forget-everything buttons: any member of the channel forgets one
+file of its memory, or all of it, and the message shows what is left. Who clicked, and in
+which channel, are Slack's signed ids in the click; whether they are a member is asked of
+Slack again at the click (they may have left since the message was shown, or the channel
+been shared with another organisation). The file a button names is checked to be inside
+that channel's memory (app/learning/channel_memory.py): a forged value reaches nothing
+else."""
 
 from __future__ import annotations
 
 import asyncio
+import re
+from enum import StrEnum
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from app.learning.channel_memory import choose_mode, read_channel_memory, read_choices
+from app.learning.channel_memory import (
+    channel_file_key,
+    choose_mode,
+    forget_channel_file,
+    forget_channel_memory,
+    read_channel_memory,
+    read_choices,
+)
 from app.learning.channel_mode import ChannelMode
 from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.channel_view.channel_memory_view import MODES, memory_blocks
-from app.slack.channel_view.membership import Membership, is_admin, is_shared, membership
+from app.slack.channel_view.channel_memory_view import (
+    ACTION_FORGET_ALL,
+    ACTION_FORGET_FILE,
+    MODES,
+    memory_blocks,
+)
+from app.slack.conversation.channel_facts import channel_info, person_info
 from app.slack.event_scope import handling
+from app.slack.web_client import without_rate_limit_waits
 
 log = get_logger(__name__)
 
@@ -47,6 +71,90 @@ UNAVAILABLE = "My memory isn't answering right now. Please try again in a few mi
 ADMINS_ONLY = "Only workspace admins can choose what I do in channels."
 
 
+# --- who may see and forget a channel's memory, and who may choose for channels: asked of
+# Slack at every command and click, never taken from what the request says beyond the
+# signed ids of who clicked where.
+#
+# - **A member** of the channel: `conversations.members` lists them (paged, at most
+#   MAX_MEMBER_PAGES pages of 1,000: a channel larger than that is answered "can't check").
+#   Beside it, `conversations.info`: in a channel shared with another organisation (Slack
+#   Connect) there are no memory controls, as there are no answers (channel_turns.py).
+# - **An admin**: `users.info` says the person is a workspace admin or owner.
+#
+# Either question Slack cannot answer is a no: nothing is shown or changed.
+
+MEMBERS_PAGE = 1000
+MAX_MEMBER_PAGES = 20
+SLACK_BUDGET_S = 5.0
+
+
+class Membership(StrEnum):
+    MEMBER = "member"
+    NOT_MEMBER = "not_member"
+    ORION_ABSENT = "orion_absent"  # Orion is not in the channel: it keeps nothing there
+    SHARED = "shared"  # shared with another organisation: no controls, as no answers
+    UNKNOWN = "unknown"  # Slack did not say
+
+
+async def membership(client: AsyncWebClient, channel: str, user: str) -> Membership:
+    """Whether `user` is a member of `channel`, as Slack lists its members now, in a
+    channel not shared with another organisation."""
+    info, listed = await asyncio.gather(
+        channel_info(client, channel), _listed(client, channel, user)
+    )
+    if info is None:
+        return Membership.UNKNOWN
+    if info.shared_externally:
+        return Membership.SHARED
+    return listed
+
+
+async def _listed(client: AsyncWebClient, channel: str, user: str) -> Membership:
+    patient_free = without_rate_limit_waits(client)
+    cursor: str | None = None
+    try:
+        async with asyncio.timeout(SLACK_BUDGET_S):
+            for _ in range(MAX_MEMBER_PAGES):
+                page = await patient_free.conversations_members(
+                    channel=channel, limit=MEMBERS_PAGE, cursor=cursor
+                )
+                if user in (page.get("members") or []):
+                    return Membership.MEMBER
+                cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+                if cursor is None:
+                    return Membership.NOT_MEMBER
+    except SlackApiError as exc:
+        error = exc.response.get("error") if exc.response is not None else None
+        if error in ("channel_not_found", "not_in_channel"):
+            return Membership.ORION_ABSENT
+        log.warning("slack.channel.members_failed", error=error or "unknown", exc_info=exc)
+        return Membership.UNKNOWN
+    except Exception as exc:
+        log.warning("slack.channel.members_failed", error=type(exc).__name__, exc_info=exc)
+        return Membership.UNKNOWN
+    log.warning("slack.channel.members_unchecked", pages=MAX_MEMBER_PAGES)
+    return Membership.UNKNOWN
+
+
+async def is_admin(client: AsyncWebClient, user: str) -> bool:
+    """Whether Slack says `user` is an admin or owner of the workspace."""
+    person = await person_info(client, user, budget_s=SLACK_BUDGET_S)
+    return person is not None and person.admin
+
+
+async def is_shared(client: AsyncWebClient, channel: str) -> bool | None:
+    """Whether Slack says `channel` is shared with another organisation (None: it did
+    not say)."""
+    info = await channel_info(client, channel)
+    return None if info is None else info.shared_externally
+
+
+# Bolt searches the pattern in the action id: anchored, it names these two only.
+_FORGET_ACTIONS = re.compile(
+    f"^(?:{re.escape(ACTION_FORGET_FILE)}|{re.escape(ACTION_FORGET_ALL)})$"
+)
+
+
 def register(app: AsyncApp, provider: ServiceProvider) -> None:
     @app.command(COMMAND)
     async def on_orion(
@@ -68,6 +176,49 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
                 await respond(await _choose(provider, client, channel_id, user, words))
             else:
                 await respond(USAGE)
+
+    @app.action(_FORGET_ACTIONS)
+    async def on_forget(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: AsyncRespond,
+        client: AsyncWebClient,
+    ) -> None:
+        await ack()
+        everything = action.get("action_id") == ACTION_FORGET_ALL
+        user = (body.get("user") or {}).get("id")
+        channel = (body.get("channel") or {}).get("id")
+        name = action.get("value")
+        async with handling(
+            "slack.channel_memory_forget", body, user=user, channel=channel, thread_ts=None
+        ):
+            if not isinstance(user, str) or not is_shared_channel_id(channel):
+                log.info("slack.channel_memory_forget.malformed")
+                return
+            channel_id = str(channel)
+            if not everything and channel_file_key(channel_id, name) is None:
+                log.warning("slack.channel_memory_forget.refused", reason="not a file of it")
+                return
+            allowed = await membership(client, channel_id, user)
+            if allowed is not Membership.MEMBER:
+                await respond(text=REFUSALS[allowed], replace_original=False)
+                return
+            try:
+                async with provider.storage_within(STORAGE_BUDGET_S) as storage:
+                    if everything:
+                        await forget_channel_memory(storage.store, channel_id, by=user)
+                    else:
+                        await forget_channel_file(storage.store, channel_id, str(name), by=user)
+            except Exception as exc:
+                log.warning(
+                    "slack.channel_memory_forget.failed", error=type(exc).__name__, exc_info=exc
+                )
+                await respond(text=UNAVAILABLE, replace_original=False)
+                return
+            notice = "Forgotten: everything." if everything else "Forgotten."
+            message = await memory_message(provider, client, channel_id, user, notice=notice)
+            await respond(**message, replace_original=True)
 
 
 async def memory_message(

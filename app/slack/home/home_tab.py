@@ -50,17 +50,13 @@ class HomeTab:
         # By workspace: in distribution mode each has its own URL (None: the one workspace).
         self._links = WorkspaceLinks()
 
-    @property
-    def budget_s(self) -> float:
-        """Storage's time for showing the tab: more than a greeting's (it reads every
-        note), still short: the person is looking at the tab."""
-        return self.provider.settings.memory_load_timeout_s * 2
-
     @asynccontextmanager
     async def store(self, budget_s: float | None = None) -> AsyncIterator[ObjectStore]:
-        """The memory store, with every call inside bounded by `budget_s`; raises
-        MemoryOff when memory is switched off."""
-        async with self.provider.storage_within(budget_s or self.budget_s) as storage:
+        """The memory store, with every call inside bounded by `budget_s` (by default the
+        tab's: more than a greeting's, as it reads every note, still short: the person is
+        looking at the tab); raises MemoryOff when memory is switched off."""
+        budget_s = budget_s or self.provider.settings.memory_load_timeout_s * 2
+        async with self.provider.storage_within(budget_s) as storage:
             if storage.memory_store is None:
                 raise MemoryOff
             yield storage.memory_store
@@ -77,9 +73,15 @@ class HomeTab:
         links = await self.links(client)
         try:
             total = None
-            async with self.store() as store:
-                if inventory is None:
-                    inventory, total = await _inventory(store, owner.user)
+            if inventory is None:
+                with tracing.observe("memory.show", input={"via": "home"}) as span:
+                    async with self.store() as store:
+                        inventory = await take_inventory(
+                            store, owner.user, conversations=MAX_CONVERSATIONS
+                        )
+                    span.update(output=inventory.counts())
+                log.info("memory.show", via="home", **inventory.counts())
+                total = inventory.conversations_total
             chosen = inventory.memory_notes
             notes = self.provider.settings.memory_notes if chosen is None else chosen
             view = home_view(
@@ -131,13 +133,3 @@ def owner_of(body: dict[str, Any]) -> HomeOwner:
     user = clicking_user(body)
     shown = HomeOwner.from_metadata((body.get("view") or {}).get("private_metadata"))
     return HomeOwner(user, shown.dm if shown is not None and shown.user == user else None)
-
-
-async def _inventory(store: ObjectStore, user: str) -> tuple[MemoryInventory, int]:
-    """The newest part of what Orion keeps about `user`, and how many conversations
-    they have in all."""
-    with tracing.observe("memory.show", input={"via": "home"}) as span:
-        inventory = await take_inventory(store, user, conversations=MAX_CONVERSATIONS)
-        span.update(output=inventory.counts())
-    log.info("memory.show", via="home", **inventory.counts())
-    return inventory, inventory.conversations_total

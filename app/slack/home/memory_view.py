@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
+from app.learning.plain_text import clip
 from app.learning.preferences import StoredPreference
 from app.memory.homes import person
 from app.slack import block_kit
@@ -197,8 +198,8 @@ def _item(user: str, n: int, item: object, links: ThreadLinks) -> dict[str, Any]
 
 def _preference(n: int, item: StoredPreference, links: ThreadLinks) -> dict[str, Any]:
     name = item.key.replace("_", " ").capitalize()
-    shown_name = escape(block_kit.clip(name, TITLE_CHARS))
-    lines = [f"*{shown_name}*: {escape(block_kit.clip(item.value, VALUE_CHARS))}"]
+    shown_name = escape(clip(name, TITLE_CHARS))
+    lines = [f"*{shown_name}*: {escape(clip(item.value, VALUE_CHARS))}"]
     learned = item.learned
     if learned is not None:
         where = ""
@@ -214,11 +215,11 @@ def _preference(n: int, item: StoredPreference, links: ThreadLinks) -> dict[str,
 def _note(user: str, n: int, note: Note) -> dict[str, Any]:
     name = note.key.removeprefix(person(user).memory_prefix)
     lines = [
-        f"*{escape(block_kit.clip(name, TITLE_CHARS))}*",
+        f"*{escape(clip(name, TITLE_CHARS))}*",
         f"{block_kit.size(note.size)} · changed {block_kit.date(note.updated)}",
     ]
     if note.preview.strip():
-        preview = escape(block_kit.clip(note.preview, SUMMARY_CHARS))
+        preview = escape(clip(note.preview, SUMMARY_CHARS))
         lines.append("\n".join(f"> {line}" for line in preview.splitlines()))
     return _forgettable(f"note-{n}", lines, ACTION_FORGET_NOTE, name)
 
@@ -228,10 +229,10 @@ def _conversation(n: int, conversation: Conversation, links: ThreadLinks) -> dic
     link = links.to(conversation.channel, conversation.thread_ts)
     if link:
         when += f" · <{link}|open the conversation>"
-    lines = [f"*{escape(block_kit.clip(conversation.title, TITLE_CHARS))}*", when]
+    lines = [f"*{escape(clip(conversation.title, TITLE_CHARS))}*", when]
     if conversation.summary:
         first = next((line for line in conversation.summary.splitlines() if line.strip()), "")
-        lines.append(f"> {escape(block_kit.clip(first, SUMMARY_CHARS))}")
+        lines.append(f"> {escape(clip(first, SUMMARY_CHARS))}")
     value = conversation.thread_ts
     return _forgettable(f"conversation-{n}", lines, ACTION_FORGET_CONVERSATION, value)
 

@@ -30,9 +30,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.config import Settings
 from app.observability.logging import get_logger
-from app.slack.oauth.allowed_teams import AllowedTeams
 from app.slack.oauth.installation_store import ObjectStoreInstallationStore
 from app.slack.oauth.state_store import DEFAULT_EXPIRATION_S, SignedOAuthStateStore
+from app.slack.oauth.tenant_binding import AllowedTeams
 from app.storage.store import ObjectStore, StoreError
 from app.storage.team_scope import InvalidTenant
 

@@ -15,8 +15,8 @@ never hangs it."""
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
-from logging import Logger
 from typing import Any
 
 from slack_sdk.oauth.installation_store import Bot, Installation
@@ -53,14 +53,10 @@ def tenant_of(
 
 
 class ObjectStoreInstallationStore(AsyncInstallationStore):
+    logger = logging.getLogger(__name__)  # the interface's; Orion logs through structlog
+
     def __init__(self, store: ObjectStore) -> None:
         self._store = store
-
-    @property
-    def logger(self) -> Logger:  # the interface's; Orion logs through structlog
-        import logging
-
-        return logging.getLogger(__name__)
 
     async def async_save(self, installation: Installation) -> None:
         tenant = tenant_of(
@@ -135,10 +131,6 @@ class ObjectStoreInstallationStore(AsyncInstallationStore):
             if found is None:
                 return  # not the installer: nothing of theirs is kept
         await self._delete(enterprise_id, team_id, INSTALLATION)
-
-    async def async_delete_all(self, *, enterprise_id: str | None, team_id: str | None) -> None:
-        await self.async_delete_bot(enterprise_id=enterprise_id, team_id=team_id)
-        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
 
     async def _save_newest(self, key: str, record: str, *, create: bool = True) -> None:
         installed_at = _installed_at(record)

@@ -26,11 +26,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 import time
 from collections.abc import Callable
-from logging import Logger
 
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
@@ -50,6 +50,8 @@ _STATE = re.compile(r"(?P<issued>[0-9]{1,12})\.(?P<nonce>[A-Za-z0-9_-]{22})\.[A-
 
 
 class SignedOAuthStateStore(AsyncOAuthStateStore):
+    logger = logging.getLogger(__name__)  # the interface's; Orion logs through structlog
+
     def __init__(
         self,
         store: ObjectStore,
@@ -62,12 +64,6 @@ class SignedOAuthStateStore(AsyncOAuthStateStore):
         self._key = secret.encode()  # the app's client secret
         self.expiration_seconds = expiration_seconds
         self._clock = clock
-
-    @property
-    def logger(self) -> Logger:  # the interface's; Orion logs through structlog
-        import logging
-
-        return logging.getLogger(__name__)
 
     async def async_issue(self, *args: object, **kwargs: object) -> str:
         return signed_state(self._key, int(self._clock()), _b64(secrets.token_bytes(16)))

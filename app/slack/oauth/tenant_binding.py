@@ -1,25 +1,26 @@
-"""Distribution mode: every event and click runs as its own workspace
-(docs/distribution.md, "Per-workspace memory layout"). Registered after Bolt's
-authorization, this binds the workspace — from the ids in Slack's signed payload, as Bolt
-read them — to each store operation (app/storage/team_scope.py) and every log line and
-trace; ids not of Slack's shape reach no listener. The binding counts from just before
-the authorization (`StampAuthorization`): an event that found its installation just before
-an uninstall must still count as running before it, or its writes would look newer than
-the tombstone and stay."""
+"""Distribution mode's middleware: only listed workspaces (below), and every event and
+click run as its own workspace (docs/distribution.md, "Per-workspace memory layout").
+Registered after Bolt's authorization, `bind_tenant` binds the workspace — from the ids
+in Slack's signed payload, as Bolt read them — to each store operation
+(app/storage/team_scope.py) and every log line and trace; ids not of Slack's shape reach
+no listener. The binding counts from just before the authorization
+(`stamp_authorization`): an event that found its installation just before an uninstall
+must still count as running before it, or its writes would look newer than the tombstone
+and stay."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import structlog
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from app.observability.logging import get_logger
-from app.slack.event_scope import event_id_of
+from app.slack.event_scope import Next, event_id_of
 from app.slack.oauth.installation_store import tenant_of
 from app.storage.team_scope import InvalidTenant, bind_for_this_task
 
@@ -33,50 +34,86 @@ AUTHORIZE_FAILED_TEXT = (
     "Sorry, I can't reach my records right now. Please try again in a few minutes."
 )
 
-# Where `StampAuthorization` leaves its moment in Bolt's request context.
+# Where `stamp_authorization` leaves its moment in Bolt's request context.
 AUTHORIZING_SINCE = "orion_authorizing_since"
 
 
-class StampAuthorization(AsyncMiddleware):
+async def stamp_authorization(req: AsyncBoltRequest, next: Next) -> BoltResponse:
     """Bolt's `before_authorize`: when this request's authorization began."""
-
-    async def async_process(
-        self,
-        *,
-        req: AsyncBoltRequest,
-        resp: BoltResponse,
-        next: Callable[[], Awaitable[BoltResponse]],
-    ) -> BoltResponse | None:
-        req.context[AUTHORIZING_SINCE] = datetime.now(UTC)
-        return await next()
+    req.context[AUTHORIZING_SINCE] = datetime.now(UTC)
+    return await next()
 
 
-class BindTenant(AsyncMiddleware):
-    async def async_process(
-        self,
-        *,
-        req: AsyncBoltRequest,
-        resp: BoltResponse,
-        next: Callable[[], Awaitable[BoltResponse]],  # the keyword Bolt calls it with
-    ) -> BoltResponse | None:
-        context = req.context
-        try:
-            tenant = tenant_of(
-                context.enterprise_id, context.team_id, context.is_enterprise_install
-            )
-        except InvalidTenant:
-            log.warning("slack.tenant.refused", event_id=event_id_of(req.body))
-            return BoltResponse(status=200, body="")
-        # For the rest of this request's task: Bolt runs the listeners after its middleware
-        # chain has returned (`next()` only lets the chain go on), so a `with` block here
-        # would have ended before them.
-        since = context.get(AUTHORIZING_SINCE)
-        bind_for_this_task(tenant, since=since if isinstance(since, datetime) else None)
-        structlog.contextvars.bind_contextvars(
-            team_id=tenant.team_id, enterprise_id=tenant.enterprise_id
-        )
-        return await next()
+async def bind_tenant(req: AsyncBoltRequest, next: Next) -> BoltResponse:
+    context = req.context
+    try:
+        tenant = tenant_of(context.enterprise_id, context.team_id, context.is_enterprise_install)
+    except InvalidTenant:
+        log.warning("slack.tenant.refused", event_id=event_id_of(req.body))
+        return BoltResponse(status=200, body="")
+    # For the rest of this request's task: Bolt runs the listeners after its middleware
+    # chain has returned (`next()` only lets the chain go on), so a `with` block here
+    # would have ended before them.
+    since = context.get(AUTHORIZING_SINCE)
+    bind_for_this_task(tenant, since=since if isinstance(since, datetime) else None)
+    structlog.contextvars.bind_contextvars(
+        team_id=tenant.team_id, enterprise_id=tenant.enterprise_id
+    )
+    return await next()
 
 
 def register(app: AsyncApp) -> None:
-    app.use(BindTenant())
+    app.use(bind_tenant)
+
+
+# --- distribution mode limited to listed workspaces ------------------------------------
+# Distribution mode limited to listed workspaces (SLACK_ALLOWED_TEAMS: team ids, or an
+# Enterprise Grid organisation's id, which admits its installations), since every
+# installation's people spend the operator's Claude key (docs/distribution.md, "Limiting it
+# to listed workspaces"). An install by any other is refused after Slack's exchange, its
+# token revoked; an event or click of any other is acknowledged and dropped before every
+# listener — except `app_uninstalled` and `tokens_revoked`, which only ever erase.
+
+# Events that only erase: let through whatever the list says.
+_ERASING_EVENTS = frozenset({"app_uninstalled", "tokens_revoked"})
+
+
+@dataclass(frozen=True)
+class AllowedTeams:
+    """The workspaces served: `ids` (team or organisation ids), or every one when None."""
+
+    ids: frozenset[str] | None
+
+    def admit(self, enterprise_id: str | None, team_id: str | None) -> bool:
+        if self.ids is None:
+            return True
+        return any(known is not None and known in self.ids for known in (team_id, enterprise_id))
+
+
+def _erases(body: object) -> bool:
+    event = body.get("event") if isinstance(body, dict) else None
+    return isinstance(event, dict) and event.get("type") in _ERASING_EVENTS
+
+
+Middleware = Callable[[AsyncBoltRequest, Next], Awaitable[BoltResponse]]
+
+
+def before_authorize(allowed: AllowedTeams, then: Middleware) -> Middleware:
+    """Bolt's `before_authorize` (so that a refused request costs no storage read and no
+    `auth.test`): `then`, after the check when there is a list."""
+    if allowed.ids is None:
+        return then
+
+    async def allowed_teams_only(req: AsyncBoltRequest, next: Next) -> BoltResponse:
+        context = req.context
+        if allowed.admit(context.enterprise_id, context.team_id) or _erases(req.body):
+            return await then(req, next)
+        log.warning(
+            "slack.team_not_allowed",
+            event_id=event_id_of(req.body),
+            team_id=context.team_id,
+            enterprise_id=context.enterprise_id,
+        )
+        return BoltResponse(status=200, body="")
+
+    return allowed_teams_only

@@ -22,7 +22,7 @@ from app.learning.preferences import Preference, parse_preferences, save_prefere
 from app.learning.welcome import Welcome
 from app.memory.formatting import render_preferences
 from app.memory.homes import person, preferences_key
-from app.slack.assistant_view.thread_started import _greeting
+from app.slack.assistant_view import _greeting
 from app.slack.conversation.greeting import GENERIC_GREETING, messages_tab_prompts, thread_greeting
 from app.slack.conversation.greeting_words import GREETING_WORDS
 from app.storage.store import ObjectStore

@@ -16,7 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.slack.conversation.paced_stream import MAX_MARKDOWN_CHARS, PacedStream
 from app.slack.conversation.task_display import CHUNKS_REFUSED, CHUNKS_REFUSED_THIS_ANSWER
-from app.slack.web_client import build_web_client
+from app.slack.web_client import configure_web_client
 from tests.fakes.slack_api import FakeSlack, Message
 
 CHANNEL, THREAD, USER = "D0PACE", "1700000000.000100", "U0PACE"
@@ -31,7 +31,7 @@ def slack() -> Iterator[FakeSlack]:
 @pytest.fixture
 async def client(slack: FakeSlack) -> AsyncIterator[AsyncWebClient]:
     # Orion's own client: its retry handlers honour Retry-After.
-    yield build_web_client(token="xoxb-pace", base_url=slack.url)
+    yield configure_web_client(AsyncWebClient(token="xoxb-pace"), base_url=slack.url)
 
 
 class Failures(list[Exception]):

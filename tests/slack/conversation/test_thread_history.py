@@ -32,7 +32,7 @@ from app.slack.conversation.thread_history import (
     history_from_transcript,
     read_thread_ends,
 )
-from app.slack.web_client import build_web_client
+from app.slack.web_client import configure_web_client
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_model import BOT_ID, Message
 
@@ -48,7 +48,7 @@ def slack() -> Iterator[FakeSlack]:
 
 @pytest.fixture
 def client(slack: FakeSlack) -> AsyncWebClient:
-    return build_web_client(token="xoxb-test-bot-token", base_url=slack.url)
+    return configure_web_client(AsyncWebClient(token="xoxb-test-bot-token"), base_url=slack.url)
 
 
 def orion_says(slack: FakeSlack, thread_ts: str, text: str) -> str:

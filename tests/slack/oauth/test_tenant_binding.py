@@ -16,7 +16,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from app.memory.team_keys import erase_team, team_scoped
 from app.slack.oauth import tenant_binding
-from app.slack.oauth.tenant_binding import StampAuthorization
+from app.slack.oauth.tenant_binding import stamp_authorization
 from app.storage.local_directory import LocalDirectoryStore
 from app.storage.team_scope import Tenant, TenantUninstalled
 from tests.fakes import slack_events as events
@@ -40,7 +40,7 @@ def bolt_app(
         authorize=authorize,
         request_verification_enabled=False,
         process_before_response=True,
-        before_authorize=StampAuthorization() if stamped else None,
+        before_authorize=stamp_authorization if stamped else None,
     )
     tenant_binding.register(app)
 

@@ -1,21 +1,23 @@
-"""`assistant_thread_started`: restore what Orion remembers, then greet the person.
+"""The Assistant messaging experience (assistant_view): threads in the side pane, opened by
+Slack (docs/architecture.md, "How an event flows"). Slack's context of a thread is kept
+with its conversation, never in Bolt's thread-context store: created with it, updated when
+the person switches channels with the thread open (a conversation Orion has no record of
+is left so).
 
-Order matters for what the person sees: the status appears at once; the conversation's
-record is created (with Slack's context of the thread: its create-only write is also the
-claim a retried delivery loses) at the same time as the person's profile and preferences
-are read, under one storage budget (2 s by default), so the greeting waits for one
-storage round trip, not several; the greeting reflects what was found; then the suggested
-prompts are set, and the thread start settles with the person's profile
-(app/learning/guard.py), once nobody else waits for a greeting or an answer
-(app/runtime/waiting.py): if they asked to be forgotten meanwhile, the record goes again.
-Four storage requests in all. Nothing here waits for the Claude client.
-"""
+`assistant_thread_started`: the status appears at once; the conversation's record is
+created (its create-only write is also the claim a retried delivery loses) beside the
+reads of the person's profile and preferences, under one storage budget, so the greeting
+waits for one round trip; then the suggested prompts, and, once nobody else waits for a
+greeting or an answer (app/runtime/waiting.py), the settle with the person's erasure guard
+(app/learning/guard.py): forgotten meanwhile, the record goes again. Four storage requests
+in all; nothing here waits for the Claude client."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
+from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.say.async_say import AsyncSay
 from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
@@ -26,7 +28,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.conversation_record import ConversationOwner, owner_of_event, thread_context
-from app.learning.conversations import begin_conversation
+from app.learning.conversations import begin_conversation, change_conversation
 from app.learning.guard import Forgotten
 from app.learning.opening import Opening, open_event
 from app.learning.welcome import welcome_of
@@ -34,6 +36,7 @@ from app.memory.loader import Scope
 from app.observability.logging import get_logger
 from app.runtime.waiting import waiting
 from app.services import ServiceProvider
+from app.slack.conversation.answering import Answerer, Incoming, workspace_url
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.delivery import Delivery
 from app.slack.conversation.greeting import (
@@ -46,6 +49,7 @@ from app.slack.conversation.presence import AssistantStatus
 from app.slack.conversation.turn_opening import memory_store
 from app.slack.conversation.unfurls import NO_UNFURLS
 from app.slack.event_scope import handling
+from app.slack.mrkdwn import text_of
 from app.storage.breaker import StoreOffline
 from app.storage.deadline import time_left
 
@@ -55,9 +59,10 @@ RESTORING_STATUS = "Restoring your preferences..."
 
 
 def register(
-    assistant: AsyncAssistant, provider: ServiceProvider, dedupe: EventDeduplicator
+    app: AsyncApp, provider: ServiceProvider, dedupe: EventDeduplicator, answerer: Answerer
 ) -> None:
     budget_s = provider.settings.memory_load_timeout_s
+    assistant = AsyncAssistant()
 
     @assistant.thread_started
     async def on_thread_started(
@@ -94,6 +99,72 @@ def register(
                 await _greet(say, set_suggested_prompts, greeting)
             await waiting.until_nobody()
             await start.settle(opening)
+
+    @assistant.user_message
+    async def on_user_message(
+        body: dict[str, Any],
+        payload: dict[str, Any],
+        request: AsyncBoltRequest,
+        client: AsyncWebClient,
+        context: AsyncBoltContext,
+    ) -> None:
+        channel, thread_ts, user = payload["channel"], payload["thread_ts"], payload.get("user")
+        async with handling(
+            "slack.user_message", body, user=user, channel=channel, thread_ts=thread_ts
+        ):
+            if dedupe.seen_here(body):
+                return
+            message = Incoming(
+                body=body,
+                channel=channel,
+                thread_ts=thread_ts,
+                ts=payload["ts"],
+                user=user,
+                text=text_of(payload),
+                team_id=context.team_id,
+                retried=is_retried_delivery(request),
+                workspace_url=workspace_url(context),
+                enterprise_id=context.enterprise_id,
+            )
+            await answerer.answer(
+                message,
+                client=client,
+                presence=AssistantStatus(client, channel=channel, thread_ts=thread_ts),
+            )
+
+    @assistant.thread_context_changed
+    async def on_thread_context_changed(
+        body: dict[str, Any], payload: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        thread = payload["assistant_thread"]
+        user, channel = thread.get("user_id"), thread.get("channel_id")
+        async with handling(
+            "slack.thread_context_changed",
+            body,
+            user=user,
+            channel=channel,
+            thread_ts=thread.get("thread_ts"),
+        ):
+            if await dedupe.is_duplicate(body):
+                return
+            owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
+            changed = thread_context(thread.get("context"))
+            store = await memory_store(provider)
+            if owner is None or changed is None or store is None:
+                return
+            try:
+                await change_conversation(
+                    store,
+                    owner.home,
+                    thread["thread_ts"],
+                    lambda record: record.with_context({**(record.context or {}), **changed}),
+                )
+            except Exception as exc:
+                log.warning(
+                    "slack.thread_context_changed.failed", error=type(exc).__name__, exc_info=exc
+                )
+
+    app.assistant(assistant)
 
 
 async def _greet(
