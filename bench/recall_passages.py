@@ -20,8 +20,10 @@ Rows: the question as one query; dated questions with their month as `after`/`be
 part, their results together); and a plain library BM25 (bm25s) over the same text for
 the conversation level.
 
-Message-level recall is also broken down by kind and language, with where each missed
-evidence message was lost (its conversation not returned, or returned without it). Each
+Message-level recall is also broken down by kind and language, with why each missed
+evidence message was lost (`CAUSES`: its conversation matched no word of the question,
+or ranked below the first five, or was returned without the answer in the exchanges
+around its matching messages, or with it there but cut by the conversation's room). Each
 search is measured as the first of a turn after a turn end on another instance rewrote
 the index (nothing an earlier search or turn end here kept is reused). Then the first
 person of each language again, with 2,000 conversations (bench.recall_hard's long
@@ -49,8 +51,11 @@ from typing import Any
 from unittest import mock
 
 from app.learning import recall, search_index
+from app.learning.passages import passages
 from app.learning.recall import RecallTool
-from app.learning.search_index import document_for, record_search_document
+from app.learning.search_index import SearchIndex, document_for, record_search_document
+from app.learning.search_ranking import rank_queries
+from app.learning.search_terms import query_terms
 from app.memory import keeping
 from app.memory.homes import person as home_of
 from app.memory.retention import SessionRetention
@@ -111,6 +116,7 @@ class Figures:
         reads: int = 0,
         chars: int = 0,
         language: str = "",
+        causes: Causes | None = None,
     ) -> None:
         evidence = asked.threads
         inside = [e.answer in shown.get(e.thread, "") for e in asked.evidence]
@@ -126,7 +132,10 @@ class Figures:
                 self.hits[(kind, mark)] = self.hits.get((kind, mark), 0) + hit
         for e, held in zip(asked.evidence, inside, strict=True):
             if not held:
-                why = "not shown" if e.thread in found[:K] else "not found"
+                if causes is not None:
+                    why = causes.why(asked, e, returned=e.thread in found[:K])
+                else:
+                    why = "not shown" if e.thread in found[:K] else "not found"
                 self.lost[(asked.kind, why)] = self.lost.get((asked.kind, why), 0) + 1
         self.cpu.append(cpu)
         self.reads.append(reads)
@@ -146,16 +155,13 @@ class Figures:
             if per:
                 rows.append((f"{label}, {kind}: message every, by language", ", ".join(per)))
         for kind in KINDS[1:]:
-            found, shown = (
-                self.lost.get((kind, "not found"), 0),
-                self.lost.get((kind, "not shown"), 0),
-            )
             if kind in self.counts:
                 rows.append(
                     (
-                        f"{label}, {kind}: evidence messages missed, conversation not in the "
-                        "results / in them without the answer",
-                        f"{found} / {shown}",
+                        f"{label}, {kind}: evidence messages missed, by cause ("
+                        + " / ".join(CAUSES)
+                        + ")",
+                        " / ".join(str(self.lost.get((kind, cause), 0)) for cause in CAUSES),
                     )
                 )
         return rows
@@ -187,6 +193,46 @@ class Figures:
             f"{percentile_ms(self.cpu, 50)} / {percentile_ms(self.cpu, 95)}; "
             f"{statistics.median(self.reads):.0f} / {max(self.reads)}; "
             f"{statistics.median(self.chars):.0f} / {max(self.chars)}",
+        )
+
+
+# Why an evidence message was not in what the tool returned: its conversation holds no
+# word of the question; or holds some but ranked below the first K (6–10, or further);
+# or was returned, and the answer is in none of the exchanges around the messages with
+# the question's words (the window), or is, but the conversation's room cut it.
+CAUSES = (
+    "no word matched",
+    "ranked 6-10",
+    "ranked beyond 10",
+    "outside the window",
+    "cut by the budget",
+)
+
+
+class Causes:
+    """Tells why an evidence message was missed, from the same index and passages the
+    tool uses (app/learning/search_ranking.py, app/learning/passages.py), in memory."""
+
+    def __init__(self, person: Person) -> None:
+        self.conversations = {c.thread_ts: c for c in person.conversations}
+        self.index = SearchIndex(complete=True)
+        self.index.add(
+            document_for(c.thread_ts, c.title, c.summary, c.messages, c.updated, c.started)
+            for c in person.conversations
+        )
+
+    def why(self, asked: Asked, evidence: Evidence, *, returned: bool) -> str:
+        asked_terms = [query_terms(asked.text)]
+        if not returned:
+            ranking = rank_queries(self.index, asked_terms, len(self.index))
+            order = [r.thread_ts for r in ranking]
+            if evidence.thread not in order:
+                return CAUSES[0]
+            return CAUSES[1] if order.index(evidence.thread) < 2 * K else CAUSES[2]
+        messages = self.conversations[evidence.thread].messages
+        unbounded = passages(messages, recall.all_groups(asked_terms), room=10**9)
+        return (
+            CAUSES[3] if evidence.answer not in "\n".join(p.text for p in unbounded) else CAUSES[4]
         )
 
 
@@ -301,11 +347,12 @@ async def _ask(
     for person, questions in loaded:
         plain = _bm25_search(person) if bm25 else None
         language = person.language
+        causes = Causes(person) if bm25 else None
         for asked in questions:
             found, shown, cpu, reads, chars = await _call(
                 store, person.user_id, query_input(asked.text)
             )
-            figures["question"].add(asked, found, shown, cpu, reads, chars, language)
+            figures["question"].add(asked, found, shown, cpu, reads, chars, language, causes)
             if asked.month is not None:
                 ranged = {
                     **query_input(asked.text),
