@@ -29,7 +29,9 @@ the index (nothing an earlier search or turn end here kept is reused). Then the 
 person of each language again, with 2,000 conversations (bench.recall_hard's long
 history added): recall, and CPU per search at the size the issue's goal names — the
 first search of a turn (the turn end before it on another instance, and on this one),
-and the second. The question goes as the person asked it: the bench has no Claude to
+and the second; and the first after another instance's turn end on an instance that
+searched these conversations before (it shows those it read without reading them again
+while the index names them by the same entry: app/learning/recall.py). The question goes as the person asked it: the bench has no Claude to
 rephrase it. The GCS emulator sends an unchanged index whole where GCS answers 304
 (it ignores `ifGenerationNotMatch` on downloads): what a search here is spared of a
 kept index is its parsing, not its transfer.
@@ -294,13 +296,17 @@ def takes_several_queries() -> bool:
 
 
 async def _call(
-    store: CountingStore, user: str, tool_input: dict[str, Any], *, warm: bool = False
+    store: CountingStore, user: str, tool_input: dict[str, Any], *, keep: str = "nothing"
 ) -> tuple[list[str], dict[str, str], float, int, int]:
-    """One tool call; unless `warm`, as the first search after a turn end on another
-    instance rewrote the index (nothing an earlier search or turn end here kept is
-    reused: the index is downloaded and parsed)."""
-    if not warm:
+    """One tool call, with what this instance kept from earlier searches and turn ends:
+    `nothing` (the index is downloaded and parsed, every conversation read: the first
+    search after a turn end on another instance, on an instance that never searched this
+    person's conversations); `conversations` (those it read before, not the index: the
+    same on an instance that did); `everything`."""
+    if keep != "everything":
         search_index._parsed_kept.clear()
+    if keep == "nothing":
+        recall._records_kept.clear()
     tool = RecallTool(store, MemoryScope(user, CURRENT_THREAD))
     reads, started = store.reads, time.process_time()
     result = await tool.call(tool_input)
@@ -399,12 +405,12 @@ async def _long(
     figures = {name: Figures() for name in ("question", "month as a range", "parts")}
     await _ask(store, longer, figures)
     # The same question again, as a turn's second search: the index as the first parsed it.
-    warm, here = Figures(), Figures()
+    warm, here, elsewhere = Figures(), Figures(), Figures()
     for person, asked_list in longer:
         for asked in asked_list:
             await _call(store, person.user_id, query_input(asked.text))
             found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, query_input(asked.text), warm=True
+                store, person.user_id, query_input(asked.text), keep="everything"
             )
             warm.add(asked, found, shown, cpu, reads, chars, person.language)
     # As a turn's first search after the turn end before it ran on this instance: the
@@ -423,9 +429,17 @@ async def _long(
         for asked in asked_list:
             await record_search_document(store, home_of(person.user_id), document)
             found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, query_input(asked.text), warm=True
+                store, person.user_id, query_input(asked.text), keep="everything"
             )
             here.add(asked, found, shown, cpu, reads, chars, person.language)
+            # The same turn end on another instance: this one downloads and parses the
+            # index, and shows the conversations it read before whose entries are as
+            # they were (the rewritten one is read again).
+            await record_search_document(store, home_of(person.user_id), document)
+            found, shown, cpu, reads, chars = await _call(
+                store, person.user_id, query_input(asked.text), keep="conversations"
+            )
+            elsewhere.add(asked, found, shown, cpu, reads, chars, person.language)
     questions = sum(len(q) for _, q in longer)
     label = (
         f"{len(longer)} people of the set with {LONG_HISTORY:,} conversations each "
@@ -438,6 +452,12 @@ async def _long(
     rows.append(index_read)
     rows.append(
         here.cost_row(f"{label}, the question after a turn end on this instance rewrote the index")
+    )
+    rows.append(
+        elsewhere.cost_row(
+            f"{label}, the question after a turn end on another instance rewrote the index, "
+            "on an instance that searched these conversations before"
+        )
     )
     return rows
 
