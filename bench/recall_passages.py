@@ -29,9 +29,10 @@ the index (nothing an earlier search or turn end here kept is reused). Then the 
 person of each language again, with 2,000 conversations (bench.recall_hard's long
 history added): recall, and CPU per search at the size the issue's goal names — the
 first search of a turn (the turn end before it on another instance, and on this one),
-and the second; and the first after another instance's turn end on an instance that
-searched these conversations before (it shows those it read without reading them again
-while the index names them by the same entry: app/learning/recall.py). The question goes as the person asked it: the bench has no Claude to
+and the second; the first also with the turn before having searched another of the
+person's questions on this instance (it shows the conversations it read then without
+reading them again while the index names them by the same entry: app/learning/
+recall.py). The question goes as the person asked it: the bench has no Claude to
 rephrase it. The GCS emulator sends an unchanged index whole where GCS answers 304
 (it ignores `ifGenerationNotMatch` on downloads): what a search here is spared of a
 kept index is its parsing, not its transfer.
@@ -413,8 +414,12 @@ async def _long(
                 store, person.user_id, query_input(asked.text), keep="everything"
             )
             warm.add(asked, found, shown, cpu, reads, chars, person.language)
-    # As a turn's first search after the turn end before it ran on this instance: the
-    # person's newest conversation's entry rewritten (the same words) through the store.
+    # As a turn's first search after the turn end before it (the person's newest
+    # conversation's entry rewritten, the same words, through the store), the turn before
+    # having searched another of the person's questions on this instance: the turn end on
+    # this instance (the index and those conversations kept), then on another (this one
+    # downloads and parses the index, and shows the conversations it read before whose
+    # entries are as they were).
     for person, asked_list in longer:
         newest = max(person.conversations, key=lambda c: c.updated)
         document = document_for(
@@ -426,20 +431,15 @@ async def _long(
             newest.started,
             CHANNEL,
         )
-        for asked in asked_list:
-            await record_search_document(store, home_of(person.user_id), document)
-            found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, query_input(asked.text), keep="everything"
-            )
-            here.add(asked, found, shown, cpu, reads, chars, person.language)
-            # The same turn end on another instance: this one downloads and parses the
-            # index, and shows the conversations it read before whose entries are as
-            # they were (the rewritten one is read again).
-            await record_search_document(store, home_of(person.user_id), document)
-            found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, query_input(asked.text), keep="conversations"
-            )
-            elsewhere.add(asked, found, shown, cpu, reads, chars, person.language)
+        for at, asked in enumerate(asked_list):
+            before = query_input(asked_list[at - 1].text)
+            for figures_of, keep in ((here, "everything"), (elsewhere, "conversations")):
+                await _call(store, person.user_id, before)  # nothing kept before it
+                await record_search_document(store, home_of(person.user_id), document)
+                found, shown, cpu, reads, chars = await _call(
+                    store, person.user_id, query_input(asked.text), keep=keep
+                )
+                figures_of.add(asked, found, shown, cpu, reads, chars, person.language)
     questions = sum(len(q) for _, q in longer)
     label = (
         f"{len(longer)} people of the set with {LONG_HISTORY:,} conversations each "
@@ -450,13 +450,16 @@ async def _long(
     rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
     rows.append(warm.cost_row(f"{label}, the question searched again in the same turn"))
     rows.append(index_read)
+    before = "the turn before searched another of the person's questions here"
     rows.append(
-        here.cost_row(f"{label}, the question after a turn end on this instance rewrote the index")
+        here.cost_row(
+            f"{label}, the question after a turn end on this instance rewrote the index ({before})"
+        )
     )
     rows.append(
         elsewhere.cost_row(
-            f"{label}, the question after a turn end on another instance rewrote the index, "
-            "on an instance that searched these conversations before"
+            f"{label}, the question after a turn end on another instance rewrote the index "
+            f"({before})"
         )
     )
     return rows
