@@ -329,7 +329,7 @@ async def read_hit(
 # (asked for anew each time) names a conversation by the same entry shows it without
 # reading it again — a turn's next search, and its first after a turn end elsewhere
 # rewrote another conversation's entry (docs/benchmarks.md).
-RECORDS_KEPT_CHARS = 8_000_000
+RECORDS_KEPT_CHARS = 4_000_000
 
 
 class _KeptRecord(NamedTuple):
@@ -362,15 +362,11 @@ async def _conversation(
     so never shown, on any instance."""
     cutoff, kept_as = cutoff_of(store), tenant_key(key)
     with _records_lock:
-        kept = _records_kept.get(store, {}).get(kept_as)
-    if (
-        kept is not None
-        and kept.entry == found.entry
-        and (cutoff is None or kept.updated >= cutoff)
-    ):
-        with _records_lock:
-            _records_kept.get(store, OrderedDict()).move_to_end(kept_as, last=True)
-        return kept.record
+        kept = _records_kept.setdefault(store, OrderedDict()).get(kept_as)
+        unexpired = kept is not None and (cutoff is None or kept.updated >= cutoff)
+        if kept is not None and unexpired and kept.entry == found.entry:
+            _records_kept[store].move_to_end(kept_as)
+            return kept.record
     counts.reads += 1
     stored = await store.read(key)
     record = ConversationRecord.parse(stored.content) if stored is not None else None
