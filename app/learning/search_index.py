@@ -56,6 +56,7 @@ import itertools
 import json
 import operator
 import re
+import sys
 import threading
 import zlib
 from collections import OrderedDict
@@ -388,12 +389,18 @@ def parse_search_index(raw: str | None, *, cutoff: datetime | None = None) -> Se
 
 
 # The indexes parsed (by a search) or written (by this instance's turn end) lately, by
-# tenant and key, with their generation, up to this many characters in all: a search
+# tenant and key, with their generation, up to this many bytes in all: a search
 # asks storage for the index only if it changed since (GCS answers 304 without the
 # content), and parses only an index it has not seen — a turn's next search, and a
 # turn's first after this instance's turn end wrote it, are spared downloading and
 # parsing it (docs/benchmarks.md).
-PARSED_KEPT_CHARS = 24_000_000
+PARSED_KEPT_BYTES = 24_000_000
+# What a kept index holds besides its text: the object and its lists (about 2 KB), and
+# each entry's place in its seven columns (about 420 bytes measured, 2,000 entries): an
+# entry costs more than its characters, and a process seeing many people with one short
+# conversation each would otherwise keep tens of thousands of indexes.
+_KEPT_INDEX_BYTES = 2_000
+_KEPT_ENTRY_BYTES = 450
 
 
 class _Kept(NamedTuple):
@@ -417,9 +424,16 @@ def _keep(key: str, kept: _Kept) -> None:
     with _parsed_lock:
         _parsed_kept[tenant_key(key)] = kept
         _parsed_kept.move_to_end(tenant_key(key))
-        size = sum(len(other.parsed.body) for other in _parsed_kept.values())
-        while size > PARSED_KEPT_CHARS and len(_parsed_kept) > 1:
-            size -= len(_parsed_kept.popitem(last=False)[1].parsed.body)
+        size = sum(map(_held, _parsed_kept.values()))
+        while size > PARSED_KEPT_BYTES and len(_parsed_kept) > 1:
+            size -= _held(_parsed_kept.popitem(last=False)[1])
+
+
+def _held(kept: _Kept) -> int:
+    """The bytes a kept index holds, about: its text as Python stores it (up to 4 a
+    character) and its columns."""
+    parsed = kept.parsed
+    return sys.getsizeof(parsed.body) + _KEPT_INDEX_BYTES + _KEPT_ENTRY_BYTES * len(parsed)
 
 
 async def searchable_index(

@@ -17,12 +17,13 @@ import functools
 import hashlib
 import logging
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
 import structlog
-from structlog.typing import EventDict, FilteringBoundLogger, Processor, WrappedLogger
+from structlog.typing import EventDict, ExcInfo, FilteringBoundLogger, Processor, WrappedLogger
 
 from app.observability.redaction import redact_everything
 
@@ -53,6 +54,51 @@ def _redact_secrets(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDi
     return {key: redact_everything(value) for key, value in event_dict.items()}
 
 
+def traceback_of(exc_info: ExcInfo) -> str:
+    """Python's traceback of a caught exception (its causes first, as Python prints them),
+    each frame as file, line and function, without its source line and position markers:
+    finding and parsing those (an `ast.parse` a frame on Python 3.11) is paid on the one
+    core exactly when slow storage ends many budgets at once (docs/operations.md, "Logs
+    and traces")."""
+    lines: list[str] = []
+    _add_traceback(exc_info[1], lines, set())
+    return "".join(lines).rstrip("\n")
+
+
+def _add_traceback(exc: BaseException | None, lines: list[str], seen: set[int]) -> None:
+    if exc is None or id(exc) in seen:
+        return
+    seen.add(id(exc))
+    cause, context = exc.__cause__, exc.__context__
+    if cause is not None and id(cause) not in seen:
+        _add_traceback(cause, lines, seen)
+        lines.append(_CAUSED)
+    elif context is not None and not exc.__suppress_context__ and id(context) not in seen:
+        _add_traceback(context, lines, seen)
+        lines.append(_DURING)
+    if exc.__traceback__ is not None:
+        lines.append("Traceback (most recent call last):\n")
+        last, repeats = "", 0
+        for frame, line in traceback.walk_tb(exc.__traceback__):
+            code = frame.f_code
+            where = f'  File "{code.co_filename}", line {line}, in {code.co_name}\n'
+            repeats = repeats + 1 if where == last else 0
+            if repeats < _SHOWN_REPEATS:
+                lines.append(where)
+            elif repeats == _SHOWN_REPEATS:
+                lines.append("  [the line above repeated]\n")  # a recursion: once is enough
+            last = where
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    for inner in exc.exceptions if isinstance(exc, BaseExceptionGroup) else ():
+        lines.append("\nIn the group above:\n")
+        _add_traceback(inner, lines, seen)
+
+
+_CAUSED = "\nThe above exception was the direct cause of the following exception:\n\n"
+_DURING = "\nDuring handling of the above exception, another exception occurred:\n\n"
+_SHOWN_REPEATS = 3
+
+
 def configure_logging(
     *,
     level: str = "INFO",
@@ -68,7 +114,7 @@ def configure_logging(
 
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
-        structlog.processors.format_exc_info,
+        structlog.processors.ExceptionRenderer(traceback_of),
         _redact_secrets,
         # After the scrubbing: the level, the logger's name and the time are Orion's own.
         structlog.stdlib.add_log_level,

@@ -81,6 +81,8 @@ class SecretShape:
             start, end = match.span("value") if has_value else match.span()
             if end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
                 start, end = start + 1, end - 1  # a quoted value keeps its quotes
+            elif text.startswith('\\"', start, end) and text.endswith('\\"', start + 2, end):
+                start, end = start + 2, end - 2  # quoted inside a JSON string, as well
             elif has_value:
                 while end > start and text[end - 1] in ".!?。！？":
                     end -= 1  # the end of the sentence, not of the value
@@ -114,20 +116,31 @@ _WINDOW, _REACH = 64 * 1024, 16 * 1024
 # before a colon and the ideographic space of Chinese and Japanese.
 _BLANK = "[ \t\u00a0\u202f\u3000]"
 # A word value's characters. A `&`, `<` or `>` belongs to the word: a password may hold
-# one, and redacting the rest of a query string with it loses nothing that matters.
-_WORD = r"[^\s\"',;(){}\[\]]"
-# A label, closing quotes or emphasis after it (`"password": …`, `**Password:**`), then
-# `:`, `=` or `:=` (full width too) on the same line, and the value: quoted (JSON escapes
-# allowed; at most 1,000 characters, so that an unclosed quote is not searched to the end
-# of the text), or one word not starting with `*` (emphasis is taken by `\*+` before it).
+# one, and redacting the rest of a query string with it loses nothing that matters. A
+# backslash and what it escapes are one character, and an escaped quote ends a word as a
+# quote does: in stored JSON, half an escape redacted would break the object.
+_WORD = r"(?:[^\s\"',;(){}\[\]\\]|\\[^\s\"'])"
+# Any characters but blanks (and quotes), as `_WORD` keeps a JSON string's quotes and
+# escapes whole.
+_RUN = r"(?:[^\s\"\\]|\\[^\s\"])"
+_UNQUOTED = r"(?:[^\s\"'\\]|\\[^\s\"'])"
+# A quote that closes a JSON string ("…my password:", "next") opens no value.
+_OPENING_QUOTE = r"\"(?![,:}\]])"
+# A label, closing quotes (escaped too: JSON pasted into a stored message) or emphasis
+# after it (`"password": …`, `**Password:**`), then `:`, `=` or `:=` (full width too) on
+# the same line, and the value: quoted (JSON escapes
+# allowed, and quoted inside a JSON string; at most 1,000 characters, so that an unclosed
+# quote is not searched to the end of the text; no single-quoted value spans a `"`), or
+# one word not starting with `*` (emphasis is taken by `\*+` before it).
 # A word followed by `(`, `[` or `{` is code (`password = getpass()`): looked for within
 # the first 200 characters only, so that a text of labels glued by `=` and ending in `(`
 # is not scanned to its end from each label.
 _VALUE = (
-    r"(?P<value>\"(?:[^\"\\\n]|\\.){1,1000}\"|'(?:[^'\\\n]|\\.){1,1000}'"
+    rf"(?P<value>{_OPENING_QUOTE}(?:[^\"\\\n]|\\.){{1,1000}}\"|'(?:[^'\"\\\n]|\\.){{1,1000}}'"
+    r"|\\\"(?:[^\"\\\n]|\\[^\"\n]){1,1000}\\\""
     rf"|(?!\*)(?!{_WORD}{{0,200}}[(\[{{]){_WORD}+)"
 )
-_LABEL_THEN_VALUE = rf"[\"'*]*{_BLANK}*(?::=|[:=：＝]){_BLANK}*(?:\*+{_BLANK}*)?{_VALUE}"
+_LABEL_THEN_VALUE = rf"(?:[\"'*]|\\\")*{_BLANK}*(?::=|[:=：＝]){_BLANK}*(?:\*+{_BLANK}*)?{_VALUE}"
 # What a labelled value may be without being a secret: a placeholder or template
 # (`$DB_PASSWORD`, `%s`, `${…}`), a literal, type or keyword of some language
 # (`if not password: raise …`), or a reference to the secret by name
@@ -280,8 +293,10 @@ _SAID = (
 # (パスワードは, 密码是, 비밀번호는), and the value runs into the next word (…です,
 # …입니다): there, the value is its printable ASCII characters (or a 「quoted」 one).
 _CJK_IS = "(?:は|が|是|为|為|는|은|가|이)"
-_ASCII_WORD = r"[A-Za-z0-9!#$%&*+\-./:<=>?@\\^_|~]"
-_CJK_VALUE = rf"(?P<value>「[^」\n]{{1,100}}」|\"[^\"\n]{{1,100}}\"|{_ASCII_WORD}{{4,}})"
+_ASCII_WORD = r"(?:[A-Za-z0-9!#$%&*+\-./:<=>?@^_|~]|\\[^\s\"'])"
+_CJK_VALUE = (
+    rf"(?P<value>「[^」\n]{{1,100}}」|{_OPENING_QUOTE}[^\"\n]{{1,100}}\"|{_ASCII_WORD}{{4,}})"
+)
 
 
 # A digit, a symbol, or a capital letter after the first.
@@ -362,13 +377,14 @@ def _passes_luhn(value: str) -> bool:
 # 1111`, `5500-0000-0000-0004`), or as American Express and Diners Club group them
 # (`3782 822463 10005`). Card numbers start with 2 to 6 (Mastercard, Visa, American
 # Express, Discover, JCB, UnionPay...); Slack's timestamps and epoch milliseconds start
-# with 1 for years to come. Never next to a letter, `_` or a quote: a run of digits in
-# hexadecimal (an undo record keeps old contents so, app/learning/undo.py) is bounded by
-# a letter or by its quotes, and is no card number.
+# with 1 for years to come. Never next to a letter or `_`, and digits run together never
+# right after a quote: a run of digits in hexadecimal (an undo record keeps old contents
+# so, app/learning/undo.py) is bounded by a letter or by its opening quote, and is no card
+# number. A number ending a stored JSON string ("…my card is 4111 1111 1111 1111") is.
 _CARD_NUMBER = (
-    r"[2-6](?<![0-9A-Za-z_\"][2-6])(?:[0-9]{12,18}"
+    r"[2-6](?<![0-9A-Za-z_][2-6])(?:(?<!\"[2-6])[0-9]{12,18}"
     r"|[0-9]{3}(?P<sep>[ -])[0-9]{4}(?P=sep)[0-9]{4}(?P=sep)[0-9]{1,4}(?:(?P=sep)[0-9]{1,3})?"
-    r"|(?<=3)[0-9]{3}(?P<amex>[ -])[0-9]{6}(?P=amex)[0-9]{4,5})(?![0-9A-Za-z_\"])"
+    r"|(?<=3)[0-9]{3}(?P<amex>[ -])[0-9]{6}(?P=amex)[0-9]{4,5})(?![0-9A-Za-z_])"
 )
 
 
@@ -647,14 +663,14 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
     SecretShape(
         "user_and_password_on_a_command_line",
         ("-u", "--user"),
-        re.compile(r"(?<![^\s])(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<value>[^\s\"']+)"),
+        re.compile(rf"(?<![^\s])(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<value>{_UNQUOTED}+)"),
         confirm=_not_a_placeholder,
     ),
     # A `.netrc` entry (`machine … login bob password hunter2`).
     SecretShape(
         "netrc_password",
         ("login",),
-        re.compile(r"(?<![a-z0-9])login\s+[^\s]+\s+password\s+(?P<value>[^\s]+)"),
+        re.compile(rf"(?<![a-z0-9])login\s+[^\s]+\s+password\s+(?P<value>{_RUN}+)"),
         ignore_case=True,
         confirm=_is_a_value,
     ),

@@ -585,6 +585,12 @@ class FakeSlack(HttpFake):
                 if (installed.team_id, installed.enterprise_id) == (team_id, enterprise_id)
             }
 
+    def revoke_token(self, token: str) -> None:
+        """An admin revoked this token (or it expired): every call with it is refused with
+        `token_revoked`, as Slack answers."""
+        with self._lock:
+            self._revoked.add(token)
+
     def revoke_tokens_of(self, team_id: str | None, enterprise_id: str | None = None) -> None:
         """The app was uninstalled: every token of that workspace stops working."""
         with self._lock:

@@ -93,3 +93,54 @@ def test_slack_sdk_skips_building_debug_lines_below_debug() -> None:
     assert logging.getLogger("slack_sdk.web.async_base_client").level == logging.INFO
     configure_logging(level="DEBUG", fmt="json", stream=io.StringIO())
     assert logging.getLogger("slack_sdk.web.async_base_client").level == logging.DEBUG
+
+
+def _read_the_profile() -> None:
+    raise TimeoutError("no time left in the storage deadline")
+
+
+def _open_the_turn() -> None:
+    try:
+        _read_the_profile()
+    except TimeoutError as exc:
+        raise RuntimeError("the turn's memory could not be read") from exc
+
+
+def _recurse(depth: int) -> None:
+    if depth == 0:
+        raise ValueError("deep")
+    _recurse(depth - 1)
+
+
+def test_a_survived_exception_is_logged_with_its_traceback_and_causes() -> None:
+    """Every frame by file, line and function, the causes first as Python prints them; no
+    source lines (the repository has them: finding and parsing them cost CPU when many
+    budgets end at once)."""
+    stream = io.StringIO()
+    configure_logging(level="INFO", fmt="json", stream=stream)
+    log = get_logger("test")
+    try:
+        _open_the_turn()
+    except RuntimeError as exc:
+        log.warning("memory.lookup_failed", error=type(exc).__name__, exc_info=exc)
+    try:
+        _recurse(50)
+    except ValueError:
+        logging.getLogger("slack_bolt").exception("a library's failure")
+    try:
+        raise ExceptionGroup("two failed", [KeyError("a"), ValueError("b")])
+    except ExceptionGroup as group:
+        log.error("both.failed", exc_info=group)
+    chained, deep, grouped = _lines(stream)
+
+    text = chained["exception"]
+    assert text.startswith("Traceback (most recent call last):\n")
+    assert f'File "{__file__}", line ' in text and ", in _read_the_profile\n" in text
+    assert text.index("TimeoutError: no time left") < text.index("direct cause")
+    assert text.endswith("RuntimeError: the turn's memory could not be read")
+    assert "raise TimeoutError(" not in text and "^^^" not in text
+    # The repeated call three times, then the raise: not fifty frames.
+    assert deep["exception"].count(", in _recurse\n") == 4
+    assert "[the line above repeated]" in deep["exception"]
+    assert deep["exception"].endswith("ValueError: deep")
+    assert "KeyError: 'a'" in grouped["exception"] and "ValueError: b" in grouped["exception"]

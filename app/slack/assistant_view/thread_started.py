@@ -6,7 +6,8 @@ claim a retried delivery loses) at the same time as the person's profile and pre
 are read, under one storage budget (2 s by default), so the greeting waits for one
 storage round trip, not several; the greeting reflects what was found; then the suggested
 prompts are set, and the thread start settles with the person's profile
-(app/learning/guard.py): if they asked to be forgotten meanwhile, the record goes again.
+(app/learning/guard.py), once nobody else waits for a greeting or an answer
+(app/runtime/waiting.py): if they asked to be forgotten meanwhile, the record goes again.
 Four storage requests in all. Nothing here waits for the Claude client.
 """
 
@@ -31,6 +32,7 @@ from app.learning.opening import Opening, open_event
 from app.learning.welcome import welcome_of
 from app.memory.loader import Scope
 from app.observability.logging import get_logger
+from app.runtime.waiting import waiting
 from app.services import ServiceProvider
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.delivery import Delivery
@@ -75,30 +77,34 @@ def register(
         ):
             if dedupe.seen_here(body):
                 return
-            status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
-            owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
-            start = _Start(provider, dedupe, body, owner, thread_ts, thread)
-            delivery = Delivery(
-                start.claim_is_taken,
-                retried=is_retried_delivery(request),
-                budget_s=budget_s,
-                memory=start.open,
-            )
-            if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
-                return  # another delivery of this event is greeting: leave it be
-            opening = await delivery.memory
-            greeting = _greeting(opening, provider.settings.memory_session_retention_days)
-            try:
-                await say(greeting.text, **NO_UNFURLS)
-            except Exception as exc:
-                log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
-                await start.settle(opening)
-                return
-            try:
-                await set_suggested_prompts(prompts=greeting.prompts)
-            except Exception as exc:
-                log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
+            with waiting.person():  # until the greeting and its prompts show
+                status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
+                owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
+                start = _Start(provider, dedupe, body, owner, thread_ts, thread)
+                delivery = Delivery(
+                    start.claim_is_taken,
+                    retried=is_retried_delivery(request),
+                    budget_s=budget_s,
+                    memory=start.open,
+                )
+                if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
+                    return  # another delivery of this event is greeting: leave it be
+                opening = await delivery.memory
+                greeting = _greeting(opening, provider.settings.memory_session_retention_days)
+                await _greet(say, set_suggested_prompts, greeting)
+            await waiting.until_nobody()
             await start.settle(opening)
+
+
+async def _greet(
+    say: AsyncSay, set_suggested_prompts: AsyncSetSuggestedPrompts, greeting: Greeting
+) -> None:
+    """The greeting, then its prompts (none without it). Never raises."""
+    try:
+        await say(greeting.text, **NO_UNFURLS)
+        await set_suggested_prompts(prompts=greeting.prompts)
+    except Exception as exc:
+        log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
 
 
 class _Start:
