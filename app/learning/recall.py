@@ -31,6 +31,7 @@ find.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 import weakref
@@ -325,18 +326,22 @@ async def read_hit(
 
 
 # The conversations searches read lately, per store, by workspace and key, each with the
-# index entry that named it, up to this many characters in all: a search whose index
-# (asked for anew each time) names a conversation by the same entry shows it without
-# reading it again — a turn's next search, and its first after a turn end elsewhere
-# rewrote another conversation's entry (docs/benchmarks.md).
-RECORDS_KEPT_CHARS = 4_000_000
+# index entry that named it, up to this many bytes in all: a search whose index (asked
+# for anew each time) names a conversation by the same entry shows it without reading it
+# again — a turn's next search, and its first after a turn end elsewhere rewrote another
+# conversation's entry (docs/benchmarks.md).
+RECORDS_KEPT_BYTES = 8_000_000
+# What a parsed conversation holds besides its text as Python stores it (measured: about
+# 1.3 times `sys.getsizeof` of its JSON, some 70 bytes a message beyond it).
+_KEPT_RECORD_BYTES = 1_000
+_KEPT_MESSAGE_BYTES = 200
 
 
 class _KeptRecord(NamedTuple):
     entry: tuple[str, int, int]
     updated: datetime  # when storage last wrote it (retention)
     record: ConversationRecord
-    chars: int
+    held: int  # bytes, about
 
 
 _records_kept: weakref.WeakKeyDictionary[ObjectStore, OrderedDict[tuple[str, str], _KeptRecord]] = (
@@ -374,12 +379,15 @@ async def _conversation(
         kept_here = _records_kept.setdefault(store, OrderedDict())
         kept_here.pop(kept_as, None)
         if stored is not None and record is not None and found.entry is not None:
-            kept_here[kept_as] = _KeptRecord(
-                found.entry, stored.updated, record, len(stored.content)
+            held = (
+                sys.getsizeof(stored.content)
+                + _KEPT_RECORD_BYTES
+                + _KEPT_MESSAGE_BYTES * len(record.messages)
             )
-            size = sum(other.chars for other in kept_here.values())
-            while size > RECORDS_KEPT_CHARS and len(kept_here) > 1:
-                size -= kept_here.popitem(last=False)[1].chars
+            kept_here[kept_as] = _KeptRecord(found.entry, stored.updated, record, held)
+            size = sum(other.held for other in kept_here.values())
+            while size > RECORDS_KEPT_BYTES and len(kept_here) > 1:
+                size -= kept_here.popitem(last=False)[1].held
     return record
 
 

@@ -14,6 +14,7 @@ import pytest
 from anthropic.tools import ToolError
 
 from app.agent.history import ThreadMessage
+from app.learning import recall as recall_module
 from app.learning import search_index
 from app.learning.conversation_record import said
 from app.learning.erasure import forget_conversation
@@ -402,3 +403,36 @@ async def test_a_forget_cut_short_after_the_search_entry_went_shows_the_conversa
 
     assert "Lisbon Loft" not in json.dumps(await recall(store).call({"queries": ["venue"]}))
     await store.close()
+
+
+async def test_what_searches_keep_of_many_peoples_conversations_stays_within_its_bound(
+    store: ObjectStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each kept conversation is counted as Python holds it (its text and its messages),
+    and the oldest go first: a process meeting many people keeps a bounded few."""
+    bound = 60_000
+    monkeypatch.setattr(recall_module, "RECORDS_KEPT_BYTES", bound)
+    lines = [f"Line {n} about the offsite venue and its catering." for n in range(20)]
+    people = [f"U0{n:07d}" for n in range(40)]
+    for user in people:
+        home, thread = person(user), "1712000001.000001"
+        record = conversation(
+            user,
+            thread,
+            channel_id=DM,
+            title="Offsite",
+            messages=[("user", line) for line in lines],
+            at=NOW,
+        )
+        await store.write(home.conversation_key(thread), record)
+        said_there = [said("user", line, at=NOW) for line in lines]
+        await record_search_document(
+            store, home, document_for(thread, "Offsite", "", said_there, NOW)
+        )
+        found = await RecallTool(store, MemoryScope(user, THREAD)).call({"queries": ["venue"]})
+        assert "Offsite" in json.dumps(found)
+
+    kept = recall_module._records_kept[store]
+    assert sum(k.held for k in kept.values()) <= bound
+    assert 1 <= len(kept) < len(people) // 2
+    assert ("", person(people[-1]).conversation_key("1712000001.000001")) in kept
