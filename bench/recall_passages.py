@@ -20,14 +20,19 @@ Rows: the question as one query; dated questions with their month as `after`/`be
 part, their results together); and a plain library BM25 (bm25s) over the same text for
 the conversation level.
 
-Message-level recall is also broken down by kind and language, with where each missed
-evidence message was lost (its conversation not returned, or returned without it). Each
+Message-level recall is also broken down by kind and language, with why each missed
+evidence message was lost (`CAUSES`: its conversation matched no word of the question,
+or ranked below the first five, or was returned without the answer in the exchanges
+around its matching messages, or with it there but cut by the conversation's room). Each
 search is measured as the first of a turn after a turn end on another instance rewrote
 the index (nothing an earlier search or turn end here kept is reused). Then the first
 person of each language again, with 2,000 conversations (bench.recall_hard's long
 history added): recall, and CPU per search at the size the issue's goal names — the
 first search of a turn (the turn end before it on another instance, and on this one),
-and the second. The question goes as the person asked it: the bench has no Claude to
+and the second; the first also with the turn before having searched another of the
+person's questions on this instance (it shows the conversations it read then without
+reading them again while the index names them by the same entry: app/learning/
+recall.py). The question goes as the person asked it: the bench has no Claude to
 rephrase it. The GCS emulator sends an unchanged index whole where GCS answers 304
 (it ignores `ifGenerationNotMatch` on downloads): what a search here is spared of a
 kept index is its parsing, not its transfer.
@@ -49,8 +54,11 @@ from typing import Any
 from unittest import mock
 
 from app.learning import recall, search_index
+from app.learning.passages import passages
 from app.learning.recall import RecallTool
-from app.learning.search_index import document_for, record_search_document
+from app.learning.search_index import SearchIndex, document_for, record_search_document
+from app.learning.search_ranking import rank_queries
+from app.learning.search_terms import query_terms
 from app.memory import keeping
 from app.memory.homes import person as home_of
 from app.memory.retention import SessionRetention
@@ -111,6 +119,7 @@ class Figures:
         reads: int = 0,
         chars: int = 0,
         language: str = "",
+        causes: Causes | None = None,
     ) -> None:
         evidence = asked.threads
         inside = [e.answer in shown.get(e.thread, "") for e in asked.evidence]
@@ -126,7 +135,10 @@ class Figures:
                 self.hits[(kind, mark)] = self.hits.get((kind, mark), 0) + hit
         for e, held in zip(asked.evidence, inside, strict=True):
             if not held:
-                why = "not shown" if e.thread in found[:K] else "not found"
+                if causes is not None:
+                    why = causes.why(asked, e, returned=e.thread in found[:K])
+                else:
+                    why = "not shown" if e.thread in found[:K] else "not found"
                 self.lost[(asked.kind, why)] = self.lost.get((asked.kind, why), 0) + 1
         self.cpu.append(cpu)
         self.reads.append(reads)
@@ -146,16 +158,13 @@ class Figures:
             if per:
                 rows.append((f"{label}, {kind}: message every, by language", ", ".join(per)))
         for kind in KINDS[1:]:
-            found, shown = (
-                self.lost.get((kind, "not found"), 0),
-                self.lost.get((kind, "not shown"), 0),
-            )
             if kind in self.counts:
                 rows.append(
                     (
-                        f"{label}, {kind}: evidence messages missed, conversation not in the "
-                        "results / in them without the answer",
-                        f"{found} / {shown}",
+                        f"{label}, {kind}: evidence messages missed, by cause ("
+                        + " / ".join(CAUSES)
+                        + ")",
+                        " / ".join(str(self.lost.get((kind, cause), 0)) for cause in CAUSES),
                     )
                 )
         return rows
@@ -187,6 +196,46 @@ class Figures:
             f"{percentile_ms(self.cpu, 50)} / {percentile_ms(self.cpu, 95)}; "
             f"{statistics.median(self.reads):.0f} / {max(self.reads)}; "
             f"{statistics.median(self.chars):.0f} / {max(self.chars)}",
+        )
+
+
+# Why an evidence message was not in what the tool returned: its conversation holds no
+# word of the question; or holds some but ranked below the first K (6–10, or further);
+# or was returned, and the answer is in none of the exchanges around the messages with
+# the question's words (the window), or is, but the conversation's room cut it.
+CAUSES = (
+    "no word matched",
+    "ranked 6-10",
+    "ranked beyond 10",
+    "outside the window",
+    "cut by the budget",
+)
+
+
+class Causes:
+    """Tells why an evidence message was missed, from the same index and passages the
+    tool uses (app/learning/search_ranking.py, app/learning/passages.py), in memory."""
+
+    def __init__(self, person: Person) -> None:
+        self.conversations = {c.thread_ts: c for c in person.conversations}
+        self.index = SearchIndex(complete=True)
+        self.index.add(
+            document_for(c.thread_ts, c.title, c.summary, c.messages, c.updated, c.started)
+            for c in person.conversations
+        )
+
+    def why(self, asked: Asked, evidence: Evidence, *, returned: bool) -> str:
+        asked_terms = [query_terms(asked.text)]
+        if not returned:
+            ranking = rank_queries(self.index, asked_terms, len(self.index))
+            order = [r.thread_ts for r in ranking]
+            if evidence.thread not in order:
+                return CAUSES[0]
+            return CAUSES[1] if order.index(evidence.thread) < 2 * K else CAUSES[2]
+        messages = self.conversations[evidence.thread].messages
+        unbounded = passages(messages, recall.all_groups(asked_terms), room=10**9)
+        return (
+            CAUSES[3] if evidence.answer not in "\n".join(p.text for p in unbounded) else CAUSES[4]
         )
 
 
@@ -248,13 +297,17 @@ def takes_several_queries() -> bool:
 
 
 async def _call(
-    store: CountingStore, user: str, tool_input: dict[str, Any], *, warm: bool = False
+    store: CountingStore, user: str, tool_input: dict[str, Any], *, keep: str = "nothing"
 ) -> tuple[list[str], dict[str, str], float, int, int]:
-    """One tool call; unless `warm`, as the first search after a turn end on another
-    instance rewrote the index (nothing an earlier search or turn end here kept is
-    reused: the index is downloaded and parsed)."""
-    if not warm:
+    """One tool call, with what this instance kept from earlier searches and turn ends:
+    `nothing` (the index is downloaded and parsed, every conversation read: the first
+    search after a turn end on another instance, on an instance that never searched this
+    person's conversations); `conversations` (those it read before, not the index: the
+    same on an instance that did); `everything`."""
+    if keep != "everything":
         search_index._parsed_kept.clear()
+    if keep == "nothing":
+        recall._records_kept.clear()
     tool = RecallTool(store, MemoryScope(user, CURRENT_THREAD))
     reads, started = store.reads, time.process_time()
     result = await tool.call(tool_input)
@@ -301,11 +354,12 @@ async def _ask(
     for person, questions in loaded:
         plain = _bm25_search(person) if bm25 else None
         language = person.language
+        causes = Causes(person) if bm25 else None
         for asked in questions:
             found, shown, cpu, reads, chars = await _call(
                 store, person.user_id, query_input(asked.text)
             )
-            figures["question"].add(asked, found, shown, cpu, reads, chars, language)
+            figures["question"].add(asked, found, shown, cpu, reads, chars, language, causes)
             if asked.month is not None:
                 ranged = {
                     **query_input(asked.text),
@@ -352,16 +406,20 @@ async def _long(
     figures = {name: Figures() for name in ("question", "month as a range", "parts")}
     await _ask(store, longer, figures)
     # The same question again, as a turn's second search: the index as the first parsed it.
-    warm, here = Figures(), Figures()
+    warm, here, elsewhere = Figures(), Figures(), Figures()
     for person, asked_list in longer:
         for asked in asked_list:
             await _call(store, person.user_id, query_input(asked.text))
             found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, query_input(asked.text), warm=True
+                store, person.user_id, query_input(asked.text), keep="everything"
             )
             warm.add(asked, found, shown, cpu, reads, chars, person.language)
-    # As a turn's first search after the turn end before it ran on this instance: the
-    # person's newest conversation's entry rewritten (the same words) through the store.
+    # As a turn's first search after the turn end before it (the person's newest
+    # conversation's entry rewritten, the same words, through the store), the turn before
+    # having searched another of the person's questions on this instance: the turn end on
+    # this instance (the index and those conversations kept), then on another (this one
+    # downloads and parses the index, and shows the conversations it read before whose
+    # entries are as they were).
     for person, asked_list in longer:
         newest = max(person.conversations, key=lambda c: c.updated)
         document = document_for(
@@ -373,12 +431,15 @@ async def _long(
             newest.started,
             CHANNEL,
         )
-        for asked in asked_list:
-            await record_search_document(store, home_of(person.user_id), document)
-            found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, query_input(asked.text), warm=True
-            )
-            here.add(asked, found, shown, cpu, reads, chars, person.language)
+        for at, asked in enumerate(asked_list):
+            before = query_input(asked_list[at - 1].text)
+            for figures_of, keep in ((here, "everything"), (elsewhere, "conversations")):
+                await _call(store, person.user_id, before)  # nothing kept before it
+                await record_search_document(store, home_of(person.user_id), document)
+                found, shown, cpu, reads, chars = await _call(
+                    store, person.user_id, query_input(asked.text), keep=keep
+                )
+                figures_of.add(asked, found, shown, cpu, reads, chars, person.language)
     questions = sum(len(q) for _, q in longer)
     label = (
         f"{len(longer)} people of the set with {LONG_HISTORY:,} conversations each "
@@ -389,8 +450,17 @@ async def _long(
     rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
     rows.append(warm.cost_row(f"{label}, the question searched again in the same turn"))
     rows.append(index_read)
+    before = "the turn before searched another of the person's questions here"
     rows.append(
-        here.cost_row(f"{label}, the question after a turn end on this instance rewrote the index")
+        here.cost_row(
+            f"{label}, the question after a turn end on this instance rewrote the index ({before})"
+        )
+    )
+    rows.append(
+        elsewhere.cost_row(
+            f"{label}, the question after a turn end on another instance rewrote the index "
+            f"({before})"
+        )
     )
     return rows
 

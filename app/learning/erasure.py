@@ -95,10 +95,13 @@ async def _forget_said_in(
     async def forget(channel_id: str, thread_ts: str) -> bool:
         async with limit:
             home = channel(channel_id)
-            if not await forget_said(store, user_id, home, thread_ts):
-                return False
+            # The entry goes first: no search anywhere shows the thread as it was (nor
+            # what a search kept of it: app/learning/recall.py) while it changes; then
+            # it is made anew, also when a retry finds their words already gone.
+            await remove_documents(store, home, {thread_ts})
+            removed = await forget_said(store, user_id, home, thread_ts)
             await reindex(store, home, thread_ts)
-            return True
+            return removed
 
     return sum(await asyncio.gather(*(forget(c, t) for c, t in threads)))
 
@@ -226,8 +229,10 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
     await update_object(store, home.profile_key, forgetting)
     notes = home.notes_prefix(thread_ts)
     await _drop_undo_records_holding(store, user_id, lambda changed: changed.startswith(notes))
-    deleted = await delete_all(store, [conversation, *(obj.key for obj in listing)])
+    # The search entry before the conversation: once it is gone no search, on any
+    # instance, names the conversation (nor shows what it kept of it).
     await remove_documents(store, home, {thread_ts})
+    deleted = await delete_all(store, [conversation, *(obj.key for obj in listing)])
     return max(1, deleted + int(bool(listed and listed[0])))
 
 

@@ -5,7 +5,7 @@ A search ranks whole conversations (app/learning/search_ranking.py); Claude then
 what was said, not a whole transcript — and the answer is often not in the message that
 holds the question's words but next to it: the reply to "what should I bring on
 Saturday?", or the code said one message before "it's for the storage room". So each
-message found is shown with the one before it and the replies after it (an exchange),
+message found is shown with the replies after it and the one before it (an exchange),
 exchanges that touch are merged, and the best exchanges come first until the
 conversation's budget (`room`) is spent; the caller gives its best conversations more
 room than the rest. Words are matched as the index matches them: normalised
@@ -29,9 +29,9 @@ DEFAULT_ROOM = 2_000
 # A message found, cut around the first word found in it; a neighbour, from its start.
 PASSAGE_CHARS = 400
 NEIGHBOUR_CHARS = 300
-# Around each message found, in the order room is given: the message itself, the reply
-# after it, the message before it, the next reply.
-AROUND = (0, 1, -1, 2)
+# Around each message found, in the order room is given: the message itself, the two
+# replies after it (an answer often follows a "which one?" or "when?"), the message before.
+AROUND = (0, 1, 2, -1)
 # Exchanges shown per conversation, at most.
 MAX_EXCHANGES = 4
 # What each passage costs besides its text once shown (who said it and when).

@@ -31,11 +31,15 @@ find.
 from __future__ import annotations
 
 import asyncio
+import sys
+import threading
 import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
@@ -44,7 +48,12 @@ from anthropic.types.beta import BetaToolParam
 from app.learning.conversation_record import ConversationRecord
 from app.learning.passages import Passage, passages
 from app.learning.quoting import attributed, author_label, quoted
-from app.learning.search_index import MAX_TITLE_CHARS, SearchIndex, searchable_index
+from app.learning.search_index import (
+    MAX_TITLE_CHARS,
+    SearchIndex,
+    searchable_index,
+    tenant_key,
+)
 from app.learning.search_ranking import Ranked, TimeRange, rank_queries
 from app.learning.search_terms import query_terms
 from app.learning.summary_file import Summary
@@ -226,6 +235,7 @@ async def search_homes(
                     index.updated[ranked.at],
                     ranked.score,
                     room,
+                    entry_of(index, ranked.at),
                 ),
                 groups,
                 counts,
@@ -261,6 +271,7 @@ class Found:
     updated: float
     score: float
     room: int = RESULT_CHARS // DEFAULT_RESULTS
+    entry: tuple[str, int, int] | None = None  # the index entry that named it (`entry_of`)
 
 
 def rooms(count: int) -> list[int]:
@@ -285,9 +296,7 @@ async def read_hit(
     """The found conversation's passages, from its transcript (else its summary); None
     when it is gone (expired, or forgotten since the index was written)."""
     try:
-        counts.reads += 1
-        stored = await store.read(home.conversation_key(found.thread_ts))
-        record = ConversationRecord.parse(stored.content) if stored is not None else None
+        record = await _conversation(store, home.conversation_key(found.thread_ts), found, counts)
         if record is None:
             counts.missing += 1
             return None
@@ -314,6 +323,72 @@ async def read_hit(
         found.score,
         from_summary,
     )
+
+
+# The conversations searches read lately, per store, by workspace and key, each with the
+# index entry that named it, up to this many bytes in all: a search whose index (asked
+# for anew each time) names a conversation by the same entry shows it without reading it
+# again — a turn's next search, and its first after a turn end elsewhere rewrote another
+# conversation's entry (docs/benchmarks.md).
+RECORDS_KEPT_BYTES = 8_000_000
+# What a parsed conversation holds besides its text as Python stores it (measured: about
+# 1.3 times `sys.getsizeof` of its JSON, some 70 bytes a message beyond it).
+_KEPT_RECORD_BYTES = 1_000
+_KEPT_MESSAGE_BYTES = 200
+
+
+class _KeptRecord(NamedTuple):
+    entry: tuple[str, int, int]
+    updated: datetime  # when storage last wrote it (retention)
+    record: ConversationRecord
+    held: int  # bytes, about
+
+
+_records_kept: weakref.WeakKeyDictionary[ObjectStore, OrderedDict[tuple[str, str], _KeptRecord]] = (
+    weakref.WeakKeyDictionary()
+)
+_records_lock = threading.Lock()
+
+
+def entry_of(index: SearchIndex, at: int) -> tuple[str, int, int]:
+    """What tells an index entry from any other: its id (a new one each time a turn end,
+    a forgetting or an erasure rewrites the entry: app/learning/search_index.py), when its
+    conversation was updated and how many terms it held (an index made anew after a
+    Forget everything counts ids from 0 again)."""
+    return index.ids[at], index.updated[at], index.lengths[at]
+
+
+async def _conversation(
+    store: ObjectStore, key: str, found: Found, counts: SearchCounts
+) -> ConversationRecord | None:
+    """The found conversation: as read before while the index still names it by the same
+    entry (and it has not expired since), else read. Forgetting a conversation removes its
+    entry before the conversation (app/learning/erasure.py): one forgotten is never named,
+    so never shown, on any instance."""
+    cutoff, kept_as = cutoff_of(store), tenant_key(key)
+    with _records_lock:
+        kept = _records_kept.setdefault(store, OrderedDict()).get(kept_as)
+        unexpired = kept is not None and (cutoff is None or kept.updated >= cutoff)
+        if kept is not None and unexpired and kept.entry == found.entry:
+            _records_kept[store].move_to_end(kept_as)
+            return kept.record
+    counts.reads += 1
+    stored = await store.read(key)
+    record = ConversationRecord.parse(stored.content) if stored is not None else None
+    with _records_lock:
+        kept_here = _records_kept.setdefault(store, OrderedDict())
+        kept_here.pop(kept_as, None)
+        if stored is not None and record is not None and found.entry is not None:
+            held = (
+                sys.getsizeof(stored.content)
+                + _KEPT_RECORD_BYTES
+                + _KEPT_MESSAGE_BYTES * len(record.messages)
+            )
+            kept_here[kept_as] = _KeptRecord(found.entry, stored.updated, record, held)
+            size = sum(other.held for other in kept_here.values())
+            while size > RECORDS_KEPT_BYTES and len(kept_here) > 1:
+                size -= kept_here.popitem(last=False)[1].held
+    return record
 
 
 def summary_passage(summary: Summary) -> Passage:

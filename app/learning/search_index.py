@@ -413,16 +413,17 @@ _parsed_kept: OrderedDict[tuple[str, str], _Kept] = OrderedDict()
 _parsed_lock = threading.Lock()
 
 
-def _kept_as(key: str) -> tuple[str, str]:
-    # The same key names another object in another workspace (distribution mode).
+def tenant_key(key: str) -> tuple[str, str]:
+    """A key as what this instance keeps of it is filed: the same key names another
+    object in another workspace (distribution mode)."""
     tenant = current_tenant()
     return (tenant.segment if tenant is not None else "", key)
 
 
 def _keep(key: str, kept: _Kept) -> None:
     with _parsed_lock:
-        _parsed_kept[_kept_as(key)] = kept
-        _parsed_kept.move_to_end(_kept_as(key))
+        _parsed_kept[tenant_key(key)] = kept
+        _parsed_kept.move_to_end(tenant_key(key))
         size = sum(map(_held, _parsed_kept.values()))
         while size > PARSED_KEPT_BYTES and len(_parsed_kept) > 1:
             size -= _held(_parsed_kept.popitem(last=False)[1])
@@ -444,19 +445,19 @@ async def searchable_index(
     result is read, never changed."""
     key = home.search_key
     with _parsed_lock:
-        kept = _parsed_kept.get(_kept_as(key))
+        kept = _parsed_kept.get(tenant_key(key))
     stored = await (read_if_changed(store, key, kept.generation) if kept else store.read(key))
     if isinstance(stored, Unchanged):
         assert kept is not None  # only a conditional read answers UNCHANGED
         if cutoff is not None and kept.updated < cutoff:
             return None  # expired since, unchanged: as the store's `read` would say
         with _parsed_lock:
-            _parsed_kept.move_to_end(_kept_as(key))
+            _parsed_kept.move_to_end(tenant_key(key))
         return _within(kept.parsed, cutoff)
     if stored is None:
         # Forgotten (or never written): what this instance kept of it goes too.
         with _parsed_lock:
-            _parsed_kept.pop(_kept_as(key), None)
+            _parsed_kept.pop(tenant_key(key), None)
         return None
     index = await asyncio.to_thread(parse_search_index, stored.content)
     _keep(key, _Kept(stored.generation, stored.updated, index))

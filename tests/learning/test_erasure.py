@@ -29,6 +29,7 @@ from app.learning.person_settings import choose_memory_notes
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
 from app.learning.profile import Profile
+from app.learning.recall import search_homes
 from app.learning.search_index import parse_search_index
 from app.learning.session_summary import learn_from_turn
 from app.learning.summary_file import Summary, SummaryDraft
@@ -396,3 +397,22 @@ async def test_forgetting_a_preference_takes_its_old_values_and_the_welcome_with
     assert [name for name in _holding(backend, "Sam") if name.startswith(home.prefix)] == []
     # The other answer's record (a note's) stays: it holds nothing of the preference.
     assert len(await store.list(f"{home.prefix}undo/")) == undo_before - 1
+
+
+async def test_their_channel_words_a_search_kept_are_not_shown_after_forgetting_everything(
+    store: ObjectStore,
+) -> None:
+    await _speak_in_channel(store, OTHER_USER, "Launch checklist: ship the rocket on Tuesday.")
+    await _speak_in_channel(store, USER, "My flamingo hint for the launch is in the vault.")
+    room = channel(CHANNEL)
+
+    async def shown(query: str) -> str:
+        hits, _ = await search_homes(store, [room], [query])
+        return " ".join(p.text for hit in hits for p in hit.passages)
+
+    assert "flamingo" in await shown("launch")  # read, and kept by this instance
+
+    await forget_everything(store, USER, now=NOW)
+
+    later = await shown("launch")
+    assert "rocket" in later and "flamingo" not in later

@@ -89,3 +89,16 @@ def test_greetings_with_a_name_do_not_crowd_out_what_was_said_about_it() -> None
     messages = [*greetings[:4], content, *greetings[4:]]
     found = passages(messages, query_terms("What did Sam say about the venue?"), room=200)
     assert next(p.text for p in found if p.matched) == content.text
+
+
+def test_the_second_reply_after_the_words_comes_before_the_message_before_them() -> None:
+    messages = [
+        said("assistant", "Here is a long draft about the quarterly report. " * 2, at=AT),
+        said("user", "The builders gave us a finish date for the kitchen.", at=AT),
+        said("assistant", "When?", at=AT),
+        said("user", "The first week of May, if the worktop arrives in time.", at=AT),
+    ]
+    found = passages(messages, query_terms("kitchen finish date"), room=300)
+    texts = [p.text for p in found]
+    assert "The first week of May, if the worktop arrives in time." in texts
+    assert not any("quarterly report" in text for text in texts)  # no room left for it
