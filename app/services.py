@@ -129,7 +129,6 @@ def build_services(settings: Settings, storage: Storage) -> Services:
         model=settings.anthropic_model,
         store=storage.memory_store,
         memory=MemorySettings(
-            token_budget=settings.memory_context_token_budget,
             summary_model=settings.summary_model,
             summary_timeout_s=settings.summary_timeout_s,
             summary_thinking=Thinking(settings.summary_thinking, settings.summary_effort),

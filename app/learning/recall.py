@@ -124,7 +124,6 @@ class RecallHit:
     updated: datetime
     passages: list[Passage]
     score: float
-    from_summary: bool = False  # no transcript: the passage is the summary's
 
 
 @dataclass
@@ -302,9 +301,8 @@ async def read_hit(
             return None
         if record.messages:
             shown = await asyncio.to_thread(passages, record.messages, groups, room=found.room)
-            from_summary = False
         elif record.summary is not None:
-            shown, from_summary = [summary_passage(record.summary)], True
+            shown = [summary_passage(record.summary)]
         else:
             counts.missing += 1
             return None
@@ -321,7 +319,6 @@ async def read_hit(
         datetime.fromtimestamp(found.updated, UTC),
         shown,
         found.score,
-        from_summary,
     )
 
 

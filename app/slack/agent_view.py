@@ -112,7 +112,6 @@ def register(
                     user=user,
                     text=text,
                     retried=is_retried_delivery(request),
-                    starts=starts,
                 ),
                 client=client,
                 presence=session,

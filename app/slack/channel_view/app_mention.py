@@ -69,7 +69,6 @@ def register(app: AsyncApp, answerer: Answerer, dedupe: EventDeduplicator) -> No
                     user=user,
                     text=text_of(event),
                     retried=is_retried_delivery(request),
-                    starts=thread_ts == ts,
                     in_channel=True,
                     shared_externally=body.get("is_ext_shared_channel") is True,
                 ),

@@ -83,7 +83,6 @@ class Incoming:
     user: str | None
     text: str
     retried: bool
-    starts: bool = False  # the message opens the conversation (agent_view's top-level DM)
     # A mention in a channel thread (channel_turns.py): the channel's conversation.
     in_channel: bool = False
     # The event says the channel is shared with another organisation (Slack Connect).
