@@ -37,7 +37,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -531,21 +531,15 @@ def recall_tool_param(description: str) -> BetaToolParam:
     }
 
 
+@dataclass(eq=False)
 class RecallTool(BetaAsyncBuiltinFunctionTool):
     """Search the turn's own user's past conversations."""
 
-    def __init__(
-        self,
-        store: ObjectStore,
-        scope: MemoryScope,
-        *,
-        log: RecallLog | None = None,
-        link: LinkTo | None = None,
-    ) -> None:
-        self.store = store
-        self.scope = scope
-        self.log = log
-        self.link = link
+    store: ObjectStore
+    scope: MemoryScope
+    _: KW_ONLY
+    log: RecallLog | None = None
+    link: LinkTo | None = None
 
     def to_dict(self) -> BetaToolParam:
         return recall_tool_param(DESCRIPTION)
