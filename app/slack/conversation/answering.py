@@ -284,7 +284,7 @@ class Answerer:
         in the transcript."""
         if why is EndedEarly.CUT_OFF:
             log.info("slack.turn.cut_off", written_chars=len(reply.text))
-            await reply.cut_off(CUT_OFF_LINE, ask_again_blocks(message.ts))
+            await reply.fail(CUT_OFF_LINE, ask_again_blocks(message.ts))
             self._keep_answer(turn, reply.text, reply)
             _write_transcript(turn)  # before the process stops
             return
