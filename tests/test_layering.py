@@ -35,7 +35,6 @@ COMPOSITION = {
     "socket_mode",
     "shutdown",
     "memory_commands",
-    "migrate_command",
     "store_problems",
     "terminal_chat",
 }
