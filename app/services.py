@@ -74,7 +74,7 @@ def build_storage(settings: StorageSettings) -> Storage:
     swept instead: app/memory/retention_sweep.py).
     """
     from app.memory.homes import expires_with_conversations
-    from app.memory.keeping import kept
+    from app.memory.secret_free_store import kept
     from app.memory.shared_context import SharedContextCache
     from app.memory.team_keys import team_scoped
 
@@ -107,7 +107,7 @@ def whole_store(storage: Storage, settings: StorageSettings) -> ObjectStore:
     keeps memories: what moving the old layout home works on (app/learning/upgrade.py)."""
     if storage.deployment_store is None:
         return storage.store
-    from app.memory.keeping import kept
+    from app.memory.secret_free_store import kept
 
     return kept(storage.deployment_store, session_retention(settings))
 
