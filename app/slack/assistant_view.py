@@ -7,8 +7,7 @@ is left so).
 `assistant_thread_started`: the status appears at once; the conversation's record is
 created (its create-only write is also the claim a retried delivery loses) beside the
 reads of the person's profile and preferences, under one storage budget, so the greeting
-waits for one round trip; then the suggested prompts, and, once nobody else waits for a
-greeting or an answer (app/runtime/waiting.py), the settle with the person's erasure guard
+waits for one round trip; then the suggested prompts, and the settle with the person's erasure guard
 (app/learning/guard.py): forgotten meanwhile, the record goes again. Four storage requests
 in all; nothing here waits for the Claude client."""
 
@@ -34,7 +33,6 @@ from app.learning.opening import Opening, open_event
 from app.learning.welcome import welcome_of
 from app.memory.loader import Scope
 from app.observability.logging import get_logger
-from app.runtime.waiting import waiting
 from app.services import ServiceProvider
 from app.slack.conversation.answering import Answerer, Incoming
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
@@ -82,22 +80,20 @@ def register(
         ):
             if dedupe.seen_here(body):
                 return
-            with waiting.person():  # until the greeting and its prompts show
-                status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
-                owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
-                start = _Start(provider, dedupe, body, owner, thread_ts, thread)
-                delivery = Delivery(
-                    start.claim_is_taken,
-                    retried=is_retried_delivery(request),
-                    budget_s=budget_s,
-                    memory=start.open,
-                )
-                if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
-                    return  # another delivery of this event is greeting: leave it be
-                opening = await delivery.memory
-                greeting = _greeting(opening, provider.settings.memory_session_retention_days)
-                await _greet(say, set_suggested_prompts, greeting)
-            await waiting.until_nobody()
+            status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
+            owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
+            start = _Start(provider, dedupe, body, owner, thread_ts, thread)
+            delivery = Delivery(
+                start.claim_is_taken,
+                retried=is_retried_delivery(request),
+                budget_s=budget_s,
+                memory=start.open,
+            )
+            if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
+                return  # another delivery of this event is greeting: leave it be
+            opening = await delivery.memory
+            greeting = _greeting(opening, provider.settings.memory_session_retention_days)
+            await _greet(say, set_suggested_prompts, greeting)
             await start.settle(opening)
 
     @assistant.user_message

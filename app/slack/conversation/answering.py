@@ -28,7 +28,6 @@ from app.memory.retention import cutoff_of
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
-from app.runtime.waiting import Waiter, waiting
 from app.services import ServiceProvider
 from app.slack.conversation.channel_history import channel_turn_history
 from app.slack.conversation.channel_turns import (
@@ -94,7 +93,6 @@ class _Turn:
     """What a claimed turn has got to, for whoever ends it (answered, failed or early)."""
 
     began: datetime
-    waiter: Waiter  # the person, until the turn reaches Claude (or ends before)
     opening: TurnOpening | None = None
     transcript: TurnTranscript | None = None
     request: TurnRequest | None = None
@@ -157,7 +155,7 @@ class Answerer:
             ),
         )
         answering = False
-        turn = _Turn(began=_now(), waiter=waiting.person())
+        turn = _Turn(began=_now())
         try:
             if not await delivery.claim(presence.working):
                 return False  # another delivery of this event is answering: leave it be
@@ -179,7 +177,6 @@ class Answerer:
             # What the failed turn did save is still shown, and can be undone.
             await _show_memory_note(client, agent, turn)
         finally:
-            turn.waiter.done()
             if turn.request is not None and not turn.finished:
                 # Failed or ended early: what was said is kept, nothing is learned, and the
                 # turn settles (what it wrote must not outlive an erasure).
@@ -249,7 +246,6 @@ class Answerer:
             turn.capturing = run_in_background(
                 agent.capture_preferences(turn.request, message.text), name="memory.preferences"
             )
-        turn.waiter.done()  # at Claude from here on
         result = await agent.answer(turn.request, reply)
         # The answer carries its trace, so feedback on it scores that very trace.
         await reply.finish(
@@ -343,10 +339,8 @@ def _write_transcript(turn: _Turn) -> None:
 
 
 async def _turn_end(turn: _Turn, agent: Agent, answer: str | None) -> None:
-    """Once nobody waits for a greeting or for their turn to reach Claude
-    (app/runtime/waiting.py) and the turn's writers are done (a captured preference): what
-    the turn taught (`answer`: None when there is nothing to learn from), and its settle."""
-    await waiting.until_nobody()
+    """Once the turn's writers are done (a captured preference): what the turn taught
+    (`answer`: None when there is nothing to learn from), and its settle."""
     if turn.capturing is not None:
         await asyncio.gather(turn.capturing, return_exceptions=True)
     if turn.request is not None:
