@@ -1,6 +1,6 @@
 """`orion` command: `orion` (auto), `orion serve` (HTTP), `orion socket` (Socket Mode), and
 `orion memory show|export|forget USER_ID [--team T…]` and `orion migrate` for operators
-(app/memory_commands.py, app/migrate_command.py), and `orion chat` to try Orion in a
+(app/memory_commands.py), and `orion chat` to try Orion in a
 terminal, without Slack (app/terminal_chat/).
 
 Whatever a person must fix (a setting, an argument, a refused token) is printed in one
@@ -127,11 +127,11 @@ def memory(args: argparse.Namespace) -> int:
 
 
 def migrate() -> int:
-    from app import migrate_command
+    from app import memory_commands
 
-    if (settings := _operator_settings(migrate_command.WHO)) is None:
+    if (settings := _operator_settings(memory_commands.MIGRATE_WHO)) is None:
         return EXIT_PROBLEM
-    return migrate_command.run(settings)
+    return memory_commands.migrate(settings)
 
 
 def _operator_settings(who: str) -> OperatorSettings | None:

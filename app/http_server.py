@@ -24,13 +24,16 @@ from starlette.routing import Route
 
 from app.config import RunMode, Settings
 from app.observability.logging import get_logger
-from app.readiness import readiness
-from app.runtime.capped_body import BodyTooLarge, read_within_cap
 from app.runtime.heap import tune_collector_for_serving
 from app.runtime.in_flight import in_flight
 from app.runtime.port import take_port
-from app.runtime.slack_payload import MalformedPayload, parse_payload
-from app.runtime.slack_signature import SlackSignature
+from app.runtime.slack_intake import (
+    BodyTooLarge,
+    MalformedPayload,
+    SlackSignature,
+    parse_payload,
+    read_within_cap,
+)
 from app.runtime.stop_signals import StopSignals
 from app.services import ServiceProvider, start_services
 from app.shutdown import Stopping
@@ -94,7 +97,7 @@ def build_http_app(
             # Signed, so Slack's (or someone holding the secret): worth a line.
             log.warning("slack.request.malformed", reason=str(exc), content_type=content_type)
             return PlainTextResponse("malformed request body", status_code=400)
-        # The body is signed and parses as Bolt parses it (app/runtime/slack_payload.py).
+        # The body is signed and parses as Bolt parses it (app/runtime/slack_intake.py).
         bolt_request = AsyncBoltRequest(
             body=text, query=dict(request.query_params), headers=dict(request.headers)
         )
@@ -125,11 +128,8 @@ def build_http_app(
 
     async def readyz(_: Request) -> Response:
         report = readiness(provider, stopping=stopping.begun)
-        return JSONResponse(
-            report.as_json(),
-            status_code=200 if report.ready else 503,
-            headers={"Cache-Control": "no-store"},
-        )
+        status_code = 200 if report["ready"] else 503
+        return JSONResponse(report, status_code, headers={"Cache-Control": "no-store"})
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -160,6 +160,58 @@ def _unread_refusal(reason: str, status_code: int) -> Response:
     closing a connection with unread data resets it, and the sender (or a proxy in front)
     would likely see the reset instead of this answer (RFC 9112, section 9.6)."""
     return PlainTextResponse(reason, status_code=status_code)
+
+
+def readiness(provider: ServiceProvider, *, stopping: bool) -> dict[str, Any]:
+    """`GET /readyz`: can this instance do its job now, and if not, why (docs/operations.md,
+    "Health and readiness"). `serving` is false from SIGTERM on; `storage` is the breaker's
+    state, or whether a local memory directory can be written. An unreachable bucket makes
+    Orion *degraded*, not unready: it still answers, without memories, and failing readiness
+    would only stop Cloud Run from starting the instances a burst needs. Both read state
+    already in memory, and the body names states only — never a token, a bucket, a URL or an
+    error's text (the endpoint is public)."""
+    storage, reason = _storage_check(provider)
+    degraded = reason is not None and storage["backend"] == "gcs"
+    reasons = ["serving: stopping (SIGTERM); answers in flight drain"] if stopping else []
+    return {
+        "ready": not stopping and (reason is None or degraded),
+        "degraded": degraded,
+        "reasons": [*reasons, reason] if reason else reasons,
+        "checks": {
+            "serving": {"ok": not stopping, "state": "stopping" if stopping else "ready"},
+            "storage": storage,
+        },
+    }
+
+
+def _storage_check(provider: ServiceProvider) -> tuple[dict[str, Any], str | None]:
+    """The store's check, and why it is not ok (None: it is)."""
+    from app.storage.breaker import GuardedStore
+
+    store = provider.storage.store
+    if not isinstance(store, GuardedStore):  # a local directory: nothing to reach, but
+        # it can stop being usable (removed, replaced by a file, made read-only).
+        from app.storage.local_directory import directory_problem
+
+        if problem := directory_problem(provider.settings.memory_dir):
+            unusable = {"ok": False, "state": "unusable", "backend": "local"}
+            return unusable, f"storage: the memory directory (MEMORY_DIR) {problem}"
+        return {"ok": True, "state": "ready", "backend": "local"}, None
+    from app.storage.store import BucketNotFound, NoCredentials
+
+    reason: str | None = None
+    if isinstance(store.outage, BucketNotFound):
+        state = "bucket_missing"
+        reason = "storage: the bucket GCS_MEMORIES_BUCKET names does not exist"
+    elif isinstance(store.outage, NoCredentials):
+        state, reason = "no_credentials", "storage: no Google credentials found for the bucket"
+    elif not store.available:
+        state = "unreachable"
+        reason = "storage: unreachable (circuit breaker open until a probe sees it answer)"
+    else:
+        state = "ready"
+    breaker = "closed" if store.available else "open"
+    return {"ok": reason is None, "state": state, "backend": "gcs", "breaker": breaker}, reason
 
 
 async def serve_http(settings: Settings) -> None:

@@ -5,7 +5,13 @@ tab uses; log lines (counts only) go to `.orion/memory.log`.
 An operator must never be told a person was erased when nothing was: every command first
 names the store it acts on, a missing memory directory is an error, an erasure that
 finds nothing fails unless `--allow-empty`, and in distribution mode `--team` (or
-`--enterprise`) is required — and refused outside it."""
+`--enterprise`) is required — and refused outside it.
+
+`orion migrate` (`migrate`): moves what Orion wrote up to 2026-11-28 into its owners' homes,
+now (app/learning/upgrade.py), and says what moved. Every start of Orion does the same in the
+background; this runs it by hand — before sending traffic to a new revision, or to check that
+nothing is left (docs/operations.md, "Upgrading"). Safe to run again, and beside a running
+Orion."""
 
 from __future__ import annotations
 
@@ -23,12 +29,13 @@ from app.config import EXIT_PROBLEM, OperatorSettings, quoted, report_problem
 from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory, shortened
 from app.learning.memory_inventory import take_inventory
+from app.learning.upgrade import upgrade
 from app.memory.key_prefixes import INSTALLATIONS_PREFIX
 from app.memory.scopes import validate_user_id
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.observability.setup import log_to_file
-from app.services import build_storage
+from app.services import build_storage, whole_store
 from app.storage.owner_only_files import replace_file
 from app.storage.store import (
     AccessDenied,
@@ -44,7 +51,9 @@ log = get_logger(__name__)
 
 # What the command's error messages start with (app/config.py's problem_report).
 WHO = "orion memory cannot run"
+MIGRATE_WHO = "orion migrate stopped"
 LOG_FILE = Path(".orion/memory.log")
+MIGRATE_LOG_FILE = Path(".orion/migrate.log")
 
 # Exit codes, so that a script can tell what happened (also app/store_problems.py: 2 for a
 # bucket that does not exist, no credentials or no access; 69 when storage did not answer).
@@ -54,7 +63,7 @@ NOT_CONFIRMED = 1
 # (or that exists, without --force).
 BAD_INPUT = EXIT_PROBLEM
 NOTHING_FOUND = 3  # an erasure found nothing (without --allow-empty)
-STORE_FAILED = 4
+STORE_FAILED = 4  # also `orion migrate`'s
 # An erasure that ran but may have left something: Langfuse could not be reached for the
 # person's traces.
 INCOMPLETE = 5
@@ -274,3 +283,36 @@ async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None
 
 def _count(n: int, thing: str) -> str:
     return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
+def migrate(settings: OperatorSettings, *, out: TextIO = sys.stdout) -> int:
+    log_file = log_to_file(settings, MIGRATE_LOG_FILE)
+    details = f"details in {log_file}" if log_file else "the log above has the details"
+    out.write(f"Memory store: {settings.store_location()}\n")
+    return asyncio.run(_migrate(settings, out, details))
+
+
+async def _migrate(settings: OperatorSettings, out: TextIO, details: str) -> int:
+    storage = build_storage(settings)
+    try:
+        report = await upgrade(whole_store(storage, settings))
+    except StoreError as exc:
+        log.error("memory.upgrade.failed", exc_info=exc)
+        problem = (
+            f"the store {settings.store_location()} failed ({type(exc).__name__}; {details}); "
+            "what moved stays moved: run the command again"
+        )
+        return report_problem(MIGRATE_WHO, problem, STORE_FAILED)
+    finally:
+        await storage.store.close()
+    if not report.found:
+        out.write("Nothing of the earlier layout is left: nothing to move.\n")
+        return DONE
+    moved = ", ".join(f"{kind}: {n}" for kind, n in sorted(report.moved.items())) or "nothing"
+    out.write(f"Moved home: {moved}. Deleted {report.deleted} old objects.\n")
+    if report.unreadable:
+        out.write(
+            f"{report.unreadable} old objects could not be read and were left where they are "
+            f"({details}).\n"
+        )
+    return DONE

@@ -60,34 +60,41 @@ STORE_CONNECT_WAIT_S = 2.0
 
 
 def build_storage(settings: StorageSettings) -> Storage:
-    """Cheap: the store connects (imports its client library) in `Store.connect()`.
+    """The bucket `GCS_MEMORIES_BUCKET` names, else the directory `MEMORY_DIR`. Cheap: the
+    store connects (imports its client library) in `Store.connect()`.
 
     Whatever writes to the store, and whatever reads from it, does so through the rules of
-    what Orion may keep, layered once beneath everything (and beneath the breaker): no
-    secret is ever written (app/memory/secret_free_store.py), and conversations older
-    than the retention window read as gone (app/memory/retention.py). In distribution
-    mode every key is the bound team's (app/storage/team_scope.py), beneath those rules.
+    what Orion may keep, layered once beneath everything: no secret is ever written
+    (app/memory/secret_free_store.py), and conversations older than the retention window
+    read as gone (app/memory/retention.py). In distribution mode every key is the bound
+    team's (app/storage/team_scope.py), beneath those rules. The bucket is reached over the
+    network, so it sits behind a circuit breaker that skips it while it is down
+    (app/storage/breaker.py), above the rules, still seeing the bucket's own failures; its
+    lifecycle rule deletes the keys `expires_with_conversations` names (a directory is
+    swept instead: app/memory/retention_sweep.py).
     """
     from app.memory.homes import expires_with_conversations
-    from app.memory.keeping import kept
+    from app.memory.secret_free_store import kept
     from app.memory.shared_context import SharedContextCache
     from app.memory.team_keys import team_scoped
-    from app.storage.factory import open_object_store
 
-    retention = session_retention(settings)
-    backends: list[ObjectStore] = []
+    bucket = settings.gcs_memories_bucket
+    backend: ObjectStore
+    if bucket:
+        from app.storage.gcs import GcsObjectStore
 
-    def layers(backend: ObjectStore) -> ObjectStore:
-        backends.append(backend)
-        return kept(team_scoped(backend) if settings.keys_per_team else backend, retention)
+        backend = GcsObjectStore(bucket, expires=expires_with_conversations)
+    else:
+        from app.storage.local_directory import LocalDirectoryStore
 
-    store = open_object_store(
-        settings.gcs_memories_bucket,
-        settings.memory_dir,
-        layers=layers,
-        expires=expires_with_conversations,
-    )
-    deployment_store = backends[0] if settings.keys_per_team else None
+        backend = LocalDirectoryStore(settings.memory_dir)
+    layered = team_scoped(backend) if settings.keys_per_team else backend
+    store = kept(layered, session_retention(settings))
+    if bucket:
+        from app.storage.breaker import GuardedStore
+
+        store = GuardedStore(store)
+    deployment_store = backend if settings.keys_per_team else None
     if not settings.memory_enabled:
         return Storage(store=store, memory_store=None, deployment_store=deployment_store)
     # Above the breaker: while storage is down, a context read moments ago still serves.
@@ -100,7 +107,7 @@ def whole_store(storage: Storage, settings: StorageSettings) -> ObjectStore:
     keeps memories: what moving the old layout home works on (app/learning/upgrade.py)."""
     if storage.deployment_store is None:
         return storage.store
-    from app.memory.keeping import kept
+    from app.memory.secret_free_store import kept
 
     return kept(storage.deployment_store, session_retention(settings))
 
@@ -129,7 +136,6 @@ def build_services(settings: Settings, storage: Storage) -> Services:
         model=settings.anthropic_model,
         store=storage.memory_store,
         memory=MemorySettings(
-            token_budget=settings.memory_context_token_budget,
             summary_model=settings.summary_model,
             summary_timeout_s=settings.summary_timeout_s,
             summary_thinking=Thinking(settings.summary_thinking, settings.summary_effort),

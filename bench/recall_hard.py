@@ -61,7 +61,7 @@ from app.learning.search_index import (
 from app.learning.search_ranking import TimeRange, rank
 from app.learning.search_terms import query_terms
 from app.learning.summary_file import Summary
-from app.memory import keeping
+from app.memory import secret_free_store
 from app.memory.homes import person as home_of
 from app.memory.retention import SessionRetention
 from app.storage.gcs import GcsObjectStore
@@ -353,7 +353,7 @@ async def _run(quick: bool, emulator: GcsEmulator) -> list[tuple[str, str]]:
     bucket = f"orion-bench-{uuid.uuid4().hex[:12]}"
     emulator.create_bucket(bucket)
     gcs = GcsObjectStore(bucket)
-    store = CountingStore(keeping.kept(gcs, SessionRetention(days=RETENTION_DAYS)))
+    store = CountingStore(secret_free_store.kept(gcs, SessionRetention(days=RETENTION_DAYS)))
     before = _before()
     rows: list[tuple[str, str]] = []
     try:

@@ -59,7 +59,7 @@ from app.learning.recall import RecallTool
 from app.learning.search_index import SearchIndex, document_for, record_search_document
 from app.learning.search_ranking import rank_queries
 from app.learning.search_terms import query_terms
-from app.memory import keeping
+from app.memory import secret_free_store
 from app.memory.homes import person as home_of
 from app.memory.retention import SessionRetention
 from app.memory.scopes import MemoryScope
@@ -524,7 +524,7 @@ async def _run(emulator: GcsEmulator) -> list[tuple[str, str]]:
     bucket = f"orion-bench-{uuid.uuid4().hex[:12]}"
     emulator.create_bucket(bucket)
     gcs = GcsObjectStore(bucket)
-    store = CountingStore(keeping.kept(gcs, SessionRetention(days=RETENTION_DAYS)))
+    store = CountingStore(secret_free_store.kept(gcs, SessionRetention(days=RETENTION_DAYS)))
     try:
         await gcs.connect()
         return await measure(store, emulator, bucket)

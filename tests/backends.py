@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.memory import keeping
+from app.memory import secret_free_store
 from app.memory.retention import SessionRetention
 from app.storage.gcs import GcsObjectStore
 from app.storage.local_directory import LocalDirectoryStore
@@ -32,8 +32,8 @@ class Backend:
     bucket: str | None = None
 
     def kept(self) -> ObjectStore:
-        """The store as Orion keeps memories in it (app/memory/keeping.py)."""
-        return keeping.kept(self.store, SessionRetention())
+        """The store as Orion keeps memories in it (app/memory/secret_free_store.py, `kept`)."""
+        return secret_free_store.kept(self.store, SessionRetention())
 
     def raw_names(self) -> list[str]:
         if self.emulator is not None:

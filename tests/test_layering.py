@@ -26,7 +26,7 @@ APP = Path(__file__).resolve().parents[1] / "app"
 # process's plumbing (in-flight count, background tasks, stop signals, HTTP intake):
 # used by the layers and the entry points, it imports none of them.
 LAYERS = ["observability", "runtime", "storage", "memory", "learning", "agent", "slack"]
-# Top-level modules that compose the layers (entry points, configuration, readiness).
+# Top-level modules that compose the layers (entry points, configuration).
 COMPOSITION = {
     "cli",
     "config",
@@ -34,9 +34,7 @@ COMPOSITION = {
     "http_server",
     "socket_mode",
     "shutdown",
-    "readiness",
     "memory_commands",
-    "migrate_command",
     "store_problems",
     "terminal_chat",
 }

@@ -61,7 +61,6 @@ log = get_logger(__name__)
 
 @dataclass(frozen=True)
 class MemorySettings:
-    token_budget: int
     summary_model: str
     summary_timeout_s: float = 10.0
     summary_thinking: Thinking = SUMMARY_THINKING
@@ -96,10 +95,6 @@ class Agent:
             timeout_s=memory.summary_timeout_s,
             thinking=memory.summary_thinking,
         )
-
-    @property
-    def memory(self) -> MemorySettings:
-        return self._memory
 
     async def answer(self, turn: TurnRequest, sink: ReplySink) -> LoopResult:
         recalls = RecallLog()

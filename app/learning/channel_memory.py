@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from app.learning.channel_mode import ChannelMode
 from app.learning.channel_recall import forget_public_channel, note_channel_visibility
 from app.learning.conversations import forget_said
-from app.learning.erasure import delete_all, erase_home, reindex
+from app.learning.erasure import DELETE_CONCURRENCY, delete_all, erase_home, reindex
 from app.learning.guard import Forgotten, Guard
 from app.learning.person_settings import with_said_in
 from app.learning.profile import MAX_CHANGES, Profile
@@ -28,11 +28,17 @@ from app.memory.scopes import ChannelMemoryScope, is_user_id, to_key, to_memory_
 from app.memory.tolerant_json import load_json_object
 from app.observability.audit import SLACK, Action, audit, channel_scope
 from app.observability.logging import get_logger
-from app.storage.store import ObjectStore, PreconditionFailed, update, update_object
+from app.storage.store import (
+    ObjectInfo,
+    ObjectStore,
+    PreconditionFailed,
+    at_most,
+    update,
+    update_object,
+)
 
 log = get_logger(__name__)
 
-DELETE_CONCURRENCY = 16
 # What one memory view shows at most (the channel's directory holds at most 200 files).
 MAX_LISTED_FILES = 200
 MODE = "mode"
@@ -336,19 +342,17 @@ async def _move(store: ObjectStore, source: str, destination: str) -> int:
     """Every object under `source` to the same name under `destination`: written there,
     then deleted here only if unchanged meanwhile."""
     listing = await store.list(source)
-    limit = asyncio.Semaphore(DELETE_CONCURRENCY)
 
-    async def move(key: str) -> bool:
-        async with limit:
-            stored = await store.read(key)
-            if stored is None:
-                return False
-            await store.write(destination + key[len(source) :], stored.content)
-            with contextlib.suppress(PreconditionFailed):
-                await store.delete(key, if_generation=stored.generation)
-            return True
+    async def move(listed: ObjectInfo) -> bool:
+        stored = await store.read(listed.key)
+        if stored is None:
+            return False
+        await store.write(destination + listed.key[len(source) :], stored.content)
+        with contextlib.suppress(PreconditionFailed):
+            await store.delete(listed.key, if_generation=stored.generation)
+        return True
 
-    return sum(await asyncio.gather(*(move(obj.key) for obj in listing)))
+    return sum(await at_most(DELETE_CONCURRENCY, listing, move))
 
 
 # --- after a channel turn -------------------------------------------------------------

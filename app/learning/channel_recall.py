@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -201,21 +201,15 @@ async def search_channels(
     )
 
 
+@dataclass(eq=False)
 class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
     """Search the threads the turn's channel (and, public, the public channels) had."""
 
-    def __init__(
-        self,
-        store: ObjectStore,
-        scope: ChannelRecallScope,
-        *,
-        actor: str,
-        link: LinkTo | None = None,
-    ) -> None:
-        self.store = store
-        self.scope = scope
-        self.actor = actor
-        self.link = link
+    store: ObjectStore
+    scope: ChannelRecallScope
+    _: KW_ONLY
+    actor: str
+    link: LinkTo | None = None
 
     def to_dict(self) -> BetaToolParam:
         public = (

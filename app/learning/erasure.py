@@ -30,7 +30,15 @@ from app.memory.retention import cutoff_of
 from app.memory.scopes import to_key
 from app.memory.tolerant_json import load_json_object
 from app.memory.tool.model_paths import person_memory_key
-from app.storage.store import ObjectStore, PreconditionFailed, StoredObject, update, update_object
+from app.storage.store import (
+    ObjectInfo,
+    ObjectStore,
+    PreconditionFailed,
+    StoredObject,
+    at_most,
+    update,
+    update_object,
+)
 
 DELETE_CONCURRENCY = 16
 
@@ -90,20 +98,18 @@ async def _forget_said_in(
 ) -> int:
     """What the person wrote in channel threads, out of each transcript and its search
     entry; in how many threads there was some."""
-    limit = asyncio.Semaphore(DELETE_CONCURRENCY)
 
-    async def forget(channel_id: str, thread_ts: str) -> bool:
-        async with limit:
-            home = channel(channel_id)
-            # The entry goes first: no search anywhere shows the thread as it was (nor
-            # what a search kept of it: app/learning/recall.py) while it changes; then
-            # it is made anew, also when a retry finds their words already gone.
-            await remove_documents(store, home, {thread_ts})
-            removed = await forget_said(store, user_id, home, thread_ts)
-            await reindex(store, home, thread_ts)
-            return removed
+    async def forget(thread: tuple[str, str]) -> bool:
+        home, thread_ts = channel(thread[0]), thread[1]
+        # The entry goes first: no search anywhere shows the thread as it was (nor what a
+        # search kept of it: app/learning/recall.py) while it changes; then it is made
+        # anew, also when a retry finds their words already gone.
+        await remove_documents(store, home, {thread_ts})
+        removed = await forget_said(store, user_id, home, thread_ts)
+        await reindex(store, home, thread_ts)
+        return removed
 
-    return sum(await asyncio.gather(*(forget(c, t) for c, t in threads)))
+    return sum(await at_most(DELETE_CONCURRENCY, threads, forget))
 
 
 async def said_since_erasure(
@@ -249,18 +255,16 @@ async def _drop_undo_records_holding(
     """
     home = person(user_id)
     listing = await store.list(f"{home.prefix}undo/")
-    limit = asyncio.Semaphore(DELETE_CONCURRENCY)
 
-    async def drop_if_holding(key: str) -> bool:
-        async with limit:
-            stored = await store.read(key)
-            if stored is None or not any(forgotten(k) for k in _changed_keys(stored)):
-                return False
-            with contextlib.suppress(PreconditionFailed):
-                return await store.delete(key, if_generation=stored.generation)
+    async def drop_if_holding(listed: ObjectInfo) -> bool:
+        stored = await store.read(listed.key)
+        if stored is None or not any(forgotten(k) for k in _changed_keys(stored)):
             return False
+        with contextlib.suppress(PreconditionFailed):
+            return await store.delete(listed.key, if_generation=stored.generation)
+        return False
 
-    return sum(await asyncio.gather(*(drop_if_holding(obj.key) for obj in listing)))
+    return sum(await at_most(DELETE_CONCURRENCY, listing, drop_if_holding))
 
 
 def _changed_keys(stored: StoredObject) -> list[str]:
@@ -273,10 +277,4 @@ def _changed_keys(stored: StoredObject) -> list[str]:
 
 
 async def delete_all(store: ObjectStore, keys: list[str]) -> int:
-    limit = asyncio.Semaphore(DELETE_CONCURRENCY)
-
-    async def delete(key: str) -> bool:
-        async with limit:
-            return await store.delete(key)
-
-    return sum(await asyncio.gather(*(delete(key) for key in keys)))
+    return sum(await at_most(DELETE_CONCURRENCY, keys, store.delete))

@@ -19,7 +19,7 @@ from app.learning.welcome import freshest_summary
 from app.memory.homes import Home, person, preferences_key
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_memory_path
-from app.storage.store import ObjectStore
+from app.storage.store import ObjectStore, at_most
 
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 200
@@ -86,13 +86,12 @@ async def take_inventory(
     )
     profile = Profile.parse(stored.content if stored else None, cutoff=cutoff_of(store))
     note_keys = [obj for obj in objects if obj.key != preferences_key(user_id)]
-    limit = asyncio.Semaphore(READ_CONCURRENCY)
-    notes = await asyncio.gather(
-        *(_note(store, user_id, obj.key, limit, full) for obj in note_keys)
-    )
+    notes = await at_most(READ_CONCURRENCY, note_keys, lambda o: _note(store, user_id, o.key, full))
     listed = profile.conversations
     entries = listed if conversations is None else listed[:conversations]
-    read = await asyncio.gather(*(_conversation(store, home, profile, e, limit) for e in entries))
+    read = await at_most(
+        READ_CONCURRENCY, entries, lambda e: _conversation(store, home, profile, e)
+    )
     threads = [thread for thread in read if thread is not None]
     return MemoryInventory(
         user_id=user_id,
@@ -120,11 +119,8 @@ def preview(content: str) -> str:
     return text + f"\n{CUT}" if len(lines) > PREVIEW_LINES else text
 
 
-async def _note(
-    store: ObjectStore, user_id: str, key: str, limit: asyncio.Semaphore, full: bool
-) -> Note | None:
-    async with limit:
-        stored = await store.read(key)
+async def _note(store: ObjectStore, user_id: str, key: str, full: bool) -> Note | None:
+    stored = await store.read(key)
     if stored is None:
         return None  # deleted since the listing
     return Note(
@@ -144,16 +140,11 @@ def note_path(user_id: str, key: str) -> str:
 
 
 async def _conversation(
-    store: ObjectStore,
-    home: Home,
-    profile: Profile,
-    entry: ConversationEntry,
-    limit: asyncio.Semaphore,
+    store: ObjectStore, home: Home, profile: Profile, entry: ConversationEntry
 ) -> Conversation | None:
     """The conversation as the profile lists it, with its freshest summary; None when it
     is gone (expired since)."""
-    async with limit:
-        stored = await store.read(home.conversation_key(entry.thread_ts))
+    stored = await store.read(home.conversation_key(entry.thread_ts))
     record = ConversationRecord.parse(stored.content) if stored is not None else None
     if record is None:
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
@@ -31,10 +32,10 @@ OVERVIEW_TOOL_NAME = "memory_overview"
 FORGET_TOOL_NAME = "forget"
 
 
+@dataclass(eq=False)
 class MemoryOverviewTool(BetaAsyncBuiltinFunctionTool):
-    def __init__(self, store: ObjectStore, scope: MemoryScope) -> None:
-        self.store = store
-        self.scope = scope
+    store: ObjectStore
+    scope: MemoryScope
 
     def to_dict(self) -> BetaToolParam:
         return {
@@ -58,10 +59,10 @@ class MemoryOverviewTool(BetaAsyncBuiltinFunctionTool):
             return render_memory(inventory, full=False)
 
 
+@dataclass(eq=False)
 class ForgetTool(BetaAsyncBuiltinFunctionTool):
-    def __init__(self, store: ObjectStore, scope: MemoryScope) -> None:
-        self.store = store
-        self.scope = scope
+    store: ObjectStore
+    scope: MemoryScope
 
     def to_dict(self) -> BetaToolParam:
         return {

@@ -37,7 +37,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -124,7 +124,6 @@ class RecallHit:
     updated: datetime
     passages: list[Passage]
     score: float
-    from_summary: bool = False  # no transcript: the passage is the summary's
 
 
 @dataclass
@@ -302,9 +301,8 @@ async def read_hit(
             return None
         if record.messages:
             shown = await asyncio.to_thread(passages, record.messages, groups, room=found.room)
-            from_summary = False
         elif record.summary is not None:
-            shown, from_summary = [summary_passage(record.summary)], True
+            shown = [summary_passage(record.summary)]
         else:
             counts.missing += 1
             return None
@@ -321,7 +319,6 @@ async def read_hit(
         datetime.fromtimestamp(found.updated, UTC),
         shown,
         found.score,
-        from_summary,
     )
 
 
@@ -534,21 +531,15 @@ def recall_tool_param(description: str) -> BetaToolParam:
     }
 
 
+@dataclass(eq=False)
 class RecallTool(BetaAsyncBuiltinFunctionTool):
     """Search the turn's own user's past conversations."""
 
-    def __init__(
-        self,
-        store: ObjectStore,
-        scope: MemoryScope,
-        *,
-        log: RecallLog | None = None,
-        link: LinkTo | None = None,
-    ) -> None:
-        self.store = store
-        self.scope = scope
-        self.log = log
-        self.link = link
+    store: ObjectStore
+    scope: MemoryScope
+    _: KW_ONLY
+    log: RecallLog | None = None
+    link: LinkTo | None = None
 
     def to_dict(self) -> BetaToolParam:
         return recall_tool_param(DESCRIPTION)

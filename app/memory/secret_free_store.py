@@ -3,14 +3,19 @@
 sent, whoever writes it — so it is never read back into a prompt, an export or the Home
 tab (docs/memory-controls.md, "What Orion keeps, and for how long"). Composed once,
 beneath everything that writes: a new writer cannot forget it. Reads, listings and
-deletions pass through; content without secrets is written byte for byte."""
+deletions pass through; content without secrets is written byte for byte.
+
+`kept` is the store as Orion keeps memories in it: secret-free, and no conversation older
+than the retention window read back (retention.py). One composition, used by
+app/services.py and by the tests."""
 
 from __future__ import annotations
 
 import asyncio
 
+from app.memory.retention import ExpiringSessionsStore, SessionRetention
 from app.observability.redaction import redact_secret_shapes
-from app.storage.store import StoreLayer
+from app.storage.store import ObjectStore, StoreLayer
 
 # Up to Slack's longest message, redaction costs milliseconds at worst on the event loop
 # (bench/secret_shapes.py); past it, the cost grows with the write (0.1–0.7 s for a large
@@ -27,3 +32,7 @@ class SecretFreeStore(StoreLayer):
         else:
             scrubbed = redact_secret_shapes(content)
         return await self.inner.write(key, scrubbed, if_generation=if_generation)
+
+
+def kept(store: ObjectStore, retention: SessionRetention) -> ObjectStore:
+    return SecretFreeStore(ExpiringSessionsStore(store, retention))

@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.memory.homes import preferences_key
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.conversation.answering import Answerer, Incoming, workspace_url
+from app.slack.conversation.answering import Answerer, Incoming
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.greeting import messages_tab_prompts
 from app.slack.conversation.presence import AgentSession
@@ -105,16 +105,13 @@ def register(
             await answerer.answer(
                 Incoming(
                     body=body,
+                    context=context,
                     channel=channel,
                     thread_ts=thread_ts,
                     ts=ts,
                     user=user,
                     text=text,
-                    team_id=context.team_id,
                     retried=is_retried_delivery(request),
-                    workspace_url=workspace_url(context),
-                    enterprise_id=context.enterprise_id,
-                    starts=starts,
                 ),
                 client=client,
                 presence=session,

@@ -34,7 +34,7 @@ from app.learning.welcome import welcome_of
 from app.memory.loader import Scope
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.conversation.answering import Answerer, Incoming, workspace_url
+from app.slack.conversation.answering import Answerer, Incoming
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.delivery import Delivery
 from app.slack.conversation.greeting import (
@@ -112,15 +112,13 @@ def register(
                 return
             message = Incoming(
                 body=body,
+                context=context,
                 channel=channel,
                 thread_ts=thread_ts,
                 ts=payload["ts"],
                 user=user,
                 text=text_of(payload),
-                team_id=context.team_id,
                 retried=is_retried_delivery(request),
-                workspace_url=workspace_url(context),
-                enterprise_id=context.enterprise_id,
             )
             await answerer.answer(
                 message,

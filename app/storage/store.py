@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 # `if_generation=CREATE_ONLY` writes only when the key does not exist yet (GCS semantics).
 CREATE_ONLY = 0
@@ -262,3 +265,15 @@ async def _commit(
 def _backoff(attempt: int) -> float:
     # Full jitter: writers that collided once should not collide again in lock step.
     return random.uniform(0, min(0.2, 0.005 * 2**attempt))
+
+
+async def at_most(n: int, items: Iterable[T], action: Callable[[T], Awaitable[R]]) -> list[R]:
+    """`action` on every item, at most `n` at a time (requests to the store); the results in
+    order, or the first error raised."""
+    limit = asyncio.Semaphore(n)
+
+    async def one(item: T) -> R:
+        async with limit:
+            return await action(item)
+
+    return await asyncio.gather(*(one(item) for item in items))

@@ -32,7 +32,7 @@ async def setup(
     store = LocalDirectoryStore(tmp_path / "memories")
     for key, content in (seeded or {}).items():
         await store.write(key, content)
-    memory = MemorySettings(token_budget=2000, summary_model=SUMMARY_MODEL)
+    memory = MemorySettings(summary_model=SUMMARY_MODEL)
     agent = Agent(claude=client, model=MODEL, store=store, memory=memory)
     owner = ConversationOwner(USER, "D0REFUSE")
     opening = await open_event(store, owner, THREAD, budget_s=2.0, token_budget=2000)

@@ -26,7 +26,7 @@ from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_thinking import strip_cache_control
 
 CHANNEL = "D0123ABCD"
-MEMORY = MemorySettings(token_budget=2000, summary_model="claude-small-test")
+MEMORY = MemorySettings(summary_model="claude-small-test")
 GREETING = ThreadMessage("assistant", "Hi, I'm Orion. How can I help?")
 INSTRUCTIONS_BLOCK = {"type": "text", "text": INSTRUCTIONS, "cache_control": {"type": "ephemeral"}}
 

@@ -1,6 +1,6 @@
 """`/readyz` tells the truth (200 once Orion listens, which it does only once it can do
 its job; degraded or 503 with the reason) while `/healthz` stays a cheap 200 throughout
-(app/readiness.py).
+(app/http_server.py, `readiness`).
 
 End to end over HTTP against the real Orion app, started as `orion serve` starts: the
 bucket unreachable (the GCS emulator behind a FaultyProxy answering 503) and back, Slack

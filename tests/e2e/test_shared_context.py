@@ -16,8 +16,8 @@ from typing import Any
 
 from app.learning.erasure import forget_everything
 from app.memory.homes import preferences_key
-from app.memory.keeping import kept
 from app.memory.retention import SessionRetention
+from app.memory.secret_free_store import kept
 from app.slack.conversation.greeting import GENERIC_GREETING
 from app.storage.gcs import GcsObjectStore
 from tests import layout

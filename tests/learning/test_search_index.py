@@ -28,7 +28,7 @@ from app.learning.search_index import (
 )
 from app.learning.session_summary import learn_from_turn
 from app.learning.summary_file import SummaryDraft
-from app.memory import keeping
+from app.memory import secret_free_store
 from app.memory.homes import person
 from app.memory.retention import SessionRetention
 from app.memory.scopes import MemoryScope
@@ -129,7 +129,7 @@ async def _an_old_and_a_new_plan(
 ) -> tuple[ObjectStore, str, str]:
     """A store kept for 30 days by `clock`, indexing an old conversation (25 days before NOW)
     and a new one (NOW)."""
-    store = keeping.kept(backend.store, SessionRetention(days=30, clock=lambda: clock[0]))
+    store = secret_free_store.kept(backend.store, SessionRetention(days=30, clock=lambda: clock[0]))
     old, new = threads(2)
     await record_search_document(
         store, HOME, document_for(old, "Old plans", "", [], NOW - 25 * DAY)
@@ -253,7 +253,7 @@ async def test_after_a_turn_end_here_a_search_only_asks_whether_the_index_change
     """The index this instance's turn end wrote is kept: the next search, through the
     store as Orion keeps memories, sends the generation it has and GCS answers 304."""
     gcs = GcsObjectStore(gcs_bucket)
-    store = keeping.kept(gcs, SessionRetention())
+    store = secret_free_store.kept(gcs, SessionRetention())
     await write_conversation(store, "1712000001.000001", "Offsite in Lisbon", "Venue.", NOW)
     before = len(gcs_proxy.requests)
     gcs_proxy.add_rule("ifGenerationNotMatch", status=304)
@@ -339,7 +339,7 @@ async def test_a_turns_next_search_shows_the_same_exchanges_without_reading_them
     gcs_proxy: FaultyProxy, gcs_bucket: str
 ) -> None:
     gcs = GcsObjectStore(gcs_bucket)
-    store = keeping.kept(gcs, SessionRetention())
+    store = secret_free_store.kept(gcs, SessionRetention())
     thread = "1712000001.000001"
     await write_said(store, thread, "Offsite", ["The offsite venue is the Lisbon Loft."])
     first = json.dumps(await recall(store).call({"queries": ["offsite venue"]}))

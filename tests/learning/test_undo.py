@@ -19,7 +19,7 @@ from app.agent.memory_notes import NoteRequest, note_for_turn
 from app.learning.erasure import forget_conversation, forget_everything, forget_note
 from app.learning.guard import Guard
 from app.learning.undo import UndoOutcome, save_undo_record, undo_changes
-from app.memory import keeping
+from app.memory import secret_free_store
 from app.memory.change_log import ChangeLog, RecordingStore
 from app.memory.homes import person
 from app.memory.retention import SessionRetention
@@ -186,7 +186,7 @@ async def test_past_the_retention_window_the_undo_has_expired(
     after = _own(backend)
     later = SessionRetention(days=30, clock=lambda: datetime.now(UTC) + timedelta(days=31))
 
-    result = await undo_changes(keeping.kept(store, later), undo_id, USER)
+    result = await undo_changes(secret_free_store.kept(store, later), undo_id, USER)
 
     assert result.outcome is UndoOutcome.GONE
     assert _own(backend) == after

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app import migrate_command
+from app import memory_commands
 from app.config import OperatorSettings
 from app.learning.conversation_record import ConversationRecord, said
 from app.learning.erasure import forget_everything
@@ -209,10 +209,10 @@ def test_orion_migrate_says_what_moved_and_a_second_run_finds_nothing(
     monkeypatch.chdir(tmp_path)
     settings = OperatorSettings(memory_dir=root, _env_file=None)  # type: ignore[call-arg]
     out = io.StringIO()
-    assert migrate_command.run(settings, out=out) == migrate_command.DONE
+    assert memory_commands.migrate(settings, out=out) == memory_commands.DONE
     first = out.getvalue()
     assert f"Memory store: {root}" in first
     assert "Moved home: channels: 1, conversations: 4, files: 5, people: 3." in first
     again = io.StringIO()
-    assert migrate_command.run(settings, out=again) == migrate_command.DONE
+    assert memory_commands.migrate(settings, out=again) == memory_commands.DONE
     assert "Nothing of the earlier layout is left" in again.getvalue()

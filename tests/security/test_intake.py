@@ -28,8 +28,8 @@ import httpx
 import pytest
 
 from app.memory.homes import preferences_key
-from app.runtime.capped_body import MAX_BODY_BYTES
 from app.runtime.in_flight import in_flight
+from app.runtime.slack_intake import MAX_BODY_BYTES
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
 from tests import log_events
 from tests.e2e import conversation

@@ -9,11 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.storage.breaker import GuardedStore
-from app.storage.factory import open_object_store
-from app.storage.gcs import GcsObjectStore
 from app.storage.local_directory import LocalDirectoryStore
-from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed
+from app.storage.store import CREATE_ONLY, PreconditionFailed
 
 
 def _mode(path: Path) -> int:
@@ -112,18 +109,6 @@ async def test_symlinks_are_not_followed(tmp_path: Path) -> None:
 
     assert await store.read("link.md") is None
     assert await store.list("") == []
-
-
-def test_the_factory_picks_gcs_only_when_a_bucket_is_configured(tmp_path: Path) -> None:
-    local = open_object_store(None, tmp_path)
-    gcs = open_object_store("orion-memories", tmp_path)
-
-    assert isinstance(local, LocalDirectoryStore) and local.directory == tmp_path
-    # The bucket is remote: it sits behind the breaker that skips it while it is down.
-    assert isinstance(gcs, GuardedStore) and isinstance(gcs.inner, GcsObjectStore)
-    assert gcs.inner.bucket_name == "orion-memories"
-    assert isinstance(open_object_store("", tmp_path), LocalDirectoryStore)
-    assert all(isinstance(store, ObjectStore) for store in (local, gcs))
 
 
 async def test_a_fresh_relative_memory_dir_is_created_on_first_write(

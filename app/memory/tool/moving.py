@@ -11,9 +11,7 @@ shares. A directory larger than that is an error result telling the model to go 
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
 
 from anthropic.types.beta import (
     BetaMemoryTool20250818DeleteCommand,
@@ -23,12 +21,10 @@ from anthropic.types.beta import (
 from app.memory.scopes import to_memory_path
 from app.memory.tool.access import ScopedAccess, check_name_holds_no_secret, exists, key_of
 from app.memory.tool.errors import MemoryToolError, conflict
-from app.storage.store import CREATE_ONLY, ObjectInfo, PreconditionFailed, StoredObject
+from app.storage.store import CREATE_ONLY, ObjectInfo, PreconditionFailed, StoredObject, at_most
 
 MAX_FILES_PER_CALL = 100
 MAX_IN_FLIGHT = 8
-
-T = TypeVar("T")
 
 
 async def delete(access: ScopedAccess, command: BetaMemoryTool20250818DeleteCommand) -> str:
@@ -46,7 +42,7 @@ async def delete(access: ScopedAccess, command: BetaMemoryTool20250818DeleteComm
     if not objects:
         raise MemoryToolError(f"The path {path} does not exist")
     _check_count("delete", path, objects)
-    await _each(objects, lambda obj: store.delete(obj.key))
+    await at_most(MAX_IN_FLIGHT, objects, lambda obj: store.delete(obj.key))
     return f"Successfully deleted {path}"
 
 
@@ -74,7 +70,11 @@ async def rename(access: ScopedAccess, command: BetaMemoryTool20250818RenameComm
     if not same_root:
         moved = {new_key + obj.key[len(old_key) :]: obj.size for obj in moves}
         access.check_room(new_path, new_key, destination, writing=moved)
-    await _each(moves, lambda obj: _move(access, obj, new_key + obj.key[len(old_key) :], old_path))
+    await at_most(
+        MAX_IN_FLIGHT,
+        moves,
+        lambda obj: _move(access, obj, new_key + obj.key[len(old_key) :], old_path),
+    )
     return f"Successfully renamed {old_path} to {new_path}"
 
 
@@ -93,17 +93,6 @@ def _check_count(command: str, path: str, objects: Sequence[StoredObject | Objec
             f"handles at most {MAX_FILES_PER_CALL}. Do it in parts: its subdirectories, "
             "or its files, one call each."
         )
-
-
-async def _each(items: Iterable[T], action: Callable[[T], Awaitable[object]]) -> None:
-    """`action` on every item, at most MAX_IN_FLIGHT at a time; the first error raised."""
-    limit = asyncio.Semaphore(MAX_IN_FLIGHT)
-
-    async def one(item: T) -> None:
-        async with limit:
-            await action(item)
-
-    await asyncio.gather(*(one(item) for item in items))
 
 
 async def _move(

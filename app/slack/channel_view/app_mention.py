@@ -19,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from app.memory.scopes import is_shared_channel_id, is_thread_ts
 from app.observability.logging import get_logger
-from app.slack.conversation.answering import Answerer, Incoming, workspace_url
+from app.slack.conversation.answering import Answerer, Incoming
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.presence import InChannel
 from app.slack.event_scope import handling
@@ -62,19 +62,15 @@ def register(app: AsyncApp, answerer: Answerer, dedupe: EventDeduplicator) -> No
             await answerer.answer(
                 Incoming(
                     body=body,
+                    context=context,
                     channel=str(channel),
                     thread_ts=str(thread_ts),
                     ts=str(ts),
                     user=user,
                     text=text_of(event),
-                    team_id=context.team_id,
                     retried=is_retried_delivery(request),
-                    workspace_url=workspace_url(context),
-                    enterprise_id=context.enterprise_id,
-                    starts=thread_ts == ts,
                     in_channel=True,
                     shared_externally=body.get("is_ext_shared_channel") is True,
-                    bot_user_id=context.bot_user_id,
                 ),
                 client=client,
                 presence=InChannel(),

@@ -72,31 +72,20 @@ class Incoming:
     """One message to answer, and the conversation (thread) it belongs to."""
 
     body: dict[str, Any]  # the event as delivered (its id is what retries share)
+    # Bolt's, of the event's workspace: its team and enterprise, Orion's user id there (to
+    # know its messages in a channel thread), and the URL for links to past conversations
+    # when Bolt's authorization carries it (else Orion asks Slack once per workspace).
+    context: AsyncBoltContext
     channel: str
     thread_ts: str  # the conversation's thread, where the answer goes
     ts: str
     user: str | None
     text: str
-    team_id: str | None
     retried: bool
-    # The workspace's URL when Bolt's authorization carries it, for links to past
-    # conversations; None: Orion asks Slack (auth.test) once per workspace.
-    workspace_url: str | None = None
-    enterprise_id: str | None = None
-    starts: bool = False  # the message opens the conversation (agent_view's top-level DM)
     # A mention in a channel thread (channel_turns.py): the channel's conversation.
     in_channel: bool = False
     # The event says the channel is shared with another organisation (Slack Connect).
     shared_externally: bool = False
-    # Orion's own user id in the workspace (to know its messages in a channel thread).
-    bot_user_id: str | None = None
-
-
-def workspace_url(context: AsyncBoltContext) -> str | None:
-    """The workspace's URL, if Bolt's authorization carries it (single-team Bolt drops the
-    one its auth.test answered)."""
-    authorized = context.authorize_result
-    return authorized.url if authorized is not None else None
 
 
 @dataclass
@@ -141,7 +130,7 @@ class Answerer:
             channel=message.channel,
             thread_ts=message.thread_ts,
             user_id=message.user,
-            team_id=message.team_id,
+            team_id=message.context.team_id,
             presence=presence,
             task_display=self.task_display,
             links=self._links(client, message),
@@ -160,8 +149,8 @@ class Answerer:
                     user=message.user,
                     channel=message.channel,
                     thread_ts=message.thread_ts,
-                    team=message.team_id,
-                    enterprise=message.enterprise_id,
+                    team=message.context.team_id,
+                    enterprise=message.context.enterprise_id,
                 )
             ),
         )
@@ -291,7 +280,7 @@ class Answerer:
         in the transcript."""
         if why is EndedEarly.CUT_OFF:
             log.info("slack.turn.cut_off", written_chars=len(reply.text))
-            await reply.cut_off(CUT_OFF_LINE, ask_again_blocks(message.ts))
+            await reply.fail(CUT_OFF_LINE, ask_again_blocks(message.ts))
             self._keep_answer(turn, reply.text, reply)
             _write_transcript(turn)  # before the process stops
             return
@@ -314,9 +303,9 @@ class Answerer:
         """How this answer links to past conversations: with the URL Bolt's authorization
         knows, else the one Slack tells (asked beside the answer, once per workspace, so
         the answer never waits for it; until then, links open the conversation)."""
-        url, team = message.workspace_url, message.team_id
-        if url:
-            links = ThreadLinks(url, team)
+        authorized, team = message.context.authorize_result, message.context.team_id
+        if authorized is not None and authorized.url:
+            links = ThreadLinks(authorized.url, team)
             return lambda: links
         if self._workspaces.known(team).workspace_url is None:
             run_in_background(self._ask_workspace(client, team), name="slack.workspace_links")

@@ -23,7 +23,7 @@ from app.memory.homes import person
 from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack.conversation.answering import Answerer, Incoming, workspace_url
+from app.slack.conversation.answering import Answerer, Incoming
 from app.slack.conversation.dedupe import EventDeduplicator
 from app.slack.conversation.presence import AgentSession, AssistantStatus, InChannel, Presence
 from app.slack.conversation.reply_stream import ASK_AGAIN_ACTION_ID
@@ -92,19 +92,16 @@ def register(
             await answerer.answer(
                 Incoming(
                     body=body,
+                    context=context,
                     channel=channel,
                     thread_ts=thread_ts,
                     ts=question_ts,
                     user=user,
                     text=question.text,
-                    team_id=context.team_id,
                     retried=False,
-                    workspace_url=workspace_url(context),
-                    enterprise_id=context.enterprise_id,
                     # A channel's answer is asked again as the channel's (channel_turns.py
                     # asks Slack whether Orion still answers there).
                     in_channel=in_channel,
-                    bot_user_id=context.bot_user_id,
                 ),
                 client=client,
                 presence=presence,

@@ -91,7 +91,7 @@ async def channel_turn_history(
     thread = await _read(client, message, since=newest if known is not None else None)
     after = seconds_of(newest) if newest is not None else None
     read = [
-        (m, author_of(m, message.bot_user_id))
+        (m, author_of(m, message.context.bot_user_id))
         for m in thread.messages
         if m.get("ts") != message.ts
         and m.get("subtype") in _WRITTEN

@@ -132,9 +132,8 @@ async def open_channel_turn(
     """Slack's word on the channel, what admins chose, and the channel's state (its
     profile, the conversation, the memory), all at once, within the current storage
     deadline. Never raises."""
-    owner = owner_of_event(
-        message.user, message.channel, message.team_id, message.enterprise_id, kind="channel"
-    )
+    team, enterprise = message.context.team_id, message.context.enterprise_id
+    owner = owner_of_event(message.user, message.channel, team, enterprise, kind="channel")
     info = asyncio.ensure_future(channel_info(client, message.channel))
     person = asyncio.ensure_future(person_info(client, message.user))
     records, memory = await _stores(provider)

@@ -198,11 +198,12 @@ class SlackReplyStream:
             return  # ended; or stopped by the person, and nothing more is theirs to read
         await self._write_whole_answer(blocks or [], metadata)
 
-    async def fail(self, apology: str) -> None:
-        """End the turn with an apology, keeping whatever was already shown."""
+    async def fail(self, line: str, blocks: list[dict[str, Any]] | None = None) -> None:
+        """End the answer where it is, keeping what was shown, with `line` (an apology, or
+        why it stops there) and `blocks`."""
         separator = "\n\n" if self._text else ""
-        await self.append(f"{separator}_{apology}_")
-        await self.finish()
+        await self.append(f"{separator}_{line}_")
+        await self.finish(blocks=blocks)
 
     async def stop(self) -> None:
         """The person stopped the answer: what it showed stays, ended. Text Claude wrote
@@ -210,12 +211,6 @@ class SlackReplyStream:
         self._end_tasks(STOPPED)
         self._finished = True
         await self._stream.abandon()
-
-    async def cut_off(self, line: str, blocks: list[dict[str, Any]]) -> None:
-        """End the answer where it is, with `line` (why it stops there) and `blocks`."""
-        separator = "\n\n" if self._text else ""
-        await self.append(f"{separator}_{line}_")
-        await self.finish(blocks=blocks)
 
     def discard(self) -> None:
         """The turn is torn down without an end (Orion shutting down): no more calls."""

@@ -51,10 +51,6 @@ class TurnOpening:
         conversation is the owner's."""
         return self.opening is not None and self.opening.remembers
 
-    @property
-    def store(self) -> ObjectStore | None:
-        return self.opening.store if self.opening is not None else None
-
 
 async def open_turn(
     provider: ServiceProvider,
@@ -64,13 +60,10 @@ async def open_turn(
     thread_ts: str,
     team: str | None,
     enterprise: str | None,
-    in_channel: bool = False,
 ) -> TurnOpening:
     """Read the turn's owner state at once, within the current storage deadline. Never
     raises."""
-    owner = owner_of_event(
-        user, channel, team, enterprise, kind="channel" if in_channel else "person"
-    )
+    owner = owner_of_event(user, channel, team, enterprise, kind="person")
     store = await memory_store(provider)
     if store is None or owner is None:
         return TurnOpening(owner)

@@ -15,7 +15,7 @@ import pytest
 from anthropic.tools import ToolError
 from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 
-from app.memory import keeping
+from app.memory import secret_free_store
 from app.memory.retention import SessionRetention
 from app.memory.scopes import MemoryScope
 from app.memory.tool.model_paths import ModelPathStore
@@ -178,7 +178,7 @@ async def test_answers_match_the_reference_implementation(
     global_dir.mkdir(parents=True)
     (global_dir / "context.md").write_text(GLOBAL_CONTEXT)
     await backend.store.write("global/context.md", GLOBAL_CONTEXT)
-    store = keeping.kept(backend.store, SessionRetention()) if kept else backend.store
+    store = secret_free_store.kept(backend.store, SessionRetention()) if kept else backend.store
     # A sequence holds many turns' commands: one turn's limit on them does not apply.
     limit = len(SEQUENCES[sequence])
     ours = ScopedMemoryTool(ModelPathStore(store, scope), scope, max_calls=limit)  # as a turn
