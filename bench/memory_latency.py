@@ -71,14 +71,20 @@ async def _measure(bucket: str, count: int) -> list[tuple[str, str]]:
     store = GcsObjectStore(bucket)
     await store.connect()  # first use is measured in fresh processes (run below)
     scope = MemoryScope(user_id=USER, thread_ts=THREAD)
-    tool = ScopedMemoryTool(ModelPathStore(store, scope), scope)  # as a turn has it
     paths = [f"/memories/users/{USER}/note-{n:03}.md" for n in range(count)]
     text = "Prefers concise answers with examples.\n" * 10
 
+    def tool() -> ScopedMemoryTool:
+        # A turn's own tool: one turn makes at most MAX_CALLS_PER_TURN commands.
+        return ScopedMemoryTool(ModelPathStore(store, scope), scope)
+
     creates = await _timed(
-        [lambda p=p: tool.call({"command": "create", "path": p, "file_text": text}) for p in paths]
+        [
+            lambda p=p: tool().call({"command": "create", "path": p, "file_text": text})
+            for p in paths
+        ]
     )
-    views = await _timed([lambda p=p: tool.call({"command": "view", "path": p}) for p in paths])
+    views = await _timed([lambda p=p: tool().call({"command": "view", "path": p}) for p in paths])
     return [
         (f"memory view x{count} (GCS emulator), median ms", str(median_ms(views))),
         (f"memory view x{count} (GCS emulator), p95 ms", str(percentile_ms(views, 95))),

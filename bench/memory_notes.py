@@ -95,7 +95,7 @@ async def _measure(store: ObjectStore, samples: int) -> list[tuple[str, str]]:
         for sample in range(samples):
             guard = await Guard.reading(store, person(USER))  # read as the turn began
             log = await _turn(store, sample, files)
-            request = NoteRequest(USER, "D0BENCH05", THREAD, datetime.now(UTC), guard)
+            request = NoteRequest(USER, THREAD, datetime.now(UTC), guard)
             started = time.perf_counter()
             note = await note_for_turn(request, log, shown_by_default=True, budget_s=10)
             notes.append(time.perf_counter() - started)
