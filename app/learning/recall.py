@@ -322,11 +322,11 @@ async def read_hit(
     )
 
 
-# The conversations searches read lately, per store, by workspace and key, each with the
-# index entry that named it, up to this many bytes in all: a search whose index (asked
-# for anew each time) names a conversation by the same entry shows it without reading it
-# again — a turn's next search, and its first after a turn end elsewhere rewrote another
-# conversation's entry (docs/benchmarks.md).
+# The conversations searches read, per store (a turn's tools are given the turn's own, so
+# what is kept lasts the turn), by workspace and key, each with the index entry that named
+# it, up to this many bytes in all: a search whose index (asked for anew each time) names
+# a conversation by the same entry shows it without reading it again — a turn's next
+# search (docs/benchmarks.md).
 RECORDS_KEPT_BYTES = 8_000_000
 # What a parsed conversation holds besides its text as Python stores it (measured: about
 # 1.3 times `sys.getsizeof` of its JSON, some 70 bytes a message beyond it).
