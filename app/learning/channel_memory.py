@@ -20,7 +20,7 @@ from app.learning.conversations import forget_said
 from app.learning.erasure import DELETE_CONCURRENCY, delete_all, erase_home, reindex
 from app.learning.guard import Forgotten, Guard
 from app.learning.person_settings import with_said_in
-from app.learning.profile import MAX_CHANGES, Profile
+from app.learning.profile import MAX_CHANGES, Profile, UnreadableProfile
 from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.change_log import MemoryChange
 from app.memory.homes import channel, person, workspace_channels_key
@@ -125,10 +125,11 @@ async def choose_mode(
 async def change_profile(
     store: ObjectStore, channel_id: str, change: Callable[[Profile], Profile]
 ) -> None:
-    """The channel's profile changed (an erasure's mark stays in it)."""
+    """The channel's profile changed (an erasure's mark stays in it). Raises
+    `UnreadableProfile` rather than write over one that cannot be read."""
 
     def changed(current: str | None) -> str | None:
-        return change(Profile.parse(current)).render()
+        return change(Profile.to_update(current)).render()
 
     await update_object(store, channel(channel_id).profile_key, changed)
 
@@ -195,9 +196,11 @@ def turn_changes(
 async def record_change(
     store: ObjectStore, channel_id: str, *, action: Action, what: str, by: str
 ) -> None:
-    """Add one change to the channel's log."""
+    """Add one change to the channel's log (not to a profile that cannot be read: the
+    change itself is made, and the audit log has it)."""
     change = ChannelChange(datetime.now(UTC), by, action, what[:300])
-    await change_profile(store, channel_id, with_changes([change]))
+    with contextlib.suppress(UnreadableProfile):
+        await change_profile(store, channel_id, with_changes([change]))
 
 
 # --- what the channel's members see and forget -------------------------------------------
@@ -293,7 +296,7 @@ async def note_channel_state_since(
     erasure's time)."""
 
     def later(current: str | None) -> str | None:
-        profile = Profile.parse(current)
+        profile = Profile.to_update(current)
         noted = _noted_since(profile)
         if noted is not None and noted >= moment:
             return current

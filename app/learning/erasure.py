@@ -22,7 +22,7 @@ from app.learning.conversations import forget_said
 from app.learning.guard import Forgotten, Guard
 from app.learning.person_settings import read_settings, said_in
 from app.learning.preferences import without_preference
-from app.learning.profile import Profile
+from app.learning.profile import Profile, UnreadableProfile
 from app.learning.search_index import document_for, record_search_document, remove_documents
 from app.learning.welcome import without_welcome
 from app.memory.homes import Home, channel, person, preferences_key
@@ -221,7 +221,7 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
     listed: list[bool] = []
 
     def forgetting(current: str | None) -> str:
-        profile = Profile.parse(current)
+        profile = Profile.to_update(current)
         listed[:] = [profile.entry(thread_ts) is not None]
         changed = without_welcome(profile.forgetting(thread_ts, moment), thread_ts=thread_ts)
         return changed.render(cutoff=cutoff_of(store))
@@ -232,7 +232,8 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
         # One forgotten already may still be searchable: that forget was cut short.
         if kept.entry(thread_ts) is None and thread_ts not in kept.forgotten:
             return 0
-    await update_object(store, home.profile_key, forgetting)
+    with contextlib.suppress(UnreadableProfile):  # left as it is; no turn of theirs writes
+        await update_object(store, home.profile_key, forgetting)
     notes = home.notes_prefix(thread_ts)
     await _drop_undo_records_holding(store, user_id, lambda changed: changed.startswith(notes))
     # The search entry before the conversation: once it is gone no search, on any

@@ -23,12 +23,22 @@ from typing import Any
 
 from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.scopes import is_thread_ts, validate_thread_ts
-from app.memory.tolerant_json import load_json_object
+from app.memory.tolerant_json import load_json, load_json_object
+from app.observability.logging import get_logger
+
+log = get_logger(__name__)
 
 VERSION = 2
 MAX_CONVERSATIONS = 1_000  # within the retention window; the Home tab shows the newest
 MAX_FORGOTTEN = 1_000
 MAX_CHANGES = 100
+
+
+class UnreadableProfile(ValueError):
+    """The owner's profile is there but it (or an erasure mark in it) cannot be read.
+    Written over as if empty, it would lose its erasure marks, so that what was forgotten
+    could come back: a writer leaves it as it is (docs/operations.md, "A profile that
+    cannot be read")."""
 
 
 @dataclass(frozen=True)
@@ -132,9 +142,23 @@ class Profile:
 
     @staticmethod
     def parse(content: str | None, *, cutoff: datetime | None = None) -> Profile:
-        """The profile; empty when there is none or it cannot be read (logged), never an
-        error. What is older than `cutoff` is left out."""
-        data = load_json_object(content, what="profile")
+        """The profile, for a reader; empty when there is none or it cannot be read
+        (logged), never an error. What is older than `cutoff` is left out."""
+        return Profile._of(load_json_object(content, what="profile"), cutoff)
+
+    @staticmethod
+    def to_update(content: str | None) -> Profile:
+        """The profile, for a writer that will write it back; empty when there is none.
+        Raises `UnreadableProfile` (logged, never its content) when there is one that
+        cannot be read whole: erasure marks included."""
+        data = load_json(content, what="profile") if content else {}
+        if not isinstance(data, dict) or not _marks_readable(data):
+            log.error("memory.profile.unreadable", chars=len(content or ""))
+            raise UnreadableProfile
+        return Profile._of(data, None)
+
+    @staticmethod
+    def _of(data: dict[str, Any], cutoff: datetime | None) -> Profile:
         entries = [ConversationEntry.parse(item) for item in _list(data, "conversations")]
         listed: dict[str, ConversationEntry] = {}
         for entry in entries:
@@ -158,6 +182,16 @@ class Profile:
 
 
 _OWN = frozenset({"version", "erased_at", "forgotten", "conversations"})
+
+
+def _marks_readable(data: dict[str, Any]) -> bool:
+    """Whether every erasure mark the profile holds is one `_of` keeps."""
+    erased_at, forgotten = data.get("erased_at"), data.get("forgotten", {})
+    if erased_at is not None and parse_moment(erased_at) is None:
+        return False
+    return isinstance(forgotten, dict) and all(
+        is_thread_ts(thread) and parse_moment(at) is not None for thread, at in forgotten.items()
+    )
 
 
 def _list(data: dict[str, Any], name: str) -> list[Any]:

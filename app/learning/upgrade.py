@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
 from app.learning.erasure import delete_all, index_record
 from app.learning.person_settings import with_said_in
-from app.learning.profile import ConversationEntry, Profile
+from app.learning.profile import ConversationEntry, Profile, UnreadableProfile
 from app.learning.search_index import parse_search_index
 from app.learning.summary_file import UNTITLED, Summary
 from app.learning.timestamps import format_time, parse_moment, parse_time
@@ -188,6 +188,16 @@ class _Tenant:
         async with self._limit:
             await update_object(self._store, key, change)
 
+    async def _profile_as_kept(self, home: Home) -> Profile | None:
+        """The owner's profile in the new layout (empty: none yet); None when it cannot be
+        read (logged, counted): it may say they were forgotten, so nothing of theirs moves."""
+        kept = await self._read(home.profile_key)
+        try:
+            return Profile.to_update(kept.content if kept else None)
+        except UnreadableProfile:
+            self._unreadable(home.profile_key)
+            return None
+
     def _unreadable(self, key: str) -> None:
         log.warning("memory.upgrade.unreadable", key=key)
         self._report.unreadable += 1
@@ -305,9 +315,11 @@ class _Tenant:
         own = {t: r for t, r in records.items() if not r.owner.in_channel and r.owner.user == user}
         index_key, welcome_key = f"people/{user}/conversations.json", f"people/{user}/welcome.json"
         settings_key = f"settings/{user}.json"
+        kept = await self._profile_as_kept(home)
+        if kept is None:
+            return
         self._done |= {index_key, welcome_key, settings_key} & self._keys  # whatever comes next
-        kept = await self._read(home.profile_key)
-        if Profile.parse(kept.content if kept else None).erased_at is not None:
+        if kept.erased_at is not None:
             # Forgotten in the new layout before this run: what the old one kept of them
             # goes, never home (an upgrade must not bring back what they erased).
             theirs = (f"users/{user}/", *(f"sessions/{t.replace('.', '-')}/" for t in own))
@@ -386,7 +398,7 @@ class _Tenant:
         old_welcome = _welcome_section(welcome)
 
         def merged(current: str | None) -> str:
-            profile = Profile.parse(current)
+            profile = Profile.to_update(current)
             for entry in listed.values():
                 if profile.entry(entry.thread_ts) is None:
                     profile = profile.with_conversation(entry)
@@ -417,6 +429,8 @@ class _Tenant:
 
     async def _channel(self, channel_id: str, records: dict[str, ConversationRecord]) -> None:
         home = channel(channel_id)
+        if await self._profile_as_kept(home) is None:
+            return
         own = {
             t: r for t, r in records.items() if r.owner.in_channel and r.owner.channel == channel_id
         }
