@@ -70,6 +70,10 @@ def _not_an_object() -> str:
     return json.dumps([_marked_profile()])
 
 
+def _too_large() -> str:
+    return json.dumps({**_marked_profile(), "conversations": ["x" * 1_000] * 5_000})
+
+
 def _nested() -> str:
     return "[" * 50_000 + "]" * 50_000  # past Python's recursion limit
 
@@ -78,6 +82,7 @@ BROKEN: dict[str, Callable[[], str]] = {
     "cut short": _cut_short,
     "an erasure mark garbled": _garbled_mark,
     "not an object": _not_an_object,
+    "too large to read": _too_large,
     "nested past the recursion limit": _nested,
 }
 
