@@ -279,7 +279,8 @@ class Agent:
                     if turn.channel is not None:
                         # Each author's pointer to the thread as soon as their words are
                         # kept: a turn end cut short must not leave them unforgettable.
-                        await after_channel_turn(
+                        # Words taken out again: the turn, which holds them, teaches nothing.
+                        all_kept = await after_channel_turn(
                             guard.store,
                             turn.channel.channel_id,
                             turn.thread_ts,
@@ -287,6 +288,7 @@ class Agent:
                             authors=transcript.authors if transcript is not None else set(),
                             since=turn.started_at,
                         )
+                        learn = learn and all_kept
                     if learn:
                         outcome = await self._learn(turn, guard, answer or "", transcript, also)
                         fields = {

@@ -20,12 +20,12 @@ from app.learning.conversations import forget_said
 from app.learning.erasure import DELETE_CONCURRENCY, delete_all, erase_home, reindex
 from app.learning.guard import Forgotten, Guard
 from app.learning.person_settings import with_said_in
-from app.learning.profile import MAX_CHANGES, Profile, UnreadableProfile
+from app.learning.profile import MAX_CHANGES, Profile
 from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.change_log import MemoryChange
 from app.memory.homes import channel, person, workspace_channels_key
 from app.memory.scopes import ChannelMemoryScope, is_user_id, to_key, to_memory_path
-from app.memory.tolerant_json import load_json_object
+from app.memory.tolerant_json import Unreadable, load_json_object
 from app.observability.audit import SLACK, Action, audit, channel_scope
 from app.observability.logging import get_logger
 from app.storage.store import (
@@ -126,7 +126,7 @@ async def change_profile(
     store: ObjectStore, channel_id: str, change: Callable[[Profile], Profile]
 ) -> None:
     """The channel's profile changed (an erasure's mark stays in it). Raises
-    `UnreadableProfile` rather than write over one that cannot be read."""
+    `Unreadable` rather than write over one that cannot be read."""
 
     def changed(current: str | None) -> str | None:
         return change(Profile.to_update(current)).render()
@@ -199,7 +199,7 @@ async def record_change(
     """Add one change to the channel's log (not to a profile that cannot be read: the
     change itself is made, and the audit log has it)."""
     change = ChannelChange(datetime.now(UTC), by, action, what[:300])
-    with contextlib.suppress(UnreadableProfile):
+    with contextlib.suppress(Unreadable):
         await change_profile(store, channel_id, with_changes([change]))
 
 
@@ -369,31 +369,38 @@ async def after_channel_turn(
     public: bool,
     authors: set[str],
     since: datetime,
-) -> None:
-    """The channel's place on the workspace's public list, and the thread in the profile
-    of each member whose words the turn kept (a member forgotten since the turn began has
-    them taken out again). Raises what storage raises."""
+) -> bool:
+    """The channel's place on the workspace's public list, and the thread in the settings
+    of each member whose words the turn kept (a member forgotten since the turn began, or
+    whose settings cannot be read, has them taken out again). Whether all stayed: if not,
+    nothing more may be learned from the turn, which still holds them. Raises what
+    storage raises."""
     await note_channel_visibility(store, channel_id, public=public)
-    await asyncio.gather(
+    noted = await asyncio.gather(
         *(_note_said(store, a, channel_id, thread_ts, since) for a in sorted(authors))
     )
+    return all(noted)
 
 
 async def _note_said(
     store: ObjectStore, user_id: str, channel_id: str, thread_ts: str, since: datetime
-) -> None:
+) -> bool:
     home = person(user_id)
     guard = await Guard.reading(store, home, since=since)
 
     def noted(current: str | None) -> str | None:
         return with_said_in(current, channel_id, thread_ts)
 
-    await update(guard.store, home.settings_key, noted)
     try:
+        await update(guard.store, home.settings_key, noted)
         await guard.settle()
-    except Forgotten:
-        # Forgotten since the turn began: their words there go too.
+    except (Forgotten, Unreadable) as exc:
+        # Forgotten since the turn began, or nowhere to note the thread that Forget
+        # everything would find: their words there go too.
         room = channel(channel_id)
         if await forget_said(store, user_id, room, thread_ts):
             await reindex(store, room, thread_ts)
-        log.info("memory.channel.author_erased_during_turn")
+        if isinstance(exc, Forgotten):
+            log.info("memory.channel.author_erased_during_turn")
+        return False
+    return True

@@ -22,13 +22,13 @@ from app.learning.conversations import forget_said
 from app.learning.guard import Forgotten, Guard
 from app.learning.person_settings import read_settings, said_in
 from app.learning.preferences import without_preference
-from app.learning.profile import Profile, UnreadableProfile
+from app.learning.profile import Profile
 from app.learning.search_index import document_for, record_search_document, remove_documents
 from app.learning.welcome import without_welcome
 from app.memory.homes import Home, channel, person, preferences_key
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_key
-from app.memory.tolerant_json import load_json_object
+from app.memory.tolerant_json import Unreadable, load_json_object
 from app.memory.tool.model_paths import person_memory_key
 from app.storage.store import (
     ObjectInfo,
@@ -232,7 +232,7 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
         # One forgotten already may still be searchable: that forget was cut short.
         if kept.entry(thread_ts) is None and thread_ts not in kept.forgotten:
             return 0
-    with contextlib.suppress(UnreadableProfile):  # left as it is; no turn of theirs writes
+    with contextlib.suppress(Unreadable):  # left as it is; no turn of theirs writes
         await update_object(store, home.profile_key, forgetting)
     notes = home.notes_prefix(thread_ts)
     await _drop_undo_records_holding(store, user_id, lambda changed: changed.startswith(notes))

@@ -19,9 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from app.learning.profile import Profile, UnreadableProfile
+from app.learning.profile import Profile
 from app.memory.homes import Home
 from app.memory.retention import cutoff_of
+from app.memory.tolerant_json import Unreadable
 from app.observability.logging import get_logger
 from app.storage.deadline import own_deadline
 from app.storage.store import (
@@ -85,7 +86,7 @@ class Guard:
         self._read = read
         try:
             self.profile, self.readable = Profile.to_update(read.content if read else None), True
-        except UnreadableProfile:  # the event answers without memory (app/learning/opening.py)
+        except Unreadable:  # the event answers without memory (app/learning/opening.py)
             self.profile, self.readable = Profile(), False
         self._written = _Written()
         self.store: ObjectStore = _Recording(store, self._written, home)
@@ -142,7 +143,7 @@ class Guard:
                 already_read=self._read if self.readable else NOT_READ,
                 write_back=write_back,
             )
-        except UnreadableProfile:
+        except Unreadable:
             self.readable = False
             return self.profile
         if forgotten:

@@ -23,22 +23,12 @@ from typing import Any
 
 from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.scopes import is_thread_ts, validate_thread_ts
-from app.memory.tolerant_json import load_json, load_json_object
-from app.observability.logging import get_logger
-
-log = get_logger(__name__)
+from app.memory.tolerant_json import load_json_object, object_to_update
 
 VERSION = 2
 MAX_CONVERSATIONS = 1_000  # within the retention window; the Home tab shows the newest
 MAX_FORGOTTEN = 1_000
 MAX_CHANGES = 100
-
-
-class UnreadableProfile(ValueError):
-    """The owner's profile is there but it (or an erasure mark in it) cannot be read.
-    Written over as if empty, it would lose its erasure marks, so that what was forgotten
-    could come back: a writer leaves it as it is (docs/operations.md, "A profile that
-    cannot be read")."""
 
 
 @dataclass(frozen=True)
@@ -149,13 +139,10 @@ class Profile:
     @staticmethod
     def to_update(content: str | None) -> Profile:
         """The profile, for a writer that will write it back; empty when there is none.
-        Raises `UnreadableProfile` (logged, never its content) when there is one that
-        cannot be read whole: erasure marks included."""
-        data = load_json(content, what="profile") if content else {}
-        if not isinstance(data, dict) or not _marks_readable(data):
-            log.error("memory.profile.unreadable", chars=len(content or ""))
-            raise UnreadableProfile
-        return Profile._of(data, None)
+        Raises `Unreadable` (logged) when there is one that cannot be read whole, erasure
+        marks included: written over, what was forgotten could come back
+        (docs/operations.md, "A profile that cannot be read")."""
+        return Profile._of(object_to_update(content, what="profile", sound=_marks_readable), None)
 
     @staticmethod
     def _of(data: dict[str, Any], cutoff: datetime | None) -> Profile:

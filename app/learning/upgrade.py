@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
 from app.learning.erasure import delete_all, index_record
 from app.learning.person_settings import with_said_in
-from app.learning.profile import ConversationEntry, Profile, UnreadableProfile
+from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import parse_search_index
 from app.learning.summary_file import UNTITLED, Summary
 from app.learning.timestamps import format_time, parse_moment, parse_time
@@ -35,7 +35,7 @@ from app.memory.key_prefixes import (
     PEOPLE_PREFIX,
 )
 from app.memory.scopes import is_shared_channel_id, is_user_id
-from app.memory.tolerant_json import load_json_list, load_json_object
+from app.memory.tolerant_json import Unreadable, load_json_list, load_json_object
 from app.observability.logging import get_logger
 from app.storage.store import (
     CREATE_ONLY,
@@ -194,7 +194,7 @@ class _Tenant:
         kept = await self._read(home.profile_key)
         try:
             return Profile.to_update(kept.content if kept else None)
-        except UnreadableProfile:
+        except Unreadable:
             self._unreadable(home.profile_key)
             return None
 
@@ -358,7 +358,10 @@ class _Tenant:
         # Their own object now, where a newer choice wins; with the channel threads noted.
         old = settings.content if settings is not None else None
         if old is not None or said:
-            await self._update(home.settings_key, lambda current: _noting(current or old, said))
+            try:
+                await self._update(home.settings_key, lambda c: _noting(c or old, said))
+            except Unreadable:
+                self._unreadable(settings_key)  # left, with what it lists, for a rerun
         await self._profile(
             home,
             own.values(),

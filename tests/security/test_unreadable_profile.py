@@ -137,9 +137,9 @@ def test_a_broken_profile_keeps_its_marks_through_a_thread_a_turn_and_a_forget(
     assert layout.conversation_key(USER, thread_ts) in everything, "the new thread is hers"
 
     # The operator is told, with the event's ids, and never what the profile holds.
-    unreadable = orion.logged(log_events.MEMORY_PROFILE_UNREADABLE)
+    unreadable = orion.logged(log_events.MEMORY_RECORD_UNREADABLE)
     assert unreadable and all(line["severity"] == "ERROR" for line in unreadable)
-    assert {line.get("user") for line in unreadable} == {USER}
+    assert {(line["file"], line.get("user")) for line in unreadable} == {("profile", USER)}
     assert all(line.get("trace_id") for line in unreadable)
     without = orion.logged(log_events.MEMORY_WITHOUT_MEMORY)
     assert [line["reason"] for line in without] == ["profile unreadable"]
