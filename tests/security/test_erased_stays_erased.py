@@ -481,3 +481,31 @@ def test_a_hostile_conversation_or_profile_section_is_read_as_empty_and_fails_no
     forget_everything(orion, slack)
     orion.wait_idle()
     nothing_of_mira_and_all_of_otto(seeded, otto_before)
+
+
+def test_a_message_sent_before_the_erasure_is_not_kept_when_its_profile_read_lands_after(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_proxy: FaultyProxy,
+) -> None:
+    otto_before = ottos_objects(seeded)
+    view = open_home(orion, slack, USER, DM)
+    # Mira writes, then at once erases everything; storage is slow, so the turn's read of
+    # her profile lands after the erasure's mark (it reads the mark: nothing "since").
+    reading = gcs_proxy.hold("people%2FU0MIRA%2Fprofile.json", method="GET")
+    claude.reply("Sure, the launch moves to Friday and the team hears it from you.")
+    claude.reply("# Launch\nMira moved the launch to Friday.")  # the turn end's summary
+    conversation.post_user_message(
+        orion, slack, USER, DM, THREAD, "Move the launch to Friday, and tell the whole team."
+    )
+    before = len(orion.logged(log_events.MEMORY_FORGET))
+    click(orion, slack, USER, view, ACTION_FORGET_EVERYTHING)
+    slack.wait_for(lambda: len(orion.logged(log_events.MEMORY_FORGET)) > before, what="erasure")
+    reading.set()
+
+    conversation.wait_for_messages(slack, DM, THREAD, 1, after_greeting=False, timeout=30)
+    orion.wait_idle()
+    assert [key for key, text in everything_in(seeded).items() if "Friday" in text] == []
+    nothing_of_mira_and_all_of_otto(seeded, otto_before)
