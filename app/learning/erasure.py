@@ -116,17 +116,22 @@ async def said_since_erasure(
     store: ObjectStore, messages: Sequence[TranscriptMessage]
 ) -> list[TranscriptMessage]:
     """The messages of a channel's thread (read from Slack) that may be kept: none that
-    their author wrote before they last asked to be forgotten. One profile read per
-    author, at once. Raises what storage raises."""
+    their author wrote before they last asked to be forgotten (none at all of an author
+    whose profile cannot be read). One profile read per author, at once. Raises what
+    storage raises."""
     authors = sorted({m.user for m in messages if m.user is not None})
     profiles = await asyncio.gather(*(store.read(person(a).profile_key) for a in authors))
-    erased = {
-        author: Profile.parse(stored.content if stored else None).erased_at
-        for author, stored in zip(authors, profiles, strict=True)
-    }
+    erased = {author: _erased_at(stored) for author, stored in zip(authors, profiles, strict=True)}
     return [
         m for m in messages if m.user is None or (at := erased.get(m.user)) is None or m.at > at
     ]
+
+
+def _erased_at(stored: StoredObject | None) -> datetime | None:
+    try:
+        return Profile.to_update(stored.content if stored else None).erased_at
+    except Unreadable:  # it may say they were forgotten: none of their words are kept
+        return datetime.max.replace(tzinfo=UTC)
 
 
 async def reindex(store: ObjectStore, home: Home, thread_ts: str) -> None:

@@ -6,12 +6,18 @@ Ana, whose settings cannot be read, speaks in a public channel — Orion answers
 none of her words (nowhere to note the thread) and leaves her settings as they were for a
 repair; and Ana, forgetting everything while Orion answers her in a channel, leaves no word
 of hers in the bucket: not in the thread's transcript, nor in a summary, search entry or
-welcome made from the turn that still held them.
+welcome made from the turn that still held them. Nor are the words a member wrote in a
+thread before asking to be forgotten kept, or summarised, when Orion later reads the
+thread from Slack — also when their profile, which says when, cannot be read.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from app.learning.search_index import parse_search_index
 from app.memory.homes import channel, person, preferences_key
@@ -116,3 +122,32 @@ def test_a_member_who_forgets_everything_while_orion_answers_her_in_a_channel(
     assert "CMYK" in (bucket.read(room.conversation_key(said)) or ""), "Ben's words are kept"
     assert [key for key, text in everything_in(bucket).items() if "pelican" in text] == []
     assert not parse_search_index(bucket.read(room.search_key)).postings("pelican")
+
+
+@pytest.mark.parametrize("readable", [True, False], ids=["her profile", "it broken since"])
+def test_words_a_member_wrote_before_asking_to_be_forgotten_are_not_kept(
+    orion_on_bucket: Callable[..., OrionServer],
+    slack: FakeSlack,
+    claude: FakeClaude,
+    bucket: Bucket,
+    readable: bool,
+) -> None:
+    set_up_channels(slack)
+    orion = orion_on_bucket()
+    # Ana spoke in a #launch thread, then asked to be forgotten (her profile says when;
+    # or said, before it broke). Orion had not been mentioned there yet.
+    top = slack.add_user_message(PUBLIC, None, BEN, "Launch thread: ideas welcome")
+    hers = slack.add_user_message(PUBLIC, top, ANA, WORDS)
+    erased_at = datetime.fromtimestamp(float(hers), UTC) + timedelta(seconds=1)
+    erased = json.dumps({"version": 2, "erased_at": erased_at.isoformat()})
+    bucket.write(person(ANA).profile_key, erased if readable else erased[:-4])
+
+    # Ben mentions Orion in the thread: it reads the thread from Slack, keeps it and
+    # summarises it (the fake summary model writes back all it was sent).
+    claude.reply("Noted.")
+    mention(orion, slack, BEN, PUBLIC, BENS_WORDS, thread_ts=top)
+    in_channel.wait_for_answer(slack, PUBLIC, top, "Noted.")
+    orion.wait_idle()
+
+    assert "CMYK" in (bucket.read(channel(PUBLIC).conversation_key(top)) or "")
+    assert [key for key, text in everything_in(bucket).items() if "pelican" in text] == []

@@ -6,6 +6,8 @@ forgotten could come back. Played end to end (the real Orion HTTP app, fake Slac
 Claude, the GCS emulator): the person is still greeted and answered, without memory, and
 told so; the broken profile stays byte for byte as it was until Forget everything replaces
 it with that erasure's mark; the operator gets one error line per event, never its content.
+A channel's alike: its mentions are answered, nothing of them kept, and an admin's choice
+for it is refused rather than written over its profile.
 """
 
 from __future__ import annotations
@@ -16,10 +18,22 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.memory.homes import person, preferences_key
+from app.memory.homes import channel, person, preferences_key
+from app.slack.channel_view.orion_command import UNAVAILABLE
 from app.slack.home.memory_view import ACTION_FORGET_CONVERSATION, ACTION_FORGET_EVERYTHING
 from tests import layout, log_events
+from tests.e2e import channels as in_channel
 from tests.e2e import conversation
+from tests.e2e.channels import (
+    ADMIN,
+    BEN,
+    PUBLIC,
+    command,
+    mention,
+    set_up_channels,
+    shown_text,
+    thread_of,
+)
 from tests.e2e.conversation import open_thread
 from tests.e2e.home import click, open_home
 from tests.e2e.memory_bucket import Bucket
@@ -209,3 +223,32 @@ def test_a_thread_start_over_a_broken_profile_saves_nothing_after_forget_everyth
     assert left_of(bucket, USER) == {}
     erased_at = layout.profile_of(bucket.read(PROFILE)).erased_at
     assert erased_at is not None and erased_at > datetime.now(UTC) - timedelta(minutes=5)
+
+
+def test_a_channel_whose_profile_cannot_be_read_is_answered_and_keeps_nothing(
+    orion_on_bucket: Callable[..., OrionServer],
+    slack: FakeSlack,
+    claude: FakeClaude,
+    bucket: Bucket,
+) -> None:
+    set_up_channels(slack)
+    orion = orion_on_bucket()
+    room = channel(PUBLIC)
+    # The channel was erased once (Orion removed, then added back); its profile, which
+    # says when, has since broken.
+    broken = json.dumps({"version": 2, "erased_at": ERASED_AT.isoformat(), "mode": {}})[:-9]
+    bucket.write(room.profile_key, broken)
+
+    claude.reply("Noted.")
+    said = thread_of(mention(orion, slack, BEN, PUBLIC, "Remember: the launch is on Tuesday."))
+    in_channel.wait_for_answer(slack, PUBLIC, said, "Noted.")
+    orion.wait_idle()
+    # An admin's choice for the channel is refused rather than written over it.
+    assert shown_text(command(orion, slack, ADMIN, PUBLIC, "channel answers")) == UNAVAILABLE
+    orion.wait_idle()
+
+    assert [name for name in bucket.names() if name.startswith(room.prefix)] == [room.profile_key]
+    assert bucket.read(room.profile_key) == broken
+    unreadable = orion.logged(log_events.MEMORY_RECORD_UNREADABLE)
+    assert unreadable and {line["file"] for line in unreadable} == {"profile"}
+    assert orion.http.get("/healthz").status_code == 200
