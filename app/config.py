@@ -189,8 +189,6 @@ class StorageSettings(_FromEnvironment):
 
 
 class ObservabilitySettings(_FromEnvironment):
-    """Logs and traces (app/observability)."""
-
     langfuse_public_key: SecretStr | None = None
     langfuse_secret_key: SecretStr | None = None
     langfuse_base_url: str | None = None

@@ -56,7 +56,6 @@ class OpenedConversation:
 
     @property
     def transcript(self) -> tuple[TranscriptMessage, ...]:
-        """What was said before, as Orion kept it."""
         return self.record.messages if self.record is not None else ()
 
 
