@@ -195,7 +195,6 @@ def turn_changes(
 async def record_change(
     store: ObjectStore, channel_id: str, *, action: Action, what: str, by: str
 ) -> None:
-    """Add one change to the channel's log."""
     change = ChannelChange(datetime.now(UTC), by, action, what[:300])
     await change_profile(store, channel_id, with_changes([change]))
 
