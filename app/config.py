@@ -189,8 +189,6 @@ class StorageSettings(_FromEnvironment):
 
 
 class ObservabilitySettings(_FromEnvironment):
-    """Logs and traces (app/observability)."""
-
     langfuse_public_key: SecretStr | None = None
     langfuse_secret_key: SecretStr | None = None
     langfuse_base_url: str | None = None
@@ -449,7 +447,7 @@ def read_settings(cls: type[AnySettings], **overrides: Any) -> AnySettings:
 
 def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
     """Read and validate settings to serve, raising ConfigError with every problem at once."""
-    if (mode or _mode_provided()) is RunMode.SOCKET:
+    if mode is RunMode.SOCKET or (mode is None and _provided("SLACK_APP_TOKEN")):
         # Socket Mode never verifies a request signature: whatever SLACK_SIGNING_SECRET
         # holds (the example value of a .env copied from .env.example, under `slack run`)
         # must not stop it.
@@ -483,11 +481,6 @@ def _config_error(problems: list[str]) -> ConfigError:
     # Not for distribution mode, which has tokens of its own (docs/distribution.md).
     distribution = _provided("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET")
     return ConfigError(problems, advice=NO_SLACK_APP_ADVICE if slack and not distribution else None)
-
-
-def _mode_provided() -> RunMode:
-    """The mode `Settings.default_mode` will pick, known before the settings are read."""
-    return RunMode.SOCKET if _provided("SLACK_APP_TOKEN") else RunMode.HTTP
 
 
 def _provided(*names: str) -> bool:

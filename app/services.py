@@ -119,7 +119,6 @@ def session_retention(settings: StorageSettings) -> SessionRetention:
 
 
 def build_services(settings: Settings, storage: Storage) -> Services:
-    """Import and construct tracing, the Claude client and the agent."""
     from app.agent.thinking import Thinking
     from app.agent.turn import Agent, MemorySettings
     from app.observability import tracing

@@ -14,15 +14,15 @@ For each bot and burst size (`--quick`: 20), in several rounds:
 - the bot process's CPU per greeting and per first message (user + system, from the OS,
   from the posts until storage has gone quiet: the saves after each greeting, the
   end-of-turn work after each answer included), and storage requests per greeting and per
-  message (counted by the proxy in front of the emulator, background work included);
+  message (counted by the link in front of the emulator, background work included);
 - a floor for the burst's slowest greeting: one storage round trip plus the bot's own CPU
   for the whole burst on one core (a Python process computes on one core at a time);
-- the CPU of the fakes per greeting (Slack, Claude, the latency proxy, the emulator), and
+- the CPU of the fakes per greeting (Slack, Claude, the latency link, the emulator), and
   the rig's own floor: one round trip plus that CPU on the cores left to the rig. Where a
   bot's p95 sits near it, the rig, not the bot, is the limit.
 Rounds use fresh people (preferences seeded straight into the emulator, outside the
-proxy): each greeting is someone's first, as in the morning rush. After each burst the
-bucket is emptied back to the organisation's context, outside the proxy: the emulator's
+link): each greeting is someone's first, as in the morning rush. After each burst the
+bucket is emptied back to the organisation's context, outside the link: the emulator's
 in-memory backend spends CPU on every request in proportion to the objects it holds (0.6 ms
 per write and read in an empty bucket, 11.5 ms beside 10,000 objects), which real GCS does
 not, and 30 bursts leave about 15,000 objects; kept, they made the later rounds measure the
@@ -34,13 +34,15 @@ As deployed with `--cpu=1`, each bot runs alone on one core of the machine and e
 else of the rig (the fakes, the emulator, the load client) on the others, where the machine
 has more than one.
 
-The latency sits in a FaultyProxy in front of the GCS emulator, for the reason
-bench/thread_start.py gives. Events are posted by a separate load process
-(bench/load_client.py) that notes when each was sent; when the greeting arrived is the
-fake Slack's own note of its `chat.postMessage`, and when Claude got a turn's first request
-the fake Claude's (each message carries a unique word): the harness polls only for "all
-done", every 100 ms, so that its own CPU stays off the two cores the bots share with it
-(every 20 ms, its polling doubled the fakes' CPU per greeting).
+The latency sits in a LatencyLink in front of the GCS emulator (tests/fakes/latency_link.py:
+it holds each request's bytes for L and counts the requests; an HTTP proxy that parses and
+remakes each request cost the rig's one core ~1.2 ms a request, 11–14 ms a person).
+Events are posted by a separate load process (bench/load_client.py) that notes when each was
+sent; when the greeting arrived is the fake Slack's own note of its `chat.postMessage`, and
+when Claude got a turn's first request the fake Claude's (each message carries a unique
+word): the harness polls only for "all done", every 100 ms, so that its own CPU stays off
+the two cores the bots share with it (every 20 ms, its polling doubled the fakes' CPU per
+greeting).
 
 `uv run python -m bench.burst [--quick]`
 """
@@ -69,8 +71,8 @@ from bench.stats import percentile_ms, print_table
 from bench.storage_trouble import FirstRequests, settle
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude
-from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
+from tests.fakes.latency_link import LatencyLink
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_process import OrionProcess, free_port, orion_env
 from tests.orion_server import SIGNING_SECRET
@@ -191,7 +193,7 @@ def _wait(predicate: Callable[[], bool], timeout: float = TIMEOUT_S) -> bool:
 
 def _rig_cpu_s() -> float:
     """CPU of the fakes the burst keeps busy: this process (the fakes of Slack and Claude,
-    the latency proxy) and the GCS emulator. On a 2-core machine they share the bot's
+    the latency link) and the GCS emulator. On a 2-core machine they share the bot's
     cores, as Slack and GCS would not. (The load client, a process of its own, mostly
     starts up before it sends; it is left out.)"""
     me = psutil.Process()
@@ -231,7 +233,7 @@ def _burst(
     *,
     emulator: GcsEmulator,
     bucket: str,
-    proxy: FaultyProxy,
+    link: LatencyLink,
     slack: FakeSlack,
     arrivals: FirstRequests,
     racing: bool = False,
@@ -249,7 +251,7 @@ def _burst(
     result = Burst()
 
     # Thread starts, all at once.
-    calls, requests, cpu, rig = len(slack.calls), len(proxy.requests), _cpu_s(bot), _rig_cpu_s()
+    calls, requests, cpu, rig = len(slack.calls), len(link.requests), _cpu_s(bot), _rig_cpu_s()
     sent = _post_all(
         bot.process.url,
         [events.assistant_thread_started(t.user, t.channel, t.ts) for t in threads],
@@ -257,10 +259,10 @@ def _burst(
     _wait(lambda: len(_first_posts(slack, calls, threads)) == size)
     if not racing:
         _wait(lambda: all(slack.suggested_prompts(t.channel, t.ts) for t in threads))
-        settle(proxy, QUIET_S)
+        settle(link, QUIET_S)
         result.cpu_per_greeting_ms = (_cpu_s(bot) - cpu) * 1000 / size
         result.rig_cpu_per_greeting_ms = (_rig_cpu_s() - rig) * 1000 / size
-        result.requests_per_greeting = (len(proxy.requests) - requests) / size
+        result.requests_per_greeting = (len(link.requests) - requests) / size
     greetings = _first_posts(slack, calls, threads)
     for thread, at in zip(threads, sent, strict=True):
         call = greetings.get(thread)
@@ -280,14 +282,14 @@ def _burst(
         payloads.append(
             events.user_message_in_thread(thread.user, thread.channel, thread.ts, text, ts)
         )
-    requests, cpu = len(proxy.requests), _cpu_s(bot)
+    requests, cpu = len(link.requests), _cpu_s(bot)
     sent = _post_all(bot.process.url, payloads)
     _wait(lambda: all(arrivals.at(token) is not None for token in tokens))
     _wait(lambda: all(len(slack.bot_messages(t.channel, t.ts)) > 1 for t in threads))
-    settle(proxy, QUIET_S)
+    settle(link, QUIET_S)
     result.cpu_per_message_ms = (_cpu_s(bot) - cpu) * 1000 / size
     _empty(emulator, bucket)
-    result.requests_per_message = (len(proxy.requests) - requests) / size
+    result.requests_per_message = (len(link.requests) - requests) / size
     for thread, token, at in zip(threads, tokens, sent, strict=True):
         arrived = arrivals.at(token)
         if arrived is None:
@@ -359,7 +361,7 @@ def run(quick: bool) -> list[tuple[str, str]]:
     results: dict[tuple[str, int, bool], list[Burst]] = {}
     with (
         GcsEmulator() as emulator,
-        FaultyProxy(emulator.url) as proxy,
+        LatencyLink(emulator.url, delay=0.0) as link,
         FakeSlack() as slack,
         FakeClaude() as claude,
         tempfile.TemporaryDirectory() as tmp,
@@ -369,17 +371,17 @@ def run(quick: bool) -> list[tuple[str, str]]:
         bucket = f"orion-bench-{uuid.uuid4().hex[:12]}"
         emulator.create_bucket(bucket)
         emulator.write(bucket, GLOBAL_CONTEXT_NAME, GLOBAL_CONTEXT)
-        with _bots(slack, claude, bucket, proxy.url, Path(tmp)) as bots:
+        with _bots(slack, claude, bucket, link.url, Path(tmp)) as bots:
             common = {
                 "emulator": emulator,
                 "bucket": bucket,
-                "proxy": proxy,
+                "link": link,
                 "slack": slack,
                 "arrivals": arrivals,
             }
             # No warm-up: measured from /readyz on, as an instance Cloud Run has just
             # started takes its first burst (later rounds find its connections open).
-            proxy.add_rule("", delay=LATENCY_S)  # every request, every method
+            link.delay = LATENCY_S  # every request, every method
             for round_ in range(rounds):
                 for size, racing in scenarios:
                     for n, bot in enumerate(bots):
@@ -387,7 +389,6 @@ def run(quick: bool) -> list[tuple[str, str]]:
                         results.setdefault((bot.name, size, racing), []).append(
                             _burst(bot, size, tag, racing=racing, **common)
                         )
-            proxy.clear_rules()
     rows = []
     for size, racing in scenarios:
         for kind in BOTS:
@@ -454,7 +455,7 @@ def _rows(
             f"{floor_ms:.0f} ms",
         ),
         (
-            f"{label}: CPU of the fakes (Slack, Claude, proxy, GCS emulator) per greeting, "
+            f"{label}: CPU of the fakes (Slack, Claude, latency link, GCS emulator) per greeting, "
             f"and the rig's own floor (L + that CPU on its {rig_cores} core(s))",
             f"{rig:.1f} ms, {rig_floor_ms:.0f} ms",
         ),

@@ -69,6 +69,7 @@ from tests.fakes.anthropic_api import FakeClaude, last_user_text
 from tests.fakes.claude_script import Reply
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
+from tests.fakes.latency_link import LatencyLink
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_process import OrionProcess, free_port, orion_env
 from tests.orion_server import SIGNING_SECRET, OrionServer, make_settings
@@ -270,7 +271,7 @@ def _ask(
     return arrived - started
 
 
-def settle(proxy: FaultyProxy, quiet_s: float) -> None:
+def settle(proxy: FaultyProxy | LatencyLink, quiet_s: float) -> None:
     """Wait until no storage request has completed for `quiet_s` (longer than any one
     request takes): the background work of the previous step is over."""
     deadline = time.monotonic() + SETTLE_LIMIT_S

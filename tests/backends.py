@@ -4,15 +4,18 @@ uses a store runs against each; and the people and threads those tests use."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from app.memory import secret_free_store
 from app.memory.retention import SessionRetention
+from app.memory.team_keys import TeamErasure, first_pass, seal_team
 from app.storage.gcs import GcsObjectStore
 from app.storage.local_directory import LocalDirectoryStore
 from app.storage.store import ObjectStore
+from app.storage.team_scope import Tenant
 from tests.fakes.gcs import GcsEmulator
 
 USER = "U0123ABCD"
@@ -69,3 +72,12 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 @pytest.fixture
 def store(backend: Backend) -> ObjectStore:
     return backend.store
+
+
+async def erase_team(
+    deployment_store: ObjectStore, tenant: Tenant, *, now: datetime | None = None
+) -> TeamErasure:
+    """What an uninstall does to the store beneath every workspace's scope
+    (app/slack/oauth/uninstall.py): the workspace sealed, then its first pass."""
+    await seal_team(deployment_store, tenant, now=now)
+    return await first_pass(deployment_store, tenant)

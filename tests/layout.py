@@ -15,6 +15,7 @@ from app.learning.conversation_record import (
     TranscriptMessage,
     said,
 )
+from app.learning.conversations import OpenedConversation, opened_from
 from app.learning.person_settings import said_in
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import document_for, with_documents
@@ -23,6 +24,7 @@ from app.learning.welcome import SECTION as WELCOME
 from app.learning.welcome import Welcome, welcome_of
 from app.memory.homes import Home, channel, person, preferences_key
 from app.memory.tolerant_json import load_json_object
+from app.storage.store import ObjectStore
 
 __all__ = [
     "channel",
@@ -31,6 +33,7 @@ __all__ = [
     "conversation_record",
     "history",
     "messages_in",
+    "open_conversation",
     "person",
     "preferences_key",
     "profile",
@@ -39,6 +42,13 @@ __all__ = [
     "summary_of_latest",
     "welcome_in",
 ]
+
+
+async def open_conversation(
+    store: ObjectStore, owner: ConversationOwner, thread_ts: str
+) -> OpenedConversation:
+    """Where `owner`'s event stands with thread `thread_ts`, as a turn opens it."""
+    return opened_from(await store.read(owner.home.conversation_key(thread_ts)), owner)
 
 
 def conversation_key(user: str, thread_ts: str) -> str:

@@ -6,6 +6,7 @@ If one of these fails, every other test's verdict is suspect: fix the fake first
 from __future__ import annotations
 
 import asyncio
+import io
 import random
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -36,6 +37,7 @@ from tests.fakes.anthropic_api import FakeClaude
 from tests.fakes.claude_script import text as text_reply
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
+from tests.fakes.latency_link import LatencyLink
 from tests.fakes.slack_api import FakeSlack
 
 BOT_TOKEN = "xoxb-1-test"
@@ -832,6 +834,38 @@ def test_gcs_crud_and_preconditions(gcs_emulator: GcsEmulator, gcs_bucket: str) 
     bucket.blob("global/context.md").delete()
     assert gcs_emulator.read(gcs_bucket, "global/context.md") is None
     assert gcs_emulator.names(gcs_bucket) == names
+
+
+def test_latency_link_delays_and_counts_every_request(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    with LatencyLink(gcs_emulator.url, delay=0.2) as link:
+        bucket = gcs_client(link.url).bucket(gcs_bucket)
+        started = time.monotonic()
+        bucket.blob("a.json").upload_from_string(b"x" * 300_000, if_generation_match=0)
+        uploaded = time.monotonic()
+        assert bucket.blob("a.json").download_as_bytes() == b"x" * 300_000
+        read = time.monotonic()
+        with pytest.raises(gcs_errors.PreconditionFailed):
+            bucket.blob("a.json").upload_from_string(b"y", if_generation_match=0)
+        link.delay = 0.0
+        bucket.blob("a.json").delete()
+        # A body of unknown size goes up as a resumable upload: its start, then its bytes.
+        bucket.blob("big.bin").upload_from_file(io.BytesIO(b"z" * (9 * 2**20)), size=None)
+        seen = [line.split("?")[0].replace(gcs_bucket, "B") for _, line in link.requests]
+    # Unless told not to (app/storage/gcs_connection.py), the library looks the bucket up
+    # for its spans' attributes, in a thread of its own, at a moment of its choosing.
+    lines = [line for line in seen if line != "GET /storage/v1/b/B"]
+    assert lines == [
+        "POST /upload/storage/v1/b/B/o",
+        "GET /download/storage/v1/b/B/o/a.json",
+        "POST /upload/storage/v1/b/B/o",
+        "DELETE /storage/v1/b/B/o/a.json",
+        "POST /upload/storage/v1/b/B/o",
+        "PUT /upload/storage/v1/b/B/o",
+    ]
+    assert uploaded - started >= 0.2 and read - uploaded >= 0.2
+    assert gcs_emulator.read(gcs_bucket, "big.bin") == b"z" * (9 * 2**20)
 
 
 def test_fault_proxy_delays_one_object_and_fails_another(

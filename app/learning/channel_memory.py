@@ -196,9 +196,8 @@ def turn_changes(
 async def record_change(
     store: ObjectStore, channel_id: str, *, action: Action, what: str, by: str
 ) -> None:
-    """Add one change to the channel's log (not to a profile that cannot be read: the
-    change itself is made, and the audit log has it)."""
     change = ChannelChange(datetime.now(UTC), by, action, what[:300])
+    # Not into a profile that cannot be read: the change is made, the audit log has it.
     with contextlib.suppress(Unreadable):
         await change_profile(store, channel_id, with_changes([change]))
 

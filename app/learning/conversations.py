@@ -56,7 +56,6 @@ class OpenedConversation:
 
     @property
     def transcript(self) -> tuple[TranscriptMessage, ...]:
-        """What was said before, as Orion kept it."""
         return self.record.messages if self.record is not None else ()
 
 
@@ -66,14 +65,6 @@ Check = Callable[[Sequence[TranscriptMessage]], Awaitable[list[TranscriptMessage
 
 class NotYourConversation(Exception):
     """The record names another DM, or another kind of conversation: nothing was written."""
-
-
-async def open_conversation(
-    store: ObjectStore, owner: ConversationOwner, thread_ts: str
-) -> OpenedConversation:
-    """Where `owner`'s event stands with thread `thread_ts`. Raises what storage raises."""
-    stored = await store.read(owner.home.conversation_key(thread_ts))
-    return opened_from(stored, owner)
 
 
 def opened_from(stored: StoredObject | None, owner: ConversationOwner) -> OpenedConversation:

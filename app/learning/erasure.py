@@ -145,7 +145,6 @@ async def reindex(store: ObjectStore, home: Home, thread_ts: str) -> None:
 
 
 async def index_record(store: ObjectStore, home: Home, record: ConversationRecord) -> None:
-    """The conversation's search entry, made from its record."""
     summary = record.summary
     document = await asyncio.to_thread(
         document_for,

@@ -157,13 +157,10 @@ def _is_old_home_key(obj: ObjectInfo, marked: datetime) -> bool:
     kind, _, rest = unscoped.partition("/")
     owner, _, inside = rest.partition("/")
     if kind == "people":
-        return is_user_id(owner) and inside.startswith(_OLD_PEOPLE) and not _is_new_undo(inside)
+        new_undo = inside.startswith("undo/") and inside.endswith(".json")
+        return is_user_id(owner) and inside.startswith(_OLD_PEOPLE) and not new_undo
     old = obj.updated < marked or not inside.startswith(_HOME_NAMES)
     return is_shared_channel_id(owner) and bool(inside) and old
-
-
-def _is_new_undo(inside: str) -> bool:
-    return inside.startswith("undo/") and inside.endswith(".json")
 
 
 class _Tenant:

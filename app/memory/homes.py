@@ -49,7 +49,6 @@ class Home:
 
     @property
     def prefix(self) -> str:
-        """Every object of the owner is under this."""
         top = PEOPLE_PREFIX if self.kind == "person" else CHANNELS_PREFIX
         return f"{top}{self.id}/"
 

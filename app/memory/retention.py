@@ -81,20 +81,14 @@ class ExpiringSessionsStore(StoreLayer):
             if if_generation != CREATE_ONLY or not self.retention.applies_to(key):
                 raise
             # "Create, since it is absent": it may have read as absent because it expired.
-            expired = await self._expired_generation(key)
-            if expired is None:
+            current = await self.inner.read(key)
+            if current is None or not self.retention.expired(key, current.updated):
                 raise
         try:
             # Replace exactly that expired version: a writer who got there first wins.
-            return await self.inner.write(key, content, if_generation=expired)
+            return await self.inner.write(key, content, if_generation=current.generation)
         except PreconditionFailed:
             raise PreconditionFailed(key, CREATE_ONLY) from None
-
-    async def _expired_generation(self, key: str) -> int | None:
-        current = await self.inner.read(key)
-        if current is None or not self.retention.expired(key, current.updated):
-            return None
-        return current.generation
 
 
 def retention_of(store: ObjectStore) -> SessionRetention | None:

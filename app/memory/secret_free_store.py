@@ -24,8 +24,6 @@ OFF_LOOP_CHARS = 40_000
 
 
 class SecretFreeStore(StoreLayer):
-    """An `ObjectStore` that redacts secrets from the content of every write."""
-
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         if len(content) > OFF_LOOP_CHARS:
             scrubbed = await asyncio.to_thread(redact_secret_shapes, content)

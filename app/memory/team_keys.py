@@ -64,16 +64,6 @@ class TeamErasure:
     deleted: int
 
 
-async def erase_team(
-    deployment_store: ObjectStore, tenant: Tenant, *, now: datetime | None = None
-) -> TeamErasure:
-    """Everything of one workspace (or organisation-wide installation), from the store
-    beneath every workspace's scope: sealed first (`seal_team`), then every object under
-    its keys (the first pass)."""
-    await seal_team(deployment_store, tenant, now=now)
-    return await first_pass(deployment_store, tenant)
-
-
 async def seal_team(
     deployment_store: ObjectStore, tenant: Tenant, *, now: datetime | None = None
 ) -> None:

@@ -106,7 +106,6 @@ def configure_logging(
     project: str | None = None,
     stream: Any = None,
 ) -> None:
-    """Set up structlog and stdlib logging once, at start-up."""
     global _project
     _project = project
     stream = stream or sys.stdout

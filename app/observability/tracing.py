@@ -35,8 +35,6 @@ _API_OPTIONS = {"timeout_in_seconds": 10, "max_retries": 1}
 
 
 class _NoopObservation:
-    """Stands in for a Langfuse observation when tracing is off."""
-
     def update(self, **_: Any) -> _NoopObservation:
         return self
 

@@ -29,8 +29,6 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class StopSignals:
-    """Counts the stop signals of one process and acts on them."""
-
     def __init__(self, graceful: Callable[[], None], *, deadline_s: float = STOP_DEADLINE_S):
         self._graceful = graceful
         self._deadline_s = deadline_s

@@ -37,7 +37,6 @@ from app.learning.conversations import (
     Standing,
     TurnTranscript,
     forget_said,
-    open_conversation,
     read_conversation,
 )
 from app.learning.erasure import forget_everything, said_since_erasure
@@ -47,7 +46,7 @@ from app.memory.homes import channel, person
 from app.memory.scopes import ChannelMemoryScope, validate_channel
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_USER, THREAD, USER, Backend
-from tests.layout import said_in_of
+from tests.layout import open_conversation, said_in_of
 
 CHANNEL, OTHER_CHANNEL, DM = "C0LAUNCH1", "C0OTHER01", "D0123ABCD"
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)

@@ -24,13 +24,13 @@ from app.learning.conversations import (
     Standing,
     TurnTranscript,
     begin_conversation,
-    open_conversation,
     read_conversation,
 )
 from app.memory.homes import person
 from app.observability.redaction import redact_secret_shapes
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
+from tests.layout import open_conversation
 
 DM, OTHER_DM = "D0123ABCD", "D0999ZZZZ"
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)

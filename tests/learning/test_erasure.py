@@ -14,7 +14,6 @@ from app.learning.conversation_record import ConversationOwner, TranscriptMessag
 from app.learning.conversations import (
     TurnTranscript,
     begin_conversation,
-    open_conversation,
     read_conversation,
 )
 from app.learning.erasure import (
@@ -39,7 +38,7 @@ from app.memory.change_log import MemoryChange
 from app.memory.homes import Home, channel, person, preferences_key
 from app.storage.store import ObjectStore
 from tests.backends import OTHER_THREAD, OTHER_USER, THREAD, USER, Backend
-from tests.layout import said_in_of
+from tests.layout import open_conversation, said_in_of
 
 DM, OTHER_DM = "D0123ABCD", "D0999ZZZZ"
 CHANNEL = "C0LAUNCH1"

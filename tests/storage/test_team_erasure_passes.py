@@ -12,7 +12,6 @@ import pytest
 
 from app.memory.team_keys import (
     LATE_WRITES_S,
-    erase_team,
     finish_erasure_of,
     finish_erasures,
     pending_key,
@@ -21,7 +20,7 @@ from app.memory.team_keys import (
 )
 from app.storage.store import ObjectStore, StoredObject, StoreLayer, StoreUnavailable
 from app.storage.team_scope import Tenant, bound_tenant
-from tests.backends import Backend
+from tests.backends import Backend, erase_team
 from tests.fakes.langfuse_api import FakeLangfuse
 from tests.span_log import SpanLog
 

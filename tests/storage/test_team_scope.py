@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.memory.team_keys import erase_team, pending_key, team_scoped, uninstall_tombstone_key
+from app.memory.team_keys import pending_key, team_scoped, uninstall_tombstone_key
 from app.storage.store import ObjectStore, StoredObject, StoreLayer
 from app.storage.team_scope import (
     InvalidTenant,
@@ -19,7 +19,7 @@ from app.storage.team_scope import (
     bound_tenant,
     tombstone,
 )
-from tests.backends import Backend
+from tests.backends import Backend, erase_team
 
 TEAM_A = Tenant(None, "TAAAA1")
 TEAM_B = Tenant(None, "TBBBB2")

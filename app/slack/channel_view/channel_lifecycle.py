@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -77,11 +78,7 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
                 return
             log.info("slack.channel.lifecycle", slack_event=kind, channel=channel, objects=outcome)
 
-    async def erase_left(store: ObjectStore, channel: str) -> int:
-        return await erase_channel(store, channel, why="Orion left the channel")
-
-    async def erase_deleted(store: ObjectStore, channel: str) -> int:
-        return await erase_channel(store, channel, why="the channel was deleted")
+    erase_left = partial(erase_channel, why="Orion left the channel")
 
     async def noted(store: ObjectStore, channel: str) -> int:
         return 0
@@ -94,7 +91,7 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
 
     works: dict[tuple[str, ...], Work] = {
         LEFT: erase_left,
-        DELETED: erase_deleted,
+        DELETED: partial(erase_channel, why="the channel was deleted"),
         ARCHIVED: archive_channel,
         UNARCHIVED: unarchive_channel,
     }

@@ -136,19 +136,6 @@ async def _listed(client: AsyncWebClient, channel: str, user: str) -> Membership
     return Membership.UNKNOWN
 
 
-async def is_admin(client: AsyncWebClient, user: str) -> bool:
-    """Whether Slack says `user` is an admin or owner of the workspace."""
-    person = await person_info(client, user, budget_s=SLACK_BUDGET_S)
-    return person is not None and person.admin
-
-
-async def is_shared(client: AsyncWebClient, channel: str) -> bool | None:
-    """Whether Slack says `channel` is shared with another organisation (None: it did
-    not say)."""
-    info = await channel_info(client, channel)
-    return None if info is None else info.shared_externally
-
-
 # Bolt searches the pattern in the action id: anchored, it names these two only.
 _FORGET_ACTIONS = re.compile(
     f"^(?:{re.escape(ACTION_FORGET_FILE)}|{re.escape(ACTION_FORGET_ALL)})$"
@@ -262,12 +249,15 @@ async def _choose(
         mode = ChannelMode(chosen)
     except ValueError:
         return USAGE
-    admin, shared = await asyncio.gather(is_admin(client, user), is_shared(client, channel_id))
-    if shared is not False:
+    person, info = await asyncio.gather(
+        person_info(client, user, budget_s=SLACK_BUDGET_S), channel_info(client, channel_id)
+    )
+    if info is None or info.shared_externally:
         # Slack Connect (or Slack did not say): no controls here, as no answers.
+        shared = info is not None
         log.info("slack.channel.setting_refused", reason="shared" if shared else "unchecked")
         return NOT_WITH_OTHER_ORGANISATIONS if shared else CANNOT_CHECK
-    if not admin:
+    if person is None or not person.admin:
         log.info("slack.channel.setting_refused", reason="not an admin")
         return ADMINS_ONLY
     try:

@@ -113,8 +113,6 @@ def register_home_opened(app: AsyncApp, home: HomeTab) -> None:
 
 
 def register_controls(app: AsyncApp, home: HomeTab) -> None:
-    """The memory controls' buttons."""
-
     @app.action(FORGET_ACTIONS)
     async def on_forget_item(
         ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient

@@ -9,12 +9,12 @@ import time
 import pytest
 from slack_sdk.oauth.installation_store import Installation
 
-from app.memory.team_keys import erase_team, pending_key
+from app.memory.team_keys import pending_key
 from app.slack.oauth.installation_store import ObjectStoreInstallationStore
 from app.slack.oauth.state_store import SignedOAuthStateStore, signed_state
 from app.storage.store import StoreError, StoreLayer, StoreUnavailable
 from app.storage.team_scope import Tenant
-from tests.backends import Backend
+from tests.backends import Backend, erase_team
 
 TEAM = "TAAAA1"
 ORG = "EORG001"

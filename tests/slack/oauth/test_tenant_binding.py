@@ -14,11 +14,12 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from app.memory.team_keys import erase_team, team_scoped
+from app.memory.team_keys import team_scoped
 from app.slack.oauth import tenant_binding
 from app.slack.oauth.tenant_binding import stamp_authorization
 from app.storage.local_directory import LocalDirectoryStore
 from app.storage.team_scope import Tenant, TenantUninstalled
+from tests.backends import erase_team
 from tests.fakes import slack_events as events
 
 TEAM = "TAAAA1"
