@@ -279,7 +279,8 @@ class Agent:
                     if turn.channel is not None:
                         # Each author's pointer to the thread as soon as their words are
                         # kept: a turn end cut short must not leave them unforgettable.
-                        await after_channel_turn(
+                        # Words taken out again: the turn, which holds them, teaches nothing.
+                        all_kept = await after_channel_turn(
                             guard.store,
                             turn.channel.channel_id,
                             turn.thread_ts,
@@ -287,6 +288,7 @@ class Agent:
                             authors=transcript.authors if transcript is not None else set(),
                             since=turn.started_at,
                         )
+                        learn = learn and all_kept
                     if learn:
                         outcome = await self._learn(turn, guard, answer or "", transcript, also)
                         fields = {
@@ -336,13 +338,21 @@ class Agent:
             record.summary if record is not None else None,
             cutoff=cutoff_of(opening.store),
         )
-        said: Sequence[Utterance] | None = transcript.messages() if transcript is not None else None
+        kept_messages = transcript.messages() if transcript is not None else None
+        said: Sequence[Utterance] | None = kept_messages
+        history = [*turn.history, ThreadMessage("assistant", answer)]
+        if turn.channel is not None:
+            # The thread as Slack shows it may hold words of members who asked to be
+            # forgotten: a channel's summary is made of what its transcript kept.
+            kept = {m.sent_at for m in kept_messages or ()}
+            kept |= {float(m.ts) for m in kept_messages or () if m.ts}
+            history = [m for m in history if m.sent_at is None or m.sent_at in kept]
         with tracing.observe("memory.summary.write") as span:
             outcome = await learn_from_turn(
                 guard,
                 thread_ts=turn.thread_ts,
                 channel=turn.channel.channel_id if turn.channel is not None else turn.channel_id,
-                history=[*turn.history, ThreadMessage("assistant", answer)],
+                history=history,
                 previous=previous,
                 summarize=self._summarize,
                 transcript=said,

@@ -25,7 +25,7 @@ from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.change_log import MemoryChange
 from app.memory.homes import channel, person, workspace_channels_key
 from app.memory.scopes import ChannelMemoryScope, is_user_id, to_key, to_memory_path
-from app.memory.tolerant_json import load_json_object
+from app.memory.tolerant_json import Unreadable, load_json_object
 from app.observability.audit import SLACK, Action, audit, channel_scope
 from app.observability.logging import get_logger
 from app.storage.store import (
@@ -125,10 +125,11 @@ async def choose_mode(
 async def change_profile(
     store: ObjectStore, channel_id: str, change: Callable[[Profile], Profile]
 ) -> None:
-    """The channel's profile changed (an erasure's mark stays in it)."""
+    """The channel's profile changed (an erasure's mark stays in it). Raises
+    `Unreadable` rather than write over one that cannot be read."""
 
     def changed(current: str | None) -> str | None:
-        return change(Profile.parse(current)).render()
+        return change(Profile.to_update(current)).render()
 
     await update_object(store, channel(channel_id).profile_key, changed)
 
@@ -196,7 +197,9 @@ async def record_change(
     store: ObjectStore, channel_id: str, *, action: Action, what: str, by: str
 ) -> None:
     change = ChannelChange(datetime.now(UTC), by, action, what[:300])
-    await change_profile(store, channel_id, with_changes([change]))
+    # Not into a profile that cannot be read: the change is made, the audit log has it.
+    with contextlib.suppress(Unreadable):
+        await change_profile(store, channel_id, with_changes([change]))
 
 
 # --- what the channel's members see and forget -------------------------------------------
@@ -292,7 +295,7 @@ async def note_channel_state_since(
     erasure's time)."""
 
     def later(current: str | None) -> str | None:
-        profile = Profile.parse(current)
+        profile = Profile.to_update(current)
         noted = _noted_since(profile)
         if noted is not None and noted >= moment:
             return current
@@ -365,31 +368,38 @@ async def after_channel_turn(
     public: bool,
     authors: set[str],
     since: datetime,
-) -> None:
-    """The channel's place on the workspace's public list, and the thread in the profile
-    of each member whose words the turn kept (a member forgotten since the turn began has
-    them taken out again). Raises what storage raises."""
+) -> bool:
+    """The channel's place on the workspace's public list, and the thread in the settings
+    of each member whose words the turn kept (a member forgotten since the turn began, or
+    whose settings cannot be read, has them taken out again). Whether all stayed: if not,
+    nothing more may be learned from the turn, which still holds them. Raises what
+    storage raises."""
     await note_channel_visibility(store, channel_id, public=public)
-    await asyncio.gather(
+    noted = await asyncio.gather(
         *(_note_said(store, a, channel_id, thread_ts, since) for a in sorted(authors))
     )
+    return all(noted)
 
 
 async def _note_said(
     store: ObjectStore, user_id: str, channel_id: str, thread_ts: str, since: datetime
-) -> None:
+) -> bool:
     home = person(user_id)
     guard = await Guard.reading(store, home, since=since)
 
     def noted(current: str | None) -> str | None:
         return with_said_in(current, channel_id, thread_ts)
 
-    await update(guard.store, home.settings_key, noted)
     try:
+        await update(guard.store, home.settings_key, noted)
         await guard.settle()
-    except Forgotten:
-        # Forgotten since the turn began: their words there go too.
+    except (Forgotten, Unreadable) as exc:
+        # Forgotten since the turn began, or nowhere to note the thread that Forget
+        # everything would find: their words there go too.
         room = channel(channel_id)
         if await forget_said(store, user_id, room, thread_ts):
             await reindex(store, room, thread_ts)
-        log.info("memory.channel.author_erased_during_turn")
+        if isinstance(exc, Forgotten):
+            log.info("memory.channel.author_erased_during_turn")
+        return False
+    return True

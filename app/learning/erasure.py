@@ -28,7 +28,7 @@ from app.learning.welcome import without_welcome
 from app.memory.homes import Home, channel, person, preferences_key
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_key
-from app.memory.tolerant_json import load_json_object
+from app.memory.tolerant_json import Unreadable, load_json_object
 from app.memory.tool.model_paths import person_memory_key
 from app.storage.store import (
     ObjectInfo,
@@ -116,17 +116,22 @@ async def said_since_erasure(
     store: ObjectStore, messages: Sequence[TranscriptMessage]
 ) -> list[TranscriptMessage]:
     """The messages of a channel's thread (read from Slack) that may be kept: none that
-    their author wrote before they last asked to be forgotten. One profile read per
-    author, at once. Raises what storage raises."""
+    their author wrote before they last asked to be forgotten (none at all of an author
+    whose profile cannot be read). One profile read per author, at once. Raises what
+    storage raises."""
     authors = sorted({m.user for m in messages if m.user is not None})
     profiles = await asyncio.gather(*(store.read(person(a).profile_key) for a in authors))
-    erased = {
-        author: Profile.parse(stored.content if stored else None).erased_at
-        for author, stored in zip(authors, profiles, strict=True)
-    }
+    erased = {author: _erased_at(stored) for author, stored in zip(authors, profiles, strict=True)}
     return [
         m for m in messages if m.user is None or (at := erased.get(m.user)) is None or m.at > at
     ]
+
+
+def _erased_at(stored: StoredObject | None) -> datetime | None:
+    try:
+        return Profile.to_update(stored.content if stored else None).erased_at
+    except Unreadable:  # it may say they were forgotten: none of their words are kept
+        return datetime.max.replace(tzinfo=UTC)
 
 
 async def reindex(store: ObjectStore, home: Home, thread_ts: str) -> None:
@@ -220,7 +225,7 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
     listed: list[bool] = []
 
     def forgetting(current: str | None) -> str:
-        profile = Profile.parse(current)
+        profile = Profile.to_update(current)
         listed[:] = [profile.entry(thread_ts) is not None]
         changed = without_welcome(profile.forgetting(thread_ts, moment), thread_ts=thread_ts)
         return changed.render(cutoff=cutoff_of(store))
@@ -231,7 +236,8 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
         # One forgotten already may still be searchable: that forget was cut short.
         if kept.entry(thread_ts) is None and thread_ts not in kept.forgotten:
             return 0
-    await update_object(store, home.profile_key, forgetting)
+    with contextlib.suppress(Unreadable):  # left as it is; no turn of theirs writes
+        await update_object(store, home.profile_key, forgetting)
     notes = home.notes_prefix(thread_ts)
     await _drop_undo_records_holding(store, user_id, lambda changed: changed.startswith(notes))
     # The search entry before the conversation: once it is gone no search, on any

@@ -7,7 +7,9 @@ with `settle`: one update of the profile that first compares it with what the ev
 If the owner, or the conversation, was forgotten since, the event's writes are taken
 back, each only at the version it wrote. An erasure changes the profile first and deletes
 after, so either its deletions saw a write, or the writer's settle sees the erasure. This
-is the one place that knows; no writer checks on its own."""
+is the one place that knows; no writer checks on its own. A profile that cannot be read
+is never written over (its erasure marks would go): the event keeps no memory
+(`readable`), and what it did write stands, since an erasure makes the profile readable."""
 
 from __future__ import annotations
 
@@ -20,9 +22,11 @@ from datetime import datetime
 from app.learning.profile import Profile
 from app.memory.homes import Home
 from app.memory.retention import cutoff_of
+from app.memory.tolerant_json import Unreadable
 from app.observability.logging import get_logger
 from app.storage.deadline import own_deadline
 from app.storage.store import (
+    NOT_READ,
     ObjectStore,
     PreconditionFailed,
     StoredObject,
@@ -80,7 +84,10 @@ class Guard:
         self._since = since
         self._store = store
         self._read = read
-        self.profile = Profile.parse(read.content if read is not None else None)
+        try:
+            self.profile, self.readable = Profile.to_update(read.content if read else None), True
+        except Unreadable:  # the event answers without memory (app/learning/opening.py)
+            self.profile, self.readable = Profile(), False
         self._written = _Written()
         self.store: ObjectStore = _Recording(store, self._written, home)
 
@@ -105,6 +112,7 @@ class Guard:
         """The profile with `change` applied, unless the owner (or, `thread_ts`, that
         conversation) was forgotten since the event read it: then its writes are taken
         back and `Forgotten` is raised. Raises what storage raises (the writes stand).
+        A profile that cannot be read is left as it is and answered empty (logged).
         `write_back=False`: with nothing to change, read it again rather than write it
         back (after a write of it failed)."""
         earlier = self.profile
@@ -112,7 +120,7 @@ class Guard:
         forgotten: list[str] = []
 
         def transform(current: str | None) -> str | None:
-            profile = Profile.parse(current)
+            profile = Profile.to_update(current)  # unreadable: nothing written over it
             if profile.erased_since(earlier) or self._erased_after_start(profile):
                 forgotten[:] = ["owner"]
                 return current
@@ -126,17 +134,22 @@ class Guard:
 
         # Written over exactly the version the event read (or created, where there was
         # none); with nothing to change, written back as read (one request either way).
-        stored = await update_object(
-            self._store,
-            self.home.profile_key,
-            transform,
-            already_read=self._read,
-            write_back=write_back,
-        )
+        try:
+            stored = await update_object(
+                self._store,
+                self.home.profile_key,
+                transform,
+                # Unreadable as read: read again (an erasure since has made it readable).
+                already_read=self._read if self.readable else NOT_READ,
+                write_back=write_back,
+            )
+        except Unreadable:
+            self.readable = False
+            return self.profile
         if forgotten:
             await self._take_back(whole=forgotten[0] == "owner", thread_ts=thread_ts)
             raise Forgotten(forgotten[0])
-        self._read = stored
+        self._read, self.readable = stored, True
         self.profile = Profile.parse(stored.content if stored is not None else None)
         return self.profile
 

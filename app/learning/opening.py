@@ -3,8 +3,9 @@ conversation and the organisation's context, read at once, each once, within one
 From them: whether the event may continue the conversation, the memory block for Claude's
 prompt, and the erasure guard every write of the event goes through (app/learning/guard.py).
 Nothing is kept unless both the profile and the conversation answered in time (nothing
-else says whose the conversation is, or whether its owner was forgotten): such an event
-is answered with what did arrive and logged as `memory.without_memory`, with why."""
+else says whose the conversation is, or whether its owner was forgotten), and the profile
+can be read: such an event is answered with what did arrive and logged as
+`memory.without_memory`, with why."""
 
 from __future__ import annotations
 
@@ -55,7 +56,10 @@ class Opening:
         """Whether the event may keep what it learns: its conversation and profile
         answered, and the conversation is the owner's."""
         return (
-            self.guard is not None and self.conversation is not None and self.conversation.allowed
+            self.guard is not None
+            and self.guard.readable
+            and self.conversation is not None
+            and self.conversation.allowed
         )
 
     @property
@@ -123,7 +127,11 @@ async def open_event(
     if conversation and not opening.remembers and not opening.refused:
         log.warning(
             "memory.without_memory",
-            reason="timed out" if loaded.timed_out else "storage failed",
+            reason="timed out"
+            if loaded.timed_out
+            else "profile unreadable"
+            if guard is not None and not guard.readable
+            else "storage failed",
             scopes=[s.value for s in (*loaded.timed_out, *loaded.failed)],
         )
     return opening

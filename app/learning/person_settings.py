@@ -13,7 +13,7 @@ from typing import Any
 from app.learning.guard import Forgotten, Guard
 from app.memory.homes import person
 from app.memory.scopes import is_shared_channel_id, is_thread_ts
-from app.memory.tolerant_json import load_json_object
+from app.memory.tolerant_json import load_json_object, object_to_update
 from app.storage.store import ObjectStore, update
 
 MEMORY_NOTES = "memory_notes"
@@ -51,8 +51,9 @@ def said_in(settings: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def with_said_in(current: str | None, channel_id: str, thread_ts: str) -> str | None:
     """The settings object with the thread among those holding the person's words (as it
-    was, when it is already)."""
-    settings = load_json_object(current, what="settings")
+    was, when it is already). Raises `Unreadable` for one that cannot be read: written
+    over, Forget everything would no longer find the threads it lists."""
+    settings = object_to_update(current, what="settings")  # raises Unreadable
     listed = said_in(settings)
     if (channel_id, thread_ts) in listed:
         return current
@@ -66,7 +67,7 @@ async def choose_memory_notes(store: ObjectStore, user_id: str, *, shown: bool) 
     guard = await Guard.reading(store, person(user_id))
 
     def chosen(current: str | None) -> str:
-        return json.dumps({**load_json_object(current, what="settings"), MEMORY_NOTES: shown})
+        return json.dumps({**object_to_update(current, what="settings"), MEMORY_NOTES: shown})
 
     await update(guard.store, person(user_id).settings_key, chosen)
     try:

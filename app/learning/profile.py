@@ -23,7 +23,7 @@ from typing import Any
 
 from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.scopes import is_thread_ts, validate_thread_ts
-from app.memory.tolerant_json import load_json_object
+from app.memory.tolerant_json import load_json_object, object_to_update
 
 VERSION = 2
 MAX_CONVERSATIONS = 1_000  # within the retention window; the Home tab shows the newest
@@ -132,9 +132,20 @@ class Profile:
 
     @staticmethod
     def parse(content: str | None, *, cutoff: datetime | None = None) -> Profile:
-        """The profile; empty when there is none or it cannot be read (logged), never an
-        error. What is older than `cutoff` is left out."""
-        data = load_json_object(content, what="profile")
+        """The profile, for a reader; empty when there is none or it cannot be read
+        (logged), never an error. What is older than `cutoff` is left out."""
+        return Profile._of(load_json_object(content, what="profile"), cutoff)
+
+    @staticmethod
+    def to_update(content: str | None) -> Profile:
+        """The profile, for a writer that will write it back; empty when there is none.
+        Raises `Unreadable` (logged) when there is one that cannot be read whole, erasure
+        marks included: written over, what was forgotten could come back
+        (docs/operations.md, "A profile that cannot be read")."""
+        return Profile._of(object_to_update(content, what="profile", sound=_marks_readable), None)
+
+    @staticmethod
+    def _of(data: dict[str, Any], cutoff: datetime | None) -> Profile:
         entries = [ConversationEntry.parse(item) for item in _list(data, "conversations")]
         listed: dict[str, ConversationEntry] = {}
         for entry in entries:
@@ -158,6 +169,16 @@ class Profile:
 
 
 _OWN = frozenset({"version", "erased_at", "forgotten", "conversations"})
+
+
+def _marks_readable(data: dict[str, Any]) -> bool:
+    """Whether every erasure mark the profile holds is one `_of` keeps."""
+    erased_at, forgotten = data.get("erased_at"), data.get("forgotten", {})
+    if erased_at is not None and parse_moment(erased_at) is None:
+        return False
+    return isinstance(forgotten, dict) and all(
+        is_thread_ts(thread) and parse_moment(at) is not None for thread, at in forgotten.items()
+    )
 
 
 def _list(data: dict[str, Any], name: str) -> list[Any]:

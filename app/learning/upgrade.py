@@ -35,7 +35,7 @@ from app.memory.key_prefixes import (
     PEOPLE_PREFIX,
 )
 from app.memory.scopes import is_shared_channel_id, is_user_id
-from app.memory.tolerant_json import load_json_list, load_json_object
+from app.memory.tolerant_json import Unreadable, load_json_list, load_json_object
 from app.observability.logging import get_logger
 from app.storage.store import (
     CREATE_ONLY,
@@ -185,6 +185,16 @@ class _Tenant:
         async with self._limit:
             await update_object(self._store, key, change)
 
+    async def _profile_as_kept(self, home: Home) -> Profile | None:
+        """The owner's profile in the new layout (empty: none yet); None when it cannot be
+        read (logged, counted): it may say they were forgotten, so nothing of theirs moves."""
+        kept = await self._read(home.profile_key)
+        try:
+            return Profile.to_update(kept.content if kept else None)
+        except Unreadable:
+            self._unreadable(home.profile_key)
+            return None
+
     def _unreadable(self, key: str) -> None:
         log.warning("memory.upgrade.unreadable", key=key)
         self._report.unreadable += 1
@@ -302,9 +312,11 @@ class _Tenant:
         own = {t: r for t, r in records.items() if not r.owner.in_channel and r.owner.user == user}
         index_key, welcome_key = f"people/{user}/conversations.json", f"people/{user}/welcome.json"
         settings_key = f"settings/{user}.json"
+        kept = await self._profile_as_kept(home)
+        if kept is None:
+            return
         self._done |= {index_key, welcome_key, settings_key} & self._keys  # whatever comes next
-        kept = await self._read(home.profile_key)
-        if Profile.parse(kept.content if kept else None).erased_at is not None:
+        if kept.erased_at is not None:
             # Forgotten in the new layout before this run: what the old one kept of them
             # goes, never home (an upgrade must not bring back what they erased).
             theirs = (f"users/{user}/", *(f"sessions/{t.replace('.', '-')}/" for t in own))
@@ -343,7 +355,10 @@ class _Tenant:
         # Their own object now, where a newer choice wins; with the channel threads noted.
         old = settings.content if settings is not None else None
         if old is not None or said:
-            await self._update(home.settings_key, lambda current: _noting(current or old, said))
+            try:
+                await self._update(home.settings_key, lambda c: _noting(c or old, said))
+            except Unreadable:
+                self._unreadable(settings_key)  # left, with what it lists, for a rerun
         await self._profile(
             home,
             own.values(),
@@ -383,7 +398,7 @@ class _Tenant:
         old_welcome = _welcome_section(welcome)
 
         def merged(current: str | None) -> str:
-            profile = Profile.parse(current)
+            profile = Profile.to_update(current)
             for entry in listed.values():
                 if profile.entry(entry.thread_ts) is None:
                     profile = profile.with_conversation(entry)
@@ -414,6 +429,8 @@ class _Tenant:
 
     async def _channel(self, channel_id: str, records: dict[str, ConversationRecord]) -> None:
         home = channel(channel_id)
+        if await self._profile_as_kept(home) is None:
+            return
         own = {
             t: r for t, r in records.items() if r.owner.in_channel and r.owner.channel == channel_id
         }

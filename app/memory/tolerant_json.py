@@ -5,12 +5,14 @@ through Claude's memory tool, edited into any shape: truncated, a list where an 
 belongs, nested thousands deep (which `json.loads` answers with RecursionError). A file
 that cannot be read is empty to its reader, with one log line (the event's ids come from
 the log context), so that a broken file never blocks a greeting, recall, the Home tab or an
-erasure.
+erasure. A writer that writes such a file back reads it with `object_to_update` instead:
+one it cannot read is left as it is rather than written over as empty.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from app.observability.logging import get_logger
@@ -52,3 +54,21 @@ def load_json_list(content: str | None, *, what: str) -> list[Any]:
         return data or []
     log.warning("memory.file.unreadable", file=what, reason="not_a_list")
     return []
+
+
+class Unreadable(ValueError):
+    """A record Orion rewrites is there but cannot be read: written over as if empty, what
+    it holds (erasure marks, where a person's words are) would be lost."""
+
+
+def object_to_update(
+    content: str | None, *, what: str, sound: Callable[[dict[str, Any]], bool] | None = None
+) -> dict[str, Any]:
+    """A JSON object's items, for a writer that will write it back ({} when there is
+    none). Raises `Unreadable` (logged at ERROR with its size, never its content) when it
+    is not an object, or `sound` says part of it cannot be read."""
+    data = load_json(content, what=what) if content else {}
+    if not isinstance(data, dict) or (sound is not None and not sound(data)):
+        log.error("memory.record.unreadable", file=what, chars=len(content or ""))
+        raise Unreadable(what)
+    return data

@@ -203,7 +203,12 @@ def test_a_channels_record_that_cannot_be_read_fails_no_mention(
     thread_ts = thread_of(mention(orion, slack, ANA, PUBLIC, "we're planning the launch"))
     wait_for_answer(slack, PUBLIC, thread_ts, "Noted.")
     orion.wait_idle()
-    for key in (home.profile_key, home.search_key, home.conversation_key(thread_ts)):
+    damaged = [home.search_key, home.conversation_key(thread_ts)]
+    if hostile.startswith("{"):
+        # (A profile that cannot be read whole is never written over, and its channel keeps
+        # nothing meanwhile: tests/security/test_unreadable_profile.py.)
+        damaged.append(home.profile_key)
+    for key in damaged:
         bucket.write(key, hostile)
 
     claude.reply("Tuesday it is.")

@@ -46,6 +46,9 @@ from tests.orion_server import OrionServer, orion_servers
 
 # Deeper than Python's recursion limit: json.loads answers RecursionError.
 NESTED = "[" * 50_000 + "]" * 50_000
+WRONG_SECTIONS = json.dumps(
+    {"welcome": {"thread": {"$ne": 1}}, "settings": "on", "said_in": [[1, 2]]}
+)
 
 
 @pytest.fixture
@@ -441,16 +444,18 @@ def test_a_turn_end_settling_as_the_erasure_lands_writes_no_profile_back(
         json.dumps({"version": 2, "conversations": ["x" * 1_000] * 5_000}),  # huge
         json.dumps({"erased_at": 17, "forgotten": [], "conversations": {"a": 1}}),  # wrong types
         json.dumps(["not", "an", "object"]),
-        json.dumps({"welcome": {"thread": {"$ne": 1}}, "settings": "on", "said_in": [[1, 2]]}),
+        WRONG_SECTIONS,
     ],
     ids=["nested", "huge", "wrong-types", "a-list", "wrong-sections"],
 )
-def test_a_hostile_profile_or_conversation_is_read_as_empty_and_fails_no_turn(
+def test_a_hostile_conversation_or_profile_section_is_read_as_empty_and_fails_no_turn(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, seeded: Bucket, hostile: str
 ) -> None:
     otto_before = ottos_objects(seeded)
     home = person(USER)
-    seeded.write(home.profile_key, hostile)
+    # Sections of the wrong shapes are read as absent. (A profile that cannot be read whole
+    # is never written over: tests/security/test_unreadable_profile.py.)
+    seeded.write(home.profile_key, WRONG_SECTIONS)
     seeded.write(home.conversation_key(THREAD), hostile)
 
     # A new thread: greeted, answered, and the turn ends with her profile made sound again.
@@ -475,4 +480,32 @@ def test_a_hostile_profile_or_conversation_is_read_as_empty_and_fails_no_turn(
 
     forget_everything(orion, slack)
     orion.wait_idle()
+    nothing_of_mira_and_all_of_otto(seeded, otto_before)
+
+
+def test_a_message_sent_before_the_erasure_is_not_kept_when_its_profile_read_lands_after(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    seeded: Bucket,
+    gcs_proxy: FaultyProxy,
+) -> None:
+    otto_before = ottos_objects(seeded)
+    view = open_home(orion, slack, USER, DM)
+    # Mira writes, then at once erases everything; storage is slow, so the turn's read of
+    # her profile lands after the erasure's mark (it reads the mark: nothing "since").
+    reading = gcs_proxy.hold("people%2FU0MIRA%2Fprofile.json", method="GET")
+    claude.reply("Sure, the launch moves to Friday and the team hears it from you.")
+    claude.reply("# Launch\nMira moved the launch to Friday.")  # the turn end's summary
+    conversation.post_user_message(
+        orion, slack, USER, DM, THREAD, "Move the launch to Friday, and tell the whole team."
+    )
+    before = len(orion.logged(log_events.MEMORY_FORGET))
+    click(orion, slack, USER, view, ACTION_FORGET_EVERYTHING)
+    slack.wait_for(lambda: len(orion.logged(log_events.MEMORY_FORGET)) > before, what="erasure")
+    reading.set()
+
+    conversation.wait_for_messages(slack, DM, THREAD, 1, after_greeting=False, timeout=30)
+    orion.wait_idle()
+    assert [key for key, text in everything_in(seeded).items() if "Friday" in text] == []
     nothing_of_mira_and_all_of_otto(seeded, otto_before)

@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from app.agent.errors import friendly_error
 from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
-from app.learning.conversation_record import said
+from app.learning.conversation_record import moment_of, said
 from app.learning.conversations import TurnTranscript
 from app.learning.welcome import freshest_summary
 from app.memory.change_log import ChangeLog
@@ -151,6 +151,7 @@ class Answerer:
                     thread_ts=message.thread_ts,
                     team=message.context.team_id,
                     enterprise=message.context.enterprise_id,
+                    since=moment_of(message.ts),
                 )
             ),
         )

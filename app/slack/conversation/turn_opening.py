@@ -5,6 +5,7 @@ refused; one whose state storage could not give in time is answered and keeps no
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from app.agent.history import ThreadMessage
@@ -60,9 +61,11 @@ async def open_turn(
     thread_ts: str,
     team: str | None,
     enterprise: str | None,
+    since: datetime | None = None,
 ) -> TurnOpening:
-    """Read the turn's owner state at once, within the current storage deadline. Never
-    raises."""
+    """Read the turn's owner state at once, within the current storage deadline (`since`:
+    when the message was sent; an erasure after it takes the turn's writes back, also
+    when the profile was read after that erasure). Never raises."""
     owner = owner_of_event(user, channel, team, enterprise, kind="person")
     store = await memory_store(provider)
     if store is None or owner is None:
@@ -75,6 +78,7 @@ async def open_turn(
             thread_ts,
             budget_s=provider.settings.memory_load_timeout_s if left is None else left,
             token_budget=provider.settings.memory_context_token_budget,
+            since=since,
         )
     except Exception as exc:
         log.warning("slack.conversation.unavailable", error=type(exc).__name__, exc_info=exc)
