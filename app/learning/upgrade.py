@@ -171,6 +171,7 @@ class _Tenant:
         self._keys = keys
         self._report = report
         self._done: set[str] = set()  # old keys whose content is home: deleted at the end
+        self._left: set[str] = set()  # old erasure marks of owners not moved: for a rerun
         self._limit = asyncio.Semaphore(CONCURRENCY)
 
     async def _read(self, key: str) -> StoredObject | None:
@@ -185,14 +186,16 @@ class _Tenant:
         async with self._limit:
             await update_object(self._store, key, change)
 
-    async def _profile_as_kept(self, home: Home) -> Profile | None:
+    async def _profile_as_kept(self, home: Home, erasure_seed: str) -> Profile | None:
         """The owner's profile in the new layout (empty: none yet); None when it cannot be
-        read (logged, counted): it may say they were forgotten, so nothing of theirs moves."""
+        read (logged, counted): it may say they were forgotten, so nothing of theirs moves,
+        and their old erasure mark stays for the run after it is repaired."""
         kept = await self._read(home.profile_key)
         try:
             return Profile.to_update(kept.content if kept else None)
         except Unreadable:
             self._unreadable(home.profile_key)
+            self._left.add(_erasure_key(erasure_seed))
             return None
 
     def _unreadable(self, key: str) -> None:
@@ -225,6 +228,7 @@ class _Tenant:
             or (k.startswith("people/") and not k.endswith(("conversations.json", "welcome.json")))
             or (k.startswith("channel-records/") and "/conversations/" in k)
         }
+        self._done -= self._left
         leftovers = self._keys - self._done
         deleted = await delete_all(self._store, sorted(self._done))
         self._report.deleted += deleted
@@ -312,7 +316,7 @@ class _Tenant:
         own = {t: r for t, r in records.items() if not r.owner.in_channel and r.owner.user == user}
         index_key, welcome_key = f"people/{user}/conversations.json", f"people/{user}/welcome.json"
         settings_key = f"settings/{user}.json"
-        kept = await self._profile_as_kept(home)
+        kept = await self._profile_as_kept(home, f"orion-erasure:{user}")
         if kept is None:
             return
         self._done |= {index_key, welcome_key, settings_key} & self._keys  # whatever comes next
@@ -371,7 +375,7 @@ class _Tenant:
 
     async def _erasure(self, seed: str) -> datetime | None:
         """When the old layout's erasure mark for this owner says they were forgotten."""
-        stored = await self._read_old(f"erasures/{hashlib.sha256(seed.encode()).hexdigest()[:32]}")
+        stored = await self._read_old(_erasure_key(seed))
         mark = load_json_object(stored.content if stored else None, what="tombstone")
         return parse_moment(mark.get("erased_at"))
 
@@ -429,7 +433,7 @@ class _Tenant:
 
     async def _channel(self, channel_id: str, records: dict[str, ConversationRecord]) -> None:
         home = channel(channel_id)
-        if await self._profile_as_kept(home) is None:
+        if await self._profile_as_kept(home, f"orion-channel-erasure:{channel_id}") is None:
             return
         own = {
             t: r for t, r in records.items() if r.owner.in_channel and r.owner.channel == channel_id
@@ -556,3 +560,8 @@ def _placed(old: str, current: str | None, merge: bool) -> str:
 
 def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
+
+
+def _erasure_key(seed: str) -> str:
+    """Where the old layout kept an owner's erasure mark."""
+    return f"erasures/{hashlib.sha256(seed.encode()).hexdigest()[:32]}"

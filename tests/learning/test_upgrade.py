@@ -216,3 +216,27 @@ def test_orion_migrate_says_what_moved_and_a_second_run_finds_nothing(
     again = io.StringIO()
     assert memory_commands.migrate(settings, out=again) == memory_commands.DONE
     assert "Nothing of the earlier layout is left" in again.getvalue()
+
+
+async def test_an_owner_whose_new_profile_cannot_be_read_keeps_the_old_erasure_for_a_rerun(
+    tmp_path: Path,
+) -> None:
+    # Robin was forgotten under the old layout; their new profile is broken before the
+    # upgrade runs. Nothing of theirs moves — and their old erasure mark must stay, so
+    # that once an operator repairs the profile, a rerun still knows they were forgotten.
+    root = copy("store", tmp_path)
+    robin = EXPECTED["store"]["people"][1]
+    broken = root / f"people/{robin['user']}/profile.json"
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    broken.write_text('{"version": 2, "erased_at": ')
+    before = {k for k in files(root) if k.startswith("erasures/")}
+
+    report = await upgrade(LocalDirectoryStore(root))
+
+    assert report.unreadable >= 1 and broken.read_text() == '{"version": 2, "erased_at": '
+    assert before and before <= set(files(root)), "the old erasure marks stayed"
+    broken.unlink()  # the operator's repair (docs/operations.md)
+    await upgrade(LocalDirectoryStore(root))
+    repaired = Profile.parse(files(root)[f"people/{robin['user']}/profile.json"])
+    assert repaired.erased_at is not None
+    assert repaired.erased_at.isoformat() == robin["erased_at"]
