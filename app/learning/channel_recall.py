@@ -214,7 +214,7 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
     _: KW_ONLY
     actor: str
     link: LinkTo | None = None
-    shown: dict[str, Shown] = field(default_factory=dict)  # as `RecallTool.shown`
+    shown: dict[str, Shown] = field(default_factory=dict, init=False, repr=False)  # as RecallTool's
 
     def to_dict(self) -> BetaToolParam:
         public = (

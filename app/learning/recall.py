@@ -508,7 +508,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
     link: LinkTo | None = None
     # What the turn's latest search showed, MAX_RESULTS conversations at most: a tool
     # lives one turn (app/agent/toolbox.py builds a turn's), and its store is the turn's.
-    shown: dict[str, Shown] = field(default_factory=dict)
+    shown: dict[str, Shown] = field(default_factory=dict, init=False, repr=False)
 
     def to_dict(self) -> BetaToolParam:
         return recall_tool_param(DESCRIPTION)
