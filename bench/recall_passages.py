@@ -24,18 +24,18 @@ Message-level recall is also broken down by kind and language, with why each mis
 evidence message was lost (`CAUSES`: its conversation matched no word of the question,
 or ranked below the first five, or was returned without the answer in the exchanges
 around its matching messages, or with it there but cut by the conversation's room). Each
-search is measured as the first of a turn after a turn end on another instance rewrote
-the index (nothing an earlier search or turn end here kept is reused). Then the first
-person of each language again, with 2,000 conversations (bench.recall_hard's long
-history added): recall, and CPU per search at the size the issue's goal names — the
-first search of a turn (the turn end before it on another instance, and on this one),
-and the second; the first also with the turn before having searched another of the
-person's questions on this instance (it shows the conversations it read then without
-reading them again while the index names them by the same entry: app/learning/
-recall.py). The question goes as the person asked it: the bench has no Claude to
-rephrase it. The GCS emulator sends an unchanged index whole where GCS answers 304
-(it ignores `ifGenerationNotMatch` on downloads): what a search here is spared of a
-kept index is its parsing, not its transfer.
+search is the first of a turn — a tool on the turn's own store (its erasure guard's), as
+a turn opens it — after a turn end on another instance rewrote the index (nothing an
+earlier search or turn end here kept is reused). Then the first person of each language
+again, with 2,000 conversations (bench.recall_hard's long history added): recall, and
+CPU per search at the size the issue's goal names — the first search of a turn (the
+turn end before it on another instance, and on this one), and the turn's next search
+(which shows the conversations the one before showed without reading them again while
+the index names them by the same entry: app/learning/recall.py). The question goes as
+the person asked it: the bench has no Claude to rephrase it. The GCS emulator sends an
+unchanged index whole where GCS answers 304 (it ignores `ifGenerationNotMatch` on
+downloads): what a search here is spared of a kept index is its parsing, not its
+transfer.
 
 Run alone with `uv run python -m bench.recall_passages`; bench.recall_hard includes it.
 """
@@ -54,6 +54,7 @@ from typing import Any
 from unittest import mock
 
 from app.learning import recall, search_index
+from app.learning.guard import Guard
 from app.learning.passages import passages
 from app.learning.recall import RecallTool
 from app.learning.search_index import SearchIndex, document_for, record_search_document
@@ -296,19 +297,27 @@ def takes_several_queries() -> bool:
     return "queries" in schema["properties"]
 
 
+async def _turn(store: CountingStore, user: str) -> RecallTool:
+    """A turn's `recall` tool, on the turn's own store (its erasure guard's), as a turn
+    opens it (app/agent/turn.py): what a turn's searches keep lasts the turn."""
+    guard = await Guard.reading(store, home_of(user))
+    return RecallTool(guard.store, MemoryScope(user, CURRENT_THREAD))
+
+
 async def _call(
-    store: CountingStore, user: str, tool_input: dict[str, Any], *, keep: str = "nothing"
+    store: CountingStore,
+    user: str,
+    tool_input: dict[str, Any],
+    *,
+    turn: RecallTool | None = None,
+    index_kept: bool = False,
 ) -> tuple[list[str], dict[str, str], float, int, int]:
-    """One tool call, with what this instance kept from earlier searches and turn ends:
-    `nothing` (the index is downloaded and parsed, every conversation read: the first
-    search after a turn end on another instance, on an instance that never searched this
-    person's conversations); `conversations` (those it read before, not the index: the
-    same on an instance that did); `everything`."""
-    if keep != "everything":
+    """One tool call: `turn`'s next search, else the first of a new turn. `index_kept`:
+    the index this instance last parsed or wrote is still the stored one (a turn end or
+    a search here); else another instance's turn end rewrote it: downloaded and parsed."""
+    if not index_kept:
         search_index._parsed_kept.clear()
-    if keep == "nothing":
-        recall._records_kept.clear()
-    tool = RecallTool(store, MemoryScope(user, CURRENT_THREAD))
+    tool = turn or await _turn(store, user)
     reads, started = store.reads, time.process_time()
     result = await tool.call(tool_input)
     cpu, read = time.process_time() - started, store.reads - reads
@@ -405,21 +414,21 @@ async def _long(
     index_read = await _index_read_cpu(emulator, bucket, longer[0][0].user_id)
     figures = {name: Figures() for name in ("question", "month as a range", "parts")}
     await _ask(store, longer, figures)
-    # The same question again, as a turn's second search: the index as the first parsed it.
+    # The same question again, as the turn's next search: the index as the first parsed it,
+    # the conversations as it showed them.
     warm, here, elsewhere = Figures(), Figures(), Figures()
     for person, asked_list in longer:
         for asked in asked_list:
-            await _call(store, person.user_id, query_input(asked.text))
+            turn = await _turn(store, person.user_id)
+            await _call(store, person.user_id, query_input(asked.text), turn=turn)
             found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, query_input(asked.text), keep="everything"
+                store, person.user_id, query_input(asked.text), turn=turn, index_kept=True
             )
             warm.add(asked, found, shown, cpu, reads, chars, person.language)
     # As a turn's first search after the turn end before it (the person's newest
-    # conversation's entry rewritten, the same words, through the store), the turn before
-    # having searched another of the person's questions on this instance: the turn end on
-    # this instance (the index and those conversations kept), then on another (this one
-    # downloads and parses the index, and shows the conversations it read before whose
-    # entries are as they were).
+    # conversation's entry rewritten, the same words, through the store): the turn end on
+    # this instance (the index it wrote kept), then on another (this one downloads and
+    # parses the index). Either way the new turn reads the conversations it shows.
     for person, asked_list in longer:
         newest = max(person.conversations, key=lambda c: c.updated)
         document = document_for(
@@ -431,13 +440,11 @@ async def _long(
             newest.started,
             CHANNEL,
         )
-        for at, asked in enumerate(asked_list):
-            before = query_input(asked_list[at - 1].text)
-            for figures_of, keep in ((here, "everything"), (elsewhere, "conversations")):
-                await _call(store, person.user_id, before)  # nothing kept before it
+        for asked in asked_list:
+            for figures_of, index_kept in ((here, True), (elsewhere, False)):
                 await record_search_document(store, home_of(person.user_id), document)
                 found, shown, cpu, reads, chars = await _call(
-                    store, person.user_id, query_input(asked.text), keep=keep
+                    store, person.user_id, query_input(asked.text), index_kept=index_kept
                 )
                 figures_of.add(asked, found, shown, cpu, reads, chars, person.language)
     questions = sum(len(q) for _, q in longer)
@@ -450,16 +457,12 @@ async def _long(
     rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
     rows.append(warm.cost_row(f"{label}, the question searched again in the same turn"))
     rows.append(index_read)
-    before = "the turn before searched another of the person's questions here"
     rows.append(
-        here.cost_row(
-            f"{label}, the question after a turn end on this instance rewrote the index ({before})"
-        )
+        here.cost_row(f"{label}, a turn's first search, a turn end on this instance before it")
     )
     rows.append(
         elsewhere.cost_row(
-            f"{label}, the question after a turn end on another instance rewrote the index "
-            f"({before})"
+            f"{label}, a turn's first search, a turn end on another instance before it"
         )
     )
     return rows

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,6 +48,7 @@ from app.learning.recall import (
     RecallHit,
     SearchCounts,
     SearchFailed,
+    Shown,
     parse_recall_input,
     recall_tool_param,
     render_hits,
@@ -175,9 +176,11 @@ async def search_channels(
     limit: int,
     *,
     within: TimeRange | None = None,
+    shown: dict[str, Shown] | None = None,
 ) -> tuple[list[RecallHit], SearchCounts]:
     """The best-matching threads of the channel (and, public, of other public channels
-    Slack says are still public), best first. Raises what storage raises."""
+    Slack says are still public), best first (`shown`: as `search_homes`). Raises what
+    storage raises."""
     others: list[str] = []
     if scope.reaches_others:
         others = [c for c, _ in await read_public_channels(store) if c != scope.channel_id]
@@ -198,6 +201,7 @@ async def search_channels(
         exclude_thread=scope.thread_ts,
         within=within,
         keep=keep,
+        shown=shown,
     )
 
 
@@ -210,6 +214,7 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
     _: KW_ONLY
     actor: str
     link: LinkTo | None = None
+    shown: dict[str, Shown] = field(default_factory=dict, init=False, repr=False)  # as RecallTool's
 
     def to_dict(self) -> BetaToolParam:
         public = (
@@ -227,7 +232,7 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
         ) as span:
             try:
                 hits, counts = await search_channels(
-                    self.store, self.scope, queries, limit, within=within
+                    self.store, self.scope, queries, limit, within=within, shown=self.shown
                 )
             except Exception as exc:
                 # SearchFailed: each read that failed was logged with its traceback.

@@ -31,11 +31,7 @@ find.
 from __future__ import annotations
 
 import asyncio
-import sys
-import threading
 import time
-import weakref
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -52,7 +48,6 @@ from app.learning.search_index import (
     MAX_TITLE_CHARS,
     SearchIndex,
     searchable_index,
-    tenant_key,
 )
 from app.learning.search_ranking import Ranked, TimeRange, rank_queries
 from app.learning.search_terms import query_terms
@@ -181,12 +176,14 @@ async def search_homes(
     exclude_thread: str | None = None,
     within: TimeRange | None = None,
     keep: Callable[[list[Home]], Awaitable[set[Home]]] | None = None,
+    shown: dict[str, Shown] | None = None,
 ) -> tuple[list[RecallHit], SearchCounts]:
     """The best-matching conversations of `homes` for `queries` (the parts of one
     question: the best of each first; each index ranked on its own, by its own
     statistics, then several homes' merged by score), best first, recent first on ties;
     `keep`: of the homes other than the first that a search would return threads of,
-    which may be (a channel's recall across public channels). Raises whatever storage
+    which may be (a channel's recall across public channels); `shown`: the conversations
+    the turn's previous search showed, replaced by this one's. Raises whatever storage
     raises when the first home's index cannot be read, and `SearchFailed` when none of
     the best matches could be."""
     counts = SearchCounts()
@@ -221,6 +218,9 @@ async def search_homes(
         chosen.append((home, index, ranked))
     chosen = chosen[:limit]
     groups = all_groups(asked)
+    before = dict(shown or {})
+    if shown is not None:
+        shown.clear()
     hits = await asyncio.gather(
         *(
             read_hit(
@@ -238,6 +238,8 @@ async def search_homes(
                 ),
                 groups,
                 counts,
+                before,
+                shown,
             )
             for (home, index, ranked), room in zip(chosen, rooms(len(chosen)), strict=True)
         )
@@ -269,8 +271,23 @@ class Found:
     started: float  # seconds since the epoch
     updated: float
     score: float
-    room: int = RESULT_CHARS // DEFAULT_RESULTS
-    entry: tuple[str, int, int] | None = None  # the index entry that named it (`entry_of`)
+    room: int
+    entry: tuple[str, int, int]  # the index entry that named it (`entry_of`)
+
+
+class Shown(NamedTuple):
+    """A conversation a search showed, with the index entry that named it."""
+
+    entry: tuple[str, int, int]
+    record: ConversationRecord
+
+
+def entry_of(index: SearchIndex, at: int) -> tuple[str, int, int]:
+    """What tells an index entry from any other: its id (a new one each time a turn end,
+    a forgetting or an erasure rewrites the entry: app/learning/search_index.py), when its
+    conversation was updated and how many terms it held (an index made anew after a
+    Forget everything counts ids from 0 again)."""
+    return index.ids[at], index.updated[at], index.lengths[at]
 
 
 def rooms(count: int) -> list[int]:
@@ -291,18 +308,33 @@ async def read_hit(
     found: Found,
     groups: list[tuple[str, ...]],
     counts: SearchCounts,
+    before: Mapping[str, Shown],
+    shown: dict[str, Shown] | None,
 ) -> RecallHit | None:
     """The found conversation's passages, from its transcript (else its summary); None
-    when it is gone (expired, or forgotten since the index was written)."""
+    when it is gone (expired, or forgotten since the index was written). Shown as the
+    turn's previous search showed it (`before`) while the index names it by the same
+    entry, else read; kept for the turn's next search. Forgetting a conversation removes
+    its entry before the conversation (app/learning/erasure.py): one forgotten is never
+    named, so never shown again."""
+    key = home.conversation_key(found.thread_ts)
     try:
-        record = await _conversation(store, home.conversation_key(found.thread_ts), found, counts)
+        shown_before = before.get(key)
+        if shown_before is not None and shown_before.entry == found.entry:
+            record: ConversationRecord | None = shown_before.record
+        else:
+            counts.reads += 1
+            stored = await store.read(key)
+            record = ConversationRecord.parse(stored.content) if stored is not None else None
         if record is None:
             counts.missing += 1
             return None
+        if shown is not None:
+            shown[key] = Shown(found.entry, record)
         if record.messages:
-            shown = await asyncio.to_thread(passages, record.messages, groups, room=found.room)
+            cut = await asyncio.to_thread(passages, record.messages, groups, room=found.room)
         elif record.summary is not None:
-            shown = [summary_passage(record.summary)]
+            cut = [summary_passage(record.summary)]
         else:
             counts.missing += 1
             return None
@@ -317,75 +349,9 @@ async def read_hit(
         found.title,
         datetime.fromtimestamp(found.started, UTC),
         datetime.fromtimestamp(found.updated, UTC),
-        shown,
+        cut,
         found.score,
     )
-
-
-# The conversations searches read, per store (a turn's tools are given the turn's own, so
-# what is kept lasts the turn), by workspace and key, each with the index entry that named
-# it, up to this many bytes in all: a search whose index (asked for anew each time) names
-# a conversation by the same entry shows it without reading it again — a turn's next
-# search (docs/benchmarks.md).
-RECORDS_KEPT_BYTES = 8_000_000
-# What a parsed conversation holds besides its text as Python stores it (measured: about
-# 1.3 times `sys.getsizeof` of its JSON, some 70 bytes a message beyond it).
-_KEPT_RECORD_BYTES = 1_000
-_KEPT_MESSAGE_BYTES = 200
-
-
-class _KeptRecord(NamedTuple):
-    entry: tuple[str, int, int]
-    updated: datetime  # when storage last wrote it (retention)
-    record: ConversationRecord
-    held: int  # bytes, about
-
-
-_records_kept: weakref.WeakKeyDictionary[ObjectStore, OrderedDict[tuple[str, str], _KeptRecord]] = (
-    weakref.WeakKeyDictionary()
-)
-_records_lock = threading.Lock()
-
-
-def entry_of(index: SearchIndex, at: int) -> tuple[str, int, int]:
-    """What tells an index entry from any other: its id (a new one each time a turn end,
-    a forgetting or an erasure rewrites the entry: app/learning/search_index.py), when its
-    conversation was updated and how many terms it held (an index made anew after a
-    Forget everything counts ids from 0 again)."""
-    return index.ids[at], index.updated[at], index.lengths[at]
-
-
-async def _conversation(
-    store: ObjectStore, key: str, found: Found, counts: SearchCounts
-) -> ConversationRecord | None:
-    """The found conversation: as read before while the index still names it by the same
-    entry (and it has not expired since), else read. Forgetting a conversation removes its
-    entry before the conversation (app/learning/erasure.py): one forgotten is never named,
-    so never shown, on any instance."""
-    cutoff, kept_as = cutoff_of(store), tenant_key(key)
-    with _records_lock:
-        kept = _records_kept.setdefault(store, OrderedDict()).get(kept_as)
-        unexpired = kept is not None and (cutoff is None or kept.updated >= cutoff)
-        if kept is not None and unexpired and kept.entry == found.entry:
-            _records_kept[store].move_to_end(kept_as)
-            return kept.record
-    counts.reads += 1
-    stored = await store.read(key)
-    record = ConversationRecord.parse(stored.content) if stored is not None else None
-    with _records_lock:
-        kept_here = _records_kept.setdefault(store, OrderedDict())
-        kept_here.pop(kept_as, None)
-        if stored is not None and record is not None and found.entry is not None:
-            held = (
-                sys.getsizeof(stored.content)
-                + _KEPT_RECORD_BYTES
-                + _KEPT_MESSAGE_BYTES * len(record.messages)
-            )
-            kept_here[kept_as] = _KeptRecord(found.entry, stored.updated, record, held)
-            size = sum(other.held for other in kept_here.values())
-            while size > RECORDS_KEPT_BYTES and len(kept_here) > 1:
-                size -= kept_here.popitem(last=False)[1].held
-    return record
 
 
 def summary_passage(summary: Summary) -> Passage:
@@ -540,6 +506,9 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
     _: KW_ONLY
     log: RecallLog | None = None
     link: LinkTo | None = None
+    # What the turn's latest search showed, MAX_RESULTS conversations at most: a tool
+    # lives one turn (app/agent/toolbox.py builds a turn's), and its store is the turn's.
+    shown: dict[str, Shown] = field(default_factory=dict, init=False, repr=False)
 
     def to_dict(self) -> BetaToolParam:
         return recall_tool_param(DESCRIPTION)
@@ -565,6 +534,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
                     limit=limit,
                     exclude_thread=self.scope.thread_ts,
                     within=within,
+                    shown=self.shown,
                 )
             except Exception as exc:
                 # SearchFailed: each read that failed was logged with its traceback.

@@ -28,7 +28,7 @@ from app.learning.person_settings import choose_memory_notes
 from app.learning.preference_detection import detect_preferences
 from app.learning.preferences import save_preferences
 from app.learning.profile import Profile
-from app.learning.recall import search_homes
+from app.learning.recall import Shown, search_homes
 from app.learning.search_index import parse_search_index
 from app.learning.session_summary import learn_from_turn
 from app.learning.summary_file import Summary, SummaryDraft
@@ -404,12 +404,14 @@ async def test_their_channel_words_a_search_kept_are_not_shown_after_forgetting_
     await _speak_in_channel(store, OTHER_USER, "Launch checklist: ship the rocket on Tuesday.")
     await _speak_in_channel(store, USER, "My flamingo hint for the launch is in the vault.")
     room = channel(CHANNEL)
+    turn: dict[str, Shown] = {}  # what a turn's recall tool keeps between its searches
 
     async def shown(query: str) -> str:
-        hits, _ = await search_homes(store, [room], [query])
+        hits, _ = await search_homes(store, [room], [query], shown=turn)
         return " ".join(p.text for hit in hits for p in hit.passages)
 
-    assert "flamingo" in await shown("launch")  # read, and kept by this instance
+    assert "flamingo" in await shown("launch")  # read, and kept for the turn's next search
+    assert turn, "kept"
 
     await forget_everything(store, USER, now=NOW)
 

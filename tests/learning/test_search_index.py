@@ -14,7 +14,6 @@ import pytest
 from anthropic.tools import ToolError
 
 from app.agent.history import ThreadMessage
-from app.learning import recall as recall_module
 from app.learning import search_index
 from app.learning.conversation_record import said
 from app.learning.erasure import forget_conversation
@@ -342,10 +341,11 @@ async def test_a_turns_next_search_shows_the_same_exchanges_without_reading_them
     store = secret_free_store.kept(gcs, SessionRetention())
     thread = "1712000001.000001"
     await write_said(store, thread, "Offsite", ["The offsite venue is the Lisbon Loft."])
-    first = json.dumps(await recall(store).call({"queries": ["offsite venue"]}))
+    turn = recall(store)
+    first = json.dumps(await turn.call({"queries": ["offsite venue"]}))
     before = len(gcs_proxy.requests)
 
-    again = json.dumps(await recall(store).call({"queries": ["offsite venue"]}))
+    again = json.dumps(await turn.call({"queries": ["offsite venue"]}))
 
     assert "Lisbon Loft" in first and again == first
     read = [r for r in gcs_proxy.requests[before:] if r.method == "GET"]
@@ -354,12 +354,33 @@ async def test_a_turns_next_search_shows_the_same_exchanges_without_reading_them
     await gcs.close()
 
 
+async def test_the_next_turn_reads_the_conversations_again(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    """What a turn's searches showed lasts the turn: nothing of a person's conversations
+    stays in the process once their turn is over."""
+    gcs = GcsObjectStore(gcs_bucket)
+    store = secret_free_store.kept(gcs, SessionRetention())
+    thread = "1712000001.000001"
+    await write_said(store, thread, "Offsite", ["The offsite venue is the Lisbon Loft."])
+    assert "Lisbon Loft" in json.dumps(await recall(store).call({"queries": ["venue"]}))
+    before = len(gcs_proxy.requests)
+
+    later = json.dumps(await recall(store).call({"queries": ["venue"]}))  # the next turn
+
+    assert "Lisbon Loft" in later
+    read = [r for r in gcs_proxy.requests[before:] if r.method == "GET"]
+    assert sum(r.names(HOME.conversation_key(thread)) for r in read) == 1
+    await gcs.close()
+
+
 async def test_a_conversation_continued_elsewhere_is_shown_as_it_now_is(
     store: ObjectStore,
 ) -> None:
     thread = "1712000001.000001"
     await write_said(store, thread, "Offsite", ["The offsite venue is the Lisbon Loft."])
-    assert "Lisbon Loft" in json.dumps(await recall(store).call({"queries": ["offsite venue"]}))
+    turn = recall(store)
+    assert "Lisbon Loft" in json.dumps(await turn.call({"queries": ["offsite venue"]}))
     # Another instance's turn end: the conversation goes on, its entry is written anew.
     await write_said(
         store,
@@ -368,7 +389,7 @@ async def test_a_conversation_continued_elsewhere_is_shown_as_it_now_is(
         ["The offsite venue is the Lisbon Loft.", "Update: the offsite venue moved to Porto."],
     )
 
-    later = json.dumps(await recall(store).call({"queries": ["offsite venue"]}))
+    later = json.dumps(await turn.call({"queries": ["offsite venue"]}))
 
     assert "moved to Porto" in later
 
@@ -379,60 +400,53 @@ async def test_a_conversation_forgotten_elsewhere_is_not_shown_from_what_a_searc
     thread = "1712000001.000001"
     await write_said(store, thread, "Offsite", ["The offsite venue is the Lisbon Loft."])
     await write_said(store, "1712000002.000002", "Venue list", ["Other venue ideas."])
-    assert "Lisbon Loft" in json.dumps(await recall(store).call({"queries": ["venue"]}))
+    turn = recall(store)
+    assert "Lisbon Loft" in json.dumps(await turn.call({"queries": ["venue"]}))
 
     assert await forget_conversation(store, USER, thread)  # as on any instance
 
-    assert "Lisbon Loft" not in json.dumps(await recall(store).call({"queries": ["venue"]}))
+    assert "Lisbon Loft" not in json.dumps(await turn.call({"queries": ["venue"]}))
 
 
 async def test_a_forget_cut_short_after_the_search_entry_went_shows_the_conversation_nowhere(
     gcs_proxy: FaultyProxy, gcs_bucket: str
 ) -> None:
     """Forgetting removes the search entry before the conversation: when deleting the
-    conversation fails, no search shows it, whether or not it kept it."""
+    conversation fails, no search shows it, whether or not its turn had shown it."""
     store = GcsObjectStore(gcs_bucket, retry_timeout=0.5, request_timeout=1.0)
     thread = "1712000001.000001"
     await write_said(store, thread, "Offsite", ["The offsite venue is the Lisbon Loft."])
     await write_said(store, "1712000002.000002", "Venue list", ["Other venue ideas."])
-    assert "Lisbon Loft" in json.dumps(await recall(store).call({"queries": ["venue"]}))
+    turn = recall(store)
+    assert "Lisbon Loft" in json.dumps(await turn.call({"queries": ["venue"]}))
     gcs_proxy.add_rule(HOME.conversation_key(thread), status=503, method="DELETE")
 
     with pytest.raises(Exception):  # noqa: B017 - whatever storage raised, Forget says it failed
         await forget_conversation(store, USER, thread)
 
+    assert "Lisbon Loft" not in json.dumps(await turn.call({"queries": ["venue"]}))
     assert "Lisbon Loft" not in json.dumps(await recall(store).call({"queries": ["venue"]}))
     await store.close()
 
 
-async def test_what_searches_keep_of_many_peoples_conversations_stays_within_its_bound(
-    store: ObjectStore, monkeypatch: pytest.MonkeyPatch
+async def test_a_turn_keeps_only_what_its_latest_search_showed(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
 ) -> None:
-    """Each kept conversation is counted as Python holds it (its text and its messages),
-    and the oldest go first: a process meeting many people keeps a bounded few."""
-    bound = 60_000
-    monkeypatch.setattr(recall_module, "RECORDS_KEPT_BYTES", bound)
-    lines = [f"Line {n} about the offsite venue and its catering." for n in range(20)]
-    people = [f"U0{n:07d}" for n in range(40)]
-    for user in people:
-        home, thread = person(user), "1712000001.000001"
-        record = conversation(
-            user,
-            thread,
-            channel_id=DM,
-            title="Offsite",
-            messages=[("user", line) for line in lines],
-            at=NOW,
-        )
-        await store.write(home.conversation_key(thread), record)
-        said_there = [said("user", line, at=NOW) for line in lines]
-        await record_search_document(
-            store, home, document_for(thread, "Offsite", "", said_there, NOW)
-        )
-        found = await RecallTool(store, MemoryScope(user, THREAD)).call({"queries": ["venue"]})
-        assert "Offsite" in json.dumps(found)
+    """However many searches a turn makes, it holds at most one search's conversations:
+    a conversation an earlier search showed, and the latest did not, is read again."""
+    gcs = GcsObjectStore(gcs_bucket)
+    store = secret_free_store.kept(gcs, SessionRetention())
+    lisbon, porto = "1712000001.000001", "1712000002.000002"
+    await write_said(store, lisbon, "Offsite", ["The offsite venue is the Lisbon Loft."])
+    await write_said(store, porto, "Catering", ["Catering comes from a place in Porto."])
+    turn = recall(store)
+    assert "Lisbon Loft" in json.dumps(await turn.call({"queries": ["venue"]}))
+    assert "Porto" in json.dumps(await turn.call({"queries": ["catering"]}))
+    before = len(gcs_proxy.requests)
 
-    kept = recall_module._records_kept[store]
-    assert sum(k.held for k in kept.values()) <= bound
-    assert 1 <= len(kept) < len(people) // 2
-    assert ("", person(people[-1]).conversation_key("1712000001.000001")) in kept
+    assert "Lisbon Loft" in json.dumps(await turn.call({"queries": ["venue"]}))
+
+    read = [r for r in gcs_proxy.requests[before:] if r.method == "GET"]
+    assert sum(r.names(HOME.conversation_key(lisbon)) for r in read) == 1
+    assert not any(r.names(HOME.conversation_key(porto)) for r in read)
+    await gcs.close()
