@@ -213,6 +213,58 @@ def test_http_mode_still_refuses_the_signing_secret_left_as_copied(
         ]
 
 
+def test_a_claude_address_without_http_stops_the_chat_instead_of_reading_as_an_outage(
+    tmp_path: Path,
+) -> None:
+    # Typed as the stand-in prints it, less the scheme: every answer would be "I couldn't
+    # reach my language model just now. Please try again", which no retry mends.
+    result = _run_orion(
+        tmp_path,
+        "chat",
+        ANTHROPIC_API_KEY="sk-ant-start-up-test",
+        ANTHROPIC_BASE_URL="127.0.0.1:8765",
+    )
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        "orion chat cannot start — ANTHROPIC_BASE_URL: must be a web address starting with "
+        "http:// or https://; see .env.example\n"
+    )
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SLACK_API_URL",
+        "SLACK_AUTHORIZE_URL",
+        "SLACK_OAUTH_REDIRECT_URL",
+        "ANTHROPIC_BASE_URL",
+        "LANGFUSE_BASE_URL",
+    ],
+)
+@pytest.mark.parametrize("given", ["slack.com/api/", "ftp://files.example/", "https:///api/"])
+def test_every_web_address_setting_is_refused_without_http(name: str, given: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        read_settings(Settings, _env_file=None, anthropic_api_key="k", **{name.lower(): given})
+    assert refused.value.problems == [
+        f"{name}: must be a web address starting with http:// or https://"
+    ]
+    assert given not in str(refused.value)
+
+
+def test_web_addresses_with_http_or_https_are_taken_as_given() -> None:
+    settings = read_settings(
+        Settings,
+        _env_file=None,
+        anthropic_api_key="k",
+        anthropic_base_url="http://127.0.0.1:8765",
+        slack_api_url="https://slack.example/api/",
+    )
+    assert settings.anthropic_base_url == "http://127.0.0.1:8765"
+    assert settings.slack_api_url == "https://slack.example/api/"
+
+
 def _only_dotenv(directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Settings read from `directory`'s .env alone: no variable of the test's own
     environment takes part."""
