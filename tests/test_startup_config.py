@@ -347,6 +347,31 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     assert listed == ["serve", "socket", "chat", "migrate", "memory"]
 
 
+@pytest.mark.parametrize(
+    ("argv", "problem", "prog"),
+    [
+        (["chatt"], "orion cannot run — argument [COMMAND]: invalid choice: 'chatt'", "orion"),
+        (
+            ["memory", "show"],
+            "orion memory cannot run — the following arguments are required: user_id",
+            "orion memory",
+        ),
+    ],
+)
+def test_a_mistyped_command_is_said_in_one_line(
+    tmp_path: Path, argv: list[str], problem: str, prog: str
+) -> None:
+    # Not argparse's usage block of every option above the line that matters. (How
+    # argparse lists the choices varies with the Python release.)
+    result = _run_orion(tmp_path, *argv)
+
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith(problem)
+    assert line.endswith(f"; see `{prog} --help`")
+    assert result.stdout == ""
+
+
 def test_distribution_mode_needs_no_bot_token_but_both_client_credentials(
     tmp_path: Path,
 ) -> None:
