@@ -108,6 +108,7 @@ DEFAULT_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize"
 # The example values of .env.example ("xoxb-your-bot-token", "pk-lf-your-public-key"): a
 # copied file with a value not yet filled in must not pass for configured.
 _EXAMPLE_VALUE = re.compile(r"^(?:[a-z]+-){0,2}your-", re.IGNORECASE)
+_STILL_THE_EXAMPLE = "still the example value from .env.example, not a real one"
 
 
 class _FromEnvironment(BaseSettings):
@@ -132,7 +133,7 @@ class _FromEnvironment(BaseSettings):
     def _not_the_example_value(cls, value: object) -> object:
         text = value.get_secret_value() if isinstance(value, SecretStr) else value
         if isinstance(text, str) and _EXAMPLE_VALUE.match(text):
-            raise ValueError("still the example value from .env.example, not a real one")
+            raise ValueError(_STILL_THE_EXAMPLE)
         return value
 
     def secret_values(self) -> list[str]:
@@ -487,9 +488,12 @@ def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
 
 
 def _config_error(problems: list[str]) -> ConfigError:
-    # Only for a token not there at all: one there but mistyped says someone has an app.
+    # Only for a token not there at all, or left as .env.example has it (a newcomer who
+    # filled in only the Claude key): one there but mistyped says someone has an app.
     slack = any(
-        problem.split(":", 1)[0] in _SLACK_TOKENS and ": missing" in problem for problem in problems
+        problem.split(":", 1)[0] in _SLACK_TOKENS
+        and (": missing" in problem or _STILL_THE_EXAMPLE in problem)
+        for problem in problems
     )
     # Not for distribution mode, which has tokens of its own (docs/distribution.md).
     distribution = _provided("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET")

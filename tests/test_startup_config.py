@@ -313,6 +313,25 @@ def test_the_example_values_of_env_example_are_refused_by_name(tmp_path: Path) -
         assert value not in result.stderr + result.stdout
 
 
+def test_a_copied_env_example_with_only_the_claude_key_is_offered_the_chat(
+    tmp_path: Path,
+) -> None:
+    # The README's "Try it": `cp .env.example .env`, set ANTHROPIC_API_KEY; then `orion`.
+    # Slack's lines still hold the example values: no Slack app yet, as with none set.
+    (tmp_path / ".env").write_text(copied_env_example({"ANTHROPIC_API_KEY": "sk-ant-newcomer"}))
+
+    result = _run_orion(tmp_path)
+
+    assert result.returncode == 2
+    problems, _, advice = result.stderr.partition("\n\n")
+    assert problems == (
+        "Orion cannot start; fix these (see .env.example):\n"
+        "  - SLACK_BOT_TOKEN: still the example value from .env.example, not a real one\n"
+        "  - SLACK_SIGNING_SECRET: still the example value from .env.example, not a real one"
+    )
+    assert advice == NO_SLACK_APP_ADVICE + "\n"
+
+
 @pytest.mark.parametrize("where", ["a file", "under a file"])
 def test_an_unusable_memory_directory_stops_start_up_in_one_line(
     tmp_path: Path, where: str
