@@ -26,6 +26,7 @@ from app.config import (
     Settings,
     StorageSettings,
     load_settings,
+    problem_report,
     read_settings,
     report_problem,
 )
@@ -69,12 +70,21 @@ def _command(argv: list[str]) -> int:
     return run(settings, mode)
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # A mistyped command or argument in one line, as every other problem: argparse's
+        # usage block above it showed every option before saying what was wrong.
+        hint = f"see `{self.prog} --help`"
+        report = problem_report(f"{self.prog} cannot run", [message], hint=hint)
+        self.exit(EXIT_PROBLEM, report + "\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     """Every command and its arguments, in one place: `orion --help` lists them all, and
     reading them imports nothing a server's start does not need."""
     from app.terminal_chat import DEFAULT_USER
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="orion",
         description="Orion, a Slack assistant that remembers. Without a command: Socket "
         "Mode when SLACK_APP_TOKEN is set, else HTTP. Settings come from the environment "

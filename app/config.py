@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -72,6 +73,18 @@ def _starting(prefix: str, what: str) -> AfterValidator:
 BotToken = Annotated[SecretStr, _starting("xoxb-", "a bot token")]
 AppToken = Annotated[SecretStr, _starting("xapp-", "an app-level token")]
 
+
+def _web_address(value: str) -> str:
+    # `localhost:8765` would pass start-up and then read as an outage ("try again") on
+    # every request; the address itself is not echoed (a proxy's may hold a password).
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be a web address starting with http:// or https://")
+    return value
+
+
+WebAddress = Annotated[str, AfterValidator(_web_address)]
+
 # The bot scopes an installation asks for when SLACK_SCOPES is unset: manifest.yaml's
 # (tests/test_manifest.py holds the two together).
 DEFAULT_BOT_SCOPES = (
@@ -95,6 +108,7 @@ DEFAULT_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize"
 # The example values of .env.example ("xoxb-your-bot-token", "pk-lf-your-public-key"): a
 # copied file with a value not yet filled in must not pass for configured.
 _EXAMPLE_VALUE = re.compile(r"^(?:[a-z]+-){0,2}your-", re.IGNORECASE)
+_STILL_THE_EXAMPLE = "still the example value from .env.example, not a real one"
 
 
 class _FromEnvironment(BaseSettings):
@@ -119,7 +133,7 @@ class _FromEnvironment(BaseSettings):
     def _not_the_example_value(cls, value: object) -> object:
         text = value.get_secret_value() if isinstance(value, SecretStr) else value
         if isinstance(text, str) and _EXAMPLE_VALUE.match(text):
-            raise ValueError("still the example value from .env.example, not a real one")
+            raise ValueError(_STILL_THE_EXAMPLE)
         return value
 
     def secret_values(self) -> list[str]:
@@ -191,7 +205,7 @@ class StorageSettings(_FromEnvironment):
 class ObservabilitySettings(_FromEnvironment):
     langfuse_public_key: SecretStr | None = None
     langfuse_secret_key: SecretStr | None = None
-    langfuse_base_url: str | None = None
+    langfuse_base_url: WebAddress | None = None
 
     google_cloud_project: str | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
@@ -213,7 +227,7 @@ class OperatorSettings(StorageSettings, ObservabilitySettings):
     signing secret: an operator erasing someone needs only the storage settings."""
 
     slack_bot_token: BotToken | None = None
-    slack_api_url: str = "https://slack.com/api/"
+    slack_api_url: WebAddress = "https://slack.com/api/"
     # Public (it is in every install link); with no bot token it means distribution mode.
     slack_client_id: str | None = None
 
@@ -241,8 +255,8 @@ class Settings(OperatorSettings):
     slack_scopes: str | None = None
     # The Redirect URL registered with the app, e.g. https://HOST/slack/oauth_redirect;
     # needed when the app lists several (Slack then requires it in the exchange too).
-    slack_oauth_redirect_url: str | None = None
-    slack_authorize_url: str = DEFAULT_AUTHORIZE_URL
+    slack_oauth_redirect_url: WebAddress | None = None
+    slack_authorize_url: WebAddress = DEFAULT_AUTHORIZE_URL
     # Distribution mode: the only workspaces (team ids, or organisation ids for Enterprise
     # Grid) that may install Orion and be answered, comma-separated; unset: any.
     slack_allowed_teams: str | None = None
@@ -256,7 +270,7 @@ class Settings(OperatorSettings):
     slack_channels: ChannelMode = ChannelMode.MEMORY
 
     anthropic_api_key: SecretStr
-    anthropic_base_url: str | None = None
+    anthropic_base_url: WebAddress | None = None
     anthropic_model: str = DEFAULT_MODEL
     # How the answer's model thinks (app/agent/thinking.py, docs/claude-settings.md):
     # `between_tools` (no up-front thinking, progress notes shown between tool calls),
@@ -474,9 +488,12 @@ def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
 
 
 def _config_error(problems: list[str]) -> ConfigError:
-    # Only for a token not there at all: one there but mistyped says someone has an app.
+    # Only for a token not there at all, or left as .env.example has it (a newcomer who
+    # filled in only the Claude key): one there but mistyped says someone has an app.
     slack = any(
-        problem.split(":", 1)[0] in _SLACK_TOKENS and ": missing" in problem for problem in problems
+        problem.split(":", 1)[0] in _SLACK_TOKENS
+        and (": missing" in problem or _STILL_THE_EXAMPLE in problem)
+        for problem in problems
     )
     # Not for distribution mode, which has tokens of its own (docs/distribution.md).
     distribution = _provided("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET")

@@ -213,6 +213,58 @@ def test_http_mode_still_refuses_the_signing_secret_left_as_copied(
         ]
 
 
+def test_a_claude_address_without_http_stops_the_chat_instead_of_reading_as_an_outage(
+    tmp_path: Path,
+) -> None:
+    # Typed as the stand-in prints it, less the scheme: every answer would be "I couldn't
+    # reach my language model just now. Please try again", which no retry mends.
+    result = _run_orion(
+        tmp_path,
+        "chat",
+        ANTHROPIC_API_KEY="sk-ant-start-up-test",
+        ANTHROPIC_BASE_URL="127.0.0.1:8765",
+    )
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        "orion chat cannot start — ANTHROPIC_BASE_URL: must be a web address starting with "
+        "http:// or https://; see .env.example\n"
+    )
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SLACK_API_URL",
+        "SLACK_AUTHORIZE_URL",
+        "SLACK_OAUTH_REDIRECT_URL",
+        "ANTHROPIC_BASE_URL",
+        "LANGFUSE_BASE_URL",
+    ],
+)
+@pytest.mark.parametrize("given", ["slack.com/api/", "ftp://files.example/", "https:///api/"])
+def test_every_web_address_setting_is_refused_without_http(name: str, given: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        read_settings(Settings, _env_file=None, anthropic_api_key="k", **{name.lower(): given})
+    assert refused.value.problems == [
+        f"{name}: must be a web address starting with http:// or https://"
+    ]
+    assert given not in str(refused.value)
+
+
+def test_web_addresses_with_http_or_https_are_taken_as_given() -> None:
+    settings = read_settings(
+        Settings,
+        _env_file=None,
+        anthropic_api_key="k",
+        anthropic_base_url="http://127.0.0.1:8765",
+        slack_api_url="https://slack.example/api/",
+    )
+    assert settings.anthropic_base_url == "http://127.0.0.1:8765"
+    assert settings.slack_api_url == "https://slack.example/api/"
+
+
 def _only_dotenv(directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Settings read from `directory`'s .env alone: no variable of the test's own
     environment takes part."""
@@ -261,6 +313,25 @@ def test_the_example_values_of_env_example_are_refused_by_name(tmp_path: Path) -
         assert value not in result.stderr + result.stdout
 
 
+def test_a_copied_env_example_with_only_the_claude_key_is_offered_the_chat(
+    tmp_path: Path,
+) -> None:
+    # The README's "Try it": `cp .env.example .env`, set ANTHROPIC_API_KEY; then `orion`.
+    # Slack's lines still hold the example values: no Slack app yet, as with none set.
+    (tmp_path / ".env").write_text(copied_env_example({"ANTHROPIC_API_KEY": "sk-ant-newcomer"}))
+
+    result = _run_orion(tmp_path)
+
+    assert result.returncode == 2
+    problems, _, advice = result.stderr.partition("\n\n")
+    assert problems == (
+        "Orion cannot start; fix these (see .env.example):\n"
+        "  - SLACK_BOT_TOKEN: still the example value from .env.example, not a real one\n"
+        "  - SLACK_SIGNING_SECRET: still the example value from .env.example, not a real one"
+    )
+    assert advice == NO_SLACK_APP_ADVICE + "\n"
+
+
 @pytest.mark.parametrize("where", ["a file", "under a file"])
 def test_an_unusable_memory_directory_stops_start_up_in_one_line(
     tmp_path: Path, where: str
@@ -293,6 +364,31 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     assert result.returncode == 0
     listed = re.findall(r"^ {4}(\w+) ", result.stdout, flags=re.MULTILINE)
     assert listed == ["serve", "socket", "chat", "migrate", "memory"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem", "prog"),
+    [
+        (["chatt"], "orion cannot run — argument [COMMAND]: invalid choice: 'chatt'", "orion"),
+        (
+            ["memory", "show"],
+            "orion memory cannot run — the following arguments are required: user_id",
+            "orion memory",
+        ),
+    ],
+)
+def test_a_mistyped_command_is_said_in_one_line(
+    tmp_path: Path, argv: list[str], problem: str, prog: str
+) -> None:
+    # Not argparse's usage block of every option above the line that matters. (How
+    # argparse lists the choices varies with the Python release.)
+    result = _run_orion(tmp_path, *argv)
+
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith(problem)
+    assert line.endswith(f"; see `{prog} --help`")
+    assert result.stdout == ""
 
 
 def test_distribution_mode_needs_no_bot_token_but_both_client_credentials(
