@@ -168,7 +168,7 @@ def chat(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(exc.report(terminal_chat.WHO), file=sys.stderr)
         return EXIT_PROBLEM
-    if problem := memory_dir_problem(settings):
+    if problem := memory_dir_problem(settings) or next(iter(settings.tracing_problems()), None):
         return report_problem(terminal_chat.WHO, problem, EXIT_PROBLEM, hint=ENV_HINT)
     from app.terminal_chat.console import run_console
 

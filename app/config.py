@@ -220,6 +220,12 @@ class ObservabilitySettings(_FromEnvironment):
     def tracing_enabled(self) -> bool:
         return self.langfuse_public_key is not None and self.langfuse_secret_key is not None
 
+    def tracing_problems(self) -> list[str]:
+        """Half of Langfuse's keys would trace nothing, and say nothing of it."""
+        if (self.langfuse_public_key is None) != (self.langfuse_secret_key is None):
+            return ["LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY: set both or neither"]
+        return []
+
 
 class OperatorSettings(StorageSettings, ObservabilitySettings):
     """What `orion memory` reads (app/memory_commands.py): the store, logs, and Slack only
@@ -344,9 +350,7 @@ class Settings(OperatorSettings):
             problems.append("SLACK_SIGNING_SECRET: missing (required in HTTP mode)")
         if mode is RunMode.SOCKET and self.slack_app_token is None:
             problems.append("SLACK_APP_TOKEN: missing (required in Socket Mode)")
-        if (self.langfuse_public_key is None) != (self.langfuse_secret_key is None):
-            problems.append("LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY: set both or neither")
-        return problems
+        return problems + self.tracing_problems()
 
     def _slack_app_problems(self, mode: RunMode) -> list[str]:
         """One workspace (a bot token) or many (an OAuth app), never half of either."""

@@ -233,6 +233,22 @@ def test_a_claude_address_without_http_stops_the_chat_instead_of_reading_as_an_o
     assert result.stdout == ""
 
 
+def test_half_of_langfuses_keys_stops_the_chat_as_it_stops_serving(tmp_path: Path) -> None:
+    # With one key only, nothing would be traced, and nothing would say so.
+    result = _run_orion(
+        tmp_path,
+        "chat",
+        ANTHROPIC_API_KEY="sk-ant-start-up-test",
+        LANGFUSE_PUBLIC_KEY="pk-lf-start-up-test",
+    )
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        "orion chat cannot start — LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY: set both or "
+        "neither; see .env.example\n"
+    )
+
+
 @pytest.mark.parametrize(
     "name",
     [
