@@ -12,29 +12,27 @@ quoting — for:
   frequency over length, times the conversation's score and the term's idf; terms in at
   most a fifth of the conversations), 5, 10 or 20 of them, added at 0.05–0.5 of the
   question's weight; also with the first 3 or 4 places kept from BM25;
-- `lemma`: each question word's lemmas (simplemma, not a dependency: install it apart and
-  point `LEMMA_SITE` at it) stemmed and added to its variants;
 - `limit10`: ten conversations, as Claude asking again when the result says more matched.
 
     scripts/uv run python -m bench.recall_classical bm25|rm3|limit10
-    LEMMA_SITE=/tmp/lemma scripts/uv run python -m bench.recall_classical lemma
+
+(Lemmas added to each question word's stems were measured too, with simplemma installed
+apart: docs/benchmarks.md has the figures. simplemma is no dependency of Orion's, so that
+variant is not kept here.)
 """
 
 from __future__ import annotations
 
 import collections
 import math
-import os
-import re
 import sys
-import time
 from collections.abc import Callable
 
 from app.learning import recall
 from app.learning.passages import passages
 from app.learning.search_index import SearchIndex, document_for
 from app.learning.search_ranking import rank_queries
-from app.learning.search_terms import LATIN_LANGUAGES, _stemmers, normalise, query_terms
+from app.learning.search_terms import query_terms
 from bench.recall_hard_data import Person
 from bench.recall_passages import KINDS, Asked, people
 
@@ -149,26 +147,6 @@ def rm3(documents: int, terms: int, weight: float, kept: int = 0) -> Ranker:
     return ranker
 
 
-def lemma_groups(text: str) -> Groups:
-    """The question's groups, each Latin word's lemmas (in each language Orion stems)
-    stemmed and added to its variants."""
-    import simplemma  # type: ignore[import-not-found]
-
-    codes = dict(zip(LATIN_LANGUAGES, ("en", "fr", "de", "es", "pt", "it", "nl"), strict=True))
-    groups = query_terms(text)
-    for word in re.findall(r"[^\W\d_]+", text):
-        plain = normalise(word)
-        stems = tuple(dict.fromkeys(_stemmers.stem(lang, [plain])[0] for lang in codes))
-        if stems not in groups:
-            continue
-        lemmas = {
-            _stemmers.stem(lang, [normalise(simplemma.lemmatize(plain, lang=code))])[0]
-            for lang, code in codes.items()
-        }
-        groups[groups.index(stems)] = tuple(dict.fromkeys(stems + tuple(sorted(lemmas))))
-    return groups
-
-
 def main(what: str) -> None:
     if what == "bm25":
         evaluate("tool's ranking", tool_ranking)
@@ -183,16 +161,6 @@ def main(what: str) -> None:
                 evaluate(f"rm3 3 10 {weight}, first {kept} kept", rm3(3, 10, weight, kept))
         for weight in (0.05, 0.1):
             evaluate(f"rm3 3 10 {weight}", rm3(3, 10, weight))
-    elif what == "lemma":
-        sys.path.insert(0, os.environ["LEMMA_SITE"])
-        started = time.process_time()
-        lemma_groups("led leading geleitet dirigeait corría")
-        print(f"lemma lists loaded: {time.process_time() - started:.2f} s CPU")
-        evaluate(
-            "lemmas",
-            lambda history, text: history.order(history.bm25(lemma_groups(text))),
-            groups_of=lemma_groups,
-        )
     elif what == "limit10":
         evaluate("ten conversations", bm25, k=10)
 
