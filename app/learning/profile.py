@@ -23,7 +23,7 @@ from typing import Any
 
 from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.scopes import is_thread_ts, validate_thread_ts
-from app.memory.tolerant_json import load_json_object, object_to_update
+from app.memory.tolerant_json import load_json_object, object_to_update, unreadable
 
 VERSION = 2
 MAX_CONVERSATIONS = 1_000  # within the retention window; the Home tab shows the newest
@@ -142,7 +142,11 @@ class Profile:
         Raises `Unreadable` (logged) when there is one that cannot be read whole, erasure
         marks included: written over, what was forgotten could come back
         (docs/operations.md, "A profile that cannot be read")."""
-        return Profile._of(object_to_update(content, what="profile", sound=_marks_readable), None)
+        data = object_to_update(content, what="profile")
+        profile = Profile._of(data, None)
+        if not _marks_kept(data, profile):
+            raise unreadable("profile", content)
+        return profile
 
     @staticmethod
     def _of(data: dict[str, Any], cutoff: datetime | None) -> Profile:
@@ -171,13 +175,13 @@ class Profile:
 _OWN = frozenset({"version", "erased_at", "forgotten", "conversations"})
 
 
-def _marks_readable(data: dict[str, Any]) -> bool:
-    """Whether every erasure mark the profile holds is one `_of` keeps."""
-    erased_at, forgotten = data.get("erased_at"), data.get("forgotten", {})
-    if erased_at is not None and parse_moment(erased_at) is None:
-        return False
-    return isinstance(forgotten, dict) and all(
-        is_thread_ts(thread) and parse_moment(at) is not None for thread, at in forgotten.items()
+def _marks_kept(data: dict[str, Any], profile: Profile) -> bool:
+    """Whether `profile`, read from `data`, kept every erasure mark `data` holds."""
+    forgotten = data.get("forgotten", {})
+    return (
+        (profile.erased_at is None) == (data.get("erased_at") is None)
+        and isinstance(forgotten, dict)
+        and len(profile.forgotten) == len(forgotten)
     )
 
 

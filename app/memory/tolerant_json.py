@@ -12,7 +12,6 @@ one it cannot read is left as it is rather than written over as empty.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from app.observability.logging import get_logger
@@ -61,14 +60,17 @@ class Unreadable(ValueError):
     it holds (erasure marks, where a person's words are) would be lost."""
 
 
-def object_to_update(
-    content: str | None, *, what: str, sound: Callable[[dict[str, Any]], bool] | None = None
-) -> dict[str, Any]:
+def object_to_update(content: str | None, *, what: str) -> dict[str, Any]:
     """A JSON object's items, for a writer that will write it back ({} when there is
-    none). Raises `Unreadable` (logged at ERROR with its size, never its content) when it
-    is not an object, or `sound` says part of it cannot be read."""
+    none). Raises `Unreadable` when it is not an object."""
     data = load_json(content, what=what) if content else {}
-    if not isinstance(data, dict) or (sound is not None and not sound(data)):
-        log.error("memory.record.unreadable", file=what, chars=len(content or ""))
-        raise Unreadable(what)
+    if not isinstance(data, dict):
+        raise unreadable(what, content)
     return data
+
+
+def unreadable(what: str, content: str | None) -> Unreadable:
+    """The error for a record a writer cannot read whole, logged at ERROR with its size,
+    never its content."""
+    log.error("memory.record.unreadable", file=what, chars=len(content or ""))
+    return Unreadable(what)
