@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +32,7 @@ from tests.e2e.conversation import (
 )
 from tests.e2e.memory_bucket import GLOBAL_KEY, Bucket
 from tests.fakes import claude_script as script
-from tests.fakes.anthropic_api import FakeClaude, last_user_text
+from tests.fakes.anthropic_api import FakeClaude, last_user_text, message_text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.slack_api import FakeSlack
 from tests.orion_server import OrionServer
@@ -446,6 +447,45 @@ def test_503_on_the_after_turn_writes_leaves_the_reply_intact_and_the_next_turn_
     assert replies(slack, thread_ts) == [FIRST_ANSWER, SECOND_ANSWER]
     assert_thread_is_clean(slack, thread_ts, gcs_proxy.url, bucket.name)
     assert_logs_are_clean(orion)
+
+
+def test_a_quick_next_message_is_answered_with_the_exchange_still_being_saved(
+    orion_on_bucket: Callable[..., OrionServer],
+    gcs_proxy: FaultyProxy,
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    orion = orion_on_bucket()
+    thread_ts, _ = open_thread(orion, slack)
+    orion.wait_idle()
+    # The turn's one write of the conversation (question and answer) is slow to land; the
+    # person has already written again.
+    record = HOME.conversation_key(thread_ts)
+    saving = gcs_proxy.add_rule(
+        f"ifGenerationMatch={bucket.generations()[record]}", hold=True, method="POST"
+    )
+    ask(orion, slack, claude, thread_ts, "Capital of France?", "Paris.")
+    slack.wait_for(lambda: saving.hits, what="the exchange's write under way")
+    answer_questions(claude, orion, {"How many people live there?": "About 2.1 million."})
+    send(orion, slack, thread_ts, "How many people live there?")
+    time.sleep(0.3)  # the message has arrived and would read the record without the exchange
+    saving.release()
+    wait_reply(slack, thread_ts, "About 2.1 million.")
+
+    messages = request_for(claude, orion, "How many people live there?")["messages"]
+    assert [message_text(m) for m in messages] == [
+        "Capital of France?",
+        "Paris.",
+        "How many people live there?",
+    ]
+    orion.wait_idle()
+    assert layout.messages_in(bucket.read(record)) == [
+        "Capital of France?",
+        "Paris.",
+        "How many people live there?",
+        "About 2.1 million.",
+    ]
 
 
 # --- 6. the retry-dedupe claim cannot be written ----------------------------------------------

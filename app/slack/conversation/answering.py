@@ -141,19 +141,7 @@ class Answerer:
             lambda: self._dedupe.is_duplicate(message.body),
             retried=message.retried,
             budget_s=settings.memory_load_timeout_s,
-            memory=lambda: (
-                open_channel_turn(self._provider, client, message)
-                if message.in_channel
-                else open_turn(
-                    self._provider,
-                    user=message.user,
-                    channel=message.channel,
-                    thread_ts=message.thread_ts,
-                    team=message.context.team_id,
-                    enterprise=message.context.enterprise_id,
-                    since=moment_of(message.ts),
-                )
-            ),
+            memory=lambda: self._open(message, client),
         )
         answering = False
         turn = _Turn(began=_now())
@@ -181,13 +169,29 @@ class Answerer:
             if turn.request is not None and not turn.finished:
                 # Failed or ended early: what was said is kept, nothing is learned, and the
                 # turn settles (what it wrote must not outlive an erasure).
-                _write_transcript(turn)
+                self._write_transcript(turn, message)
                 run_in_background(_turn_end(turn, agent, None), name="memory.after_turn")
             reply.discard()  # a no-op once the reply has ended (answered, apologised, stopped)
             await _discard(delivery.memory)
             if answering:
                 await presence.idle()
         return True
+
+    async def _open(self, message: Incoming, client: AsyncWebClient) -> TurnOpening:
+        """The turn's opening, read once this process's last write to the conversation
+        has ended (the exchange just answered is in it)."""
+        await self.turns.written(message.channel, message.thread_ts)
+        if message.in_channel:
+            return await open_channel_turn(self._provider, client, message)
+        return await open_turn(
+            self._provider,
+            user=message.user,
+            channel=message.channel,
+            thread_ts=message.thread_ts,
+            team=message.context.team_id,
+            enterprise=message.context.enterprise_id,
+            since=moment_of(message.ts),
+        )
 
     async def _claimed(
         self,
@@ -260,7 +264,7 @@ class Answerer:
                 turn.transcript.take_back(message.ts)
         else:
             self._keep_answer(turn, result.text, reply)
-        _write_transcript(turn)  # at once: the next message reads it
+        self._write_transcript(turn, message)  # at once: the next message reads it
         # Only now, with the reply complete: the summary must never hold up this reply
         # (nor wait for the note below).
         run_in_background(_turn_end(turn, agent, result.text), name="memory.after_turn")
@@ -283,7 +287,7 @@ class Answerer:
             log.info("slack.turn.cut_off", written_chars=len(reply.text))
             await reply.fail(CUT_OFF_LINE, ask_again_blocks(message.ts))
             self._keep_answer(turn, reply.text, reply)
-            _write_transcript(turn)  # before the process stops
+            self._write_transcript(turn, message)  # before the process stops
             return
         log.info("slack.turn.stopped", written_chars=len(reply.text))
         await reply.stop()
@@ -296,6 +300,11 @@ class Answerer:
         reads it."""
         if turn.transcript is not None and text and not turn.finished:
             turn.transcript.add(said("assistant", text, at=_now(), ts=reply.ts))
+
+    def _write_transcript(self, turn: _Turn, message: Incoming) -> None:
+        write = _write_transcript(turn)
+        if write is not None:
+            self.turns.writing(message.channel, message.thread_ts, write)
 
     def _stopped_by_slack(self, message: Incoming) -> None:
         self.turns.stop(message.channel, message.thread_ts)
@@ -316,12 +325,12 @@ class Answerer:
         await self._workspaces.get(client, team)
 
 
-def _write_transcript(turn: _Turn) -> None:
+def _write_transcript(turn: _Turn) -> asyncio.Future[Any] | None:
     """What the turn added to its conversation, in one write, with the freshest summary
     there is (app/learning/welcome.py)."""
     transcript, request = turn.transcript, turn.request
     if transcript is None:
-        return
+        return None
     opening = request.opening if request is not None else None
     if opening is None and turn.opening is not None:
         opening = turn.opening.opening
@@ -336,7 +345,7 @@ def _write_transcript(turn: _Turn) -> None:
         if opening is not None
         else None
     )
-    transcript.write(summary)
+    return transcript.write(summary)
 
 
 async def _turn_end(turn: _Turn, agent: Agent, answer: str | None) -> None:

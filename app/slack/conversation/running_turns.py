@@ -1,4 +1,6 @@
-"""The turns this process is answering now, by conversation, and why one was ended early:
+"""The turns this process is answering now, by conversation, with the transcript writes still
+under way (the conversation's next message waits for its write: it reads the record), and why
+one was ended early:
 **stopped** (Stop pressed: Slack holds the stream's state, so the answering process learns it
 from its next refused stream call, paced_stream.py) or **cut off** (the process is stopping
 and the answer could not finish, app/shutdown.py). docs/architecture.md, "Stop"."""
@@ -23,6 +25,7 @@ class RunningTurns:
     def __init__(self) -> None:
         self._running: dict[Conversation, asyncio.Future[Any]] = {}
         self._ended: dict[asyncio.Future[Any], EndedEarly] = {}
+        self._writing: dict[Conversation, asyncio.Future[Any]] = {}
 
     @property
     def count(self) -> int:
@@ -38,6 +41,24 @@ class RunningTurns:
             if self._running.get(key) is work:
                 del self._running[key]
             self._ended.pop(work, None)
+
+    def writing(self, channel: str, thread_ts: str, write: asyncio.Future[Any]) -> None:
+        """The conversation's transcript write, until it ends."""
+        key = (channel, thread_ts)
+        self._writing[key] = write
+
+        def ended(_: asyncio.Future[Any]) -> None:
+            if self._writing.get(key) is write:
+                del self._writing[key]
+
+        write.add_done_callback(ended)
+
+    async def written(self, channel: str, thread_ts: str) -> None:
+        """Once the conversation's last transcript write in this process has ended (a quick
+        next message would read the record without the exchange just answered)."""
+        write = self._writing.get((channel, thread_ts))
+        if write is not None:
+            await asyncio.wait({write})
 
     def stop(self, channel: str, thread_ts: str) -> bool:
         """Cancel the conversation's running turn; False when none runs in this process."""
