@@ -269,12 +269,7 @@ async def _forget(
 
 async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None:
     """The person's Langfuse traces deleted (None when Langfuse could not be asked)."""
-    assert settings.langfuse_public_key and settings.langfuse_secret_key
-    tracing.configure_tracing(
-        public_key=settings.langfuse_public_key.get_secret_value(),
-        secret_key=settings.langfuse_secret_key.get_secret_value(),
-        base_url=settings.langfuse_base_url,
-    )
+    tracing.configure_tracing(settings)
     try:
         return await tracing.forget_person_traces(user_id)
     finally:
