@@ -76,8 +76,7 @@ def run(
     out: TextIO = sys.stdout,
     ask: Callable[[str], str] = input,
 ) -> int:
-    log_file = log_to_file(settings, LOG_FILE)  # the terminal is for the outcome
-    details = f"details in {log_file}" if log_file else "the log above has the details"
+    details = log_to_file(settings, LOG_FILE)  # the terminal is for the outcome
     try:
         user_id = validate_user_id(args.user_id)
     except ValueError:
@@ -281,8 +280,7 @@ def _count(n: int, thing: str) -> str:
 
 
 def migrate(settings: OperatorSettings, *, out: TextIO = sys.stdout) -> int:
-    log_file = log_to_file(settings, MIGRATE_LOG_FILE)
-    details = f"details in {log_file}" if log_file else "the log above has the details"
+    details = log_to_file(settings, MIGRATE_LOG_FILE)
     out.write(f"Memory store: {settings.store_location()}\n")
     return asyncio.run(_migrate(settings, out, details))
 
