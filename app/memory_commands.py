@@ -30,7 +30,7 @@ from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory, shortened
 from app.learning.memory_inventory import take_inventory
 from app.learning.upgrade import upgrade
-from app.memory.key_prefixes import INSTALLATIONS_PREFIX
+from app.memory.key_prefixes import INSTALLATIONS
 from app.memory.scopes import validate_user_id
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -151,7 +151,7 @@ async def _run(
         # before it): no credentials, no such bucket, not allowed, no answer.
         await store.connect()
         # (A distribution deployment's store is checked by the command's own first read.)
-        installations = [] if settings.keys_per_team else await store.list(INSTALLATIONS_PREFIX)
+        installations = [] if settings.keys_per_team else await store.list(INSTALLATIONS.prefix)
     except StoreError as exc:
         await store.close()
         log.error("memory.command.store_unusable", action=args.action, exc_info=exc)

@@ -29,10 +29,10 @@ from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.learning.welcome import SECTION as WELCOME
 from app.memory.homes import Home, channel, person, thread_of_name, workspace_channels_key
 from app.memory.key_prefixes import (
-    CHANNELS_PREFIX,
-    DEPLOYMENT_PREFIX,
+    CHANNELS,
+    DEPLOYMENT,
     LEGACY_PREFIXES,
-    PEOPLE_PREFIX,
+    PEOPLE,
 )
 from app.memory.scopes import is_shared_channel_id, is_user_id
 from app.memory.tolerant_json import Unreadable, load_json_list, load_json_object
@@ -56,7 +56,7 @@ _TEAMS = "teams"
 # Created (once) by the first upgrade that finds the old layout: anything directly in
 # `channels/{C}/` older than it is a channel's memory as the old layout kept it, named
 # like Orion's records or not (Claude could write `/memories/channels/C/profile.json`).
-LAYOUT_MARKER = f"{DEPLOYMENT_PREFIX}layout.json"
+LAYOUT_MARKER = f"{DEPLOYMENT.prefix}layout.json"
 # What a home holds in the new layout: anything else directly in `channels/{C}/` is a
 # channel's memory as the old layout kept it.
 _HOME_NAMES = ("profile.json", "memory/", "conversations/", "search.json", "undo/", "archived/")
@@ -85,7 +85,7 @@ async def upgrade(store: ObjectStore) -> UpgradeReport:
     if not old:
         return report  # nothing of the old layout (the homes need not be listed)
     marked = await _layout_marked(store)
-    homes = await asyncio.gather(store.list(PEOPLE_PREFIX), store.list(CHANNELS_PREFIX))
+    homes = await asyncio.gather(store.list(PEOPLE.prefix), store.list(CHANNELS.prefix))
     old += [obj.key for listing in homes for obj in listing if _is_old_home_key(obj, marked)]
     by_tenant: dict[str, set[str]] = defaultdict(set)
     for key in old:

@@ -18,7 +18,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from app.memory.key_prefixes import GLOBAL_PREFIX
+from app.memory.key_prefixes import GLOBAL
 
 MEMORY_ROOT = "/memories"
 # Generous for real names, small enough to keep keys far below GCS's 1024-byte limit.
@@ -55,7 +55,7 @@ def validate_thread_ts(thread_ts: str) -> str:
 
 
 def global_context_key() -> str:
-    return f"{GLOBAL_PREFIX}context.md"
+    return f"{GLOBAL.prefix}context.md"
 
 
 def to_memory_path(key: str) -> str:
@@ -190,7 +190,7 @@ class MemoryScope(ScopeRules):
 
     @property
     def roots(self) -> tuple[str, ...]:
-        return (GLOBAL_PREFIX, self.user_root, self.session_root)
+        return (GLOBAL.prefix, self.user_root, self.session_root)
 
     @property
     def writable_roots(self) -> tuple[str, ...]:
@@ -215,7 +215,7 @@ class ChannelMemoryScope(ScopeRules):
 
     @property
     def roots(self) -> tuple[str, ...]:
-        return (GLOBAL_PREFIX, self.channel_root)
+        return (GLOBAL.prefix, self.channel_root)
 
     @property
     def writable_roots(self) -> tuple[str, ...]:
