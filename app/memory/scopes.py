@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from app.memory.key_prefixes import GLOBAL
 
@@ -34,7 +35,7 @@ _THREAD_TS = re.compile(THREAD_TS_PATTERN)
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
-def is_user_id(value: object) -> bool:
+def is_user_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _USER_ID.fullmatch(value) is not None
 
 
@@ -44,7 +45,7 @@ def validate_user_id(user_id: str) -> str:
     return user_id
 
 
-def is_thread_ts(value: object) -> bool:
+def is_thread_ts(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _THREAD_TS.fullmatch(value) is not None
 
 
@@ -226,7 +227,7 @@ class ChannelMemoryScope(ScopeRules):
 _CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
 
 
-def is_channel_id(value: object) -> bool:
+def is_channel_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _CHANNEL_ID.fullmatch(value) is not None
 
 
