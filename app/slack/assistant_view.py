@@ -30,19 +30,12 @@ from app.learning.conversation_record import ConversationOwner, owner_of_event, 
 from app.learning.conversations import begin_conversation, change_conversation
 from app.learning.guard import Forgotten
 from app.learning.opening import Opening, open_event
-from app.learning.welcome import welcome_of
-from app.memory.loader import Scope
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.answering import Answerer, Incoming
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.delivery import Delivery
-from app.slack.conversation.greeting import (
-    GENERIC_GREETING,
-    SUGGESTED_PROMPTS,
-    Greeting,
-    thread_greeting,
-)
+from app.slack.conversation.greeting import Greeting, greeting_of
 from app.slack.conversation.presence import AssistantStatus
 from app.slack.conversation.turn_opening import memory_store
 from app.slack.conversation.unfurls import NO_UNFURLS
@@ -92,7 +85,7 @@ def register(
             if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
                 return  # another delivery of this event is greeting: leave it be
             opening = await delivery.memory
-            greeting = _greeting(opening, provider.settings.memory_session_retention_days)
+            greeting = greeting_of(opening, provider.settings.memory_session_retention_days)
             await _greet(say, set_suggested_prompts, greeting)
             await start.settle(opening)
 
@@ -244,12 +237,3 @@ class _Start:
             log.debug("slack.conversation.settle_skipped", reason="store unavailable")
         except Exception as exc:
             log.warning("slack.conversation.settle_failed", error=type(exc).__name__, exc_info=exc)
-
-
-def _greeting(opening: Opening | None, retention_days: int) -> Greeting:
-    if opening is None:
-        return Greeting(GENERIC_GREETING, SUGGESTED_PROMPTS)
-    welcome = welcome_of(opening.profile)
-    if welcome is not None and not welcome.fresh(datetime.now(UTC), retention_days):
-        welcome = None
-    return thread_greeting(opening.loaded.content(Scope.USER), welcome)
