@@ -24,6 +24,7 @@ from app.memory.preferences_file import shaping_preferences
 from app.memory.retention import cutoff_of
 from app.memory.scopes import global_context_key
 from app.observability.logging import get_logger
+from app.storage.deadline import time_left
 from app.storage.store import NOT_READ, NotRead, ObjectStore, StoredObject
 
 log = get_logger(__name__)
@@ -86,9 +87,12 @@ async def open_event(
 ) -> Opening:
     """Read `owner`'s state for an event in `thread_ts` (`conversation`: the
     conversation's object and the organisation's context too — a thread start has no
-    conversation yet, and greets without the context). Raises what storage raises
-    only as `load_memories` does (it reports failures instead). `since`: when the event
-    began (its guard's, app/learning/guard.py)."""
+    conversation yet, and greets without the context), within the current storage
+    deadline (app/storage/deadline.py), or `budget_s` without one. Raises what storage
+    raises only as `load_memories` does (it reports failures instead). `since`: when the
+    event began (its guard's, app/learning/guard.py)."""
+    if (left := time_left()) is not None:
+        budget_s = left
     home = owner.home
     keys = {Scope.USER: preferences_key(owner.user), Scope.PROFILE: home.profile_key}
     if conversation:

@@ -42,7 +42,6 @@ from app.slack.conversation.unfurls import NO_UNFURLS
 from app.slack.event_scope import handling
 from app.slack.mrkdwn import text_of
 from app.storage.breaker import StoreOffline
-from app.storage.deadline import time_left
 
 log = get_logger(__name__)
 
@@ -211,12 +210,11 @@ class _Start:
         store = await memory_store(self._provider)
         if store is None or self._owner is None:
             return None
-        left = time_left()
         return await open_event(
             store,
             self._owner,
             self._thread_ts,
-            budget_s=self._provider.settings.memory_load_timeout_s if left is None else left,
+            budget_s=self._provider.settings.memory_load_timeout_s,
             token_budget=self._provider.settings.memory_context_token_budget,
             conversation=False,  # Slack has just opened it: there is nothing to read yet
             since=self._began,  # an erasure after it takes the record back
