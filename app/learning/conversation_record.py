@@ -28,7 +28,7 @@ from typing import Any, Literal
 from app.learning.quoting import is_bot_id
 from app.learning.summary_file import Summary
 from app.learning.timestamps import format_time, parse_time
-from app.memory.homes import Home, channel, person
+from app.memory.homes import Home, OwnerKind, channel, person
 from app.memory.scopes import (
     is_channel_id,
     is_shared_channel_id,
@@ -42,10 +42,10 @@ from app.observability.redaction import redact_secret_shapes
 from app.storage.team_scope import is_slack_team_id
 
 Role = Literal["user", "assistant"]
-OwnerKind = Literal["person", "channel"]
 
 VERSION = 2
-# As much of one message as the history shows Claude (app/agent/history.py trims there).
+# As much of one message as the history shows Claude (app/agent/history.py trims there;
+# the most its MAX_MESSAGE_TOKENS can hold), and as a transcript keeps it.
 MAX_MESSAGE_CHARS = 12_000
 # Several times what one turn's history holds (30 messages, 40,000 characters): room for
 # a search over the whole conversation, and a bound on what each message's read costs.
