@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.learning.conversation_record import ConversationOwner
-from app.learning.conversations import OpenedConversation, opened_from
+from app.learning.conversations import OpenedConversation, TurnTranscript, opened_from
 from app.learning.guard import Guard
 from app.learning.profile import Profile
 from app.learning.welcome import freshest_summary
@@ -62,6 +62,13 @@ class Opening:
             and self.conversation is not None
             and self.conversation.allowed
         )
+
+    def transcript(self) -> TurnTranscript | None:
+        """Where the event writes what was said; None when it may keep nothing."""
+        if not self.remembers:
+            return None
+        assert self.guard is not None and self.conversation is not None  # remembers
+        return TurnTranscript(self.guard.store, self.owner, self.thread_ts, self.conversation)
 
     @property
     def preferences(self) -> StoredObject | NotRead | None:

@@ -117,7 +117,7 @@ class Conversation:
             changes=changes,
         )
         capturing = self._learn(agent.capture_preferences(turn, text))
-        transcript = self._transcript(opening)
+        transcript = opening.transcript() if opening is not None else None
         if transcript is not None:
             transcript.add(said("user", text, at=datetime.now(UTC)))
         try:
@@ -160,14 +160,6 @@ class Conversation:
     @property
     def _owner(self) -> ConversationOwner:
         return ConversationOwner(self.user_id, CHANNEL)
-
-    def _transcript(self, opening: Opening | None) -> TurnTranscript | None:
-        if opening is None or opening.guard is None or not opening.remembers:
-            return None
-        assert opening.conversation is not None
-        return TurnTranscript(
-            opening.guard.store, self._owner, self.thread_ts, opening.conversation
-        )
 
     @staticmethod
     async def _keep(

@@ -110,7 +110,7 @@ class TurnHistory:
 def turn_history(opening: TurnOpening, *, thread_ts: str, ts: str, text: str) -> TurnHistory:
     """The history the message is answered with, and the turn's transcript, which holds
     the message, to be written as the answer ends."""
-    state, owner = opening.opening, opening.owner
+    state = opening.opening
     conversation = state.conversation if state is not None else None
     record = conversation.record if conversation is not None else None
     history = history_from_transcript(
@@ -119,9 +119,7 @@ def turn_history(opening: TurnOpening, *, thread_ts: str, ts: str, text: str) ->
         current_ts=ts,
         current_text=text,
     )
-    if state is None or owner is None or conversation is None or not opening.remembers:
-        return TurnHistory(history, None)
-    assert state.guard is not None  # remembers: the profile answered
-    transcript = TurnTranscript(state.guard.store, owner, thread_ts, conversation)
-    transcript.add(said("user", text, at=moment_of(ts), ts=ts))
+    transcript = state.transcript() if state is not None else None
+    if transcript is not None:
+        transcript.add(said("user", text, at=moment_of(ts), ts=ts))
     return TurnHistory(history, transcript)
