@@ -30,7 +30,7 @@ from app.learning.erasure import forget_everything
 from app.learning.memory_document import render_memory, shortened
 from app.learning.memory_inventory import take_inventory
 from app.learning.upgrade import upgrade
-from app.memory.key_prefixes import INSTALLATIONS_PREFIX
+from app.memory.key_prefixes import INSTALLATIONS
 from app.memory.scopes import validate_user_id
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -76,8 +76,7 @@ def run(
     out: TextIO = sys.stdout,
     ask: Callable[[str], str] = input,
 ) -> int:
-    log_file = log_to_file(settings, LOG_FILE)  # the terminal is for the outcome
-    details = f"details in {log_file}" if log_file else "the log above has the details"
+    details = log_to_file(settings, LOG_FILE)  # the terminal is for the outcome
     try:
         user_id = validate_user_id(args.user_id)
     except ValueError:
@@ -152,7 +151,7 @@ async def _run(
         # before it): no credentials, no such bucket, not allowed, no answer.
         await store.connect()
         # (A distribution deployment's store is checked by the command's own first read.)
-        installations = [] if settings.keys_per_team else await store.list(INSTALLATIONS_PREFIX)
+        installations = [] if settings.keys_per_team else await store.list(INSTALLATIONS.prefix)
     except StoreError as exc:
         await store.close()
         log.error("memory.command.store_unusable", action=args.action, exc_info=exc)
@@ -269,12 +268,7 @@ async def _forget(
 
 async def _forget_traces(settings: OperatorSettings, user_id: str) -> int | None:
     """The person's Langfuse traces deleted (None when Langfuse could not be asked)."""
-    assert settings.langfuse_public_key and settings.langfuse_secret_key
-    tracing.configure_tracing(
-        public_key=settings.langfuse_public_key.get_secret_value(),
-        secret_key=settings.langfuse_secret_key.get_secret_value(),
-        base_url=settings.langfuse_base_url,
-    )
+    tracing.configure_tracing(settings)
     try:
         return await tracing.forget_person_traces(user_id)
     finally:
@@ -286,8 +280,7 @@ def _count(n: int, thing: str) -> str:
 
 
 def migrate(settings: OperatorSettings, *, out: TextIO = sys.stdout) -> int:
-    log_file = log_to_file(settings, MIGRATE_LOG_FILE)
-    details = f"details in {log_file}" if log_file else "the log above has the details"
+    details = log_to_file(settings, MIGRATE_LOG_FILE)
     out.write(f"Memory store: {settings.store_location()}\n")
     return asyncio.run(_migrate(settings, out, details))
 

@@ -124,11 +124,7 @@ def build_services(settings: Settings, storage: Storage) -> Services:
     from app.observability import tracing
 
     if settings.tracing_enabled:
-        tracing.configure_tracing(
-            public_key=_plain(settings.langfuse_public_key),
-            secret_key=_plain(settings.langfuse_secret_key),
-            base_url=settings.langfuse_base_url,
-        )
+        tracing.configure_tracing(settings)
     claude = build_claude_client(settings)
     agent = Agent(
         claude=claude,
@@ -165,10 +161,6 @@ def build_claude_client(settings: Settings) -> AsyncAnthropic:
         # httpcore's scan of every idle connection on each request.
         http_client=DefaultAioHttpClient(limits=httpx2.Limits(max_connections=200)),
     )
-
-
-def _plain(secret: object) -> str | None:
-    return secret.get_secret_value() if secret is not None else None  # type: ignore[attr-defined]
 
 
 async def start_services(settings: Settings) -> ServiceProvider:

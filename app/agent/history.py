@@ -8,11 +8,10 @@ number of characters, which bounds the work of estimating it whatever it holds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from app.learning.conversation_record import MAX_MESSAGE_CHARS, Role
 from app.memory.token_estimate import clip_to_tokens, estimate_tokens
-
-Role = Literal["user", "assistant"]
 
 MAX_HISTORY_MESSAGES = 30
 # About 40,000 characters of English.
@@ -20,8 +19,6 @@ MAX_HISTORY_TOKENS = 13_000
 # A single message larger than this is trimmed so one paste can't crowd out the rest: about
 # 12,000 characters of English, 3,300 of Japanese.
 MAX_MESSAGE_TOKENS = 4_000
-# No message is read past this many characters (the most MAX_MESSAGE_TOKENS can hold).
-MAX_MESSAGE_CHARS = 12_000
 TRIM_NOTE = "\n\n[Message trimmed: it was too long to process in full.]"
 CUT_NOTE = "\n\n[Earlier messages of this thread are omitted here; the newest follow.]"
 

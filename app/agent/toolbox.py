@@ -11,7 +11,7 @@ from app.learning.channel_recall import ChannelRecallScope, ChannelRecallTool
 from app.learning.memory_tools import ForgetTool, MemoryOverviewTool
 from app.learning.recall import LinkTo, RecallLog, RecallTool
 from app.memory.change_log import ChangeLog, RecordingStore
-from app.memory.key_prefixes import GLOBAL_PREFIX
+from app.memory.key_prefixes import GLOBAL
 from app.memory.scopes import ChannelMemoryScope, MemoryScope, is_user_id, to_key, to_memory_path
 from app.memory.tool.model_paths import ModelPathStore
 from app.memory.tool.scoped_tool import ScopedMemoryTool
@@ -70,7 +70,7 @@ class ChannelMemoryTool(ScopedMemoryTool):
         return f"[{self._provenance(to_key(command.path))} {_NOT_INSTRUCTIONS}]\n{shown}"
 
     def _provenance(self, key: str) -> str:
-        if key.startswith(GLOBAL_PREFIX):
+        if key.startswith(GLOBAL.prefix):
             return "The organisation's context, written by an operator."
         what = f"<#{self._channel_id}>'s memory: notes kept for the channel at its members' request"
         last = next((c for c in self._changes if c.what == to_memory_path(key)), None)

@@ -20,7 +20,6 @@ the store's own redaction finds nothing more in the JSON and can never break it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -29,7 +28,7 @@ from typing import Any, Literal
 from app.learning.quoting import is_bot_id
 from app.learning.summary_file import Summary
 from app.learning.timestamps import format_time, parse_time
-from app.memory.homes import Home, channel, person
+from app.memory.homes import Home, OwnerKind, channel, person
 from app.memory.scopes import (
     is_channel_id,
     is_shared_channel_id,
@@ -40,12 +39,13 @@ from app.memory.scopes import (
 )
 from app.memory.tolerant_json import load_json_object
 from app.observability.redaction import redact_secret_shapes
+from app.storage.team_scope import is_slack_team_id
 
 Role = Literal["user", "assistant"]
-OwnerKind = Literal["person", "channel"]
 
 VERSION = 2
-# As much of one message as the history shows Claude (app/agent/history.py trims there).
+# As much of one message as the history shows Claude (app/agent/history.py trims there;
+# the most its MAX_MESSAGE_TOKENS can hold), and as a transcript keeps it.
 MAX_MESSAGE_CHARS = 12_000
 # Several times what one turn's history holds (30 messages, 40,000 characters): room for
 # a search over the whole conversation, and a bound on what each message's read costs.
@@ -54,8 +54,6 @@ MAX_TRANSCRIPT_CHARS = 120_000
 # What a message becomes when its redacted text cannot be stored as it is (redaction of
 # the encoded record would change it again): nothing of it is kept.
 WITHHELD = "[This message is not kept: it held something shaped like a secret.]"
-# Slack's team and enterprise ids (app/storage/team_scope.py checks the same shapes).
-_TEAM_ID = re.compile(r"[TE][A-Z0-9]{2,30}")
 # Who opened a channel's conversation once they asked to be forgotten: nobody is named.
 NOBODY = ""
 
@@ -386,4 +384,4 @@ def _bounded(messages: Sequence[TranscriptMessage]) -> tuple[tuple[TranscriptMes
 
 
 def _team_id(value: object) -> str | None:
-    return value if isinstance(value, str) and _TEAM_ID.fullmatch(value) else None
+    return value if isinstance(value, str) and is_slack_team_id(value) else None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.learning.conversation_record import ConversationOwner
-from app.learning.conversations import OpenedConversation, opened_from
+from app.learning.conversations import OpenedConversation, TurnTranscript, opened_from
 from app.learning.guard import Guard
 from app.learning.profile import Profile
 from app.learning.welcome import freshest_summary
@@ -24,6 +24,7 @@ from app.memory.preferences_file import shaping_preferences
 from app.memory.retention import cutoff_of
 from app.memory.scopes import global_context_key
 from app.observability.logging import get_logger
+from app.storage.deadline import time_left
 from app.storage.store import NOT_READ, NotRead, ObjectStore, StoredObject
 
 log = get_logger(__name__)
@@ -62,6 +63,13 @@ class Opening:
             and self.conversation.allowed
         )
 
+    def transcript(self) -> TurnTranscript | None:
+        """Where the event writes what was said; None when it may keep nothing."""
+        if not self.remembers:
+            return None
+        assert self.guard is not None and self.conversation is not None  # remembers
+        return TurnTranscript(self.guard.store, self.owner, self.thread_ts, self.conversation)
+
     @property
     def preferences(self) -> StoredObject | NotRead | None:
         """The person's preferences as read (for an update that starts from them)."""
@@ -86,9 +94,12 @@ async def open_event(
 ) -> Opening:
     """Read `owner`'s state for an event in `thread_ts` (`conversation`: the
     conversation's object and the organisation's context too — a thread start has no
-    conversation yet, and greets without the context). Raises what storage raises
-    only as `load_memories` does (it reports failures instead). `since`: when the event
-    began (its guard's, app/learning/guard.py)."""
+    conversation yet, and greets without the context), within the current storage
+    deadline (app/storage/deadline.py), or `budget_s` without one. Raises what storage
+    raises only as `load_memories` does (it reports failures instead). `since`: when the
+    event began (its guard's, app/learning/guard.py)."""
+    if (left := time_left()) is not None:
+        budget_s = left
     home = owner.home
     keys = {Scope.USER: preferences_key(owner.user), Scope.PROFILE: home.profile_key}
     if conversation:

@@ -29,12 +29,13 @@ from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.learning.welcome import SECTION as WELCOME
 from app.memory.homes import Home, channel, person, thread_of_name, workspace_channels_key
 from app.memory.key_prefixes import (
-    CHANNELS_PREFIX,
-    DEPLOYMENT_PREFIX,
+    CHANNELS,
+    DEPLOYMENT,
     LEGACY_PREFIXES,
-    PEOPLE_PREFIX,
+    PEOPLE,
 )
 from app.memory.scopes import is_shared_channel_id, is_user_id
+from app.memory.team_keys import team_scoped
 from app.memory.tolerant_json import Unreadable, load_json_list, load_json_object
 from app.observability.logging import get_logger
 from app.storage.store import (
@@ -43,20 +44,17 @@ from app.storage.store import (
     ObjectStore,
     PreconditionFailed,
     StoredObject,
-    StoreLayer,
     update_object,
 )
-from app.storage.team_scope import NO_ID, Tenant, scoped_key, unscoped_key
+from app.storage.team_scope import NO_ID, TENANTS_SEGMENT, Tenant, bound_tenant
 
 log = get_logger(__name__)
 
 CONCURRENCY = 8
-# A key's tenant segment in distribution mode: `users/teams/E/T/U1/…`.
-_TEAMS = "teams"
 # Created (once) by the first upgrade that finds the old layout: anything directly in
 # `channels/{C}/` older than it is a channel's memory as the old layout kept it, named
 # like Orion's records or not (Claude could write `/memories/channels/C/profile.json`).
-LAYOUT_MARKER = f"{DEPLOYMENT_PREFIX}layout.json"
+LAYOUT_MARKER = f"{DEPLOYMENT.prefix}layout.json"
 # What a home holds in the new layout: anything else directly in `channels/{C}/` is a
 # channel's memory as the old layout kept it.
 _HOME_NAMES = ("profile.json", "memory/", "conversations/", "search.json", "undo/", "archived/")
@@ -85,61 +83,28 @@ async def upgrade(store: ObjectStore) -> UpgradeReport:
     if not old:
         return report  # nothing of the old layout (the homes need not be listed)
     marked = await _layout_marked(store)
-    homes = await asyncio.gather(store.list(PEOPLE_PREFIX), store.list(CHANNELS_PREFIX))
+    homes = await asyncio.gather(store.list(PEOPLE.prefix), store.list(CHANNELS.prefix))
     old += [obj.key for listing in homes for obj in listing if _is_old_home_key(obj, marked)]
     by_tenant: dict[str, set[str]] = defaultdict(set)
     for key in old:
         segment, unscoped = _split(key)
         by_tenant[segment].add(unscoped)
     for segment, keys in sorted(by_tenant.items()):
-        await _Tenant(_workspace_keys(store, segment), keys, report).run()
+        if not segment:
+            await _Tenant(store, keys, report).run()
+            continue
+        # In distribution mode, one workspace's keys as its events reach them.
+        enterprise, team = (None if i == NO_ID else i for i in segment.split("/")[1:3])
+        with bound_tenant(Tenant(enterprise, team)):
+            await _Tenant(team_scoped(store), keys, report).run()
     return report
-
-
-def _workspace_keys(store: ObjectStore, segment: str) -> ObjectStore:
-    """`store` in one workspace's keys (distribution mode), else `store` itself."""
-    if not segment:
-        return store
-    enterprise, team = segment.split("/")[1:3]
-    return _WorkspaceKeys(store, Tenant(_id(enterprise), _id(team)))
-
-
-def _id(value: str) -> str | None:
-    return None if value == NO_ID else value
-
-
-class _WorkspaceKeys(StoreLayer):
-    """One workspace's keys, as the migration names them (app/storage/team_scope.py maps
-    them the same way for a workspace's events, which also check for an uninstall)."""
-
-    def __init__(self, inner: ObjectStore, tenant: Tenant) -> None:
-        super().__init__(inner)
-        self._tenant = tenant
-
-    async def read(self, key: str) -> StoredObject | None:
-        return await self.inner.read(scoped_key(self._tenant, key))
-
-    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
-        return await self.inner.write(
-            scoped_key(self._tenant, key), content, if_generation=if_generation
-        )
-
-    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
-        return await self.inner.delete(scoped_key(self._tenant, key), if_generation=if_generation)
-
-    async def list(self, prefix: str) -> list[ObjectInfo]:
-        found = await self.inner.list(scoped_key(self._tenant, prefix))
-        return [
-            ObjectInfo(unscoped_key(self._tenant, o.key), o.size, o.updated, o.generation)
-            for o in found
-        ]
 
 
 def _split(key: str) -> tuple[str, str]:
     """A key's workspace segment (`teams/E/T/`, or "") and the key without it."""
     kind, _, rest = key.partition("/")
     parts = rest.split("/")
-    if len(parts) > 3 and parts[0] == _TEAMS:
+    if len(parts) > 3 and parts[0] == TENANTS_SEGMENT:
         return "/".join(parts[:3]) + "/", f"{kind}/{'/'.join(parts[3:])}"
     return "", key
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from app.memory.key_prefixes import CHANNELS_PREFIX, PEOPLE_PREFIX, WORKSPACE_PREFIX
+from app.memory.key_prefixes import CHANNELS, PEOPLE, WORKSPACE
 from app.memory.scopes import (
     THREAD_TS_PATTERN,
     is_undo_id,
@@ -49,7 +49,7 @@ class Home:
 
     @property
     def prefix(self) -> str:
-        top = PEOPLE_PREFIX if self.kind == "person" else CHANNELS_PREFIX
+        top = PEOPLE.prefix if self.kind == "person" else CHANNELS.prefix
         return f"{top}{self.id}/"
 
     @property
@@ -107,7 +107,7 @@ def preferences_key(user_id: str) -> str:
 
 def workspace_channels_key() -> str:
     """What the workspace's admins chose for channels, and its public channels."""
-    return f"{WORKSPACE_PREFIX}channels.json"
+    return f"{WORKSPACE.prefix}channels.json"
 
 
 def thread_name(thread_ts: str) -> str:

@@ -111,16 +111,6 @@ KEY_PREFIXES = (
 )
 TEAM_SCOPED_PREFIXES = tuple(kind.prefix for kind in KEY_PREFIXES if not kind.deployment_wide)
 
-GLOBAL_PREFIX = GLOBAL.prefix
-PEOPLE_PREFIX = PEOPLE.prefix
-CHANNELS_PREFIX = CHANNELS.prefix
-WORKSPACE_PREFIX = WORKSPACE.prefix
-EVENTS_PREFIX = EVENTS.prefix
-INSTALLATIONS_PREFIX = INSTALLATIONS.prefix
-OAUTH_STATES_PREFIX = OAUTH_STATES.prefix
-UNINSTALLS_PREFIX = UNINSTALLS.prefix
-DEPLOYMENT_PREFIX = DEPLOYMENT.prefix
-
 # What Orion wrote up to 2026-11-28 (one prefix per kind of object, a person's scattered
 # over ten): read by the upgrade (app/learning/upgrade.py: every start, and `orion
 # migrate`), which moves it home, and erased with an uninstalled workspace (team_keys.py).

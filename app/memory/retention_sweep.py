@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from datetime import timedelta
 
-from app.memory.key_prefixes import CHANNELS_PREFIX, KEY_PREFIXES, PEOPLE_PREFIX, Lifetime
+from app.memory.key_prefixes import CHANNELS, KEY_PREFIXES, PEOPLE, Lifetime
 from app.memory.retention import SessionRetention
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore, PreconditionFailed
@@ -39,7 +39,7 @@ async def sweep_expired(store: ObjectStore, retention: SessionRetention) -> Coun
     day_ago = retention.clock() - timedelta(days=1)
     deleted: Counter[str] = Counter()
     # The owners' homes hold the conversations (homes.py says which of their keys expire).
-    for prefix in (PEOPLE_PREFIX, CHANNELS_PREFIX, *DAY_PREFIXES):
+    for prefix in (PEOPLE.prefix, CHANNELS.prefix, *DAY_PREFIXES):
         for obj in await store.list(prefix):
             if prefix in DAY_PREFIXES:
                 if obj.updated >= day_ago:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import TypeGuard
 
-from app.memory.key_prefixes import GLOBAL_PREFIX
+from app.memory.key_prefixes import GLOBAL
 
 MEMORY_ROOT = "/memories"
 # Generous for real names, small enough to keep keys far below GCS's 1024-byte limit.
@@ -34,7 +35,7 @@ _THREAD_TS = re.compile(THREAD_TS_PATTERN)
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
-def is_user_id(value: object) -> bool:
+def is_user_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _USER_ID.fullmatch(value) is not None
 
 
@@ -44,7 +45,7 @@ def validate_user_id(user_id: str) -> str:
     return user_id
 
 
-def is_thread_ts(value: object) -> bool:
+def is_thread_ts(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _THREAD_TS.fullmatch(value) is not None
 
 
@@ -55,7 +56,7 @@ def validate_thread_ts(thread_ts: str) -> str:
 
 
 def global_context_key() -> str:
-    return f"{GLOBAL_PREFIX}context.md"
+    return f"{GLOBAL.prefix}context.md"
 
 
 def to_memory_path(key: str) -> str:
@@ -190,7 +191,7 @@ class MemoryScope(ScopeRules):
 
     @property
     def roots(self) -> tuple[str, ...]:
-        return (GLOBAL_PREFIX, self.user_root, self.session_root)
+        return (GLOBAL.prefix, self.user_root, self.session_root)
 
     @property
     def writable_roots(self) -> tuple[str, ...]:
@@ -215,7 +216,7 @@ class ChannelMemoryScope(ScopeRules):
 
     @property
     def roots(self) -> tuple[str, ...]:
-        return (GLOBAL_PREFIX, self.channel_root)
+        return (GLOBAL.prefix, self.channel_root)
 
     @property
     def writable_roots(self) -> tuple[str, ...]:
@@ -226,7 +227,7 @@ class ChannelMemoryScope(ScopeRules):
 _CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
 
 
-def is_channel_id(value: object) -> bool:
+def is_channel_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _CHANNEL_ID.fullmatch(value) is not None
 
 

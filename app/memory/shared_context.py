@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from app.memory.key_prefixes import GLOBAL_PREFIX
+from app.memory.key_prefixes import GLOBAL
 from app.storage.store import ObjectStore, StoredObject, StoreLayer
 from app.storage.team_scope import Tenant, current_tenant
 
@@ -43,7 +43,7 @@ class SharedContextCache(StoreLayer):
         self._reading: dict[_Shared, asyncio.Future[StoredObject | None]] = {}
 
     async def read(self, key: str) -> StoredObject | None:
-        if not key.startswith(GLOBAL_PREFIX):
+        if not key.startswith(GLOBAL.prefix):
             return await self.inner.read(key)
         shared = (current_tenant(), key)
         kept = self._kept.get(shared)

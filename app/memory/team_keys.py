@@ -19,7 +19,7 @@ from app.memory.key_prefixes import (
     KEY_PREFIXES,
     LEGACY_PREFIXES,
     TEAM_SCOPED_PREFIXES,
-    UNINSTALLS_PREFIX,
+    UNINSTALLS,
 )
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -39,7 +39,7 @@ log = get_logger(__name__)
 
 DEPLOYMENT_PREFIXES = tuple(kind.prefix for kind in KEY_PREFIXES if kind.deployment_wide)
 DELETE_CONCURRENCY = 16
-PENDING_PREFIX = f"{UNINSTALLS_PREFIX}pending/"
+PENDING_PREFIX = f"{UNINSTALLS.prefix}pending/"
 # How long after an uninstall a turn that was running may still write (and take its write
 # back): the second pass waits this long. An answer's longest tool loop is minutes.
 LATE_WRITES_S = 15 * 60
@@ -50,12 +50,12 @@ FINISH_INTERVAL_S = 5 * 60
 
 def team_scoped(backend: ObjectStore) -> TeamScopedStore:
     return TeamScopedStore(
-        backend, deployment_prefixes=DEPLOYMENT_PREFIXES, tombstones_prefix=UNINSTALLS_PREFIX
+        backend, deployment_prefixes=DEPLOYMENT_PREFIXES, tombstones_prefix=UNINSTALLS.prefix
     )
 
 
 def uninstall_tombstone_key(tenant: Tenant) -> str:
-    return tombstone_key(UNINSTALLS_PREFIX, tenant)
+    return tombstone_key(UNINSTALLS.prefix, tenant)
 
 
 @dataclass(frozen=True)

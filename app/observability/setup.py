@@ -23,11 +23,11 @@ def configure_observability(settings: ObservabilitySettings, *, stream: Any = No
     )
 
 
-def log_to_file(settings: ObservabilitySettings, path: Path) -> Path | None:
+def log_to_file(settings: ObservabilitySettings, path: Path) -> str:
     """Observability for a command whose terminal belongs to the person (`orion chat`,
-    `orion memory`): log lines appended to `path` (made with its folder), which is
-    returned as an absolute path. When it cannot be written, to stderr instead, warnings
-    and errors only unless LOG_LEVEL asks for more; None then."""
+    `orion memory`): log lines appended to `path` (made with its folder). When it cannot
+    be written, to stderr instead, warnings and errors only unless LOG_LEVEL asks for
+    more. Returns where a failure's details are, as a message tells the person."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         stream = path.open("a", encoding="utf-8", buffering=1)
@@ -35,6 +35,6 @@ def log_to_file(settings: ObservabilitySettings, path: Path) -> Path | None:
         if "LOG_LEVEL" not in os.environ:
             settings = settings.model_copy(update={"log_level": "WARNING"})
         configure_observability(settings, stream=sys.stderr)
-        return None
+        return "the log above has the details"
     configure_observability(settings, stream=stream)
-    return path.resolve()
+    return f"details in {path.resolve()}"

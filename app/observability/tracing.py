@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from langfuse import Langfuse
     from langfuse.api import ObservationV2
 
+    from app.config import ObservabilitySettings
+
 # The kinds Orion opens as a context (Langfuse's start_as_current_observation takes no "event").
 ObservationType = Literal["span", "generation", "tool", "agent"]
 
@@ -49,20 +51,19 @@ def set_client(client: Langfuse | None) -> None:
     _client = client
 
 
-def configure_tracing(
-    *, public_key: str | None, secret_key: str | None, base_url: str | None
-) -> None:
+def configure_tracing(settings: ObservabilitySettings) -> None:
     """Create the one Langfuse client, or leave tracing off when keys are missing."""
-    if not (public_key and secret_key):
+    public_key, secret_key = settings.langfuse_public_key, settings.langfuse_secret_key
+    if public_key is None or secret_key is None:
         set_client(None)
         return
     from langfuse import Langfuse
 
     set_client(
         Langfuse(
-            public_key=public_key,
-            secret_key=secret_key,
-            base_url=base_url,
+            public_key=public_key.get_secret_value(),
+            secret_key=secret_key.get_secret_value(),
+            base_url=settings.langfuse_base_url,
             mask=mask_secrets,
         )
     )

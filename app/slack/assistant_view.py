@@ -30,26 +30,18 @@ from app.learning.conversation_record import ConversationOwner, owner_of_event, 
 from app.learning.conversations import begin_conversation, change_conversation
 from app.learning.guard import Forgotten
 from app.learning.opening import Opening, open_event
-from app.learning.welcome import welcome_of
-from app.memory.loader import Scope
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.answering import Answerer, Incoming
 from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.delivery import Delivery
-from app.slack.conversation.greeting import (
-    GENERIC_GREETING,
-    SUGGESTED_PROMPTS,
-    Greeting,
-    thread_greeting,
-)
+from app.slack.conversation.greeting import Greeting, greeting_of
 from app.slack.conversation.presence import AssistantStatus
 from app.slack.conversation.turn_opening import memory_store
 from app.slack.conversation.unfurls import NO_UNFURLS
 from app.slack.event_scope import handling
 from app.slack.mrkdwn import text_of
 from app.storage.breaker import StoreOffline
-from app.storage.deadline import time_left
 
 log = get_logger(__name__)
 
@@ -92,7 +84,7 @@ def register(
             if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
                 return  # another delivery of this event is greeting: leave it be
             opening = await delivery.memory
-            greeting = _greeting(opening, provider.settings.memory_session_retention_days)
+            greeting = greeting_of(opening, provider.settings.memory_session_retention_days)
             await _greet(say, set_suggested_prompts, greeting)
             await start.settle(opening)
 
@@ -218,12 +210,11 @@ class _Start:
         store = await memory_store(self._provider)
         if store is None or self._owner is None:
             return None
-        left = time_left()
         return await open_event(
             store,
             self._owner,
             self._thread_ts,
-            budget_s=self._provider.settings.memory_load_timeout_s if left is None else left,
+            budget_s=self._provider.settings.memory_load_timeout_s,
             token_budget=self._provider.settings.memory_context_token_budget,
             conversation=False,  # Slack has just opened it: there is nothing to read yet
             since=self._began,  # an erasure after it takes the record back
@@ -244,12 +235,3 @@ class _Start:
             log.debug("slack.conversation.settle_skipped", reason="store unavailable")
         except Exception as exc:
             log.warning("slack.conversation.settle_failed", error=type(exc).__name__, exc_info=exc)
-
-
-def _greeting(opening: Opening | None, retention_days: int) -> Greeting:
-    if opening is None:
-        return Greeting(GENERIC_GREETING, SUGGESTED_PROMPTS)
-    welcome = welcome_of(opening.profile)
-    if welcome is not None and not welcome.fresh(datetime.now(UTC), retention_days):
-        welcome = None
-    return thread_greeting(opening.loaded.content(Scope.USER), welcome)

@@ -15,10 +15,9 @@ from app.learning.conversation_record import ConversationOwner, said
 from app.learning.conversations import TurnTranscript
 from app.learning.opening import Opening, open_event
 from app.learning.undo import UndoResult, undo_changes
-from app.learning.welcome import freshest_summary, welcome_of
+from app.learning.welcome import freshest_summary
 from app.memory.change_log import ChangeLog
 from app.memory.homes import person
-from app.memory.loader import Scope
 from app.memory.retention import cutoff_of
 from app.observability.logging import get_logger
 from app.services import (
@@ -118,7 +117,7 @@ class Conversation:
             changes=changes,
         )
         capturing = self._learn(agent.capture_preferences(turn, text))
-        transcript = self._transcript(opening)
+        transcript = opening.transcript() if opening is not None else None
         if transcript is not None:
             transcript.add(said("user", text, at=datetime.now(UTC)))
         try:
@@ -162,14 +161,6 @@ class Conversation:
     def _owner(self) -> ConversationOwner:
         return ConversationOwner(self.user_id, CHANNEL)
 
-    def _transcript(self, opening: Opening | None) -> TurnTranscript | None:
-        if opening is None or opening.guard is None or not opening.remembers:
-            return None
-        assert opening.conversation is not None
-        return TurnTranscript(
-            opening.guard.store, self._owner, self.thread_ts, opening.conversation
-        )
-
     @staticmethod
     async def _keep(
         agent: Any, turn: Any, transcript: TurnTranscript | None, answer: str | None
@@ -192,20 +183,14 @@ class Conversation:
         """What Slack's greeting would say to this person (app/slack/conversation/greeting.py):
         welcomed back to their last conversation, or with their preferences, when Orion
         knows them; the plain welcome otherwise, also when memory is off or unreadable."""
-        from app.slack.conversation.greeting import GENERIC_GREETING, greeting_text
+        from app.slack.conversation.greeting import greeting_of
 
         try:
             opening = await self._open(conversation=False)
         except Exception as exc:  # a greeting without memories, as in Slack
             log.warning("chat.greeting.memory_failed", error=type(exc).__name__, exc_info=exc)
-            return GENERIC_GREETING
-        if opening is None:
-            return GENERIC_GREETING
-        last = welcome_of(opening.profile)
-        retention = self.settings.memory_session_retention_days
-        if last is not None and not last.fresh(datetime.now(UTC), retention):
-            last = None
-        return greeting_text(opening.loaded.content(Scope.USER), last)
+            opening = None
+        return greeting_of(opening, self.settings.memory_session_retention_days).words
 
     async def undo_last(self) -> UndoResult | None:
         """Undo what the last answer changed in memory (`/undo`); None when it changed

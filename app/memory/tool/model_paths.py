@@ -11,7 +11,7 @@ a key outside the scope's roots is refused here too, whatever the tool checked.
 from __future__ import annotations
 
 from app.memory.homes import channel, person
-from app.memory.key_prefixes import GLOBAL_PREFIX
+from app.memory.key_prefixes import GLOBAL
 from app.memory.scopes import ChannelMemoryScope, MemoryScope, ScopeRules
 from app.storage.store import ObjectInfo, ObjectStore, StoredObject, StoreLayer
 
@@ -21,13 +21,13 @@ def storage_roots(scope: ScopeRules) -> dict[str, str]:
     if isinstance(scope, MemoryScope):
         home = person(scope.user_id)
         return {
-            GLOBAL_PREFIX: GLOBAL_PREFIX,
+            GLOBAL.prefix: GLOBAL.prefix,
             scope.user_root: home.memory_prefix,
             scope.session_root: home.notes_prefix(scope.thread_ts),
         }
     if isinstance(scope, ChannelMemoryScope):
         return {
-            GLOBAL_PREFIX: GLOBAL_PREFIX,
+            GLOBAL.prefix: GLOBAL.prefix,
             scope.channel_root: channel(scope.channel_id).memory_prefix,
         }
     raise TypeError(f"no storage for {type(scope).__name__}")

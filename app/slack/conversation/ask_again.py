@@ -7,7 +7,6 @@ keeps no record of; only the person who asked, there, can ask it again."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,7 @@ from app.config import SlackExperience
 from app.learning.conversations import read_conversation
 from app.memory.homes import channel as channel_home
 from app.memory.homes import person
-from app.memory.scopes import is_shared_channel_id
+from app.memory.scopes import is_channel_id, is_shared_channel_id, is_thread_ts
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.answering import Answerer, Incoming
@@ -32,8 +31,6 @@ from app.slack.mrkdwn import text_of
 
 log = get_logger(__name__)
 
-_TS = re.compile(r"[0-9]{1,12}\.[0-9]{1,8}")
-_CHANNEL = re.compile(r"[A-Z0-9]{1,32}")
 NOT_YOURS = "Only the person who asked can ask that again."
 NOT_FOUND = "I couldn't find that question any more. Could you ask it again?"
 
@@ -61,12 +58,9 @@ def register(
         ):
             if not (
                 isinstance(user, str)
-                and isinstance(channel, str)
-                and _CHANNEL.fullmatch(channel)
-                and isinstance(thread_ts, str)
-                and _TS.fullmatch(thread_ts)
-                and isinstance(question_ts, str)
-                and _TS.fullmatch(question_ts)
+                and is_channel_id(channel)
+                and is_thread_ts(thread_ts)
+                and is_thread_ts(question_ts)
             ):
                 log.info("slack.ask_again.malformed")
                 return

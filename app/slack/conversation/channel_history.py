@@ -24,7 +24,6 @@ from app.learning.conversation_record import (
     moment_of,
     said,
 )
-from app.learning.conversations import TurnTranscript
 from app.learning.erasure import said_since_erasure
 from app.learning.quoting import attributed, author_label, is_bot_id
 from app.memory.scopes import is_thread_ts, is_user_id
@@ -84,7 +83,7 @@ async def channel_turn_history(
 ) -> TurnHistory:
     """The history the mention is answered with, and the turn's transcript, which already
     has what was read and the mention on their way."""
-    state, owner = opening.opening, opening.owner
+    state = opening.opening
     conversation = state.conversation if state is not None else None
     known = conversation.transcript if conversation is not None and conversation.stored else None
     newest = max((m.ts for m in known or () if m.ts is not None), key=float, default=None)
@@ -113,16 +112,14 @@ async def channel_turn_history(
             sent_at=seconds_of(message.ts),
         )
     )
-    if not opening.remembers or state is None or state.guard is None or owner is None:
+    transcript = state.transcript() if state is not None else None
+    if state is None or transcript is None:
         return TurnHistory(history, None)
-    assert conversation is not None  # remembers: the conversation answered
-    transcript = TurnTranscript(state.guard.store, owner, message.thread_ts, conversation)
+    store = state.store
     # Redacting up to WINDOW_MESSAGES messages of any shape: off the event loop.
     kept = await asyncio.to_thread(lambda: [_said(m, author) for m, author in slack])
     mention = said("user", message.text, at=moment_of(message.ts), ts=message.ts, user=message.user)
-    transcript.add_checked(
-        [*kept, mention], lambda messages: said_since_erasure(state.store, messages)
-    )
+    transcript.add_checked([*kept, mention], lambda messages: said_since_erasure(store, messages))
     return TurnHistory(history, transcript)
 
 

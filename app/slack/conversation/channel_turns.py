@@ -36,10 +36,9 @@ from app.slack.conversation.channel_facts import (
     channel_info,
     person_info,
 )
-from app.slack.conversation.turn_opening import TurnOpening
+from app.slack.conversation.turn_opening import TurnOpening, stores
 from app.storage.breaker import StoreOffline
-from app.storage.deadline import time_left
-from app.storage.store import ObjectStore, StoredObject
+from app.storage.store import StoredObject
 
 if TYPE_CHECKING:
     from app.slack.conversation.answering import Incoming
@@ -136,7 +135,7 @@ async def open_channel_turn(
     owner = owner_of_event(message.user, message.channel, team, enterprise, kind="channel")
     info = asyncio.ensure_future(channel_info(client, message.channel))
     person = asyncio.ensure_future(person_info(client, message.user))
-    records, memory = await _stores(provider)
+    records, memory = await stores(provider)
     ceiling = provider.settings.slack_channels
     if records is None or owner is None:
         return TurnOpening(
@@ -145,13 +144,12 @@ async def open_channel_turn(
     workspace = asyncio.ensure_future(workspace_choice(records))
     opening: asyncio.Future[Opening] | asyncio.Future[StoredObject | None]
     if memory is not None and ceiling is ChannelMode.MEMORY:
-        left = time_left()
         opening = asyncio.ensure_future(
             open_event(
                 memory,
                 owner,
                 message.thread_ts,
-                budget_s=provider.settings.memory_load_timeout_s if left is None else left,
+                budget_s=provider.settings.memory_load_timeout_s,
                 token_budget=provider.settings.memory_context_token_budget,
             )
         )
@@ -193,16 +191,6 @@ async def _person(asked: asyncio.Future[PersonInfo | None] | None) -> PersonInfo
         return await asyncio.wait_for(asyncio.shield(asked), INFO_BUDGET_S)
     except TimeoutError:
         return None
-
-
-async def _stores(provider: ServiceProvider) -> tuple[ObjectStore | None, ObjectStore | None]:
-    try:
-        async with provider.storage_within() as storage:
-            return storage.store, storage.memory_store
-    except Exception as exc:
-        if not isinstance(exc, StoreOffline | TimeoutError):
-            log.warning("slack.conversation.unavailable", error=type(exc).__name__, exc_info=exc)
-        return None, None
 
 
 async def _mode(

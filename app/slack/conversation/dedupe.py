@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from app.memory.key_prefixes import EVENTS_PREFIX
+from app.memory.key_prefixes import EVENTS
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.storage.breaker import StoreOffline
@@ -34,7 +34,7 @@ _EVENT_ID = re.compile(r"[A-Za-z0-9]{4,64}")
 def event_claim_key(event_id: str) -> str:
     if not isinstance(event_id, str) or not _EVENT_ID.fullmatch(event_id):
         raise ValueError(f"not a Slack event id: {event_id!r}")
-    return f"{EVENTS_PREFIX}{event_id}"
+    return f"{EVENTS.prefix}{event_id}"
 
 
 RECENT_EVENTS_KEPT = 10_000

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
+from app.learning.opening import Opening
 from app.learning.plain_text import one_line
 from app.learning.preferences import MAX_VALUE_CHARS, spoken_language
-from app.learning.welcome import Welcome
+from app.learning.welcome import Welcome, welcome_of
+from app.memory.loader import Scope
 from app.memory.preferences_file import read_preferences
 from app.slack.conversation.greeting_words import ENGLISH, GreetingWords, greeting_words
 from app.slack.mrkdwn import escape, without_direction_controls
@@ -25,8 +28,24 @@ MAX_PREFERENCES_MENTIONED = 2
 
 @dataclass(frozen=True)
 class Greeting:
-    text: str
+    words: str  # as said (`orion chat` prints them as they are)
     prompts: list[dict[str, str]]
+
+    @property
+    def text(self) -> str:
+        """The words as a Slack message (see `thread_greeting`)."""
+        return escape(self.words)
+
+
+def greeting_of(opening: Opening | None, retention_days: int) -> Greeting:
+    """What a thread opens with, from the person's state at its start (None: memory is
+    off, or could not be read): the same in Slack and `orion chat`."""
+    if opening is None:
+        return Greeting(GENERIC_GREETING, SUGGESTED_PROMPTS)
+    welcome = welcome_of(opening.profile)
+    if welcome is not None and not welcome.fresh(datetime.now(UTC), retention_days):
+        welcome = None
+    return thread_greeting(opening.loaded.content(Scope.USER), welcome)
 
 
 def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Greeting:
@@ -40,18 +59,12 @@ def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Gr
     a person or a prompt-injected Claude may have filled with Slack markup: escaped, a stored
     `<https://…|Verify your account>` or `<!channel>` shows as the text it is, and a
     direction override cannot turn the rest of the line around."""
-    text = escape(greeting_text(preferences_json, welcome))
+    words = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
     language = _known(preferences_json)[1]
     if welcome is None:
-        return Greeting(text, language.suggested())
+        return Greeting(words, language.suggested())
     follow_up = welcome.next_step or language.continue_topic.format(topic=welcome.topic)
-    return Greeting(text, [{"title": follow_up, "message": follow_up}, *language.suggested()[:2]])
-
-
-def greeting_text(preferences_json: str | None, welcome: Welcome | None) -> str:
-    """The greeting's words, unescaped (`orion chat` prints them as they are): the welcome
-    back prepared at turn end, else one made from the preferences."""
-    return welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
+    return Greeting(words, [{"title": follow_up, "message": follow_up}, *language.suggested()[:2]])
 
 
 def greeting_for(preferences_json: str | None) -> str:

@@ -16,7 +16,6 @@ from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.thread_history import history_from_transcript
 from app.storage.breaker import StoreOffline
-from app.storage.deadline import time_left
 from app.storage.store import ObjectStore
 
 if TYPE_CHECKING:
@@ -71,12 +70,11 @@ async def open_turn(
     if store is None or owner is None:
         return TurnOpening(owner)
     try:
-        left = time_left()
         opening = await open_event(
             store,
             owner,
             thread_ts,
-            budget_s=provider.settings.memory_load_timeout_s if left is None else left,
+            budget_s=provider.settings.memory_load_timeout_s,
             token_budget=provider.settings.memory_context_token_budget,
             since=since,
         )
@@ -86,16 +84,20 @@ async def open_turn(
     return TurnOpening(owner, opening)
 
 
-async def memory_store(provider: ServiceProvider) -> ObjectStore | None:
-    """The memory store, once connected within the current deadline; None when memory is
-    off or the store is not there."""
+async def stores(provider: ServiceProvider) -> tuple[ObjectStore | None, ObjectStore | None]:
+    """Orion's records and the memory store, once connected within the current deadline;
+    None for each that is not there (memory off, or the store not answering)."""
     try:
         async with provider.storage_within() as storage:
-            return storage.memory_store
+            return storage.store, storage.memory_store
     except Exception as exc:
         if not isinstance(exc, StoreOffline | TimeoutError):
             log.warning("slack.conversation.unavailable", error=type(exc).__name__, exc_info=exc)
-        return None
+        return None, None
+
+
+async def memory_store(provider: ServiceProvider) -> ObjectStore | None:
+    return (await stores(provider))[1]
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ class TurnHistory:
 def turn_history(opening: TurnOpening, *, thread_ts: str, ts: str, text: str) -> TurnHistory:
     """The history the message is answered with, and the turn's transcript, which holds
     the message, to be written as the answer ends."""
-    state, owner = opening.opening, opening.owner
+    state = opening.opening
     conversation = state.conversation if state is not None else None
     record = conversation.record if conversation is not None else None
     history = history_from_transcript(
@@ -117,9 +119,7 @@ def turn_history(opening: TurnOpening, *, thread_ts: str, ts: str, text: str) ->
         current_ts=ts,
         current_text=text,
     )
-    if state is None or owner is None or conversation is None or not opening.remembers:
-        return TurnHistory(history, None)
-    assert state.guard is not None  # remembers: the profile answered
-    transcript = TurnTranscript(state.guard.store, owner, thread_ts, conversation)
-    transcript.add(said("user", text, at=moment_of(ts), ts=ts))
+    transcript = state.transcript() if state is not None else None
+    if transcript is not None:
+        transcript.add(said("user", text, at=moment_of(ts), ts=ts))
     return TurnHistory(history, transcript)

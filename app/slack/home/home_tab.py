@@ -9,7 +9,6 @@ a friendly page, never its error; the log has it with its traceback.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,6 +17,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.memory_inventory import MemoryInventory, take_inventory
+from app.memory.scopes import is_channel_id
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
@@ -35,9 +35,6 @@ from app.storage.store import ObjectStore
 from app.storage.team_scope import current_tenant
 
 log = get_logger(__name__)
-
-# A DM with the app: `D…` (conversations.open answers one for the person).
-_DM_CHANNEL = re.compile(r"D[A-Z0-9]{2,30}")
 
 
 class MemoryOff(Exception):
@@ -112,7 +109,7 @@ class HomeTab:
         """The clicking person's DM with Orion: from the view it was published with (only
         if that view was theirs), else asked of Slack (conversations.open)."""
         shown = owner_of(body).dm
-        if shown and _DM_CHANNEL.fullmatch(shown):
+        if is_channel_id(shown) and shown.startswith("D"):  # a DM with the app
             return shown
         try:
             opened = await client.conversations_open(users=clicking_user(body))

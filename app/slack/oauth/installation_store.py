@@ -22,7 +22,7 @@ from typing import Any
 from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 
-from app.memory.key_prefixes import INSTALLATIONS_PREFIX
+from app.memory.key_prefixes import INSTALLATIONS
 from app.memory.team_keys import finish_erasure_of
 from app.observability.logging import get_logger
 from app.storage.deadline import storage_deadline
@@ -42,7 +42,7 @@ BOT = "bot.json"
 
 
 def installation_prefix(tenant: Tenant) -> str:
-    return f"{INSTALLATIONS_PREFIX}{tenant.enterprise_id or NO_ID}/{tenant.team_id or NO_ID}/"
+    return f"{INSTALLATIONS.prefix}{tenant.enterprise_id or NO_ID}/{tenant.team_id or NO_ID}/"
 
 
 def tenant_of(

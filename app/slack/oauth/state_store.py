@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
-from app.memory.key_prefixes import OAUTH_STATES_PREFIX
+from app.memory.key_prefixes import OAUTH_STATES
 from app.observability.logging import get_logger
 from app.slack.oauth.installation_store import STORE_BUDGET_S
 from app.storage.deadline import storage_deadline
@@ -83,7 +83,7 @@ class SignedOAuthStateStore(AsyncOAuthStateStore):
         try:
             with storage_deadline(STORE_BUDGET_S):
                 await self._store.write(
-                    f"{OAUTH_STATES_PREFIX}{found['nonce']}", "spent", if_generation=CREATE_ONLY
+                    f"{OAUTH_STATES.prefix}{found['nonce']}", "spent", if_generation=CREATE_ONLY
                 )
         except PreconditionFailed:
             log.info("slack.oauth.state_refused", reason="used")

@@ -3,7 +3,7 @@ returning person whose preferences Orion knows, a person with a welcome prepared
 last turn end (in their own language), and a person whose welcome is stale. And the title
 and prompts at the top of the Messages tab (agent_view).
 
-The staleness rule lives in the thread-start listener (`thread_started._greeting`), which
+The staleness rule lives in `greeting_of` (the thread start's and `orion chat`'s), which
 gets what the thread start read from the store: those tests write the person's profile and
 preferences into a real store and read them back the way the listener does.
 """
@@ -22,8 +22,12 @@ from app.learning.preferences import Preference, parse_preferences, save_prefere
 from app.learning.welcome import Welcome
 from app.memory.formatting import render_preferences
 from app.memory.homes import person, preferences_key
-from app.slack.assistant_view import _greeting
-from app.slack.conversation.greeting import GENERIC_GREETING, messages_tab_prompts, thread_greeting
+from app.slack.conversation.greeting import (
+    GENERIC_GREETING,
+    greeting_of,
+    messages_tab_prompts,
+    thread_greeting,
+)
 from app.slack.conversation.greeting_words import GREETING_WORDS
 from app.storage.store import ObjectStore
 from tests.backends import THREAD, USER
@@ -180,7 +184,7 @@ async def _greeting_from(store: ObjectStore) -> tuple[str, list[str]]:
         token_budget=2000,
         conversation=False,
     )
-    greeting = _greeting(opening, RETENTION_DAYS)
+    greeting = greeting_of(opening, RETENTION_DAYS)
     return greeting.text, titles(greeting.prompts)
 
 
@@ -254,7 +258,7 @@ async def test_preferences_as_orion_saves_them_greet_without_its_bookkeeping(
 
 def test_without_memory_the_thread_opens_with_the_plain_welcome() -> None:
     # Memory switched off, or nothing could be read: the listener has no restored memory.
-    greeting = _greeting(None, RETENTION_DAYS)
+    greeting = greeting_of(None, RETENTION_DAYS)
 
     assert greeting.text.startswith("Hi, I'm Orion.")
     assert titles(greeting.prompts) == STARTERS
