@@ -124,13 +124,17 @@ class TurnTranscript:
         owner: ConversationOwner,
         thread_ts: str,
         opened: OpenedConversation,
+        *,
+        summary: Summary | None = None,
     ) -> None:
+        """`summary`: the conversation's freshest when it was opened, written with it."""
         if not opened.allowed:
             raise NotYourConversation(thread_ts)
         self._store = store
         self._owner = owner
         self._thread_ts = thread_ts
         self._read = opened.stored
+        self._summary = summary
         self._pending: list[TranscriptMessage] = []
         self._written: StoredObject | None = None
         self._writing: asyncio.Future[StoredObject | None] | None = None
@@ -162,10 +166,11 @@ class TurnTranscript:
 
     def write(self, summary: Summary | None = None) -> asyncio.Future[StoredObject | None]:
         """Write what the turn added, once (later calls share the first write), with
-        `summary` when it is newer than the conversation's. Never raises: a write that
-        storage refuses is logged, and the next turn goes on with what is kept."""
+        `summary` (else the one it was opened with) when it is newer than the
+        conversation's. Never raises: a write that storage refuses is logged, and the next
+        turn goes on with what is kept."""
         if self._writing is None:
-            self._writing = asyncio.ensure_future(self._write(summary))
+            self._writing = asyncio.ensure_future(self._write(summary or self._summary))
         return self._writing
 
     async def _write(self, summary: Summary | None) -> StoredObject | None:

@@ -16,6 +16,7 @@ from app.learning.conversation_record import ConversationOwner
 from app.learning.conversations import OpenedConversation, TurnTranscript, opened_from
 from app.learning.guard import Guard
 from app.learning.profile import Profile
+from app.learning.summary_file import Summary
 from app.learning.welcome import freshest_summary
 from app.memory.formatting import MemorySections, format_memory_context
 from app.memory.homes import preferences_key
@@ -43,6 +44,7 @@ class Opening:
     # None when the profile did not arrive in time: then nothing is kept.
     guard: Guard | None
     context: str | None  # the memory block for the prompt
+    summary: Summary | None  # the conversation's freshest summary (app/learning/welcome.py)
 
     @property
     def profile(self) -> Profile:
@@ -68,7 +70,9 @@ class Opening:
         if not self.remembers:
             return None
         assert self.guard is not None and self.conversation is not None  # remembers
-        return TurnTranscript(self.guard.store, self.owner, self.thread_ts, self.conversation)
+        return TurnTranscript(
+            self.guard.store, self.owner, self.thread_ts, self.conversation, summary=self.summary
+        )
 
     @property
     def preferences(self) -> StoredObject | NotRead | None:
@@ -134,7 +138,7 @@ async def open_event(
         ),
         token_budget=token_budget,
     )
-    opening = Opening(owner, thread_ts, loaded, store, opened, guard, context)
+    opening = Opening(owner, thread_ts, loaded, store, opened, guard, context, summary)
     if conversation and not opening.remembers and not opening.refused:
         log.warning(
             "memory.without_memory",

@@ -15,10 +15,8 @@ from app.learning.conversation_record import ConversationOwner, said
 from app.learning.conversations import TurnTranscript
 from app.learning.opening import Opening, open_event
 from app.learning.undo import UndoResult, undo_changes
-from app.learning.welcome import freshest_summary
 from app.memory.change_log import ChangeLog
 from app.memory.homes import person
-from app.memory.retention import cutoff_of
 from app.observability.logging import get_logger
 from app.services import (
     Services,
@@ -166,17 +164,8 @@ class Conversation:
         agent: Any, turn: Any, transcript: TurnTranscript | None, answer: str | None
     ) -> None:
         """The turn's transcript, in one write, then what it taught and its settle."""
-        if transcript is not None and turn.opening is not None:
-            opening = turn.opening
-            record = opening.conversation.record if opening.conversation else None
-            transcript.write(
-                freshest_summary(
-                    opening.profile,
-                    turn.thread_ts,
-                    record.summary if record else None,
-                    cutoff=cutoff_of(opening.store),
-                )
-            )
+        if transcript is not None:
+            transcript.write()
         await agent.after_turn(turn, answer, transcript)
 
     async def greeting(self) -> str:

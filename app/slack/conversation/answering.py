@@ -22,9 +22,7 @@ from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
 from app.learning.conversation_record import moment_of, said
 from app.learning.conversations import TurnTranscript
-from app.learning.welcome import freshest_summary
 from app.memory.change_log import ChangeLog
-from app.memory.retention import cutoff_of
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.runtime.background import run_in_background
@@ -302,8 +300,10 @@ class Answerer:
             turn.transcript.add(said("assistant", text, at=_now(), ts=reply.ts))
 
     def _write_transcript(self, turn: _Turn, message: Incoming) -> None:
-        write = _write_transcript(turn)
-        if write is not None:
+        """What the turn added to its conversation, in one write (its next message waits
+        for it)."""
+        if turn.transcript is not None:
+            write = turn.transcript.write()
             self.turns.writing(message.channel, message.thread_ts, write)
 
     def _stopped_by_slack(self, message: Incoming) -> None:
@@ -323,29 +323,6 @@ class Answerer:
 
     async def _ask_workspace(self, client: AsyncWebClient, team: str | None) -> None:
         await self._workspaces.get(client, team)
-
-
-def _write_transcript(turn: _Turn) -> asyncio.Future[Any] | None:
-    """What the turn added to its conversation, in one write, with the freshest summary
-    there is (app/learning/welcome.py)."""
-    transcript, request = turn.transcript, turn.request
-    if transcript is None:
-        return None
-    opening = request.opening if request is not None else None
-    if opening is None and turn.opening is not None:
-        opening = turn.opening.opening
-    record = opening.conversation.record if opening and opening.conversation else None
-    summary = (
-        freshest_summary(
-            opening.profile,
-            opening.thread_ts,
-            record.summary if record else None,
-            cutoff=cutoff_of(opening.store),
-        )
-        if opening is not None
-        else None
-    )
-    return transcript.write(summary)
 
 
 async def _turn_end(turn: _Turn, agent: Agent, answer: str | None) -> None:
