@@ -429,8 +429,16 @@ class ConfigError(Exception):
         return f"{report}\n\n{self.advice}" if self.advice else report
 
 
-# The Slack settings a first run is most likely without.
-_SLACK_TOKENS = {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}
+# The Slack settings a first run is most likely without, and where a person with a Slack
+# app finds each (docs/slack-setup.md).
+_SLACK_TOKENS = {
+    "SLACK_BOT_TOKEN": "copy the app's Bot User OAuth Token (xoxb-…) from its OAuth & "
+    "Permissions page, with the app installed",
+    "SLACK_SIGNING_SECRET": "copy the app's Signing Secret from its Basic Information page, "
+    "or use Socket Mode (SLACK_APP_TOKEN), which needs none",
+    "SLACK_APP_TOKEN": "create an app-level token (xapp-…) with connections:write on the "
+    "app's Basic Information page",
+}
 # After the problems, when a Slack token is among them: the way in without a Slack app,
 # and which token picks which mode.
 NO_SLACK_APP_ADVICE = (
@@ -492,21 +500,36 @@ def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
 
 
 def _config_error(problems: list[str]) -> ConfigError:
-    # Only for a token not there at all, or left as .env.example has it (a newcomer who
-    # filled in only the Claude key): one there but mistyped says someone has an app.
-    slack = any(
-        problem.split(":", 1)[0] in _SLACK_TOKENS
-        and (": missing" in problem or _STILL_THE_EXAMPLE in problem)
-        for problem in problems
-    )
     # Not for distribution mode, which has tokens of its own (docs/distribution.md).
-    distribution = _provided("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET")
-    return ConfigError(problems, advice=NO_SLACK_APP_ADVICE if slack and not distribution else None)
+    if _provided("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"):
+        return ConfigError(problems)
+    # A Slack token given (not the example value) says someone has an app: each missing
+    # token's line says where in it to find that token, rather than how to do without one.
+    if any(_given(name) for name in _SLACK_TOKENS):
+        return ConfigError([_with_where_to_find(problem) for problem in problems])
+    slack = any(problem.split(":", 1)[0] in _SLACK_TOKENS for problem in problems)
+    return ConfigError(problems, advice=NO_SLACK_APP_ADVICE if slack else None)
+
+
+def _with_where_to_find(problem: str) -> str:
+    name = problem.split(":", 1)[0]
+    unset = ": missing" in problem or _STILL_THE_EXAMPLE in problem
+    return f"{problem}: {_SLACK_TOKENS[name]}" if unset and name in _SLACK_TOKENS else problem
 
 
 def _provided(*names: str) -> bool:
     """Whether any of these variables is set in the environment or the `.env` file."""
+    return any(_value(name) for name in names)
+
+
+def _given(name: str) -> bool:
+    """Whether the variable holds a value of the person's: set, and not .env.example's."""
+    value = _value(name)
+    return bool(value) and not _EXAMPLE_VALUE.match(value or "")
+
+
+def _value(name: str) -> str | None:
     from dotenv import dotenv_values
 
     dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
-    return any(os.environ.get(name) or dotenv.get(name) for name in names)
+    return os.environ.get(name) or dotenv.get(name)

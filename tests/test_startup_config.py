@@ -112,6 +112,40 @@ def test_a_mistyped_slack_token_gets_no_advice_for_those_without_an_app(
 
 
 @pytest.mark.parametrize(
+    ("command", "given", "line"),
+    [
+        (
+            "serve",
+            {"SLACK_BOT_TOKEN": "xoxb-1-test"},
+            "SLACK_SIGNING_SECRET: missing (required in HTTP mode): copy the app's Signing "
+            "Secret from its Basic Information page, or use Socket Mode (SLACK_APP_TOKEN), "
+            "which needs none",
+        ),
+        (
+            "serve",
+            {"SLACK_SIGNING_SECRET": "start-up-test-secret"},
+            "SLACK_BOT_TOKEN: missing (required): copy the app's Bot User OAuth Token (xoxb-…) "
+            "from its OAuth & Permissions page, with the app installed",
+        ),
+        (
+            "socket",
+            {"SLACK_BOT_TOKEN": "xoxb-1-test"},
+            "SLACK_APP_TOKEN: missing (required in Socket Mode): create an app-level token "
+            "(xapp-…) with connections:write on the app's Basic Information page",
+        ),
+    ],
+)
+def test_with_one_of_the_two_slack_tokens_one_line_says_where_the_other_is(
+    tmp_path: Path, command: str, given: dict[str, str], line: str
+) -> None:
+    # Someone with a Slack app, one token copied: not the advice for those without an app.
+    result = _run_orion(tmp_path, command, ANTHROPIC_API_KEY="sk-ant-test", **given)
+
+    assert result.returncode == 2
+    assert result.stderr == f"Orion cannot start — {line}; see .env.example\n"
+
+
+@pytest.mark.parametrize(
     ("given", "bucket"),
     [
         ("orion-memories", "orion-memories"),
@@ -209,7 +243,9 @@ def test_http_mode_still_refuses_the_signing_secret_left_as_copied(
         with pytest.raises(ConfigError) as refused:
             load_settings(mode)
         assert refused.value.problems == [
-            "SLACK_SIGNING_SECRET: still the example value from .env.example, not a real one"
+            "SLACK_SIGNING_SECRET: still the example value from .env.example, not a real "
+            "one: copy the app's Signing Secret from its Basic Information page, or use "
+            "Socket Mode (SLACK_APP_TOKEN), which needs none"
         ]
 
 
