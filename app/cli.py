@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import os
+import re
 import sys
 from typing import NoReturn
 
@@ -49,7 +51,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _command(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's own parser: `orion chat --usr` names `orion chat`'s
+        getattr(args, "command_parser", parser).refuse(unknown)
     if args.command == "memory":
         return memory(args)
     if args.command == "chat":
@@ -77,6 +82,15 @@ class _Parser(argparse.ArgumentParser):
         hint = f"see `{self.prog} --help`"
         report = problem_report(f"{self.prog} cannot run", [message], hint=hint)
         self.exit(EXIT_PROBLEM, report + "\n")
+
+    def refuse(self, unknown: list[str]) -> NoReturn:
+        """Arguments this command does not take, with the option nearest the first one."""
+        message = f"unrecognized arguments: {' '.join(unknown)}"
+        options = re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", self.format_usage())
+        given = next((arg.split("=")[0] for arg in unknown if arg.startswith("-")), None)
+        if given and (nearest := difflib.get_close_matches(given, options, n=1)):
+            message += f" (did you mean {nearest[0]}?)"
+        self.error(message)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -125,6 +139,8 @@ def _parser() -> argparse.ArgumentParser:
         help="distribution mode: the workspace's Enterprise Grid organisation (E…), if any; "
         "alone (no --team) for an organisation-wide installation",
     )
+    for command_parser in commands.choices.values():
+        command_parser.set_defaults(command_parser=command_parser)
     return parser
 
 

@@ -427,6 +427,13 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
             "orion memory cannot run — the following arguments are required: user_id",
             "orion memory",
         ),
+        (
+            # Said by the command that does not take it, with the option nearest to it.
+            ["chat", "--usr", "U0123ABCD"],
+            "orion chat cannot run — unrecognized arguments: --usr U0123ABCD "
+            "(did you mean --user?)",
+            "orion chat",
+        ),
     ],
 )
 def test_a_mistyped_command_is_said_in_one_line(
