@@ -173,6 +173,13 @@ class StorageSettings(_FromEnvironment):
     # (app/memory/shared_context.py): an operator's edit shows within this bound.
     memory_global_context_max_age_s: float = Field(default=10.0, ge=0, le=3600)
 
+    @field_validator("memory_dir")
+    @classmethod
+    def _home_expanded(cls, value: Path) -> Path:
+        # `MEMORY_DIR=~/orion` in .env reaches Orion unexpanded (no shell reads .env): it
+        # would be a folder named `~` in the working directory.
+        return value.expanduser()
+
     @field_validator("gcs_memories_bucket")
     @classmethod
     def _bucket_name(cls, value: str | None) -> str | None:

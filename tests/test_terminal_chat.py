@@ -237,6 +237,25 @@ def test_an_unusable_memory_directory_stops_the_chat_before_it_starts(
     assert claude.requests == []
 
 
+def test_a_memory_dir_under_home_written_with_a_tilde_in_dotenv_is_under_home(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    # No shell reads .env to expand `~`: Orion does, rather than make a folder named `~`.
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / ".env").write_text("MEMORY_DIR=~/orion-memories\n")
+    claude.reply("Nice to meet you, Sam.")
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": claude.url, "HOME": str(home)}
+
+    result = run_orion_command(tmp_path, "chat", env=env, stdin="Please call me Sam.\n")
+
+    assert result.returncode == 0, result.stderr
+    memory = home / "orion-memories" / "people" / "U0TERMINAL" / "memory"
+    assert f"\n  {memory}/  (" in result.stdout
+    assert json.loads((memory / "preferences.json").read_text())["name"] == "Sam"
+    assert not (tmp_path / "~").exists()
+
+
 def test_slack_settings_left_as_examples_do_not_stop_the_chat(
     tmp_path: Path, claude: FakeClaude
 ) -> None:
