@@ -93,7 +93,7 @@ class _Parser(argparse.ArgumentParser):
         self.error(message)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> _Parser:
     """Every command and its arguments, in one place: `orion --help` lists them all, and
     reading them imports nothing a server's start does not need."""
     from app.terminal_chat import DEFAULT_USER
@@ -206,21 +206,35 @@ def memory_dir_problem(settings: StorageSettings) -> str | None:
 def run(settings: Settings, mode: RunMode) -> int:
     """Build everything, then serve (HTTP or Socket Mode) until stopped; the exit code.
     What stops Orion before it serves is said in one report, never a traceback."""
+    from app.runtime.port import HOST, PortUnavailable, take_port
+
+    log = get_logger("orion")
+    try:
+        # Before the imports that take seconds (tens, on a busy machine): a port in use
+        # is said at once.
+        claimed = take_port(HOST, settings.port) if mode is RunMode.HTTP else None
+    except PortUnavailable as exc:
+        log.error("orion.port_unavailable", port=exc.port, reason=exc.reason)
+        taken = (
+            f"PORT: {exc.port} is {exc.reason} (another Orion, or another program, "
+            "listens on it): stop that, or set PORT to a free port"
+            if exc.in_use
+            else f"PORT: {exc.port} cannot be used ({exc.reason}): set PORT to another port"
+        )
+        return report_problem(_CANNOT_START, taken, EXIT_PROBLEM)
     import uvloop
 
-    from app.runtime.port import PortUnavailable
     from app.slack.web_client import BotTokenRefused, SlackUnreachable
     from app.socket_mode import AppTokenRefused
 
-    if mode is RunMode.HTTP:
+    if claimed is not None:
         from app.http_server import serve_http
 
-        serving = serve_http(settings)
+        serving = serve_http(settings, claimed)
     else:
         from app.socket_mode import serve_socket_mode
 
         serving = serve_socket_mode(settings)
-    log = get_logger("orion")
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
             runner.run(serving)
@@ -243,15 +257,6 @@ def run(settings: Settings, mode: RunMode) -> int:
         log.error("orion.slack_unreachable", error=str(exc), exc_info=exc)
         unreachable = f"Slack's Web API at {settings.slack_api_url} did not answer ({exc})"
         return report_problem(_CANNOT_START, unreachable, EXIT_UNAVAILABLE)
-    except PortUnavailable as exc:
-        log.error("orion.port_unavailable", port=exc.port, reason=exc.reason)
-        taken = (
-            f"PORT: {exc.port} is {exc.reason} (another Orion, or another program, "
-            "listens on it): stop that, or set PORT to a free port"
-            if exc.in_use
-            else f"PORT: {exc.port} cannot be used ({exc.reason}): set PORT to another port"
-        )
-        return report_problem(_CANNOT_START, taken, EXIT_PROBLEM)
     return 0
 
 

@@ -1,13 +1,14 @@
 """HTTP mode (Cloud Run): `POST /slack/events`, `GET /healthz`, `GET /readyz`, and in
 distribution mode Bolt's OAuth routes (docs/interface.md, docs/operations.md).
 
-`serve_http` binds `$PORT` first (a port in use stops Orion at once), then builds everything an
-answer needs before listening, so every event it acknowledges it can answer. Intake order and
-the SIGTERM drain: docs/architecture.md, "How an event flows"."""
+`serve_http` is given `$PORT` already bound (app/cli.py: a port in use stops Orion at once),
+then builds everything an answer needs before listening, so every event it acknowledges it
+can answer. Intake order and the SIGTERM drain: docs/architecture.md, "How an event flows"."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import FrameType
@@ -26,7 +27,7 @@ from app.config import RunMode, Settings
 from app.observability.logging import get_logger
 from app.runtime.heap import tune_collector_for_serving
 from app.runtime.in_flight import in_flight
-from app.runtime.port import take_port
+from app.runtime.port import HOST
 from app.runtime.slack_intake import (
     BodyTooLarge,
     MalformedPayload,
@@ -43,7 +44,6 @@ from app.slack.web_client import check_bot_token, close_connection_pool, share_c
 
 log = get_logger(__name__)
 
-HOST = "0.0.0.0"
 # Bolt's default paths of its OAuth flow (AsyncOAuthSettings), which the flow keeps.
 INSTALL_PATH = "/slack/install"
 OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"
@@ -214,11 +214,10 @@ def _storage_check(provider: ServiceProvider) -> tuple[dict[str, Any], str | Non
     return {"ok": reason is None, "state": state, "backend": "gcs", "breaker": breaker}, reason
 
 
-async def serve_http(settings: Settings) -> None:
-    """Take $PORT, build everything, then listen until SIGTERM or Ctrl-C, then drain.
-    Raises `PortUnavailable` (app/runtime/port.py), or what the build raises (app/cli.py
-    reports them), before anything listens."""
-    claimed = take_port(HOST, settings.port)
+async def serve_http(settings: Settings, claimed: socket.socket) -> None:
+    """On $PORT, `claimed` (app/runtime/port.py: taken before anything is imported or
+    built), build everything, then listen until SIGTERM or Ctrl-C, then drain. Raises what
+    the build raises (app/cli.py reports it) before anything listens."""
     try:
         server = await prepare_http(settings)
     except BaseException:

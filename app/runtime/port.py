@@ -1,11 +1,14 @@
-"""Taking the HTTP server's port before anything is built: a port another program holds
-stops Orion at once, with one line (app/cli.py), not after a build and a log line saying
-it is serving."""
+"""Taking the HTTP server's port before anything is imported or built: a port another
+program holds stops Orion at once, with one line (app/cli.py), not after a build and a log
+line saying it is serving."""
 
 from __future__ import annotations
 
 import errno
 import socket
+
+# Where the HTTP server listens: every interface (Cloud Run).
+HOST = "0.0.0.0"
 
 
 class PortUnavailable(Exception):
