@@ -5,7 +5,7 @@ a person has ("a conversation about Q3 with this summary") rather than how it is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,14 +16,13 @@ from app.learning.conversation_record import (
     said,
 )
 from app.learning.conversations import OpenedConversation, opened_from
-from app.learning.person_settings import said_in
+from app.learning.person_settings import channel_threads
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import document_for, with_documents
 from app.learning.summary_file import Summary
 from app.learning.welcome import SECTION as WELCOME
 from app.learning.welcome import Welcome, welcome_of
 from app.memory.homes import Home, channel, person, preferences_key
-from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore
 
 __all__ = [
@@ -148,9 +147,10 @@ def profile(
     return result.render()
 
 
-def said_in_of(settings: str | None) -> tuple[tuple[str, str], ...]:
-    """The channel threads a person's settings object lists as holding their words."""
-    return said_in(load_json_object(settings, what="settings"))
+def said_in_of(names: Iterable[str], user: str) -> set[tuple[str, str]]:
+    """The channel threads noted in the person's home (among the bucket's `names`) as
+    holding their words."""
+    return channel_threads(person(user), names, None)
 
 
 def profile_of(content: str | None) -> Profile:

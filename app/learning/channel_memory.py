@@ -19,7 +19,7 @@ from app.learning.channel_recall import forget_public_channel, note_channel_visi
 from app.learning.conversations import forget_said
 from app.learning.erasure import DELETE_CONCURRENCY, delete_all, erase_home, reindex
 from app.learning.guard import Forgotten, Guard
-from app.learning.person_settings import with_said_in
+from app.learning.person_settings import note_channel_thread
 from app.learning.profile import MAX_CHANGES, Profile
 from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.memory.change_log import MemoryChange
@@ -33,7 +33,6 @@ from app.storage.store import (
     ObjectStore,
     PreconditionFailed,
     at_most,
-    update,
     update_object,
 )
 
@@ -369,11 +368,10 @@ async def after_channel_turn(
     authors: set[str],
     since: datetime,
 ) -> bool:
-    """The channel's place on the workspace's public list, and the thread in the settings
-    of each member whose words the turn kept (a member forgotten since the turn began, or
-    whose settings cannot be read, has them taken out again). Whether all stayed: if not,
-    nothing more may be learned from the turn, which still holds them. Raises what
-    storage raises."""
+    """The channel's place on the workspace's public list, and the thread noted in the home
+    of each member whose words the turn kept (a member forgotten since the turn began has
+    them taken out again). Whether all stayed: if not, nothing more may be learned from
+    the turn, which still holds them. Raises what storage raises."""
     await note_channel_visibility(store, channel_id, public=public)
     noted = await asyncio.gather(
         *(_note_said(store, a, channel_id, thread_ts, since) for a in sorted(authors))
@@ -386,20 +384,14 @@ async def _note_said(
 ) -> bool:
     home = person(user_id)
     guard = await Guard.reading(store, home, since=since)
-
-    def noted(current: str | None) -> str | None:
-        return with_said_in(current, channel_id, thread_ts)
-
     try:
-        await update(guard.store, home.settings_key, noted)
+        await note_channel_thread(guard.store, home, channel_id, thread_ts)
         await guard.settle()
-    except (Forgotten, Unreadable) as exc:
-        # Forgotten since the turn began, or nowhere to note the thread that Forget
-        # everything would find: their words there go too.
+    except Forgotten:
+        # Forgotten since the turn began: their words there go too.
         room = channel(channel_id)
         if await forget_said(store, user_id, room, thread_ts):
             await reindex(store, room, thread_ts)
-        if isinstance(exc, Forgotten):
-            log.info("memory.channel.author_erased_during_turn")
+        log.info("memory.channel.author_erased_during_turn")
         return False
     return True

@@ -5,8 +5,9 @@ Everything of an owner is in their home, so erasing them is one listing and its
 deletions. First the profile becomes the erasure's mark, then everything else goes: an
 event still running for the owner sees the mark when it settles (app/learning/guard.py)
 and takes its own writes back. Forget everything also takes a person's words out of the
-channel threads they spoke in (their settings' `said_in`). Forgetting one thing reaches
-every copy of it: its undo records, the welcome back, a conversation's search entry."""
+channel threads they spoke in (noted in their home: app/learning/person_settings.py).
+Forgetting one thing reaches every copy of it: its undo records, the welcome back, a
+conversation's search entry."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from app.learning.conversation_record import ConversationRecord, TranscriptMessage
 from app.learning.conversations import forget_said
 from app.learning.guard import Forgotten, Guard
-from app.learning.person_settings import read_settings, said_in
+from app.learning.person_settings import channel_threads
 from app.learning.preferences import without_preference
 from app.learning.profile import Profile
 from app.learning.search_index import document_for, record_search_document, remove_documents
@@ -84,17 +85,20 @@ async def forget_everything(
     """Every object of the person's, and their words in channel threads."""
     home = person(user_id)
     await _mark(store, home, now or datetime.now(UTC), ())
-    # Read after the mark: a thread noted since is its writer's to take back (its guard).
-    threads = said_in(await read_settings(store, user_id))
+    # Listed after the mark: a thread noted since is its writer's to take back (its guard).
+    listing, settings = await asyncio.gather(store.list(home.prefix), store.read(home.settings_key))
+    keys = [obj.key for obj in listing]
+    threads = channel_threads(home, keys, settings.content if settings is not None else None)
     report = ErasureReport()
-    report.deleted["home"] = await _delete_home(store, home)
     if threads:
-        report.deleted["channel_threads"] = await _forget_said_in(store, user_id, threads)
+        report.deleted["channel_threads"] = await _forget_said_in(store, user_id, sorted(threads))
+    # The home last: an erasure cut short and asked again still finds the threads.
+    report.deleted["home"] = await delete_all(store, [k for k in keys if k != home.profile_key])
     return report
 
 
 async def _forget_said_in(
-    store: ObjectStore, user_id: str, threads: tuple[tuple[str, str], ...]
+    store: ObjectStore, user_id: str, threads: Sequence[tuple[str, str]]
 ) -> int:
     """What the person wrote in channel threads, out of each transcript and its search
     entry; in how many threads there was some."""

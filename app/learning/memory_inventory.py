@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.learning.conversation_record import ConversationRecord
-from app.learning.person_settings import notes_choice, read_settings, said_in
+from app.learning.person_settings import channel_threads, notes_choice
 from app.learning.preferences import StoredPreference, parse_preferences
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.welcome import freshest_summary
 from app.memory.homes import Home, person, preferences_key
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_memory_path
+from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore, at_most
 
 PREVIEW_LINES = 3
@@ -78,13 +79,15 @@ async def take_inventory(
     (for an export), `conversations` bounds how many of the newest conversations are read
     (None: all)."""
     home = person(user_id)
-    preferences, objects, stored, settings = await asyncio.gather(
+    preferences, objects, stored, settings, noted = await asyncio.gather(
         store.read(preferences_key(user_id)),
         store.list(home.memory_prefix),
         store.read(home.profile_key),
-        read_settings(store, user_id),
+        store.read(home.settings_key),
+        store.list(home.channel_threads_prefix),
     )
     profile = Profile.parse(stored.content if stored else None, cutoff=cutoff_of(store))
+    settings_content = settings.content if settings is not None else None
     note_keys = [obj for obj in objects if obj.key != preferences_key(user_id)]
     notes = await at_most(READ_CONCURRENCY, note_keys, lambda o: _note(store, user_id, o.key, full))
     listed = profile.conversations
@@ -101,8 +104,8 @@ async def take_inventory(
         notes=[note for note in notes if note is not None],
         conversations=threads,
         conversations_total=len(listed) - (len(read) - len(threads)),
-        channel_threads=len(said_in(settings)),
-        memory_notes=notes_choice(settings),
+        channel_threads=len(channel_threads(home, (o.key for o in noted), settings_content)),
+        memory_notes=notes_choice(load_json_object(settings_content, what="settings")),
     )
 
 

@@ -1,24 +1,26 @@
 """A person's choices about how Orion behaves with them: `people/{user}/settings.json`, among
-Orion's own records (Claude cannot flip them), kept until the person is forgotten:
-whether answers carry a memory note (`memory_notes`; unset, `MEMORY_NOTES` holds), and
-the channel threads holding their words (`said_in`, newest first) — here rather than in
-the profile, which expires, so that Forget everything still reaches them
-(docs/architecture.md, "Memory layout: one home per owner")."""
+Orion's own records (Claude cannot flip them), kept until the person is forgotten: whether
+answers carry a memory note (`memory_notes`; unset, `MEMORY_NOTES` holds). And the channel
+threads holding their words, one empty object each in their home (`channel-threads/{C}/
+{thread}`), kept as long as they are, so that Forget everything finds every one from a
+listing: no list to cap, nothing to parse (docs/architecture.md, "Memory layout: one home
+per owner")."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from app.learning.guard import Forgotten, Guard
-from app.memory.homes import person
+from app.memory.homes import Home, person, thread_of_name
 from app.memory.scopes import is_shared_channel_id, is_thread_ts
 from app.memory.tolerant_json import load_json_object, object_to_update
-from app.storage.store import ObjectStore, update
+from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed, update
 
 MEMORY_NOTES = "memory_notes"
-SAID_IN = "said_in"
-MAX_SAID_IN = 1_000
 
 
 async def read_settings(store: ObjectStore, user_id: str) -> dict[str, Any]:
@@ -36,29 +38,33 @@ def notes_choice(settings: dict[str, Any]) -> bool | None:
     return chosen if isinstance(chosen, bool) else None
 
 
-def said_in(settings: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The channel threads (channel, thread) holding the person's words, newest first."""
-    pairs = settings.get(SAID_IN)
-    return tuple(
-        (pair[0], pair[1])
-        for pair in (pairs if isinstance(pairs, list) else [])[:MAX_SAID_IN]
-        if isinstance(pair, list)
-        and len(pair) == 2
-        and is_shared_channel_id(pair[0])
-        and is_thread_ts(pair[1])
-    )
+async def note_channel_thread(
+    store: ObjectStore, home: Home, channel_id: str, thread_ts: str
+) -> None:
+    """The thread among those holding the person's words: one request, created or there."""
+    with contextlib.suppress(PreconditionFailed):  # noted by an earlier turn
+        await store.write(
+            home.channel_thread_key(channel_id, thread_ts), "", if_generation=CREATE_ONLY
+        )
 
 
-def with_said_in(current: str | None, channel_id: str, thread_ts: str) -> str | None:
-    """The settings object with the thread among those holding the person's words (as it
-    was, when it is already). Raises `Unreadable` for one that cannot be read: written
-    over, Forget everything would no longer find the threads it lists."""
-    settings = object_to_update(current, what="settings")  # raises Unreadable
-    listed = said_in(settings)
-    if (channel_id, thread_ts) in listed:
-        return current
-    pairs = [(channel_id, thread_ts), *listed][:MAX_SAID_IN]
-    return json.dumps({**settings, SAID_IN: [list(pair) for pair in pairs]})
+def channel_threads(home: Home, keys: Iterable[str], settings: str | None) -> set[tuple[str, str]]:
+    """The channel threads (channel, thread) holding the person's words: noted in their
+    home (among `keys`), or listed by their `settings` as written before the notes were
+    objects of their own — also settings that cannot be read (cut short, not an object):
+    found in the text, Forget everything reaches them all the same."""
+    prefix = home.channel_threads_prefix
+    named = [key.removeprefix(prefix).partition("/") for key in keys if key.startswith(prefix)]
+    noted = [(channel_id, thread_of_name(name)) for channel_id, _, name in named]
+    listed = _LISTED_PAIR.findall(settings or "")  # `"said_in": [["C…", "1712….…"], …]`
+    return {
+        (channel_id, thread_ts)
+        for channel_id, thread_ts in [*noted, *listed]
+        if is_shared_channel_id(channel_id) and is_thread_ts(thread_ts)
+    }
+
+
+_LISTED_PAIR = re.compile(r'\[\s*"([^"]{1,40})"\s*,\s*"([^"]{1,40})"\s*\]')
 
 
 async def choose_memory_notes(store: ObjectStore, user_id: str, *, shown: bool) -> None:

@@ -15,13 +15,13 @@ import contextlib
 import hashlib
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
 from app.learning.erasure import delete_all, index_record
-from app.learning.person_settings import with_said_in
+from app.learning.person_settings import note_channel_thread
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import parse_search_index
 from app.learning.summary_file import UNTITLED, Summary
@@ -321,13 +321,13 @@ class _Tenant:
         )
         await self._move(f"users/{user}/", home.memory_prefix)
         erased_at = await self._erasure(f"orion-erasure:{user}")
-        # Their own object now, where a newer choice wins; with the channel threads noted.
+        # Their own object now, where a newer choice wins; the channel threads noted.
         old = settings.content if settings is not None else None
-        if old is not None or said:
-            try:
-                await self._update(home.settings_key, lambda c: _noting(c or old, said))
-            except Unreadable:
-                self._unreadable(settings_key)  # left, with what it lists, for a rerun
+        if old is not None:
+            await self._update(home.settings_key, lambda c: c or old)
+        for channel_id, thread_ts in sorted(said):
+            async with self._limit:
+                await note_channel_thread(self._store, home, channel_id, thread_ts)
         await self._profile(
             home,
             own.values(),
@@ -501,12 +501,6 @@ def _welcome_section(welcome: dict[str, object] | None) -> dict[str, object] | N
     if (updated := parse_moment(welcome.get("updated"))) is not None:
         section["updated"] = format_time(updated)
     return section
-
-
-def _noting(settings: str | None, said: Collection[tuple[str, str]]) -> str | None:
-    for channel_id, thread_ts in sorted(said):
-        settings = with_said_in(settings, channel_id, thread_ts)
-    return settings
 
 
 def _placed(old: str, current: str | None, merge: bool) -> str:

@@ -27,6 +27,7 @@ MEMORY = "memory/"
 CONVERSATIONS = "conversations/"
 SEARCH = "search.json"
 SETTINGS = "settings.json"
+CHANNEL_THREADS = "channel-threads/"
 UNDO = "undo/"
 ARCHIVED = "archived/"
 PREFERENCES = "preferences.json"
@@ -80,6 +81,16 @@ class Home:
     def settings_key(self) -> str:
         """A person's choices (how Orion behaves with them), kept until forgotten."""
         return self.prefix + SETTINGS
+
+    @property
+    def channel_threads_prefix(self) -> str:
+        """A person's channel threads holding their words: one empty object each, so the
+        list has no cap and a turn's note of one carries nothing else."""
+        return self.prefix + CHANNEL_THREADS
+
+    def channel_thread_key(self, channel_id: str, thread_ts: str) -> str:
+        name = thread_name(thread_ts)
+        return f"{self.channel_threads_prefix}{validate_channel(channel_id)}/{name}"
 
     def undo_key(self, undo_id: str) -> str:
         if not is_undo_id(undo_id):

@@ -26,6 +26,7 @@ from tests.e2e.channels import (
 )
 from tests.e2e.conversation import main_requests, system_text
 from tests.e2e.memory_bucket import Bucket
+from tests.fakes._waiting import wait_until
 from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_model import TEAM_ID
@@ -47,11 +48,9 @@ def record_of(bucket: Bucket, thread_ts: str) -> ConversationRecord:
 
 
 def spoke_in(bucket: Bucket, user: str, thread_ts: str) -> None:
-    """Wait until `user`'s settings list the channel thread as one holding their words."""
-    bucket.wait_for(
-        person(user).settings_key,
-        lambda content: (PUBLIC, thread_ts) in layout.said_in_of(content),
-    )
+    """Wait until `user`'s home notes the channel thread as one holding their words."""
+    noted = person(user).channel_thread_key(PUBLIC, thread_ts)  # an empty object
+    wait_until(lambda: noted in bucket.names(), what=f"{noted} in the bucket")
 
 
 def test_a_mention_is_answered_in_its_thread_streamed_to_the_channel(
@@ -156,7 +155,7 @@ def test_what_the_channel_asks_orion_to_remember_is_the_channels_and_says_who(
     latest = layout.welcome_in(bucket.read(home.profile_key))
     assert latest is not None and latest.thread_ts == thread_ts and latest.summary is not None
     anas = [n for n in bucket.names() if n.startswith(person(ANA).prefix)]
-    assert anas == [person(ANA).settings_key], "only where she spoke"
+    assert anas == [person(ANA).channel_thread_key(PUBLIC, thread_ts)], "only where she spoke"
 
 
 def test_a_retried_mention_is_answered_once(

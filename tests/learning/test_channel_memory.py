@@ -56,7 +56,7 @@ MEMORY = ROOM.memory_prefix
 
 
 async def _channel_turn(store: ObjectStore, *messages: object) -> TurnTranscript:
-    """A channel turn's transcript, written, with each author's profile told (said_in)."""
+    """A channel turn's transcript, written, with the thread noted in each author's home."""
     opened = await open_conversation(store, IN_CHANNEL, THREAD)
     transcript = TurnTranscript(store, IN_CHANNEL, THREAD, opened)
     transcript.add(*messages)  # type: ignore[arg-type]
@@ -110,7 +110,7 @@ async def test_a_channel_threads_record_lives_in_the_channel_and_each_author_kno
     assert transcript.authors == {USER, OTHER_USER}
     assert backend.raw_read(ROOM.conversation_key(THREAD)) is not None
     for author in (USER, OTHER_USER):
-        assert said_in_of(backend.raw_read(person(author).settings_key)) == ((CHANNEL, THREAD),)
+        assert said_in_of(backend.raw_names(), author) == {(CHANNEL, THREAD)}
         # Nothing among the person's own conversations: the thread is not theirs.
         assert backend.raw_read(person(author).conversation_key(THREAD)) is None
 
@@ -149,8 +149,8 @@ async def test_forget_everything_reaches_what_they_said_in_channels_and_nothing_
     assert record is not None and record.authors == {OTHER_USER}
     assert record.owner.kind == "channel", "the thread stays the channel's"
     assert backend.raw_read(f"{MEMORY}decisions.md") == "Tuesday"
-    assert said_in_of(backend.raw_read(person(USER).settings_key)) == ()
-    assert said_in_of(backend.raw_read(person(OTHER_USER).settings_key)) != ()
+    assert said_in_of(backend.raw_names(), USER) == set()
+    assert said_in_of(backend.raw_names(), OTHER_USER) != set()
 
 
 async def test_a_member_forgotten_while_the_turn_ran_has_their_words_taken_out_again(
@@ -170,7 +170,7 @@ async def test_a_member_forgotten_while_the_turn_ran_has_their_words_taken_out_a
 
     record = await read_conversation(store, ROOM, THREAD)
     assert record is not None and record.authors == {OTHER_USER}
-    assert said_in_of(backend.raw_read(person(USER).settings_key)) == ()
+    assert said_in_of(backend.raw_names(), USER) == set()
 
 
 async def test_messages_read_back_from_slack_are_kept_only_after_their_authors_erasure(

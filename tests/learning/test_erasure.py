@@ -156,7 +156,7 @@ async def test_forgetting_everything_takes_their_words_out_of_the_channel_thread
     await _speak_in_channel(store, USER, "My flamingo password hint is in the vault.")
     room = channel(CHANNEL)
     assert "flamingo" in _indexed_terms(backend, room)
-    assert said_in_of(backend.raw_read(person(USER).settings_key)) == ((CHANNEL, CHANNEL_THREAD),)
+    assert said_in_of(backend.raw_names(), USER) == {(CHANNEL, CHANNEL_THREAD)}
 
     report = await forget_everything(store, USER, now=NOW)
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from app.learning.erasure import erase_home, forget_conversation
 from app.learning.guard import Forgotten, Guard
-from app.learning.person_settings import MAX_SAID_IN, said_in, with_said_in
+from app.learning.person_settings import channel_threads
 from app.learning.profile import (
     MAX_CONVERSATIONS,
     MAX_FORGOTTEN,
@@ -669,24 +669,39 @@ def test_what_in_a_profile_cannot_be_read_is_skipped_and_the_rest_kept() -> None
     assert Profile.parse(read.render()).section("settings") == {"memory_notes": False}
 
 
-def test_the_channel_threads_a_person_spoke_in_are_kept_in_their_settings_bounded() -> None:
-    settings = json.dumps({"memory_notes": False})
-    for n in range(MAX_SAID_IN + 5):
-        settings = with_said_in(settings, CHANNEL, f"{1712000000 + n}.000001") or ""
-    assert with_said_in(settings, CHANNEL, f"{1712000000 + MAX_SAID_IN + 4}.000001") == settings
-    read = json.loads(settings)
-    assert read["memory_notes"] is False, "their choice is kept beside"
-    listed = said_in(read)
-    assert len(listed) == MAX_SAID_IN
-    assert listed[0] == (CHANNEL, f"{1712000000 + MAX_SAID_IN + 4}.000001")
-    hostile = {
-        "said_in": [
-            *([DM, THREAD], [CHANNEL, "1.2/3"], [CHANNEL], [CHANNEL, THREAD, "x"], [1, 2]),
-            [CHANNEL, THREAD],
-        ]
-    }
-    assert said_in(hostile) == ((CHANNEL, THREAD),)  # a DM is no channel thread to reach
-    assert said_in({"said_in": {"C0LAUNCH1": 1}}) == ()
+def test_the_channel_threads_a_person_spoke_in_are_keys_in_their_home_that_name_nothing_else() -> (
+    None
+):
+    home = person(USER)
+    noted = home.channel_thread_key(CHANNEL, THREAD)
+    assert noted.startswith(home.prefix) and not noted.startswith(home.memory_prefix)
+    assert not expires_with_conversations(noted), "kept until they are forgotten"
+    for channel_id, thread_ts in ((DM, THREAD), (CHANNEL, "1.2/3"), ("../x", THREAD)):
+        with pytest.raises(ValueError):
+            home.channel_thread_key(channel_id, thread_ts)
+    other = home.channel_threads_prefix
+    keys = [
+        noted,
+        *(f"{other}{DM}/1712-1", f"{other}{CHANNEL}/1-2/3", f"{other}{CHANNEL}", f"{other}x/1-2"),
+        person(OTHER_USER).channel_thread_key(CHANNEL, OTHER_THREAD),  # someone else's
+        home.conversation_key(OTHER_THREAD),
+    ]
+    assert channel_threads(home, keys, None) == {(CHANNEL, THREAD)}
+
+
+def test_the_threads_older_settings_list_are_found_also_when_they_cannot_be_read() -> None:
+    home = person(USER)
+
+    def listed(settings: str | None) -> set[tuple[str, str]]:
+        return channel_threads(home, [], settings)
+
+    older = json.dumps({"said_in": [[CHANNEL, THREAD], [DM, OTHER_THREAD], [1, 2]]})
+    assert listed(older) == {(CHANNEL, THREAD)}, "a DM is no channel thread"
+    assert listed(older[:-3]) == {(CHANNEL, THREAD)}, "cut short"
+    assert listed(f'[["{CHANNEL}", "1.2"]') == {(CHANNEL, "1.2")}
+    assert listed('{"memory_notes": false}') == listed(None) == set()
+    both = channel_threads(home, [home.channel_thread_key(CHANNEL, OTHER_THREAD)], older)
+    assert both == {(CHANNEL, THREAD), (CHANNEL, OTHER_THREAD)}
 
 
 def test_a_forgotten_thread_that_is_not_a_thread_is_refused() -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from app.learning.channel_memory import CHANGES
 from app.learning.conversation_record import ConversationRecord
-from app.memory.homes import channel, person
+from app.memory.homes import channel
 from tests.e2e import channels
 from tests.e2e.channels import (
     ANA,
@@ -102,8 +102,8 @@ def test_no_message_can_put_words_in_someone_elses_mouth(
     assert record.authors == {ANA, BEN}
     # Only its real authors have the thread among those they spoke in (so that forgetting
     # them reaches it): nobody whose id a message's text names.
-    assert said_in_of(bucket.read(person(CEO).settings_key)) == ()
-    assert (PUBLIC, thread_ts) in said_in_of(bucket.read(person(BEN).settings_key))
+    assert said_in_of(bucket.names(), CEO) == set()
+    assert (PUBLIC, thread_ts) in said_in_of(bucket.names(), BEN)
     # The thread's summary is written from the same quoted messages.
     summarized = [
         message_text(r["messages"][-1])

@@ -1,12 +1,13 @@
 """A member's words in a channel thread are kept only where Forget everything finds them.
 
-Their settings' `said_in` is how Forget everything reaches their words in channel threads.
-Played end to end (the real Orion HTTP app, fake Slack and Claude, the GCS emulator):
-Ana, whose settings cannot be read, speaks in a public channel — Orion answers, keeps
-none of her words (nowhere to note the thread) and leaves her settings as they were for a
-repair; and Ana, forgetting everything while Orion answers her in a channel, leaves no word
-of hers in the bucket: not in the thread's transcript, nor in a summary, search entry or
-welcome made from the turn that still held them. Nor are the words a member wrote in a
+The channel threads holding a member's words are noted in their own home, which is how
+Forget everything reaches them. Played end to end (the real Orion HTTP app, fake Slack and
+Claude, the GCS emulator): Ana, whose settings cannot be read, speaks in a public channel —
+Orion answers and keeps her words (the thread is noted beside her settings, not in them),
+her Home tab counts the thread, and her Forget everything takes every word of hers out of
+the bucket; and Ana, forgetting everything while Orion answers her in a channel, leaves no
+word of hers in the bucket: not in the thread's transcript, nor in a summary, search entry
+or welcome made from the turn that still held them. Nor are the words a member wrote in a
 thread before asking to be forgotten kept, or summarised, when Orion later reads the
 thread from Slack — also when their profile, which says when, cannot be read.
 """
@@ -23,7 +24,7 @@ from app.learning.search_index import parse_search_index
 from app.memory.homes import channel, person, preferences_key
 from app.slack.home import controls
 from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING as ERASE
-from app.slack.home.memory_view import ACTION_MEMORY_NOTES, NOTES_HIDE
+from app.slack.home.memory_view import ACTION_MEMORY_NOTES, CHANNEL_THREADS, NOTES_HIDE
 from tests import log_events
 from tests.e2e import channels as in_channel
 from tests.e2e.channels import ANA, BEN, PUBLIC, mention, set_up_channels, thread_of
@@ -37,11 +38,11 @@ from tests.orion_server import OrionServer
 
 WORDS = "the pelican mascot for the Zanzibar offsite needs a bigger budget by Friday noon"
 BENS_WORDS = "and the print shop wants the artwork in CMYK"
-# Cut short: it listed a thread of hers in #launch.
+# Cut short: it listed another thread of hers in #launch.
 BROKEN = '{"said_in": [["C0PUBLIC1", "1776000000.000100"]], "memory_no'
 
 
-def test_a_member_with_broken_settings_is_answered_and_none_of_her_words_are_kept(
+def test_a_member_with_broken_settings_is_answered_and_forgets_everything_she_said(
     orion_on_bucket: Callable[..., OrionServer],
     slack: FakeSlack,
     claude: FakeClaude,
@@ -68,17 +69,27 @@ def test_a_member_with_broken_settings_is_answered_and_none_of_her_words_are_kep
 
     room = channel(PUBLIC)
     kept = bucket.read(room.conversation_key(said)) or ""
-    assert "CMYK" in kept, "Ben's words are kept"
-    assert "pelican" not in kept
-    assert not parse_search_index(bucket.read(room.search_key)).postings("pelican")
-    assert bucket.read(settings) == BROKEN, "what it lists is kept for a repair"
-    lines = orion.logged(log_events.MEMORY_RECORD_UNREADABLE)
-    assert lines and {line["file"] for line in lines} == {"settings"}
-
+    assert "CMYK" in kept and "pelican" in kept, "her words are kept: Forget everything finds them"
+    assert bucket.read(settings) == BROKEN, "left as it is for a repair"
     view = open_home(orion, slack, ANA, slack.dm_channel(ANA))
+    assert CHANNEL_THREADS.format(count=2) in shown(view), "the #launch threads she spoke in"
     after = click(orion, slack, ANA, view, ACTION_MEMORY_NOTES, NOTES_HIDE)
     assert controls.NOTES_FAILED in shown(after)
     assert bucket.read(settings) == BROKEN
+    lines = orion.logged(log_events.MEMORY_RECORD_UNREADABLE)
+    assert lines and {line["file"] for line in lines} == {"settings"}
+
+    before = len(orion.logged(log_events.MEMORY_FORGET))
+    click(orion, slack, ANA, open_home(orion, slack, ANA, slack.dm_channel(ANA)), ERASE)
+    slack.wait_for(lambda: len(orion.logged(log_events.MEMORY_FORGET)) > before, what="erasure")
+    orion.wait_idle()
+
+    assert "CMYK" in (bucket.read(room.conversation_key(said)) or ""), "Ben's words are kept"
+    assert [key for key, text in everything_in(bucket).items() if "pelican" in text] == []
+    assert not parse_search_index(bucket.read(room.search_key)).postings("pelican")
+    assert [n for n in bucket.names() if n.startswith(person(ANA).prefix)] == [
+        person(ANA).profile_key
+    ]
     assert orion.http.get("/healthz").status_code == 200
 
 
