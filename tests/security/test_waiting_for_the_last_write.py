@@ -2,8 +2,10 @@
 app/slack/conversation/running_turns.py): played as an attacker would, end to end (the
 real Orion HTTP app, fake Slack and Claude, the GCS emulator behind the fault proxy).
 
-- A write that never lands holds the next message no longer than its memory budget: it is
-  answered while the write is still held.
+- A write that never lands holds the next message no longer than half its memory budget:
+  it is answered while the write is still held, with the person's memory and the
+  conversation as kept so far (it waited the whole budget, and went out with no memory at
+  all); once the write lands, both exchanges are kept.
 - One person's slow write delays no one else — not even a thread whose ts is the same in
   another person's DM (ts are unique per channel only) — and hands them nothing: their
   answer comes while the write is held, with their own memory and none of the other's
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.memory.homes import person, preferences_key
+from tests import layout
 from tests.e2e.conversation import main_requests, post_user_message, remembered, wait_for_answer
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes import claude_script as script
@@ -82,6 +85,7 @@ def test_a_write_that_never_lands_holds_the_next_message_no_longer_than_its_budg
     slack: FakeSlack,
     claude: FakeClaude,
 ) -> None:
+    bucket.write(preferences_key(ANA), '{"name": "Ana"}')
     orion = orion_on_bucket()
     _answering(claude, orion, {SECRET_QUESTION: SECRET_ANSWER, "And the cake?": "Lemon."})
     thread = _open(orion, slack, ANA, ANA_DM)
@@ -91,8 +95,14 @@ def test_a_write_that_never_lands_holds_the_next_message_no_longer_than_its_budg
     post_user_message(orion, slack, ANA, ANA_DM, thread, "And the cake?")
     wait_for_answer(slack, ANA_DM, thread, "Lemon.")
     assert saving.held is not None and not saving.held.is_set(), "the write is still held"
+    # With her memory, and the conversation as it is kept so far.
+    [request] = [r for r in main_requests(claude, orion) if "And the cake?" in str(r)]
+    assert "Ana" in remembered(request)
+    assert [message_text(m) for m in request["messages"]] == ["And the cake?"]
     saving.release()
     orion.wait_idle()
+    kept = layout.messages_in(bucket.read(person(ANA).conversation_key(thread)))
+    assert sorted(kept) == sorted([SECRET_QUESTION, SECRET_ANSWER, "And the cake?", "Lemon."])
 
 
 def test_a_slow_write_delays_no_one_else_and_hands_them_nothing(

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from enum import StrEnum
 from typing import Any
 
+from app.storage.deadline import time_left
+
 Conversation = tuple[str, str]  # (channel, thread_ts)
 
 
@@ -55,10 +57,13 @@ class RunningTurns:
 
     async def written(self, channel: str, thread_ts: str) -> None:
         """Once the conversation's last transcript write in this process has ended (a quick
-        next message would read the record without the exchange just answered)."""
+        next message would read the record without the exchange just answered), or half
+        the storage budget has gone: the reads keep the rest, or the turn would go out
+        with none of the person's memory for want of one exchange."""
         write = self._writing.get((channel, thread_ts))
         if write is not None:
-            await asyncio.wait({write})
+            left = time_left()
+            await asyncio.wait({write}, timeout=None if left is None else left / 2)
 
     def stop(self, channel: str, thread_ts: str) -> bool:
         """Cancel the conversation's running turn; False when none runs in this process."""
