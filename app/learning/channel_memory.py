@@ -391,7 +391,7 @@ async def _note_said(
         # Forgotten since the turn began: their words there go too.
         room = channel(channel_id)
         if await forget_said(store, user_id, room, thread_ts):
-            await reindex(store, room, thread_ts)
+            await reindex(store, room, {thread_ts})
         log.info("memory.channel.author_erased_during_turn")
         return False
     return True

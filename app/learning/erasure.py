@@ -13,18 +13,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from app.learning.conversation_record import ConversationRecord, TranscriptMessage
-from app.learning.conversations import forget_said
+from app.learning.conversations import forget_said, read_conversation
 from app.learning.guard import Forgotten, Guard
 from app.learning.person_settings import channel_threads
 from app.learning.preferences import without_preference
 from app.learning.profile import Profile
-from app.learning.search_index import document_for, record_search_document, remove_documents
+from app.learning.search_index import (
+    WRITE_ATTEMPTS,
+    SearchDocument,
+    document_for,
+    record_search_document,
+    remove_documents,
+    with_documents,
+    without_threads,
+)
 from app.learning.welcome import without_welcome
 from app.memory.homes import Home, channel, person, preferences_key
 from app.memory.retention import cutoff_of
@@ -42,6 +50,7 @@ from app.storage.store import (
 )
 
 DELETE_CONCURRENCY = 16
+CHANNEL_CONCURRENCY = 4  # channels at once, each with its threads at DELETE_CONCURRENCY
 
 
 @dataclass
@@ -102,18 +111,24 @@ async def _forget_said_in(
 ) -> int:
     """What the person wrote in channel threads, out of each transcript and its search
     entry; in how many threads there was some."""
+    by_channel: dict[str, set[str]] = defaultdict(set)
+    for channel_id, thread_ts in threads:
+        by_channel[channel_id].add(thread_ts)
 
-    async def forget(thread: tuple[str, str]) -> bool:
-        home, thread_ts = channel(thread[0]), thread[1]
-        # The entry goes first: no search anywhere shows the thread as it was (nor what a
-        # search kept of it: app/learning/recall.py) while it changes; then it is made
-        # anew, also when a retry finds their words already gone.
-        await remove_documents(store, home, {thread_ts})
-        removed = await forget_said(store, user_id, home, thread_ts)
-        await reindex(store, home, thread_ts)
-        return removed
+    async def forget(channel_id: str) -> int:
+        home, theirs = channel(channel_id), by_channel[channel_id]
+        # The entries go first: no search anywhere shows a thread as it was (nor what a
+        # search kept of it: app/learning/recall.py) while it changes; then they are made
+        # anew, also when a retry finds their words already gone. One write of the
+        # channel's index each way, however many threads: one a thread would race the rest.
+        await remove_documents(store, home, theirs)
+        removed = await at_most(
+            DELETE_CONCURRENCY, sorted(theirs), lambda t: forget_said(store, user_id, home, t)
+        )
+        await reindex(store, home, theirs)
+        return sum(removed)
 
-    return sum(await at_most(DELETE_CONCURRENCY, threads, forget))
+    return sum(await at_most(CHANNEL_CONCURRENCY, sorted(by_channel), forget))
 
 
 async def said_since_erasure(
@@ -138,20 +153,30 @@ def _erased_at(stored: StoredObject | None) -> datetime | None:
         return datetime.max.replace(tzinfo=UTC)
 
 
-async def reindex(store: ObjectStore, home: Home, thread_ts: str) -> None:
-    """The conversation's search entry made again from what its object now holds."""
-    stored = await store.read(home.conversation_key(thread_ts))
-    record = ConversationRecord.parse(stored.content) if stored is not None else None
-    if record is None:
-        await remove_documents(store, home, {thread_ts})
-    else:
-        await index_record(store, home, record)
+async def reindex(store: ObjectStore, home: Home, threads: Collection[str]) -> None:
+    """The conversations' search entries made again from what their objects now hold, in
+    one write of the owner's index."""
+    records = await at_most(
+        DELETE_CONCURRENCY, sorted(threads), lambda t: read_conversation(store, home, t)
+    )
+    documents = [await asyncio.to_thread(_document, r) for r in records if r is not None]
+    gone = set(threads) - {document.thread_ts for document in documents}
+    cutoff = cutoff_of(store)
+
+    def rewritten(raw: str | None) -> str | None:
+        kept = without_threads(raw, gone)
+        return with_documents(kept, documents, cutoff=cutoff) if documents else kept
+
+    await update(store, home.search_key, rewritten, attempts=WRITE_ATTEMPTS)
 
 
 async def index_record(store: ObjectStore, home: Home, record: ConversationRecord) -> None:
+    await record_search_document(store, home, await asyncio.to_thread(_document, record))
+
+
+def _document(record: ConversationRecord) -> SearchDocument:
     summary = record.summary
-    document = await asyncio.to_thread(
-        document_for,
+    return document_for(
         record.thread_ts,
         summary.title if summary is not None else "",
         summary.body if summary is not None else "",
@@ -160,7 +185,6 @@ async def index_record(store: ObjectStore, home: Home, record: ConversationRecor
         record.started,
         record.owner.channel,
     )
-    await record_search_document(store, home, document)
 
 
 # What a person can forget one of, by name (their Home tab's buttons, the forget tool).

@@ -16,7 +16,7 @@ from pathlib import Path
 from app.learning.channel_memory import after_channel_turn
 from app.learning.conversation_record import ConversationOwner, said
 from app.learning.conversations import TurnTranscript, read_conversation
-from app.learning.erasure import forget_everything
+from app.learning.erasure import forget_everything, reindex
 from app.learning.search_index import parse_search_index
 from app.memory.homes import channel, person
 from app.storage.local_directory import LocalDirectoryStore
@@ -92,3 +92,24 @@ async def test_a_member_whose_settings_cannot_be_read_is_forgotten_in_every_thre
         await _assert_none_of_theirs_is_left(store, thread_ts)
     assert backend.raw_read(settings) is None, "their settings go with the rest"
     assert [o.key for o in await store.list(person(USER).prefix)] == [person(USER).profile_key]
+
+
+async def test_a_member_who_spoke_in_many_threads_of_one_channel_is_forgotten_in_each(
+    store: ObjectStore,
+) -> None:
+    # Every thread's search entry lives in the channel's one index, which each thread's
+    # forgetting rewrites: all at once, they must not give up on each other.
+    threads = [f"{1712000000 + n}.000100" for n in range(48)]
+    for thread_ts in threads:
+        await _speak(store, thread_ts, (USER, WORDS), (OTHER_USER, OTHERS))
+        await reindex(store, ROOM, {thread_ts})
+    index = await store.read(ROOM.search_key)
+    assert parse_search_index(index.content if index else None).postings("pelican")
+
+    report = await forget_everything(store, USER)
+
+    assert report.deleted["channel_threads"] == len(threads)
+    for thread_ts in threads:
+        await _assert_none_of_theirs_is_left(store, thread_ts)
+    index = await store.read(ROOM.search_key)
+    assert len(parse_search_index(index.content if index else None)) == len(threads)
