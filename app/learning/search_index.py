@@ -23,6 +23,8 @@ made to read it), then the postings as plain text:
     \tbudget,15*3,z\tlisbon,z … (bucket 0)
     \trecit,15 … (bucket 1)
 
+The JSON line is ASCII (a title's "—" written `\\u2014`): an index whose terms are
+ASCII then decodes as ASCII, 30 times faster than with one other character in it.
 Entries are newest first: each thread, its id (base 36, stable while the entry lives:
 postings name it), when it was last updated and when it began (Unix seconds), how many
 terms it holds (BM25's length), its title and the DM it is in (`-` when not known: a
@@ -240,7 +242,7 @@ class SearchIndex:
         """The index without the entries updated before `floor` (the last ones): itself
         when it has none, else a copy of its columns over the same postings (ids no entry
         has are ignored), so that an index kept for later searches stays whole."""
-        keep = sum(1 for _ in itertools.takewhile(lambda u: u >= floor, self.updated))
+        keep = bisect.bisect_right(self.updated, -floor, key=operator.neg)
         if keep == len(self.threads):
             return self
         newer = copy.copy(self)
@@ -569,7 +571,8 @@ def render_search_index(index: SearchIndex) -> str:
         "channels": " ".join(index.channels),
         "buckets": index.offsets,
     }
-    header = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # ASCII (the module docstring; docs/benchmarks.md).
+    header = json.dumps(data, separators=(",", ":"))
     return f"{header}\n{index.body}"
 
 

@@ -266,6 +266,61 @@ async def test_after_a_turn_end_here_a_search_only_asks_whether_the_index_change
     await gcs.close()
 
 
+TITLES = ["Trip — Lisbon", "予算会議 (Q3)", "Café à Paris", "passcode は秘密", "Grüße 🎉"]
+
+
+async def test_an_index_is_stored_as_ascii_and_shows_every_title_as_it_was_said(
+    gcs_proxy: FaultyProxy, gcs_bucket: str
+) -> None:
+    """Titles in any script are kept escaped in the stored index's entries, so that an
+    index whose words are ASCII is read as ASCII (docs/benchmarks.md); a search shows them
+    as they were, and the store's redaction leaves the index as written (the next search
+    is answered 304)."""
+    gcs = GcsObjectStore(gcs_bucket)
+    store = secret_free_store.kept(gcs, SessionRetention())
+    for n, title in enumerate(TITLES):
+        thread = f"1712000001.00000{n}"
+        await write_conversation(store, thread, title, "Venue booked.", NOW - n * DAY)
+    raw = await gcs.read(HOME.search_key)
+    assert raw is not None and raw.content.split("\n", 1)[0].isascii()
+    gcs_proxy.add_rule("ifGenerationNotMatch", status=304)
+    before = len(gcs_proxy.requests)
+
+    result = await recall(store).call({"queries": ["venue"]})
+
+    titles = [block["title"] for block in result if block["type"] == "search_result"]
+    assert sorted(title.split(" (")[0] for title in titles) == sorted(
+        title.split(" (")[0] for title in TITLES
+    )
+    searched = gcs_proxy.requests[before:]
+    asked = [r.status for r in searched if r.method == "GET" and r.names(HOME.search_key)]
+    assert asked == [304]
+    await gcs.close()
+
+
+async def test_an_index_written_before_with_titles_unescaped_is_searched_then_rewritten_ascii(
+    backend: Backend,
+) -> None:
+    """Upgrades keep everything: an index as the last version wrote it (titles as said) is
+    searched as it is, and its next turn end writes it escaped."""
+    first, second = "1712000001.000001", "1712000002.000002"
+    await write_conversation(backend.store, first, "Trip — Lisbon", "Venue booked.", NOW - DAY)
+    raw = backend.raw_read(HOME.search_key)
+    assert raw is not None
+    header, body = raw.split("\n", 1)
+    unescaped = json.dumps(json.loads(header), ensure_ascii=False, separators=(",", ":"))
+    await backend.store.write(HOME.search_key, f"{unescaped}\n{body}")
+    search_index._parsed_kept.clear()
+
+    result = await recall(backend.store).call({"queries": ["venue"]})
+
+    assert "Trip — Lisbon" in json.dumps(result, ensure_ascii=False)
+    await write_conversation(backend.store, second, "Café", "Menu.", NOW)
+    rewritten = backend.raw_read(HOME.search_key)
+    assert rewritten is not None and rewritten.split("\n", 1)[0].isascii()
+    assert stored_threads(backend) == [second, first]
+
+
 async def test_an_index_forgotten_in_storage_is_not_kept_here_after_the_next_search(
     store: ObjectStore,
 ) -> None:
