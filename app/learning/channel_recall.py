@@ -32,34 +32,24 @@ question, how many results, and a time range.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
-from anthropic.tools import ToolError
 from anthropic.types.beta import BetaToolParam
 
 from app.learning.recall import (
-    COULD_NOT_SEARCH,
     LinkTo,
-    RecallHit,
-    SearchCounts,
-    SearchFailed,
     Shown,
-    parse_recall_input,
+    recall,
     recall_tool_param,
-    render_hits,
-    search_homes,
 )
-from app.learning.search_ranking import TimeRange
 from app.memory.homes import Home, channel, workspace_channels_key
 from app.memory.scopes import is_shared_channel_id, validate_channel
 from app.memory.tolerant_json import load_json_object
-from app.observability import tracing
-from app.observability.audit import audit, channel_scope
+from app.observability.audit import channel_scope
 from app.observability.logging import get_logger
 from app.storage.store import ObjectStore, update
 
@@ -169,42 +159,6 @@ async def forget_public_channel(store: ObjectStore, channel_id: str) -> None:
     await note_channel_visibility(store, channel_id, public=False)
 
 
-async def search_channels(
-    store: ObjectStore,
-    scope: ChannelRecallScope,
-    queries: list[str],
-    limit: int,
-    *,
-    within: TimeRange | None = None,
-    shown: dict[str, Shown] | None = None,
-) -> tuple[list[RecallHit], SearchCounts]:
-    """The best-matching threads of the channel (and, public, of other public channels
-    Slack says are still public), best first (`shown`: as `search_homes`). Raises what
-    storage raises."""
-    others: list[str] = []
-    if scope.reaches_others:
-        others = [c for c, _ in await read_public_channels(store) if c != scope.channel_id]
-    homes = [channel(scope.channel_id), *(channel(c) for c in others[:MAX_OTHER_CHANNELS])]
-    still_public = scope.still_public
-
-    async def keep(found: list[Home]) -> set[Home]:
-        if still_public is None:
-            return set()
-        public = await still_public([home.id for home in found])
-        return {home for home in found if home.id in public}
-
-    return await search_homes(
-        store,
-        homes,
-        queries,
-        limit=limit,
-        exclude_thread=scope.thread_ts,
-        within=within,
-        keep=keep,
-        shown=shown,
-    )
-
-
 @dataclass(eq=False)
 class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
     """Search the threads the turn's channel (and, public, the public channels) had."""
@@ -223,50 +177,31 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
         return recall_tool_param(DESCRIPTION.format(public=public))
 
     async def call(self, input: object) -> str | list[dict[str, Any]]:  # type: ignore[override]
-        queries, limit, within = parse_recall_input(input)
-        started = time.perf_counter()
-        with tracing.observe(
-            "tool.recall",
-            as_type="tool",
-            input={"query_chars": sum(map(len, queries)), "limit": limit},
-        ) as span:
-            try:
-                hits, counts = await search_channels(
-                    self.store, self.scope, queries, limit, within=within, shown=self.shown
-                )
-            except Exception as exc:
-                # SearchFailed: each read that failed was logged with its traceback.
-                traceback = None if isinstance(exc, SearchFailed) else exc
-                log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=traceback)
-                span.update(output={"failed": type(exc).__name__})
-                raise ToolError(COULD_NOT_SEARCH) from exc
-            outcome: dict[str, Any] = {
-                "channels": counts.homes,
-                "indexed": counts.indexed,
-                "read": counts.read,
-                "missing": counts.missing,
-                "failed": counts.failed,
-                "not_public": counts.left_out,
-                "returned": len(hits),
-                "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-            }
-            span.update(output=outcome)
-            log.info("tool.recall", **outcome)
-            audit(
-                "recall",
-                scope=channel_scope(self.scope.channel_id),
-                actor=self.actor,
-                returned=len(hits),
-                from_channels=sorted({h.channel for h in hits if h.channel}),
-            )
-            return render_hits(
-                queries,
-                hits,
-                searched=counts.indexed,
-                unreadable=counts.failed,
-                matched=counts.matched - counts.left_out,
-                within=within,
-                link=self.link,
-                among="in this channel"
-                + (" and the public channels" if self.scope.reaches_others else ""),
-            )
+        public = " and the public channels" if self.scope.reaches_others else ""
+        return await recall(
+            input,
+            self.store,
+            self._homes,
+            exclude_thread=self.scope.thread_ts,
+            shown=self.shown,
+            audited=(channel_scope(self.scope.channel_id), self.actor),
+            keep=self._still_public,
+            link=self.link,
+            among="in this channel" + public,
+        )
+
+    async def _homes(self) -> list[Home]:
+        """The channel's, then (public) the other public channels', most active first."""
+        others: list[str] = []
+        if self.scope.reaches_others:
+            listed = await read_public_channels(self.store)
+            others = [c for c, _ in listed if c != self.scope.channel_id]
+        return [channel(self.scope.channel_id), *(channel(c) for c in others[:MAX_OTHER_CHANNELS])]
+
+    async def _still_public(self, found: list[Home]) -> set[Home]:
+        """Of the other channels a search would show threads of, those Slack says are
+        still public (none without an answer)."""
+        if self.scope.still_public is None:
+            return set()
+        public = await self.scope.still_public([home.id for home in found])
+        return {home for home in found if home.id in public}

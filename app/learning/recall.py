@@ -514,64 +514,102 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
         return recall_tool_param(DESCRIPTION)
 
     async def call(self, input: object) -> str | list[dict[str, Any]]:  # type: ignore[override]
-        queries, limit, within = parse_recall_input(input)
-        started = time.perf_counter()
-        with tracing.observe(
-            "tool.recall",
-            as_type="tool",
-            input={
-                "query_chars": sum(map(len, queries)),
-                "queries": len(queries),
-                "limit": limit,
-                "ranged": within is not None,
-            },
-        ) as span:
-            try:
-                hits, counts = await search_homes(
-                    self.store,
-                    [person(self.scope.user_id)],
-                    queries,
-                    limit=limit,
-                    exclude_thread=self.scope.thread_ts,
-                    within=within,
-                    shown=self.shown,
-                )
-            except Exception as exc:
-                # SearchFailed: each read that failed was logged with its traceback.
-                traceback = None if isinstance(exc, SearchFailed) else exc
-                log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=traceback)
-                span.update(output={"failed": type(exc).__name__})
-                raise ToolError(COULD_NOT_SEARCH) from exc
-            if self.log is not None:
-                self.log.record(
-                    [
-                        RecalledConversation(h.thread_ts, h.title, h.channel, tuple(h.passages))
-                        for h in hits
-                    ]
-                )
-            outcome = {
-                "indexed": counts.indexed,
-                "read": counts.read,
-                "reads": counts.reads,
-                "missing": counts.missing,
-                "failed": counts.failed,
-                "matched": counts.matched,
-                "returned": len(hits),
-                "passages": sum(len(h.passages) for h in hits),
-                "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-            }
-            span.update(output=outcome)
-            log.info("tool.recall", **outcome)
-            audit("recall", scope=person_scope(self.scope.user_id), actor=self.scope.user_id)
-            return render_hits(
+        user = self.scope.user_id
+        return await recall(
+            input,
+            self.store,
+            self._homes,
+            exclude_thread=self.scope.thread_ts,
+            shown=self.shown,
+            audited=(person_scope(user), user),
+            recalls=self.log,
+            link=self.link,
+        )
+
+    async def _homes(self) -> list[Home]:
+        return [person(self.scope.user_id)]
+
+
+async def recall(
+    input: object,
+    store: ObjectStore,
+    homes: Callable[[], Awaitable[list[Home]]],
+    *,
+    exclude_thread: str | None,
+    shown: dict[str, Shown],
+    audited: tuple[str, str],
+    keep: Callable[[list[Home]], Awaitable[set[Home]]] | None = None,
+    recalls: RecallLog | None = None,
+    link: LinkTo | None = None,
+    among: str = "with this person",
+) -> str | list[dict[str, Any]]:
+    """One `recall` call over the conversations of `homes` (a person's own, or what a
+    channel may see: channel_recall.py; `keep` as `search_homes`'s): traced, logged,
+    audited (`audited`: scope and actor) and shown to the model, or a model-visible error."""
+    queries, limit, within = parse_recall_input(input)
+    started = time.perf_counter()
+    with tracing.observe(
+        "tool.recall",
+        as_type="tool",
+        input={
+            "query_chars": sum(map(len, queries)),
+            "queries": len(queries),
+            "limit": limit,
+            "ranged": within is not None,
+        },
+    ) as span:
+        try:
+            hits, counts = await search_homes(
+                store,
+                await homes(),
                 queries,
-                hits,
-                searched=counts.indexed,
-                unreadable=counts.unreadable,
-                matched=counts.matched,
+                limit=limit,
+                exclude_thread=exclude_thread,
                 within=within,
-                link=self.link,
+                keep=keep,
+                shown=shown,
             )
+        except Exception as exc:
+            # SearchFailed: each read that failed was logged with its traceback.
+            traceback = None if isinstance(exc, SearchFailed) else exc
+            log.warning("tool.recall.failed", error=type(exc).__name__, exc_info=traceback)
+            span.update(output={"failed": type(exc).__name__})
+            raise ToolError(COULD_NOT_SEARCH) from exc
+        if recalls is not None:
+            recalls.record(
+                [
+                    RecalledConversation(h.thread_ts, h.title, h.channel, tuple(h.passages))
+                    for h in hits
+                ]
+            )
+        outcome = {
+            "homes": counts.homes,
+            "indexed": counts.indexed,
+            "read": counts.read,
+            "reads": counts.reads,
+            "missing": counts.missing,
+            "failed": counts.failed,
+            "matched": counts.matched,
+            "left_out": counts.left_out,
+            "returned": len(hits),
+            "passages": sum(len(h.passages) for h in hits),
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+        span.update(output=outcome)
+        log.info("tool.recall", **outcome)
+        scope, actor = audited
+        from_channels = sorted({h.channel for h in hits if h.channel})
+        audit("recall", scope=scope, actor=actor, returned=len(hits), from_channels=from_channels)
+        return render_hits(
+            queries,
+            hits,
+            searched=counts.indexed,
+            unreadable=counts.unreadable,
+            matched=counts.matched - counts.left_out,
+            within=within,
+            link=link,
+            among=among,
+        )
 
 
 def parse_recall_input(input: object) -> tuple[list[str], int, TimeRange | None]:

@@ -205,7 +205,7 @@ def test_a_channel_no_longer_public_is_recalled_nowhere_else(
     slack.change_channel(OTHER_PUBLIC, **change)
     [found] = ask_with_tools(orion, slack, claude, PUBLIC, [recall("kangaroo")])
     assert PUBLIC_NOTE not in found
-    assert orion.logged("tool.recall")[-1]["not_public"] == 1
+    assert orion.logged("tool.recall")[-1]["left_out"] == 1
 
 
 def test_a_forged_public_list_does_not_make_a_private_channel_public(
