@@ -413,7 +413,7 @@ def test_ctrl_c_stops_an_undo_that_storage_holds_up_and_the_chat_goes_on(
         terminal.type("Remember my trip to Oslo.\r")
         terminal.expect(UNDO_HINT)
         terminal.expect("you> ")
-        held = gcs_proxy.add_rule("undo/", delay=60, method="GET")  # reading the undo record
+        held = gcs_proxy.add_rule("undo/", hold=True, method="GET")  # reading the undo record
         terminal.type("/undo\r")
         wait_until(lambda: held.hits, timeout=30, what="the undo reading its record")
         terminal.ctrl_c(at_prompt=False)
@@ -460,17 +460,20 @@ def test_a_paste_longer_than_the_terminal_line_limit_arrives_whole(
 
 
 def test_a_spinner_shows_until_the_first_words(tmp_path: Path, claude: FakeClaude) -> None:
-    claude.delay(2)  # Claude is slow to start answering
+    writing = claude.hold()  # Claude is slow to start answering
     claude.reply("Here at last.")
     with Terminal(tmp_path, "chat", env=_env(tmp_path, claude)) as terminal:
         terminal.expect("you> ")
         terminal.type("Are you there?\r")
-        waiting = terminal.expect("Here at last.")
+        # The spinner shows while Claude has written nothing (held until it has shown).
+        waiting = terminal.expect("thinking…")
+        writing.set()
+        terminal.expect("Here at last.")
         terminal.expect("you> ")
         terminal.ctrl_d()
         terminal.wait()
 
-    assert "thinking…" in waiting
+    assert "Here at last." not in waiting, "the spinner came before any words"
 
 
 def test_sigterm_ends_the_chat_quietly(tmp_path: Path, claude: FakeClaude) -> None:

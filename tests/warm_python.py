@@ -8,10 +8,10 @@ which imported those libraries (nothing of app/, which the command imports itsel
 own order) and forks a child for each command. The child takes the test's stdin, stdout and
 stderr (sent over a Unix socket), working directory, environment and arguments, then runs
 `app.cli` as `python -m` would, and ends as that would (atexit, threads joined); its exit
-status comes back over the same socket. Tests of a cold start (tests/e2e/
-test_fresh_processes.py, test_startup_outage.py) still spawn a new
-interpreter, as does a command whose environment would start Python itself differently
-(PYTHON* or locale variables other than the warm one's).
+status comes back over the same socket. A test of a cold start (tests/e2e/
+test_fresh_processes.py) still spawns a new interpreter, as does a command whose environment
+would start Python itself differently (PYTHON* or locale variables other than the warm
+one's).
 """
 
 from __future__ import annotations

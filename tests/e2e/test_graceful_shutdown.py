@@ -37,7 +37,7 @@ def test_the_first_signal_lets_the_answer_in_flight_finish_and_exits_cleanly(
     orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log")
     with orion:
         thread_ts = slack.new_ts()
-        claude.delay(1.5)  # Claude is still thinking when the signal arrives
+        thinking = claude.hold()  # Claude is still thinking when the signal arrives
         claude.reply("Finished despite the shutdown.")
         ts = slack.add_user_message(CHANNEL, thread_ts, USER, "slow question")
         body = json.dumps(
@@ -49,7 +49,10 @@ def test_the_first_signal_lets_the_answer_in_flight_finish_and_exits_cleanly(
             == 200
         )
         slack.wait_for(lambda: claude.calls, timeout=60, what="the Claude request")
-        exit_code = orion.stop(sig=sig)
+        orion.signal(sig)
+        orion.wait_logged(log_events.ORION_STOPPING)
+        thinking.set()
+        exit_code = orion.wait_exit(timeout=30)
 
     assert exit_code == 0, orion.log()
     assert "Traceback" not in orion.log()

@@ -521,6 +521,9 @@ def test_with_storage_failing_right_after_the_turns_writes_the_note_says_so_with
     assert seeded.read(f"{OWN}notes/hotels.md") == "Rio\n"
     [failed] = orion.wait_logged(log_events.MEMORY_NOTE_UNDO_FAILED)
     assert "Traceback" in failed["exception"]
+    # The turn's end, still retrying its uploads, then lands: Orion stops without waiting
+    # out their retry budgets.
+    gcs_proxy.clear_rules()
 
 
 # --- what Undo restores is exactly what was there ----------------------------------------------

@@ -2,7 +2,7 @@
 
 The worst conditions for the person's path (docs/architecture.md) say: storage unreachable costs
 the first event one storage budget at most, then the breaker skips it; and a fresh
-process's greeting needs only Slack and the store. Here the real `orion serve` process
+process's greeting needs only Slack and the store. Here a new `orion serve` process
 starts with a bucket it cannot reach, in each way a bucket can be out of reach:
 
 - `refused`: nothing listens where the store is (the emulator's address);
@@ -10,6 +10,10 @@ starts with a bucket it cannot reach, in each way a bucket can be out of reach:
 - `no_credentials_server`: production's configuration (no emulator, Application Default
   Credentials), with no credentials configured and a metadata server whose connects hang:
   google-auth's lookup of credentials alone outlasts the whole test.
+
+The first two are forked from the warm Python (tests/warm_python.py: a new Orion process,
+nothing of app/ imported, its libraries already are); the third's metadata-server variables
+are read when google-auth is imported, so it is a new interpreter, a cold start whole.
 
 Whatever the way, the person sees the thread start's status and a greeting, an answer to
 their message, and a greeting in their next thread. Every wait is on a signal, with the
@@ -90,7 +94,7 @@ def test_a_fresh_process_greets_and_answers_while_its_bucket_is_out_of_reach(
             **_out_of_reach(outage, blackhole, tmp_path),
         )
         log = tmp_path / "orion.log"
-        with OrionProcess(env, cwd=tmp_path, log_path=log, fresh=True) as orion:
+        with OrionProcess(env, cwd=tmp_path, log_path=log) as orion:
             # The first thread start of the process: its status at once, then a greeting
             # (a generic one: nothing could be read).
             thread_ts = slack.open_assistant_thread(CHANNEL)

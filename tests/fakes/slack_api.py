@@ -613,7 +613,9 @@ class FakeSlack(HttpFake):
         return self.workspace.thread(channel, thread_ts)
 
     def bot_messages(self, channel: str, thread_ts: str) -> list[Message]:
-        return [m for m in self.thread(channel, thread_ts) if m.is_bot]
+        with self.workspace.lock:  # copies of the bot's only (tests poll long threads)
+            thread = self.workspace.thread(channel, thread_ts, copied=False)
+            return [copy.deepcopy(m) for m in thread if m.is_bot]
 
     def messages(self, channel: str | None = None) -> list[Message]:
         """Every message in the workspace (or in one channel), oldest first."""
@@ -1106,19 +1108,21 @@ class FakeSlack(HttpFake):
 
     def _replies(self, args: dict[str, Any]) -> dict[str, Any]:
         channel, thread_ts = _required(args, "channel"), _required(args, "ts")
-        messages = self.workspace.thread(channel, thread_ts, with_root=True)
-        if not messages:
-            raise SlackError("thread_not_found")
-        # Slack returns the parent first whatever the time window; the window filters replies.
-        parent = [m for m in messages if m.ts == thread_ts]
-        every_reply = [m for m in messages if m.ts != thread_ts]
-        replies = _in_window(every_reply, args)
-        with_metadata = _truthy(args.get("include_all_metadata"))
-        listed = [m.to_api(include_metadata=with_metadata) for m in parent + replies]
-        if parent and every_reply:
+        with self.workspace.lock:  # only the page is copied (to_api), under the lock
+            messages = self.workspace.thread(channel, thread_ts, with_root=True, copied=False)
+            if not messages:
+                raise SlackError("thread_not_found")
+            # Slack returns the parent first whatever the time window; the window filters
+            # replies.
+            parent = [m for m in messages if m.ts == thread_ts]
+            every_reply = [m for m in messages if m.ts != thread_ts]
+            replies = _in_window(every_reply, args)
+            with_metadata = _truthy(args.get("include_all_metadata"))
+            shown, more = _page(parent + replies, args)
+            page = [m.to_api(include_metadata=with_metadata) for m in shown]
+        if parent and every_reply and shown and shown[0] is parent[0]:
             # The parent says how many replies the thread has, and the newest one's ts.
-            listed[0] |= {"reply_count": len(every_reply), "latest_reply": every_reply[-1].ts}
-        page, more = _page(listed, args)
+            page[0] |= {"reply_count": len(every_reply), "latest_reply": every_reply[-1].ts}
         return _messages_page(page, more)
 
     def _history(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -1491,7 +1495,7 @@ def _messages_page(page: list[dict[str, Any]], next_cursor: str) -> dict[str, An
     }
 
 
-def _page(items: list[dict[str, Any]], args: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+def _page(items: list[T], args: dict[str, Any]) -> tuple[list[T], str]:
     """One page of `items` and the next cursor ("" on the last page)."""
     start = int(base64.b64decode(args["cursor"]).decode()) if args.get("cursor") else 0
     limit = int(args.get("limit") or 1000)

@@ -293,7 +293,11 @@ class Workspace:
 
     # --- reads (copies, safe to keep) ---
 
-    def thread(self, channel: str, thread_ts: str, *, with_root: bool = False) -> list[Message]:
+    def thread(
+        self, channel: str, thread_ts: str, *, with_root: bool = False, copied: bool = True
+    ) -> list[Message]:
+        """`copied=False`: the workspace's own messages, for a caller that holds `lock` while
+        it reads them (copying 20,000 messages took seconds, for a page of 200)."""
         with self.lock:
             candidates = (
                 self._messages[k] for k in self._thread_keys.get((channel, thread_ts), [])
@@ -305,7 +309,8 @@ class Workspace:
                 and m.in_thread(thread_ts)
                 and (with_root or m.subtype != ASSISTANT_THREAD_ROOT)
             ]
-            return [copy.deepcopy(m) for m in sorted(found, key=lambda m: _ts_key(m.ts))]
+            in_order = sorted(found, key=lambda m: _ts_key(m.ts))
+            return [copy.deepcopy(m) for m in in_order] if copied else in_order
 
     def channel_top_level(self, channel: str) -> list[Message]:
         with self.lock:
