@@ -75,7 +75,8 @@ async def load_memories(
         objects: dict[Scope, StoredObject] = {}
         missing, failed, timed_out, offline = [], [], [], []
         for scope, task in tasks.items():
-            if task not in done:
+            if task not in done or isinstance(task.exception(), TimeoutError):
+                # A read its deadline cut short may end just before the wait does.
                 timed_out.append(scope)
             elif (error := task.exception()) is not None:
                 failed.append(scope)

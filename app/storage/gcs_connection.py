@@ -18,6 +18,7 @@ from app.observability.logging import get_logger
 from app.storage.store import (
     AccessDenied,
     BucketNotFound,
+    DeadlineReached,
     NoCredentials,
     StoreUnavailable,
     StoreUnreachable,
@@ -184,7 +185,7 @@ def failure_of(
     if _unreachable_auth(cause):
         return StoreUnreachable  # the token server could not be reached
     if isinstance(cause, requests.Timeout | TimeoutError):
-        return StoreUnavailable if cut_short else StoreUnreachable
+        return DeadlineReached if cut_short else StoreUnreachable
     if isinstance(cause, ConnectionError):
         return StoreUnreachable  # refused, reset, dropped mid-answer
     status = getattr(cause, "code", None)  # google.api_core's errors

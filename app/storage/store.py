@@ -67,6 +67,11 @@ class StoreUnavailable(StoreError):
     """The backing store failed, and retrying within the time budget did not help."""
 
 
+class DeadlineReached(StoreUnavailable, TimeoutError):
+    """The caller's deadline cut the request short: its time ran out, which says nothing
+    of the store (a TimeoutError, as when no time was left to send it)."""
+
+
 class StoreUnreachable(StoreUnavailable):
     """The backing store did not answer at all (no connection, server errors throughout,
     no response within a full request timeout): it looks down, not just this call."""

@@ -17,6 +17,7 @@ from google.auth.credentials import Credentials
 from google.auth.exceptions import RefreshError
 
 from app.storage import gcs as gcs_store
+from app.storage.deadline import storage_deadline
 from app.storage.gcs import GcsObjectStore
 from app.storage.store import (
     CREATE_ONLY,
@@ -25,6 +26,7 @@ from app.storage.store import (
     StoredObject,
     StoreError,
     StoreUnavailable,
+    StoreUnreachable,
     read_if_changed,
 )
 from tests.fakes.fault_proxy import FaultyProxy
@@ -115,6 +117,24 @@ async def test_slow_responses_time_out_into_store_unavailable(
         await store.read(KEY)
 
     assert stall.hits >= 1 and gcs_proxy.requests == [], "it gave up while still unanswered"
+    stall.release()
+
+
+async def test_a_read_its_deadline_cuts_short_is_a_timeout_not_an_outage(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    gcs_emulator.write(gcs_bucket, KEY, "slow")
+    stall = gcs_proxy.add_rule(KEY, hold=True)
+    store = _store(gcs_bucket)
+    await store.connect()
+
+    with storage_deadline(0.3), pytest.raises(TimeoutError) as raised:
+        await store.read(KEY)
+
+    # The caller's time ran out (a memory load counts it as timed out), GCS is not down.
+    assert isinstance(raised.value, StoreUnavailable)
+    assert not isinstance(raised.value, StoreUnreachable)
+    assert stall.hits >= 1
     stall.release()
 
 
