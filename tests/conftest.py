@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import socket
 import uuid
 from collections.abc import Iterator
 
@@ -111,3 +112,13 @@ def spans(fake_langfuse: FakeLangfuse) -> Iterator[SpanLog]:
     finally:
         tracing.set_client(None)
         client.shutdown()
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A loopback port that refuses connections for the whole test: bound and never
+    listening, so no server another test starts can take it (a port only found free, then
+    let go, may be answering someone else's requests by the time it is used)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]

@@ -14,7 +14,7 @@ from tests import log_events
 from tests.fakes.gcs import GcsEmulator
 from tests.fakes.slack_api import FakeSlack
 from tests.layout import conversation, profile
-from tests.orion_process import free_port, run_orion_command
+from tests.orion_process import run_orion_command
 
 USER, OTHER = "U0MEMCLI", "U0KEEPME"
 DM = "D0MEMCLI"
@@ -297,7 +297,7 @@ def test_with_a_bucket_the_commands_name_it_and_need_only_its_settings(
 
 @pytest.mark.parametrize("trouble", ["no such bucket", "no credentials", "no answer"])
 def test_a_bucket_that_cannot_be_used_is_one_line_saying_why_and_what_to_do(
-    tmp_path: Path, gcs_emulator: GcsEmulator, gcs_bucket: str, trouble: str
+    tmp_path: Path, gcs_emulator: GcsEmulator, gcs_bucket: str, trouble: str, refused_port: int
 ) -> None:
     name = f"{gcs_bucket}-misspelt" if trouble == "no such bucket" else gcs_bucket
     env = {"GCS_MEMORIES_BUCKET": f"gs://{name}", **gcs_emulator.env()}  # gs://: as copied
@@ -306,7 +306,7 @@ def test_a_bucket_that_cannot_be_used_is_one_line_saying_why_and_what_to_do(
         del env["STORAGE_EMULATOR_HOST"]
         env["NO_GCE_CHECK"] = "true"
     elif trouble == "no answer":
-        env["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{free_port()}"
+        env["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{refused_port}"
 
     result = _storage_only(tmp_path, "forget", USER, "--yes", **env)
 

@@ -552,7 +552,12 @@ def test_an_overloaded_claude_is_worded_as_such_and_the_chat_goes_on(
 
 @pytest.mark.parametrize("trouble", ["no such bucket", "no credentials", "no answer"])
 def test_a_bucket_that_cannot_be_used_stops_the_chat_in_one_line(
-    tmp_path: Path, claude: FakeClaude, gcs_emulator: GcsEmulator, gcs_bucket: str, trouble: str
+    tmp_path: Path,
+    claude: FakeClaude,
+    gcs_emulator: GcsEmulator,
+    gcs_bucket: str,
+    trouble: str,
+    refused_port: int,
 ) -> None:
     name = f"{gcs_bucket}-misspelt" if trouble == "no such bucket" else gcs_bucket
     env = {"GCS_MEMORIES_BUCKET": name, **gcs_emulator.env()}
@@ -560,7 +565,7 @@ def test_a_bucket_that_cannot_be_used_stops_the_chat_in_one_line(
         del env["STORAGE_EMULATOR_HOST"]  # a laptop without application-default credentials
         env["NO_GCE_CHECK"] = "true"
     elif trouble == "no answer":
-        env["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{free_port()}"
+        env["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{refused_port}"
 
     result = _chat(tmp_path, claude, "Hello?\n", **env)
 

@@ -47,10 +47,10 @@ ANSWER = "Bring the roadmap draft and last sprint's numbers."
 OUTAGES = ["refused", "blackhole", "no_credentials_server"]
 
 
-def _out_of_reach(outage: str, blackhole: Blackhole, home: Path) -> dict[str, str]:
+def _out_of_reach(outage: str, blackhole: Blackhole, home: Path, refused: int) -> dict[str, str]:
     """The environment that puts the bucket out of reach in the way `outage` names."""
     if outage == "refused":
-        return {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{free_port()}"}
+        return {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{refused}"}
     if outage == "blackhole":
         return {"STORAGE_EMULATOR_HOST": blackhole.url}
     # google-auth reads these (its public environment variables): where the metadata
@@ -83,7 +83,7 @@ def _greeting(slack: FakeSlack, orion: OrionProcess, thread_ts: str) -> str:
 
 @pytest.mark.parametrize("outage", OUTAGES)
 def test_a_fresh_process_greets_and_answers_while_its_bucket_is_out_of_reach(
-    tmp_path: Path, slack: FakeSlack, claude: FakeClaude, outage: str
+    tmp_path: Path, slack: FakeSlack, claude: FakeClaude, outage: str, refused_port: int
 ) -> None:
     with Blackhole() as blackhole:
         env = orion_env(
@@ -91,7 +91,7 @@ def test_a_fresh_process_greets_and_answers_while_its_bucket_is_out_of_reach(
             claude_url=claude.url,
             port=free_port(),
             GCS_MEMORIES_BUCKET="orion-out-of-reach",
-            **_out_of_reach(outage, blackhole, tmp_path),
+            **_out_of_reach(outage, blackhole, tmp_path, refused_port),
         )
         log = tmp_path / "orion.log"
         with OrionProcess(env, cwd=tmp_path, log_path=log) as orion:

@@ -16,7 +16,6 @@ from tests.fakes._waiting import wait_until_async
 from tests.fakes.blackhole import Blackhole
 from tests.fakes.fault_proxy import FaultyProxy, ProxiedRequest
 from tests.fakes.gcs import GcsEmulator
-from tests.orion_process import free_port
 
 KEY = "users/U0BREAK/notes.md"
 OTHER = "users/U0BREAK/preferences.json"
@@ -133,11 +132,11 @@ def _credentials_from(monkeypatch: pytest.MonkeyPatch, home: Path, metadata_serv
 
 
 async def test_no_metadata_server_answering_is_an_outage_found_by_the_connect(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, refused_port: int
 ) -> None:
     with Blackhole() as endpoint:
         monkeypatch.setenv("API_ENDPOINT_OVERRIDE", endpoint.url)
-        bucket = _credentials_from(monkeypatch, tmp_path, f"127.0.0.1:{free_port()}")
+        bucket = _credentials_from(monkeypatch, tmp_path, f"127.0.0.1:{refused_port}")
         store = _guarded(bucket)
 
         # Without credentials nothing can be sent: later events must not each try again.
