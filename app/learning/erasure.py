@@ -159,7 +159,8 @@ async def reindex(store: ObjectStore, home: Home, threads: Collection[str]) -> N
     records = await at_most(
         DELETE_CONCURRENCY, sorted(threads), lambda t: read_conversation(store, home, t)
     )
-    documents = [await asyncio.to_thread(_document, r) for r in records if r is not None]
+    found = [r for r in records if r is not None]
+    documents = await asyncio.to_thread(lambda: [_document(r) for r in found])
     gone = set(threads) - {document.thread_ts for document in documents}
     cutoff = cutoff_of(store)
 
