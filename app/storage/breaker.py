@@ -1,10 +1,6 @@
 """A circuit breaker around a remote store: learn once that it is down, skip it until it is back
-(docs/architecture.md, "The person's path under the worst conditions"; docs/operations.md).
-
-Open, every operation fails at once with `StoreOffline`; a background probe lists one absent
-key at growing intervals and the first answer closes it. A listing, not a read: GCS answers a
-read in a missing bucket like a missing object. Only an outage opens it (`StoreUnreachable`
-with nothing answered since); a 412, a 403 or a 429 is an answer, not an outage."""
+(docs/architecture.md, "Inside app/storage"). The probe lists rather than reads: GCS answers a
+read in a missing bucket like a missing object. A 412, 403 or 429 is an answer, not an outage."""
 
 from __future__ import annotations
 
@@ -111,9 +107,8 @@ class GuardedStore:
             raise StoreOffline("storage is unavailable; skipped until it answers again")
         sent = time.monotonic()
         attempt = asyncio.ensure_future(operation())
-        # The outcome counts even when the caller stops waiting (its budget ran out): a
-        # remote call goes on in its worker thread, and how it ends is what tells a slow
-        # store from a dead one.
+        # Counted even after the caller stopped waiting: the call goes on in its worker
+        # thread, and how it ends tells a slow store from a dead one.
         attempt.add_done_callback(lambda done: self._settled(done, sent))
         return await asyncio.shield(attempt)
 

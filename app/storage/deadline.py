@@ -1,9 +1,6 @@
-"""How long storage may take right now: a deadline carried by the calling context.
-
-Cancelling the coroutine at the end of a person's budget is not enough: a synchronous client
-keeps its worker thread retrying long after. So the deadline travels with the context (tasks
-inherit it) and each store operation bounds its timeouts and retries by what is left; work
-with no deadline (after-turn writes) uses the store's defaults."""
+"""How long storage may take right now: a deadline carried by the calling context (tasks inherit
+it), because a cancelled coroutine leaves a synchronous client retrying in its worker thread
+(docs/architecture.md, "Inside app/storage")."""
 
 from __future__ import annotations
 
@@ -17,10 +14,8 @@ _deadline: ContextVar[float | None] = ContextVar("storage_deadline", default=Non
 
 @contextmanager
 def storage_deadline(seconds: float) -> Iterator[None]:
-    """Storage calls made inside (or by tasks started inside) end within `seconds`.
-
-    An enclosing deadline that ends sooner still applies.
-    """
+    """Storage calls made inside (or by tasks started inside) end within `seconds`, or
+    sooner when an enclosing deadline does."""
     at = time.monotonic() + seconds
     enclosing = _deadline.get()
     token = _deadline.set(at if enclosing is None else min(enclosing, at))
@@ -42,10 +37,8 @@ def own_deadline(seconds: float) -> Iterator[None]:
 
 
 def current_deadline() -> float | None:
-    """The current deadline on the `time.monotonic()` clock; None when there is none.
-
-    Handed to worker threads, which compute what is left when they actually start.
-    """
+    """The current deadline on the `time.monotonic()` clock, or None: handed to worker
+    threads, which compute what is left when they actually start."""
     return _deadline.get()
 
 

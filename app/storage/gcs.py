@@ -1,11 +1,6 @@
-"""Objects in a Google Cloud Storage bucket (docs/architecture.md, "How an event flows", 7).
-
-google-cloud-storage is synchronous: its calls run in the store's own thread pool (asyncio's
-default one is shared with every `to_thread` and too small for a burst). On a person's path
-the library's timeouts and retries are cut to the caller's deadline (app/storage/deadline.py).
-Writes are retried only with `if_generation` (the library's `ConditionalRetryPolicy`): an
-unconditional retry could overwrite a newer write. With `STORAGE_EMULATOR_HOST` the library
-itself points at the emulator."""
+"""Objects in a Google Cloud Storage bucket, through the synchronous google-cloud-storage in the
+store's own thread pool (docs/architecture.md, "Inside app/storage"). Writes are retried only
+with `if_generation`: an unconditional retry could overwrite a newer write."""
 
 from __future__ import annotations
 
@@ -47,9 +42,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Each write tags the object with a fresh id. If a conditional upload is retried after
-# its first attempt did land (the response was lost), the retry fails with 412; finding
-# our own id on the object tells that apart from a real conflicting writer.
+# A fresh id per write: a retried conditional upload whose first attempt landed gets 412,
+# and our own id on the object tells that apart from a conflicting writer.
 _WRITE_ID = "orion-write-id"
 
 
@@ -114,10 +108,8 @@ class GcsObjectStore:
         return await self._run("list", prefix, self._list, prefix)
 
     async def connect(self) -> None:
-        """Import the library (on the caller's thread, never beside another import) and
-        build the client (in a worker thread: it may look credentials up over the
-        network). Fails as an operation would: `StoreUnreachable` when no credentials
-        could be had for want of a network."""
+        """Import the library (on the caller's thread, never beside another import), then
+        build the client in a worker thread (it may look credentials up over the network)."""
         import google.cloud.storage  # noqa: F401
 
         await self._run("connect", self.bucket_name, _connected)
@@ -162,11 +154,8 @@ class GcsObjectStore:
             return func(gcs, *args)
 
     def _connect(self, deadline: float | None) -> Connection:
-        """The connection, built by the first caller; the others wait for it, but not
-        past their deadline (without one, not past the store's own retry budget).
-        Building it can take long and cannot be cut short from here: in production the
-        client looks its credentials up, and google-auth gives a metadata server that
-        does not answer several attempts of seconds each."""
+        """The connection, built by the first caller; the others wait for it, but not past
+        their deadline (or the store's retry budget): building cannot be cut short."""
         if (connection := self._connection) is not None:
             return connection
         wait = seconds_until(deadline)
@@ -230,10 +219,8 @@ class GcsObjectStore:
         )
 
     def _read_empty(self, gcs: Connection, key: str, *, again: bool) -> StoredObject | None:
-        """An empty object has no byte 0 to range over (HTTP 416): its metadata says the
-        rest — if it is still empty. Written to meanwhile, it is read again, once: an
-        object emptied and filled faster than that is a store failure, never "" with a
-        generation of other content (an update would then drop that content)."""
+        """An empty object has no byte 0 to range over (HTTP 416): its metadata says the rest.
+        Refilled meanwhile: read again, once, never "" with another content's generation."""
         empty = gcs.bucket.get_blob(key, timeout=gcs.timeout, retry=gcs.retry)
         if empty is None:
             return None
@@ -312,10 +299,8 @@ def _as_store_errors(
     failures: tuple[type[BaseException], ...],
     cut_short: Callable[[], bool],
 ) -> Iterator[None]:
-    """The libraries' failures (`failures`, and retries that ran out) as this package's
-    errors: `StoreUnreachable` when GCS looks down, else `StoreUnavailable`
-    (gcs_connection.failure_of). `cut_short`: whether the caller's deadline had cut the
-    request's timeout, which makes a timeout the caller's, not an outage."""
+    """The libraries' failures as this package's errors (gcs_connection.failure_of).
+    `cut_short`: the caller's deadline cut the timeout, so a timeout is not an outage."""
     from google.api_core import exceptions as google_errors
 
     try:

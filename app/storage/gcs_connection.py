@@ -1,9 +1,5 @@
-"""The google-cloud-storage client as Orion's GCS store uses it: one client and bucket,
-retries and timeouts cut to the caller's deadline, a connection pool sized for Cloud Run's
-concurrency, and which failures mean "GCS is unreachable" (see app/storage/gcs.py).
-
-Imported only once the library is loaded, by the store's worker threads.
-"""
+"""The google-cloud-storage client as app/storage/gcs.py uses it, and which failures mean "GCS is
+unreachable". Imported only once the library is loaded, by the store's worker threads."""
 
 from __future__ import annotations
 
@@ -30,22 +26,16 @@ if TYPE_CHECKING:
     from google.auth.credentials import Credentials
     from google.cloud.storage import Blob, Bucket, Client
 
-# Cloud Run's default concurrency (80) times the storage round trips one thread start
-# makes at once (a claim beside two reads of the person's own records: 240; the
-# organisation's context is shared, app/memory/shared_context.py), with a little room for
-# the saves and after-turn writes. Idle threads cost a little memory; a queued read costs
-# the person a round trip. With 64 threads, 40 thread starts at L = 0.2 s took a p95 of
-# 4.9 L (bench/storage_trouble.py); with 256, 3.6 L.
+# A burst's round trips in flight, with room for saves (why 256: docs/benchmarks.md,
+# "Measured once, behind a choice in the code").
 STORAGE_WORKERS = 256
 
-# Far above anything Orion writes (a search index is at most 1.5 MB, a memory file far
-# less): an object this large was planted by someone with write access to the bucket, and
-# is refused rather than read into the instance's memory (and not retried).
+# Far above anything Orion writes (a search index is at most 1.5 MB): an object this large
+# was planted in the bucket, and is refused (not retried) rather than read into memory.
 MAX_DOWNLOAD_BYTES = 16 * 1024 * 1024
 
-# Orion leaves the library's OpenTelemetry spans off, yet for their attributes it still
-# looks up each bucket's project and location, starting a thread per operation until one
-# lookup has been cached (against the emulator: never). This switch is the library's own.
+# The library's own switch: with its spans off it still looks the bucket's metadata up, a
+# thread per operation (docs/architecture.md, "Inside app/storage").
 _NO_BUCKET_METADATA = ("DISABLE_GCS_PYTHON_CLIENT_OTEL_BUCKET_METADATA", "true")
 
 
@@ -89,13 +79,8 @@ _blob_with_time: type[Blob] | None = None
 
 
 def _blob_class() -> type[Blob]:
-    """google-cloud-storage's Blob, keeping the download's Last-Modified.
-
-    The library reads an object's generation from its download's headers, but not its
-    time, which retention needs (app/memory/retention.py): without this, a read would be
-    two requests (metadata, then content). It overrides the one private method the
-    library reads those headers in; tests/storage/test_gcs.py fails, naming it, when an
-    upgrade renames it (reads would then count every object as fresh)."""
+    """google-cloud-storage's Blob, keeping the download's Last-Modified for retention, so a read
+    is one request (a private method: docs/architecture.md, "Inside app/storage")."""
     global _blob_with_time
     if _blob_with_time is None:
         from google.cloud.storage import Blob
@@ -117,13 +102,8 @@ def _http_date(value: str | None) -> datetime | None:
 
 
 def requests_session(client: Client) -> Any | None:
-    """The library's own requests session (with its credentials), or None.
-
-    The one private name Orion reads from google-cloud-storage: the client offers no
-    public way to size its connection pool or to stop requests re-reading the environment
-    on every call. tests/storage/test_gcs.py fails, naming this function, when an upgrade
-    removes it; until then Orion works, only slower.
-    """
+    """The library's own requests session (with its credentials), or None: a private name
+    (docs/architecture.md, "Inside app/storage"); without it Orion works, only slower."""
     session = getattr(client, "_http", None)
     if session is None or not hasattr(session, "adapters"):
         log.warning("storage.gcs_session_unavailable")
@@ -132,15 +112,8 @@ def requests_session(client: Client) -> Any | None:
 
 
 def tune_session(client: Client, pool_size: int) -> None:
-    """Two settings the library offers no public way to make on its requests session.
-
-    - Connections: requests keeps 10 per host by default; with more calls in flight than
-      that, every extra one opens (and in production, TLS-handshakes) a new connection and
-      throws it away afterwards. Keep as many as the store has threads.
-    - Environment: requests looks up proxy and CA-bundle variables on every request
-      (0.35–0.65 ms of CPU per GCS operation measured here). The client talks to one
-      endpoint: look them up once, for it, and keep them on the session.
-    """
+    """A connection per store thread (requests keeps 10 per host), and the environment's proxy
+    and CA bundle looked up once (docs/architecture.md, "Inside app/storage")."""
     import requests.adapters
 
     session = requests_session(client)
@@ -166,13 +139,9 @@ def environment_proxies(url: str) -> dict[str, str]:
 def failure_of(
     cause: BaseException | None, cut_short: bool, *, operation: str = ""
 ) -> type[StoreUnavailable]:
-    """`StoreUnreachable` when GCS did not answer at all: the connection failed, a server
-    error outlasted the retries, a request went unanswered for its whole timeout (one
-    the caller's deadline cut short says nothing: the caller stopped waiting), or no
-    credentials could be had (`NoCredentials`: nothing can be sent without them), or the
-    bucket does not exist (`BucketNotFound`: a 404 to a listing or an upload, which name
-    no object that could be missing). A 403 is `AccessDenied`. Any other answer (404 to
-    a read, 429 on one busy object) is a failure of this call, not an outage."""
+    """`StoreUnreachable` when GCS did not answer at all (a timeout the caller's deadline cut
+    short is not that), `NoCredentials`, `BucketNotFound` (a 404 to a listing or upload),
+    `AccessDenied` (403); any other answer fails this call only (docs/architecture.md)."""
     import requests
     from google.auth import exceptions as auth_errors
 

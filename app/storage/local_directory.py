@@ -1,12 +1,8 @@
 """Objects in a local directory (`MEMORY_DIR`), with the bucket's semantics, for development
-(docs/slack-setup.md).
-
-A file's generation is its modification time in nanoseconds, set by this store on every write
-(strictly increasing), so a hand edit counts as a new generation and no sidecar is needed.
-Each operation runs inline on the event loop: a few-KiB file takes about 30 µs of CPU to
-read and 200 µs to write, the hop to a worker thread about 300 µs more; and inline, the
-generation check and the `os.replace` cannot be interleaved with another writer's or cut by
-a cancellation. No `fsync`: it cost about 260 µs a write, and this store is for development."""
+(docs/slack-setup.md). A generation is the file's modification time in nanoseconds, so a hand
+edit is a new one. Operations run inline on the event loop, where a generation check and its
+`os.replace` cannot be interleaved or cancelled apart (docs/benchmarks.md, "Measured once,
+behind a choice in the code")."""
 
 from __future__ import annotations
 
@@ -175,10 +171,8 @@ class LocalDirectoryStore:
 
 
 def directory_problem(directory: Path | str) -> str | None:
-    """Why this store cannot keep objects in `directory`, or None: a look only (a stat and
-    an access check, cheap enough for every readiness probe). The phrase names no path
-    and no error text. A directory that does not exist yet is no problem as long as it can
-    be created (the first write does)."""
+    """Why this store cannot keep objects in `directory` (a phrase naming no path or error), or
+    None: a look only, cheap enough for every readiness probe; creatable is fine."""
     path = Path(directory)
     while not path.exists():
         if path.is_symlink() or path.parent == path:

@@ -1,9 +1,5 @@
-"""Files only their owner may read, written whole or not at all (the local store's disk).
-
-Memories are personal: every directory is created 0o700 and every file 0o600, whatever
-the umask. A write goes to a temporary file that replaces the target in one `os.replace`,
-so a reader never sees half a file and a crashed process leaves the old content or the new.
-"""
+"""Files only their owner may read (directories 0o700, files 0o600, whatever the umask: memories
+are personal), each written whole through one `os.replace`: never half a file."""
 
 from __future__ import annotations
 

@@ -100,12 +100,9 @@ class ObjectStore(Protocol):
         ...
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
-        """Store `content`; returns the new generation.
-
-        `if_generation=None` overwrites unconditionally, `CREATE_ONLY` (0) creates only when
-        absent, any other value writes only over that exact generation. A mismatch raises
-        `PreconditionFailed`.
-        """
+        """Store `content`; returns the new generation. `if_generation`: None overwrites,
+        `CREATE_ONLY` (0) only creates, any other only over that generation; else
+        `PreconditionFailed`."""
         ...
 
     async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
@@ -195,14 +192,9 @@ async def update(
     *,
     already_read: StoredObject | NotRead | None = NOT_READ,
 ) -> str | None:
-    """Apply `transform` to the object's content without losing concurrent changes.
-
-    `transform` gets the current content (None: absent) and returns the new one, or None to
-    delete. On a 412 it is re-applied to a fresh read, up to `attempts` times; it may raise to
-    abort, and may run several times, so it has no side effects. `already_read` (the object as
-    the caller just read it) saves the first read. Returns the content stored once it took
-    effect.
-    """
+    """Apply `transform` (content or None → new content, or None to delete) without losing
+    concurrent changes: on a 412 it runs again on a fresh read, up to `attempts` times, so it
+    has no side effects. `already_read` saves the first read. Returns the content stored."""
     updated = await update_object(store, key, transform, attempts, already_read=already_read)
     return updated.content if updated is not None else None
 
@@ -216,12 +208,9 @@ async def update_object(
     already_read: StoredObject | NotRead | None = NOT_READ,
     write_back: bool = False,
 ) -> StoredObject | None:
-    """`update`, answering the object as it stands once the update took effect (None when
-    absent) with its generation, so that a writer's next update can start from it.
-
-    `write_back`: an object that `already_read` had and `transform` leaves as it was is
-    written back over that version rather than read again: the same one request, which
-    proves it unchanged since (412 otherwise) and starts its retention window anew."""
+    """`update`, answering the object as stored (None when absent) with its generation, for the
+    next update to start from. `write_back`: an unchanged `already_read` is written back over its
+    version (one request proving it unchanged, 412 otherwise), restarting its retention."""
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
     attempt = 0

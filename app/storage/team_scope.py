@@ -1,15 +1,7 @@
-"""One deployment, many Slack workspaces: each workspace's objects under its own keys
-(docs/distribution.md).
-
-Each key gets the tenant (the installation an event came from, `T…` or a Grid `E…`) after
-its first segment (`people/U1/memory/notes.md` → `people/teams/-/T1/U1/memory/notes.md`), so
-every kind of object keeps its prefix and its lifetime rule. The tenant is bound per event
-from Slack's signed ids (`bind_for_this_task`, `bound_tenant`); with none bound every scoped
-operation is refused (`TenantNotBound`) rather than reach across workspaces.
-
-Every write checks, after writing, whether its tenant was uninstalled since the event began,
-and takes the write back if so (`TenantUninstalled`). The write and its check are one unit
-the caller's cancellation does not split: else a write could land that no check ever saw."""
+"""One deployment, many Slack workspaces: each workspace's objects under its own keys (the tenant
+after a key's first segment), bound per event from Slack's signed ids, refused when none is bound
+(docs/distribution.md, "Per-workspace memory layout"). A write whose tenant was uninstalled since
+its event began is taken back, as one unit with the write ("Uninstalling erases")."""
 
 from __future__ import annotations
 
@@ -115,11 +107,9 @@ def bound_tenant(tenant: Tenant) -> Iterator[Tenant]:
 
 
 def bind_for_this_task(tenant: Tenant, *, since: datetime | None = None) -> None:
-    """Scope everything the current task does from here on (and the tasks it starts) to
-    `tenant`. For Bolt's middleware: Bolt runs the listeners after its middleware chain
-    has returned, outside any block a middleware could open. Each request is handled in
-    a task of its own, so the binding ends with it. `since`: when the event began (before
-    its authorization), if earlier than now."""
+    """Scope the current task (and those it starts) to `tenant` from here on: Bolt runs listeners
+    after its middleware returned, outside any block; each request's task ends the binding.
+    `since`: when the event began (before its authorization), if earlier than now."""
     _bound.set(_Binding(tenant, since or datetime.now(UTC)))
 
 
