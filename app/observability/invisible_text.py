@@ -1,16 +1,7 @@
-"""Text seen without its invisible characters, with the way back to the original.
-
-A token pasted as `xoxb-12\u200b34-…` (a zero-width space inside) reads the same to a
-person and works the same once the invisible character is dropped, but no pattern for a
-token matches it. Secret scanning looks at the text with those characters removed
-(`VisibleText.of`) and maps what it finds back to the original (`original_span`), so that
-the original characters, invisible ones included, are what gets replaced.
-
-Slack's entities are seen the same way: Slack sends a message's `&`, `<` and `>` as
-`&amp;`, `&lt;` and `&gt;`, so text read as Slack sends it (a log line, a transcript kept
-before Orion decoded them) shows `p&amp;ss` where the person typed `p&ss`. The visible
-text has the character, and a span holding it maps back to the whole entity.
-"""
+"""Text seen without its invisible characters and with Slack's `&amp;`, `&lt;`, `&gt;` decoded,
+with the way back to the original: a token with a zero-width space inside still works but
+matches no pattern, so secrets are found in the visible text and the original span replaced
+(docs/memory-controls.md, "What Orion keeps, and for how long")."""
 
 from __future__ import annotations
 
@@ -19,12 +10,9 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 
-# Every format character (Unicode category Cf: zero-width spaces and joiners, bidi
-# controls, the soft hyphen, the BOM, tag characters...) as of Unicode 15.1, Python
-# 3.13's (tests/observability/test_invisible_text.py checks that none of the running
-# Python's is missing), and the few characters of other categories that render as
-# nothing: the combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
-# Mongolian free variation selectors and the variation selectors.
+# Every format character (Unicode Cf) as of Unicode 15.1 (the test checks the running Python's),
+# and the few others that render as nothing: the combining grapheme joiner, Hangul fillers,
+# Khmer inherent vowels, Mongolian free variation selectors, the variation selectors.
 _INVISIBLE_CLASS = (
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
     "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"

@@ -1,15 +1,7 @@
-"""Structured logging: one JSON object per line for Cloud Logging, readable text on a TTY.
-
-Cloud Logging understands `severity`, `message`, `time` and
-`logging.googleapis.com/trace`; per-event fields (trace id, user, channel, thread) are
-bound with `structlog.contextvars` so every line of one Slack event carries them, even
-from worker threads (`asyncio.to_thread` copies the context).
-
-Orion's own lines go straight from structlog to the stream; standard-library loggers
-(Bolt, slack_sdk, uvicorn) reach the same stream through a handler that runs the same
-processors. Going through the standard library as well cost Orion's lines twice as much
-CPU (two `LogRecord`s each, and the handler), about 40 µs a line, several lines a turn.
-"""
+"""Structured logging: one JSON object per line for Cloud Logging, readable text on a TTY, each
+event's fields bound with `structlog.contextvars` (docs/operations.md, "Logs and traces").
+Orion's lines go straight from structlog to the stream, the libraries' through a handler with
+the same processors (why: docs/benchmarks.md, "Measured once, behind a choice in the code")."""
 
 from __future__ import annotations
 
@@ -55,11 +47,9 @@ def _redact_secrets(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDi
 
 
 def traceback_of(exc_info: ExcInfo) -> str:
-    """Python's traceback of a caught exception (its causes first, as Python prints them),
-    each frame as file, line and function, without its source line and position markers:
-    finding and parsing those (an `ast.parse` a frame on Python 3.11) is paid on the one
-    core exactly when slow storage ends many budgets at once (docs/operations.md, "Logs
-    and traces")."""
+    """Python's traceback of a caught exception, causes first, each frame as file, line and
+    function only: source lines cost an `ast.parse` a frame (docs/operations.md, "Logs and
+    traces")."""
     lines: list[str] = []
     _add_traceback(exc_info[1], lines, set())
     return "".join(lines).rstrip("\n")
@@ -143,9 +133,8 @@ def configure_logging(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
         )
     )
-    # The stdlib fills these into every record, and no renderer here prints them: the
-    # caller's frame (a stack walk per line), the thread name and the process ids (the
-    # logging HOWTO's "Optimization" section).
+    # Filled into every record (a stack walk per line) and printed by no renderer here: the
+    # logging HOWTO's "Optimization" section.
     logging._srcfile = None
     logging.logThreads = False
     logging.logProcesses = False
@@ -156,9 +145,8 @@ def configure_logging(
     # Chatty libraries: their INFO lines carry no operational value for Orion.
     for name in ("httpx", "httpx2", "urllib3", "google", "opentelemetry", "langfuse"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    # slack_sdk builds its debug lines (request and response, headers included) whenever
-    # its logger's *own* level is unset, on every Web API call, only for the handler to
-    # drop them: about 70 µs of CPU a call. An explicit level stops it.
+    # With its logger's own level unset, slack_sdk builds debug lines on every call only
+    # for the handler to drop them (docs/benchmarks.md, "Measured once…").
     logging.getLogger("slack_sdk.web.async_base_client").setLevel(level)
 
 

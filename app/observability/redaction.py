@@ -46,14 +46,9 @@ def redact(value: object) -> object:
 
 
 def redact_secret_shapes(text: str) -> str:
-    """`text` with every secret of a known shape (`SECRET_SHAPES`) replaced.
-
-    Shapes are matched on the text without its invisible characters (a zero-width space
-    inside a token hides nothing), and the original characters are replaced. Text without
-    secrets comes back unchanged (the same object); scrubbing twice changes nothing more
-    than scrubbing once. Cheap when there is nothing to find: a shape's pattern runs only
-    when its anchor is in the text.
-    """
+    """`text` with every secret of a known shape replaced, matched on its visible text
+    (app/observability/invisible_text.py). No secrets: the same object back; idempotent;
+    a shape's pattern runs only when its anchor is in the text."""
     visible = VisibleText.of(text)
     lowered = _lower_in_place(visible.text)
     anchors_in_text = _anchors_in(lowered)
@@ -94,9 +89,8 @@ def redact_everything(value: object) -> object:
     return value
 
 
-# Log lines repeat their short values (event names, loggers, ids, a trace id on each line
-# of an event): each is scrubbed once, not on every line (a tenth of a burst's CPU was
-# this scrubbing).
+# Log lines repeat their short values (names, ids): each is scrubbed once, not per line
+# (docs/benchmarks.md, "Measured once, behind a choice in the code").
 _SHORT = 200
 
 
@@ -131,11 +125,9 @@ def _merged(spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
 
 
 def _anchors_in(lowered: str) -> frozenset[str]:
-    """The anchors `lowered` holds. Each search reads the whole text, so anchors that
-    need a character the text lacks (`_`, `=`: rare in prose) are not looked for, and the
-    ASCII ones are looked for in the text's ASCII characters alone (a search in text of
-    one byte a character is several times faster; joining characters around a removed
-    one can only add an anchor, which costs a pattern run that finds nothing)."""
+    """The anchors `lowered` holds. Each search reads the whole text: skip anchors needing a
+    character it lacks (`_`, `=`), and search ASCII ones in its ASCII characters alone
+    (several times faster; at worst an extra anchor, a pattern run that finds nothing)."""
     ascii_only = lowered if lowered.isascii() else lowered.encode("ascii", "ignore").decode()
     gates = frozenset(char for char in _GATES if char in ascii_only)
     found = {anchor for anchor in _ASCII_ANCHORS[gates] if anchor in ascii_only}

@@ -1,13 +1,8 @@
-"""The kinds of secret Orion recognises by their shape: the one list of them
-(docs/memory-controls.md; why not a maintained detector set: docs/benchmarks.md).
-
-Each pattern runs in time linear in its input on any Python 3.11+ (3.11.2's possessive
-repeats are unreliable, so none are used, nor atomic groups, nor adjacent repeats that could
-share a character). A secret may follow a separator (`token-xoxb-…`) but not a letter or
-digit (`task-…` holds no `sk-` key). A repeat that can fail after it stops before the next
-glued occurrence of its own prefix, so glued prefixes are scanned once. Held to their shapes
-by tests/observability/test_secret_shapes.py and tests/security/test_secret_shapes_table.py;
-bench/secret_shapes.py measures their CPU on hostile input."""
+"""The kinds of secret Orion recognises by their shape, the one list of them
+(docs/memory-controls.md; why not a maintained detector set: docs/benchmarks.md). Linear in
+their input on any Python 3.11+: no possessive repeats (3.11.2's are unreliable), atomic groups
+or adjacent repeats sharing a character; a repeat that can fail stops before the next glued
+occurrence of its own prefix, so glued prefixes are scanned once."""
 
 from __future__ import annotations
 
@@ -42,16 +37,11 @@ def _word(label: str) -> str:
 
 @dataclass(frozen=True)
 class SecretShape:
-    """One kind of secret: its pattern, and literals one of which every such secret
-    contains (`anchors`), so that text without any of them is not searched at all. When
-    `ignore_case`, pattern and anchors are written in lower case and look at the text in
-    lower case: a case-sensitive pattern finds its literals far faster than `re.IGNORECASE`.
-
-    When the pattern has a group named `value`, only that group is the secret: a label
-    (`password: `, `https://user:`) stays, and so do the quotes around a quoted value.
-    `confirm`, when set, is asked about each value found and may turn it down (a Basic
-    credential must decode to `user:password`; `password=password` is code, not a secret).
-    """
+    """One kind of secret: its pattern and `anchors`, literals one of which each such secret
+    holds (text without any is not searched). `ignore_case`: both in lower case, matched on
+    lowered text (far faster than `re.IGNORECASE`). A group named `value` is the secret alone
+    (label and quotes stay); `confirm` may turn a value down (a Basic credential must decode
+    to `user:password`; `password=password` is code)."""
 
     name: str
     anchors: tuple[str, ...]
@@ -126,25 +116,19 @@ _RUN = r"(?:[^\s\"\\]|\\[^\s\"])"
 _UNQUOTED = r"(?:[^\s\"'\\]|\\[^\s\"'])"
 # A quote that closes a JSON string ("…my password:", "next") opens no value.
 _OPENING_QUOTE = r"\"(?![,:}\]])"
-# A label, closing quotes (escaped too: JSON pasted into a stored message) or emphasis
-# after it (`"password": …`, `**Password:**`), then `:`, `=` or `:=` (full width too) on
-# the same line, and the value: quoted (JSON escapes
-# allowed, and quoted inside a JSON string; at most 1,000 characters, so that an unclosed
-# quote is not searched to the end of the text; no single-quoted value spans a `"`), or
-# one word not starting with `*` (emphasis is taken by `\*+` before it).
-# A word followed by `(`, `[` or `{` is code (`password = getpass()`): looked for within
-# the first 200 characters only, so that a text of labels glued by `=` and ending in `(`
-# is not scanned to its end from each label.
+# A label, closing quotes (escaped too: JSON in a stored message) or emphasis, then `:`, `=` or
+# `:=` (full width too) on its line, then the value: quoted (JSON escapes allowed; at most 1,000
+# characters, so an unclosed quote is not searched to the end; no single-quoted value spans a
+# `"`) or one word not starting with `*`. A word followed by `(`, `[` or `{` is code, looked
+# for within 200 characters so labels glued by `=` ending in `(` are not rescanned from each.
 _VALUE = (
     rf"(?P<value>{_OPENING_QUOTE}(?:[^\"\\\n]|\\.){{1,1000}}\"|'(?:[^'\"\\\n]|\\.){{1,1000}}'"
     r"|\\\"(?:[^\"\\\n]|\\[^\"\n]){1,1000}\\\""
     rf"|(?!\*)(?!{_WORD}{{0,200}}[(\[{{]){_WORD}+)"
 )
 _LABEL_THEN_VALUE = rf"(?:[\"'*]|\\\")*{_BLANK}*(?::=|[:=：＝]){_BLANK}*(?:\*+{_BLANK}*)?{_VALUE}"
-# What a labelled value may be without being a secret: a placeholder or template
-# (`$DB_PASSWORD`, `%s`, `${…}`), a literal, type or keyword of some language
-# (`if not password: raise …`), or a reference to the secret by name
-# (`password=password`, `api_key = settings.api_key`).
+# Labelled values that are no secret: placeholders (`$DB_PASSWORD`, `%s`, `${…}`), a literal,
+# type or keyword (`if not password:`), the secret named (`api_key = settings.api_key`).
 _NOT_SECRETS = frozenset(
     {
         *("none", "null", "nil", "true", "false", "undefined"),
@@ -207,22 +191,17 @@ def _labelled(
     anchors: tuple[str, ...],
     confirm: Callable[[str], bool] = _is_a_value,
 ) -> SecretShape:
-    """A value after one of `labels` (whole words in lower case, matched in any case;
-    `DB_PASSWORD=` counts). Each label contains one of `anchors`.
-
-    Only an explicit `label: value` or `label=value` counts ("the password reset flow",
-    "the password policy: 12 characters" are kept). Longest label first.
-    """
+    """A value after one of `labels` (whole words, lower case, matched in any case;
+    `DB_PASSWORD=` counts), each holding one of `anchors`: only an explicit `label: value` or
+    `label=value` ("the password policy: 12 characters" is kept). Longest label first."""
     words = "|".join(_word(label) for label in sorted(labels, key=len, reverse=True))
     pattern = re.compile(f"(?:{words}){_LABEL_THEN_VALUE}")
     return SecretShape(name, anchors, pattern, ignore_case=True, confirm=confirm)
 
 
-# Labels of a secret's value: English, and the other languages Orion understands (those of
-# app/learning/language_names.py: French, Spanish, German, Portuguese, Italian, Dutch,
-# Japanese, Chinese and Korean), in lower case, accents as written and folded. Grouped so
-# that each group's pattern runs only on text holding one of its anchors: a pattern of many
-# labels tries every position that could start one. Each label holds one of its anchors.
+# Labels in English and Orion's other languages (app/learning/language_names.py), lower case,
+# accents as written and folded, grouped so each group's pattern runs only on text holding one
+# of its anchors (a pattern of many labels tries every position that could start one).
 _LABELS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         "password",
@@ -276,12 +255,10 @@ _TOKEN_LABELS = ("token", "トークン", "令牌", "토큰")
 
 # --- secrets said in a sentence, PINs and card numbers ------------------------------------------
 
-# "my password is hunter2", "the password for the office wifi is …", "mon mot de passe est
-# …", "das Passwort lautet …", "la mia password è …": a label, perhaps what it opens (a
-# preposition and at most three words), then "is" in one of Orion's languages (or a colon
-# after what it opens), then the value. "The password policy: 12 characters" and "the
-# password length is 12" say nothing of what it opens, and are kept. Each word is at most
-# 24 characters and fewest words are tried first: a label costs a bounded number of steps.
+# "the password for the office wifi is …": a label, perhaps what it opens (a preposition and at
+# most three words), then "is" in one of Orion's languages (or a colon after what it opens), then
+# the value; "the password length is 12" is kept. Words of at most 24 characters, fewest first:
+# a bounded number of steps per label.
 _FOR = r"(?:for|to|of|on|at|du|de|des|pour|für|zum|zur|van|voor|do|da|para|per|del|di)"
 _WHAT_IT_OPENS = rf"[ \t]+{_FOR}(?:[ \t]+[^\s]{{1,24}}){{1,3}}?"
 _IS = r"(?:is|was|est|était|es|era|ist|lautet|war|é|è|fue|foi)"
@@ -373,14 +350,10 @@ def _passes_luhn(value: str) -> bool:
     return total % 10 == 0
 
 
-# A card number as people write it: its digits run together, in fours (`4111 1111 1111
-# 1111`, `5500-0000-0000-0004`), or as American Express and Diners Club group them
-# (`3782 822463 10005`). Card numbers start with 2 to 6 (Mastercard, Visa, American
-# Express, Discover, JCB, UnionPay...); Slack's timestamps and epoch milliseconds start
-# with 1 for years to come. Never next to a letter or `_`, and digits run together never
-# right after a quote: a run of digits in hexadecimal (an undo record keeps old contents
-# so, app/learning/undo.py) is bounded by a letter or by its opening quote, and is no card
-# number. A number ending a stored JSON string ("…my card is 4111 1111 1111 1111") is.
+# A card number as written: run together, in fours, or as Amex and Diners group them. It starts
+# with 2 to 6 (Slack's timestamps and epoch milliseconds start with 1 for years to come). Never
+# next to a letter or `_`, and run together never right after a quote: hexadecimal in an undo
+# record (app/learning/undo.py) is bounded so; a number ending a stored JSON string counts.
 _CARD_NUMBER = (
     r"[2-6](?<![0-9A-Za-z_][2-6])(?:(?<!\"[2-6])[0-9]{12,18}"
     r"|[0-9]{3}(?P<sep>[ -])[0-9]{4}(?P=sep)[0-9]{4}(?P=sep)[0-9]{1,4}(?:(?P=sep)[0-9]{1,3})?"
@@ -454,11 +427,9 @@ def _prefixed(name: str, prefix: str, rest: str) -> SecretShape:
     return SecretShape(name, (prefix,), re.compile(_token(prefix, rest)))
 
 
-# Every kind of secret Orion recognises by its shape. Specific on purpose: a key's prefix
-# plus a run of key characters long enough not to be a word (`xoxb-` alone, as in "a token
-# starting with xoxb-", is kept); a labelled value only after an explicit label. Each has
-# its tests in tests/observability/test_secret_shapes.py, one that it is found and one
-# that ordinary text (prose, code, hashes, ids) is not.
+# Specific on purpose: a prefix plus a run too long to be a word (`xoxb-` alone is kept), a
+# labelled value only after an explicit label; each shape has a test that it is found and one
+# that ordinary text is not (tests/observability/test_secret_shapes.py).
 SECRET_SHAPES: tuple[SecretShape, ...] = (
     # PEM private keys (RSA, EC, OpenSSH, PKCS#8, PGP), also inside a JSON string, and
     # cut-off ones (their base64 lines, not the prose after them). The body stops at the

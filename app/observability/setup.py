@@ -24,10 +24,9 @@ def configure_observability(settings: ObservabilitySettings, *, stream: Any = No
 
 
 def log_to_file(settings: ObservabilitySettings, path: Path) -> str:
-    """Observability for a command whose terminal belongs to the person (`orion chat`,
-    `orion memory`): log lines appended to `path` (made with its folder). When it cannot
-    be written, to stderr instead, warnings and errors only unless LOG_LEVEL asks for
-    more. Returns where a failure's details are, as a message tells the person."""
+    """Observability for a command whose terminal is the person's (`orion chat`, `orion
+    memory`): log lines appended to `path`, else warnings and errors (or LOG_LEVEL) to
+    stderr. Returns where a failure's details are, as a message tells the person."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         stream = path.open("a", encoding="utf-8", buffering=1)

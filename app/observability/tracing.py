@@ -151,15 +151,9 @@ async def forget_person_traces(user_id: str) -> int | None:
 
 
 async def forget_team_traces(team: str) -> int | None:
-    """Delete every Langfuse trace of one workspace (its uninstall): those whose metadata
-    names it as `team_id` (`trace(team_id=…)`, set on every event of the workspace in
-    distribution mode). As `forget_person_traces`: best effort, never raising.
-
-    Langfuse is asked for the observations whose metadata names the workspace; only those
-    whose metadata, as returned, does name it are deleted. A Langfuse that did not apply the
-    filter (an older server ignores one it does not know) would otherwise list every
-    workspace's observations, and this would delete them all.
-    """
+    """Delete every Langfuse trace whose metadata names the workspace as `team_id` (its
+    uninstall), best effort. Only those whose metadata as returned names it: an older
+    Langfuse ignores the filter and lists everyone's (docs/distribution.md)."""
     condition = {
         "type": "stringObject",
         "column": "metadata",
