@@ -1,12 +1,7 @@
-"""Work a listener starts and does not wait for: the memory hooks around a reply.
-
-Each task is counted in `in_flight`, so graceful shutdown waits for it as for a listener,
-and kept referenced until it ends (the event loop itself holds tasks only weakly). It
-inherits the listener's context: log fields (trace id, user, thread) and the open trace,
-so its spans join the turn's trace. It never raises: the hooks log their own failures,
-and anything that still escapes is logged here — as is work cut off before its end (a
-shutdown's drain that ran out: app/shutdown.py), which is memory lost.
-"""
+"""Work a listener starts and does not wait for (the memory hooks around a reply): counted in
+`in_flight` for the shutdown's drain, referenced until it ends (the loop holds tasks only
+weakly), in the listener's context (log fields, open trace). Never raises: what escapes, or is
+cut off by a drain that ran out (app/shutdown.py: memory lost), is logged here."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""The garbage collector as a server that answers bursts wants it (docs/benchmarks.md, "After
-the collector's settings"): `gc.freeze()` leaves the ~240,000 objects the imports leave out of
-every later collection, and a young collection every YOUNG_COLLECTION_EVERY new objects, not
-Python's 700, keeps a burst from walking every answer in flight hundreds of times. Garbage
-without cycles is freed at once either way."""
+"""The garbage collector as a server that answers bursts wants it: start-up's heap frozen, the
+young generation collected far less often than Python's 700 (docs/benchmarks.md, "After the
+collector's settings"). Garbage without cycles is freed at once either way."""
 
 from __future__ import annotations
 

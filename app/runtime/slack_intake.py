@@ -1,19 +1,7 @@
-"""A request to `POST /slack/events`, checked before Bolt sees it (docs/architecture.md, "How
-an event flows", 2): its signature headers, its size, its signature, then its payload.
-
-Slack signs every request with the app's signing secret: an HMAC of the timestamp and the raw
-body, valid for five minutes. What the headers alone show (both present, well formed, fresh) is
-checked before the body is read; the body is read within a cap and never buffered whole past
-it, then verified by the SDK's verifier before anything parses it. 1 MiB fits Slack's largest
-payloads with room: a Home-tab click carries the whole view (at most 250 kB, at most tripled by
-form-encoding), a 40,000-character message with its rich-text copy stays under 500 kB even
-fully \\u-escaped.
-
-The payload is parsed once, as Bolt parses it (slack_bolt/request/internals.py, `parse_body`:
-JSON, or a form whose `payload` field is JSON). What would crash Bolt is refused with a 400
-instead of a 500 further down: text that is neither, a payload that is not an object, and
-nesting deeper than any Slack payload (a Home-tab click, the deepest, is about 15 levels),
-which would otherwise exhaust the recursion limit in the parser or whatever walks it later."""
+"""A request to `POST /slack/events`, checked before Bolt sees it: its signature headers, its
+size, its signature (an HMAC of the timestamp and raw body, five minutes), then its payload,
+parsed once as Bolt parses it (`parse_body`), so that what would crash Bolt is a 400, not a 500
+(docs/architecture.md, "How an event flows", 2)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""Stopping on Ctrl-C or SIGTERM: gracefully on the first signal, at once on a second, and in
-any case `STOP_DEADLINE_S` after the first (a worker thread blocked in I/O cannot be
-interrupted, and Python would wait for it at exit). docs/operations.md says what an operator
-sees.
-
-`StopSignals.handle` may run in a real signal handler, between any two operations of the main
-thread (while it holds the logger's lock, say): it takes no lock, logs nothing and starts no
-Python thread; faulthandler's watchdog, a C thread, keeps the deadline."""
+"""Stopping on Ctrl-C or SIGTERM: gracefully on the first signal, at once on a second, and in any
+case `STOP_DEADLINE_S` after the first (Python would wait at exit for a thread blocked in I/O;
+docs/operations.md). `StopSignals.handle` may run in a real signal handler, so it takes no lock,
+logs nothing and starts no Python thread; faulthandler's watchdog (a C thread) keeps time."""
 
 from __future__ import annotations
 
