@@ -1,12 +1,6 @@
-"""`orion` command: `orion` (auto), `orion serve` (HTTP), `orion socket` (Socket Mode), and
-`orion memory show|export|forget USER_ID [--team T…]` and `orion migrate` for operators
-(app/memory_commands.py), and `orion chat` to try Orion in a
-terminal, without Slack (app/terminal_chat/).
-
-Whatever a person must fix (a setting, an argument, a refused token) is printed in one
-shape (`problem_report` in app/config.py) and ends the command with `EXIT_PROBLEM`, never
-with a traceback.
-"""
+"""`orion` command: `orion` (auto), `serve` (HTTP), `socket`, `chat` (app/terminal_chat/), and the
+operators' `memory` and `migrate` (app/memory_commands.py). What a person must fix is printed in
+one shape (`problem_report`, app/config.py) and exits `EXIT_PROBLEM`, never with a traceback."""
 
 from __future__ import annotations
 
@@ -261,10 +255,8 @@ def run(settings: Settings, mode: RunMode) -> int:
 
 
 def _leave_at_once() -> NoReturn:
-    """After a clean drain (app/shutdown.py), exit 0 now: what Python's teardown would do
-    next (close the loop, join storage threads still finishing requests a budget gave up
-    on, free every module) took seconds of CPU on a busy machine, past the stop deadline
-    (app/runtime/stop_signals.py), turning a clean stop into exit 1."""
+    """After a clean drain, exit 0 now: Python's teardown (the loop, storage threads a budget
+    gave up on, every module) took seconds on a busy machine, past the stop deadline: exit 1."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

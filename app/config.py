@@ -1,11 +1,6 @@
-"""Orion's configuration: every environment variable, read and validated in one place.
-
-Settings come from the environment and an optional `.env` file (pydantic-settings).
-Secrets are `SecretStr` so that a stray `repr()` or log line never shows them, and
-`load_settings` turns validation errors into one readable message that names each bad
-variable without echoing its value — in the one shape every error a person must fix
-takes in Orion's commands (`problem_report`).
-"""
+"""Orion's configuration: every environment variable (and an optional `.env`), read and validated
+in one place. Secrets are `SecretStr`, so a stray `repr()` never shows them; a bad variable is
+named in `problem_report`'s shape, its value never echoed."""
 
 from __future__ import annotations
 
@@ -276,10 +271,8 @@ class Settings(OperatorSettings):
     slack_app_token: AppToken | None = None
     # Existing installs (assistant_view) keep working unchanged; new apps set `agent`.
     slack_experience: SlackExperience = SlackExperience.ASSISTANT
-    # What Orion does when mentioned in a channel, at most (docs/memory-controls.md):
-    # `memory` (answers and remembers for the channel), `answers` (answers, keeps
-    # nothing), `off`. A workspace's admins choose within it, for the workspace and for
-    # each channel (`/orion channel …`).
+    # The most Orion does when mentioned in a channel: `memory`, `answers` (keeps nothing) or
+    # `off`; admins choose within it (docs/channels.md, "Admins choose").
     slack_channels: ChannelMode = ChannelMode.MEMORY
 
     anthropic_api_key: SecretStr
@@ -389,15 +382,10 @@ EXIT_UNAVAILABLE = 69  # sysexits.h EX_UNAVAILABLE
 
 
 def problem_report(who: str, problems: Sequence[str], *, hint: str | None = ENV_HINT) -> str:
-    """The one shape of every error Orion's commands print for a person to act on (bad
-    settings, a bad argument, a key or token refused): what cannot go on, then each problem
-    as `NAME: what is wrong`, NAME being the variable or argument to change. One problem
-    fits on one line:
-
-        Orion cannot start — SLACK_APP_TOKEN: Slack refused it (invalid_auth); see .env.example
-
-    Several are listed, one per line, under `{who}; fix these ({hint}):`.
-    """
+    """The one shape of every error a person must act on: what cannot go on, then each problem
+    as `NAME: what is wrong` (the variable or argument to change), e.g. `Orion cannot start —
+    SLACK_APP_TOKEN: Slack refused it (invalid_auth); see .env.example`; several go one per
+    line under `{who}; fix these ({hint}):`."""
     if len(problems) == 1:
         return f"{who} — {problems[0]}" + (f"; {hint}" if hint else "")
     lines = "\n".join(f"  - {problem}" for problem in problems)

@@ -1,9 +1,6 @@
-"""HTTP mode (Cloud Run): `POST /slack/events`, `GET /healthz`, `GET /readyz`, and in
-distribution mode Bolt's OAuth routes (docs/interface.md, docs/operations.md).
-
-`serve_http` is given `$PORT` already bound (app/cli.py: a port in use stops Orion at once),
-then builds everything an answer needs before listening, so every event it acknowledges it
-can answer. Intake order and the SIGTERM drain: docs/architecture.md, "How an event flows"."""
+"""HTTP mode (Cloud Run): `POST /slack/events`, `GET /healthz`, `GET /readyz`, and in distribution
+mode Bolt's OAuth routes (docs/interface.md, docs/operations.md). Given `$PORT` already bound, it
+builds everything an answer needs before listening (docs/architecture.md, "How an event flows")."""
 
 from __future__ import annotations
 
@@ -155,21 +152,16 @@ def build_http_app(
 
 
 def _unread_refusal(reason: str, status_code: int) -> Response:
-    """A refusal sent before the body was read (all of it, or at all). The connection is
-    kept, and the server drops the rest of the body as it arrives, holding none of it:
-    closing a connection with unread data resets it, and the sender (or a proxy in front)
-    would likely see the reset instead of this answer (RFC 9112, section 9.6)."""
+    """A refusal sent before the body was read. The connection is kept and the rest of the body
+    dropped as it arrives: closing with unread data resets it, and the sender would likely see
+    the reset instead of this answer (RFC 9112, section 9.6)."""
     return PlainTextResponse(reason, status_code=status_code)
 
 
 def readiness(provider: ServiceProvider, *, stopping: bool) -> dict[str, Any]:
-    """`GET /readyz`: can this instance do its job now, and if not, why (docs/operations.md,
-    "Health and readiness"). `serving` is false from SIGTERM on; `storage` is the breaker's
-    state, or whether a local memory directory can be written. An unreachable bucket makes
-    Orion *degraded*, not unready: it still answers, without memories, and failing readiness
-    would only stop Cloud Run from starting the instances a burst needs. Both read state
-    already in memory, and the body names states only — never a token, a bucket, a URL or an
-    error's text (the endpoint is public)."""
+    """`GET /readyz` (docs/operations.md, "Health and readiness"): an unreachable bucket is
+    *degraded*, not unready, so Cloud Run still starts the instances a burst needs. Reads state
+    in memory only; names states, never a token, bucket, URL or error (the endpoint is public)."""
     storage, reason = _storage_check(provider)
     degraded = reason is not None and storage["backend"] == "gcs"
     reasons = ["serving: stopping (SIGTERM); answers in flight drain"] if stopping else []
@@ -243,12 +235,9 @@ async def prepare_http(settings: Settings) -> HttpServer:
 
 
 class HttpServer(uvicorn.Server):
-    """Orion's app on uvicorn. Stops as every Orion process does (app/runtime/
-    stop_signals.py): gracefully on the first SIGINT or SIGTERM, at once on a second, and
-    within a bounded time. uvicorn itself would re-raise the signal once it has shut down,
-    so the process would end "killed by signal" (and Ctrl-C with a KeyboardInterrupt
-    traceback); after a clean drain Orion exits 0 instead (uvicorn's public `handle_exit`
-    and `should_exit`)."""
+    """Orion's app on uvicorn, stopping as every Orion process does (app/runtime/stop_signals.py).
+    uvicorn would re-raise the signal once shut down ("killed by signal"; Ctrl-C, a traceback):
+    after a clean drain Orion exits 0 instead (uvicorn's public `handle_exit`, `should_exit`)."""
 
     def __init__(
         self, settings: Settings, provider: ServiceProvider, bolt: AsyncApp, turns: RunningTurns

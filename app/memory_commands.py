@@ -1,17 +1,6 @@
-"""`orion memory show|export|forget USER_ID`: a person's memory, for requests that reach an
-operator outside Slack (docs/operations.md, "Operator commands"). The same code the Home
-tab uses; log lines (counts only) go to `.orion/memory.log`.
-
-An operator must never be told a person was erased when nothing was: every command first
-names the store it acts on, a missing memory directory is an error, an erasure that
-finds nothing fails unless `--allow-empty`, and in distribution mode `--team` (or
-`--enterprise`) is required — and refused outside it.
-
-`orion migrate` (`migrate`): moves what Orion wrote up to 2026-11-28 into its owners' homes,
-now (app/learning/upgrade.py), and says what moved. Every start of Orion does the same in the
-background; this runs it by hand — before sending traffic to a new revision, or to check that
-nothing is left (docs/operations.md, "Upgrading"). Safe to run again, and beside a running
-Orion."""
+"""`orion memory show|export|forget USER_ID` (docs/operations.md, "Operator commands") and `orion
+migrate` ("Upgrading"), with the Home tab's code. An operator must never be told a person was
+erased when nothing was: each names its store, and an erasure finding nothing fails."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""The composition root: builds the long-lived clients once, before Orion serves anything —
-the store (and its first answer, or its breaker opened), tracing, the Claude client and
-the agent — so a fresh instance never acknowledges an event it could not then answer
-(docs/architecture.md, "Composition and runtime"). Background tasks: the local directory's
-retention sweep, and in distribution mode the second passes of workspaces' erasures.
-
-Listeners read `provider.storage` and `provider.services`; storage work a person waits
-for runs in `async with provider.storage_within(budget_s)`."""
+"""The composition root: builds the store (and asks it one thing), tracing, the Claude client and
+the agent once, before Orion serves, so a fresh instance never acknowledges an event it could not
+answer (docs/architecture.md, "Composition and runtime"); and runs the directory's retention sweep
+and the workspaces' second erasure passes. Storage a person waits for: `storage_within`."""
 
 from __future__ import annotations
 
@@ -51,28 +47,16 @@ class Services:
     agent: Agent
 
 
-# How long the start waits for the store to connect (import its library, build its client)
-# before building the rest. A connect can hang — the client looks its credentials up, and
-# a metadata server that does not answer costs several attempts of seconds each — and
-# the Claude client, so every answer, must not wait for that: the connect goes on in the
-# background, and each store operation waits for it within its own storage deadline.
+# How long the start waits for the store to connect before building the rest: a connect can
+# hang on credentials (docs/architecture.md, "Inside app/storage"), and the Claude client must
+# not wait for it; the connect goes on, each store operation waiting within its own deadline.
 STORE_CONNECT_WAIT_S = 2.0
 
 
 def build_storage(settings: StorageSettings) -> Storage:
-    """The bucket `GCS_MEMORIES_BUCKET` names, else the directory `MEMORY_DIR`. Cheap: the
-    store connects (imports its client library) in `Store.connect()`.
-
-    Whatever writes to the store, and whatever reads from it, does so through the rules of
-    what Orion may keep, layered once beneath everything: no secret is ever written
-    (app/memory/secret_free_store.py), and conversations older than the retention window
-    read as gone (app/memory/retention.py). In distribution mode every key is the bound
-    team's (app/storage/team_scope.py), beneath those rules. The bucket is reached over the
-    network, so it sits behind a circuit breaker that skips it while it is down
-    (app/storage/breaker.py), above the rules, still seeing the bucket's own failures; its
-    lifecycle rule deletes the keys `expires_with_conversations` names (a directory is
-    swept instead: app/memory/retention_sweep.py).
-    """
+    """The bucket `GCS_MEMORIES_BUCKET` names, else the directory `MEMORY_DIR` (it connects in
+    `Store.connect()`), with the rules of what Orion may keep layered once beneath every reader
+    and writer (docs/architecture.md, "Inside app/storage")."""
     from app.memory.homes import expires_with_conversations
     from app.memory.secret_free_store import kept
     from app.memory.shared_context import SharedContextCache
@@ -152,22 +136,18 @@ def build_claude_client(settings: Settings) -> AsyncAnthropic:
         base_url=settings.anthropic_base_url,
         max_retries=settings.anthropic_max_retries,
         timeout=settings.anthropic_timeout_s,
-        # Orion records its own generation per Claude call (app/agent/loop.py); the SDK's
-        # OpenTelemetry spans would land beside them in Langfuse's provider, duplicated,
-        # and cost about 0.6 ms of CPU per call.
+        # Orion records its own generation per call (app/agent/loop.py): the SDK's spans
+        # would duplicate it in Langfuse (docs/benchmarks.md, "Measured once…").
         open_telemetry=False,
-        # The SDK's aiohttp transport: a turn's two Claude calls cost about 2.5 ms less CPU
-        # than over httpcore, and aiohttp's pool keeps a burst's connections alive without
-        # httpcore's scan of every idle connection on each request.
+        # aiohttp rather than httpcore: less CPU per call and no scan of every idle
+        # connection per request (docs/benchmarks.md, "Measured once…").
         http_client=DefaultAioHttpClient(limits=httpx2.Limits(max_connections=200)),
     )
 
 
 async def start_services(settings: Settings) -> ServiceProvider:
-    """Build everything an answer needs, on the running loop (nothing is served yet), and
-    ask the store one thing. The store's first answer is bounded: a bucket that does not
-    answer opens its breaker, and Orion serves degraded (without memories) until a probe
-    sees it back. The server that serves starts the provider's background work."""
+    """Build everything an answer needs on the running loop, before serving, and ask the store
+    one thing, within a bound (no answer: the breaker opens, Orion serves degraded)."""
     storage = build_storage(settings)
     connecting = asyncio.ensure_future(_connect(storage.store))
     # At most this long (STORE_CONNECT_WAIT_S); the connect goes on if it takes longer.

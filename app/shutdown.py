@@ -1,10 +1,6 @@
-"""Stopping without leaving anyone in silence, shared by both ways in (HTTP, Socket Mode;
-docs/operations.md, "Starting, stopping and restarts"). From SIGTERM on the process takes
-no new event; answers that finish within `FINISH_WITHIN_S` finish, every other is cut off
-with a line and an *Ask again* button (app/slack/conversation/ask_again.py), and the
-turns' memory work gets until `MEMORY_WORK_UNTIL_S`, best-effort, before the clients close
-and traces flush — well before Cloud Run's SIGKILL. app/runtime/stop_signals.py ends the
-process at its deadline whatever is still running."""
+"""Stopping without leaving anyone in silence, for both ways in (docs/operations.md, "Starting,
+stopping and restarts"): answers that finish within `FINISH_WITHIN_S` finish, the others are cut
+off with an *Ask again* button, memory work gets until `MEMORY_WORK_UNTIL_S`, then traces flush."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""Socket Mode (local development): the same Bolt app over Slack's WebSocket, connected only
-once everything an answer needs is built and Slack took the bot token
-(docs/operations.md, "Starting, stopping and restarts"). Orion asks for the WebSocket URL
-itself (`apps.connections.open`): the SDK's own connect loop retries every failure every
-10 seconds, forever, a refused app token included. A refused token stops Orion with one
-line (`AppTokenRefused`, exit 2), and so does a Slack it cannot reach (`SlackUnreachable`,
-exit 69); a passing error is asked again, with back-off. Stopping disconnects first, then
-drains as HTTP mode does (app/shutdown.py)."""
+"""Socket Mode (local development): the same Bolt app over Slack's WebSocket, connected once
+everything is built and Slack took the bot token (docs/operations.md, "Starting, stopping and
+restarts"). Orion asks for the URL itself: the SDK's connect loop retries every failure every
+10 seconds forever, a refused app token included. Stopping disconnects, then drains."""
 
 from __future__ import annotations
 
@@ -60,10 +56,8 @@ class AppTokenRefused(Exception):
 
 
 async def serve_socket_mode(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
-    """Build, connect and serve until `stop` is set (or SIGINT/SIGTERM), then drain.
-
-    Raises `AppTokenRefused` when Slack refuses the app token, and what
-    `check_bot_token` raises for the bot token, before anything is served."""
+    """Build, connect and serve until `stop` is set (or SIGINT/SIGTERM), then drain. Raises,
+    before serving, `AppTokenRefused` or what `check_bot_token` raises."""
     assert settings.slack_app_token is not None  # load_settings requires it in Socket Mode
     app_token = settings.slack_app_token.get_secret_value()
     stop = stop or asyncio.Event()
