@@ -1,13 +1,7 @@
-"""The Agent messaging experience (agent_view): conversations in the app's Messages tab,
-each a top-level DM answered in its thread, with an agent session and a Stop button
-(docs/slack-setup.md; docs/architecture.md, "How an event flows"; docs/operations.md for
-Stop). A conversation starts with the person's own top-level DM (its key is `thread_ts or
-ts`), which records it and restores their memories into the answer: an answer that knows
-their preferences greets them better than a welcome posted before it. Opening the
-Messages tab posts nothing: it sets the suggested prompts (without a thread: with one,
-agent_view ignores them), personalised, once a day and again when the preferences
-changed. Whichever instance gets a Stop confirms it in one line and sets the session back
-to `active` (Slack does not); a redelivery does neither again."""
+"""The Agent messaging experience (agent_view): conversations in the Messages tab, each a
+top-level DM answered in its thread, with an agent session and Stop (docs/architecture.md,
+"How an event flows", 6). The first DM restores the person's memories into its answer, which
+greets them better than a welcome posted before it would."""
 
 from __future__ import annotations
 
@@ -67,9 +61,8 @@ def register(
                 return
             today = datetime.now(UTC).strftime("%Y%m%d")
             preferences = await _preferences(provider, user)
-            # Hashed: a claim is Orion's record, and must not name the person (forgetting
-            # them must leave no object that does). With their preferences: once a day for
-            # what they are now.
+            # Hashed: no object may name a forgotten person. With their preferences: once a
+            # day for what they are now.
             shown = f"prompts:{user}:{preferences or ''}"
             person = hashlib.sha256(shown.encode()).hexdigest()[:24]
             if not await dedupe.first_time(f"Prompts{person}{today}"):

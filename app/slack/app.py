@@ -86,13 +86,9 @@ def _single_workspace_app(settings: Settings, mode: RunMode) -> AsyncApp:
 
 
 async def _installed_team_only(req: AsyncBoltRequest, next: Next) -> BoltResponse:
-    """Requests from the workspace Orion is installed in, and from no other: one Slack app
-    can be installed in several workspaces, each sending correctly signed requests, and
-    Orion runs with one workspace's token, so another's people must not meet this one's
-    memories. A request of any other team (Bolt's single-team authorization has asked
-    `auth.test` whose token it is) is acknowledged and dropped, over HTTP and Socket Mode
-    alike. Enterprise Grid: team ids are compared when both sides have one, otherwise the
-    organisation's; a request naming neither is dropped."""
+    """Requests from the workspace Orion is installed in, and no other: one app installed in
+    several workspaces gets signed requests from each, and another's people must not meet
+    this one's memories (docs/architecture.md, "Rooms inside app/slack")."""
     context, installed = req.context, req.context.authorize_result
     if installed is not None and _same_installation(context, installed):
         return await next()
@@ -116,13 +112,9 @@ def _same_installation(request: AsyncBoltContext, installed: AuthorizeResult) ->
 
 
 def share_token_check(app: AsyncApp, answer: AsyncSlackResponse) -> None:
-    """Give Bolt Slack's answer to the check of the bot token made before serving.
-
-    Bolt's single-workspace authorization asks `auth.test` itself, before an event is
-    acknowledged, on every event until one answer has come back: a fresh process's first
-    burst would ask once per event, each event waiting for it. No public way to hand it
-    the answer: the middleware's `auth_test_result`, found in the app's middleware list;
-    tests/slack/test_app.py fails, naming this function, when an upgrade moves either."""
+    """Give Bolt the answer to the bot token's check made before serving, or a fresh process's
+    first burst asks `auth.test` once per event (a private name: docs/architecture.md, "One
+    process per instance; Cloud Run does the rest")."""
     middleware = getattr(app, "_async_middleware_list", ())
     for step in middleware:
         if isinstance(step, AsyncSingleTeamAuthorization):

@@ -1,15 +1,7 @@
-"""The Assistant messaging experience (assistant_view): threads in the side pane, opened by
-Slack (docs/architecture.md, "How an event flows"). Slack's context of a thread is kept
-with its conversation, never in Bolt's thread-context store: created with it, updated when
-the person switches channels with the thread open (a conversation Orion has no record of
-is left so).
-
-`assistant_thread_started`: the status appears at once; the conversation's record is
-created (its create-only write is also the claim a retried delivery loses) beside the
-reads of the person's profile and preferences, under one storage budget, so the greeting
-waits for one round trip; then the suggested prompts, and the settle with the person's erasure guard
-(app/learning/guard.py): forgotten meanwhile, the record goes again. Four storage requests
-in all; nothing here waits for the Claude client."""
+"""The Assistant messaging experience (assistant_view): threads in the side pane, opened by Slack
+(docs/architecture.md, "How an event flows", 6). Slack's context of a thread is kept with its
+conversation, never in Bolt's thread-context store. A thread start's greeting waits for one
+round trip: the record's create-only write (the claim) beside the person's reads."""
 
 from __future__ import annotations
 

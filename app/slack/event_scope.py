@@ -1,10 +1,6 @@
-"""What every Slack listener runs inside: log context, a trace, in-flight tracking.
-
-Bolt acknowledges an event before running its listener, so a listener's failure can no
-longer change the HTTP response; it must end in something the person can see (each
-listener handles that) and a log line with the trace id, never a crashed process or a
-stack trace in the thread.
-"""
+"""What every Slack listener runs inside: log context, a trace, in-flight tracking. Bolt has
+acknowledged before the listener runs, so a failure must end in something the person sees and
+a log line with the trace id."""
 
 from __future__ import annotations
 

@@ -1,23 +1,15 @@
-"""Slack's message text format (mrkdwn): how stored text is shown as text.
-
-Slack reads `<…>` as links, mentions and `<!channel>`-style broadcasts, and `&` starts an
-entity. A message's text arrives with the `&`, `<` and `>` its author typed written as
-`&amp;`, `&lt;` and `&gt;` (`text_of`): Orion reads it as typed, so that Claude, memory and
-secret redaction see `p&ss<w0rd>` rather than a password whose tail follows an entity.
-Anything a person or Claude wrote — a name, a preference, a summary, a welcome —
-is escaped before Orion posts or publishes it, so it can never become a link Orion posted,
-and loses Unicode's explicit direction controls, so it can never turn the rest of Orion's
-line around.
-"""
+"""Slack's message text format (mrkdwn): incoming text read as typed (`text_of`: Slack sends `&`,
+`<`, `>` as entities, which would hide a password's tail from redaction), and what a person or
+Claude wrote escaped before Orion posts it, so it never becomes a link, mention or broadcast,
+and stripped of direction controls, so it never turns the rest of Orion's line around."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
-# Embeddings and overrides (U+202A–U+202E) and isolates (U+2066–U+2069). One left open in a
-# stored name shows the rest of the line backwards ("Welcome back, Eve" then the greeting
-# reversed). The marks (U+200E/F), which change no text but their neighbours', stay.
+# Embeddings, overrides and isolates: one left open in a stored name shows the rest of the
+# line backwards. The marks (U+200E/F), which change only their neighbours, stay.
 _DIRECTION_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 

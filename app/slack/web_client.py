@@ -1,8 +1,5 @@
-"""The one Slack Web API client, with retries for rate limits and server errors.
-
-slack_sdk retries only connection errors by default; a busy workspace answers 429 with
-`Retry-After`, which the rate-limit handler honours.
-"""
+"""The one Slack Web API client, with retries for rate limits (`Retry-After` honoured) and server
+errors: slack_sdk retries only connection errors by default."""
 
 from __future__ import annotations
 
@@ -54,12 +51,8 @@ def without_rate_limit_waits(client: AsyncWebClient) -> AsyncWebClient:
 
 
 async def share_connection_pool(client: AsyncWebClient) -> None:
-    """Give the client (and Bolt's per-request copies of it) one aiohttp session.
-
-    Without one, slack_sdk opens a new session, and a new connection, for every API call:
-    about 1 ms of CPU each, several times per answer. A session belongs to an event loop,
-    so it is created here, on the loop, once Bolt is built.
-    """
+    """Give the client (and Bolt's per-request copies) one aiohttp session, made on the loop
+    once Bolt is built: else every call opens its own (docs/benchmarks.md, "Measured once…")."""
     import aiohttp
 
     if client.session is None:

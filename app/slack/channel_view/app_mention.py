@@ -1,12 +1,6 @@
-"""Orion mentioned in a channel (`app_mention`): it answers in the mention's thread — the
-thread the mention is in, or a new one under it — as the channel's conversation, with the
-channel's memory (app/slack/conversation/channel_turns.py decides whether and with what).
-
-Mentions by bots (another app, or Orion's own messages quoting its name) are not
-answered: two apps mentioning each other would never stop. A mention Slack delivers
-twice, on one instance or two, is answered once (the retry-dedupe claim beside the
-turn's reads, app/slack/conversation/delivery.py).
-"""
+"""Orion mentioned in a channel (`app_mention`), answered in the mention's thread as the channel's
+conversation (docs/channels.md; app/slack/conversation/channel_turns.py decides whether and with
+what). Bots' mentions are not answered: two apps mentioning each other would never stop."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What a channel's life does to what Orion keeps for it (app/learning/channel_memory.py):
-Orion removed or the channel deleted erases it, archived sets it aside, unarchived brings
-it back, shared with another organisation (or no longer) and Orion added are noted. Each
-event applies only if it is newer, by Slack's time of it, than the channel's state: one
-delivered late or again undoes nothing newer (docs/channels.md, "A channel's life")."""
+"""What a channel's life (removed, deleted, archived, shared, added) does to what Orion keeps for
+it, an event late or again undoing nothing newer (docs/channels.md, "A channel's life")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""What `/orion memory` shows a channel's member, in a message only they see: what Orion
-keeps for the channel (each file, with who last changed it and when, and a Forget
-button), a Forget-all button (Slack asks to confirm), what the channel's admins chose,
-and the latest changes, each with who made it.
-
-Every name and change shown was written by someone in the channel or by Claude: escaped
-(app/slack/mrkdwn.py), clipped, within Slack's limits (at most MAX_SHOWN_FILES files and
-MAX_SHOWN_CHANGES changes; a message holds at most 50 blocks).
-"""
+"""What `/orion memory` shows a channel's member (docs/channels.md, "`/orion` in a channel").
+Every name and change shown was written by a member or Claude: escaped (app/slack/mrkdwn.py),
+clipped, within Slack's limits (a message holds at most 50 blocks)."""
 
 from __future__ import annotations
 

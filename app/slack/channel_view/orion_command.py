@@ -1,17 +1,7 @@
-"""`/orion`, typed in a channel, answered in a message only the person sees
-(docs/channels.md, "`/orion` in a channel" and "Admins choose"): `/orion [memory]` shows
-what Orion keeps for the channel, to forget (any member); `/orion channel|workspace
-off|answers|memory` chooses what Orion does (workspace admins only, within
-`SLACK_CHANNELS`). Nothing works in a channel shared with another organisation. At most
-MAX_TEXT_CHARS of the text is read; anything else gets the usage line.
-
-The message's Forget and Forget-everything buttons: any member of the channel forgets one
-file of its memory, or all of it, and the message shows what is left. Who clicked, and in
-which channel, are Slack's signed ids in the click; whether they are a member is asked of
-Slack again at the click (they may have left since the message was shown, or the channel
-been shared with another organisation). The file a button names is checked to be inside
-that channel's memory (app/learning/channel_memory.py): a forged value reaches nothing
-else."""
+"""`/orion` in a channel and its message's Forget buttons (docs/channels.md, "`/orion` in a
+channel" and "Admins choose"). Who clicked where comes from Slack's signed ids, membership is
+asked again at each click, and a button's file must be inside that channel's memory: a forged
+value reaches nothing else. At most MAX_TEXT_CHARS are read; anything else gets the usage."""
 
 from __future__ import annotations
 
@@ -71,17 +61,9 @@ UNAVAILABLE = "My memory isn't answering right now. Please try again in a few mi
 ADMINS_ONLY = "Only workspace admins can choose what I do in channels."
 
 
-# --- who may see and forget a channel's memory, and who may choose for channels: asked of
-# Slack at every command and click, never taken from what the request says beyond the
-# signed ids of who clicked where.
-#
-# - **A member** of the channel: `conversations.members` lists them (paged, at most
-#   MAX_MEMBER_PAGES pages of 1,000: a channel larger than that is answered "can't check").
-#   Beside it, `conversations.info`: in a channel shared with another organisation (Slack
-#   Connect) there are no memory controls, as there are no answers (channel_turns.py).
-# - **An admin**: `users.info` says the person is a workspace admin or owner.
-#
-# Either question Slack cannot answer is a no: nothing is shown or changed.
+# --- who may see, forget and choose: asked of Slack at every command and click. A member:
+# `conversations.members` (at most MAX_MEMBER_PAGES pages of 1,000, else "can't check"), with
+# `conversations.info` (Slack Connect: no controls); an admin: `users.info`. No answer is a no.
 
 MEMBERS_PAGE = 1000
 MAX_MEMBER_PAGES = 20

@@ -1,12 +1,6 @@
-"""The Home tab's listeners: the tab opened, and its memory controls (Forget one thing,
-Forget everything, Download, the switch for memory notes), the same in both experiences.
-
-Each acts on the person who opened the tab or clicked (`event.user`, `body.user.id`),
-never on anyone a button's value names: a crafted payload can at most make a person
-forget their own things. Only the Forget everything click (or an operator's command)
-erases everything: no tool offers it to the model. The log says how many items went or
-were sent, never what they said (docs/memory-controls.md).
-"""
+"""The Home tab's listeners: the tab opened and its memory controls (docs/memory-controls.md,
+"Buttons"). Each acts on whoever opened or clicked, never on anyone a button's value names:
+a crafted payload can at most make a person forget their own things."""
 
 from __future__ import annotations
 

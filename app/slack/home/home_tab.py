@@ -1,11 +1,6 @@
-"""The Home tab, shared by its listeners (controls.py): read what Orion keeps about a
-person and publish it to their Home tab, and find their DM.
-
-Every listener acts on the person who opened the tab or clicked (`event.user`,
-`body.user.id`): never on anyone named in a button's value or a view's metadata, which
-a crafted payload could fill with somebody else's id. A storage failure shows the person
-a friendly page, never its error; the log has it with its traceback.
-"""
+"""The Home tab, shared by its listeners (controls.py): read what Orion keeps about a person,
+publish it to their tab, find their DM. Acts only on whoever opened or clicked, never on an id
+in a button's value or a view's metadata (a crafted payload can fill those)."""
 
 from __future__ import annotations
 

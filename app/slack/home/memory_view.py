@@ -1,12 +1,7 @@
-"""The Home tab's view: what Orion keeps about the person looking at it, with a Forget
-button on each item, "Forget everything" (behind Slack's confirm dialog) and "Download".
-
-Pure: it turns an inventory (app/learning/memory_inventory.py) into Block Kit and knows
-Slack's limits — 100 blocks a view, 3,000 characters a section, 2,000 a button value,
-3,000 of private metadata — so long lists are cut ("…and 12 more") and long values
-clipped. A button's value names only the item (a preference key, a note's file name
-under the person's directory, a thread); whose item it is always comes from the click.
-"""
+"""The Home tab's view, pure: an inventory (app/learning/memory_inventory.py) as Block Kit within
+Slack's limits (100 blocks a view, 3,000 characters a section, 2,000 a button value, 3,000 of
+private metadata), lists cut and values clipped. A button's value names only the item; whose
+it is comes from the click."""
 
 from __future__ import annotations
 

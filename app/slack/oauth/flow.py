@@ -1,14 +1,6 @@
-"""Bolt's OAuth flow, as Orion runs it: `GET /slack/install` and `GET /slack/oauth_redirect`.
-
-Bolt does the protocol: the install page with the authorize link (client id, scopes,
-state), the state cookie checked against the browser that started, the state consumed
-once, `code` exchanged with `oauth.v2.access` at SLACK_API_URL, `auth.test` for the bot
-id, and its success or failure page. Orion adds where things are kept (the object store:
-installation_store.py, state_store.py) and what happens when that store fails: the
-installer sees Bolt's failure page, which links back to the install — never a stack
-trace, never a half-stored install. Events are then authorized per workspace from the
-stored installation (`authorize`), rotating tokens when the app has rotation on.
-"""
+"""Bolt's OAuth flow, as Orion runs it: `GET /slack/install` and `GET /slack/oauth_redirect`
+(docs/distribution.md, "Slack app settings"). Bolt does the protocol; Orion adds where things
+are kept and what a failing store shows: Bolt's failure page, never a half-stored install."""
 
 from __future__ import annotations
 
@@ -150,10 +142,8 @@ def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) 
             store, client_secret, expiration_seconds=DEFAULT_EXPIRATION_S
         ),
         state_expiration_seconds=DEFAULT_EXPIRATION_S,
-        # Orion acts with bot tokens only: an event is authorized from the bot record,
-        # whose token is rotated (and saved) at most once per event. (Through the
-        # installation records, Bolt would rotate the same refresh token twice for an
-        # event that names no user, and Slack refuses a refresh token used before.)
+        # Bot tokens only, rotated at most once per event: through the installation records
+        # Bolt would rotate one refresh token twice, and Slack refuses a reused one.
         installation_store_bot_only=True,
         token_rotation_expiration_minutes=TOKEN_ROTATION_EXPIRATION_MINUTES,
     )

@@ -1,16 +1,7 @@
-"""slack_sdk's `AsyncInstallationStore` on Orion's object store (GCS or the directory), under
-`installations/` (docs/distribution.md, "Per-workspace memory layout"):
-
-    installations/{enterprise_id or -}/{team_id or -}/installation.json   who, when, scopes
-    installations/{enterprise_id or -}/{team_id or -}/bot.json            the bot token
-
-`bot.json` is the only object that holds a token (and its refresh token), so a rotation
-leaves no stale copy; the installation record is read back with it filled in. Both sit
-beneath every workspace's scope and the memories' secret redaction, outside every path
-the memory tool maps; ids are checked against Slack's shapes first. Concurrent installs
-(or a rotation racing an install) write conditionally: the newer installation wins. Every
-operation is bounded (`STORE_BUDGET_S`): an outage fails an install or an authorization,
-never hangs it."""
+"""slack_sdk's `AsyncInstallationStore` on the deployment store, under `installations/`
+(docs/distribution.md, "Per-workspace memory layout"). Only `bot.json` holds the token, so a
+rotation leaves no stale copy; concurrent installs write conditionally (the newer wins), and
+every operation is bounded (`STORE_BUDGET_S`): an outage fails an install, never hangs it."""
 
 from __future__ import annotations
 

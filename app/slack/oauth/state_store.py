@@ -1,25 +1,7 @@
-"""slack_sdk's `AsyncOAuthStateStore`: a signed, expiring state, spent once.
-
-An install starts at `GET /slack/install`, which issues a state (and sets it in the
-installer's browser as a cookie: Bolt's check); Slack sends it back to
-`GET /slack/oauth_redirect`. Anyone can ask for the install page, as often as they like,
-so issuing a state stores nothing: the state carries its own proof.
-
-- issued: `{unix time}.{16 random bytes}.{HMAC-SHA256 of both}`, keyed with the app's
-  client secret (which only Orion and Slack hold), base64url;
-- consumed: the signature is checked (in constant time), then the age (at most
-  `expiration_seconds`, not from the future); only then is the state spent, by writing its
-  random part create-only under `oauth-states/{nonce}`. A replayed state — the same
-  redirect again, or the same state with another code — finds that mark and is refused;
-  of two redirects carrying one state at once, on one instance or several, exactly one
-  wins (the create-only write);
-- anything else — malformed, forged, expired, spent — is refused, and Bolt answers with its
-  failure page having exchanged and stored nothing.
-
-So an object is written only for a state Orion signed in the last ten minutes that comes
-back with its browser's cookie; the lifecycle rule deletes the marks after a day
-(`oauth-states/` in gcs-lifecycle.json), long after their states expired.
-"""
+"""slack_sdk's `AsyncOAuthStateStore`: a signed, expiring state, spent once (docs/distribution.md,
+"The install state"). Anyone may ask for the install page, so issuing stores nothing: the state
+(`{unix time}.{16 random bytes}.{HMAC-SHA256}` with the client secret) proves itself, and only
+a good one coming back is spent, create-only, under `oauth-states/{nonce}`."""
 
 from __future__ import annotations
 

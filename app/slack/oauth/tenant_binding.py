@@ -1,12 +1,7 @@
-"""Distribution mode's middleware: only listed workspaces (below), and every event and
-click run as its own workspace (docs/distribution.md, "Per-workspace memory layout").
-Registered after Bolt's authorization, `bind_tenant` binds the workspace — from the ids
-in Slack's signed payload, as Bolt read them — to each store operation
-(app/storage/team_scope.py) and every log line and trace; ids not of Slack's shape reach
-no listener. The binding counts from just before the authorization
-(`stamp_authorization`): an event that found its installation just before an uninstall
-must still count as running before it, or its writes would look newer than the tombstone
-and stay."""
+"""Distribution mode's middleware: only listed workspaces, each event and click run as its own
+workspace, bound from Slack's signed ids (docs/distribution.md, "Per-workspace memory layout").
+The binding counts from just before the authorization (`stamp_authorization`), or an event
+that found its installation just before an uninstall would write past the tombstone."""
 
 from __future__ import annotations
 
@@ -27,9 +22,8 @@ from app.storage.team_scope import InvalidTenant, bind_for_this_task
 log = get_logger(__name__)
 
 
-# What a click's person reads when Bolt found no installation for it (Bolt answers clicks
-# with this itself): storage failing is far likelier than an uninstalled workspace, whose
-# clicks Slack no longer sends — so not Bolt's default, which asks them to reinstall.
+# Bolt's answer to a click with no installation found: storage failing is far likelier than an
+# uninstalled workspace (whose clicks Slack no longer sends), so not Bolt's "reinstall".
 AUTHORIZE_FAILED_TEXT = (
     "Sorry, I can't reach my records right now. Please try again in a few minutes."
 )
@@ -51,9 +45,8 @@ async def bind_tenant(req: AsyncBoltRequest, next: Next) -> BoltResponse:
     except InvalidTenant:
         log.warning("slack.tenant.refused", event_id=event_id_of(req.body))
         return BoltResponse(status=200, body="")
-    # For the rest of this request's task: Bolt runs the listeners after its middleware
-    # chain has returned (`next()` only lets the chain go on), so a `with` block here
-    # would have ended before them.
+    # For the rest of the task: Bolt runs listeners after the middleware chain returned, so
+    # a `with` block here would end before them.
     since = context.get(AUTHORIZING_SINCE)
     bind_for_this_task(tenant, since=since if isinstance(since, datetime) else None)
     structlog.contextvars.bind_contextvars(
@@ -67,12 +60,8 @@ def register(app: AsyncApp) -> None:
 
 
 # --- distribution mode limited to listed workspaces ------------------------------------
-# Distribution mode limited to listed workspaces (SLACK_ALLOWED_TEAMS: team ids, or an
-# Enterprise Grid organisation's id, which admits its installations), since every
-# installation's people spend the operator's Claude key (docs/distribution.md, "Limiting it
-# to listed workspaces"). An install by any other is refused after Slack's exchange, its
-# token revoked; an event or click of any other is acknowledged and dropped before every
-# listener — except `app_uninstalled` and `tokens_revoked`, which only ever erase.
+# Every installation's people spend the operator's Claude key (docs/distribution.md,
+# "Limiting it to listed workspaces"); uninstall events still pass, as they only erase.
 
 # Events that only erase: let through whatever the list says.
 _ERASING_EVENTS = frozenset({"app_uninstalled", "tokens_revoked"})

@@ -1,12 +1,7 @@
-"""`app_uninstalled` and `tokens_revoked`: a workspace that removes Orion is forgotten — its
-installation deleted, the workspace sealed and its keys erased (app/memory/team_keys.py),
-its Langfuse traces deleted (docs/distribution.md, "Uninstalling erases").
-
-Slack sends each once: a failure before the workspace is sealed is retried in the
-background (`FORGET_RETRY_DELAYS_S`) unless it reinstalled meanwhile, and nothing here
-seals a workspace twice (a second seal, after a reinstall, would silence the new
-installation). An event older than the current installation erases nothing.
-`tokens_revoked` naming only user tokens removes only their records."""
+"""`app_uninstalled` and `tokens_revoked`: a workspace that removes Orion is forgotten
+(docs/distribution.md, "Uninstalling erases"). Slack sends each once, so a failure before the
+seal is retried (`FORGET_RETRY_DELAYS_S`); nothing here seals twice, as a second seal after a
+reinstall would silence the new installation."""
 
 from __future__ import annotations
 
