@@ -159,13 +159,11 @@ class StorageSettings(_FromEnvironment):
     gcs_memories_bucket: str | None = None
     memory_dir: Path = Path(".orion/memories")
     memory_enabled: bool = True
-    # Conversations (session summaries, thread contexts) older than this are not brought up
-    # again (greetings, "last time", recall) and are deleted (app/memory/retention.py); in
-    # GCS by the bucket's lifecycle rule, whose age (gcs-lifecycle.json) must match.
+    # Conversations older than this are not brought up, then deleted (app/memory/retention.py);
+    # in GCS by the lifecycle rule, whose age (gcs-lifecycle.json) must match.
     memory_session_retention_days: int = Field(default=30, ge=1, le=3650)
-    # How old the organisation's context (global/context.md), read once and shared by
-    # every conversation on the instance, may be when a conversation uses it
-    # (app/memory/shared_context.py): an operator's edit shows within this bound.
+    # The most the organisation's shared context (app/memory/shared_context.py) may lag an
+    # operator's edit.
     memory_global_context_max_age_s: float = Field(default=10.0, ge=0, le=3600)
 
     @field_validator("memory_dir")
@@ -196,9 +194,8 @@ class StorageSettings(_FromEnvironment):
         return name
 
     def store_location(self) -> str:
-        """The store, as an operator must see it to know what they act on: the bucket, or
-        the memory directory as an absolute path (a relative MEMORY_DIR depends on where
-        the command runs)."""
+        """The store as an operator must see it: the bucket, or the memory directory as an
+        absolute path (a relative MEMORY_DIR depends on where the command runs)."""
         if self.gcs_memories_bucket:
             return f"gs://{self.gcs_memories_bucket}"
         return str(self.memory_dir.resolve())
@@ -241,9 +238,8 @@ class OperatorSettings(StorageSettings, ObservabilitySettings):
 
     @property
     def distribution(self) -> bool:
-        """One deployment serving many workspaces: an OAuth app (SLACK_CLIENT_ID) and no
-        single workspace's bot token. Each workspace's token then comes from its
-        installation, and its people's memory lives under its own keys."""
+        """One deployment serving many workspaces (docs/distribution.md): an OAuth app
+        (SLACK_CLIENT_ID) and no single workspace's bot token."""
         return self.slack_client_id is not None and self.slack_bot_token is None
 
     @property
@@ -469,9 +465,8 @@ def read_settings(cls: type[AnySettings], **overrides: Any) -> AnySettings:
 def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
     """Read and validate settings to serve, raising ConfigError with every problem at once."""
     if mode is RunMode.SOCKET or (mode is None and _provided("SLACK_APP_TOKEN")):
-        # Socket Mode never verifies a request signature: whatever SLACK_SIGNING_SECRET
-        # holds (the example value of a .env copied from .env.example, under `slack run`)
-        # must not stop it.
+        # Socket Mode verifies no signature: SLACK_SIGNING_SECRET (an example value under
+        # `slack run`) must not stop it.
         overrides = {"slack_signing_secret": None, **overrides}
     try:
         settings = read_settings(Settings, **overrides)

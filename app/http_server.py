@@ -207,9 +207,8 @@ def _storage_check(provider: ServiceProvider) -> tuple[dict[str, Any], str | Non
 
 
 async def serve_http(settings: Settings, claimed: socket.socket) -> None:
-    """On $PORT, `claimed` (app/runtime/port.py: taken before anything is imported or
-    built), build everything, then listen until SIGTERM or Ctrl-C, then drain. Raises what
-    the build raises (app/cli.py reports it) before anything listens."""
+    """On the already `claimed` $PORT, build everything, then listen until SIGTERM or Ctrl-C,
+    then drain. Raises what the build raises (app/cli.py reports it) before listening."""
     try:
         server = await prepare_http(settings)
     except BaseException:

@@ -153,9 +153,8 @@ async def _run(
         return report_problem(WHO, problem, code)
     try:
         if installations:
-            # A distribution deployment's store, reached with single-workspace settings:
-            # every person's objects are under a workspace's keys, so this would read
-            # (and report) nothing.
+            # A distribution store with single-workspace settings: every person is under a
+            # workspace's keys, so this would report nothing.
             problem = (
                 f"{_store_variable(settings)}: {settings.store_location()} holds workspaces' "
                 "installations (distribution mode): set SLACK_CLIENT_ID, unset "

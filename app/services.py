@@ -228,9 +228,8 @@ class ServiceProvider:
         if not self.settings.gcs_memories_bucket:
             from app.memory.retention_sweep import keep_sweeping
 
-            # A bucket deletes old conversations by its lifecycle rule; a directory needs
-            # us: every team's at once, in distribution mode (their keys keep their kind's
-            # prefix: app/storage/team_scope.py).
+            # A bucket's lifecycle rule deletes old conversations; a directory needs us (every
+            # team's at once: their keys keep their kind's prefix).
             retention = session_retention(self.settings)
             store = storage.deployment_store or storage.store
             self._run("memory.retention.sweep", keep_sweeping(store, retention))
@@ -249,9 +248,8 @@ class ServiceProvider:
 
     @contextlib.asynccontextmanager
     async def storage_within(self, budget_s: float | None = None) -> AsyncIterator[Storage]:
-        """The store for work a person waits for: every storage call made in the block
-        ends within `budget_s` — or within the current storage deadline when None; a
-        shorter enclosing deadline always applies. Past it, TimeoutError."""
+        """The store for work a person waits for: every storage call in the block ends within
+        `budget_s` (None: the current deadline) or a shorter enclosing one; then TimeoutError."""
         from app.storage.deadline import storage_deadline, time_left
 
         with storage_deadline(budget_s) if budget_s is not None else contextlib.nullcontext():

@@ -100,9 +100,8 @@ async def _connect(app: AsyncApp, app_token: str) -> str:
 
 
 async def _connection_url(client: AsyncWebClient, app_token: str) -> str:
-    """A WebSocket URL from `apps.connections.open`, asking again (with back-off) while
-    Slack answers with a passing error. Raises `AppTokenRefused` when Slack refuses the
-    token, `SlackUnreachable` when it cannot be asked (after the client's own retries)."""
+    """A WebSocket URL from `apps.connections.open`, asked again with back-off on a passing
+    error; `AppTokenRefused`, or `SlackUnreachable` after the client's own retries."""
     delay = _FIRST_RETRY_S
     while True:
         try:

@@ -1,8 +1,6 @@
-"""What a command at a terminal (`orion chat`, `orion memory …`) says when the bucket
-cannot be used at all: one line naming the setting and what to do, and the exit code
-(docs/interface.md lists them). Told apart as google-cloud-storage tells them apart
-(app/storage/gcs_connection.py): no credentials, no such bucket, not allowed, no answer.
-"""
+"""What a command at a terminal (`orion chat`, `orion memory …`) says when the bucket cannot be
+used at all (no credentials, no such bucket, not allowed, no answer: app/storage/gcs_connection.py):
+one line naming the setting and what to do, and the exit code (docs/interface.md)."""
 
 from __future__ import annotations
 

@@ -75,9 +75,8 @@ def redact_secret_shapes(text: str) -> str:
 
 
 def redact_everything(value: object) -> object:
-    """`value` with Orion's own secrets and every secret of a known shape replaced,
-    recursing into lists, tuples and dicts (their keys too): what is logged and what is
-    sent to Langfuse."""
+    """`value` with Orion's own secrets and every known shape replaced, recursing into lists,
+    tuples and dicts (keys too): what is logged and sent to Langfuse."""
     if isinstance(value, str):
         if len(value) <= _SHORT:
             return _short_text_redacted(value)

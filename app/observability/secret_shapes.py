@@ -61,9 +61,8 @@ class SecretShape:
         return self.ignore_case or any(anchor in text for anchor in self.anchors)
 
     def secret_spans(self, text: str, lowered: str) -> Iterator[tuple[int, int]]:
-        """Where the secrets of this shape are in `text`: (start, end) of each.
-
-        `lowered` is `text` in lower case, character for character."""
+        """Where the secrets of this shape are in `text`: (start, end) of each. `lowered` is
+        `text` in lower case, character for character."""
         has_value = "value" in self.pattern.groupindex
         subject = lowered if self.ignore_case else text
         short = len(subject) <= _WINDOW + _REACH

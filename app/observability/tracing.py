@@ -144,9 +144,8 @@ def score(
 
 
 async def forget_person_traces(user_id: str) -> int | None:
-    """Delete every Langfuse trace of `user_id`: their "Forget everything"
-    (docs/memory-controls.md). Best effort, never raising: how many were deleted, or None
-    when tracing is off or Langfuse could not be asked (logged)."""
+    """Delete every Langfuse trace of `user_id` (their "Forget everything"), best effort: how
+    many were deleted, or None when tracing is off or Langfuse could not be asked (logged)."""
     return await _forget("tracing.forget", {"user_id": user_id})
 
 

@@ -10,9 +10,8 @@ YOUNG_COLLECTION_EVERY = 50_000  # new container objects between young collectio
 
 
 def tune_collector_for_serving() -> None:
-    """Collect start-up's garbage once, freeze what is left, and collect the young
-    generation less often (call it just before serving, once everything an answer needs
-    has been built)."""
+    """Collect start-up's garbage once, freeze what is left, and collect the young generation
+    less often: call it just before serving, once everything an answer needs is built."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION_EVERY)

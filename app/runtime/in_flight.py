@@ -1,6 +1,5 @@
-"""What this process is still doing for Slack: every running listener and every piece of
-work one started without waiting for it (app/runtime/background.py). Graceful shutdown
-waits for the count to reach zero (app/shutdown.py)."""
+"""What this process is still doing for Slack: running listeners and the work they started without
+waiting (app/runtime/background.py), which graceful shutdown waits for (app/shutdown.py)."""
 
 from __future__ import annotations
 

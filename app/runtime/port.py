@@ -1,6 +1,5 @@
-"""Taking the HTTP server's port before anything is imported or built: a port another
-program holds stops Orion at once, with one line (app/cli.py), not after a build and a log
-line saying it is serving."""
+"""Taking the HTTP server's port before anything is imported or built: a port in use stops Orion
+at once with one line (app/cli.py), not after a build and a line saying it serves."""
 
 from __future__ import annotations
 

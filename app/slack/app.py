@@ -141,9 +141,8 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
         signing_secret=settings.slack_signing_secret.get_secret_value(),
         client=client,
         oauth_flow=oauth_flow,  # its settings' authorize answers every request
-        # When each request's authorization began: its writes are checked against an
-        # uninstall from that moment on (app/slack/oauth/tenant_binding.py).
-        # Before that, a workspace not listed in SLACK_ALLOWED_TEAMS goes no further.
+        # When authorization began, its writes' uninstall check counts from (tenant_binding.py);
+        # before that, a workspace not in SLACK_ALLOWED_TEAMS goes no further.
         before_authorize=tenant_binding.before_authorize(
             oauth_flow.allowed, tenant_binding.stamp_authorization
         ),

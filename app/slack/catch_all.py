@@ -23,10 +23,8 @@ _ANY_TYPE = re.compile(r".*")
 
 
 def register_wrong_experience(app: AsyncApp, configured: SlackExperience) -> None:
-    """A Slack app has either the Assistant or the Agent experience (its manifest), and
-    Orion is told which by `SLACK_EXPERIENCE`. If they disagree, the person's threads go
-    unanswered: instead of failing silently, the first event that gives it away logs what
-    to change."""
+    """The app's manifest and `SLACK_EXPERIENCE` disagree, so threads would go unanswered
+    silently: the first event that gives it away logs what to change."""
     other = next(experience for experience in SlackExperience if experience is not configured)
     warned = False
 
@@ -47,10 +45,8 @@ def register_wrong_experience(app: AsyncApp, configured: SlackExperience) -> Non
 
 
 def register_ignored(app: AsyncApp) -> None:
-    """Last: messages outside assistant threads (top-level DMs, edits) and events of any
-    other type (the About tab opened, agent_view's app_context_changed and
-    agent_session_title_changed, one Slack adds later). Bolt runs the first listener that
-    matches."""
+    """Last (Bolt runs the first listener that matches): messages outside assistant threads
+    and events of any other type (docs/architecture.md, "Rooms inside app/slack")."""
 
     @app.event("message")
     async def ignore_other_messages(event: dict[str, Any]) -> None:

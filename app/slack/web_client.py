@@ -31,10 +31,8 @@ def configure_web_client(client: AsyncWebClient, *, base_url: str) -> AsyncWebCl
 
 
 def without_rate_limit_waits(client: AsyncWebClient) -> AsyncWebClient:
-    """A client like `client` (its token, endpoint, timeout and connection pool) that gives
-    up at once on a 429 instead of waiting out `Retry-After`: for reads a person's answer
-    must not wait for, such as `conversations.replies`, which Slack allows commercially
-    distributed non-Marketplace apps once a minute."""
+    """`client` (token, endpoint, timeout, pool) giving up at once on a 429, for reads an answer
+    must not wait for: `conversations.replies` is once a minute for some apps (docs/channels.md)."""
     return AsyncWebClient(
         token=client.token,
         base_url=client.base_url,
@@ -77,10 +75,8 @@ class SlackUnreachable(Exception):
 
 
 async def check_bot_token(client: AsyncWebClient) -> AsyncSlackResponse:
-    """Ask Slack whether it takes the bot token (`auth.test`), once, before serving: a wrong
-    or revoked token would otherwise show only as every event failing. Slack's answer
-    (the bot's ids) is returned. Raises `BotTokenRefused` when Slack says no,
-    `SlackUnreachable` when it cannot be asked."""
+    """Ask Slack once, before serving, whether it takes the bot token (`auth.test`), else a bad
+    one shows only as every event failing: its ids, or `BotTokenRefused`/`SlackUnreachable`."""
     import aiohttp
     from slack_sdk.errors import SlackApiError, SlackClientError
 

@@ -186,9 +186,8 @@ def directory_problem(directory: Path | str) -> str | None:
 
 
 def prepare_directory(directory: Path | str) -> str | None:
-    """Make sure objects can be kept in `directory`: create it if needed, and write and
-    remove one file in it (what start-up checks, so that no person is the first to find
-    out). None when it works, else why not: a phrase and the system's reason."""
+    """Create `directory` if needed and write and remove a file in it, at start-up so no person
+    is the first to find out: None, or why not (a phrase and the system's reason)."""
     path = Path(directory)
     try:
         # Created as the store creates it (owner-only), with a file written the same way.

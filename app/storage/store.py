@@ -128,9 +128,8 @@ Transform = Callable[[str | None], str | None]
 
 
 class StoreLayer:
-    """An `ObjectStore` over another one, passing every operation through: a layer that
-    changes some operations (redacting writes, hiding expired objects) overrides just
-    those."""
+    """An `ObjectStore` over another, passing every operation through: a layer (redacting writes,
+    hiding expired objects) overrides just the ones it changes."""
 
     def __init__(self, inner: ObjectStore) -> None:
         self.inner = inner

@@ -174,11 +174,9 @@ def _finished_unit(unit: asyncio.Future[int]) -> None:
 
 
 class TeamScopedStore(StoreLayer):
-    """An `ObjectStore` whose keys are the bound tenant's (see the module docstring).
-
-    `deployment_prefixes` (installations, their states, the tombstones) are refused: they
-    are reached only through the store beneath. `tombstones_prefix`: where uninstalls
-    leave their tombstones (`tombstone_key`)."""
+    """An `ObjectStore` whose keys are the bound tenant's. `deployment_prefixes` (installations,
+    states, tombstones) are refused: only the store beneath reaches them. `tombstones_prefix`:
+    where uninstalls leave their tombstones."""
 
     def __init__(
         self, inner: ObjectStore, *, deployment_prefixes: tuple[str, ...], tombstones_prefix: str

@@ -124,9 +124,8 @@ class OrionOAuthFlow(AsyncOAuthFlow):
 
 
 def build_oauth(settings: Settings, store: ObjectStore, client: AsyncWebClient) -> OrionOAuthFlow:
-    """The flow, and the per-workspace authorization of events (its settings' `authorize`,
-    which Bolt uses for every request), on `store` (the deployment store) and `client`
-    (Orion's Web API client: SLACK_API_URL, retries)."""
+    """The flow and each request's per-workspace `authorize`, on `store` (the deployment store)
+    and `client` (Orion's Web API client: SLACK_API_URL, retries)."""
     assert settings.slack_client_id is not None and settings.slack_client_secret is not None
     client_secret = settings.slack_client_secret.get_secret_value()
     installation_store = ObjectStoreInstallationStore(store)
