@@ -1,32 +1,9 @@
-"""`recall`: Claude's way to look through the current person's past conversations.
-
-"When is my daughter's recital?" is answered from what was said, not only from what a
-summary kept. A search reads the owner's search index (Orion's own record, which only
-Orion writes: app/learning/search_index.py) once, or only asks whether it changed since
-this instance last had it — every conversation's title, summary and messages, by
-term —, ranks the conversations with BM25 (app/learning/
-search_ranking.py), in any language (app/learning/search_terms.py), optionally within a
-time range, and then reads only the best `limit`: each one's object in the owner's home
-(its transcript and summary: app/learning/conversation_record.py), from which the
-messages holding the question's words are cut (app/learning/passages.py). At most
-1 + `limit` storage reads, however long the history. The same search serves a channel
-(app/learning/channel_recall.py), over the channel's index and, public, those of the
-workspace's other public channels.
-
-The result is one `search_result` block per conversation, with citations on: its title
-and dates, a link to its thread in Slack, and its passages, each with who said it and
-when. Claude's answer then cites the conversations it used, and the person can follow
-them. A turn that shows its work (app/agent/memory_tasks.py) passes a `RecallLog`: each
-search also records what it found, with the DM each conversation is in (the index keeps
-it), for the task display's links.
-
-Whose conversations are searched is fixed when the tool is built, from the turn's
-scope; the model's input carries only the question, how many results, and a time range.
-A found thread is read from the home whose index named it, and nowhere else.
-Conversations older than the retention window are not recalled. When storage cannot be
-read, the model is told the search could not be made — never that there is nothing to
-find.
-"""
+"""`recall`: Claude's way to look through the current person's past conversations — the owner's
+search index read (or asked whether it changed), BM25 ranking, then only the best `limit`
+conversations read for their passages: at most 1 + `limit` storage reads however long the
+history (docs/architecture.md, "Recall"). Whose conversations are searched is fixed when the
+tool is built, from the turn's scope: the model's input carries only the question, how many
+results and a time range. Storage unreadable is said so, never "nothing to find"."""
 
 from __future__ import annotations
 

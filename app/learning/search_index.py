@@ -1,53 +1,8 @@
-"""Each owner's search index over their own conversations: `{home}/search.json` (a
-person's, or a channel's: app/memory/homes.py).
-
-`recall` reads this one object and then only the k conversations it ranks first, so a
-search costs at most 1 + k storage reads whatever the length of the owner's history. It
-lives among Orion's own records, beside the owner's profile (app/learning/profile.py),
-outside every path the memory tool can reach: only Orion decides which threads a search
-can return. The after-turn step rewrites the thread's entry with what
-the conversation now holds — its title, its summary and every message of its transcript
-(`document_for`) —, optimistically (`update`), so two instances finishing two of the
-person's threads at once both land.
-
-An inverted index, so that a search costs what its words are found in, not what the
-history holds (every message of 2,000 conversations is several megabytes of terms: one
-scan of them per question word would not fit a search's CPU budget). Two parts, one
-object: a JSON line with the entries, by column (no Python object per entry or term is
-made to read it), then the postings as plain text:
-
-    {"version":3,"complete":true,"next":42,
-     "threads":"1712345678.123456 1712345001.000200 …","ids":"15 z …",
-     "updated":[1777889520,…],"started":[1777800000,…],"lengths":[412,…],
-     "titles":["Q3 budget",…],"channels":"D0123ABCD - …","buckets":[0,1830,3911,…]}
-    \tbudget,15*3,z\tlisbon,z … (bucket 0)
-    \trecit,15 … (bucket 1)
-
-The JSON line is ASCII (a title's "—" written `\\u2014`): an index whose terms are
-ASCII then decodes as ASCII, 30 times faster than with one other character in it.
-Entries are newest first: each thread, its id (base 36, stable while the entry lives:
-postings name it), when it was last updated and when it began (Unix seconds), how many
-terms it holds (BM25's length), its title and the DM it is in (`-` when not known: a
-search links to it without reading the owner's profile). The postings are cut into `buckets`
-lines (a power of two; `buckets` holds where each line begins in the text after the
-JSON line): a term lives in the line its CRC-32 picks, as `\\t{term}` followed by
-`,{id}` — `,{id}*{count}` when it occurs more than once — per entry holding it. A
-lookup hashes the term, slices its line and finds it there: one line, whatever the
-size of the index. No `:`, `=`, `_`, `-` or `.` is ever in the postings, so the store's
-redaction of secrets (app/memory/secret_free_store.py) finds nothing to change in them.
-
-Replacing an entry at turn end removes its id from every posting with one regular
-expression over the text (C speed, a few milliseconds at 2,000 conversations) and adds
-its terms line by line; the lines are doubled when they grow past `TARGET_BUCKET_CHARS`
-on average.
-
-Every conversation within the retention window is kept; older entries are skipped when
-read and dropped when written. A flood guard caps the entries at MAX_INDEXED_SESSIONS and
-the object at MAX_INDEX_CHARS (oldest first, logged). An index whose parts do not agree
-(a count, an order, a thread that is not a Slack timestamp, a line over its bound) was
-not written by Orion: it is read as empty (logged), and each conversation's next turn
-end puts it back; so is an index of an earlier version.
-"""
+"""Each owner's search index over their own conversations, `{home}/search.json`: one object a
+search reads before the k conversations it ranks first (1 + k reads), out of the memory tool's
+reach, rewritten optimistically at each turn end. Inverted, so a search costs what its words
+are found in; its format, bounds and repair are in docs/architecture.md ("Inside the search
+index")."""
 
 from __future__ import annotations
 
@@ -390,17 +345,11 @@ def parse_search_index(raw: str | None, *, cutoff: datetime | None = None) -> Se
     return _within(index, cutoff)
 
 
-# The indexes parsed (by a search) or written (by this instance's turn end) lately, by
-# tenant and key, with their generation, up to this many bytes in all: a search
-# asks storage for the index only if it changed since (GCS answers 304 without the
-# content), and parses only an index it has not seen — a turn's next search, and a
-# turn's first after this instance's turn end wrote it, are spared downloading and
-# parsing it (docs/benchmarks.md).
+# Indexes parsed or written lately, with their generation: a search downloads and parses
+# only one that changed since (docs/architecture.md, "Recall").
 PARSED_KEPT_BYTES = 24_000_000
-# What a kept index holds besides its text: the object and its lists (about 2 KB), and
-# each entry's place in its seven columns (about 420 bytes measured, 2,000 entries): an
-# entry costs more than its characters, and a process seeing many people with one short
-# conversation each would otherwise keep tens of thousands of indexes.
+# A kept index's cost beyond its text (about 420 bytes measured an entry), or many
+# one-conversation people would keep tens of thousands of indexes.
 _KEPT_INDEX_BYTES = 2_000
 _KEPT_ENTRY_BYTES = 450
 

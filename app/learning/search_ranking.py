@@ -1,27 +1,7 @@
-"""Ranking a person's conversations for a question: BM25 over their search index.
-
-BM25 favours the words that are rare in this person's history (a detail named once beats
-"meeting", which every conversation has) and does not let long conversations win by
-length. Standard parameters: k1 = 1.2, b = 0.75. Each question word is one or a few terms
-(its stems in several languages: search_terms.query_terms); an entry holding any of
-them holds the word.
-
-Nothing is built per search but a map from entry ids to places: each term's postings are
-sliced out of one line of the index (search_index.SearchIndex.postings). The cost is
-bounded whatever the index holds: at most MAX_LOOKUPS lines looked at, and at most
-MAX_POSTINGS places read, the rarest words first (a word found in most conversations
-weighs almost nothing and is read last, if at all) — for the whole search, however many
-parts its question has.
-
-A time range is a hint, not a filter: a question's date is often when something
-happens, not when it was said ("where am I going in May?", said in March). So the
-conversations held then (best match first, then the newest) and the best matches of all
-are taken in turn: the range's best and the words' best both come back.
-
-A question in several parts (`rank_queries`) is ranked once per part and the parts'
-lists are taken in turn — the best of each part first —, so that one call brings back
-the conversations of every part rather than the five best of the wordiest one.
-"""
+"""Ranking a person's conversations for a question: BM25 over their search index, with standard
+parameters, sliced from the index's lines in place (nothing built per search but a map from ids
+to places) and bounded whatever it holds. A time range is a hint, not a filter; a question's
+parts are ranked apart and taken in turn (docs/architecture.md, "Recall", ranking)."""
 
 from __future__ import annotations
 
@@ -81,8 +61,8 @@ def rank(
     """The best `limit` entries for the question's term groups, best first, newest first
     on ties; with no terms, the newest (those within `within` first). With `within`, the
     entries held then (the best matches, then the newest) and the best of all are taken
-    in turn. The thread `exclude` is left out. `share`:
-    this is one of so many parts of a question, which share one search's bounds."""
+    in turn. The thread `exclude` is left out. `share`: this is one of so many parts of a
+    question, which share one search's bounds."""
     count = len(index)
     excluded = index.place_of(exclude)
     # Those held in the time range, in order (newest first); only a range looks at all.

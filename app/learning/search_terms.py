@@ -1,31 +1,8 @@
-"""The words `recall` matches on, in any language: one definition for what is indexed and
-what is asked.
-
-Text is normalised first — NFKC (full-width letters and ligatures become plain ones),
-casefold (`Straße` finds `strasse`, final sigma finds sigma) and accents folded (`réunion`
-finds `reunion`, `ё` finds `е`): the combining marks of the Latin, Greek and Cyrillic
-alphabets (U+0300–U+036F) are dropped after decomposition and the rest is composed again,
-so Devanagari vowel signs, Thai marks and Hangul syllables stay whole.
-
-Alphabetic scripts (Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari and the other Indic
-scripts…) are cut into words, and each word is reduced to its stem by the Snowball
-stemmer of its language (PyStemmer, the maintained C build of snowballstem.org's
-algorithms), so that `recitals` finds `recital`, `бюджете` finds `бюджет`, `réunions`
-finds `réunion`: Cyrillic words by Russian's, Greek by Greek's, Arabic by Arabic's (its
-article cut first), Devanagari by Hindi's; a text in the Latin alphabet by the stemmer
-of the language its common words say it is in (English, French, German, Spanish,
-Portuguese, Italian or Dutch; English when none says). A question is short and may be in
-another language than the conversation: each of its Latin words is looked up by its
-stem in every one of those languages (`query_terms` gives the variants of each word).
-The common words themselves (articles, pronouns, "what did we talk about") are neither
-indexed nor asked.
-
-Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar write words without spaces (or,
-in Korean, glue particles onto them): they are cut into overlapping character pairs
-(bigrams), so `予算` is found inside `予算会議について` without a dictionary. Every bound
-here keeps a 40,000-character input linear: regular expressions without nested
-repetition, terms cut to `MAX_TERM_CHARS`, and at most `limit` distinct terms kept.
-"""
+"""The words `recall` matches on, in any language: one definition for what is indexed and what
+is asked. Text is normalised (NFKC, casefold, Latin, Greek and Cyrillic accents folded); words
+of alphabetic scripts are reduced to their language's Snowball stem, scripts without spaces cut
+into overlapping character pairs; a question's Latin words are looked up by their stem in every
+language (docs/architecture.md, "Recall", terms in any language)."""
 
 from __future__ import annotations
 
@@ -43,10 +20,8 @@ MAX_TERM_CHARS = 32
 MAX_QUERY_TERMS = 32
 
 _ACCENTS = re.compile("[\u0300-\u036f]+")
-# Scripts written without spaces between words (or with particles glued on, Korean):
-# Thai, Lao, Myanmar, Hangul Jamo, Khmer, kana, Hangul compatibility Jamo, katakana
-# extensions, CJK ideographs (extension A, the main block, compatibility), Hangul
-# syllables, and the ideographs beyond the Basic Multilingual Plane.
+# Scripts written without spaces between words (or with particles glued on, Korean): Thai,
+# Lao, Myanmar, Khmer, kana, Hangul and the CJK ideographs, in each of their blocks.
 _UNSPACED_CHARS = (
     "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f"
     "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
