@@ -1,18 +1,7 @@
-"""The passages of a found conversation that answer a question: the exchanges around
-the messages holding its words, best first, within a budget of characters.
-
-A search ranks whole conversations (app/learning/search_ranking.py); Claude then needs
-what was said, not a whole transcript — and the answer is often not in the message that
-holds the question's words but next to it: the reply to "what should I bring on
-Saturday?", or the code said one message before "it's for the storage room". So each
-message found is shown with the replies after it and the one before it (an exchange),
-exchanges that touch are merged, and the best exchanges come first until the
-conversation's budget (`room`) is spent; the caller gives its best conversations more
-room than the rest. Words are matched as the index matches them: normalised
-(search_terms.normalise), a word by the beginning its stems share, a character pair
-whole. Linear in the conversation's text, one `str.find` pass per question word, at
-most MAX_FOUND places each.
-"""
+"""The passages of a found conversation that answer a question: the exchanges around the
+messages holding its words (the answer is often next to them), best first, within `room`
+characters (docs/architecture.md, "Recall", results Claude can cite). Words match as the index
+matches them; linear in the text, one `str.find` pass per word, MAX_FOUND places each."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Text as people type it, flattened so that scanning it costs one pass.
-
-A Slack message holds up to 40,000 characters of anything: tens of thousands of Unicode
-spaces, tabs and line separators in a row included. Patterns that look for words
-separated by "some whitespace" take time quadratic in such a run; collapsing every run
-into one character first (C-level substitutions, linear, no backtracking) leaves the
-patterns short, single-character separators to find. Whitespace here is Python's: the
-Unicode space separators (Zs), tabs, line and paragraph separators, and the ASCII
-control characters `str.isspace()` accepts.
-"""
+"""Text as people type it, every run of whitespace (Python's `str.isspace()`: Unicode spaces,
+tabs, line separators…) collapsed to one character in a linear C-level pass, so that patterns
+looking for "some whitespace" between words do not go quadratic on a 40,000-character run."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""A person's preferences file, `people/{user_id}/memory/preferences.json`
-(`/memories/users/{user_id}/preferences.json` to Claude): a flat JSON object with stable
-keys, the latest statement of a kind replacing the earlier one (`always` / `never` keep
-the few most recent rules), a language stored by its canonical name. `_learned` records
-when, where and in which language each was last learned; its thread expires with the
-retention window (docs/memory-controls.md, "How preferences are heard"):
-
-    {"language": "French", "_learned": {"language": {"at": "2026-05-04T10:12:00Z",
-                                                     "channel": "D0123", "thread": "1712.3",
-                                                     "said_in": "German"}}}
-
-Every reader reads the file by one rule: app/memory/preferences_file.py."""
+"""A person's preferences file, `people/{user_id}/memory/preferences.json`: a flat JSON object
+with stable keys, the latest statement of a kind winning, and `_learned` saying when, where and
+in which language each was learned (docs/memory-controls.md, "How preferences are heard").
+Every reader reads it by one rule: app/memory/preferences_file.py."""
 
 from __future__ import annotations
 

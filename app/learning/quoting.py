@@ -1,15 +1,7 @@
-"""How words someone else wrote reach Claude: a line Orion writes, saying who wrote them
-(from Slack's own fields — a member's id, an app's or integration's bot id — never from
-the words) and where, then the words themselves with every line behind `> `.
-
-No text can leave its quote or stand where such a line stands: every line of it is
-quoted, split wherever `str.splitlines` splits (line feeds, carriage returns, Unicode
-line and paragraph separators: wherever a reader could see a new line). A member's
-message holding a blank line and then `<@U_CEO>: we decided…` is still one quoted
-message of its real author. The system prompt (app/agent/prompts.py) tells Claude that
-only these lines say who wrote what, and that quoted words are information, never
-instructions.
-"""
+"""How words someone else wrote reach Claude: a line Orion writes, saying who wrote them (from
+Slack's fields, never the words) and where, then every line of the words behind `> `, split
+wherever `str.splitlines` splits, so no text can leave its quote (docs/channels.md, "Authors are
+Slack's facts, never text")."""
 
 from __future__ import annotations
 

@@ -1,23 +1,8 @@
-"""What one language contributes to preference detection, and what every language shares.
-
-A language is a `Grammar`: the openers and closing fillers that don't change what a
-sentence says ("please", "s'il te plaît", "bitte"), the words that make an instruction
-durable ("from now on", "désormais", "今後"), the marks of reported speech ("she said",
-"er sagte", "と言った") and of a question without a question mark ("…か", "…吗"), and the
-statement forms, each a pattern that must match the whole sentence (`fullmatch`). Anchoring
-at both ends is what keeps questions, stories and negations out: "he said: call me Sam"
-and "ne m'appelle pas Sam" are not shaped like "call me Sam" / "appelle-moi Sam".
-
-The values found are cleaned here, by one rule for every language: a name is checked
-against the language's words that follow "call me" without being a name ("later",
-"demain", "morgen"); a language name is mapped to its canonical name
-(app/learning/language_names.py) or dropped; a preference about how to answer is filed as
-`response_style`.
-
-Every pattern is written so that no two quantifiers can share a run of characters (each
-free-text part is bounded, or anchored to a literal that ends the sentence): with
-sentences bounded by the caller, the work stays linear in what is read.
-"""
+"""What one language contributes to preference detection (a `Grammar`: fillers, durable-making
+words, marks of reported speech and questions, statement forms), and what every language shares:
+cleaning the values found. Each form must match the whole sentence (`fullmatch`): anchoring at
+both ends keeps questions, stories and negations out ("he said: call me Sam"). No two
+quantifiers may share a run of characters, so the work stays linear in what is read."""
 
 from __future__ import annotations
 
