@@ -1,15 +1,7 @@
-"""Render loaded memories as one Markdown block for Claude, within a token budget.
-
-Priority when the budget is tight: the person's preferences first (they shape every
-answer), then organisation-wide context, then the thread's earlier summary. Whatever
-doesn't fit is cut with a visible marker, so Claude knows it saw only part of it. Tokens
-are Claude's, estimated per script (app/memory/token_estimate.py): a block of Japanese or
-Thai fits the same budget as one of English.
-
-The block is written from the most stable section to the most volatile (organisation
-context, preferences, the thread's summary), as the prompt around it is ordered for the
-prompt cache (app/agent/prompt_cache.py).
-"""
+"""Render loaded memories as one Markdown block for Claude, within a token budget: preferences
+kept first when it is tight, what does not fit cut with a visible marker, and the block written
+from its most stable section to its most volatile for the prompt cache (docs/claude-settings.md,
+"Tokens for budgets" and "The prompt cache")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""Every top-level prefix of Orion's store (a bucket, or the same paths under
-`MEMORY_DIR`): whose objects live under it, and how long they stay. The one list: the
-key builders (homes.py), retention, the retry claims, erasure, the bucket's lifecycle
-rule (gcs-lifecycle.json, held against this list by tests/test_memory_hygiene.py) and the
-docs take their prefixes from here, so a new kind of owner starts here.
-
-Within a home, what expires with the retention window is decided by homes.py
-(`expires_with_conversations`): a conversation, its notes, undo records, search index,
-a person's profile and an archived channel's memory.
-"""
+"""Every top-level prefix of Orion's store: whose objects live under it, and how long they stay.
+The one list the key builders, retention, retry claims, erasure, the bucket's lifecycle rule
+(held to it by tests/test_memory_hygiene.py) and the docs take their prefixes from, so a new kind
+of owner starts here; what expires within a home is homes.py's `expires_with_conversations`."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
-"""A person's preferences file, `people/{user_id}/memory/preferences.json`, as every reader sees
-it: the prompt (formatting.py), the greeting and the Messages tab's prompts, the Home tab
-and the download (through app/learning/preferences.py). One rule, so that none of them
-shows a preference another hides:
-
-- the file is a flat JSON object; anything else (not JSON, a list, nested past Python's
-  limit, far too large) holds no preferences, and is logged once per read
-  (tolerant_json.py);
-- keys starting with `_` are Orion's bookkeeping (when and where each preference was
-  learned: app/learning/preferences.py), never preferences;
-- each other key is a preference, in the file's order, its value shown as text: a string
-  as it is, anything else (a number, a list or an object Claude wrote) as JSON.
-
-Writing the file is app/learning/preferences.py's.
-"""
+"""A person's preferences file as every reader sees it (the prompt, the greeting, the Messages and
+Home tabs, the download): one rule, so that none shows a preference another hides
+(docs/memory-controls.md, "How preferences are heard"). app/learning/preferences.py writes it."""
 
 from __future__ import annotations
 

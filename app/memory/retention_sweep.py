@@ -1,14 +1,7 @@
-"""Delete conversations older than the retention window from the store, in the background.
-
-In GCS the bucket's lifecycle rule does this (`gcs-lifecycle.json`); a local directory has
-no such thing, so Orion sweeps it itself: once at start-up, then once a day. The sweep
-lists only the owners' homes (`people/`, `channels/`: homes.py says which of their keys
-expire) and Orion's day-long records (event claims, install states), deletes each expired object
-only if it is still the version it listed (a thread that came back to life meanwhile is
-kept), and yields to the event loop after each deletion, so a person's event waits for at
-most one listing or one deletion (the directory store works on the loop itself).
-Memory (preferences and notes) and a person's settings are never touched.
-"""
+"""Delete conversations older than the retention window from a local directory, in the background
+(in GCS the bucket's lifecycle rule does it: docs/operations.md, "Retention and the lifecycle
+rule"). Each object is deleted only if still the version listed, and the loop is yielded to after
+each deletion: the directory store works on the loop itself."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
-"""The memory paths one conversation may touch, and the ids they are made of
-(docs/interface.md, "The memory tool"):
-
-    /memories/global/context.md          organisation-wide, read-only for the model
-    /memories/users/{user_id}/...        one person's preferences.json and notes
-    /memories/sessions/{thread}/...      the notes of the conversation under way
-    /memories/channels/{channel_id}/...  one channel's notes (decisions, conventions...)
-
-The tool works with these paths as keys (`users/U1/notes.md`), which its store maps into
-their owners' homes (app/memory/tool/model_paths.py). Everything the model sends is
-hostile until `to_key` accepted it — no traversal (also encoded), look-alikes of
-`/memories`, empty or hidden segments or control characters — so that the key it returns
-can be compared with plain string prefixes."""
+"""The memory paths one conversation may touch (`/memories/global/`, `users/{user_id}/`,
+`sessions/{thread}/`, `channels/{channel_id}/`: docs/interface.md, "The memory tool"), and the
+ids they are made of. Everything the model sends is hostile until `to_key` accepted it, so that
+the key it returns can be compared with plain string prefixes."""
 
 from __future__ import annotations
 

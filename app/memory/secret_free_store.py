@@ -1,13 +1,7 @@
 """A store that never keeps a secret: each secret of a known shape in a write
-(app/observability/redaction.py, the one list of them) becomes `[redacted]` before it is
-sent, whoever writes it — so it is never read back into a prompt, an export or the Home
-tab (docs/memory-controls.md, "What Orion keeps, and for how long"). Composed once,
-beneath everything that writes: a new writer cannot forget it. Reads, listings and
-deletions pass through; content without secrets is written byte for byte.
-
-`kept` is the store as Orion keeps memories in it: secret-free, and no conversation older
-than the retention window read back (retention.py). One composition, used by
-app/services.py and by the tests."""
+(app/observability/redaction.py) becomes `[redacted]` before it is sent, composed once beneath
+everything that writes, so a new writer cannot forget it (docs/memory-controls.md, "What Orion
+keeps, and for how long"). `kept` is that store with expired conversations read as absent."""
 
 from __future__ import annotations
 

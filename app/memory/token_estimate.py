@@ -1,16 +1,7 @@
-"""Tokens as Claude's tokenizer counts them, estimated offline for budgets checked on the
-person's path, where no network call may wait (docs/claude-settings.md, "Tokens for
-budgets"). Each character is weighed by the length of its UTF-8 encoding, which sorts
-the scripts:
-
-- 1 byte (ASCII: English, code, digits): 3 characters a token (4 ÷ 1.3, rounded down:
-  the 5.x tokenizer counts about 30% more than Haiku 4.5's);
-- 2 bytes (Latin with accents, Greek, Cyrillic, Arabic, Hebrew): 2 characters a token;
-- 3 bytes (Chinese, Japanese, Korean, Thai, Devanagari and the other Brahmic scripts):
-  one token a character, with a fifth more for the characters that split in two;
-- 4 bytes (emoji, rare ideographs): 2 tokens a character.
-
-Every weight errs high, so that a budget is not exceeded."""
+"""Tokens as Claude's tokenizer counts them, estimated offline for budgets checked on the person's
+path, where no network call may wait: each character weighed by the length of its UTF-8
+encoding, which sorts the scripts, every weight erring high (docs/claude-settings.md, "Tokens for
+budgets")."""
 
 from __future__ import annotations
 

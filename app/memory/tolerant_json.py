@@ -1,13 +1,7 @@
-"""Reading back a JSON file Orion keeps: tolerant and bounded.
-
-Orion's records and the person's preferences are JSON that Orion wrote — or that a person,
-through Claude's memory tool, edited into any shape: truncated, a list where an object
-belongs, nested thousands deep (which `json.loads` answers with RecursionError). A file
-that cannot be read is empty to its reader, with one log line (the event's ids come from
-the log context), so that a broken file never blocks a greeting, recall, the Home tab or an
-erasure. A writer that writes such a file back reads it with `object_to_update` instead:
-one it cannot read is left as it is rather than written over as empty.
-"""
+"""Reading back a JSON file Orion keeps, which a person may have edited through Claude's memory
+tool into any shape: one that cannot be read is empty to its reader, logged once, and never
+blocks a greeting, recall, the Home tab or an erasure. A writer reads with `object_to_update`,
+which leaves such a file as it is rather than writing it over as empty."""
 
 from __future__ import annotations
 
