@@ -18,10 +18,8 @@ from app.storage.store import ObjectInfo, ObjectStore
 MAX_FILE_BYTES = 100 * 1024
 # Per writable root (the user's directory, the thread's directory, a channel's).
 MAX_FILES_PER_DIRECTORY = 200
-# Bytes per writable root: ten files at the largest, or hundreds of ordinary notes (a
-# few hundred bytes each); more than Claude could read back in a turn's requests. 200
-# files of 100 KB would be 20 MB of one person's memory, read and written on every
-# listing, export and erasure.
+# Bytes per writable root: hundreds of ordinary notes, more than Claude could read back in
+# a turn; 200 files of 100 KB would be 20 MB read on every listing, export and erasure.
 MAX_BYTES_PER_DIRECTORY = 1024 * 1024
 
 
@@ -115,13 +113,9 @@ def key_of(path: str) -> str:
 
 
 def check_name_holds_no_secret(path: str) -> None:
-    """Refuse a new file name with a secret in it (`notes/ghp_….md`).
-
-    Content is scrubbed on its way to the store, but a name is the object's key: it is
-    listed to the model in every later conversation, shown in the Home tab and logged.
-    Scrubbing it would leave the model a file it cannot find by the name it gave, so the
-    model is told instead, and picks another name.
-    """
+    """Refuse a new file name with a secret in it (`notes/ghp_….md`): a name is listed to
+    the model, shown and logged, and scrubbing it would leave a file the model cannot find
+    by the name it gave, so the model is told, and picks another."""
     redacted = redact_secret_shapes(path)
     if redacted != path:
         raise MemoryToolError(

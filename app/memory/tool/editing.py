@@ -1,9 +1,5 @@
-"""`create`, `str_replace` and `insert`: writing one file.
-
-Every edit is a conditional write on the generation that was read, so two turns editing
-the same file at once (two Cloud Run instances, say) never lose each other's change, and
-stays within its directory's quota (`ScopedAccess.check_room`).
-"""
+"""`create`, `str_replace` and `insert`: writing one file, conditional on the generation read (two
+turns editing it at once never lose each other's change) and within its directory's quota."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The memory tool's paths, mapped to where they live: each root in its owner's home.
-
-Claude addresses memory as `/memories/users/{user}/…`, `/memories/sessions/{thread}/…`,
-`/memories/channels/{channel}/…` and `/memories/global/…` (app/memory/scopes.py): the
-tool works with those as keys. This layer, beneath the tool, maps every key to the store's
-(`people/{user}/memory/…`, `people/{user}/conversations/{thread}/…`,
-`channels/{channel}/memory/…`; app/memory/homes.py) and listings back, for one scope only:
-a key outside the scope's roots is refused here too, whatever the tool checked.
-"""
+"""The memory tool's keys (`users/{user}/…`, app/memory/scopes.py) mapped to where they live, each
+root in its owner's home (app/memory/homes.py), and listings back, for one scope only: a key
+outside the scope's roots is refused here too, whatever the tool checked."""
 
 from __future__ import annotations
 

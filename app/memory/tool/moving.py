@@ -1,13 +1,7 @@
-"""`delete` and `rename`: removing and moving files and whole directories.
-
-A bucket cannot rename: a move is a create-only copy, then a delete conditional on the
-generation that was copied, so a change made meanwhile is never lost.
-
-One call touches at most `MAX_FILES_PER_CALL` files, `MAX_IN_FLIGHT` at a time: a rename of
-a full directory (200 files of 100 KB) once sent every file's read, copy and delete at
-once, 600 requests and 20 MB in one burst, on the storage every other conversation
-shares. A directory larger than that is an error result telling the model to go in parts.
-"""
+"""`delete` and `rename` of files and whole directories. A bucket cannot rename: a move is a
+create-only copy, then a delete conditional on the generation copied, so a change made meanwhile
+is never lost. One call's files are bounded, and sent a few at a time, on the storage every other
+conversation shares (docs/interface.md, "The memory tool")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
-"""Claude's memory tool (`memory_20250818`), confined to one conversation's memory.
-
-One `ScopedMemoryTool` serves one turn of one user in one thread. The model may read
-`/memories/global/`, and read and write `/memories/users/<user>/` and
-`/memories/sessions/<thread>/` — in a channel, `/memories/channels/<channel>/` instead of
-both (app/memory/scopes.py); every other path is an error result that reveals nothing
-about what exists there (`access`). Results and errors read exactly as those of the SDK's
-reference implementation (`BetaLocalFilesystemMemoryTool`), which the model knows; the few
-differences come from the store being a bucket (see `rendering`) or from Orion's limits.
-
-This class parses, traces (one span and log line a command) and dispatches, and views;
-the writes live in `editing` and `moving`.
-"""
+"""Claude's memory tool (`memory_20250818`), confined to one turn of one person in one thread
+(docs/interface.md, "The memory tool"): every other path is an error result that reveals nothing
+(`access`), and results read as the SDK's reference implementation's, which the model knows.
+This class parses, traces, dispatches and views; the writes live in `editing` and `moving`."""
 
 from __future__ import annotations
 
@@ -51,11 +42,8 @@ from app.storage.store import ObjectStore, StoreError, StoreUnavailable
 
 log = get_logger(__name__)
 
-# Memory commands one turn may make. A turn has at most 8 requests to Claude
-# (app/agent/loop.py), and one that remembers makes a few commands (a `view`, then a
-# `create` or `str_replace`); tidying a whole directory goes by directories (a `delete`
-# or `rename` moves up to 100 files). 30 leaves room for all of that and for reading a
-# dozen files, and stops a turn that loops on the tool (one made 606 storage operations).
+# Memory commands one turn may make: room for remembering, tidying by directories and
+# reading a dozen files; it stops a turn that loops on the tool (one made 606 operations).
 MAX_CALLS_PER_TURN = 30
 
 COMMANDS: Mapping[str, type[BaseModel]] = {
