@@ -1,9 +1,6 @@
-"""Turn a Slack thread into Claude's message history, bounded in size.
-
-The bounds are in Claude's tokens (estimated per script, app/memory/token_estimate.py), so a
-thread in Japanese or Thai costs what one in English does; a message is first cut to a
-number of characters, which bounds the work of estimating it whatever it holds.
-"""
+"""Turn a Slack thread into Claude's message history, bounded in Claude's tokens (estimated per
+script: app/memory/token_estimate.py); each message is first cut to a number of characters,
+which bounds the work of estimating it whatever it holds."""
 
 from __future__ import annotations
 
@@ -41,15 +38,9 @@ def trim_message(text: str) -> str:
 
 
 def build_messages(thread: list[ThreadMessage]) -> list[dict[str, Any]]:
-    """The newest messages that fit the bounds, with the thread's opening message first when
-    it fits and a note where messages were cut; merged so roles alternate, starting with
-    the user.
-
-    The newest messages matter most ("what did I just say?"), so the bounds are filled from
-    the end backwards; the opening message (the request that started the thread) is kept
-    too. The Messages API requires alternating roles beginning with `user`; Slack threads
-    don't guarantee that (two user messages in a row, a greeting from Orion first).
-    """
+    """The newest messages that fit the bounds ("what did I just say?" matters most), with the
+    thread's opening request first when it fits and a note where messages were cut; merged so
+    roles alternate from `user`, as the Messages API requires and Slack threads don't ensure."""
     # What precedes the person's first message (Orion's greeting) is never sent: the
     # history must start with the user, and the opening is the request, not the greeting.
     start = next((i for i, m in enumerate(thread) if m.role == "user" and _clean(m)), len(thread))

@@ -88,14 +88,10 @@ def tools_for_turn(
     changes: ChangeLog | None = None,
     link: LinkTo | None = None,
 ) -> ToolRegistry:
-    """Memory tools only when memory is enabled (a store is given). `recalls`: where
-    searches record the conversations they found (to show them to the person).
-
-    All are bound to `scope`: whose memories they reach comes from the turn, never from
-    the model's input. `link`: how a search links to the conversations it found. What
-    the memory tool changes is recorded in `changes`, for the note under the answer (the
-    `forget` tool's deletions are what the person asked for), and audited.
-    """
+    """Memory tools only when memory is enabled (a store is given), all bound to `scope`:
+    whose memories they reach comes from the turn, never the model's input. `recalls` and
+    `link`: what searches found, and how they link it; `changes`: what the memory tool
+    changed, for the note under the answer (`forget`'s deletions were asked for)."""
     if store is None:
         return ToolRegistry()
     recorded = store if changes is None else RecordingStore(store, changes)
@@ -121,12 +117,10 @@ def channel_tools_for_turn(
     logged: list[ChannelChange] | None = None,
     link: LinkTo | None = None,
 ) -> ToolRegistry:
-    """The tools of a turn in a channel thread: the memory tool on the channel's own
-    directory (each change audited, and logged as `actor`'s in the channel's change log,
-    which its members see, when the turn ends: `changes`; `logged`, that log as the turn
-    read it, says who last changed a file it shows) and `recall` over what the
-    channel may see. Nothing of any person's own memory: no overview, no forget, no
-    `/memories/users/`."""
+    """The tools of a turn in a channel thread: the memory tool on the channel's directory
+    (each change audited and, at the turn's end, logged as `actor`'s in the change log its
+    members see: `changes`; `logged`, that log as read, names who last changed a file) and
+    `recall` over what the channel may see. Nothing of any person's own memory."""
     if store is None:
         return ToolRegistry()
     scope = ChannelMemoryScope(recall.channel_id)

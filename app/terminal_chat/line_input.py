@@ -1,28 +1,7 @@
-"""Reading one message from the person: with line editing, whole however long it is, and
-one message however many lines a paste holds.
-
-A terminal in its usual (canonical) mode edits the line itself and hands it over on Enter,
-but holds at most 4,095 bytes of it (the size of Linux's line discipline buffer): a longer
-paste is cut, silently. GNU readline (libedit on macOS) reads key by key instead, with no
-such limit, and adds editing and history: `input()` uses it once the `readline` module is
-imported, when stdin and stdout are both terminals.
-
-A Python built without readline (pyenv on a machine without libreadline's headers), or
-output that is not a terminal, falls back to reading key by key here, in non-canonical
-mode with our own echo: no limit, Backspace, Ctrl-D and Ctrl-C work, no other editing.
-Input that is not a terminal (a pipe, a file) is read as it comes, without a limit either.
-
-A paste of several lines arrives in one burst: the lines after the first are already
-waiting when the first one's Enter is read, which no person typing is fast enough for. So
-after each line the terminal is asked whether more input is waiting (within
-`PASTE_GAP_S`); while it is, the next line joins the same message. A paste without a final
-line break leaves its last line at the continuation prompt, for Enter to send. Input that
-is not a terminal is a script: one message a line.
-
-(CPython's readline loop looks for signals only when its wait for a key is interrupted: a
-Ctrl-C landing in the microseconds between echoing a key and waiting again counts only
-with the next key. No person is that fast; tests/terminal.py waits for the wait.)
-"""
+"""Reading one message from the person: with line editing, whole however long it is (a terminal's
+canonical mode cuts a line at 4,095 bytes), and one message however many lines a paste holds —
+lines already waiting after an Enter are a paste (docs/architecture.md, "Inside
+app/terminal_chat")."""
 
 from __future__ import annotations
 

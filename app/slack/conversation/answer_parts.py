@@ -1,14 +1,7 @@
-"""An answer longer than one Slack message, cut into messages a person reads as one.
-
-Slack takes at most 12,000 characters of Markdown per message. A longer answer is cut
-between its top-level Markdown blocks (paragraphs, lists, tables, code blocks), as many as
-fit in each message. Only a block longer than a message is cut inside, between lines; a code
-block cut that way is closed at the end of one message and reopened, with its language, at
-the start of the next, so every message renders as Markdown of its own.
-
-markdown-it-py finds the blocks (and which lines are code), so the rules are CommonMark's
-rather than a guess of ours.
-"""
+"""An answer longer than one Slack message (12,000 characters of Markdown), cut into messages a
+person reads as one: between top-level Markdown blocks as found by markdown-it-py (CommonMark's
+rules, not a guess), inside one only when it alone is too long, a code block cut there closed and
+reopened with its language, so every message renders as Markdown of its own."""
 
 from __future__ import annotations
 

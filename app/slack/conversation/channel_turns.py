@@ -1,13 +1,8 @@
 """A mention in a channel thread: whether Orion answers there, and with what memory
-(docs/channels.md).
-
-Everything it starts from is asked at once, beside the retry-dedupe claim and under one
-storage budget: Slack's word on the channel and the person (channel_facts.py, for this turn
-only; what the event says is not taken for it), what admins chose
-(app/learning/channel_memory.py), the conversation's record as the channel's, and the
-memory (the organisation's context, the thread's summary, and of the person only how they
-like answers). Then one `Verdict`. When storage cannot say what admins chose, Orion does not
-answer: their choice is never overridden by an outage."""
+(docs/channels.md). Everything it starts from is asked at once under one storage budget —
+Slack's word on the channel and the person (for this turn only, never the event's), what admins
+chose, the conversation's record, the memory — then one `Verdict`; when storage cannot say what
+admins chose, Orion does not answer: their choice is never overridden by an outage."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """A turn's history: Orion's own transcript of the conversation (app/learning/conversations.py),
-and in a channel thread Slack's `conversations.replies` for what members wrote without
-mentioning Orion (channel_history.py).
-
-`conversations.replies` has no newest-first order, so a long thread's end is found by time
-(`read_thread_ends`). Outside the Marketplace Slack gives 15 messages a call, once a minute:
-the read stops at `ratelimited` (without waiting out `Retry-After`) and the turn goes on with
-what it has. A refused read costs the turn its history, never its answer."""
+and in a channel thread Slack's `conversations.replies` for what members wrote without mentioning
+Orion (channel_history.py). A read Slack limits stops at once (docs/channels.md, "Limits for
+distributed apps"): a refused read costs the turn its history, never its answer."""
 
 from __future__ import annotations
 
@@ -26,10 +22,9 @@ log = get_logger(__name__)
 # Slack recommends pages of 200 (at most 1,000) for this Tier 3 method; without the
 # Marketplace, Slack answers 15 whatever is asked.
 REPLIES_PAGE_SIZE = 200
-# A mention's read of its thread: at most this many pages from its start (all of it, in
-# all but the longest threads), then at most MAX_TAIL_READS pages of the time just before
-# the mention, each sized to hold TAIL_MESSAGES (this many times longer or shorter when a
-# try said too little of the pace).
+# Pages from a thread's start (all of it but in the longest threads), then tries at a page of
+# the time before the mention (TAIL_NARROWING times longer or shorter when a try said too
+# little of the pace).
 MAX_FORWARD_PAGES = 3
 MAX_TAIL_READS = 3
 TAIL_MESSAGES = REPLIES_PAGE_SIZE // 2
@@ -50,15 +45,11 @@ class SlackThread:
 async def read_thread_ends(
     client: AsyncWebClient, *, channel: str, thread_ts: str, newest: str, oldest: str | None = None
 ) -> SlackThread:
-    """The thread's opening and its newest messages up to `newest` (`oldest`: from then
-    on), in at most MAX_FORWARD_PAGES + MAX_TAIL_READS pages of REPLIES_PAGE_SIZE: pages
-    from the start, which are all of it in the usual case (what was said since Orion's
-    last answer); past them, a page of the time just before `newest` that should hold
-    TAIL_MESSAGES messages at the pace of the last page read (`conversations.replies` has
-    no newest-first order), tried again over a longer or shorter time, at the pace each
-    try showed, when it held too few or too many. `complete` is False when messages
-    between the two were not read, or Slack limited or refused the read. Never raises
-    for Slack's answer."""
+    """The thread's opening and its newest messages up to `newest` (`oldest`: from then on).
+    `conversations.replies` has no newest-first order, so past the first pages the newest are
+    found by time: a page of the time before `newest` that should hold TAIL_MESSAGES at the
+    pace seen so far, tried again at each try's pace. `complete` is False when messages
+    between were not read or Slack limited the read. Never raises for Slack's answer."""
     reader = _Reader(client, channel, thread_ts)
     cursor = await reader.page(oldest=oldest)
     while cursor and reader.pages < MAX_FORWARD_PAGES:

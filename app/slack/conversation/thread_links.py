@@ -1,10 +1,5 @@
 """Links to a message in Slack, made in one place: the Home tab's conversations and the
-conversations a search found, shown as sources while Orion answers.
-
-The channel and thread come from records a person's conversations fill (their
-preferences, their profile's conversation list), so a link is built only from a Slack
-channel id and a Slack timestamp, and always points at Slack.
-"""
+conversations a search found, shown as sources while Orion answers."""
 
 from __future__ import annotations
 
@@ -28,16 +23,10 @@ TEAMS_KEPT = 10_000
 
 @dataclass(frozen=True)
 class ThreadLinks:
-    """Links to a message: the archives permalink (`https://ws.slack.com/archives/D…/p…`,
-    the form chat.getPermalink returns, which opens DMs too) when the workspace URL is
-    known, else `app_redirect`, which opens the conversation itself.
-
-    The only place the Home tab's links are made. The channel and thread come from
-    stored files (a person's preferences, which they can have edited; their profile), so
-    a link is built only from a Slack channel id and a Slack timestamp: anything else
-    (`javascript:…`, `https://elsewhere`, `D1|<!channel>`) gets no link at all, and
-    every link points at Slack. The workspace URL and team come from Slack's auth.test.
-    """
+    """Links to a message: the archives permalink (chat.getPermalink's form, which opens DMs
+    too) when auth.test gave the workspace URL, else `app_redirect`. The channel and thread
+    come from files a person can edit, so a link is built only from a Slack channel id and
+    timestamp (never `javascript:…` or `D1|<!channel>`), and always points at Slack."""
 
     workspace_url: str | None = None
     team_id: str | None = None
