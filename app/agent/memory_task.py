@@ -1,12 +1,7 @@
-"""One task the person sees while Orion works with memory (restoring, searching past
-conversations, reading and saving files), and the restore's task: plain data, kept
-import-light (no SDK) so that the Slack layer can show tasks without loading Claude's
-client. app/agent/memory_tasks.py makes the tool calls' tasks.
-
-Every title is plain text built from fixed words plus short, flattened pieces of what the
-model asked (a file's name, a search's words): a hostile path or query can neither run
-long nor carry line breaks or invisible controls.
-"""
+"""One task the person sees while Orion works with memory, and the restore's task: plain data,
+kept import-light (no SDK) so that the Slack layer shows tasks without loading Claude's client.
+Titles are fixed words plus short, flattened pieces of what the model asked, so a hostile path
+or query can neither run long nor carry line breaks (docs/agent-display.md)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""The tool calls of a turn as tasks the person can watch (app/agent/memory_task.py):
-searching past conversations (with the ones found as sources), reading and saving memory
-files, listing and forgetting. Each task starts `in_progress` and ends `complete`, or
-`error` when it could not be done — a search then says it could not search, never that
-nothing was found, and a write that failed is never shown as saved.
-
-Where the tasks are shown is the reply sink's business (Slack's task display, or nothing).
-A turn shows at most MAX_TASKS tool tasks; further calls share one "more steps" task, so
-a turn with fifty tool calls is still a short list.
-"""
+"""The tool calls of a turn as tasks the person can watch (docs/agent-display.md): each ends
+`complete`, or `error` when it could not be done — a search then says it could not search, never
+that nothing was found, and a failed write is never shown as saved. Where they are shown is the
+reply sink's business."""
 
 from __future__ import annotations
 

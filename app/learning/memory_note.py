@@ -1,12 +1,7 @@
-"""What a turn changed in a person's memory, in words: one line per file, for the note
-under the answer (Slack, app/slack/conversation/memory_note_blocks.py) and in `orion chat`.
-
-"Saved to memory: notes/travel.md", "Updated: preferences (name)", "Deleted: old.md",
-"Moved: notes.md → trips/lisbon.md".
-A file is named as the person would find it: relative to their own directory (the Home
-tab lists notes the same way), or to the conversation's, marked so. Only changes the store
-confirmed reach here (app/memory/change_log.py): nothing a failed or stopped write did.
-"""
+"""What a turn changed in a person's memory, in words ("Saved to memory: notes/travel.md"): one
+line per file, named as the person would find it, for the note under the answer
+(docs/memory-notes.md) and in `orion chat`. Only changes the store confirmed reach here
+(app/memory/change_log.py): nothing a failed or stopped write did."""
 
 from __future__ import annotations
 

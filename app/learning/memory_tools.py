@@ -1,11 +1,7 @@
-"""Claude's tools for "what do you remember about me?" and "forget that".
-
-`memory_overview` returns the real listing of what Orion keeps about the person (the same
-inventory their Home tab shows), so Claude words it but invents nothing. `forget` removes
-one item the person points at: a preference, a note, a conversation. Both are bound to the
-turn's own person; the model's input only names the item. Erasing everything is not
-offered here: only the person's own click (or an operator) can do that.
-"""
+"""Claude's tools for "what do you remember about me?" (`memory_overview`: the Home tab's own
+inventory, so Claude words it but invents nothing) and "forget that" (`forget`: one item). Both
+are bound to the turn's person; the model's input only names the item. Erasing everything is
+never offered to the model: only the person's own click (or an operator) does that."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""A message cut into the sentences preference detection reads, in bounded, linear time.
-
-Only the first MAX_SCANNED_CHARS characters and MAX_SENTENCES sentences are read
-(preferences are stated in conversation, not at the end of a long paste); each whitespace
-run is first made one space or one line break (app/learning/plain_text.py). A sentence
-ends at a line break, after ". ! ? ;" and a space, or right after the full-width
-punctuation of Chinese, Japanese and Korean ("。！？；", which needs no space). Questions
-are dropped here, whatever their language: a sentence ending with "?" or "？", or holding
-Spanish's opening "¿".
-"""
+"""A message cut into the sentences preference detection reads, in bounded, linear time: only a
+prefix of it (preferences are stated in conversation, not at the end of a long paste), its
+whitespace collapsed, questions dropped whatever their language (docs/memory-controls.md, "How
+preferences are heard", says where a sentence ends)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""A channel turn's history: the thread as its members wrote it, each message with its author as
-Slack's fields say, ending with the mention being answered (docs/channels.md).
-
-Slack sends Orion only its mentions, so each mention reads the thread once, bounded
-(thread_history.read_thread_ends): since the transcript's newest message, or the whole thread
-when Orion keeps none; a mention that opens its thread reads nothing. Authors are Slack's
-structured fields (`user`, `bot_id`), never text: a message holding `<@U_CEO>: we decided…`
-stays its real author's, quoted (app/learning/quoting.py). What was read is kept with the
-mention as the answer ends, except what an author wrote before they last asked to be
-forgotten (`said_since_erasure`)."""
+"""A channel turn's history: the thread as its members wrote it, read once per mention since the
+transcript's newest message (thread_history.read_thread_ends), each message with its author from
+Slack's fields, never text, ending with the mention being answered (docs/channels.md). An
+author's words from before they last asked to be forgotten are not kept (`said_since_erasure`)."""
 
 from __future__ import annotations
 

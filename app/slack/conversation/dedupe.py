@@ -1,11 +1,8 @@
-"""Handle each Slack event once, even when Slack retries it on another instance.
-
-Bolt acks first, so the claim happens in the listener, beside the memory reads and under
-their deadline: the first delivery to create `events/{event_id}` (create-only) wins, every
-other is dropped; a small in-process cache answers repeats on one instance. Until it has won,
-a delivery Slack marks as a retry shows nothing (delivery.py). With the claim store
-unreachable Orion answers (at worst twice) rather than drop the message, and logs it.
-`events/` expires after a day (docs/operations.md)."""
+"""Handle each Slack event once, even when Slack retries it on another instance: the first
+delivery to create `events/{event_id}` wins, claimed in the listener beside the memory reads
+(Bolt acks first), with a small in-process cache for repeats (docs/architecture.md, "How an
+event flows", the claim). With the claim store unreachable Orion answers, at worst twice, rather
+than drop the message."""
 
 from __future__ import annotations
 

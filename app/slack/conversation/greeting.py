@@ -49,16 +49,10 @@ def greeting_of(opening: Opening | None, retention_days: int) -> Greeting:
 
 
 def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Greeting:
-    """What a thread opens with. A person Orion knows is welcomed back to what they worked
-    on last (in their language: the words were prepared at turn end, see
-    app/learning/welcome.py) or, failing that, with their preferences; the first prompt offers
-    to continue that topic. A first-time person gets the plain welcome. `welcome` must be
-    fresh (within the retention window): nothing stale is mentioned.
-
-    The words come from stored memory (a name, a preference, the welcome a model wrote), which
-    a person or a prompt-injected Claude may have filled with Slack markup: escaped, a stored
-    `<https://…|Verify your account>` or `<!channel>` shows as the text it is, and a
-    direction override cannot turn the rest of the line around."""
+    """What a thread opens with: a person Orion knows welcomed back to what they worked on
+    last (app/learning/welcome.py) or with their preferences, a first-timer the plain welcome;
+    `welcome` must be within retention. Stored words a prompt-injected Claude may have filled
+    with Slack markup (`<!channel>`, a direction override) are escaped, shown as written."""
     words = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
     language = _known(preferences_json)[1]
     if welcome is None:

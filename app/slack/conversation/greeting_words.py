@@ -1,13 +1,7 @@
-"""The words of Orion's own greetings, in each language it greets in.
-
-A person Orion knows is greeted in their language (app/learning/preferences.py's
-`spoken_language`: the language they asked for, else the one they last stated a
-preference in), with their name. English is the default; a language without an entry
-here is greeted in English. Only English lists the preferences it mentions: elsewhere the
-keys ("response_style") would be English words in the middle of the sentence. The
-suggested prompts under a greeting are in the same language: a click sends the prompt's
-message as the person's own words, and Orion answers in the language it is asked in.
-"""
+"""The words of Orion's own greetings, in each language it greets in (docs/memory-controls.md, "The
+greeting speaks the person's language"); a language without an entry is greeted in English. Only
+English lists the preferences it mentions: elsewhere the keys ("response_style") would be English
+words in the middle of the sentence."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""The memory note's messages, as Block Kit: the note under an answer (with Undo), the
-note once undone, and the lines only the clicking person sees (refusals, outcomes).
-
-Pure, and within Slack's limits: at most five lines, then "and N more"
-(app/learning/memory_note.py), each escaped and only then clipped to 200 characters — an
-`&` is five once escaped — so a section's text stays far below Slack's 3,000; a line
-only the clicking person sees is bounded the same way, to that limit. The button's value
-is the undo record's random id and nothing else.
-docs/memory-notes.md shows each shape (a test holds the doc to this module).
-"""
+"""The memory note's messages, as Block Kit: the note under an answer (with Undo), the note once
+undone, and the lines only the clicking person sees (docs/memory-notes.md shows each shape, and a
+test holds the doc to this module). Each line is escaped and only then clipped to 200 characters
+(an `&` is five once escaped), so a section stays far below Slack's 3,000."""
 
 from __future__ import annotations
 

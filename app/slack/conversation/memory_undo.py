@@ -1,11 +1,7 @@
-"""The Undo button under a memory note: put the person's memory back as it was before that
-answer (app/learning/undo.py), then show the note as undone (docs/memory-notes.md).
-
-The button's value is the undo record's random id only; whose record it is comes from the
-record, whose click from Slack's signed payload. Only the owner's click does anything; every
-refusal (someone else, a second click, expired, forgotten since, a file changed since) is
-told in a line only they see and logged. Everything is in the store, so any instance
-handles the click the same."""
+"""The Undo button under a memory note: put the person's memory back as it was before that answer
+(app/learning/undo.py), then show the note as undone (docs/memory-notes.md, "Undo"). Whose record
+it is comes from the record, whose click from Slack's signed payload: only the owner's click does
+anything, and every refusal is told to the clicker alone and logged."""
 
 from __future__ import annotations
 
