@@ -82,14 +82,9 @@ CHANNEL_MEMORY = (
 
 
 def fence_memory(memory_context: str, *, about: str = DM_MEMORY) -> str:
-    """Stored memory between the fence's tags, escaped so that it can never end the block.
-
-    Stored text may hold `</remembered_context>` and then text posing as instructions.
-    Escaping `&`, `<` and `>` means no stored text, in any form (`&lt;/…` becomes `&amp;lt;/…`),
-    can make a tag: a guarantee, unlike a random nonce, and the same prompt for the same memory
-    (testable, and cached). Look-alikes (`＜`, `‹`) stay as data; the header says the block
-    ends only at its real closing tag.
-    """
+    """Stored memory between the fence's tags, `&`, `<` and `>` escaped so that no stored text,
+    in any form, can end the block: a guarantee, unlike a random nonce, and the same prompt for
+    the same memory (cached). Look-alikes (`＜`) stay data; the header says where it ends."""
     escaped = html.escape(memory_context, quote=False)
     header = MEMORY_DATA_HEADER.format(about=about)
     return f"{header}\n{MEMORY_OPEN_TAG}\n{escaped}\n{MEMORY_CLOSE_TAG}"

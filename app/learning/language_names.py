@@ -1,10 +1,6 @@
-"""Names of languages, as people write them in the languages Orion understands, mapped to
-one canonical (English) name: "français", "Französisch" and "フランス語" are all "French".
-
-A language preference is stored under its canonical name whatever language it was stated
-in, so that a later statement in another language replaces it (latest wins) and every
-reader — the prompt, the greeting, the Home tab — sees one value.
-"""
+"""Names of languages as people write them ("français", "Französisch", "フランス語"), mapped to one
+canonical English name, so that a later statement in another language replaces a preference and
+every reader sees one value."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""What of a thread is worth summarising, and a summary written without a model.
-
-Each update starts from the previous summary plus what was said since, so its cost does
-not grow with the thread. When the summarizer (a Claude call) fails, `fallback_summary`
-extracts one deterministically, so a turn never ends without one.
-"""
+"""What of a thread is worth summarising (the previous summary plus what was said since, so the
+cost does not grow with the thread), and `fallback_summary`, written without a model when the
+summarizer fails, so a turn never ends without one."""
 
 from __future__ import annotations
 

@@ -135,12 +135,9 @@ def thread_of_name(name: str) -> str | None:
     return thread if _THREAD_TS.fullmatch(thread) else None
 
 
-# What expires with the retention window, some days after its last write, within any home
-# (and with a workspace's keys in between, in distribution mode): conversations, their
-# notes and undo records, an archived channel's memory, each owner's search index, and a
-# person's profile (their conversation list, welcome back and erasure mark: all about
-# conversations; a channel's holds what its admins chose, and stays). Everything else of
-# an owner — memory, a person's settings — is kept until forgotten.
+# What expires with the retention window within any home (docs/operations.md's lifecycle
+# table): a person's profile is all about conversations, but a channel's holds what its
+# admins chose, and stays; memory and settings are kept until forgotten.
 _EXPIRING = re.compile(
     r"(?:people|channels)/(?:teams/[^/]+/[^/]+/)?[^/]+/"
     r"(?:(?:conversations|undo|archived)/|search\.json$)"

@@ -1,10 +1,8 @@
-"""The organisation's context (`global/`), read once for everyone on this instance, not once
-per person: a read under way is joined, and what it returned (also "absent") serves for
-`max_age_s` (MEMORY_GLOBAL_CONTEXT_MAX_AGE_S) after it was sent; a failed or cancelled
-read is never kept (docs/architecture.md). Only `global/` is shared — an operator's,
-holding nothing personal — and per workspace in distribution mode; a write through this
-layer drops the kept copy. At most `MAX_KEPT` copies, least recently read first: the
-memory tool may ask for any path under `global/`, and a miss is kept too."""
+"""The organisation's context (`global/`: an operator's, nothing personal; per workspace in
+distribution mode), read once for everyone on this instance, not once per person
+(docs/architecture.md, "How an event flows", a burst). A failed or cancelled read is never kept;
+a write here drops the kept copy; at most `MAX_KEPT` copies, misses included (the memory tool
+may ask for any path under `global/`)."""
 
 from __future__ import annotations
 

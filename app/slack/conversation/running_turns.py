@@ -1,9 +1,7 @@
-"""The turns this process is answering now, by conversation, with the transcript writes still
-under way (the conversation's next message waits for its write: it reads the record), and why
-one was ended early:
-**stopped** (Stop pressed: Slack holds the stream's state, so the answering process learns it
-from its next refused stream call, paced_stream.py) or **cut off** (the process is stopping
-and the answer could not finish, app/shutdown.py). docs/architecture.md, "Stop"."""
+"""The turns this process is answering now, by conversation, with their transcript writes still
+under way (the next message reads the record, so it waits for them), and why one ended early:
+stopped (learnt from Slack refusing the stream) or cut off by a stopping process
+(docs/architecture.md, "Stop")."""
 
 from __future__ import annotations
 
