@@ -1,11 +1,8 @@
-"""One turn of conversation, and the memory hooks around it (docs/architecture.md, "How an
-event flows"): `answer`, `capture_preferences` (as the message arrives), `memory_note` (what
-the store confirmed the turn changed) and `after_turn` (summary, search entry, profile; every
-turn ends by settling with its owner's erasure guard, app/learning/guard.py).
-
-A turn Claude's safety classifiers refused keeps nothing (docs/claude-settings.md). The hooks
-are best-effort: bounded in time, failures logged as warnings, never changing or delaying the
-reply; each logs one line with its outcome and duration, never memory contents."""
+"""One turn of conversation, and the memory hooks around it (docs/architecture.md, "How an event
+flows"): `answer`, `capture_preferences`, `memory_note` and `after_turn`, every turn settling with
+its owner's erasure guard. A refused turn keeps nothing (docs/claude-settings.md). The hooks are
+best-effort: bounded, failures logged, never changing or delaying the reply, never logging
+memory contents."""
 
 from __future__ import annotations
 

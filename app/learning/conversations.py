@@ -1,12 +1,7 @@
-"""Whose each conversation is, and what a turn adds to it (the object:
-conversation_record.py; docs/architecture.md, "How an event flows").
-
-An event looks for the thread only in the home its own signed ids name, so a thread of
-someone else's is never found, read or claimed; within the home, the record's owner must
-match the event's, else it is refused (`Standing.NOT_YOURS`). The record is created
-once, by whoever first sees the conversation. A turn (`TurnTranscript`) adds the
-person's message and Orion's answer in one optimistic update as the answer ends (also a
-stopped, cut-off or failed one; never a refused question)."""
+"""Whose each conversation is, and what a turn adds to it (docs/architecture.md, "How an event
+flows"): a thread is looked for only in the home the event's signed ids name, and its record's
+owner must match the event's (`Standing.NOT_YOURS`). A turn (`TurnTranscript`) adds the person's
+message and Orion's answer in one optimistic update as the answer ends (never a refused one)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""What an event starts from: its owner's profile, the person's preferences, the
-conversation and the organisation's context, read at once, each once, within one budget.
-From them: whether the event may continue the conversation, the memory block for Claude's
-prompt, and the erasure guard every write of the event goes through (app/learning/guard.py).
-Nothing is kept unless both the profile and the conversation answered in time (nothing
-else says whose the conversation is, or whether its owner was forgotten), and the profile
-can be read: such an event is answered with what did arrive and logged as
-`memory.without_memory`, with why."""
+"""What an event starts from: its owner's profile, the person's preferences, the conversation and
+the organisation's context, read at once, each once, within one budget; from them, whether the
+event may continue the conversation, the memory block and the event's erasure guard. Without the
+profile and the conversation in time, nothing is kept (`memory.without_memory`): nothing else
+says whose the conversation is, or whether its owner was forgotten."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""Preferences people state in passing, captured without asking a model, in the languages
-Orion understands (docs/memory-controls.md, "How preferences are heard"). A message is cut
-into sentences (sentences.py, which drops questions), each matched against the statement
-forms of each language (english, romance, germanic, east_asian; what they share is
-grammar.py). The forms are deliberately narrow — inventing a preference costs trust —
-and measured on tests/learning/preference_cases.py. Reading costs little whatever a
-message holds: a bounded prefix, whitespace collapsed, and no two quantifiers that could
-share a run of characters, so the work is linear in what is read."""
+"""Preferences people state in passing, captured without asking a model (docs/memory-controls.md,
+"How preferences are heard"): a message cut into sentences (sentences.py), each matched against
+each language's narrow statement forms (what they share: grammar.py), measured on
+tests/learning/preference_cases.py, in time linear in what is read."""
 
 from __future__ import annotations
 

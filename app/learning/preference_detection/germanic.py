@@ -1,10 +1,6 @@
-"""German and Dutch.
-
-Both put the verb first in an instruction ("Nenn mich Camille", "Noem me Camille",
-"Antworte immer auf Deutsch") and keep "always" / "never" beside it ("Benutze niemals
-Emojis", "Gebruik nooit emoji"); a statement about oneself starts with "ich" / "ik". The
-verb lists hold the imperatives (du, Sie) that make a sentence an instruction to Orion.
-"""
+"""German and Dutch: the verb first in an instruction ("Nenn mich Camille", "Noem me Camille"),
+"always" / "never" beside it, a statement about oneself starting with "ich" / "ik"; the verb
+lists hold the imperatives (du, Sie) that make a sentence an instruction to Orion."""
 
 from __future__ import annotations
 

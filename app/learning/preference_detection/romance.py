@@ -1,11 +1,7 @@
-"""French, Spanish, Portuguese and Italian.
-
-The four share a shape: the imperative comes first ("appelle-moi Camille", "llámame
-Camila", "chiamami Camilla"), "always" / "never" sit beside the verb ("réponds toujours",
-"nunca uses", "non usare mai"), and a rule is kept as the person said it. Each verb list
-holds the imperatives (and, where a rule can be an infinitive, the infinitives) that make
-a sentence an instruction to Orion rather than a remark ("nous utilisons toujours Jira").
-"""
+"""French, Spanish, Portuguese and Italian: the imperative first ("appelle-moi Camille"), "always"
+/ "never" beside the verb, a rule kept as said. The verb lists hold the imperatives (and
+infinitives) that make a sentence an instruction to Orion, not a remark ("nous utilisons
+toujours Jira")."""
 
 from __future__ import annotations
 
