@@ -43,11 +43,8 @@ async def note_for_turn(
     shown_by_default: bool,
     budget_s: float,
 ) -> MemoryNote | None:
-    """The note for a turn's changes, with its undo record kept; None for no note.
-
-    Storage gets `budget_s` for the erasure check and as much for keeping the record: past
-    either, the note still says what changed (the turn's writes did land), without an Undo.
-    """
+    """The note for a turn's changes, with its undo record kept; None for no note. Past
+    `budget_s` (for the erasure check, and as much for the record) it has no Undo."""
     found = changes.changes()
     if not found or not request.user_id:
         return None

@@ -99,12 +99,9 @@ def merge_preferences(
     cutoff: datetime | None = None,
 ) -> str | None:
     """`current` (the JSON text, or None) with `found` merged in (`current` itself when
-    that changes nothing); each changed key records `learned`, when given, and threads
-    learned in before `cutoff` are dropped.
-
-    Raises ValueError when the stored file is not a JSON object: it is left for a person
-    (or Claude) to fix rather than silently replaced.
-    """
+    that changes nothing); each changed key records `learned`, and threads learned in before
+    `cutoff` are dropped. Raises ValueError for a file that is not a JSON object: it is left
+    for a person (or Claude) to fix rather than silently replaced."""
     if not found:
         return current
     data: dict[str, object] = {}

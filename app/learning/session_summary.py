@@ -64,10 +64,8 @@ async def learn_from_turn(
     """Summarise the conversation (`history`: the thread, ending with the answer; its
     `previous` summary), index it (every message of `transcript`, the conversation as
     Orion keeps it, else of `history`) and settle the owner's profile (`also`: a further
-    change to it). A conversation with too little said is only settled.
-
-    A failing `summarize` is replaced by the fallback, never raised; storage errors, and
-    `Forgotten` (app/learning/guard.py), are raised."""
+    change to it). A conversation with too little said is only settled. A failing
+    `summarize` is replaced by the fallback; storage errors and `Forgotten` are raised."""
     messages = conversation(history)
     chars = conversation_chars(messages)
     if chars < MIN_CONVERSATION_CHARS:

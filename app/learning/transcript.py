@@ -40,10 +40,8 @@ class Utterance(Protocol):
 
 
 def conversation(history: Sequence[Utterance]) -> list[Utterance]:
-    """The exchange proper: non-empty messages from the person's first one on.
-
-    Orion's greeting opens every thread; it says nothing about this conversation.
-    """
+    """The exchange proper: non-empty messages from the person's first one on (Orion's
+    greeting opens every thread and says nothing about this conversation)."""
     messages = [m for m in history if m.text.strip()]
     while messages and messages[0].role != "user":
         messages.pop(0)

@@ -1,9 +1,7 @@
-"""Where each owner's objects live: one home per person, per channel, per workspace, so an
-owner's whole memory is found, read, exported and erased from the owner alone
-(docs/architecture.md, "Memory layout: one home per owner", has the table of keys).
-
-A thread's key is its Slack ts with '.' as '-'. Keys are built from ids checked against
-Slack's shapes, never from anything a person or Claude writes."""
+"""Where each owner's objects live: one home per person, per channel, per workspace, so an owner's
+whole memory is found, read, exported and erased from the owner alone (docs/architecture.md,
+"Memory layout: one home per owner"). A thread's key is its Slack ts with '.' as '-'; keys are
+built from ids checked against Slack's shapes, never from what a person or Claude writes."""
 
 from __future__ import annotations
 

@@ -56,11 +56,9 @@ def to_memory_path(key: str) -> str:
 
 
 def to_key(memory_path: str) -> str:
-    """Map `/memories/X` to key `X` (`/memories` and `/memories/` to `""`).
-
-    Raises ValueError, with a reason the model can act on, for anything else. A trailing
-    `/` is accepted (models write directories that way) and dropped.
-    """
+    """Map `/memories/X` to key `X` (`/memories` and `/memories/` to `""`), a trailing `/`
+    dropped (models write directories that way); ValueError, with a reason the model can act
+    on, for anything else."""
     if not isinstance(memory_path, str):
         raise ValueError(f"Path must be a string, got: {type(memory_path).__name__}")
     if len(memory_path) > MAX_PATH_LENGTH:
@@ -144,10 +142,8 @@ class ScopeRules:
         return f"{key}/" in self.writable_roots
 
     def roots_under(self, directory: str) -> list[str]:
-        """The readable roots inside `directory` when it lies above them (`""`, `users`...).
-
-        These directories are shared by everybody: listing them must show only these roots.
-        """
+        """The readable roots inside `directory` when it lies above them (`""`, `users`...):
+        shared by everybody, so a listing of them shows only these roots."""
         if directory == "":
             return list(self.roots)
         return [
@@ -159,11 +155,8 @@ class ScopeRules:
 
 @dataclass(frozen=True, slots=True)
 class MemoryScope(ScopeRules):
-    """The memory one conversation (user `user_id` in thread `thread_ts`) may use.
-
-    Readable: `global/`, `users/{user_id}/`, `sessions/{thread}/`. Writable: the last two.
-    (The tool's keys: stored in the person's home, app/memory/tool/model_paths.py.)
-    """
+    """The memory one conversation (user `user_id` in thread `thread_ts`) may use: reads
+    `global/`, `users/{user_id}/` and `sessions/{thread}/`, writes the last two."""
 
     user_id: str
     thread_ts: str

@@ -64,12 +64,9 @@ Build = Callable[[re.Match[str]], str | None]
 
 @dataclass(frozen=True)
 class Form:
-    """One way of stating a preference of kind `key`, matched against a whole sentence.
-
-    The value is `build(match)` when given, else the group `value` when the pattern has
-    one, else the whole sentence (a rule kept as the person said it: "utilise toujours le
-    système métrique"). A `durable_only` form counts only when the sentence also says
-    "from now on" or the like: without it, an imperative is about this answer."""
+    """One way of stating a preference of kind `key`, matched against a whole sentence; its
+    value `build(match)`, else the group `value`, else the whole sentence (a rule as said). A
+    `durable_only` form needs "from now on" or the like: else an imperative is about this answer."""
 
     key: str
     pattern: re.Pattern[str]

@@ -1,6 +1,4 @@
-"""Claude's memory tool (`memory_20250818`), confined to one conversation's memory.
-
-`scoped_tool.ScopedMemoryTool` parses, traces and dispatches each command (and views);
-the writes (`editing`, `moving`) run over the store within the conversation's `access`;
-`rendering` writes results as the SDK's reference does; `errors` are results for the model.
-"""
+"""Claude's memory tool (`memory_20250818`), confined to one conversation's memory: `scoped_tool`
+parses, traces, dispatches and views; the writes (`editing`, `moving`) run within the
+conversation's `access`; `rendering` writes results as the SDK's reference does; `errors` are
+results for the model."""

@@ -1,8 +1,6 @@
-"""The memory one conversation may use: path checks, limits and collisions.
-
-Every refusal reads the same whether or not anything exists at the path, so the model can
-never probe other people's memory.
-"""
+"""The memory one conversation may use: path checks, limits and collisions. Every refusal reads
+the same whether or not anything exists at the path, so the model can never probe other people's
+memory."""
 
 from __future__ import annotations
 

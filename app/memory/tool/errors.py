@@ -6,12 +6,9 @@ from anthropic.tools import ToolError
 
 
 class MemoryToolError(ToolError):
-    """A model-visible error result (the tool runner sends it with `is_error: true`).
-
-    `log_message` is the same message without anything the model quoted from a file
-    (such as `old_str`), so that logs and spans never carry memory contents. `internal`
-    marks failures on Orion's side (the store is down) rather than in the model's request.
-    """
+    """A model-visible error result (sent with `is_error: true`). `log_message` is the message
+    without what the model quoted from a file (`old_str`), so logs and spans never carry memory
+    contents; `internal` marks a failure on Orion's side (the store is down)."""
 
     def __init__(
         self, message: str, *, log_message: str | None = None, internal: bool = False

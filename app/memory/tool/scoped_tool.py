@@ -202,11 +202,9 @@ def traced_fields(command_input: object) -> dict[str, Any]:
 
 @contextmanager
 def traced_command(command: str, fields: Mapping[str, Any]) -> Iterator[None]:
-    """Record the command run inside the block as span and log line `tool.memory.<command>`.
-
-    Model-visible errors (`MemoryToolError`) are warnings unless marked internal (the
-    store failed); cancellation is a warning; any other exception is a bug, an error.
-    """
+    """Record the command run inside the block as span and log line `tool.memory.<command>`:
+    a model-visible error is a warning (an error when internal: the store failed), a
+    cancellation a warning, any other exception a bug, an error."""
     name = f"tool.memory.{command}"
     started = time.perf_counter()
     with tracing.observe(name, as_type="tool", input={"command": command, **fields}) as span:

@@ -24,11 +24,8 @@ class _Fence:
 
 
 def split_markdown(text: str, limit: int) -> list[str]:
-    """`text` as messages of at most `limit` characters each, in order.
-
-    Joined, the messages are `text` itself, except for the fence lines added around a code
-    block that had to be cut.
-    """
+    """`text` as messages of at most `limit` characters each, in order: joined, `text` itself
+    but for the fence lines added around a code block that had to be cut."""
     if len(text) <= limit:
         return [text]
     lines = text.splitlines(keepends=True)
