@@ -1,8 +1,8 @@
 """One turn of conversation, and the memory hooks around it (docs/architecture.md, "How an event
 flows"): `answer`, `capture_preferences`, `memory_note` and `after_turn`, every turn settling with
 its owner's erasure guard. A refused turn keeps nothing (docs/claude-settings.md). The hooks are
-best-effort: bounded, failures logged, never changing or delaying the reply, never logging
-memory contents."""
+best-effort: bounded, never changing or delaying the reply, failures logged as warnings; each
+logs one line with its outcome and duration, never memory contents."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """A store that never keeps a secret: each secret of a known shape in a write
 (app/observability/redaction.py) becomes `[redacted]` before it is sent, composed once beneath
-everything that writes, so a new writer cannot forget it (docs/memory-controls.md, "What Orion
-keeps, and for how long"). `kept` is that store with expired conversations read as absent."""
+everything that writes, so a new writer cannot forget it; content without secrets is written byte
+for byte (docs/memory-controls.md, "What Orion keeps, and for how long"). `kept` is that store
+with expired conversations read as absent."""
 
 from __future__ import annotations
 
