@@ -1,9 +1,7 @@
-"""What a turn's end teaches Orion about its conversation, for any owner (a person, a
-channel): the conversation summarised anew (the caller's `summarize`, a Claude call, or
-the fallback), its entry in the owner's search index, and the owner's profile — its entry
-in their list and the welcome back (app/learning/welcome.py). The profile's write is the
-event's settle (app/learning/guard.py): if the owner or the conversation was forgotten
-meanwhile, all of it is taken back. Nothing here knows Claude or Slack."""
+"""What a turn's end teaches Orion about its conversation, for any owner: the conversation
+summarised anew, its entry in the owner's search index, and the owner's profile. The profile's
+write is the event's settle (app/learning/guard.py): if the owner or the conversation was
+forgotten meanwhile, all of it is taken back. Nothing here knows Claude or Slack."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
-"""How long conversations are kept: `MEMORY_SESSION_RETENTION_DAYS` (30 by default), from
-each object's last write. What expires (homes.py, `expires_with_conversations`) reads as
-absent through `ExpiringSessionsStore` — listings still show it, so forgetting an owner
-deletes it too — and is deleted by the bucket's lifecycle rule (`gcs-lifecycle.json`) or,
-in a local directory, by `app.memory.retention_sweep` (docs/operations.md, "Retention and
-the lifecycle rule")."""
+"""How long conversations are kept: `MEMORY_SESSION_RETENTION_DAYS` from each object's last write.
+What expires reads as absent through `ExpiringSessionsStore`, though listings still show it so
+that forgetting an owner deletes it too (docs/operations.md, "Retention and the lifecycle
+rule")."""
 
 from __future__ import annotations
 
