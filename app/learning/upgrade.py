@@ -213,8 +213,13 @@ class _Tenant:
         }
         self._done -= self._left
         leftovers = self._keys - self._done
-        deleted = await delete_all(self._store, sorted(self._done))
-        self._report.deleted += deleted
+        # What leads to the rest goes after it (a person's list to summaries older than
+        # records; the records to theirs, and they are what finds the lists): a run cut
+        # short leaves the next one its way to what is left.
+        kept_last = {k for k in self._done if k.startswith("conversations/")}
+        lists = {k for k in self._done if k.endswith("/conversations.json")}
+        for keys in (self._done - kept_last - lists, lists - kept_last, kept_last):
+            self._report.deleted += await delete_all(self._store, sorted(keys))
         if leftovers:
             log.info("memory.upgrade.left", objects=len(leftovers))
 

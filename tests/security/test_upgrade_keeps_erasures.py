@@ -7,6 +7,8 @@ store today's Orion wrote (tests/data/legacy_2026_11_28/):
   its search index, what a channel's recall hands Claude);
 - a person clicks Forget everything while the move is writing their home: nothing of
   theirs may come back;
+- a move cut short while it deletes, and run again: nothing is left behind in the old
+  layout, where Forget everything no longer looks;
 - two moves at once (`orion migrate` beside a start's): neither takes the other's writes
   for a Forget everything;
 - an operator rolls a deployment back to the old Orion and forward again: the channels
@@ -35,8 +37,9 @@ from app.learning.erasure import forget_everything
 from app.learning.profile import Profile
 from app.learning.upgrade import upgrade
 from app.memory.homes import channel
+from app.memory.key_prefixes import LEGACY_PREFIXES
 from app.storage.local_directory import LocalDirectoryStore
-from app.storage.store import StoreLayer
+from app.storage.store import StoreLayer, StoreUnreachable
 from tests.layout import open_conversation
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "legacy_2026_11_28"
@@ -133,6 +136,45 @@ async def test_two_moves_at_once_keep_what_a_person_said_after_their_old_erasure
     assert [e.title for e in profile.conversations] == ["Porto offsite"]
     assert "Alfama" in after[f"people/{SAM['user']}/memory/notes/travel.md"]
     assert not [k for k in after if k.startswith(("users/", "sessions/", "conversations/"))]
+
+
+class _FailsFromTheSummaries(StoreLayer):
+    """Storage that fails every deletion from the first of an old summary's on (a run cut
+    short while it deletes what it moved); the deletions under way are let finish."""
+
+    def __init__(self, inner: LocalDirectoryStore) -> None:
+        super().__init__(inner)
+        self.failing = False
+        self.under_way: list[asyncio.Future[bool]] = []
+
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
+        self.failing = self.failing or key.startswith("sessions/")
+        if self.failing:
+            raise StoreUnreachable("the bucket stopped answering")
+        deletion = asyncio.ensure_future(self.inner.delete(key, if_generation=if_generation))
+        self.under_way.append(deletion)
+        return await deletion
+
+
+async def test_a_move_cut_short_and_run_again_leaves_nothing_forget_everything_misses(
+    tmp_path: Path,
+) -> None:
+    # `orion migrate` exits 4 ("the store failed midway: run it again"), the operator runs
+    # it again, and then Sam forgets everything: no summary of hers may be left behind in
+    # the old layout, where neither the move nor Forget everything looks any more.
+    root = _copy(tmp_path)
+    cut_short = _FailsFromTheSummaries(LocalDirectoryStore(root))
+    with pytest.raises(StoreUnreachable):
+        await upgrade(cut_short)
+    await asyncio.gather(*cut_short.under_way)
+
+    await upgrade(LocalDirectoryStore(root))
+    await forget_everything(LocalDirectoryStore(root), SAM["user"])
+
+    after = _files(root)
+    assert not [k for k in after if k.startswith(LEGACY_PREFIXES)], "nothing old is left"
+    for detail in ("Alfama", "recital", *(c["detail"] for c in SAM["conversations"])):
+        assert not [k for k, v in after.items() if detail in v], detail
 
 
 def _an_hour_ago(path: Path, minutes: int = 60) -> None:
