@@ -312,18 +312,23 @@ class _Tenant:
         # Forgotten in the new layout before this run, or while it moves them: what the
         # old one kept of them goes, never home (an upgrade must not bring back what they
         # erased).
-        theirs = (f"users/{user}/", *(f"sessions/{t.replace('.', '-')}/" for t in own))
+        theirs = (f"users/{user}/", *_notes_of(own))
         if guard.profile.erased_at not in (None, old_erasure):
             self._forgotten(theirs)
             return
         index, welcome, settings = await asyncio.gather(
             self._read_old(index_key), self._read_old(welcome_key), self._read_old(settings_key)
         )
+        # A conversation they forgot on the new Orion stays forgotten: its old part goes.
+        forgot = guard.profile.forgotten
+        self._done |= {k for k in self._keys if k.startswith(_notes_of(forgot))}
+        own = {t: r for t, r in own.items() if t not in forgot}
         entries = [
             e
             for item in load_json_list(index.content if index else None, what="conversations_index")
-            if (e := ConversationEntry.parse(item)) is not None
+            if (e := ConversationEntry.parse(item)) is not None and e.thread_ts not in forgot
         ]
+        old_welcome = load_json_object(welcome.content if welcome else None, what="welcome")
         # A conversation from before records were kept: its summary is all there is.
         for entry in entries:
             name = entry.thread_ts.replace(".", "-")
@@ -361,7 +366,7 @@ class _Tenant:
                 guard,
                 own.values(),
                 entries=entries,
-                welcome=load_json_object(welcome.content, what="welcome") if welcome else None,
+                welcome=None if old_welcome.get("thread") in forgot else old_welcome,
             )
         except Forgotten:  # what the move wrote is taken back
             self._forgotten(theirs)
@@ -566,6 +571,11 @@ def _placed(old: str, current: str | None, merge: bool) -> str:
 
 def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
+
+
+def _notes_of(threads: Iterable[str]) -> tuple[str, ...]:
+    """Where the old layout kept these conversations' notes and summaries."""
+    return tuple(f"sessions/{t.replace('.', '-')}/" for t in threads)
 
 
 def _erasure_key(seed: str) -> str:

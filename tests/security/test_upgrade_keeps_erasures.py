@@ -5,6 +5,8 @@ store today's Orion wrote (tests/data/legacy_2026_11_28/):
 - a member forgot everything on the new Orion before the move reached the channel thread
   they spoke in: the move must not bring their words back into the channel (its record,
   its search index, what a channel's recall hands Claude);
+- a person forgot one conversation on the new Orion before its old part moved: it stays
+  forgotten;
 - a person clicks Forget everything while the move is writing their home: nothing of
   theirs may come back;
 - a move cut short while it deletes, and run again: nothing is left behind in the old
@@ -31,13 +33,16 @@ import pytest
 from app.learning.channel_memory import choose_mode, read_choices
 from app.learning.channel_mode import ChannelMode
 from app.learning.channel_recall import ChannelRecallScope, ChannelRecallTool
-from app.learning.conversation_record import ConversationOwner, said
+from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.conversations import TurnTranscript, read_conversation
-from app.learning.erasure import forget_everything
+from app.learning.erasure import forget_conversation, forget_everything
 from app.learning.profile import Profile
+from app.learning.recall import RecallTool
 from app.learning.upgrade import upgrade
-from app.memory.homes import channel
+from app.learning.welcome import welcome_of
+from app.memory.homes import channel, person
 from app.memory.key_prefixes import LEGACY_PREFIXES
+from app.memory.scopes import MemoryScope
 from app.storage.local_directory import LocalDirectoryStore
 from app.storage.store import StoreLayer, StoreUnreachable
 from tests.layout import open_conversation
@@ -81,6 +86,40 @@ async def test_a_member_forgotten_before_the_move_gets_no_word_back_in_a_channel
     )
     found = await recall.call({"queries": ["please whole"]})
     assert isinstance(found, str) and found.startswith("No earlier conversation"), found
+
+
+async def test_a_conversation_forgotten_before_the_move_does_not_come_back(
+    tmp_path: Path,
+) -> None:
+    # Sam came back to the old Q3 budget thread on the new Orion (its old part not moved
+    # yet), then clicked Forget on it in the Home tab. The move must not bring the old
+    # part back: not the conversation, not its search entry, not the welcome about it.
+    root = _copy(tmp_path)
+    store = LocalDirectoryStore(root)
+    budget = SAM["conversations"][1]
+    old = ConversationRecord.parse(
+        (root / "conversations" / f"{budget['thread_ts'].replace('.', '-')}.json").read_text()
+    )
+    assert old is not None
+    continued = ConversationRecord(old.thread_ts, old.owner, old.started)
+    await store.write(
+        person(SAM["user"]).conversation_key(old.thread_ts),
+        continued.with_messages([said("user", "Any news on Globex?", at=old.started)]).render(),
+    )
+    await forget_conversation(store, SAM["user"], old.thread_ts)
+
+    await upgrade(store)
+
+    after = _files(root)
+    assert not [k for k, v in after.items() if budget["detail"] in v or "Globex" in v]
+    profile = Profile.parse(after[f"people/{SAM['user']}/profile.json"])
+    assert budget["title"] not in [e.title for e in profile.conversations]
+    welcome = welcome_of(profile)
+    assert welcome is None or welcome.thread_ts != old.thread_ts
+    recall = RecallTool(store, MemoryScope(SAM["user"], "1796999999.000001"))
+    found = await recall.call({"queries": [budget["query"]]})
+    assert budget["title"] not in json.dumps(found)
+    assert "Lisbon" in json.dumps(await recall.call({"queries": ["recital"]})), "the rest stays"
 
 
 class _ForgetsMidMove(StoreLayer):
