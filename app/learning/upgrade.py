@@ -436,24 +436,32 @@ class _Tenant:
         kept = await self._profile_as_kept(home, f"orion-channel-erasure:{channel_id}")
         if kept is None:
             return
-        guard = kept[0]
+        guard, old_erasure = kept
         store = guard.store
+        # Erased on the new Orion before this run (Orion removed from it): nothing of the
+        # old layout comes back but what its admins chose, which an erasure keeps.
+        erased = guard.profile.erased_at not in (None, old_erasure)
         found = [
-            r for r in records.values() if r.owner.in_channel and r.owner.channel == channel_id
+            r
+            for r in records.values()
+            if r.owner.in_channel and r.owner.channel == channel_id and not erased
         ]
         own = {r.thread_ts: r for r in await asyncio.gather(*map(self._without_forgotten, found))}
-        # First, and each deleted at once: its names may be those of the records below.
-        await self._move(f"channels/{channel_id}/", home.memory_prefix, store, now=True)
-        await asyncio.gather(*(self._write_conversation(guard, r) for r in own.values()))
-        await self._move(f"channel-records/{channel_id}/archived/", home.archived_prefix, store)
-        await self._move(f"channel-records/{channel_id}/search.json", home.search_key, store)
+        if erased:
+            self._done |= {k for k in self._keys if k.startswith(f"channel-records/{channel_id}/")}
+        else:
+            # First, and each deleted at once: its names may be those of the records below.
+            await self._move(f"channels/{channel_id}/", home.memory_prefix, store, now=True)
+            await asyncio.gather(*(self._write_conversation(guard, r) for r in own.values()))
+            await self._move(f"channel-records/{channel_id}/archived/", home.archived_prefix, store)
+            await self._move(f"channel-records/{channel_id}/search.json", home.search_key, store)
         changes_key = f"channel-records/{channel_id}/changes.json"
         mode_key = f"channel-settings/{channel_id}.json"
         changes, mode = await asyncio.gather(self._read_old(changes_key), self._read_old(mode_key))
         sections: dict[str, object] = {}
         if changes is not None:
             items = load_json_object(changes.content, what="channel_changes").get("changes")
-            if isinstance(items, list):
+            if isinstance(items, list) and not erased:
                 sections["changes"] = items
             self._done.add(changes_key)
         if mode is not None:

@@ -5,6 +5,8 @@ store today's Orion wrote (tests/data/legacy_2026_11_28/):
 - a member forgot everything on the new Orion before the move reached the channel thread
   they spoke in: the move must not bring their words back into the channel (its record,
   its search index, what a channel's recall hands Claude);
+- Orion was removed from a channel (its memory erased) before the move: the channel's
+  old threads stay gone;
 - a person forgot one conversation on the new Orion before its old part moved: it stays
   forgotten;
 - a person clicks Forget everything while the move is writing their home: nothing of
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from app.learning.channel_memory import choose_mode, read_choices
+from app.learning.channel_memory import choose_mode, erase_channel, read_choices
 from app.learning.channel_mode import ChannelMode
 from app.learning.channel_recall import ChannelRecallScope, ChannelRecallTool
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
@@ -120,6 +122,30 @@ async def test_a_conversation_forgotten_before_the_move_does_not_come_back(
     found = await recall.call({"queries": [budget["query"]]})
     assert budget["title"] not in json.dumps(found)
     assert "Lisbon" in json.dumps(await recall.call({"queries": ["recital"]})), "the rest stays"
+
+
+async def test_a_channel_orion_was_removed_from_before_the_move_gets_nothing_back(
+    tmp_path: Path,
+) -> None:
+    # Orion was removed from #legacy-launch on the new Orion (its memory erased), before
+    # the upgrade had run; then someone adds it back and asks what was decided.
+    root = _copy(tmp_path)
+    store = LocalDirectoryStore(root)
+    await erase_channel(store, CHANNEL["channel"], why="removed")
+
+    await upgrade(store)
+
+    room = channel(CHANNEL["channel"])
+    assert await read_conversation(store, room, THREAD) is None
+    recall = ChannelRecallTool(
+        store,
+        ChannelRecallScope(CHANNEL["channel"], "1795999999.000001", public=False),
+        actor="U0LEGACY3",
+    )
+    found = await recall.call({"queries": [CHANNEL["threads"][0]["query"]]})
+    assert isinstance(found, str) and found.startswith("There are no earlier"), found
+    after = _files(root)
+    assert not [k for k, v in after.items() if "Tuesday" in v or "Stripe" in v]
 
 
 class _ForgetsMidMove(StoreLayer):
