@@ -15,9 +15,10 @@ import contextlib
 import hashlib
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
 from app.learning.erasure import delete_all, index_record, reindex, said_since_erasure
@@ -45,6 +46,7 @@ from app.storage.store import (
     ObjectStore,
     PreconditionFailed,
     StoredObject,
+    Transform,
     update_object,
 )
 from app.storage.team_scope import NO_ID, TENANTS_SEGMENT, Tenant, bound_tenant
@@ -148,9 +150,7 @@ class _Tenant:
         """An object of the old layout (None: not among this run's, or gone since)."""
         return await self._read(key) if key in self._keys else None
 
-    async def _update(
-        self, key: str, change: Callable[[str | None], str | None], store: ObjectStore
-    ) -> None:
+    async def _update(self, key: str, change: Transform, store: ObjectStore) -> None:
         async with self._limit:
             await update_object(store, key, change)
 
@@ -309,9 +309,8 @@ class _Tenant:
             return
         guard, old_erasure = kept
         self._done |= {index_key, welcome_key, settings_key} & self._keys  # whatever comes next
-        # Forgotten in the new layout before this run, or while it moves them: what the
-        # old one kept of them goes, never home (an upgrade must not bring back what they
-        # erased).
+        # Forgotten in the new layout before this run, or while it moves them: what the old
+        # one kept of them goes, never home (an upgrade must not bring back what they erased).
         theirs = (f"users/{user}/", *_notes_of(own))
         if guard.profile.erased_at not in (None, old_erasure):
             self._forgotten(theirs)
@@ -441,11 +440,8 @@ class _Tenant:
         # Erased on the new Orion before this run (Orion removed from it): nothing of the
         # old layout comes back but what its admins chose, which an erasure keeps.
         erased = guard.profile.erased_at not in (None, old_erasure)
-        found = [
-            r
-            for r in records.values()
-            if r.owner.in_channel and r.owner.channel == channel_id and not erased
-        ]
+        found = [] if erased else [r for r in records.values() if r.owner.channel == channel_id]
+        found = [r for r in found if r.owner.in_channel]
         own = {r.thread_ts: r for r in await asyncio.gather(*map(self._without_forgotten, found))}
         if erased:
             self._done |= {k for k in self._keys if k.startswith(f"channel-records/{channel_id}/")}
@@ -496,9 +492,7 @@ class _Tenant:
                 return
             name = key[len(old) :]
             merge = old.startswith("users/") and name == "preferences.json"
-            await self._update(
-                new + name, lambda current: _placed(stored.content, current, merge), store
-            )
+            await self._update(new + name, partial(_placed, stored.content, merge=merge), store)
             if now:
                 with contextlib.suppress(PreconditionFailed):
                     await self._store.delete(key, if_generation=stored.generation)
