@@ -15,12 +15,14 @@ import contextlib
 import hashlib
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
-from app.learning.erasure import delete_all, index_record
+from app.learning.erasure import delete_all, index_record, reindex, said_since_erasure
+from app.learning.guard import Forgotten, Guard
 from app.learning.person_settings import note_channel_thread
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.search_index import parse_search_index
@@ -44,6 +46,7 @@ from app.storage.store import (
     ObjectStore,
     PreconditionFailed,
     StoredObject,
+    Transform,
     update_object,
 )
 from app.storage.team_scope import NO_ID, TENANTS_SEGMENT, Tenant, bound_tenant
@@ -147,21 +150,36 @@ class _Tenant:
         """An object of the old layout (None: not among this run's, or gone since)."""
         return await self._read(key) if key in self._keys else None
 
-    async def _update(self, key: str, change: Callable[[str | None], str | None]) -> None:
+    async def _update(self, key: str, change: Transform, store: ObjectStore) -> None:
         async with self._limit:
-            await update_object(self._store, key, change)
+            await update_object(store, key, change)
 
-    async def _profile_as_kept(self, home: Home, erasure_seed: str) -> Profile | None:
-        """The owner's profile in the new layout (empty: none yet); None when it cannot be
-        read (logged, counted): it may say they were forgotten, so nothing of theirs moves,
-        and their old erasure mark stays for the run after it is repaired."""
-        kept = await self._read(home.profile_key)
-        try:
-            return Profile.to_update(kept.content if kept else None)
-        except Unreadable:
+    async def _profile_as_kept(
+        self, home: Home, erasure_seed: str
+    ) -> tuple[Guard, datetime | None] | None:
+        """The erasure guard the owner's move writes through (a Forget everything clicked
+        meanwhile takes it all back), from their profile in the new layout with the old
+        layout's erasure mark written in first (another run writing it too is no Forget
+        everything), and that mark's time. None when the profile cannot be read (logged,
+        counted): it may say they were forgotten, so nothing of theirs moves, and their
+        old erasure mark stays for the run after it is repaired."""
+        erased_at = await self._erasure(erasure_seed)
+
+        def marked(current: str | None) -> str | None:
+            profile = Profile.to_update(current)
+            if erased_at is None or (profile.erased_at or erased_at) > erased_at:
+                return current
+            return replace(profile, erased_at=erased_at).render()
+
+        if erased_at is not None:
+            with contextlib.suppress(Unreadable):  # the guard below says so
+                await self._update(home.profile_key, marked, self._store)
+        guard = Guard(self._store, home, await self._read(home.profile_key))
+        if not guard.readable:
             self._unreadable(home.profile_key)
             self._left.add(_erasure_key(erasure_seed))
             return None
+        return guard, erased_at
 
     def _unreadable(self, key: str) -> None:
         log.warning("memory.upgrade.unreadable", key=key)
@@ -195,8 +213,13 @@ class _Tenant:
         }
         self._done -= self._left
         leftovers = self._keys - self._done
-        deleted = await delete_all(self._store, sorted(self._done))
-        self._report.deleted += deleted
+        # What leads to the rest goes after it (a person's list to summaries older than
+        # records; the records to theirs, and they are what finds the lists): a run cut
+        # short leaves the next one its way to what is left.
+        kept_last = {k for k in self._done if k.startswith("conversations/")}
+        lists = {k for k in self._done if k.endswith("/conversations.json")}
+        for keys in (self._done - kept_last - lists, lists - kept_last, kept_last):
+            self._report.deleted += await delete_all(self._store, sorted(keys))
         if leftovers:
             log.info("memory.upgrade.left", objects=len(leftovers))
 
@@ -244,7 +267,7 @@ class _Tenant:
             self._done.add(context_key)
         return completed
 
-    async def _write_conversation(self, home: Home, record: ConversationRecord) -> None:
+    async def _write_conversation(self, guard: Guard, record: ConversationRecord) -> None:
         """The conversation home, merged with what is there already."""
 
         def merged(current: str | None) -> str:
@@ -256,7 +279,7 @@ class _Tenant:
                 both = both.with_context(kept.context)
             return both.render()
 
-        await self._update(home.conversation_key(record.thread_ts), merged)
+        await self._update(guard.home.conversation_key(record.thread_ts), merged, guard.store)
         self._report.moved["conversations"] += 1
 
     async def _said_in(
@@ -284,22 +307,27 @@ class _Tenant:
         kept = await self._profile_as_kept(home, f"orion-erasure:{user}")
         if kept is None:
             return
+        guard, old_erasure = kept
         self._done |= {index_key, welcome_key, settings_key} & self._keys  # whatever comes next
-        if kept.erased_at is not None:
-            # Forgotten in the new layout before this run: what the old one kept of them
-            # goes, never home (an upgrade must not bring back what they erased).
-            theirs = (f"users/{user}/", *(f"sessions/{t.replace('.', '-')}/" for t in own))
-            self._done |= {k for k in self._keys if k.startswith(theirs)}
-            self._report.moved["forgotten, not moved"] += 1
+        # Forgotten in the new layout before this run, or while it moves them: what the old
+        # one kept of them goes, never home (an upgrade must not bring back what they erased).
+        theirs = (f"users/{user}/", *_notes_of(own))
+        if guard.profile.erased_at not in (None, old_erasure):
+            self._forgotten(theirs)
             return
         index, welcome, settings = await asyncio.gather(
             self._read_old(index_key), self._read_old(welcome_key), self._read_old(settings_key)
         )
+        # A conversation they forgot on the new Orion stays forgotten: its old part goes.
+        forgot = guard.profile.forgotten
+        self._done |= {k for k in self._keys if k.startswith(_notes_of(forgot))}
+        own = {t: r for t, r in own.items() if t not in forgot}
         entries = [
             e
             for item in load_json_list(index.content if index else None, what="conversations_index")
-            if (e := ConversationEntry.parse(item)) is not None
+            if (e := ConversationEntry.parse(item)) is not None and e.thread_ts not in forgot
         ]
+        old_welcome = load_json_object(welcome.content if welcome else None, what="welcome")
         # A conversation from before records were kept: its summary is all there is.
         for entry in entries:
             name = entry.thread_ts.replace(".", "-")
@@ -315,28 +343,38 @@ class _Tenant:
             ).with_summary(_markdown_summary(stored))
             own[entry.thread_ts] = record
             self._done.add(f"sessions/{name}/context.md")
-        await asyncio.gather(*(self._write_conversation(home, r) for r in own.values()))
+        store = guard.store
+        await asyncio.gather(*(self._write_conversation(guard, r) for r in own.values()))
         await asyncio.gather(
-            *(self._move(f"sessions/{t.replace('.', '-')}/", home.notes_prefix(t)) for t in own)
+            *(
+                self._move(f"sessions/{t.replace('.', '-')}/", home.notes_prefix(t), store)
+                for t in own
+            )
         )
-        await self._move(f"users/{user}/", home.memory_prefix)
-        erased_at = await self._erasure(f"orion-erasure:{user}")
+        await self._move(f"users/{user}/", home.memory_prefix, store)
         # Their own object now, where a newer choice wins; the channel threads noted.
         old = settings.content if settings is not None else None
         if old is not None:
-            await self._update(home.settings_key, lambda c: c or old)
+            await self._update(home.settings_key, lambda c: c or old, store)
         for channel_id, thread_ts in sorted(said):
             async with self._limit:
-                await note_channel_thread(self._store, home, channel_id, thread_ts)
-        await self._profile(
-            home,
-            own.values(),
-            entries=entries,
-            welcome=load_json_object(welcome.content, what="welcome") if welcome else None,
-            erased_at=erased_at,
-        )
-        await self._index(home, list(own.values()))
+                await note_channel_thread(store, home, channel_id, thread_ts)
+        await self._index(guard, list(own.values()))
+        try:
+            await self._profile(
+                guard,
+                own.values(),
+                entries=entries,
+                welcome=None if old_welcome.get("thread") in forgot else old_welcome,
+            )
+        except Forgotten:  # what the move wrote is taken back
+            self._forgotten(theirs)
+            return
         self._report.moved["people"] += 1
+
+    def _forgotten(self, theirs: tuple[str, ...]) -> None:
+        self._done |= {k for k in self._keys if k.startswith(theirs)}
+        self._report.moved["forgotten, not moved"] += 1
 
     async def _erasure(self, seed: str) -> datetime | None:
         """When the old layout's erasure mark for this owner says they were forgotten."""
@@ -346,16 +384,16 @@ class _Tenant:
 
     async def _profile(
         self,
-        home: Home,
+        guard: Guard,
         records: Iterable[ConversationRecord],
         *,
         entries: Sequence[ConversationEntry] = (),
         welcome: dict[str, object] | None = None,
-        erased_at: datetime | None = None,
         sections: dict[str, object] | None = None,
     ) -> None:
         """The owner's profile, with what the old layout knew of them merged in (what the
-        profile already says wins)."""
+        profile already says wins). Raises `Forgotten` when they were forgotten since the
+        move began: what it wrote in their home is taken back."""
         listed = {e.thread_ts: e for e in entries}
         for record in records:
             if record.thread_ts not in listed:
@@ -366,8 +404,7 @@ class _Tenant:
                 )
         old_welcome = _welcome_section(welcome)
 
-        def merged(current: str | None) -> str:
-            profile = Profile.to_update(current)
+        def merged(profile: Profile) -> Profile:
             for entry in listed.values():
                 if profile.entry(entry.thread_ts) is None:
                     profile = profile.with_conversation(entry)
@@ -376,56 +413,73 @@ class _Tenant:
             for name, value in (sections or {}).items():
                 if profile.section(name) is None:
                     profile = profile.with_section(name, value)
-            if erased_at is not None and (
-                profile.erased_at is None or profile.erased_at < erased_at
-            ):
-                profile = replace(profile, erased_at=erased_at)
-            return profile.render()
+            return profile
 
-        await self._update(home.profile_key, merged)
+        async with self._limit:
+            await guard.settle(merged)
 
-    async def _index(self, home: Home, records: Iterable[ConversationRecord]) -> None:
+    async def _index(self, guard: Guard, records: Iterable[ConversationRecord]) -> None:
         """The owner's search index (where it always was, or moved), with an entry for
         each moved conversation it lacks."""
-        stored = await self._read(home.search_key)
+        stored = await self._read(guard.home.search_key)
         index = parse_search_index(stored.content if stored else None)
         for record in records:
             if record.thread_ts not in index.threads:
                 async with self._limit:
-                    await index_record(self._store, home, record)
+                    await index_record(guard.store, guard.home, record)
 
     # -- a channel -------------------------------------------------------------------
 
     async def _channel(self, channel_id: str, records: dict[str, ConversationRecord]) -> None:
         home = channel(channel_id)
-        if await self._profile_as_kept(home, f"orion-channel-erasure:{channel_id}") is None:
+        kept = await self._profile_as_kept(home, f"orion-channel-erasure:{channel_id}")
+        if kept is None:
             return
-        own = {
-            t: r for t, r in records.items() if r.owner.in_channel and r.owner.channel == channel_id
-        }
-        # First, and each deleted at once: its names may be those of the records below.
-        await self._move(f"channels/{channel_id}/", home.memory_prefix, now=True)
-        await asyncio.gather(*(self._write_conversation(home, r) for r in own.values()))
-        await self._move(f"channel-records/{channel_id}/archived/", home.archived_prefix)
-        await self._move(f"channel-records/{channel_id}/search.json", home.search_key)
+        guard, old_erasure = kept
+        store = guard.store
+        # Erased on the new Orion before this run (Orion removed from it): nothing of the
+        # old layout comes back but what its admins chose, which an erasure keeps.
+        erased = guard.profile.erased_at not in (None, old_erasure)
+        found = [] if erased else [r for r in records.values() if r.owner.channel == channel_id]
+        found = [r for r in found if r.owner.in_channel]
+        own = {r.thread_ts: r for r in await asyncio.gather(*map(self._without_forgotten, found))}
+        if erased:
+            self._done |= {k for k in self._keys if k.startswith(f"channel-records/{channel_id}/")}
+        else:
+            # First, and each deleted at once: its names may be those of the records below.
+            await self._move(f"channels/{channel_id}/", home.memory_prefix, store, now=True)
+            await asyncio.gather(*(self._write_conversation(guard, r) for r in own.values()))
+            await self._move(f"channel-records/{channel_id}/archived/", home.archived_prefix, store)
+            await self._move(f"channel-records/{channel_id}/search.json", home.search_key, store)
         changes_key = f"channel-records/{channel_id}/changes.json"
         mode_key = f"channel-settings/{channel_id}.json"
         changes, mode = await asyncio.gather(self._read_old(changes_key), self._read_old(mode_key))
         sections: dict[str, object] = {}
         if changes is not None:
             items = load_json_object(changes.content, what="channel_changes").get("changes")
-            if isinstance(items, list):
+            if isinstance(items, list) and not erased:
                 sections["changes"] = items
             self._done.add(changes_key)
         if mode is not None:
             sections["mode"] = load_json_object(mode.content, what="channel_settings")
             self._done.add(mode_key)
-        erased_at = await self._erasure(f"orion-channel-erasure:{channel_id}")
-        await self._profile(home, own.values(), sections=sections, erased_at=erased_at)
-        await self._index(home, list(own.values()))
-        self._report.moved["channels"] += 1
+        await self._index(guard, list(own.values()))
+        # The old index still holds the words of members forgotten since: made anew.
+        if changed := [r.thread_ts for r in found if own[r.thread_ts] != r]:
+            await reindex(store, home, changed)
+        with contextlib.suppress(Forgotten):  # what the move wrote is taken back
+            await self._profile(guard, own.values(), sections=sections)
+            self._report.moved["channels"] += 1
 
-    async def _move(self, old: str, new: str, *, now: bool = False) -> None:
+    async def _without_forgotten(self, record: ConversationRecord) -> ConversationRecord:
+        """A channel's conversation without the words, nor the id, of members forgotten on
+        the new layout before it moved: their Forget everything could not reach it."""
+        kept = {m.user for m in await said_since_erasure(self._store, record.messages)}
+        for author in sorted(record.authors - kept):
+            record = record.without_author(author)
+        return record
+
+    async def _move(self, old: str, new: str, store: ObjectStore, *, now: bool = False) -> None:
         """Every old file under `old` to the same name under `new`: a file already there
         stays (it is newer), but a person's preferences merge (what is there wins, key by
         key). `now`: each old one deleted at once, else with the rest at the end."""
@@ -438,7 +492,7 @@ class _Tenant:
                 return
             name = key[len(old) :]
             merge = old.startswith("users/") and name == "preferences.json"
-            await self._update(new + name, lambda current: _placed(stored.content, current, merge))
+            await self._update(new + name, partial(_placed, stored.content, merge=merge), store)
             if now:
                 with contextlib.suppress(PreconditionFailed):
                     await self._store.delete(key, if_generation=stored.generation)
@@ -474,7 +528,7 @@ class _Tenant:
                 data["public"] = list(listed.values())
             return json.dumps(data)
 
-        await self._update(workspace_channels_key(), merged)
+        await self._update(workspace_channels_key(), merged, self._store)
         self._done |= {k for k in (mode_key, public_key) if k in self._keys}
 
 
@@ -519,6 +573,11 @@ def _placed(old: str, current: str | None, merge: bool) -> str:
 
 def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
+
+
+def _notes_of(threads: Iterable[str]) -> tuple[str, ...]:
+    """Where the old layout kept these conversations' notes and summaries."""
+    return tuple(f"sessions/{t.replace('.', '-')}/" for t in threads)
 
 
 def _erasure_key(seed: str) -> str:
