@@ -240,7 +240,4 @@ def _raise_if_key_refused(exc: Exception) -> None:
     import anthropic
 
     if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error")
-        kind = error.get("type") if isinstance(error, dict) else None
-        raise KeyRefused(exc.status_code, str(kind or "error")) from exc
+        raise KeyRefused(exc.status_code, str(exc.type or "error")) from exc

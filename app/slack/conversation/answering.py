@@ -115,7 +115,7 @@ class Answerer:
             task_display=self.task_display,
             links=self._links(client, message),
             # Slack stopped the stream: the person pressed Stop, wherever the event landed.
-            on_stopped=lambda: self._stopped_by_slack(message),
+            on_stopped=lambda: self.turns.stop(message.channel, message.thread_ts),
         )
         delivery: Delivery[TurnOpening] = Delivery(
             lambda: self._dedupe.is_duplicate(message.body),
@@ -267,9 +267,6 @@ class Answerer:
         """The turn's end, its transcript's write known to the conversation's next message."""
         if (write := turn.end(answer)) is not None:
             self.turns.writing(message.channel, message.thread_ts, write)
-
-    def _stopped_by_slack(self, message: Incoming) -> None:
-        self.turns.stop(message.channel, message.thread_ts)
 
     def _links(self, client: AsyncWebClient, message: Incoming) -> Callable[[], ThreadLinks]:
         """How this answer links to past conversations: with the URL Bolt's authorization

@@ -115,7 +115,7 @@ class SlackReplyStream:
         presence: Presence,
         task_display: TaskDisplaySupport,
         links: Callable[[], ThreadLinks],
-        on_stopped: Callable[[], None],
+        on_stopped: Callable[[], object],
     ) -> None:
         """`task_display`: which workspaces take Slack's task display; `links`: how to link
         to a past conversation's thread; `on_stopped`: Slack stopped the answer's stream (the
