@@ -150,7 +150,10 @@ class Answerer:
             # Failed or ended early: what was said is kept, nothing is learned.
             self._end(turn, message, None)
             reply.discard()  # a no-op once the reply has ended (answered, apologised, stopped)
-            await _discard(delivery.memory)
+            # The opening's reads, when nothing awaited them (a duplicate, an early failure):
+            # stopped, and their outcome collected so that nothing is left unobserved.
+            delivery.memory.cancel()
+            await asyncio.gather(delivery.memory, return_exceptions=True)
             if answering:
                 await presence.idle()
         return True
@@ -353,14 +356,6 @@ async def _within(saved: asyncio.Future[T], deadline: float | None) -> T | None:
     except Exception as exc:  # a lookup is best-effort: the answer goes on without it
         log.warning("slack.memory_lookup_failed", error=type(exc).__name__, exc_info=exc)
         return None
-
-
-async def _discard(*tasks: asyncio.Future[Any]) -> None:
-    """Stop what this turn started and no longer needs (a duplicate delivery, a failure
-    before it was awaited), and collect its outcome so nothing is left unobserved."""
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _apologise(reply: SlackReplyStream, apology: str) -> None:
