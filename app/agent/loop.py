@@ -8,7 +8,7 @@ alters one); their text is never traced, logged, summarised or remembered, and u
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.agent import stop_reasons
@@ -38,7 +38,6 @@ class LoopResult:
     text: str
     iterations: int
     stop_reason: str | None
-    usage: dict[str, int] = field(default_factory=dict)
 
     @property
     def refused(self) -> bool:
@@ -91,7 +90,6 @@ async def run_agent_loop(
     tasks = tasks or MemoryTasks(sink)
     conversation = list(messages)
     answer = _Answer(sink)
-    usage: dict[str, int] = {}
     stop_reason: str | None = None
     paused = False
 
@@ -108,8 +106,6 @@ async def run_agent_loop(
             thinking=thinking,
             iteration=iteration,
         )
-        for name, count in usage_figures(final.usage).items():
-            usage[name] = usage.get(name, 0) + count
         stop_reason = final.stop_reason
         tool_uses = [block for block in final.content if block.type == "tool_use"]
         paused = stop_reason == "pause_turn"
@@ -129,11 +125,11 @@ async def run_agent_loop(
             conversation.append({"role": "user", "content": results})
             continue
         await _end(answer, stop_reason, final)
-        return LoopResult(answer.text, iteration, stop_reason, usage)
+        return LoopResult(answer.text, iteration, stop_reason)
 
     log.warning("agent.max_iterations", iterations=max_iterations)
     await answer.end_with(stop_reasons.TOO_MANY_STEPS)
-    return LoopResult(answer.text, max_iterations, stop_reason, usage)
+    return LoopResult(answer.text, max_iterations, stop_reason)
 
 
 async def _end(answer: _Answer, stop_reason: str | None, final: Any) -> None:

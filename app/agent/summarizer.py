@@ -78,14 +78,19 @@ class ClaudeSummarizer:
         prompt = summary_prompt(previous, new_messages)
         fallback_title = previous.title if previous else None
         text, stop_reason = await self._generate(prompt, previous, self._thinking)
-        if not _has_summary(text, fallback_title):
+        try:
+            return parse_draft(text, fallback_title=fallback_title)
+        except ValueError:
             log.warning(
                 "memory.summary.empty", stop_reason=stop_reason, thinking=self._thinking.mode
             )
-            text, stop_reason = await self._generate(prompt, previous, NO_THINKING)
-            if not _has_summary(text, fallback_title):
-                raise EmptySummary(f"the model returned no summary (stop_reason {stop_reason})")
-        return parse_draft(text, fallback_title=fallback_title)
+        text, stop_reason = await self._generate(prompt, previous, NO_THINKING)
+        try:
+            return parse_draft(text, fallback_title=fallback_title)
+        except ValueError:
+            raise EmptySummary(
+                f"the model returned no summary (stop_reason {stop_reason})"
+            ) from None
 
     async def _generate(
         self, prompt: str, previous: Summary | None, thinking: Thinking
@@ -161,14 +166,6 @@ def parse_draft(text: str, *, fallback_title: str | None = None) -> SummaryDraft
         welcome=labelled.get("welcome") or None,
         next_step=labelled.get("next") or None,
     )
-
-
-def _has_summary(text: str, fallback_title: str | None) -> bool:
-    try:
-        parse_draft(text, fallback_title=fallback_title)
-    except ValueError:
-        return False
-    return True
 
 
 def _label(line: str) -> str | None:

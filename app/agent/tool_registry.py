@@ -37,15 +37,8 @@ class ToolRegistry:
     def __init__(self, tools: Iterable[BetaAsyncBuiltinFunctionTool] = ()) -> None:
         self._tools = {tool.name: tool for tool in tools}
 
-    def __contains__(self, name: str) -> bool:
-        return name in self._tools
-
     def params(self) -> list[dict[str, Any]]:
         return [dict(tool.to_dict()) for tool in self._tools.values()]
-
-    async def run(self, tool_use_id: str, name: str, tool_input: object) -> dict[str, Any]:
-        """Run one `tool_use` block and return its `tool_result` content block."""
-        return (await self.outcome(tool_use_id, name, tool_input)).result
 
     async def outcome(self, tool_use_id: str, name: str, tool_input: object) -> ToolOutcome:
         """Run one `tool_use` block: its `tool_result` block, and how it went."""

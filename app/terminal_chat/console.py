@@ -179,12 +179,6 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
                 "create a key at console.anthropic.com and set it"
             )
             return report_problem("orion chat stopped", problem, EXIT_PROBLEM, hint=ENV_HINT)
-        except Exception as exc:  # the conversation goes on, as in Slack
-            from app.agent.errors import friendly_error
-
-            log.warning("chat.turn.failed", error=type(exc).__name__, exc_info=exc)
-            out.write(f"\n{friendly_error(exc)}\n\n")
-            continue
         out.write("\n\n")
 
 

@@ -8,11 +8,9 @@ import secrets
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.learning.conversation_record import ConversationOwner, said
-from app.learning.conversations import TurnTranscript
 from app.learning.opening import Opening, open_event
 from app.learning.undo import UndoResult, undo_changes
 from app.memory.change_log import ChangeLog
@@ -70,7 +68,6 @@ class Conversation:
         # The note of the last answer (what it changed in memory), and its undo: `/undo`
         # is the button under that answer, never under an earlier one.
         self.last_note: MemoryNote | None = None
-        self._last_undo: str | None = None
 
     @classmethod
     async def start(cls, settings: Settings, user_id: str) -> Conversation:
@@ -98,46 +95,42 @@ class Conversation:
         """Answer `text`, streaming to `reply`. Raises KeyRefused, or whatever else stopped
         the turn (a stopped turn, cancelled, is forgotten: neither it nor its question stays
         in the history)."""
+        from app.agent.exchange import Exchange
         from app.agent.history import ThreadMessage
         from app.agent.request import TurnRequest
 
-        agent = self._services.agent
-        changes = ChangeLog()
-        self.last_note, self._last_undo = None, None
+        self.last_note = None
         opening = await self._open()
         history = [*self._history, ThreadMessage("user", text)]
-        turn = TurnRequest(
+        turn = Exchange(self._services.agent, self._learn)
+        transcript = opening.transcript() if opening is not None else None
+        if transcript is not None:
+            transcript.add(said("user", text, at=turn.began))
+        request = TurnRequest(
             user_id=self.user_id,
             channel_id=CHANNEL,
             thread_ts=self.thread_ts,
             history=history,
             opening=opening,
-            changes=changes,
+            changes=ChangeLog(),
         )
-        capturing = self._learn(agent.capture_preferences(turn, text))
-        transcript = opening.transcript() if opening is not None else None
-        if transcript is not None:
-            transcript.add(said("user", text, at=datetime.now(UTC)))
+        turn.begin(request, transcript, text)
         try:
-            result = await agent.answer(turn, reply)
+            result = await turn.agent.answer(request, reply)
         except BaseException as exc:
-            if transcript is not None:
-                self._learn(self._keep(agent, turn, transcript, None))
+            turn.end(None)
             if isinstance(exc, Exception):
                 _raise_if_key_refused(exc)
             raise
-        if not result.refused:  # kept, a refused exchange would have the next refused too
+        if result.refused:
+            # Nothing of a refused exchange is kept: the next would be refused too.
+            turn.transcript = None
+        else:
             self._history = [*history, ThreadMessage("assistant", result.text)]
-            if transcript is not None:
-                transcript.add(said("assistant", result.text, at=datetime.now(UTC)))
+            turn.keep_answer(result.text)
+        turn.end(result.text)
         # The same note as under a Slack answer: what the store confirmed changing.
-        await asyncio.wait({capturing})
-        self.last_note = await agent.memory_note(turn)
-        if self.last_note is not None:
-            self._last_undo = self.last_note.undo_id
-        if transcript is not None and result.refused:
-            transcript = None  # nothing of a refused exchange is kept
-        self._learn(self._keep(agent, turn, transcript, None if result.refused else result.text))
+        self.last_note = await turn.note()
         return result.text
 
     async def _open(self, *, conversation: bool = True) -> Opening | None:
@@ -148,25 +141,12 @@ class Conversation:
             return None
         return await open_event(
             store,
-            self._owner,
+            ConversationOwner(self.user_id, CHANNEL),
             self.thread_ts,
             budget_s=self.settings.memory_load_timeout_s,
             token_budget=self.settings.memory_context_token_budget,
             conversation=conversation,
         )
-
-    @property
-    def _owner(self) -> ConversationOwner:
-        return ConversationOwner(self.user_id, CHANNEL)
-
-    @staticmethod
-    async def _keep(
-        agent: Any, turn: Any, transcript: TurnTranscript | None, answer: str | None
-    ) -> None:
-        """The turn's transcript, in one write, then what it taught and its settle."""
-        if transcript is not None:
-            transcript.write()
-        await agent.after_turn(turn, answer, transcript)
 
     async def greeting(self) -> str:
         """What Slack's greeting would say to this person (app/slack/conversation/greeting.py):
@@ -185,9 +165,10 @@ class Conversation:
         """Undo what the last answer changed in memory (`/undo`); None when it changed
         nothing that can be undone."""
         store = self._services.storage.memory_store
-        if store is None or self._last_undo is None:
+        undo = self.last_note.undo_id if self.last_note is not None else None
+        if store is None or undo is None:
             return None
-        return await undo_changes(store, self._last_undo, self.user_id)
+        return await undo_changes(store, undo, self.user_id)
 
     @property
     def learning(self) -> bool:
@@ -235,8 +216,8 @@ class Conversation:
             if p in touched
         ]
 
-    def _learn(self, work: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
-        task = asyncio.ensure_future(work)
+    def _learn(self, work: Coroutine[Any, Any, None], *, name: str) -> asyncio.Future[None]:
+        task = asyncio.create_task(work, name=name)
         self._learning.append(task)
         return task
 
@@ -259,7 +240,4 @@ def _raise_if_key_refused(exc: Exception) -> None:
     import anthropic
 
     if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error")
-        kind = error.get("type") if isinstance(error, dict) else None
-        raise KeyRefused(exc.status_code, str(kind or "error")) from exc
+        raise KeyRefused(exc.status_code, str(exc.type or "error")) from exc

@@ -10,6 +10,7 @@ from typing import Any
 from anthropic import AsyncAnthropic
 from anthropic.lib.tools._beta_functions import BetaAsyncBuiltinFunctionTool
 from anthropic.types.beta import BetaToolParam
+from structlog.testing import capture_logs
 
 from app.agent.loop import MAX_ITERATIONS, run_agent_loop
 from app.agent.prompt_cache import EPHEMERAL
@@ -72,7 +73,8 @@ async def test_a_tool_call_is_run_and_its_result_sent_back_before_claude_answers
     tool_id = claude.reply_tool_use("memory", create, text="Let me note that.")
     claude.reply("Noted: tea it is.")
 
-    result = await run(claude_client, tools_for_turn(store=backend.store, scope=SCOPE), sink)
+    with capture_logs() as logs:
+        result = await run(claude_client, tools_for_turn(store=backend.store, scope=SCOPE), sink)
 
     # The person sees both steps' text, kept apart, and what Orion was doing in between:
     # the progress note (a thinking block under `between_tools`) is shown as it comes, but
@@ -128,11 +130,15 @@ async def test_a_tool_call_is_run_and_its_result_sent_back_before_claude_answers
             "memory_overview",
             "forget",
         ]
-    # Usage adds up over both calls (FakeClaude's counts depend only on what it was sent):
-    # every prompt token was read fresh, read from the cache or written to it.
+    # Each call's logged usage (FakeClaude's counts depend only on what it was sent): every
+    # prompt token was read fresh, read from the cache or written to it.
     sent = sum(script.prompt_blocks_total(body) for body in claude.requests)
-    assert sent == result.usage["input"] + sum(
-        result.usage[f"cache_{kind}_input_tokens"] for kind in ("read", "creation")
+    calls = [line for line in logs if line["event"] == "agent.claude.call"]
+    assert len(calls) == 2
+    assert sent == sum(
+        call[f"{kind}_tokens"]
+        for call in calls
+        for kind in ("input", "cache_read_input", "cache_creation_input")
     )
 
 

@@ -241,9 +241,9 @@ async def test_the_registry_offers_and_runs_it(store: ObjectStore) -> None:
     [param] = registry.params()
     assert param["name"] == "recall" and param["input_schema"]["required"] == ["queries"]
     assert "user" not in json.dumps(param["input_schema"]["properties"])
-    result = await registry.run("toolu_1", "recall", {"queries": ["hiring"]})
+    result = (await registry.outcome("toolu_1", "recall", {"queries": ["hiring"]})).result
     assert result["tool_use_id"] == "toolu_1" and titles(result["content"]) == ["Hiring plan"]
-    error = await registry.run("toolu_2", "recall", {"query": 1})
+    error = (await registry.outcome("toolu_2", "recall", {"query": 1})).result
     assert error["is_error"] is True
 
 

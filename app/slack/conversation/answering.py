@@ -2,26 +2,23 @@
 (docs/architecture.md, "How an event flows").
 
 Claude's first request waits only for one storage budget's reads, beside the dedupe claim
-(turn_opening.py). The message and the answer go into the transcript in one write as the
-answer ends; then what the turn taught is written in the background, the turn settles with its
-owner's erasure guard, and the memory note follows (`_show_memory_note`). A stopped or cut-off turn
-(running_turns.py) also writes its transcript once and settles."""
+(turn_opening.py). The turn's end, as `orion chat` ends it too, is app/agent/exchange.py; a
+stopped or cut-off turn (running_turns.py) also writes its transcript once and settles."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.errors import friendly_error
+from app.agent.exchange import Exchange
 from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
-from app.learning.conversation_record import moment_of, said
-from app.learning.conversations import TurnTranscript
+from app.learning.conversation_record import moment_of
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
 from app.observability.logging import get_logger
@@ -58,8 +55,6 @@ from app.storage.deadline import seconds_until
 if TYPE_CHECKING:
     from slack_bolt.context.async_context import AsyncBoltContext
 
-    from app.agent.turn import Agent
-
 log = get_logger(__name__)
 
 T = TypeVar("T")
@@ -86,18 +81,6 @@ class Incoming:
     shared_externally: bool = False
 
 
-@dataclass
-class _Turn:
-    """What a claimed turn has got to, for whoever ends it (answered, failed or early)."""
-
-    began: datetime
-    opening: TurnOpening | None = None
-    transcript: TurnTranscript | None = None
-    request: TurnRequest | None = None
-    capturing: asyncio.Future[None] | None = None
-    finished: bool = False  # answered whole: the turn end learns from it
-
-
 class Answerer:
     def __init__(
         self, provider: ServiceProvider, dedupe: EventDeduplicator, turns: RunningTurns
@@ -122,7 +105,6 @@ class Answerer:
         Never raises for a failure the person can be told about: they get an apology.
         """
         settings = self._provider.settings
-        agent = self._provider.services.agent
         reply = SlackReplyStream(
             client,
             channel=message.channel,
@@ -133,7 +115,7 @@ class Answerer:
             task_display=self.task_display,
             links=self._links(client, message),
             # Slack stopped the stream: the person pressed Stop, wherever the event landed.
-            on_stopped=lambda: self._stopped_by_slack(message),
+            on_stopped=lambda: self.turns.stop(message.channel, message.thread_ts),
         )
         delivery: Delivery[TurnOpening] = Delivery(
             lambda: self._dedupe.is_duplicate(message.body),
@@ -142,7 +124,8 @@ class Answerer:
             memory=lambda: self._open(message, client),
         )
         answering = False
-        turn = _Turn(began=_now())
+        # What the turn has got to, for whoever ends it (answered, failed or early).
+        turn = Exchange(self._provider.services.agent, run_in_background)
         try:
             if not await delivery.claim(presence.working):
                 return False  # another delivery of this event is answering: leave it be
@@ -162,15 +145,15 @@ class Answerer:
             log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
             await _apologise(reply, friendly_error(exc))
             # What the failed turn did save is still shown, and can be undone.
-            await _show_memory_note(client, agent, turn)
+            await _show_memory_note(client, turn)
         finally:
-            if turn.request is not None and not turn.finished:
-                # Failed or ended early: what was said is kept, nothing is learned, and the
-                # turn settles (what it wrote must not outlive an erasure).
-                self._write_transcript(turn, message)
-                run_in_background(_turn_end(turn, agent, None), name="memory.after_turn")
+            # Failed or ended early: what was said is kept, nothing is learned.
+            self._end(turn, message, None)
             reply.discard()  # a no-op once the reply has ended (answered, apologised, stopped)
-            await _discard(delivery.memory)
+            # The opening's reads, when nothing awaited them (a duplicate, an early failure):
+            # stopped, and their outcome collected so that nothing is left unobserved.
+            delivery.memory.cancel()
+            await asyncio.gather(delivery.memory, return_exceptions=True)
             if answering:
                 await presence.idle()
         return True
@@ -194,13 +177,12 @@ class Answerer:
     async def _claimed(
         self,
         message: Incoming,
-        turn: _Turn,
+        turn: Exchange,
         reply: SlackReplyStream,
         delivery: Delivery[TurnOpening],
         client: AsyncWebClient,
     ) -> None:
         """The turn, once this delivery is the one answering."""
-        agent = self._provider.services.agent
         memory_enabled = self._provider.settings.memory_enabled
         if memory_enabled and not message.in_channel:
             # Shown once this delivery is the one answering (a retry's twin shows nothing).
@@ -208,7 +190,6 @@ class Answerer:
         opening = await _within(delivery.memory, delivery.deadline)
         if opening is None:  # storage gave no answer in time: nothing of it is used
             opening = TurnOpening(None, None)
-        turn.opening = opening
         gate = None
         if message.in_channel:
             # Nothing is shown before the channel says Orion answers there.
@@ -231,9 +212,8 @@ class Answerer:
             history = turn_history(
                 opening, thread_ts=message.thread_ts, ts=message.ts, text=message.text
             )
-        turn.transcript = history.transcript
         scope = await recall_scope(client, message, gate) if gate is not None else None
-        turn.request = TurnRequest(
+        request = TurnRequest(
             user_id=message.user or "",
             channel_id=message.channel,
             thread_ts=message.thread_ts,
@@ -244,12 +224,8 @@ class Answerer:
             channel=scope,
             memory_off=gate is not None and gate.verdict is not Verdict.REMEMBER,
         )
-        if message.user and turn.request.remembers and not message.in_channel:
-            # Beside the answer, not before it: stated preferences are saved at once.
-            turn.capturing = run_in_background(
-                agent.capture_preferences(turn.request, message.text), name="memory.preferences"
-            )
-        result = await agent.answer(turn.request, reply)
+        turn.begin(request, history.transcript, message.text)
+        result = await turn.agent.answer(request, reply)
         # The answer carries its trace, so feedback on it scores that very trace.
         await reply.finish(
             blocks=feedback_blocks(), metadata=answer_metadata(tracing.current_trace_id())
@@ -261,20 +237,17 @@ class Answerer:
             if turn.transcript is not None:
                 turn.transcript.take_back(message.ts)
         else:
-            self._keep_answer(turn, result.text, reply)
-        self._write_transcript(turn, message)  # at once: the next message reads it
+            turn.keep_answer(result.text, ts=reply.ts)
         # Only now, with the reply complete: the summary must never hold up this reply
         # (nor wait for the note below).
-        run_in_background(_turn_end(turn, agent, result.text), name="memory.after_turn")
-        turn.finished = True
-        # What the store confirmed changing, under the answer.
-        await _show_memory_note(client, agent, turn)
+        self._end(turn, message, result.text)
+        await _show_memory_note(client, turn)
 
     async def _ended_early(
         self,
         why: EndedEarly,
         message: Incoming,
-        turn: _Turn,
+        turn: Exchange,
         reply: SlackReplyStream,
         client: AsyncWebClient,
     ) -> None:
@@ -284,30 +257,19 @@ class Answerer:
         if why is EndedEarly.CUT_OFF:
             log.info("slack.turn.cut_off", written_chars=len(reply.text))
             await reply.fail(CUT_OFF_LINE, ask_again_blocks(message.ts))
-            self._keep_answer(turn, reply.text, reply)
-            self._write_transcript(turn, message)  # before the process stops
+            turn.keep_answer(reply.text, ts=reply.ts)
+            self._end(turn, message, None)  # before the process stops
             return
         log.info("slack.turn.stopped", written_chars=len(reply.text))
         await reply.stop()
-        self._keep_answer(turn, reply.text, reply)
+        turn.keep_answer(reply.text, ts=reply.ts)
         # What the stopped turn did save is still shown, and can be undone.
-        await _show_memory_note(client, self._provider.services.agent, turn)
+        await _show_memory_note(client, turn)
 
-    def _keep_answer(self, turn: _Turn, text: str, reply: SlackReplyStream) -> None:
-        """The answer, as the person saw it, into the transcript at once: the next message
-        reads it."""
-        if turn.transcript is not None and text and not turn.finished:
-            turn.transcript.add(said("assistant", text, at=_now(), ts=reply.ts))
-
-    def _write_transcript(self, turn: _Turn, message: Incoming) -> None:
-        """What the turn added to its conversation, in one write (its next message waits
-        for it)."""
-        if turn.transcript is not None:
-            write = turn.transcript.write()
+    def _end(self, turn: Exchange, message: Incoming, answer: str | None) -> None:
+        """The turn's end, its transcript's write known to the conversation's next message."""
+        if (write := turn.end(answer)) is not None:
             self.turns.writing(message.channel, message.thread_ts, write)
-
-    def _stopped_by_slack(self, message: Incoming) -> None:
-        self.turns.stop(message.channel, message.thread_ts)
 
     def _links(self, client: AsyncWebClient, message: Incoming) -> Callable[[], ThreadLinks]:
         """How this answer links to past conversations: with the URL Bolt's authorization
@@ -325,26 +287,12 @@ class Answerer:
         await self._workspaces.get(client, team)
 
 
-async def _turn_end(turn: _Turn, agent: Agent, answer: str | None) -> None:
-    """Once the turn's writers are done (a captured preference): what the turn taught
-    (`answer`: None when there is nothing to learn from), and its settle."""
-    if turn.capturing is not None:
-        await asyncio.gather(turn.capturing, return_exceptions=True)
-    if turn.request is not None:
-        await agent.after_turn(turn.request, answer, turn.transcript)
-
-
-async def _show_memory_note(client: AsyncWebClient, agent: Agent, turn: _Turn) -> None:
+async def _show_memory_note(client: AsyncWebClient, turn: Exchange) -> None:
     """The memory note under the answer: a message of its own, with an Undo
-    (memory_undo.py), once the message's preferences are saved (so it names them too). Never
-    raises: the answer is already shown."""
-    if turn.request is None:
-        return
+    (memory_undo.py). Never raises: the answer is already shown."""
     try:
-        if turn.capturing is not None:
-            await asyncio.wait({turn.capturing})  # never cancelled here: it is the save itself
-        note = await agent.memory_note(turn.request)
-        if note is None:
+        note = await turn.note()
+        if note is None or turn.request is None:
             return
         lines = [str(line) for line in note.lines]
         await client.chat_postMessage(
@@ -389,10 +337,6 @@ async def _answers_here(client: AsyncWebClient, message: Incoming, gate: Channel
     return False
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 # The opening's reads end at the storage deadline by themselves, answering with what
 # arrived; building it from them takes a moment more, longer on a busy core. Cut off at
 # the deadline itself, a turn would go out without the memory that did arrive.
@@ -412,14 +356,6 @@ async def _within(saved: asyncio.Future[T], deadline: float | None) -> T | None:
     except Exception as exc:  # a lookup is best-effort: the answer goes on without it
         log.warning("slack.memory_lookup_failed", error=type(exc).__name__, exc_info=exc)
         return None
-
-
-async def _discard(*tasks: asyncio.Future[Any]) -> None:
-    """Stop what this turn started and no longer needs (a duplicate delivery, a failure
-    before it was awaited), and collect its outcome so nothing is left unobserved."""
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _apologise(reply: SlackReplyStream, apology: str) -> None:

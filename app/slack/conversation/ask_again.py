@@ -69,7 +69,7 @@ def register(
                 log.info("slack.ask_again.refused", found=question is not None)
                 await _tell(client, channel, user, thread_ts, NOT_YOURS if question else NOT_FOUND)
                 return
-            if not await dedupe.first_time(_claim_id(channel, question_ts)):
+            if not await dedupe.first_time(f"askagain{channel}{question_ts.replace('.', '')}"):
                 log.info("slack.ask_again.already_asked")
                 return
 
@@ -98,10 +98,6 @@ def register(
                 client=client,
                 presence=presence,
             )
-
-
-def _claim_id(channel: str, question_ts: str) -> str:
-    return f"askagain{channel}{question_ts.replace('.', '')}"
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ class PacedStream:
         user_id: str | None,
         team_id: str | None,
         on_failure: Callable[[Exception], None],
-        on_stopped: Callable[[], None] = lambda: None,
+        on_stopped: Callable[[], object] = lambda: None,
         tasks_allowed: bool = False,
         on_tasks_refused: Callable[[str | None], None] | None = None,
     ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -29,7 +30,6 @@ from app.slack.conversation.presence import Presence
 from app.slack.conversation.task_display import (
     STOPPED,
     UNFINISHED,
-    TaskBoard,
     TaskDisplaySupport,
     task_chunk,
 )
@@ -115,7 +115,7 @@ class SlackReplyStream:
         presence: Presence,
         task_display: TaskDisplaySupport,
         links: Callable[[], ThreadLinks],
-        on_stopped: Callable[[], None],
+        on_stopped: Callable[[], object],
     ) -> None:
         """`task_display`: which workspaces take Slack's task display; `links`: how to link
         to a past conversation's thread; `on_stopped`: Slack stopped the answer's stream (the
@@ -125,7 +125,7 @@ class SlackReplyStream:
         self._channel = channel
         self._thread_ts = thread_ts
         self._links = links
-        self._tasks = TaskBoard()
+        self._tasks: dict[str, MemoryTask] = {}  # each task's latest state
         self._stream = PacedStream(
             client,
             channel=channel,
@@ -171,17 +171,19 @@ class SlackReplyStream:
         """Queue the task's update for the answer's stream; never waits for Slack."""
         if self._finished:
             return
-        self._tasks.record(task)
+        self._tasks[task.id] = task
         self._stream.push_task(task_chunk(task, self._links()))
 
     def link_to(self, channel: str, ts: str, thread_ts: str | None = None) -> str | None:
         return self._links().to(channel, ts, thread_ts)
 
     def _end_tasks(self, output: str) -> None:
-        """Every task still in progress, shown as not done with the stream's end: none
-        outlives the answer."""
-        for task in self._tasks.end_unfinished(output):
-            self._stream.push_task(task_chunk(task, self._links()), send=False)
+        """Every task still in progress, shown as not done (`error`, with `output`) with the
+        stream's end: none outlives the answer."""
+        for task in list(self._tasks.values()):
+            if task.status == "in_progress":
+                self._tasks[task.id] = ended = replace(task, status="error", output=output)
+                self._stream.push_task(task_chunk(ended, self._links()), send=False)
 
     async def finish(
         self,

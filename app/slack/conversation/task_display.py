@@ -8,7 +8,6 @@ remembered for the process's life: its answers stream as plain text with the sta
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import replace
 
 from slack_sdk.models.blocks.block_elements import UrlSourceElement
 from slack_sdk.models.messages.chunk import PlanUpdateChunk, TaskUpdateChunk
@@ -93,27 +92,3 @@ def _link(source: TaskSource, links: ThreadLinks) -> str | None:
     if source.message_ts is None:
         return links.to(source.channel, source.thread_ts)
     return links.to(source.channel, source.message_ts, thread_ts=source.thread_ts)
-
-
-class TaskBoard:
-    """The latest state of each task of one answer, to end the ones still in progress."""
-
-    def __init__(self) -> None:
-        self._tasks: dict[str, MemoryTask] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self._tasks)
-
-    def record(self, task: MemoryTask) -> None:
-        self._tasks[task.id] = task
-
-    def end_unfinished(self, output: str) -> list[MemoryTask]:
-        """The tasks still in progress, ended as not done (`error`, with `output`)."""
-        ended = [
-            replace(task, status="error", output=output)
-            for task in self._tasks.values()
-            if task.status == "in_progress"
-        ]
-        for task in ended:
-            self.record(task)
-        return ended
