@@ -57,8 +57,7 @@ class ModeChoice:
     def parse(data: object) -> ModeChoice | None:
         if not isinstance(data, dict):
             return None
-        mode, by, at = data.get("mode"), data.get("by"), data.get("at")
-        moment = parse_time(at) if isinstance(at, str) else None
+        mode, by, moment = data.get("mode"), data.get("by"), parse_time(data.get("at"))
         if not isinstance(mode, str) or not is_user_id(by) or moment is None:
             return None
         try:
@@ -150,8 +149,8 @@ class ChannelChange:
     def parse(item: object) -> ChannelChange | None:
         if not isinstance(item, dict):
             return None
-        at, by, action, what = (item.get(k) for k in ("at", "by", "action", "what"))
-        moment = parse_time(at) if isinstance(at, str) else None
+        by, action, what = (item.get(k) for k in ("by", "action", "what"))
+        moment = parse_time(item.get("at"))
         if moment is None or not (is_user_id(by) or by == SLACK) or not isinstance(what, str):
             return None
         if action not in ("write", "delete", "forget", "erase", "archive", "unarchive"):
