@@ -19,7 +19,6 @@ from app.learning.welcome import freshest_summary
 from app.memory.homes import Home, person, preferences_key
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_memory_path
-from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore, at_most
 
 PREVIEW_LINES = 3
@@ -105,7 +104,7 @@ async def take_inventory(
         conversations=threads,
         conversations_total=len(listed) - (len(read) - len(threads)),
         channel_threads=len(channel_threads(home, (o.key for o in noted), settings_content)),
-        memory_notes=notes_choice(load_json_object(settings_content, what="settings")),
+        memory_notes=notes_choice(settings_content),
     )
 
 
