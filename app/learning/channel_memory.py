@@ -28,13 +28,7 @@ from app.memory.scopes import ChannelMemoryScope, is_user_id, to_key, to_memory_
 from app.memory.tolerant_json import Unreadable, load_json_object
 from app.observability.audit import SLACK, Action, audit, channel_scope
 from app.observability.logging import get_logger
-from app.storage.store import (
-    ObjectInfo,
-    ObjectStore,
-    PreconditionFailed,
-    at_most,
-    update_object,
-)
+from app.storage.store import ObjectInfo, ObjectStore, PreconditionFailed, at_most, update_object
 
 log = get_logger(__name__)
 
