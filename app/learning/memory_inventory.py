@@ -127,18 +127,13 @@ async def _note(store: ObjectStore, user_id: str, key: str, full: bool) -> Note 
         return None  # deleted since the listing
     return Note(
         key=key,
-        path=note_path(user_id, key),
+        # As Claude sees it: `/memories/users/{user}/notes.md`.
+        path=to_memory_path(f"users/{user_id}/" + key.removeprefix(person(user_id).memory_prefix)),
         size=stored.size,
         updated=stored.updated,
         preview=preview(stored.content),
         content=stored.content if full else None,
     )
-
-
-def note_path(user_id: str, key: str) -> str:
-    """A note as Claude sees it: `/memories/users/{user}/notes.md`."""
-    memory = person(user_id).memory_prefix
-    return to_memory_path(f"users/{user_id}/" + key.removeprefix(memory))
 
 
 async def _conversation(
