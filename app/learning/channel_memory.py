@@ -28,13 +28,7 @@ from app.memory.scopes import ChannelMemoryScope, is_user_id, to_key, to_memory_
 from app.memory.tolerant_json import Unreadable, load_json_object
 from app.observability.audit import SLACK, Action, audit, channel_scope
 from app.observability.logging import get_logger
-from app.storage.store import (
-    ObjectInfo,
-    ObjectStore,
-    PreconditionFailed,
-    at_most,
-    update_object,
-)
+from app.storage.store import ObjectInfo, ObjectStore, PreconditionFailed, at_most, update_object
 
 log = get_logger(__name__)
 
@@ -57,8 +51,7 @@ class ModeChoice:
     def parse(data: object) -> ModeChoice | None:
         if not isinstance(data, dict):
             return None
-        mode, by, at = data.get("mode"), data.get("by"), data.get("at")
-        moment = parse_time(at) if isinstance(at, str) else None
+        mode, by, moment = data.get("mode"), data.get("by"), parse_time(data.get("at"))
         if not isinstance(mode, str) or not is_user_id(by) or moment is None:
             return None
         try:
@@ -150,8 +143,8 @@ class ChannelChange:
     def parse(item: object) -> ChannelChange | None:
         if not isinstance(item, dict):
             return None
-        at, by, action, what = (item.get(k) for k in ("at", "by", "action", "what"))
-        moment = parse_time(at) if isinstance(at, str) else None
+        by, action, what = (item.get(k) for k in ("by", "action", "what"))
+        moment = parse_time(item.get("at"))
         if moment is None or not (is_user_id(by) or by == SLACK) or not isinstance(what, str):
             return None
         if action not in ("write", "delete", "forget", "erase", "archive", "unarchive"):

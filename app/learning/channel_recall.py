@@ -40,12 +40,7 @@ from typing import Any
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.types.beta import BetaToolParam
 
-from app.learning.recall import (
-    LinkTo,
-    Shown,
-    recall,
-    recall_tool_param,
-)
+from app.learning.recall import LinkTo, Shown, recall, recall_tool_param
 from app.memory.homes import Home, channel, workspace_channels_key
 from app.memory.scopes import is_shared_channel_id, validate_channel
 from app.memory.tolerant_json import load_json_object

@@ -115,20 +115,10 @@ class ConversationOwner:
     def parse(data: object) -> ConversationOwner | None:
         if not isinstance(data, dict):
             return None
-        kind = data.get("kind", "person")  # records from before channels name none
-        user = data.get("user")
+        kind, user = data.get("kind", "person"), data.get("user")  # no kind: from before channels
         if user is None and kind == "channel":
             user = NOBODY
-        try:
-            return ConversationOwner(
-                user,  # type: ignore[arg-type]  # validated here
-                data.get("channel"),  # type: ignore[arg-type]
-                _team_id(data.get("team")),
-                _team_id(data.get("enterprise")),
-                kind,
-            )
-        except ValueError:
-            return None
+        return _owner(user, data.get("channel"), data.get("team"), data.get("enterprise"), kind)
 
 
 def owner_of_event(
@@ -140,8 +130,13 @@ def owner_of_event(
     kind: OwnerKind = "person",
 ) -> ConversationOwner | None:
     """The owner an event's ids make, or None when they are not Slack's shapes."""
-    if not user or not channel:
-        return None
+    return _owner(user, channel, team, enterprise, kind) if user and channel else None
+
+
+def _owner(
+    user: Any, channel: Any, team: Any, enterprise: Any, kind: Any
+) -> ConversationOwner | None:
+    """The owner these ids make (validated), or None."""
     try:
         return ConversationOwner(user, channel, _team_id(team), _team_id(enterprise), kind)
     except ValueError:
@@ -185,8 +180,7 @@ class TranscriptMessage:
     def parse(item: object) -> TranscriptMessage | None:
         if not isinstance(item, dict):
             return None
-        role, text, at = item.get("role"), item.get("text"), item.get("at")
-        moment = parse_time(at) if isinstance(at, str) else None
+        role, text, moment = item.get("role"), item.get("text"), parse_time(item.get("at"))
         if role not in ("user", "assistant") or not isinstance(text, str) or moment is None:
             return None
         ts, user, bot = item.get("ts"), item.get("user"), item.get("bot")
@@ -337,8 +331,7 @@ class ConversationRecord:
         owner. Messages that cannot be read are skipped, the rest kept in order."""
         data = load_json_object(content, what="conversation_record")
         owner = ConversationOwner.parse(data.get("owner"))
-        thread, started = data.get("thread"), data.get("started")
-        moment = parse_time(started) if isinstance(started, str) else None
+        thread, moment = data.get("thread"), parse_time(data.get("started"))
         if owner is None or not is_thread_ts(thread) or moment is None:
             return None
         items = data.get("messages")

@@ -69,7 +69,8 @@ async def erase_home(store: ObjectStore, home: Home, *, keep: tuple[str, ...] = 
     sections named in `keep`), then every other object of the home deleted; how many
     objects went."""
     await _mark(store, home, datetime.now(UTC), keep)
-    return await _delete_home(store, home)
+    listing = await store.list(home.prefix)
+    return await delete_all(store, [obj.key for obj in listing if obj.key != home.profile_key])
 
 
 async def _mark(store: ObjectStore, home: Home, moment: datetime, keep: tuple[str, ...]) -> None:
@@ -81,11 +82,6 @@ async def _mark(store: ObjectStore, home: Home, moment: datetime, keep: tuple[st
         return marked.render()
 
     await update_object(store, home.profile_key, mark)
-
-
-async def _delete_home(store: ObjectStore, home: Home) -> int:
-    listing = await store.list(home.prefix)
-    return await delete_all(store, [obj.key for obj in listing if obj.key != home.profile_key])
 
 
 async def forget_everything(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.learning.profile import Profile
@@ -46,16 +45,11 @@ class Forgotten(Exception):
     was taken back."""
 
 
-@dataclass
-class _Written:
-    generations: dict[str, int] = field(default_factory=dict)  # key → the version written
-
-
 class _Recording(StoreLayer):
     """The store as the event writes to it: each write into the owner's home noted (what
     an erasure takes back; another owner's objects are theirs to keep)."""
 
-    def __init__(self, inner: ObjectStore, written: _Written, home: Home) -> None:
+    def __init__(self, inner: ObjectStore, written: dict[str, int], home: Home) -> None:
         super().__init__(inner)
         self._written = written
         self._home = home
@@ -63,7 +57,7 @@ class _Recording(StoreLayer):
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         generation = await self.inner.write(key, content, if_generation=if_generation)
         if key.startswith(self._home.prefix):
-            self._written.generations[key] = generation
+            self._written[key] = generation  # the version written
         return generation
 
 
@@ -88,7 +82,7 @@ class Guard:
             self.profile, self.readable = Profile.to_update(read.content if read else None), True
         except Unreadable:  # the event answers without memory (app/learning/opening.py)
             self.profile, self.readable = Profile(), False
-        self._written = _Written()
+        self._written: dict[str, int] = {}
         self.store: ObjectStore = _Recording(store, self._written, home)
 
     @classmethod
@@ -100,7 +94,7 @@ class Guard:
 
     def noted(self, key: str, generation: int) -> None:
         """A write made past `store` (an update that already knows its result)."""
-        self._written.generations[key] = generation
+        self._written[key] = generation
 
     async def settle(
         self,
@@ -169,7 +163,7 @@ class Guard:
     async def _take_back(self, *, whole: bool, thread_ts: str | None) -> None:
         """The event's writes (`whole`), or those of the forgotten conversation, each only
         at the version the event left."""
-        keys = dict(self._written.generations)
+        keys = dict(self._written)
         if not whole and thread_ts is not None:
             # The conversation's object and notes, and the undo record of what the turn
             # changed (it may hold the notes' old content).
@@ -181,11 +175,7 @@ class Guard:
             await asyncio.gather(
                 *(self._delete(key, generation) for key, generation in keys.items())
             )
-            if (
-                not whole
-                and thread_ts is not None
-                and self.home.search_key in self._written.generations
-            ):
+            if not whole and thread_ts is not None and self.home.search_key in self._written:
                 from app.learning.search_index import remove_documents
 
                 await remove_documents(self._store, self.home, {thread_ts})

@@ -19,7 +19,6 @@ from app.learning.welcome import freshest_summary
 from app.memory.homes import Home, person, preferences_key
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_memory_path
-from app.memory.tolerant_json import load_json_object
 from app.storage.store import ObjectStore, at_most
 
 PREVIEW_LINES = 3
@@ -105,7 +104,7 @@ async def take_inventory(
         conversations=threads,
         conversations_total=len(listed) - (len(read) - len(threads)),
         channel_threads=len(channel_threads(home, (o.key for o in noted), settings_content)),
-        memory_notes=notes_choice(load_json_object(settings_content, what="settings")),
+        memory_notes=notes_choice(settings_content),
     )
 
 
@@ -128,18 +127,13 @@ async def _note(store: ObjectStore, user_id: str, key: str, full: bool) -> Note 
         return None  # deleted since the listing
     return Note(
         key=key,
-        path=note_path(user_id, key),
+        # As Claude sees it: `/memories/users/{user}/notes.md`.
+        path=to_memory_path(f"users/{user_id}/" + key.removeprefix(person(user_id).memory_prefix)),
         size=stored.size,
         updated=stored.updated,
         preview=preview(stored.content),
         content=stored.content if full else None,
     )
-
-
-def note_path(user_id: str, key: str) -> str:
-    """A note as Claude sees it: `/memories/users/{user}/notes.md`."""
-    memory = person(user_id).memory_prefix
-    return to_memory_path(f"users/{user_id}/" + key.removeprefix(memory))
 
 
 async def _conversation(

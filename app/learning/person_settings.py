@@ -12,7 +12,6 @@ import contextlib
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from app.learning.guard import Forgotten, Guard
 from app.memory.homes import Home, person, thread_of_name
@@ -23,18 +22,15 @@ from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed, upda
 MEMORY_NOTES = "memory_notes"
 
 
-async def read_settings(store: ObjectStore, user_id: str) -> dict[str, Any]:
-    stored = await store.read(person(user_id).settings_key)
-    return load_json_object(stored.content if stored else None, what="settings")
-
-
 async def memory_notes_choice(store: ObjectStore, user_id: str) -> bool | None:
     """Whether the person chose to see the memory note under answers (None: no choice)."""
-    return notes_choice(await read_settings(store, user_id))
+    stored = await store.read(person(user_id).settings_key)
+    return notes_choice(stored.content if stored else None)
 
 
-def notes_choice(settings: dict[str, Any]) -> bool | None:
-    chosen = settings.get(MEMORY_NOTES)
+def notes_choice(settings: str | None) -> bool | None:
+    """The choice `settings` (the object's text) holds."""
+    chosen = load_json_object(settings, what="settings").get(MEMORY_NOTES)
     return chosen if isinstance(chosen, bool) else None
 
 

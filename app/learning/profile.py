@@ -50,15 +50,12 @@ class ConversationEntry:
     def parse(item: object) -> ConversationEntry | None:
         if not isinstance(item, dict):
             return None
-        thread, title, updated = item.get("thread"), item.get("title"), item.get("updated")
-        if not (is_thread_ts(thread) and isinstance(title, str) and isinstance(updated, str)):
-            return None
-        moment = parse_time(updated)
-        channel = item.get("channel")
-        if moment is None:
+        thread, title, channel = item.get("thread"), item.get("title"), item.get("channel")
+        moment = parse_time(item.get("updated"))
+        if not (is_thread_ts(thread) and isinstance(title, str)) or moment is None:
             return None
         return ConversationEntry(
-            str(thread), title, moment, channel if isinstance(channel, str) else None
+            thread, title, moment, channel if isinstance(channel, str) else None
         )
 
 
@@ -143,21 +140,24 @@ class Profile:
         marks included: written over, what was forgotten could come back
         (docs/operations.md, "A profile that cannot be read")."""
         data = object_to_update(content, what="profile")
-        profile = Profile._of(data, None)
-        if not _marks_kept(data, profile):
+        profile, forgotten = Profile._of(data, None), data.get("forgotten", {})
+        # Every erasure mark of `data` kept in `profile`?
+        if (profile.erased_at is None) != (data.get("erased_at") is None) or not (
+            isinstance(forgotten, dict) and len(profile.forgotten) == len(forgotten)
+        ):
             raise unreadable("profile", content)
         return profile
 
     @staticmethod
     def _of(data: dict[str, Any], cutoff: datetime | None) -> Profile:
-        entries = [ConversationEntry.parse(item) for item in _list(data, "conversations")]
+        items, forgotten = data.get("conversations"), data.get("forgotten")
         listed: dict[str, ConversationEntry] = {}
-        for entry in entries:
+        for item in items if isinstance(items, list) else ():
+            entry = ConversationEntry.parse(item)
             if entry is None or (cutoff is not None and entry.updated < cutoff):
                 continue
             if entry.thread_ts not in listed or listed[entry.thread_ts].updated < entry.updated:
                 listed[entry.thread_ts] = entry
-        forgotten = data.get("forgotten")
         return Profile(
             erased_at=parse_moment(data.get("erased_at")),
             forgotten={
@@ -173,18 +173,3 @@ class Profile:
 
 
 _OWN = frozenset({"version", "erased_at", "forgotten", "conversations"})
-
-
-def _marks_kept(data: dict[str, Any], profile: Profile) -> bool:
-    """Whether `profile`, read from `data`, kept every erasure mark `data` holds."""
-    forgotten = data.get("forgotten", {})
-    return (
-        (profile.erased_at is None) == (data.get("erased_at") is None)
-        and isinstance(forgotten, dict)
-        and len(profile.forgotten) == len(forgotten)
-    )
-
-
-def _list(data: dict[str, Any], name: str) -> list[Any]:
-    value = data.get(name)
-    return value if isinstance(value, list) else []

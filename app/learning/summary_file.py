@@ -45,8 +45,7 @@ class Summary:
     def parse(item: object) -> Summary | None:
         if not isinstance(item, dict):
             return None
-        title, body, updated = item.get("title"), item.get("body"), item.get("updated")
-        moment = parse_time(updated) if isinstance(updated, str) else None
+        title, body, moment = item.get("title"), item.get("body"), parse_time(item.get("updated"))
         if not isinstance(title, str) or not isinstance(body, str) or moment is None:
             return None
         return Summary(title[:MAX_TITLE_CHARS], body[:MAX_SUMMARY_CHARS], moment)

@@ -16,12 +16,14 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
 
 
-def parse_time(text: str) -> datetime | None:
+def parse_time(text: object) -> datetime | None:
     """A time as `format_time` writes it (`2026-05-04T10:12:00Z`), else None.
 
     `fromisoformat` (which reads the `Z` as UTC since Python 3.11) rather than
     `strptime`: an index holds up to 200 of them, and strptime took 15 µs each.
     """
+    if not isinstance(text, str):
+        return None
     text = text.strip()
     if len(text) != _TIME_LENGTH or text[-1] != "Z" or text[10] != "T":
         return None

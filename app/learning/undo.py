@@ -343,10 +343,8 @@ def _change(item: Any) -> MemoryChange | None:
     except ValueError:
         return None
     generation = item.get("after_generation")
-    if generation is not None and not isinstance(generation, int):
-        return None
-    if before is None and generation is None:
-        return None
+    if not isinstance(generation, int) and (generation is not None or before is None):
+        return None  # not a generation, or neither an old content nor a generation
     # What the turn left is not kept: only its generation matters to an undo.
     return MemoryChange(item["key"], before, None, generation)
 
@@ -354,14 +352,9 @@ def _change(item: Any) -> MemoryChange | None:
 def _before(item: dict[str, Any]) -> str | None:
     """A file's old content: from its hexadecimal digits, or as text in a record kept
     before they were. ValueError when it is not there as it should be."""
-    if BEFORE_HEX not in item:
-        before = item.get("before")
-        if before is None or isinstance(before, str):
-            return before
+    hexed = BEFORE_HEX in item
+    before = item[BEFORE_HEX] if hexed else item.get("before")
+    if before is not None and not isinstance(before, str):
         raise ValueError("not text")
-    digits = item[BEFORE_HEX]
-    if digits is None:
-        return None
-    if not isinstance(digits, str):
-        raise ValueError("not hexadecimal digits")
-    return bytes.fromhex(digits).decode()  # ValueError (UnicodeDecodeError is one) if bad
+    # ValueError (UnicodeDecodeError is one) when the digits are not UTF-8's
+    return bytes.fromhex(before).decode() if hexed and before else before

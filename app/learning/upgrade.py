@@ -30,12 +30,7 @@ from app.learning.summary_file import UNTITLED, Summary
 from app.learning.timestamps import format_time, parse_moment, parse_time
 from app.learning.welcome import SECTION as WELCOME
 from app.memory.homes import Home, channel, person, thread_of_name, workspace_channels_key
-from app.memory.key_prefixes import (
-    CHANNELS,
-    DEPLOYMENT,
-    LEGACY_PREFIXES,
-    PEOPLE,
-)
+from app.memory.key_prefixes import CHANNELS, DEPLOYMENT, LEGACY_PREFIXES, PEOPLE
 from app.memory.scopes import is_shared_channel_id, is_user_id
 from app.memory.team_keys import team_scoped
 from app.memory.tolerant_json import Unreadable, load_json_list, load_json_object

@@ -55,8 +55,7 @@ def welcome_of(profile: Profile) -> Welcome | None:
     data = profile.section(SECTION)
     if not isinstance(data, dict):
         return None
-    thread, topic, updated = data.get("thread"), data.get("topic"), data.get("updated")
-    moment = parse_time(updated) if isinstance(updated, str) else None
+    thread, topic, moment = data.get("thread"), data.get("topic"), parse_time(data.get("updated"))
     if not (is_thread_ts(thread) and isinstance(topic, str)) or moment is None:
         return None
     return Welcome(

@@ -13,13 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.storage.store import (
-    CREATE_ONLY,
-    ObjectStore,
-    PreconditionFailed,
-    StoredObject,
-    StoreLayer,
-)
+from app.storage.store import CREATE_ONLY, ObjectStore, PreconditionFailed, StoredObject, StoreLayer
 
 # A delete the layer made conditional, retried when another writer got in between.
 _DELETE_ATTEMPTS = 3

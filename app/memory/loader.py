@@ -101,13 +101,11 @@ async def load_memories(
             timed_out=tuple(timed_out),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
-        outcome = {
-            "found": [s.value for s in result.found],
-            "missing": [s.value for s in result.missing],
-            "failed": [s.value for s in result.failed],
-            "timed_out": [s.value for s in result.timed_out],
-            "duration_ms": result.duration_ms,
+        outcome: dict[str, object] = {
+            name: [s.value for s in getattr(result, name)]
+            for name in ("found", "missing", "failed", "timed_out")
         }
+        outcome["duration_ms"] = result.duration_ms
         span.update(output=outcome)
         if timed_out:
             log.warning("tool.memory.load.timeout", **outcome)

@@ -15,12 +15,7 @@ import contextlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from app.memory.key_prefixes import (
-    KEY_PREFIXES,
-    LEGACY_PREFIXES,
-    TEAM_SCOPED_PREFIXES,
-    UNINSTALLS,
-)
+from app.memory.key_prefixes import KEY_PREFIXES, LEGACY_PREFIXES, TEAM_SCOPED_PREFIXES, UNINSTALLS
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.storage.store import ObjectInfo, ObjectStore, PreconditionFailed

@@ -34,18 +34,9 @@ def _zone(match: re.Match[str]) -> str:
     return f"{zone} time" if zone.replace(" ", "").isalpha() else zone
 
 
-def _team(match: re.Match[str]) -> str:
-    return match.group("value") or match.group("other")
-
-
 def _like_answers(match: re.Match[str]) -> str:
     noun, how = match.group("noun"), match.group("how")
     return f"{how} {noun}" if " " not in how else f"{noun} {how}"
-
-
-def _keep_answers(match: re.Match[str]) -> str:
-    said = match.group(0)
-    return said[:1].lower() + said[1:]
 
 
 FORMS = (
@@ -66,7 +57,7 @@ FORMS = (
         r"(?:i(?:'m| am) (?:on|in|part of|a member of|with)|i work (?:on|in|for|with))"
         r" (?:the )?(?P<value>[\w&'/ -]{2,40}?) team"
         r"|my team is (?:the )?(?P<other>[\w&'/ -]{2,40}?)(?: team)?",
-        build=_team,
+        build=lambda match: match.group("value") or match.group("other"),
     )
     .add(
         "language",
@@ -83,7 +74,7 @@ FORMS = (
     .add(
         "response_style",
         rf"keep (?:your |the |my )?(?:{_ANSWERS}|messages) .+",
-        build=_keep_answers,
+        build=lambda match: match.group(0)[:1].lower() + match.group(0)[1:],
     )
     .add("always", rf"always (?P<value>(?:{_VERBS})\b.*)")
     .add("never", rf"(?:never|(?:don't|do not) ever) (?P<value>(?:{_VERBS})\b.*)")

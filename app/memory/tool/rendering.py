@@ -84,7 +84,7 @@ def render_directory(path: str, directory_key: str, objects: Iterable[ObjectInfo
     lines = [f"{file_size(total)}\t{path}"]
     # Sorting by components puts each directory right before its own children, and
     # siblings in name order: the reference's depth-first walk.
-    for entry in sorted(sizes, key=_entry_order):
+    for entry in sorted(sizes, key=lambda entry: tuple(part for part in entry if part != "/")):
         relative = "/".join(part for part in entry if part != "/")
         suffix = "/" if entry[-1] == "/" else ""
         lines.append(f"{file_size(sizes[entry])}\t{base}/{relative}{suffix}")
@@ -93,7 +93,3 @@ def render_directory(path: str, directory_key: str, objects: Iterable[ObjectInfo
         "excluding hidden items:"
     )
     return f"{header}\n" + "\n".join(lines)
-
-
-def _entry_order(entry: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(part for part in entry if part != "/")
