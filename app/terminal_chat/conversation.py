@@ -229,11 +229,11 @@ async def _kept(store: ObjectStore, prefix: str) -> dict[str, int]:
 
 def new_thread_ts() -> str:
     """A conversation's own id, shaped as Slack's thread timestamps (seconds.digits): the
-    microsecond it starts, then eight random digits, so that chats started at the same
-    moment (two terminals, a script) never share a conversation, a summary or an index
-    entry."""
+    microsecond it starts, then six random digits, so that chats started at the same moment
+    (two terminals, a script) never share a conversation. Twelve digits after the dot at
+    most: thirteen can pass for a card number, which stored records are scrubbed of."""
     micros = time.time_ns() // 1000
-    return f"{micros // 1_000_000}.{micros % 1_000_000:06d}{secrets.randbelow(10**8):08d}"
+    return f"{micros // 1_000_000}.{micros % 1_000_000:06d}{secrets.randbelow(10**6):06d}"
 
 
 def _raise_if_key_refused(exc: Exception) -> None:
