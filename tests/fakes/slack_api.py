@@ -707,12 +707,13 @@ class FakeSlack(HttpFake):
         """A fresh ts from the workspace clock."""
         return self.workspace.new_ts()
 
-    def open_assistant_thread(self, channel: str = "D1") -> str:
+    def open_assistant_thread(self, channel: str = "D1", ts: str | None = None) -> str:
         """Create the root message Slack makes when a user opens an assistant thread (subtype
-        `assistant_app_thread`) and return its ts, the `thread_ts` of the thread's events.
-        Without a root or replies, conversations.replies answers `thread_not_found` — which
-        Bolt's default thread-context store calls on every say()."""
-        ts = self.workspace.new_ts()
+        `assistant_app_thread`) and return its ts, the `thread_ts` of the thread's events
+        (`ts`: a given one; Slack's are unique within a channel only). Without a root or
+        replies, conversations.replies answers `thread_not_found` — which Bolt's default
+        thread-context store calls on every say()."""
+        ts = ts or self.workspace.new_ts()
         root = Message(
             ts=ts,
             channel=channel,

@@ -26,7 +26,6 @@ from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, last_user_text, message_text
 from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.slack_api import FakeSlack
-from tests.fakes.slack_model import ASSISTANT_THREAD_ROOT, BOT_USER_ID, Message
 from tests.orion_server import OrionServer
 
 ANA, ANA_DM = "U0ANA0001", "D0ANA0001"
@@ -47,18 +46,7 @@ def _answering(claude: FakeClaude, orion: OrionServer, answers: dict[str, str]) 
 
 def _open(orion: OrionServer, slack: FakeSlack, user: str, dm: str, ts: str | None = None) -> str:
     """An assistant thread opened in `dm` (at `ts`, when given), once greeted."""
-    if ts is None:
-        ts = slack.open_assistant_thread(dm)
-    else:  # Slack's ts are unique within a channel only
-        root = Message(
-            ts=ts,
-            channel=dm,
-            thread_ts=ts,
-            text="New Assistant Thread",
-            user=BOT_USER_ID,
-            subtype=ASSISTANT_THREAD_ROOT,
-        )
-        slack.workspace.add(root)
+    ts = slack.open_assistant_thread(dm, ts)
     assert orion.post_event(events.assistant_thread_started(user, dm, ts)).status_code == 200
     slack.wait_for(lambda: slack.bot_messages(dm, ts), what="the greeting")
     return ts
