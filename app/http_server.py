@@ -132,7 +132,7 @@ def build_http_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         # On the server's loop: the Web API client's connection pool, the sweeps.
         await share_connection_pool(bolt.client)
-        provider.start()
+        await provider.start()
         yield
         stopping.begin()  # already begun on SIGTERM; the server may stop otherwise (tests)
         await stopping.drain(provider, turns)

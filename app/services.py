@@ -179,6 +179,21 @@ async def upgrade_in_background(store: ObjectStore) -> None:
         )
 
 
+async def _mark_layout(store: ObjectStore) -> None:
+    """Within the start-up probe's bound; logged, never raising (a store down at start is
+    marked by the next start)."""
+    from app.learning.upgrade import mark_layout
+    from app.storage.breaker import PROBE_TIMEOUT_S, StoreOffline
+    from app.storage.deadline import storage_deadline
+
+    try:
+        with storage_deadline(PROBE_TIMEOUT_S):
+            await mark_layout(store)
+    except Exception as exc:
+        traceback = None if isinstance(exc, StoreOffline) else exc
+        log.warning("memory.layout_mark_failed", error=type(exc).__name__, exc_info=traceback)
+
+
 async def _connect(store: ObjectStore) -> None:
     from app.storage.store import StoreUnreachable
 
@@ -219,12 +234,15 @@ class ServiceProvider:
         self.storage = services.storage
         self._background: list[asyncio.Future[None]] = [connecting] if connecting else []
 
-    def start(self) -> None:
+    async def start(self) -> None:
         """Start the background work, on the loop that serves (once): moving what an
-        earlier Orion wrote home (app/learning/upgrade.py), and the sweeps."""
+        earlier Orion wrote home (app/learning/upgrade.py), and the sweeps. Before that,
+        and before anything is served, the store is marked as the new layout's."""
         storage = self.storage
         if storage.memory_store is not None:
-            self._run("memory.upgrade", upgrade_in_background(whole_store(storage, self.settings)))
+            store = whole_store(storage, self.settings)
+            await _mark_layout(store)
+            self._run("memory.upgrade", upgrade_in_background(store))
         if not self.settings.gcs_memories_bucket:
             from app.memory.retention_sweep import keep_sweeping
 

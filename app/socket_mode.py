@@ -69,7 +69,7 @@ async def serve_socket_mode(settings: Settings, *, stop: asyncio.Event | None = 
 
     StopSignals(stop_gracefully).install(asyncio.get_running_loop())
     provider = await start_services(settings)
-    provider.start()
+    await provider.start()
     turns = RunningTurns()
     bolt_app = build_bolt_app(settings, provider, mode=RunMode.SOCKET, turns=turns)
     await share_connection_pool(bolt_app.client)

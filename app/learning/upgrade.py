@@ -49,7 +49,7 @@ from app.storage.team_scope import NO_ID, TENANTS_SEGMENT, Tenant, bound_tenant
 log = get_logger(__name__)
 
 CONCURRENCY = 8
-# Created (once) by the first upgrade that finds the old layout: anything directly in
+# Created (once) by the first start of an Orion that keeps homes: anything directly in
 # `channels/{C}/` older than it is a channel's memory as the old layout kept it, named
 # like Orion's records or not (Claude could write `/memories/channels/C/profile.json`).
 LAYOUT_MARKER = f"{DEPLOYMENT.prefix}layout.json"
@@ -107,10 +107,16 @@ def _split(key: str) -> tuple[str, str]:
     return "", key
 
 
-async def _layout_marked(store: ObjectStore) -> datetime:
-    """When the bucket was first upgraded (storage's clock): marked now, if not before."""
+async def mark_layout(store: ObjectStore) -> None:
+    """Mark the bucket as the new layout's, if it is not yet (every start does, before it
+    keeps anything: a rollback's old objects are then never confused with its homes)."""
     with contextlib.suppress(PreconditionFailed):
         await store.write(LAYOUT_MARKER, '{"layout": "homes"}', if_generation=CREATE_ONLY)
+
+
+async def _layout_marked(store: ObjectStore) -> datetime:
+    """When the bucket was first marked (storage's clock): marked now, if not before."""
+    await mark_layout(store)
     marker = await store.read(LAYOUT_MARKER)
     return marker.updated if marker is not None else datetime.now(UTC)
 

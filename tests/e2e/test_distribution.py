@@ -174,7 +174,7 @@ def test_the_same_user_id_in_two_workspaces_shares_nothing(
     # Every object is a workspace's own, or the deployment's.
     for key in stored_keys(memory_dir):
         kind, _, rest = key.partition("/")
-        assert kind in ("installations", "oauth-states") or rest.startswith(
+        assert kind in ("installations", "oauth-states", "deployment") or rest.startswith(
             (f"teams/-/{TEAM_A}/", f"teams/-/{TEAM_B}/")
         ), key
     holding_mira = [

@@ -19,6 +19,7 @@ import pytest
 
 from app import shutdown
 from app.learning.conversation_record import ConversationRecord
+from app.learning.upgrade import LAYOUT_MARKER
 from app.memory.homes import preferences_key
 from app.memory.key_prefixes import LEGACY_PREFIXES
 from app.slack.assistant_view import RESTORING_STATUS
@@ -49,9 +50,13 @@ PLAN = "Here is the plan: prepare the slides first, then the design review at te
 
 def store_requests(proxy: FaultyProxy) -> list[ProxiedRequest]:
     """Every request that reached the bucket, except the breaker's probes and the start's
-    look for the layout written before homes (app/learning/upgrade.py): no event's."""
-    probe = PROBE_KEY.replace("/", "%2F")
-    return [r for r in proxy.requests if probe not in r.path_qs and not _upgrade_listing(r)]
+    own (its layout mark, its look for the older layout: app/learning/upgrade.py): no
+    event's."""
+    return [
+        r
+        for r in proxy.requests
+        if not r.names(PROBE_KEY) and not r.names(LAYOUT_MARKER) and not _upgrade_listing(r)
+    ]
 
 
 def _upgrade_listing(request: ProxiedRequest) -> bool:

@@ -148,3 +148,18 @@ def test_the_home_tab_shows_the_old_notes_and_forget_everything_leaves_nothing(
     everything = "\n".join(p.read_text() for p in memory_dir.rglob("*") if p.is_file())
     for old in SAM["conversations"]:
         assert old["detail"] not in everything
+
+
+def test_a_start_marks_the_bucket_as_the_new_layouts_before_it_serves(
+    slack: FakeSlack, claude: FakeClaude, tmp_path: Path
+) -> None:
+    # What tells a rollback's old objects from the homes this Orion keeps
+    # (tests/security/test_upgrade_keeps_erasures.py): there before the first event.
+    settings = make_settings(slack, claude, memory_dir=tmp_path)
+    marker = tmp_path / "deployment" / "layout.json"
+    with OrionServer(settings, started_as_deployed=True):
+        assert json.loads(marker.read_text()) == {"layout": "homes"}
+        first = marker.stat().st_mtime_ns
+    with OrionServer(settings, started_as_deployed=True):
+        assert marker.stat().st_mtime_ns == first, "the first mark is kept"
+    assert keys(tmp_path) == ["deployment/layout.json"]

@@ -27,6 +27,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from app.learning.upgrade import LAYOUT_MARKER
 from app.memory.homes import preferences_key
 from app.runtime.in_flight import in_flight
 from app.runtime.slack_intake import MAX_BODY_BYTES
@@ -101,9 +102,11 @@ def _slack_calls(slack: FakeSlack) -> list[str]:
 
 
 def _stored(memory_dir: Path) -> list[str]:
+    """Every object kept, but the layout mark every start makes (app/learning/upgrade.py)."""
     if not memory_dir.exists():
         return []
-    return sorted(str(p.relative_to(memory_dir)) for p in memory_dir.rglob("*") if p.is_file())
+    kept = (p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*") if p.is_file())
+    return sorted(key for key in kept if key != LAYOUT_MARKER)
 
 
 def _seed_preferences(memory_dir: Path) -> Path:
