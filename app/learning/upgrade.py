@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from functools import partial
 
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, thread_context
+from app.learning.conversations import forget_said
 from app.learning.erasure import delete_all, index_record, reindex, said_since_erasure
 from app.learning.guard import Forgotten, Guard
 from app.learning.person_settings import note_channel_thread
@@ -465,6 +466,11 @@ class _Tenant:
             sections["mode"] = load_json_object(mode.content, what="channel_settings")
             self._done.add(mode_key)
         await self._index(guard, list(own.values()))
+        # A member who forgot everything while all this was written: their words go again.
+        for record in await asyncio.gather(*map(self._without_forgotten, own.values())):
+            for author in sorted(own[record.thread_ts].authors - record.authors):
+                await forget_said(store, author, home, record.thread_ts)
+            own[record.thread_ts] = record
         # The old index still holds the words of members forgotten since: made anew.
         if changed := [r.thread_ts for r in found if own[r.thread_ts] != r]:
             await reindex(store, home, changed)

@@ -15,9 +15,10 @@ store today's Orion wrote (tests/data/legacy_2026_11_28/):
   layout, where Forget everything no longer looks;
 - two moves at once (`orion migrate` beside a start's): neither takes the other's writes
   for a Forget everything;
+- a member clicks Forget everything while the move writes the channel thread they spoke
+  in: their words do not come back;
 - an operator rolls a deployment back to the old Orion and forward again: the channels
-  the new Orion kept meanwhile should keep their admins' choices and their conversations
-  (open: kept as an expected failure).
+  the new Orion kept meanwhile keep their admins' choices and their conversations.
 """
 
 from __future__ import annotations
@@ -149,16 +150,17 @@ async def test_a_channel_orion_was_removed_from_before_the_move_gets_nothing_bac
 
 
 class _ForgetsMidMove(StoreLayer):
-    """The store as the upgrade uses it: just before its first write into the person's
-    conversations, the person clicks Forget everything (on another instance: the store
-    beneath)."""
+    """The store as the upgrade uses it: just before its first write under `before` (by
+    default the person's conversations), the person clicks Forget everything (on another
+    instance: the store beneath)."""
 
-    def __init__(self, inner: LocalDirectoryStore, user: str) -> None:
+    def __init__(self, inner: LocalDirectoryStore, user: str, before: str = "") -> None:
         super().__init__(inner)
         self._user: str | None = user
+        self._before = before or f"people/{user}/conversations/"
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
-        if self._user is not None and key.startswith(f"people/{self._user}/conversations/"):
+        if self._user is not None and key.startswith(self._before):
             user, self._user = self._user, None
             await forget_everything(self.inner, user)
         return await self.inner.write(key, content, if_generation=if_generation)
@@ -179,6 +181,30 @@ async def test_forget_everything_clicked_while_the_move_writes_their_home_brings
     assert profile.erased_at is not None and profile.conversations == ()
     for detail in ("Alfama", *(c["detail"] for c in SAM["conversations"])):
         assert not [k for k, v in after.items() if detail in v], detail
+
+
+@pytest.mark.parametrize("written", ["conversations/", "search.json"])
+async def test_a_member_forgetting_everything_while_the_channel_moves_gets_no_word_back(
+    tmp_path: Path, written: str
+) -> None:
+    # Sam's part has moved (the channel thread she spoke in is noted in her home); she
+    # clicks Forget everything just before the move writes the thread (or the channel's
+    # search index) into the channel.
+    root = _copy(tmp_path)
+    room = CHANNEL["channel"]
+    store = _ForgetsMidMove(LocalDirectoryStore(root), SAM["user"], f"channels/{room}/{written}")
+
+    await upgrade(store)
+
+    record = await read_conversation(store, channel(room), THREAD)
+    assert record is not None, "the thread stays the channel's"
+    assert SAM["user"] not in record.authors and record.owner.user != SAM["user"]
+    assert any("Monday at 2pm" in m.text for m in record.messages), "the others' words stay"
+    recall = ChannelRecallTool(
+        store, ChannelRecallScope(room, "1795999999.000001", public=False), actor="U0LEGACY3"
+    )
+    found = await recall.call({"queries": ["please whole"]})
+    assert isinstance(found, str) and found.startswith("No earlier conversation"), found
 
 
 async def test_two_moves_at_once_keep_what_a_person_said_after_their_old_erasure(
