@@ -114,7 +114,8 @@ class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
         """A file with line numbers, or a directory listing, within the turn's reads."""
         shown = await self._view(command)
         tokens = estimate_tokens(shown)
-        if self.read_tokens + tokens > MAX_READ_TOKENS_PER_TURN:
+        # The first view is always shown: any file the tool let the model keep is readable.
+        if self.read_tokens and self.read_tokens + tokens > MAX_READ_TOKENS_PER_TURN:
             raise MemoryToolError(
                 f"{command.path} was not shown: this turn has read all the memory one turn "
                 "may read. Answer with what you have, or view a part with `view_range`.",
