@@ -3,7 +3,8 @@
 an upgrade takes for the old layout's memory. No memory-tool path reaches it, however it is
 spelled: `..` segments, percent-escapes, look-alike dots and slashes, backslashes, NUL bytes,
 paths outside `/memories`; neither as the file written, replaced, deleted, nor as a rename's
-source or destination. Each is an error result for the model; the mark stays as written.
+source or destination, nor as a note the `forget` tool is asked to forget. Each is an error
+result for the model; the mark stays as written.
 
 Tried in round 9: all held (the checks are app/memory/scopes.py's `to_key` and the map into
 the conversation's own homes, app/memory/tool/model_paths.py); kept so they keep holding.
@@ -14,7 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from anthropic.tools import ToolError
 
+from app.learning.memory_tools import ForgetTool
 from app.learning.upgrade import LAYOUT_MARKER
 from app.memory.scopes import ChannelMemoryScope, MemoryScope, ScopeRules
 from app.memory.tool.model_paths import ModelPathStore
@@ -87,4 +90,16 @@ async def test_no_memory_tool_path_reaches_the_layout_mark(
             assert "homes" not in message, (command, message)
 
     assert {name: backend.raw_read(name) for name in backend.raw_names()} == before
+    assert backend.raw_read(LAYOUT_MARKER) == MARK
+
+
+async def test_no_forget_tool_note_path_reaches_the_layout_mark(backend: Backend) -> None:
+    await backend.store.write(LAYOUT_MARKER, MARK)
+    forget = ForgetTool(backend.store, MemoryScope(user_id=USER, thread_ts=THREAD))
+
+    for spelling in SPELLINGS:
+        with pytest.raises(ToolError):
+            await forget.call({"kind": "note", "id": spelling})
+
+    assert backend.raw_names() == [LAYOUT_MARKER]
     assert backend.raw_read(LAYOUT_MARKER) == MARK
