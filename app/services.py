@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import AsyncIterator, Coroutine
 from contextvars import Context
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.config import Settings, StorageSettings
@@ -51,6 +52,7 @@ class Services:
 # hang on credentials (docs/architecture.md, "Inside app/storage"), and the Claude client must
 # not wait for it; the connect goes on, each store operation waiting within its own deadline.
 STORE_CONNECT_WAIT_S = 2.0
+MARK_RETRY_S = 5.0
 
 
 def build_storage(settings: StorageSettings) -> Storage:
@@ -179,19 +181,30 @@ async def upgrade_in_background(store: ObjectStore) -> None:
         )
 
 
-async def _mark_layout(store: ObjectStore) -> None:
-    """Within the start-up probe's bound; logged, never raising (a store down at start is
-    marked by the next start)."""
+async def _mark_layout(store: ObjectStore, since: datetime, *, logged: bool = True) -> bool:
+    """Within the start-up probe's bound; logged, never raising: False when not marked."""
     from app.learning.upgrade import mark_layout
     from app.storage.breaker import PROBE_TIMEOUT_S, StoreOffline
     from app.storage.deadline import storage_deadline
 
     try:
         with storage_deadline(PROBE_TIMEOUT_S):
-            await mark_layout(store)
+            await mark_layout(store, since)
     except Exception as exc:
         traceback = None if isinstance(exc, StoreOffline) else exc
-        log.warning("memory.layout_mark_failed", error=type(exc).__name__, exc_info=traceback)
+        if logged:
+            log.warning("memory.layout_mark_failed", error=type(exc).__name__, exc_info=traceback)
+        return False
+    return True
+
+
+async def _upgrade_once_marked(store: ObjectStore, since: datetime, marked: bool) -> None:
+    """A start the store refused marks it once it answers, then moves the old layout home:
+    the homes it kept meanwhile (the mark says since when) are never taken for the old's."""
+    while not marked:
+        await asyncio.sleep(MARK_RETRY_S)
+        marked = await _mark_layout(store, since, logged=False)
+    await upgrade_in_background(store)
 
 
 async def _connect(store: ObjectStore) -> None:
@@ -240,9 +253,9 @@ class ServiceProvider:
         and before anything is served, the store is marked as the new layout's."""
         storage = self.storage
         if storage.memory_store is not None:
-            store = whole_store(storage, self.settings)
-            await _mark_layout(store)
-            self._run("memory.upgrade", upgrade_in_background(store))
+            store, since = whole_store(storage, self.settings), datetime.now(UTC)
+            marked = await _mark_layout(store, since)
+            self._run("memory.upgrade", _upgrade_once_marked(store, since, marked))
         if not self.settings.gcs_memories_bucket:
             from app.memory.retention_sweep import keep_sweeping
 

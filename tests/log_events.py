@@ -117,6 +117,7 @@ ORION_STOPPED_AT_ONCE = _written_as(
     "orion.stopped_at_once", r'"message":\s*"orion\.stopped_at_once"'
 )
 SLACK_AGENT_SESSION_STOPPED_TURN = _line("slack.agent_session_stopped.turn")
+SLACK_AGENT_SESSION_STOPPED_NOT_THEIRS = _line("slack.agent_session_stopped.not_theirs")
 SLACK_ASK_AGAIN_ALREADY_ASKED = _line("slack.ask_again.already_asked")
 SLACK_ASK_AGAIN_DONE = _done("slack.ask_again")
 SLACK_ASK_AGAIN_MALFORMED = _line("slack.ask_again.malformed")

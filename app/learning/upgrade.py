@@ -108,18 +108,25 @@ def _split(key: str) -> tuple[str, str]:
     return "", key
 
 
-async def mark_layout(store: ObjectStore) -> None:
+async def mark_layout(store: ObjectStore, since: datetime | None = None) -> None:
     """Mark the bucket as the new layout's, if it is not yet (every start does, before it
-    keeps anything: a rollback's old objects are then never confused with its homes)."""
+    keeps anything: a rollback's old objects are then never confused with its homes).
+    `since`: when the marking process started, which may have kept homes before it could
+    mark (the store refused it at start)."""
+    mark = json.dumps({"layout": "homes", "since": format_time(since or datetime.now(UTC))})
     with contextlib.suppress(PreconditionFailed):
-        await store.write(LAYOUT_MARKER, '{"layout": "homes"}', if_generation=CREATE_ONLY)
+        await store.write(LAYOUT_MARKER, mark, if_generation=CREATE_ONLY)
 
 
 async def _layout_marked(store: ObjectStore) -> datetime:
-    """When the bucket was first marked (storage's clock): marked now, if not before."""
+    """When the bucket was first marked (storage's clock), or its marker's process
+    started if earlier: marked now, if not before."""
     await mark_layout(store)
     marker = await store.read(LAYOUT_MARKER)
-    return marker.updated if marker is not None else datetime.now(UTC)
+    if marker is None:
+        return datetime.now(UTC)
+    since = parse_moment(load_json_object(marker.content, what="layout").get("since"))
+    return min(marker.updated, since or marker.updated)
 
 
 def _is_old_home_key(obj: ObjectInfo, marked: datetime) -> bool:

@@ -15,7 +15,10 @@ from app.memory.key_prefixes import GLOBAL
 MEMORY_ROOT = "/memories"
 # Generous for real names, small enough to keep keys far below GCS's 1024-byte limit.
 MAX_PATH_LENGTH = 512
-_MAX_KEY_BYTES = 1024
+# Room, within Cloud Storage's 1,024 bytes a name, for the owner's home and a workspace's keys.
+_MAX_KEY_BYTES = 900
+# A file system's longest name (MEMORY_DIR): past it, a write fails as if storage were down.
+_MAX_NAME_BYTES = 255
 
 # Slack user ids: `U…` (and `W…` on Enterprise Grid), upper-case letters and digits.
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,30}")
@@ -92,6 +95,8 @@ def _check_segments(memory_path: str, key: str) -> None:
     for segment in key.split("/"):
         if not segment:
             raise ValueError(f"Path {memory_path} contains an empty segment ('//')")
+        if len(segment.encode("utf-8")) > _MAX_NAME_BYTES:
+            raise ValueError(f"A name in the path is longer than {_MAX_NAME_BYTES} bytes")
         # NFKC folds look-alikes such as '．．' or '／' to '..' and '/': a later layer
         # (a file system, a URL decoder, a human) might do the same.
         folded = unicodedata.normalize("NFKC", segment)

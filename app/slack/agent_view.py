@@ -15,6 +15,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.memory.homes import preferences_key
+from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
 from app.slack.conversation.answering import Answerer, Incoming
@@ -125,6 +126,11 @@ def register(
             if not isinstance(channel, str) or not isinstance(thread_ts, str):
                 return
             if await dedupe.is_duplicate(body):
+                return
+            asker = answerer.turns.asker(channel, thread_ts)
+            if not is_shared_channel_id(channel) and asker not in (None, event.get("user")):
+                # A DM is one person's: nobody else's Stop ends (or is confirmed in) it.
+                log.warning("slack.agent_session_stopped.not_theirs")
                 return
             stopped_here = answerer.turns.stop(channel, thread_ts)
             log.info("slack.agent_session_stopped.turn", running_here=stopped_here)

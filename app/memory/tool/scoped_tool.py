@@ -25,6 +25,7 @@ from anthropic.types.beta import (
 from pydantic import BaseModel, ValidationError
 
 from app.memory.scopes import ScopeRules
+from app.memory.token_estimate import estimate_tokens
 from app.memory.tool import editing, moving
 from app.memory.tool.access import (
     MAX_BYTES_PER_DIRECTORY,
@@ -45,6 +46,9 @@ log = get_logger(__name__)
 # Memory commands one turn may make: room for remembering, tidying by directories and
 # reading a dozen files; it stops a turn that loops on the tool (one made 606 operations).
 MAX_CALLS_PER_TURN = 30
+# Memory one turn may read back: half a context window. Thirty views of a 100 KB file
+# came to 1.5 million tokens, a next request Claude's API refuses (the turn failed).
+MAX_READ_TOKENS_PER_TURN = 100_000
 
 COMMANDS: Mapping[str, type[BaseModel]] = {
     "view": BetaMemoryTool20250818ViewCommand,
@@ -75,6 +79,7 @@ class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
         )
         self.max_calls = max_calls  # this tool serves one turn: its calls are the turn's
         self.calls = 0
+        self.read_tokens = 0
 
     async def call(self, input: object) -> BetaFunctionToolResultType:
         """Validate the model's input (a wrong shape is an error result, like any other),
@@ -106,7 +111,19 @@ class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
     # The SDK's `execute` dispatches to these, one per command.
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        """A file with line numbers, or a directory listing."""
+        """A file with line numbers, or a directory listing, within the turn's reads."""
+        shown = await self._view(command)
+        tokens = estimate_tokens(shown)
+        # The first view is always shown: any file the tool let the model keep is readable.
+        if self.read_tokens and self.read_tokens + tokens > MAX_READ_TOKENS_PER_TURN:
+            raise MemoryToolError(
+                f"{command.path} was not shown: this turn has read all the memory one turn "
+                "may read. Answer with what you have, or view a part with `view_range`.",
+            )
+        self.read_tokens += tokens
+        return shown
+
+    async def _view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         path, key = command.path, key_of(command.path)
         scope, store = self.access.scope, self.access.store
         if scope.can_read(key):

@@ -131,7 +131,7 @@ class Answerer:
                 return False  # another delivery of this event is answering: leave it be
             answering = True
             work = asyncio.ensure_future(self._claimed(message, turn, reply, delivery, client))
-            with self.turns.running(message.channel, message.thread_ts, work):
+            with self.turns.running(message.channel, message.thread_ts, work, message.user):
                 try:
                     await work
                 except asyncio.CancelledError:

@@ -62,10 +62,10 @@ def _score_id(user: str, channel: str, message_ts: str) -> str:
 async def _answer_trace(
     client: AsyncWebClient, channel: str | None, message: dict[str, Any]
 ) -> str | None:
-    """The trace of the answer that was rated, carried in its message metadata (read back
-    from Slack when the click's payload leaves it out)."""
-    metadata = message.get("metadata")
-    if metadata is None and channel and message.get("ts"):
+    """The trace of the answer that was rated, carried in its message metadata, read from
+    Slack in the click's channel: a payload's own copy may be replayed from another."""
+    metadata = None
+    if channel and message.get("ts"):
         try:
             found = await client.conversations_replies(
                 channel=channel,

@@ -26,20 +26,25 @@ class RunningTurns:
         self._running: dict[Conversation, asyncio.Future[Any]] = {}
         self._ended: dict[asyncio.Future[Any], EndedEarly] = {}
         self._writing: dict[Conversation, asyncio.Future[Any]] = {}
+        self._askers: dict[Conversation, str | None] = {}
 
     @property
     def count(self) -> int:
         return len(self._running)
 
     @contextmanager
-    def running(self, channel: str, thread_ts: str, work: asyncio.Future[Any]) -> Iterator[None]:
+    def running(
+        self, channel: str, thread_ts: str, work: asyncio.Future[Any], asker: str | None = None
+    ) -> Iterator[None]:
         key = (channel, thread_ts)
         self._running[key] = work
+        self._askers[key] = asker
         try:
             yield
         finally:
             if self._running.get(key) is work:
                 del self._running[key]
+                del self._askers[key]
             self._ended.pop(work, None)
 
     def writing(self, channel: str, thread_ts: str, write: asyncio.Future[Any]) -> None:
@@ -62,6 +67,10 @@ class RunningTurns:
         if write is not None:
             left = time_left()
             await asyncio.wait({write}, timeout=None if left is None else left / 2)
+
+    def asker(self, channel: str, thread_ts: str) -> str | None:
+        """Who asked the conversation's turn running in this process (None: none runs)."""
+        return self._askers.get((channel, thread_ts))
 
     def stop(self, channel: str, thread_ts: str) -> bool:
         """Cancel the conversation's running turn; False when none runs in this process."""

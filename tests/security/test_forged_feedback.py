@@ -1,0 +1,55 @@
+"""Slack as the attacker, with the thumbs under an answer: a click replayed from another
+channel, carrying the rated answer's message (its metadata naming that answer's trace).
+
+Found by the attacker (round 9): the trace to score was taken from the click's payload. Mira,
+replaying a click on Otto's answer from her own DM, put a score (and her comment) on Otto's
+trace in Langfuse. The answer is now read from the channel the click came from, where
+Mira's DM holds no answer of Otto's: no score lands on his trace.
+"""
+
+from __future__ import annotations
+
+from app.slack.conversation.reply_stream import ANSWER_METADATA_TYPE
+from tests import log_events
+from tests.fakes import slack_events as events
+from tests.fakes.anthropic_api import FakeClaude
+from tests.fakes.slack_api import FakeSlack
+from tests.orion_server import OrionServer
+from tests.span_log import SpanLog
+
+OTTO, OTTO_DM = "U0OTTO", "D0OTTO"
+MIRA, MIRA_DM = "U0MIRA", "D0MIRA"
+
+
+def test_a_click_replayed_from_another_channel_scores_nothing_of_the_answer_it_names(
+    spans: SpanLog, orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    thread_ts = slack.new_ts()
+    claude.reply("An answer for Otto.")
+    ts = slack.add_user_message(OTTO_DM, thread_ts, OTTO, "help me")
+    orion.post_event(events.user_message_in_thread(OTTO, OTTO_DM, thread_ts, "help me", ts=ts))
+    [answer] = slack.wait_for(
+        lambda: [m for m in slack.bot_messages(OTTO_DM, thread_ts) if not m.streaming],
+        what="Otto's answer",
+    )
+    slack.wait_for(lambda: spans.named("slack.user_message"), what="the answer's trace")
+    [root] = spans.named("slack.user_message")
+    ottos_trace = format(root.context.trace_id, "032x")
+
+    shown = {
+        "type": "message",
+        "ts": answer.ts,
+        "thread_ts": thread_ts,
+        "metadata": {
+            "event_type": ANSWER_METADATA_TYPE,
+            "event_payload": {"trace_id": ottos_trace},
+        },
+    }
+    replayed = events.block_actions(
+        MIRA, MIRA_DM, answer.ts, "feedback", "bad", thread_ts=thread_ts, message=shown
+    )
+    assert orion.post_form(events.form_body(replayed)).status_code == 200
+    slack.wait_for(lambda: orion.logged(log_events.SLACK_FEEDBACK_DONE), what="the click")
+    orion.wait_idle()
+
+    assert [s for s in spans.scores() if s["traceId"] == ottos_trace] == []
