@@ -113,7 +113,9 @@ async def mark_layout(store: ObjectStore, since: datetime | None = None) -> None
     keeps anything: a rollback's old objects are then never confused with its homes).
     `since`: when the marking process started, which may have kept homes before it could
     mark (the store refused it at start)."""
-    mark = json.dumps({"layout": "homes", "since": format_time(since or datetime.now(UTC))})
+    # To the microsecond: a second's truncation would date the mark before objects of the
+    # old layout written in that second, and they would pass for the new layout's.
+    mark = json.dumps({"layout": "homes", **({"since": since.isoformat()} if since else {})})
     with contextlib.suppress(PreconditionFailed):
         await store.write(LAYOUT_MARKER, mark, if_generation=CREATE_ONLY)
 
