@@ -459,6 +459,40 @@ async def test_claude_cites_search_results_and_refuses_malformed_ones(
             )
 
 
+async def test_claude_refuses_what_api_version_2026_10_21_removed(
+    claude: FakeClaude, claude_client: AsyncAnthropic
+) -> None:
+    """The SDK sends 2026-10-21: sampling parameters (even at their defaults), an assistant's
+    `document` block and a user's cited text are 400s there, and pass under 2023-06-01."""
+    cited = {
+        "type": "text",
+        "text": "It's Biscuit.",
+        "citations": [{"type": "char_location", "cited_text": "Biscuit"}],
+    }
+    document = {"type": "document", "source": {"type": "text", "data": "x"}}
+    result = {
+        "type": "search_result",
+        "source": "conversation 1",
+        "title": "Offsite",
+        "content": [cited],
+    }
+    refused: list[dict[str, Any]] = [
+        {"messages": HELLO, "extra_body": {"temperature": 1.0}},
+        {"messages": HELLO, "extra_body": {"top_k": 5}},
+        {"messages": [*HELLO, {"role": "assistant", "content": [document]}, *HELLO]},
+        {"messages": [{"role": "user", "content": [cited]}]},
+        {"messages": _search_result_exchange(result)},
+    ]
+    for extra in refused:
+        with pytest.raises(anthropic.BadRequestError):
+            await claude_client.messages.create(model=MODEL, max_tokens=64, **extra)
+        older = {"anthropic-version": "2023-06-01"}
+        await claude_client.messages.create(
+            model=MODEL, max_tokens=64, extra_headers=older, **extra
+        )
+    assert claude.calls[0].headers["anthropic-version"] == "2026-10-21"
+
+
 async def test_claude_streams_text(claude: FakeClaude, claude_client: AsyncAnthropic) -> None:
     claude.reply("one two three four five six seven eight")
     async with claude_client.messages.stream(model=MODEL, max_tokens=64, messages=HELLO) as s:
@@ -716,7 +750,7 @@ async def test_claude_5_5_refuses_a_loop_that_drops_or_alters_its_thinking_block
         (SONNET, {"thinking": BETWEEN_TOOLS, "output_config": {"effort": "max"}}, "effort"),
         (SONNET, {"tool_choice": {"type": "tool", "name": "memory"}}, "forced tool use"),
         (SONNET, {"tool_choice": {"type": "any"}}, "forced tool use"),
-        (SONNET, {"extra_body": {"temperature": 0.2}}, "sampling"),
+        (SONNET, {"extra_body": {"temperature": 0.2}}, "temperature"),
         (HAIKU, {"thinking": {"type": "disabled"}, "output_config": {"effort": "xhigh"}}, "effort"),
         (HAIKU, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, "adaptive"),
     ],

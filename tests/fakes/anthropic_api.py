@@ -37,7 +37,7 @@ from tests.fakes import claude_script as script
 from tests.fakes._http_server import HttpFake
 from tests.fakes._waiting import HOLD_LIMIT_S, PATIENCE_S, wait_until, wait_until_async
 from tests.fakes.claude_cache import CacheRefused, PromptCache
-from tests.fakes.claude_models import refusal_of
+from tests.fakes.claude_models import refusal_of, version_refusal
 from tests.fakes.claude_script import (
     Drop,
     Failure,
@@ -289,6 +289,8 @@ class FakeClaude(HttpFake):
         for name in ("model", "messages"):
             if name not in body:
                 raise _ApiError(400, "invalid_request_error", f"{name}: Field required")
+        if (refused := version_refusal(request.headers["anthropic-version"], body)) is not None:
+            raise _ApiError(400, "invalid_request_error", refused)
         if body.get("thread") is not None:
             # The SDK's tool_runner defaults to server-held threads (sends only new messages);
             # this fake answers from the messages it is sent, so it refuses them loudly.

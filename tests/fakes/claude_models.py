@@ -113,3 +113,45 @@ def refusal_of(body: dict[str, Any]) -> str | None:
     if forced and not rules.accepts_forced_tool_choice:
         return f"tool_choice: forced tool use is not supported on {model}; use auto or none"
     return None
+
+
+# The API versions the real API takes (platform.claude.com, "Versions"): anthropic 2.x sends
+# 2026-10-21, under which ("Migrating to API version 2026-10-21") sampling parameters are
+# gone even at their defaults, an assistant message may not hold a `document` block, and a
+# user message may not hold a text block with citations, directly or in a search result.
+API_VERSIONS = ("2023-06-01", "2026-10-21")
+
+
+def version_refusal(version: str, body: dict[str, Any]) -> str | None:
+    """Why the real API would refuse `body` under `version` with a 400; None when it would not."""
+    if version not in API_VERSIONS:
+        return f"anthropic-version: {version!r} is not a supported API version"
+    if version == "2023-06-01":
+        return None
+    for name in ("temperature", "top_p", "top_k"):
+        if name in body:
+            return f"{name}: Extra inputs are not permitted in API version {version}"
+    for i, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, dict) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            where = f"messages.{i}.content.{j}"
+            role = message.get("role")
+            if role == "assistant" and _kind(block) == "document":
+                return f"{where}: document blocks are not allowed in assistant messages"
+            if role == "user" and _cites(block):
+                return f"{where}: text blocks in user messages cannot have citations"
+    return None
+
+
+def _kind(block: object) -> object:
+    return block.get("type") if isinstance(block, dict) else None
+
+
+def _cites(block: object) -> bool:
+    """A text block with citations, or a search result or tool result holding one."""
+    if not isinstance(block, dict):
+        return False
+    if block.get("type") == "text":
+        return bool(block.get("citations"))
+    inner = block.get("content") if block.get("type") in ("search_result", "tool_result") else None
+    return isinstance(inner, list) and any(_cites(b) for b in inner)
