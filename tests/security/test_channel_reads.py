@@ -10,6 +10,7 @@ out.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ from tests.e2e.channels import (
 from tests.e2e.conversation import main_requests
 from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_model import format_ts
 from tests.orion_server import OrionServer
 
 OPENING = "Incident review: the payments outage of Monday, step by step."
@@ -52,9 +54,14 @@ def replies_calls(slack: FakeSlack) -> list[dict[str, Any]]:
 
 
 def long_thread(slack: FakeSlack) -> str:
-    root = slack.add_user_message(PUBLIC, None, ANA, OPENING)
+    """A reply a second over the last hour: written in a loop, the replies' times would
+    follow the machine's load, and a pause among the newest hides them from a page of
+    their time (thread_history.py finds them by the pace seen)."""
+    start = time.time_ns() // 1_000 - (REPLIES + 60) * 1_000_000
+    root = slack.add_user_message(PUBLIC, None, ANA, OPENING, ts=format_ts(start))
     for n in range(1, REPLIES + 1):
-        say(slack, BEN, PUBLIC, root, f"Finding {n}: log line {n} checked.")
+        ts = format_ts(start + n * 1_000_000)
+        slack.add_user_message(PUBLIC, root, BEN, f"Finding {n}: log line {n} checked.", ts=ts)
     return root
 
 
