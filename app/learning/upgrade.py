@@ -390,8 +390,14 @@ class _Tenant:
     async def _erasure(self, seed: str) -> datetime | None:
         """When the old layout's erasure mark for this owner says they were forgotten."""
         stored = await self._read_old(_erasure_key(seed))
-        mark = load_json_object(stored.content if stored else None, what="tombstone")
-        return parse_moment(mark.get("erased_at"))
+        if stored is None:
+            return None
+        mark = load_json_object(stored.content, what="tombstone")
+        if (erased_at := parse_moment(mark.get("erased_at"))) is not None:
+            return erased_at
+        # Only an erasure writes one: unreadable, its own time is when it was asked for.
+        log.warning("memory.upgrade.unreadable_erasure", key=stored.key)
+        return stored.updated
 
     async def _profile(
         self,

@@ -1,0 +1,49 @@
+"""`orion migrate` (app/learning/upgrade.py) on a bucket holding objects nobody should have
+written, as an attacker (or a damaged bucket) would leave them.
+
+Found by the attacker (round 10): an old-layout erasure mark (`erasures/…`, written only
+when someone asked to be forgotten, or Orion was removed from a channel) that cannot be
+read was taken for no mark at all, so a member who had forgotten everything got their
+words back in the channel threads they had spoken in (the old Orion's Forget everything
+did not reach them: issue 43). The mark's own time, when the erasure wrote it, now
+stands for the time it no longer says.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app.learning.profile import Profile
+from app.learning.upgrade import upgrade
+from app.memory.homes import person
+from app.storage.local_directory import LocalDirectoryStore
+from tests.security.test_upgrade_keeps_erasures import DATA, SAM, _no_word_of_sam_in_the_channel
+
+# Where the old layout kept Sam's erasure mark (sha256 of "orion-erasure:U0LEGACY1").
+SAMS_MARK = "erasures/72f54ce50043c121704bd9b072f20dc4"
+# After everything the old Orion wrote in the checked-in store.
+FORGOTTEN_AT = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+
+
+async def test_an_unreadable_erasure_mark_keeps_the_members_words_out_of_the_channel(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    shutil.copytree(DATA / "store", root)
+    # Sam forgot everything on the old Orion after speaking in the channel; the mark it
+    # wrote is damaged: nested past what Python's parser takes.
+    mark = root / SAMS_MARK
+    mark.write_text('{"erased_at": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    os.utime(mark, (FORGOTTEN_AT.timestamp(), FORGOTTEN_AT.timestamp()))
+    store = LocalDirectoryStore(root)
+
+    await upgrade(store)
+
+    await _no_word_of_sam_in_the_channel(store)
+    stored = await store.read(person(SAM["user"]).profile_key)
+    assert stored is not None
+    assert Profile.parse(stored.content).erased_at == FORGOTTEN_AT
+    assert not (root / SAMS_MARK).exists(), "its time is home: the old mark goes"
