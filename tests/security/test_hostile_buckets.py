@@ -7,6 +7,12 @@ read was taken for no mark at all, so a member who had forgotten everything got 
 words back in the channel threads they had spoken in (the old Orion's Forget everything
 did not reach them: issue 43). The mark's own time, when the erasure wrote it, now
 stands for the time it no longer says.
+
+Found, not fixed here (app/learning/memory_inventory.py is outside this round's folders):
+`orion memory export` lists a person's conversations from their profile, so a profile that
+cannot be read exports "None." under Conversations while their home still holds them (and
+Forget everything, which lists the home, deletes them). Kept as a strict xfail: it fails
+once the export lists the home's records.
 """
 
 from __future__ import annotations
@@ -16,6 +22,10 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
+from app.learning.memory_document import render_memory
+from app.learning.memory_inventory import take_inventory
 from app.learning.profile import Profile
 from app.learning.upgrade import upgrade
 from app.memory.homes import person
@@ -47,3 +57,22 @@ async def test_an_unreadable_erasure_mark_keeps_the_members_words_out_of_the_cha
     assert stored is not None
     assert Profile.parse(stored.content).erased_at == FORGOTTEN_AT
     assert not (root / SAMS_MARK).exists(), "its time is home: the old mark goes"
+
+
+@pytest.mark.xfail(strict=True, reason="the export lists conversations from the profile only")
+async def test_an_export_holds_the_conversations_in_the_home_when_the_profile_is_unreadable(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    shutil.copytree(DATA / "store", root)
+    store = LocalDirectoryStore(root)
+    await upgrade(store)
+    profile = root / person(SAM["user"]).profile_key
+    profile.write_text("[" * 100_000 + "]" * 100_000)  # damaged: nested past the parser
+
+    inventory = await take_inventory(store, SAM["user"], full=True, conversations=None)
+    document = render_memory(inventory, full=True)  # what `orion memory export` writes
+
+    assert (root / person(SAM["user"]).conversations_prefix).is_dir(), "still in the home"
+    for conversation in SAM["conversations"]:
+        assert conversation["title"] in document
