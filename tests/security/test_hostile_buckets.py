@@ -29,7 +29,11 @@ from app.learning.memory_inventory import take_inventory
 from app.learning.profile import Profile
 from app.learning.upgrade import upgrade
 from app.memory.homes import person
+from app.storage.gcs import GcsObjectStore
+from app.storage.gcs_connection import MAX_DOWNLOAD_BYTES
 from app.storage.local_directory import LocalDirectoryStore
+from tests.e2e.memory_bucket import Bucket
+from tests.fakes.gcs import GcsEmulator
 from tests.security.test_upgrade_keeps_erasures import DATA, SAM, _no_word_of_sam_in_the_channel
 
 # Where the old layout kept Sam's erasure mark (sha256 of "orion-erasure:U0LEGACY1").
@@ -76,3 +80,53 @@ async def test_an_export_holds_the_conversations_in_the_home_when_the_profile_is
     assert (root / person(SAM["user"]).conversations_prefix).is_dir(), "still in the home"
     for conversation in SAM["conversations"]:
         assert conversation["title"] in document
+
+
+async def test_objects_too_large_to_read_are_left_and_the_rest_moves(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    bucket = Bucket(gcs_emulator, gcs_bucket)
+    for path in sorted((DATA / "store").rglob("*")):
+        if path.is_file():
+            bucket.write(path.relative_to(DATA / "store").as_posix(), path.read_text())
+    # Past what Orion reads of any object (it never writes one this large): a note in
+    # Sam's old memory and a conversation record.
+    huge = "x" * (MAX_DOWNLOAD_BYTES + 1)
+    big_note, big_record = "users/U0LEGACY1/notes/huge.md", "conversations/1795902399-000001.json"
+    bucket.write(big_note, huge)
+    bucket.write(big_record, huge)
+    store = GcsObjectStore(gcs_bucket)
+    try:
+        report = await upgrade(store)
+    finally:
+        await store.close()
+
+    assert report.unreadable == 2
+    names = set(bucket.names())
+    assert {big_note, big_record} <= names, "left where they are, for the operator"
+    home = person(SAM["user"])
+    assert f"{home.memory_prefix}notes/travel.md" in names
+    for conversation in SAM["conversations"]:
+        assert home.conversation_key(conversation["thread_ts"]) in names
+
+
+async def test_an_erasure_mark_too_large_to_read_still_keeps_the_members_words_out(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    bucket = Bucket(gcs_emulator, gcs_bucket)
+    for path in sorted((DATA / "store").rglob("*")):
+        if path.is_file():
+            bucket.write(path.relative_to(DATA / "store").as_posix(), path.read_text())
+    # Sam's mark of a Forget everything (after all he said), past what Orion reads.
+    bucket.write(SAMS_MARK, "x" * (MAX_DOWNLOAD_BYTES + 1))
+    store = GcsObjectStore(gcs_bucket)
+    try:
+        report = await upgrade(store)
+        await _no_word_of_sam_in_the_channel(store)
+    finally:
+        await store.close()
+
+    assert report.unreadable == 1
+    assert SAMS_MARK in bucket.names(), "left where it is, counted"
+    profile = Profile.parse(bucket.read(person(SAM["user"]).profile_key))
+    assert profile.erased_at is not None and profile.erased_at > FORGOTTEN_AT
