@@ -6,7 +6,9 @@ when someone asked to be forgotten, or Orion was removed from a channel) that ca
 read was taken for no mark at all, so a member who had forgotten everything got their
 words back in the channel threads they had spoken in (the old Orion's Forget everything
 did not reach them: issue 43). The mark's own time, when the erasure wrote it, now
-stands for the time it no longer says.
+stands for the time it no longer says. And one old object larger than Orion reads (16 MiB)
+stopped every run of the move at it, `orion migrate` saying "run the command again"
+forever: it is now left where it is and counted, and the rest moves.
 
 Found, not fixed here (app/learning/memory_inventory.py is outside this round's folders):
 `orion memory export` lists a person's conversations from their profile, so a profile that
