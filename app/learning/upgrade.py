@@ -40,6 +40,7 @@ from app.storage.store import (
     CREATE_ONLY,
     ObjectInfo,
     ObjectStore,
+    ObjectTooLarge,
     PreconditionFailed,
     StoredObject,
     Transform,
@@ -150,12 +151,20 @@ class _Tenant:
         self._keys = keys
         self._report = report
         self._done: set[str] = set()  # old keys whose content is home: deleted at the end
-        self._left: set[str] = set()  # old erasure marks of owners not moved: for a rerun
+        # Old erasure marks of owners not moved, and objects too large to read: for a rerun.
+        self._left: set[str] = set()
         self._limit = asyncio.Semaphore(CONCURRENCY)
 
     async def _read(self, key: str) -> StoredObject | None:
+        """None also for an object too large to read: left and counted, or no rerun
+        would ever get past it."""
         async with self._limit:
-            return await self._store.read(key)
+            try:
+                return await self._store.read(key)
+            except ObjectTooLarge:
+                self._unreadable(key)
+                self._left.add(key)
+                return None
 
     async def _read_old(self, key: str | None) -> StoredObject | None:
         """An object of the old layout (None: not among this run's, or gone since)."""
@@ -389,9 +398,19 @@ class _Tenant:
 
     async def _erasure(self, seed: str) -> datetime | None:
         """When the old layout's erasure mark for this owner says they were forgotten."""
-        stored = await self._read_old(_erasure_key(seed))
-        mark = load_json_object(stored.content if stored else None, what="tombstone")
-        return parse_moment(mark.get("erased_at"))
+        key = _erasure_key(seed)
+        stored = await self._read_old(key)
+        if stored is not None:
+            mark = load_json_object(stored.content, what="tombstone")
+            if (erased_at := parse_moment(mark.get("erased_at"))) is not None:
+                return erased_at
+        elif key not in self._left:  # none (one too large to read is left)
+            return None
+        # Only an erasure writes one: unreadable, its own time is when it was asked for.
+        log.warning("memory.upgrade.unreadable_erasure", key=key)
+        if stored is not None:
+            return stored.updated
+        return next((o.updated for o in await self._store.list(key) if o.key == key), None)
 
     async def _profile(
         self,

@@ -127,10 +127,15 @@ def register(
                 return
             if await dedupe.is_duplicate(body):
                 return
-            asker = answerer.turns.asker(channel, thread_ts)
-            if not is_shared_channel_id(channel) and asker not in (None, event.get("user")):
-                # A DM is one person's: nobody else's Stop ends (or is confirmed in) it.
-                log.warning("slack.agent_session_stopped.not_theirs")
+            user, asker = event.get("user"), answerer.turns.asker(channel, thread_ts)
+            if asker is None:
+                # Nothing runs here to vouch for the thread: only the person's own DM (the
+                # only place Orion sets a session, so a Stop shows) is confirmed and idled.
+                theirs = await _is_dm_of(client, user, channel)
+            else:  # a channel thread's work ends for the Stop Slack sent (its docs)
+                theirs = is_shared_channel_id(channel) or asker == user
+            if not theirs:
+                log.warning("slack.agent_session_stopped.not_theirs", running_here=bool(asker))
                 return
             stopped_here = answerer.turns.stop(channel, thread_ts)
             log.info("slack.agent_session_stopped.turn", running_here=stopped_here)
@@ -144,6 +149,18 @@ def register(
                 )
             if not stopped_here:  # a turn ended here sets it as it ends
                 await AgentSession(client, channel=channel, thread_ts=thread_ts).idle()
+
+
+async def _is_dm_of(client: AsyncWebClient, user: object, channel: str) -> bool:
+    """Whether `channel` is `user`'s DM with Orion, as Slack says (conversations.open)."""
+    if not isinstance(user, str) or not user:
+        return False
+    try:
+        opened = await client.conversations_open(users=user)
+    except Exception as exc:
+        log.warning("slack.dm_unavailable", error=type(exc).__name__, exc_info=exc)
+        return False
+    return (opened.get("channel") or {}).get("id") == channel
 
 
 async def _preferences(provider: ServiceProvider, user: str) -> str | None:
