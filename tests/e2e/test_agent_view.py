@@ -213,8 +213,10 @@ def test_stop_keeps_what_was_shown_confirms_in_one_line_and_ends_active(
     assert shown.ts == streaming.ts and not shown.streaming
     assert shown.text and shown.text != LONG_ANSWER and LONG_ANSWER.startswith(shown.text)
     assert confirmation.text == STOPPED and confirmation.thread_ts == thread_ts
-    # The session: processing, then active once the confirmation is in the thread.
-    assert session_statuses(slack, thread_ts) == ["processing", "active"]
+    # The session: processing, then active (a stream Orion ended sets it too, as Slack's
+    # chat.stopStream does by default), and active last once the confirmation is in.
+    first, *after = session_statuses(slack, thread_ts)
+    assert first == "processing" and after and set(after) == {"active"}
     [posted] = [c for c in slack.calls_to("chat.postMessage") if c.args["text"] == STOPPED]
     assert posted.at < slack.calls_to("agents.sessions.setStatus")[-1].at
     [stopped] = orion.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN)

@@ -1051,6 +1051,9 @@ class FakeSlack(HttpFake):
     def _stop_stream(self, args: dict[str, Any]) -> dict[str, Any]:
         message = self._streaming_message(args)
         self._check_task_display(args)
+        session_status = args.get("session_status") or "active"  # Slack's default
+        if session_status not in SESSION_STATUSES:
+            raise SlackError("invalid_arguments")
         text, chunks = _stream_text(args)
         message.text += text
         message.chunks.extend(chunks)
@@ -1059,6 +1062,8 @@ class FakeSlack(HttpFake):
         if args.get("metadata"):
             message.metadata = args["metadata"]
         message.streaming = False
+        # The thread's agent session (agent_view) takes `session_status` as the stream ends.
+        self.workspace.stream_stopped(message.channel, message.thread_ts, session_status)
         return {"channel": message.channel, "ts": message.ts, "message": message.to_api()}
 
     def _set_status(self, args: dict[str, Any]) -> dict[str, Any]:

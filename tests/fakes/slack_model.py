@@ -283,6 +283,13 @@ class Workspace:
                     session.titles.append(title)
             session.statuses.append(status)
 
+    def stream_stopped(self, channel: str, thread_ts: str | None, status: str) -> None:
+        """A stream in the thread ended: its agent session, if it has one, takes `status`."""
+        with self.lock:
+            session = self._sessions.get((channel, thread_ts or ""))
+            if session is not None:
+                session.statuses.append(status)
+
     def rename_session(self, channel: str, thread_ts: str, title: str) -> bool:
         with self.lock:
             session = self._sessions.get((channel, thread_ts))

@@ -154,7 +154,7 @@ class Answerer:
             # stopped, and their outcome collected so that nothing is left unobserved.
             delivery.memory.cancel()
             await asyncio.gather(delivery.memory, return_exceptions=True)
-            if answering:
+            if answering and not reply.ended_stream:
                 await presence.idle()
         return True
 

@@ -140,6 +140,7 @@ class SlackReplyStream:
         self._text: list[str] = []
         self._expired = False  # Slack ended the stream itself (it is no longer streaming)
         self._finished = False
+        self._ended_stream = False
 
     @property
     def text(self) -> str:
@@ -149,6 +150,12 @@ class SlackReplyStream:
     def stopped(self) -> bool:
         """Slack stopped the answer's stream (the person pressed Stop)."""
         return self._stream.stopped
+
+    @property
+    def ended_stream(self) -> bool:
+        """Orion's chat.stopStream ended the answer's stream, which leaves agent_view's
+        session `active` by itself (the method's `session_status` default)."""
+        return self._ended_stream
 
     @property
     def ts(self) -> str | None:
@@ -196,7 +203,8 @@ class SlackReplyStream:
             return
         self._end_tasks(UNFINISHED)
         self._finished = True
-        if await self._stream.close(blocks=blocks, metadata=metadata) or self._stream.stopped:
+        self._ended_stream = await self._stream.close(blocks=blocks, metadata=metadata)
+        if self._ended_stream or self._stream.stopped:
             return  # ended; or stopped by the person, and nothing more is theirs to read
         await self._write_whole_answer(blocks or [], metadata)
 
@@ -237,6 +245,7 @@ class SlackReplyStream:
         being written until it expires."""
         try:
             await self._client.chat_stopStream(channel=self._channel, ts=ts)
+            self._ended_stream = True
         except STREAM_FAILURES as exc:
             # Still failing: the chat.update that follows is what the person needs.
             log.warning("slack.stream_stop_failed", error=type(exc).__name__, exc_info=exc)
