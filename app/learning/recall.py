@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -20,6 +20,7 @@ from anthropic.types.beta import BetaToolParam
 
 from app.learning.conversation_record import ConversationRecord
 from app.learning.passages import Passage, passages
+from app.learning.plain_text import clip
 from app.learning.quoting import attributed, author_label, quoted
 from app.learning.search_index import (
     MAX_TITLE_CHARS,
@@ -100,18 +101,16 @@ class RecallHit:
 
 @dataclass
 class SearchCounts:
+    """What one search did, as its log line and span say it (in this order)."""
+
     homes: int = 0  # whose indexes were read (a person's; a channel and public channels)
     indexed: int = 0
     read: int = 0
+    reads: int = 0  # storage reads of the found conversations
     missing: int = 0
     failed: int = 0
-    left_out: int = 0  # another home's threads that may not be shown here
-    reads: int = 0  # storage reads of the found conversations
     matched: int = 0  # conversations that matched a word, returned or not
-
-    @property
-    def unreadable(self) -> int:
-        return self.failed
+    left_out: int = 0  # another home's threads that may not be shown here
 
 
 @dataclass(frozen=True)
@@ -187,12 +186,8 @@ async def search_homes(
         found.sort(key=lambda f: (-f[2].score, -f[1].updated[f[2].at]))
     elsewhere = sorted({home for home, _, _ in found if home != homes[0]}, key=lambda h: h.id)
     allowed = await _kept(keep, elsewhere)
-    chosen = []
-    for home, index, ranked in found:
-        if home != homes[0] and home not in allowed:
-            counts.left_out += 1
-            continue
-        chosen.append((home, index, ranked))
+    chosen = [f for f in found if f[0] == homes[0] or f[0] in allowed]
+    counts.left_out = len(found) - len(chosen)
     chosen = chosen[:limit]
     groups = all_groups(asked)
     before = dict(shown or {})
@@ -332,9 +327,7 @@ async def read_hit(
 
 
 def summary_passage(summary: Summary) -> Passage:
-    body = summary.body.strip()
-    if len(body) > SUMMARY_PASSAGE_CHARS:
-        body = body[: SUMMARY_PASSAGE_CHARS - 1].rstrip() + "…"
+    body = clip(summary.body.strip(), SUMMARY_PASSAGE_CHARS)
     return Passage("summary", body, summary.updated, None)
 
 
@@ -560,14 +553,7 @@ async def recall(
                 ]
             )
         outcome = {
-            "homes": counts.homes,
-            "indexed": counts.indexed,
-            "read": counts.read,
-            "reads": counts.reads,
-            "missing": counts.missing,
-            "failed": counts.failed,
-            "matched": counts.matched,
-            "left_out": counts.left_out,
+            **asdict(counts),
             "returned": len(hits),
             "passages": sum(len(h.passages) for h in hits),
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -581,7 +567,7 @@ async def recall(
             queries,
             hits,
             searched=counts.indexed,
-            unreadable=counts.unreadable,
+            unreadable=counts.failed,
             matched=counts.matched - counts.left_out,
             within=within,
             link=link,
