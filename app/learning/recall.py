@@ -88,17 +88,6 @@ QUOTED_RESULTS = (
 LinkTo = Callable[[str, str, str | None], str | None]
 
 
-@dataclass(frozen=True)
-class RecallHit:
-    thread_ts: str
-    channel: str | None  # the DM it is in, as the index knows it
-    title: str
-    started: datetime
-    updated: datetime
-    passages: list[Passage]
-    score: float
-
-
 @dataclass
 class SearchCounts:
     """What one search did, as its log line and span say it (in this order)."""
@@ -247,6 +236,13 @@ class Found:
     entry: tuple[str, int, int]  # the index entry that named it (`entry_of`)
 
 
+@dataclass(frozen=True)
+class RecallHit(Found):
+    """A thread a search returns, with the passages read from it."""
+
+    passages: list[Passage]
+
+
 class Shown(NamedTuple):
     """A conversation a search showed, with the index entry that named it."""
 
@@ -315,15 +311,7 @@ async def read_hit(
         log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
         return None
     counts.read += 1
-    return RecallHit(
-        found.thread_ts,
-        found.channel,
-        found.title,
-        datetime.fromtimestamp(found.started, UTC),
-        datetime.fromtimestamp(found.updated, UTC),
-        cut,
-        found.score,
-    )
+    return RecallHit(**vars(found), passages=cut)
 
 
 def summary_passage(summary: Summary) -> Passage:
@@ -413,7 +401,7 @@ def quoted_passage(passage: Passage, channel: str | None) -> str:
 
 
 def _dates(hit: RecallHit) -> str:
-    first, last = hit.started.date(), hit.updated.date()
+    first, last = (datetime.fromtimestamp(t, UTC).date() for t in (hit.started, hit.updated))
     return f"{first:%Y-%m-%d}" if first == last else f"{first:%Y-%m-%d} to {last:%Y-%m-%d}"
 
 
