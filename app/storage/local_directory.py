@@ -149,16 +149,8 @@ class LocalDirectoryStore:
                 except FileNotFoundError:
                     continue  # deleted while we walked
                 if stat.S_ISREG(info.st_mode):
-                    found.append(
-                        ObjectInfo(
-                            key=key,
-                            size=info.st_size,
-                            updated=_updated(info),
-                            generation=_generation(info),
-                        )
-                    )
-        found.sort(key=lambda item: item.key)
-        return found
+                    found.append(ObjectInfo(key, info.st_size, _updated(info), _generation(info)))
+        return sorted(found, key=lambda item: item.key)
 
 
 def directory_problem(directory: Path | str) -> str | None:
