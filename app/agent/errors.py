@@ -11,6 +11,8 @@ OVERLOADED = (
 )
 UNREACHABLE = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
 GENERIC = "Sorry, something went wrong on my side while answering. Please try again."
+# An error event's type, as a stream sends it.
+_IN_STREAM = {"overloaded_error": OVERLOADED, "rate_limit_error": BUSY, "api_error": UNREACHABLE}
 
 
 def friendly_error(exc: BaseException) -> str:
@@ -25,12 +27,8 @@ def friendly_error(exc: BaseException) -> str:
         return BUSY
     # An error event inside a stream arrives without its HTTP status: its type says the same.
     in_stream = _error_type(exc) if isinstance(exc, anthropic.APIStatusError) else None
-    if in_stream == "overloaded_error":
-        return OVERLOADED
-    if in_stream == "rate_limit_error":
-        return BUSY
-    if in_stream == "api_error":
-        return UNREACHABLE
+    if isinstance(in_stream, str) and in_stream in _IN_STREAM:
+        return _IN_STREAM[in_stream]
     # A connection dropped in the middle of a stream surfaces as the transport's own error.
     if isinstance(
         exc, anthropic.APIConnectionError | anthropic.InternalServerError | httpx2.TransportError

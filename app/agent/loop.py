@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.agent import stop_reasons
 from app.agent.memory_tasks import MemoryTasks
-from app.agent.prompt_cache import usage_figures, with_conversation_breakpoint
+from app.agent.prompt_cache import logged_usage, usage_figures, with_conversation_breakpoint
 from app.agent.reply_sink import ReplySink
 from app.agent.thinking import ANSWER_THINKING, Thinking
 from app.agent.tool_registry import ToolRegistry
@@ -193,10 +193,7 @@ async def _stream_one_call(
             "agent.claude.call",
             iteration=iteration,
             stop_reason=final.stop_reason,
-            input_tokens=figures["input"],
-            output_tokens=figures["output"],
-            cache_read_input_tokens=figures["cache_read_input_tokens"],
-            cache_creation_input_tokens=figures["cache_creation_input_tokens"],
+            **logged_usage(figures),
         )
         return final
 

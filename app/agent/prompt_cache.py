@@ -40,3 +40,8 @@ def usage_figures(usage: Any) -> dict[str, int]:
         "cache_read_input_tokens": usage.cache_read_input_tokens or 0,
         "cache_creation_input_tokens": usage.cache_creation_input_tokens or 0,
     }
+
+
+def logged_usage(figures: dict[str, int]) -> dict[str, int]:
+    """`usage_figures` as a call's log line names them (`input_tokens`, …)."""
+    return {key if key.endswith("_tokens") else f"{key}_tokens": n for key, n in figures.items()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app.agent.prompt_cache import usage_figures
+from app.agent.prompt_cache import logged_usage, usage_figures
 from app.agent.thinking import SUMMARY_THINKING, Thinking
 from app.learning.summary_file import Summary, SummaryDraft
 from app.learning.transcript import Utterance
@@ -120,14 +120,7 @@ class ClaudeSummarizer:
                 usage_details=figures,
                 metadata={"stop_reason": response.stop_reason, "summary_chars": len(text)},
             )
-        log.info(
-            "memory.summary.call",
-            stop_reason=response.stop_reason,
-            input_tokens=figures["input"],
-            output_tokens=figures["output"],
-            cache_read_input_tokens=figures["cache_read_input_tokens"],
-            cache_creation_input_tokens=figures["cache_creation_input_tokens"],
-        )
+        log.info("memory.summary.call", stop_reason=response.stop_reason, **logged_usage(figures))
         return text, response.stop_reason
 
 

@@ -72,6 +72,4 @@ class ToolRegistry:
 
 def _as_text(output: object) -> str | list[Any]:
     # Tools return a string or a list of content blocks; pass blocks through unchanged.
-    if isinstance(output, str | list):
-        return output
-    return str(output)
+    return output if isinstance(output, str | list) else str(output)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app.learning.channel_mode import ChannelMode
-from app.learning.channel_recall import forget_public_channel, note_channel_visibility
+from app.learning.channel_recall import note_channel_visibility
 from app.learning.conversations import forget_said
 from app.learning.erasure import DELETE_CONCURRENCY, delete_all, erase_home, reindex
 from app.learning.guard import Forgotten, Guard
@@ -311,7 +311,7 @@ async def erase_channel(store: ObjectStore, channel_id: str, *, why: str) -> int
     # What its admins chose is not Orion's memory of the channel: added back, Orion
     # answers there as they said.
     deleted = await erase_home(store, channel(channel_id), keep=(MODE,))
-    await forget_public_channel(store, channel_id)
+    await note_channel_visibility(store, channel_id, public=False)
     audit("erase", scope=channel_scope(channel_id), actor=SLACK, what=why, objects=deleted)
     return deleted
 

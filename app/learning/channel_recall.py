@@ -150,10 +150,6 @@ async def note_channel_visibility(
     await update(store, key, changed, already_read=stored)
 
 
-async def forget_public_channel(store: ObjectStore, channel_id: str) -> None:
-    await note_channel_visibility(store, channel_id, public=False)
-
-
 @dataclass(eq=False)
 class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
     """Search the threads the turn's channel (and, public, the public channels) had."""

@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.learning.conversation_record import ConversationRecord
+from app.learning.conversations import read_conversation
 from app.learning.person_settings import channel_threads, notes_choice
 from app.learning.preferences import StoredPreference, parse_preferences
 from app.learning.profile import ConversationEntry, Profile
@@ -141,8 +141,7 @@ async def _conversation(
 ) -> Conversation | None:
     """The conversation as the profile lists it, with its freshest summary; None when it
     is gone (expired since)."""
-    stored = await store.read(home.conversation_key(entry.thread_ts))
-    record = ConversationRecord.parse(stored.content) if stored is not None else None
+    record = await read_conversation(store, home, entry.thread_ts)
     if record is None:
         return None
     summary = freshest_summary(profile, entry.thread_ts, record.summary, cutoff=cutoff_of(store))

@@ -29,10 +29,14 @@ FORGET_TOOL_NAME = "forget"
 
 
 @dataclass(eq=False)
-class MemoryOverviewTool(BetaAsyncBuiltinFunctionTool):
+class _PersonsTool(BetaAsyncBuiltinFunctionTool):
+    """A tool bound to the turn's person: the model's input only names the item."""
+
     store: ObjectStore
     scope: MemoryScope
 
+
+class MemoryOverviewTool(_PersonsTool):
     def to_dict(self) -> BetaToolParam:
         return {
             "name": OVERVIEW_TOOL_NAME,
@@ -55,11 +59,7 @@ class MemoryOverviewTool(BetaAsyncBuiltinFunctionTool):
             return render_memory(inventory, full=False)
 
 
-@dataclass(eq=False)
-class ForgetTool(BetaAsyncBuiltinFunctionTool):
-    store: ObjectStore
-    scope: MemoryScope
-
+class ForgetTool(_PersonsTool):
     def to_dict(self) -> BetaToolParam:
         return {
             "name": FORGET_TOOL_NAME,

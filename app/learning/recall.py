@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -20,6 +20,7 @@ from anthropic.types.beta import BetaToolParam
 
 from app.learning.conversation_record import ConversationRecord
 from app.learning.passages import Passage, passages
+from app.learning.plain_text import clip
 from app.learning.quoting import attributed, author_label, quoted
 from app.learning.search_index import (
     MAX_TITLE_CHARS,
@@ -87,31 +88,18 @@ QUOTED_RESULTS = (
 LinkTo = Callable[[str, str, str | None], str | None]
 
 
-@dataclass(frozen=True)
-class RecallHit:
-    thread_ts: str
-    channel: str | None  # the DM it is in, as the index knows it
-    title: str
-    started: datetime
-    updated: datetime
-    passages: list[Passage]
-    score: float
-
-
 @dataclass
 class SearchCounts:
+    """What one search did, as its log line and span say it (in this order)."""
+
     homes: int = 0  # whose indexes were read (a person's; a channel and public channels)
     indexed: int = 0
     read: int = 0
+    reads: int = 0  # storage reads of the found conversations
     missing: int = 0
     failed: int = 0
-    left_out: int = 0  # another home's threads that may not be shown here
-    reads: int = 0  # storage reads of the found conversations
     matched: int = 0  # conversations that matched a word, returned or not
-
-    @property
-    def unreadable(self) -> int:
-        return self.failed
+    left_out: int = 0  # another home's threads that may not be shown here
 
 
 @dataclass(frozen=True)
@@ -187,12 +175,8 @@ async def search_homes(
         found.sort(key=lambda f: (-f[2].score, -f[1].updated[f[2].at]))
     elsewhere = sorted({home for home, _, _ in found if home != homes[0]}, key=lambda h: h.id)
     allowed = await _kept(keep, elsewhere)
-    chosen = []
-    for home, index, ranked in found:
-        if home != homes[0] and home not in allowed:
-            counts.left_out += 1
-            continue
-        chosen.append((home, index, ranked))
+    chosen = [f for f in found if f[0] == homes[0] or f[0] in allowed]
+    counts.left_out = len(found) - len(chosen)
     chosen = chosen[:limit]
     groups = all_groups(asked)
     before = dict(shown or {})
@@ -250,6 +234,13 @@ class Found:
     score: float
     room: int
     entry: tuple[str, int, int]  # the index entry that named it (`entry_of`)
+
+
+@dataclass(frozen=True)
+class RecallHit(Found):
+    """A thread a search returns, with the passages read from it."""
+
+    passages: list[Passage]
 
 
 class Shown(NamedTuple):
@@ -320,21 +311,11 @@ async def read_hit(
         log.warning("tool.recall.read_failed", error=type(exc).__name__, exc_info=exc)
         return None
     counts.read += 1
-    return RecallHit(
-        found.thread_ts,
-        found.channel,
-        found.title,
-        datetime.fromtimestamp(found.started, UTC),
-        datetime.fromtimestamp(found.updated, UTC),
-        cut,
-        found.score,
-    )
+    return RecallHit(**vars(found), passages=cut)
 
 
 def summary_passage(summary: Summary) -> Passage:
-    body = summary.body.strip()
-    if len(body) > SUMMARY_PASSAGE_CHARS:
-        body = body[: SUMMARY_PASSAGE_CHARS - 1].rstrip() + "…"
+    body = clip(summary.body.strip(), SUMMARY_PASSAGE_CHARS)
     return Passage("summary", body, summary.updated, None)
 
 
@@ -420,7 +401,7 @@ def quoted_passage(passage: Passage, channel: str | None) -> str:
 
 
 def _dates(hit: RecallHit) -> str:
-    first, last = hit.started.date(), hit.updated.date()
+    first, last = (datetime.fromtimestamp(t, UTC).date() for t in (hit.started, hit.updated))
     return f"{first:%Y-%m-%d}" if first == last else f"{first:%Y-%m-%d} to {last:%Y-%m-%d}"
 
 
@@ -560,14 +541,7 @@ async def recall(
                 ]
             )
         outcome = {
-            "homes": counts.homes,
-            "indexed": counts.indexed,
-            "read": counts.read,
-            "reads": counts.reads,
-            "missing": counts.missing,
-            "failed": counts.failed,
-            "matched": counts.matched,
-            "left_out": counts.left_out,
+            **asdict(counts),
             "returned": len(hits),
             "passages": sum(len(h.passages) for h in hits),
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -581,7 +555,7 @@ async def recall(
             queries,
             hits,
             searched=counts.indexed,
-            unreadable=counts.unreadable,
+            unreadable=counts.failed,
             matched=counts.matched - counts.left_out,
             within=within,
             link=link,

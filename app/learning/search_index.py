@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 from app.learning.search_terms import document_terms
 from app.learning.transcript import Utterance
@@ -37,7 +37,6 @@ log = get_logger(__name__)
 # The retention window bounds the index; this bounds it against a flood of threads (333
 # new conversations a day for 30 days), far beyond what an owner holds.
 MAX_INDEXED_SESSIONS = 10_000
-_T = TypeVar("_T")
 
 VERSION = 3
 # Distinct terms kept per conversation: a long conversation (a transcript's 120,000
@@ -67,6 +66,8 @@ _CHANNELS = re.compile("(?:[CDG][A-Z0-9]{2,30}|-)(?: (?:[CDG][A-Z0-9]{2,30}|-))*
 _EMPTY_ENTRY = re.compile("\t[^\t\n,]+(?=[\t\n]|\\Z)")
 # Past this many ids removed at once, one pass with a lookup per posting.
 _MAX_ALTERNATIVES = 200
+# An index's entries, one list each, in the same order (newest first).
+_COLUMNS = ("threads", "ids", "updated", "started", "lengths", "titles", "channels")
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,7 @@ class SearchIndex:
             return self
         newer = copy.copy(self)
         newer._places = newer._threads = None
-        for name in ("threads", "ids", "updated", "started", "lengths", "titles", "channels"):
+        for name in _COLUMNS:
             setattr(newer, name, getattr(self, name)[:keep])
         return newer
 
@@ -233,17 +234,9 @@ class SearchIndex:
             return
         self._places = self._threads = None
         gone = {self.ids[at] for at in places}
-        self.threads, self.ids, self.titles, self.channels = (
-            _without(self.threads, places),
-            _without(self.ids, places),
-            _without(self.titles, places),
-            _without(self.channels, places),
-        )
-        self.updated, self.started, self.lengths = (
-            _without(self.updated, places),
-            _without(self.started, places),
-            _without(self.lengths, places),
-        )
+        for name in _COLUMNS:
+            column = getattr(self, name)
+            setattr(self, name, [value for at, value in enumerate(column) if at not in places])
         self._remove_postings(gone)
 
     def _remove_postings(self, ids: set[str]) -> None:
@@ -273,13 +266,10 @@ class SearchIndex:
         entry_id = _base36(self.next_id)
         self.next_id += 1
         at = bisect.bisect_left(self.updated, -document.updated, key=operator.neg)
-        self.threads.insert(at, document.thread_ts)
-        self.ids.insert(at, entry_id)
-        self.updated.insert(at, document.updated)
-        self.started.insert(at, document.started)
-        self.lengths.insert(at, document.length)
-        self.titles.insert(at, document.title)
-        self.channels.insert(at, document.channel or "-")
+        entry = (document.thread_ts, entry_id, document.updated, document.started)
+        values = (*entry, document.length, document.title, document.channel or "-")
+        for name, value in zip(_COLUMNS, values, strict=True):
+            getattr(self, name).insert(at, value)
         size = sum(map(len, lines))
         if size > 2 * TARGET_BUCKET_CHARS * len(lines) and len(lines) < MAX_BUCKETS:
             lines = _rehashed(lines, len(lines) * 2)
@@ -299,10 +289,6 @@ class SearchIndex:
         self.body, self.base = "\n".join(lines), 0
         # Line `b` ends one before `offsets[b + 1]`, at its line break (or the end).
         self.offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
-
-
-def _without(column: list[_T], places: set[int]) -> list[_T]:
-    return [value for at, value in enumerate(column) if at not in places]
 
 
 def _with_postings(line: str, entries: list[str]) -> str:
@@ -433,26 +419,21 @@ def _parsed(raw: str) -> SearchIndex | None:
         return None
     if not isinstance(data, dict) or data.get("version") != VERSION:
         return None
-    threads, ids, next_id = data.get("threads"), data.get("ids"), data.get("next")
-    channels = data.get("channels")
-    updated, started, lengths = (
-        _list(data, "updated"),
-        _list(data, "started"),
-        _list(data, "lengths"),
+    threads, ids, channels = (data.get(name) for name in ("threads", "ids", "channels"))
+    next_id = data.get("next")
+    updated, started, lengths, titles, offsets = (
+        _list(data, name) for name in ("updated", "started", "lengths", "titles", "buckets")
     )
-    titles, offsets = _list(data, "titles"), _list(data, "buckets")
-    if type(threads) is not str or type(ids) is not str or type(next_id) is not int:
-        return None
-    if type(channels) is not str:
+    if not (type(threads) is type(ids) is type(channels) is str and type(next_id) is int):
         return None
     if updated is None or started is None or lengths is None or titles is None or offsets is None:
         return None
     index = SearchIndex(complete=data.get("complete") is True)
     index.next_id = next_id
     if threads:
-        if _THREADS.fullmatch(threads) is None or _IDS.fullmatch(ids) is None:
-            return None
-        if _CHANNELS.fullmatch(channels) is None:
+        if not (
+            _THREADS.fullmatch(threads) and _IDS.fullmatch(ids) and _CHANNELS.fullmatch(channels)
+        ):
             return None
         index.threads, index.ids = threads.split(" "), ids.split(" ")
         index.channels = channels.split(" ")

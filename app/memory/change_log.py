@@ -55,7 +55,7 @@ class ChangeLog:
         return key in self._entries
 
     def begin(self, key: str, before: str | None) -> None:
-        """The first change to `key` is confirmed; `before` is what it replaced."""
+        """A change to `key` is confirmed; `before` is what the first one replaced."""
         self._entries.setdefault(key, _Entry(before))
 
     def generation_after(self, key: str) -> int | None:
@@ -96,8 +96,7 @@ class RecordingStore(StoreLayer):
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         before = await self._before_write(key, if_generation)
         generation = await self.inner.write(key, content, if_generation=if_generation)
-        if not self.log.has(key):
-            self.log.begin(key, before.content if before is not None else None)
+        self.log.begin(key, before.content if before is not None else None)
         self.log.written(key, content, generation)
         return generation
 
@@ -142,6 +141,5 @@ class RecordingStore(StoreLayer):
         return await self.inner.read(key)
 
     def _record_delete(self, key: str, before: StoredObject | None) -> None:
-        if not self.log.has(key):
-            self.log.begin(key, before.content if before is not None else None)
+        self.log.begin(key, before.content if before is not None else None)
         self.log.deleted(key)

@@ -20,16 +20,6 @@ from app.memory.scopes import (
 
 OwnerKind = Literal["person", "channel"]
 
-PROFILE = "profile.json"
-MEMORY = "memory/"
-CONVERSATIONS = "conversations/"
-SEARCH = "search.json"
-SETTINGS = "settings.json"
-CHANNEL_THREADS = "channel-threads/"
-UNDO = "undo/"
-ARCHIVED = "archived/"
-PREFERENCES = "preferences.json"
-
 
 @dataclass(frozen=True, slots=True)
 class Home:
@@ -53,16 +43,16 @@ class Home:
 
     @property
     def profile_key(self) -> str:
-        return self.prefix + PROFILE
+        return self.prefix + "profile.json"
 
     @property
     def memory_prefix(self) -> str:
         """The owner's memory, as Claude's memory tool reaches it."""
-        return self.prefix + MEMORY
+        return self.prefix + "memory/"
 
     @property
     def conversations_prefix(self) -> str:
-        return self.prefix + CONVERSATIONS
+        return self.prefix + "conversations/"
 
     def conversation_key(self, thread_ts: str) -> str:
         return f"{self.conversations_prefix}{thread_name(thread_ts)}.json"
@@ -73,18 +63,18 @@ class Home:
 
     @property
     def search_key(self) -> str:
-        return self.prefix + SEARCH
+        return self.prefix + "search.json"
 
     @property
     def settings_key(self) -> str:
         """A person's choices (how Orion behaves with them), kept until forgotten."""
-        return self.prefix + SETTINGS
+        return self.prefix + "settings.json"
 
     @property
     def channel_threads_prefix(self) -> str:
         """A person's channel threads holding their words: one empty object each, so the
         list has no cap and a turn's note of one carries nothing else."""
-        return self.prefix + CHANNEL_THREADS
+        return self.prefix + "channel-threads/"
 
     def channel_thread_key(self, channel_id: str, thread_ts: str) -> str:
         name = thread_name(thread_ts)
@@ -93,12 +83,12 @@ class Home:
     def undo_key(self, undo_id: str) -> str:
         if not is_undo_id(undo_id):
             raise ValueError("not an undo id")
-        return f"{self.prefix}{UNDO}{undo_id}.json"
+        return f"{self.prefix}undo/{undo_id}.json"
 
     @property
     def archived_prefix(self) -> str:
         """Where an archived channel's memory waits out the retention window."""
-        return self.prefix + ARCHIVED
+        return self.prefix + "archived/"
 
 
 def person(user_id: str) -> Home:
@@ -111,7 +101,7 @@ def channel(channel_id: str) -> Home:
 
 def preferences_key(user_id: str) -> str:
     """The person's preferences (`/memories/users/{user}/preferences.json`)."""
-    return person(user_id).memory_prefix + PREFERENCES
+    return person(user_id).memory_prefix + "preferences.json"
 
 
 def workspace_channels_key() -> str:

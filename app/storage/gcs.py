@@ -276,12 +276,8 @@ class GcsObjectStore:
         blobs = gcs.client.list_blobs(
             gcs.bucket, prefix=prefix, timeout=gcs.timeout, retry=gcs.retry
         )
-        found = [
-            ObjectInfo(key=b.name, size=b.size or 0, updated=b.updated, generation=b.generation)
-            for b in blobs
-        ]
-        found.sort(key=lambda item: item.key)
-        return found
+        found = (ObjectInfo(b.name, b.size or 0, b.updated, b.generation) for b in blobs)
+        return sorted(found, key=lambda item: item.key)
 
 
 def _generation(blob: Any, key: str) -> int:

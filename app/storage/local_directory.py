@@ -42,25 +42,13 @@ class LocalDirectoryStore:
     def __repr__(self) -> str:
         return f"LocalDirectoryStore({str(self.directory)!r})"
 
-    async def read(self, key: str) -> StoredObject | None:
-        return self._read(key)
-
-    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
-        return self._write(key, content.encode("utf-8"), if_generation)
-
-    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
-        return self._delete(key, if_generation)
-
-    async def list(self, prefix: str) -> list[ObjectInfo]:
-        return self._list(prefix)
-
     async def connect(self) -> None:
         """Nothing to prepare: the directory is created on the first write."""
 
     async def close(self) -> None:
         """Nothing to release."""
 
-    # -- the synchronous operations ---------------------------------------------------
+    # -- the operations: nothing awaited, so nothing runs between a check and its change --
 
     def _path(self, key: str) -> str:
         # Keys normally come from `paths.to_key`; the store still refuses anything that
@@ -72,7 +60,7 @@ class LocalDirectoryStore:
             raise ValueError(f"invalid object key: {key!r}")
         return f"{self._root}/{key}"
 
-    def _read(self, key: str) -> StoredObject | None:
+    async def read(self, key: str) -> StoredObject | None:
         path = self._path(key)
         try:
             fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW)
@@ -107,14 +95,14 @@ class LocalDirectoryStore:
         # "directory" is only a prefix of other keys.
         return _generation(info) if stat.S_ISREG(info.st_mode) else None
 
-    def _write(self, key: str, data: bytes, if_generation: int | None) -> int:
+    async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         path = self._path(key)
         current = self._current_generation(path)
         _check_precondition(key, current, if_generation)
         generation = max(time.time_ns(), (current or 0) + 1)
         try:
             # Read back: a file system with coarse timestamps may have rounded it.
-            return _generation(replace_file(path, data, modified_ns=generation))
+            return _generation(replace_file(path, content.encode(), modified_ns=generation))
         except (NotADirectoryError, FileExistsError, IsADirectoryError) as exc:
             # GCS allows `a` and `a/b` side by side; a file system does not.
             raise StoreError(
@@ -123,7 +111,7 @@ class LocalDirectoryStore:
         except OSError as exc:
             raise StoreUnavailable(f"cannot write {key}: {exc.strerror}") from exc
 
-    def _delete(self, key: str, if_generation: int | None) -> bool:
+    async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
         path = self._path(key)
         current = self._current_generation(path)
         if current is None:
@@ -138,6 +126,9 @@ class LocalDirectoryStore:
         # As in a bucket, a "directory" exists only while something is in it.
         prune_empty_dirs(os.path.dirname(path), stop_at=self._root)
         return True
+
+    async def list(self, prefix: str) -> builtins.list[ObjectInfo]:
+        return self._list(prefix)
 
     # builtins.list: inside the class body, `list` names the method above.
     def _list(self, prefix: str) -> builtins.list[ObjectInfo]:
@@ -158,16 +149,8 @@ class LocalDirectoryStore:
                 except FileNotFoundError:
                     continue  # deleted while we walked
                 if stat.S_ISREG(info.st_mode):
-                    found.append(
-                        ObjectInfo(
-                            key=key,
-                            size=info.st_size,
-                            updated=_updated(info),
-                            generation=_generation(info),
-                        )
-                    )
-        found.sort(key=lambda item: item.key)
-        return found
+                    found.append(ObjectInfo(key, info.st_size, _updated(info), _generation(info)))
+        return sorted(found, key=lambda item: item.key)
 
 
 def directory_problem(directory: Path | str) -> str | None:
@@ -201,12 +184,8 @@ def prepare_directory(directory: Path | str) -> str | None:
 
 
 def _check_precondition(key: str, current: int | None, if_generation: int | None) -> None:
-    if if_generation is None:
-        return
-    if if_generation == CREATE_ONLY:
-        if current is not None:
-            raise PreconditionFailed(key, if_generation)
-    elif current != if_generation:
+    expected = None if if_generation == CREATE_ONLY else if_generation
+    if if_generation is not None and current != expected:
         raise PreconditionFailed(key, if_generation)
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from app.observability.logging import get_logger
@@ -188,20 +188,15 @@ class TeamScopedStore(StoreLayer):
     async def read(self, key: str) -> StoredObject | None:
         if key.startswith(_UNSCOPED_READS):
             return await self.inner.read(key)
-        binding = self._binding_for(key)
-        stored = await self.inner.read(scoped_key(binding.tenant, key))
-        if stored is None:
-            return None
-        return StoredObject(key, stored.content, stored.generation, stored.updated, stored.size)
+        stored = await self.inner.read(scoped_key(self._binding_for(key).tenant, key))
+        return replace(stored, key=key) if stored is not None else None
 
     async def read_if_changed(self, key: str, generation: int) -> StoredObject | Unchanged | None:
         if key.startswith(_UNSCOPED_READS):
             return await read_if_changed(self.inner, key, generation)
-        binding = self._binding_for(key)
-        stored = await read_if_changed(self.inner, scoped_key(binding.tenant, key), generation)
-        if not isinstance(stored, StoredObject):
-            return stored
-        return StoredObject(key, stored.content, stored.generation, stored.updated, stored.size)
+        scoped = scoped_key(self._binding_for(key).tenant, key)
+        stored = await read_if_changed(self.inner, scoped, generation)
+        return replace(stored, key=key) if isinstance(stored, StoredObject) else stored
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         binding = self._binding_for(key)
@@ -221,16 +216,13 @@ class TeamScopedStore(StoreLayer):
         return generation
 
     async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
-        binding = self._binding_for(key)
-        return await self.inner.delete(scoped_key(binding.tenant, key), if_generation=if_generation)
+        scoped = scoped_key(self._binding_for(key).tenant, key)
+        return await self.inner.delete(scoped, if_generation=if_generation)
 
     async def list(self, prefix: str) -> list[ObjectInfo]:
-        binding = self._binding_for(prefix)
-        found = await self.inner.list(scoped_key(binding.tenant, prefix))
-        return [
-            ObjectInfo(unscoped_key(binding.tenant, o.key), o.size, o.updated, o.generation)
-            for o in found
-        ]
+        tenant = self._binding_for(prefix).tenant
+        found = await self.inner.list(scoped_key(tenant, prefix))
+        return [replace(o, key=unscoped_key(tenant, o.key)) for o in found]
 
     async def _unless_uninstalled(self, binding: _Binding, key: str, generation: int) -> None:
         where = tombstone_key(self._tombstones_prefix, binding.tenant)

@@ -73,7 +73,6 @@ JAPANESE = Grammar(
         )
         .add("never", r".{2,}(?:ないでください|ないで下さい|ないでね)", durable_only=True)
         .add("always", r".{2,}(?:てください|でください|て下さい|してね)", durable_only=True)
-        .done()
     ),
     openers=openers(
         """
@@ -143,7 +142,6 @@ CHINESE = Grammar(
         .add("always", rf"(?:总是|始终|每次都|一直|永远)(?:请)?{_ZH_VERBS}.*")
         .add("never", rf"(?:都)?(?:不要|别)(?:再)?{_ZH_VERBS}.*", durable_only=True)
         .add("always", rf"(?:请)?{_ZH_VERBS}.*", durable_only=True)
-        .done()
     ),
     openers=openers(
         """
@@ -199,7 +197,6 @@ KOREAN = Grammar(
         .add("always", r"(?:항상|늘|언제나|꼭|매번) .{2,}(?:주세요|줘|줘요|주십시오|하세요|십시오)")
         .add("never", r".{2,}(?:지 마세요|지 마|지 말아 ?주세요)", durable_only=True)
         .add("always", r".{2,}(?:주세요|줘요|하세요)", durable_only=True)
-        .done()
     ),
     openers=openers(
         """

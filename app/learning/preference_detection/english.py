@@ -81,7 +81,6 @@ FORMS = (
     # Without "always" / "never", an imperative is about this answer unless made durable.
     .add("never", rf"(?:don't|do not) (?P<value>(?:{_VERBS})\b.*)", durable_only=True)
     .add("always", rf"(?P<value>(?:{_VERBS})\b.*)", durable_only=True)
-    .done()
 )
 
 ENGLISH = Grammar(

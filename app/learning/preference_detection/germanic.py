@@ -79,7 +79,6 @@ GERMAN = Grammar(
         .add("always", rf"(?:{_DE_VERBS}) (?:[\w'-]+ )?(?:bitte )?immer .+")
         .add("never", rf"(?:{_DE_VERBS}) (?:bitte )?(?:keine?n?|nicht) .+", durable_only=True)
         .add("always", rf"(?:{_DE_VERBS}) .+", durable_only=True)
-        .done()
     ),
     openers=openers(
         """
@@ -159,7 +158,6 @@ DUTCH = Grammar(
         .add("always", rf"(?:{_NL_VERBS}) (?:me |mij )?altijd .+")
         .add("never", rf"(?:{_NL_VERBS}) (?:me |mij )?(?:geen|niet) .+", durable_only=True)
         .add("always", rf"(?:{_NL_VERBS}) .+", durable_only=True)
-        .done()
     ),
     openers=openers(
         """

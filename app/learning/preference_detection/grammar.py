@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app.learning.language_names import canonical_language
 from app.learning.preferences import MAX_VALUE_CHARS, Preference
@@ -153,17 +153,10 @@ def _name(grammar: Grammar, raw: str) -> str | None:
     return " ".join(names)
 
 
-@dataclass(frozen=True)
-class Forms:
-    """A builder for a grammar's forms, all matched case-insensitively."""
-
-    items: list[Form] = field(default_factory=list)
+class Forms(tuple[Form, ...]):
+    """A grammar's forms, one `add` after another, all matched case-insensitively."""
 
     def add(
         self, key: str, pattern: str, *, durable_only: bool = False, build: Build | None = None
     ) -> Forms:
-        self.items.append(Form(key, flags(pattern), durable_only, build))
-        return self
-
-    def done(self) -> tuple[Form, ...]:
-        return tuple(self.items)
+        return Forms((*self, Form(key, flags(pattern), durable_only, build)))

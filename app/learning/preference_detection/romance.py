@@ -77,7 +77,6 @@ FRENCH = Grammar(
         .add("never", rf"ne (?:jamais|plus) (?:me |m')?(?:{_FR_VERBS}) .+")
         .add("never", rf"(?:ne |n')(?:me |m')?(?:{_FR_VERBS}) pas .+", durable_only=True)
         .add("always", rf"(?:{_FR_VERBS}) .+", durable_only=True)
-        .done()
     ),
     openers=openers(
         """
@@ -176,7 +175,6 @@ SPANISH = Grammar(
         .add("never", rf"no (?:me )?(?:{_ES_VERBS}) (?:nunca|jamás|más) .+")
         .add("never", rf"no (?:me )?(?:{_ES_VERBS}) .+", durable_only=True)
         .add("always", rf"(?:{_ES_VERBS}) .+", durable_only=True)
-        .done()
     ),
     openers=openers(
         """
@@ -280,7 +278,6 @@ PORTUGUESE = Grammar(
         .add("never", rf"não (?:me )?(?:{_PT_VERBS}) (?:nunca|jamais|mais) .+")
         .add("never", rf"não (?:me )?(?:{_PT_VERBS}) .+", durable_only=True)
         .add("always", rf"(?:{_PT_VERBS}) .+", durable_only=True)
-        .done()
     ),
     openers=openers(
         """
@@ -377,7 +374,6 @@ ITALIAN = Grammar(
         .add("never", rf"mai (?:{_IT_VERBS}) .+")
         .add("never", rf"non (?:mi )?(?:{_IT_VERBS}) .+", durable_only=True)
         .add("always", rf"(?:{_IT_VERBS}) .+", durable_only=True)
-        .done()
     ),
     openers=openers(
         """

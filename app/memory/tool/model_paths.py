@@ -4,6 +4,8 @@ outside the scope's roots is refused here too, whatever the tool checked."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.memory.homes import channel, person
 from app.memory.key_prefixes import GLOBAL
 from app.memory.scopes import ChannelMemoryScope, MemoryScope, ScopeRules
@@ -50,9 +52,7 @@ class ModelPathStore(StoreLayer):
 
     async def read(self, key: str) -> StoredObject | None:
         stored = await self.inner.read(self.to_storage(key))
-        if stored is None:
-            return None
-        return StoredObject(key, stored.content, stored.generation, stored.updated, stored.size)
+        return replace(stored, key=key) if stored is not None else None
 
     async def write(self, key: str, content: str, *, if_generation: int | None = None) -> int:
         return await self.inner.write(self.to_storage(key), content, if_generation=if_generation)
@@ -62,7 +62,7 @@ class ModelPathStore(StoreLayer):
 
     async def list(self, prefix: str) -> list[ObjectInfo]:
         found = await self.inner.list(self.to_storage(prefix))
-        return [ObjectInfo(self.to_model(o.key), o.size, o.updated, o.generation) for o in found]
+        return [replace(o, key=self.to_model(o.key)) for o in found]
 
 
 def person_memory_key(user_id: str, model_key: str) -> str:
