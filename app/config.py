@@ -454,12 +454,20 @@ def _describe(error: Mapping[str, Any]) -> str:
 AnySettings = TypeVar("AnySettings", bound=_FromEnvironment)
 
 
+# Windows PowerShell 5's `echo KEY=value > .env` writes UTF-16; pydantic-settings reads UTF-8.
+DOTENV_NOT_UTF8 = (
+    ".env: not UTF-8 text; save it as UTF-8 (Windows PowerShell's `>` writes UTF-16)"
+)
+
+
 def read_settings(cls: type[AnySettings], **overrides: Any) -> AnySettings:
     """`cls` from the environment (and `.env`), raising ConfigError with every problem."""
     try:
         return cls(**overrides)
     except ValidationError as exc:
         raise ConfigError([_describe(error) for error in exc.errors()]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([DOTENV_NOT_UTF8]) from None
 
 
 def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
@@ -471,6 +479,8 @@ def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
     try:
         settings = read_settings(Settings, **overrides)
     except ConfigError as exc:
+        if DOTENV_NOT_UTF8 in exc.problems:  # what else is missing shows once it is read
+            raise
         problems = exc.problems
         # The mode rules need a parsed Settings; report the ones that matter most anyway,
         # so a first run lists every missing variable at once.
@@ -521,5 +531,8 @@ def _given(name: str) -> bool:
 def _value(name: str) -> str | None:
     from dotenv import dotenv_values
 
-    dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
+    try:
+        dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
+    except UnicodeDecodeError:  # read_settings names it
+        dotenv = {}
     return os.environ.get(name) or dotenv.get(name)

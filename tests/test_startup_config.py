@@ -343,6 +343,27 @@ def test_dotenv_file_is_read(tmp_path: Path) -> None:
     assert "PORT" in result.stderr
 
 
+@pytest.mark.parametrize("command", [[], ["chat"], ["migrate"]])
+@pytest.mark.parametrize("encoding", ["utf-16", "cp1252"])
+def test_a_dotenv_that_is_not_utf8_is_said_in_one_line(
+    tmp_path: Path, command: list[str], encoding: str
+) -> None:
+    # Windows PowerShell 5's `echo ANTHROPIC_API_KEY=… > .env` writes UTF-16 (with its BOM);
+    # an older editor saves Latin-1 or cp1252 (here a comment's "café").
+    text = "# café\nANTHROPIC_API_KEY=sk-ant-powershell\nSLACK_BOT_TOKEN=xoxb-1-test\n"
+    (tmp_path / ".env").write_bytes(text.encode(encoding))
+
+    result = _run_orion(tmp_path, *command)
+
+    assert result.returncode == 2
+    who = {"chat": "orion chat cannot start", "migrate": "orion migrate stopped"}
+    assert result.stderr == (
+        f"{who.get(''.join(command), 'Orion cannot start')} — .env: not UTF-8 text; save it "
+        "as UTF-8 (Windows PowerShell's `>` writes UTF-16); see .env.example\n"
+    )
+    assert result.stdout == ""
+
+
 def test_the_example_values_of_env_example_are_refused_by_name(tmp_path: Path) -> None:
     # A newcomer copies .env.example to .env — even uncommenting every optional line that
     # holds an example value — and starts Orion before filling anything in.
