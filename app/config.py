@@ -106,6 +106,14 @@ _EXAMPLE_VALUE = re.compile(r"^(?:[a-z]+-){0,2}your-", re.IGNORECASE)
 _STILL_THE_EXAMPLE = "still the example value from .env.example, not a real one"
 
 
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
+_CARRIAGE_RETURN = (
+    "ends in a carriage return, as a line of a file with Windows line endings does when "
+    "the shell reads it: set it without (Orion reads .env itself, any line endings)"
+)
+_CONTROL_IN_VALUE = "holds a control character (a tab or a line break): remove it"
+
+
 class _FromEnvironment(BaseSettings):
     # An empty value (`ANTHROPIC_API_KEY=`, in the environment or .env) is no value: a
     # required variable left empty is reported missing, an optional one takes its default,
@@ -121,6 +129,10 @@ class _FromEnvironment(BaseSettings):
         # spaces would otherwise pass start-up and fail every request.
         if isinstance(value, str) and value and not value.strip():
             raise ValueError("only whitespace, not a value")
+        # `source .env` from a file with Windows line endings leaves a `\r` on every value:
+        # a key with it fails every request as a connection error ("try again").
+        if isinstance(value, str) and _CONTROL_CHARACTER.search(value):
+            raise ValueError(_CARRIAGE_RETURN if value.endswith("\r") else _CONTROL_IN_VALUE)
         return value
 
     @field_validator("*", mode="after")
