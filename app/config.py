@@ -467,9 +467,7 @@ AnySettings = TypeVar("AnySettings", bound=_FromEnvironment)
 
 
 # Windows PowerShell 5's `echo KEY=value > .env` writes UTF-16; pydantic-settings reads UTF-8.
-DOTENV_NOT_UTF8 = (
-    ".env: not UTF-8 text; save it as UTF-8 (Windows PowerShell's `>` writes UTF-16)"
-)
+DOTENV_NOT_UTF8 = ".env: not UTF-8 text; save it as UTF-8 (Windows PowerShell's `>` writes UTF-16)"
 
 
 def read_settings(cls: type[AnySettings], **overrides: Any) -> AnySettings:

@@ -76,8 +76,8 @@ def run(
     except ValueError as exc:
         return report_problem(WHO, str(exc), BAD_INPUT)
     location = settings.store_location()
-    if problem := _no_directory(settings, "nothing was read or deleted"):
-        return report_problem(WHO, problem, BAD_INPUT)
+    if missing := _no_directory(settings, "nothing was read or deleted"):
+        return report_problem(WHO, missing, BAD_INPUT)
     # The export's document may be stdout itself: then the store is named on stderr.
     report = sys.stderr if args.action == "export" and not args.output else out
     report.write(f"Memory store: {location}\n")
@@ -275,8 +275,8 @@ def _count(n: int, thing: str) -> str:
 
 
 def migrate(settings: OperatorSettings, *, out: TextIO = sys.stdout) -> int:
-    if problem := _no_directory(settings, "nothing was moved"):
-        return report_problem(MIGRATE_WHO, problem, BAD_INPUT)
+    if missing := _no_directory(settings, "nothing was moved"):
+        return report_problem(MIGRATE_WHO, missing, BAD_INPUT)
     details = log_to_file(settings, MIGRATE_LOG_FILE)
     out.write(f"Memory store: {settings.store_location()}\n")
     return asyncio.run(_migrate(settings, out, details))
