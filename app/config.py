@@ -106,6 +106,14 @@ _EXAMPLE_VALUE = re.compile(r"^(?:[a-z]+-){0,2}your-", re.IGNORECASE)
 _STILL_THE_EXAMPLE = "still the example value from .env.example, not a real one"
 
 
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
+_CARRIAGE_RETURN = (
+    "ends in a carriage return, as a line of a file with Windows line endings does when "
+    "the shell reads it: set it without (Orion reads .env itself, any line endings)"
+)
+_CONTROL_IN_VALUE = "holds a control character (a tab or a line break): remove it"
+
+
 class _FromEnvironment(BaseSettings):
     # An empty value (`ANTHROPIC_API_KEY=`, in the environment or .env) is no value: a
     # required variable left empty is reported missing, an optional one takes its default,
@@ -121,6 +129,10 @@ class _FromEnvironment(BaseSettings):
         # spaces would otherwise pass start-up and fail every request.
         if isinstance(value, str) and value and not value.strip():
             raise ValueError("only whitespace, not a value")
+        # `source .env` from a file with Windows line endings leaves a `\r` on every value:
+        # a key with it fails every request as a connection error ("try again").
+        if isinstance(value, str) and _CONTROL_CHARACTER.search(value):
+            raise ValueError(_CARRIAGE_RETURN if value.endswith("\r") else _CONTROL_IN_VALUE)
         return value
 
     @field_validator("*", mode="after")
@@ -454,12 +466,18 @@ def _describe(error: Mapping[str, Any]) -> str:
 AnySettings = TypeVar("AnySettings", bound=_FromEnvironment)
 
 
+# Windows PowerShell 5's `echo KEY=value > .env` writes UTF-16; pydantic-settings reads UTF-8.
+DOTENV_NOT_UTF8 = ".env: not UTF-8 text; save it as UTF-8 (Windows PowerShell's `>` writes UTF-16)"
+
+
 def read_settings(cls: type[AnySettings], **overrides: Any) -> AnySettings:
     """`cls` from the environment (and `.env`), raising ConfigError with every problem."""
     try:
         return cls(**overrides)
     except ValidationError as exc:
         raise ConfigError([_describe(error) for error in exc.errors()]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([DOTENV_NOT_UTF8]) from None
 
 
 def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
@@ -471,6 +489,8 @@ def load_settings(mode: RunMode | None = None, **overrides: object) -> Settings:
     try:
         settings = read_settings(Settings, **overrides)
     except ConfigError as exc:
+        if DOTENV_NOT_UTF8 in exc.problems:  # what else is missing shows once it is read
+            raise
         problems = exc.problems
         # The mode rules need a parsed Settings; report the ones that matter most anyway,
         # so a first run lists every missing variable at once.
@@ -521,5 +541,8 @@ def _given(name: str) -> bool:
 def _value(name: str) -> str | None:
     from dotenv import dotenv_values
 
-    dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
+    try:
+        dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
+    except UnicodeDecodeError:  # read_settings names it
+        dotenv = {}
     return os.environ.get(name) or dotenv.get(name)

@@ -76,12 +76,8 @@ def run(
     except ValueError as exc:
         return report_problem(WHO, str(exc), BAD_INPUT)
     location = settings.store_location()
-    if not settings.gcs_memories_bucket and not settings.memory_dir.is_dir():
-        problem = (
-            f"MEMORY_DIR: no directory at {location}, so nothing was read or deleted; run "
-            "from where Orion runs, or set MEMORY_DIR to an absolute path"
-        )
-        return report_problem(WHO, problem, BAD_INPUT)
+    if missing := _no_directory(settings, "nothing was read or deleted"):
+        return report_problem(WHO, missing, BAD_INPUT)
     # The export's document may be stdout itself: then the store is named on stderr.
     report = sys.stderr if args.action == "export" and not args.output else out
     report.write(f"Memory store: {location}\n")
@@ -97,6 +93,17 @@ def run(
         return asyncio.run(_run(settings, args, user_id, output, out, ask, details))
     with bound_tenant(tenant):  # every store operation of the command: this workspace's
         return asyncio.run(_run(settings, args, user_id, output, out, ask, details))
+
+
+def _no_directory(settings: OperatorSettings, outcome: str) -> str | None:
+    """A MEMORY_DIR that is not there, as a relative one is when read from elsewhere than
+    Orion runs: said, never taken for an empty store."""
+    if settings.gcs_memories_bucket or settings.memory_dir.is_dir():
+        return None
+    return (
+        f"MEMORY_DIR: no directory at {settings.store_location()}, so {outcome}; run "
+        "from where Orion runs, or set MEMORY_DIR to an absolute path"
+    )
 
 
 def _exists(output: str) -> str:
@@ -268,6 +275,8 @@ def _count(n: int, thing: str) -> str:
 
 
 def migrate(settings: OperatorSettings, *, out: TextIO = sys.stdout) -> int:
+    if missing := _no_directory(settings, "nothing was moved"):
+        return report_problem(MIGRATE_WHO, missing, BAD_INPUT)
     details = log_to_file(settings, MIGRATE_LOG_FILE)
     out.write(f"Memory store: {settings.store_location()}\n")
     return asyncio.run(_migrate(settings, out, details))
@@ -276,9 +285,15 @@ def migrate(settings: OperatorSettings, *, out: TextIO = sys.stdout) -> int:
 async def _migrate(settings: OperatorSettings, out: TextIO, details: str) -> int:
     storage = build_storage(settings)
     try:
+        # As `orion memory`: a bucket that cannot be used at all is said as such, not as a
+        # store that failed midway (no rerun mends missing credentials).
+        await storage.store.connect()
         report = await upgrade(whole_store(storage, settings))
     except StoreError as exc:
         log.error("memory.upgrade.failed", exc_info=exc)
+        unusable = isinstance(exc, BucketNotFound | NoCredentials | AccessDenied)
+        if unusable and (said := store_problem(settings, exc)):
+            return report_problem(MIGRATE_WHO, *said)
         problem = (
             f"the store {settings.store_location()} failed ({type(exc).__name__}; {details}); "
             "what moved stays moved: run the command again"

@@ -82,7 +82,7 @@ TOOL_MEMORY_VIEW = _memory_command("view")
 
 # --- lines logged by name -------------------------------------------------------------------
 
-CHAT_KEY_REFUSED = _line("chat.key_refused")
+CHAT_CLAUDE_REFUSED = _line("chat.claude_refused")
 MEMORY_AFTER_TURN = _line("memory.after_turn")
 MEMORY_AFTER_TURN_FAILED = _line("memory.after_turn.failed")
 # A turn whose answer Claude refused: what it changed in memory was put back.

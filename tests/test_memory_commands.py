@@ -322,6 +322,56 @@ def test_a_bucket_that_cannot_be_used_is_one_line_saying_why_and_what_to_do(
     assert "Deleted" not in result.stdout and "gs://gs://" not in result.stdout
 
 
+def test_migrate_from_another_directory_names_the_missing_directory_and_moves_nothing(
+    tmp_path: Path,
+) -> None:
+    # An operator runs the upgrade where the relative MEMORY_DIR is not: "nothing to move"
+    # would pass for an upgrade done. An existing store with nothing old in it is done.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    missing = (elsewhere / ".orion" / "memories").resolve()
+
+    result = run_orion_command(elsewhere, "migrate", env={"MEMORY_DIR": ".orion/memories"})
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"orion migrate stopped — MEMORY_DIR: no directory at {missing}, so nothing was "
+        "moved; run from where Orion runs, or set MEMORY_DIR to an absolute path\n"
+    )
+    assert result.stdout == "" and not missing.exists()
+    missing.mkdir(parents=True)
+    for _ in range(2):
+        done = run_orion_command(elsewhere, "migrate", env={"MEMORY_DIR": ".orion/memories"})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == (
+            f"Memory store: {missing}\nNothing of the earlier layout is left: nothing to move.\n"
+        )
+
+
+@pytest.mark.parametrize("trouble", ["no such bucket", "no credentials"])
+def test_migrate_with_a_bucket_that_cannot_be_used_says_why_not_run_again(
+    tmp_path: Path, gcs_emulator: GcsEmulator, gcs_bucket: str, trouble: str
+) -> None:
+    # Not "the store failed …: run the command again", which no rerun mends.
+    name = f"{gcs_bucket}-misspelt" if trouble == "no such bucket" else gcs_bucket
+    env = {"GCS_MEMORIES_BUCKET": name, **gcs_emulator.env()}
+    if trouble == "no credentials":
+        del env["STORAGE_EMULATOR_HOST"]
+        env["NO_GCE_CHECK"] = "true"
+
+    result = run_orion_command(tmp_path, "migrate", env=env)
+
+    expected = {
+        "no such bucket": f"GCS_MEMORIES_BUCKET: no bucket gs://{name} (misspelt, or not",
+        "no credentials": "GCS_MEMORIES_BUCKET: no Google credentials on this machine",
+    }[trouble]
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"orion migrate stopped — {expected}")
+    assert "run the command again" not in line
+    assert result.stdout == f"Memory store: gs://{name}\n"
+
+
 def test_an_export_that_cannot_be_written_says_where(tmp_path: Path, memories: Path) -> None:
     blocked = tmp_path / "a-file"
     blocked.write_text("")

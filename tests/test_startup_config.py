@@ -343,6 +343,53 @@ def test_dotenv_file_is_read(tmp_path: Path) -> None:
     assert "PORT" in result.stderr
 
 
+@pytest.mark.parametrize("command", [[], ["chat"], ["migrate"]])
+@pytest.mark.parametrize("encoding", ["utf-16", "cp1252"])
+def test_a_dotenv_that_is_not_utf8_is_said_in_one_line(
+    tmp_path: Path, command: list[str], encoding: str
+) -> None:
+    # Windows PowerShell 5's `echo ANTHROPIC_API_KEY=… > .env` writes UTF-16 (with its BOM);
+    # an older editor saves Latin-1 or cp1252 (here a comment's "café").
+    text = "# café\nANTHROPIC_API_KEY=sk-ant-powershell\nSLACK_BOT_TOKEN=xoxb-1-test\n"
+    (tmp_path / ".env").write_bytes(text.encode(encoding))
+
+    result = _run_orion(tmp_path, *command)
+
+    assert result.returncode == 2
+    who = {"chat": "orion chat cannot start", "migrate": "orion migrate stopped"}
+    assert result.stderr == (
+        f"{who.get(''.join(command), 'Orion cannot start')} — .env: not UTF-8 text; save it "
+        "as UTF-8 (Windows PowerShell's `>` writes UTF-16); see .env.example\n"
+    )
+    assert result.stdout == ""
+
+
+def test_values_ending_in_a_carriage_return_are_named_before_they_fail_every_request(
+    tmp_path: Path,
+) -> None:
+    # `set -a; source .env` (or `export $(cat .env)`) with Windows line endings: each value
+    # ends in \r. The key would pass start-up and every answer read "I couldn't reach my
+    # language model just now. Please try again".
+    crlf = "ends in a carriage return, as a line of a file with Windows line endings does"
+    result = _run_orion(tmp_path, "chat", ANTHROPIC_API_KEY="sk-ant-sourced\r")
+
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"orion chat cannot start — ANTHROPIC_API_KEY: {crlf}")
+    assert len(result.stderr.splitlines()) == 1 and "sk-ant-sourced" not in result.stderr
+
+    served = _run_orion(
+        tmp_path, "serve", ANTHROPIC_API_KEY="k", SLACK_BOT_TOKEN="xoxb-1\r", PORT="8080\r"
+    )
+    assert served.returncode == 2
+    assert f"  - SLACK_BOT_TOKEN: {crlf}" in served.stderr
+    assert f"  - PORT: {crlf}" in served.stderr
+    with pytest.raises(ConfigError) as refused:
+        read_settings(Settings, _env_file=None, anthropic_api_key="sk-ant-a\tb")
+    assert refused.value.problems == [
+        "ANTHROPIC_API_KEY: holds a control character (a tab or a line break): remove it"
+    ]
+
+
 def test_the_example_values_of_env_example_are_refused_by_name(tmp_path: Path) -> None:
     # A newcomer copies .env.example to .env — even uncommenting every optional line that
     # holds an example value — and starts Orion before filling anything in.

@@ -200,10 +200,37 @@ def test_a_refused_key_says_what_to_fix_and_ends_the_chat(
     # The log keeps what happened, with the SDK's error (and never the key).
     log = (tmp_path / ".orion" / "chat.log").read_text()
     [refused] = [
-        json.loads(line) for line in log.splitlines() if log_events.CHAT_KEY_REFUSED in line
+        json.loads(line) for line in log.splitlines() if log_events.CHAT_CLAUDE_REFUSED in line
     ]
     assert (refused["status"], refused["error_type"]) == (401, "authentication_error")
     assert "AuthenticationError" in refused["exception"] and KEY not in log
+
+
+@pytest.mark.parametrize(
+    ("message", "or_the_address"), [("model: claude-sonet-4", False), ("Not found", True)]
+)
+def test_a_model_claude_does_not_have_says_which_setting_and_ends_the_chat(
+    tmp_path: Path, claude: FakeClaude, message: str, or_the_address: bool
+) -> None:
+    # A typo in ANTHROPIC_MODEL: every answer would be "something went wrong on my side
+    # ... Please try again", which no retry mends. Claude's 404 says "model: …" for some
+    # keys and "Not found" for others, as for an address ending in /v1.
+    claude.fail(404, "not_found_error", message)
+    # Thinking off: FakeClaude takes an id it does not know for an older model, which
+    # refuses the default thinking (400) before its scripted 404 is reached.
+    typo = {"ANTHROPIC_MODEL": "claude-sonet-4", "ANTHROPIC_THINKING": "disabled"}
+
+    result = _chat(tmp_path, claude, "hello\nanyone there?\n", **typo)
+
+    assert result.returncode == 2
+    address = "; or ANTHROPIC_BASE_URL is not Claude's API (give it without /v1)"
+    assert result.stderr == (
+        "orion chat stopped — ANTHROPIC_MODEL: Claude has no model 'claude-sonet-4' "
+        "(404 not_found_error); set a current model's id, or unset it for the default "
+        f"(claude-sonnet-5-5){address if or_the_address else ''}; see .env.example\n"
+    )
+    assert "Please try again" not in result.stdout
+    assert len(_questions(claude)) == 1, "the chat ended at the first refusal"
 
 
 def test_the_farewell_names_the_memories_only_when_something_was_written(

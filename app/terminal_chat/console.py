@@ -5,7 +5,7 @@ background loop (`BackgroundLoop`). `/help`, `/undo` and `/quit` are
 the chat's own commands, never sent to Claude. Ctrl-C while Orion answers stops that;
 Ctrl-C at an empty prompt, twice in a row, or Ctrl-D ends the conversation after saving
 what it taught Orion (Ctrl-C again skips the saving); SIGTERM ends it at once. A key
-Claude refuses ends it with what to fix (exit code 2). Orion's log lines go to
+or model Claude refuses ends it with what to fix (exit code 2). Orion's log lines go to
 `.orion/chat.log`: the terminal is the conversation's."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from app.runtime.stop_signals import StopSignals
 from app.storage.store import StoreError
 from app.store_problems import store_problem
 from app.terminal_chat import WHO
-from app.terminal_chat.conversation import Conversation, Folder, KeyRefused
+from app.terminal_chat.conversation import Conversation, Folder, SettingRefused
 from app.terminal_chat.line_input import LineReader
 
 if TYPE_CHECKING:
@@ -165,20 +165,18 @@ def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, 
         except KeyboardInterrupt:
             out.write(f"\n{STOPPED}\n\n")
             continue
-        except KeyRefused as refused:
+        except SettingRefused as refused:
             log.error(
-                "chat.key_refused",
+                "chat.claude_refused",
                 status=refused.status,
                 error_type=refused.error_type,
                 exc_info=refused,
             )
             out.write("\n")
             out.flush()
-            problem = (
-                f"ANTHROPIC_API_KEY: Claude refused it ({refused.status} {refused.error_type}); "
-                "create a key at console.anthropic.com and set it"
+            return report_problem(
+                "orion chat stopped", refused.problem, EXIT_PROBLEM, hint=ENV_HINT
             )
-            return report_problem("orion chat stopped", problem, EXIT_PROBLEM, hint=ENV_HINT)
         out.write("\n\n")
 
 
@@ -191,14 +189,14 @@ def _help() -> str:
 
 
 async def _answer(conversation: Conversation, text: str, out: TextIO) -> None:
-    """The answer, as it streams; raises KeyRefused. A turn that fails otherwise is said
+    """The answer, as it streams; raises SettingRefused. A turn that fails otherwise is said
     in the answer's place (after what was shown of it), and the conversation goes on."""
     from app.agent.errors import friendly_error
 
     async with TerminalReply(out, prefix=ORION) as reply:
         try:
             await conversation.answer(text, reply)
-        except KeyRefused:
+        except SettingRefused:
             raise
         except Exception as exc:  # as in Slack
             log.warning("chat.turn.failed", error=type(exc).__name__, exc_info=exc)

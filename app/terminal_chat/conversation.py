@@ -10,6 +10,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.config import DEFAULT_MODEL, quoted
 from app.learning.conversation_record import ConversationOwner, said
 from app.learning.opening import Opening, open_event
 from app.learning.undo import UndoResult, undo_changes
@@ -44,12 +45,14 @@ class Folder:
     holds: str  # what it holds, in a few words
 
 
-class KeyRefused(Exception):
-    """Claude refused the API key (401, or 403 for a key without access): nothing else
-    can work, so the chat ends saying what to fix."""
+class SettingRefused(Exception):
+    """Claude refused what every turn sends — the key (401, or 403 for a key without
+    access), or the model (404) — so nothing else can work: the chat ends naming the
+    setting to fix (`problem`, in problem_report's shape)."""
 
-    def __init__(self, status: int, error_type: str) -> None:
+    def __init__(self, problem: str, status: int, error_type: str) -> None:
         super().__init__(f"{status} {error_type}")
+        self.problem = problem
         self.status = status
         self.error_type = error_type
 
@@ -92,7 +95,7 @@ class Conversation:
         return conversation
 
     async def answer(self, text: str, reply: ReplySink) -> str:
-        """Answer `text`, streaming to `reply`. Raises KeyRefused, or whatever else stopped
+        """Answer `text`, streaming to `reply`. Raises SettingRefused, or whatever else stopped
         the turn (a stopped turn, cancelled, is forgotten: neither it nor its question stays
         in the history)."""
         from app.agent.exchange import Exchange
@@ -120,7 +123,7 @@ class Conversation:
         except BaseException as exc:
             turn.end(None)
             if isinstance(exc, Exception):
-                _raise_if_key_refused(exc)
+                _raise_if_setting_refused(exc, self.settings)
             raise
         if result.refused:
             # Nothing of a refused exchange is kept: the next would be refused too.
@@ -236,8 +239,33 @@ def new_thread_ts() -> str:
     return f"{micros // 1_000_000}.{micros % 1_000_000:06d}{secrets.randbelow(10**6):06d}"
 
 
-def _raise_if_key_refused(exc: Exception) -> None:
+def _raise_if_setting_refused(exc: Exception, settings: Settings) -> None:
     import anthropic
 
-    if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-        raise KeyRefused(exc.status_code, str(exc.type or "error")) from exc
+    if not isinstance(exc, anthropic.APIStatusError):
+        return
+    refused = f"{exc.status_code} {exc.type or 'error'}"
+    if isinstance(exc, anthropic.NotFoundError):
+        # The Messages API's 404: no model of that id for this key (its message "model: …",
+        # or "Not found"), or an address that is not the API's (one ending in /v1: the SDK
+        # adds its own).
+        problem = (
+            f"ANTHROPIC_MODEL: Claude has no model {quoted(settings.anthropic_model)} "
+            f"({refused}); set a current model's id, or unset it for the default "
+            f"({DEFAULT_MODEL})"
+        )
+        if settings.anthropic_base_url and not _names_the_model(exc.body):
+            problem += "; or ANTHROPIC_BASE_URL is not Claude's API (give it without /v1)"
+    elif isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+        problem = (
+            f"ANTHROPIC_API_KEY: Claude refused it ({refused}); create a key at "
+            "console.anthropic.com and set it"
+        )
+    else:
+        return
+    raise SettingRefused(problem, exc.status_code, str(exc.type or "error")) from exc
+
+
+def _names_the_model(body: object) -> bool:
+    error = body.get("error") if isinstance(body, dict) else None
+    return isinstance(error, dict) and str(error.get("message", "")).startswith("model:")
