@@ -1,6 +1,6 @@
-"""DESIGN.md §1 and §2 as Claude sees them: with `ANTHROPIC_MODEL` unset, a person's question
-goes to a current, non-deprecated Sonnet from the SDK's model list, with Anthropic's built-in
-memory tool exactly as the API names it."""
+"""The pinned interface (docs/interface.md) as Claude sees it: with `ANTHROPIC_MODEL` unset, a
+person's question goes to a current, non-deprecated Sonnet from the SDK's model list, with
+Anthropic's built-in memory tool exactly as the API names it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""DESIGN.md §1's environment table, held from the operator's side: every variable Orion reads
-is documented in `.env.example` and in the README's configuration table, each default the
-README states is the one Orion uses, and the defaults DESIGN.md pins are Orion's."""
+"""The configuration Orion pins (docs/interface.md), held from the operator's side: every variable
+Orion reads is documented in `.env.example` and in the README's configuration table, each
+default the README states is the one Orion uses, and the defaults the interface pins stay
+Orion's."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ import pytest
 from app.config import Settings, read_settings
 from tests.orion_process import REPO
 
-# Read by a library rather than by Orion's settings (DESIGN.md §1), documented all the same.
+# Read by a library rather than by Orion's settings (docs/interface.md), documented all the same.
 READ_BY_LIBRARIES = ("STORAGE_EMULATOR_HOST",)
 
-# DESIGN.md §1: variable, the value it pins when the variable is unset.
+# Pinned: a deploy script or a test may rely on each (variable, its value when unset).
 PINNED_DEFAULTS = [
     ("SLACK_API_URL", "https://slack.com/api/"),
     ("SLACK_AUTHORIZE_URL", "https://slack.com/oauth/v2/authorize"),

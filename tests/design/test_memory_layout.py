@@ -1,8 +1,7 @@
-"""DESIGN.md §2 as the bucket shows it: what a returning person's thread start and their first
-message leave behind. Every object written is the person's (in their home, so their whole
-memory is found and erased from them alone) or one of Orion's event claims; nothing lands in
-the layout Orion wrote up to 2026-11-28, in another person's home, or outside the memory
-tool's reach when it holds what the person said."""
+"""The memory layout (docs/interface.md) as the bucket shows it: what a returning person's thread
+start and their first message leave behind. Every object written is the person's (in their
+home, so their whole memory is found and erased from them alone) or one of Orion's event
+claims; nothing lands in the layout Orion wrote up to 2026-11-28 or in another person's home."""
 
 from __future__ import annotations
 
@@ -27,7 +26,8 @@ QUESTION = "Which cluster do we deploy the billing service to?"
 ANSWER = "The billing service deploys to the heron cluster, on Thursdays, after the staging run."
 SUMMARY = "# Billing deploys\nRhea asked where billing deploys; Orion said the heron cluster."
 
-# What Orion wrote up to 2026-11-28 (DESIGN.md §2): an upgraded Orion reads it, never adds to it.
+# What Orion wrote up to 2026-11-28 : an upgraded Orion
+# reads it (docs/operations.md, "Upgrading"), never adds to it.
 LEGACY_PREFIXES = ("users/", "sessions/", "conversations/", "threads/", "undo/")
 
 
