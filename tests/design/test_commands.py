@@ -1,7 +1,8 @@
 """The commands and exit codes docs/interface.md pins, run as an operator types them: `orion`
-alone serves HTTP without an app token, `orion serve` listens on every interface at 8080 when
-`PORT` is unset, tracing without Langfuse keys is off without a warning, and `orion memory
-forget` says with its exit code whether it found nothing (3) or the store failed midway (4)."""
+alone serves HTTP without an app token and Socket Mode with one, `orion serve` listens on every
+interface at 8080 when `PORT` is unset, tracing without Langfuse keys is off without a warning,
+and `orion memory forget` says with its exit code whether it found nothing (3) or the store
+failed midway (4)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ USER, CHANNEL = "U0OPAL", "D0OPAL"
 QUESTION = "What is the name of the staging cluster we deploy to first?"
 ANSWER = "Staging is the heron cluster."
 DEFAULT_PORT = 8080
+APP_TOKEN = "xapp-1-A0DESIGN-0000-app-level-token"
 
 
 def _ask(orion: OrionProcess, slack: FakeSlack, claude: FakeClaude) -> str:
@@ -43,6 +45,11 @@ def _ask(orion: OrionProcess, slack: FakeSlack, claude: FakeClaude) -> str:
         what="the answer",
     )
     return thread_ts
+
+
+def _orion() -> list[str]:
+    """`uv run orion`: the installed entry point, with no command at all."""
+    return [str(Path(sys.executable).with_name("orion"))]
 
 
 def _warnings(log: str) -> list[str]:
@@ -64,14 +71,44 @@ def test_orion_alone_serves_http_without_an_app_token_and_tracing_off_warns_of_n
     env = orion_env(slack_url=slack.url, claude_url=claude.url, port=free_port())
     env["MEMORY_DIR"] = str(tmp_path / "memories")
     assert not any(name.startswith(("LANGFUSE_", "SLACK_APP_TOKEN")) for name in env)
-    # `uv run orion`: the installed entry point, with no command at all.
-    entry_point = [str(Path(sys.executable).with_name("orion"))]
-    orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log", argv=entry_point)
+    orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log", argv=_orion())
     with orion:
         _ask(orion, slack, claude)
         log = orion.log()
     assert '"mode": "http"' in log
     assert _warnings(log) == []
+
+
+def test_orion_alone_with_an_app_token_answers_over_socket_mode(
+    tmp_path: Path, claude: FakeClaude
+) -> None:
+    with FakeSlack(socket_mode=True) as slack:
+        env = orion_env(slack_url=slack.url, claude_url=claude.url, port=free_port())
+        env |= {"SLACK_APP_TOKEN": APP_TOKEN, "MEMORY_DIR": str(tmp_path / "memories")}
+        orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log", argv=_orion())
+        try:
+            orion.start()
+            server = slack.socket_mode
+            assert server is not None
+            server.wait_connected(timeout=120)
+            thread_ts = slack.open_assistant_thread(CHANNEL)
+            claude.reply(ANSWER)
+            ts = slack.add_user_message(CHANNEL, thread_ts, USER, QUESTION)
+            server.send_events_api(
+                events.user_message_in_thread(USER, CHANNEL, thread_ts, QUESTION, ts=ts)
+            )
+            slack.wait_for(
+                lambda: [m for m in slack.bot_messages(CHANNEL, thread_ts) if m.text == ANSWER],
+                timeout=60,
+                what="the answer",
+            )
+        finally:
+            exit_code = orion.stop()
+
+    assert exit_code == 0, orion.log()
+    assert '"mode": "socket"' in orion.log()
+    [connection] = slack.calls_to("apps.connections.open")
+    assert connection.headers["Authorization"] == f"Bearer {APP_TOKEN}"
 
 
 def _own_address() -> str | None:
