@@ -1,6 +1,7 @@
 """`orion chat` talks to the same agent and memory as Slack (docs/interface.md, "Commands"):
 what a person tells Orion in the terminal, Orion knows when the same person opens a thread in
-Slack over the same memory, and Claude is sent it on their first question there."""
+Slack over the same memory (the default `MEMORY_DIR`, `.orion/memories`), and Claude is sent it
+on their first question there."""
 
 from __future__ import annotations
 
@@ -28,14 +29,14 @@ def _summaries(body: dict[str, Any]) -> ScriptItem | None:
 def test_what_a_person_tells_the_terminal_chat_greets_them_in_slack(
     tmp_path: Path, slack: FakeSlack, claude: FakeClaude
 ) -> None:
-    memories = tmp_path / "memories"
+    # MEMORY_DIR unset: its default, `.orion/memories` where the command runs.
+    memories = tmp_path / ".orion" / "memories"
     claude.responder = _summaries
     claude.reply("Nice to meet you, Samira.")
     env = {
         "ANTHROPIC_API_KEY": "sk-ant-design-chat",
         "ANTHROPIC_BASE_URL": claude.url,
         "SUMMARY_MODEL": SUMMARY_MODEL,
-        "MEMORY_DIR": str(memories),
     }
     chat = run_orion_command(
         tmp_path, "chat", "--user", USER, env=env, stdin="Please call me Samira.\n"
