@@ -1,8 +1,8 @@
 """The commands and exit codes docs/interface.md pins, run as an operator types them: `orion`
-alone serves HTTP without an app token and Socket Mode with one, `orion serve` listens on every
-interface at 8080 when `PORT` is unset, tracing without Langfuse keys is off without a warning,
-and `orion memory forget` says with its exit code whether it found nothing (3) or the store
-failed midway (4)."""
+alone serves HTTP without an app token and Socket Mode with one, `orion serve` serves HTTP
+whatever is set and listens on every interface at 8080 when `PORT` is unset, tracing without
+Langfuse keys is off without a warning, and `orion memory forget` says with its exit code
+whether it found nothing (3) or the store failed midway (4)."""
 
 from __future__ import annotations
 
@@ -122,11 +122,12 @@ def _own_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
-def test_serve_without_port_listens_on_every_interface_at_8080(
+def test_serve_forces_http_and_without_port_listens_on_every_interface_at_8080(
     tmp_path: Path, slack: FakeSlack, claude: FakeClaude
 ) -> None:
     env = orion_env(slack_url=slack.url, claude_url=claude.url, port=DEFAULT_PORT)
-    env["MEMORY_DIR"] = str(tmp_path / "memories")
+    # An app token would select Socket Mode for `orion` alone; `serve` is HTTP whatever is set.
+    env |= {"MEMORY_DIR": str(tmp_path / "memories"), "SLACK_APP_TOKEN": APP_TOKEN}
     orion = OrionProcess(env, cwd=tmp_path, log_path=tmp_path / "orion.log")
     del orion.env["PORT"]  # where it is asked: 127.0.0.1:8080
     with orion:
@@ -134,6 +135,9 @@ def test_serve_without_port_listens_on_every_interface_at_8080(
         if (address := _own_address()) is not None:
             answer = httpx.get(f"http://{address}:{DEFAULT_PORT}/healthz", timeout=10)
             assert answer.status_code == 200, "not only loopback: 0.0.0.0"
+        _ask(orion, slack, claude)
+    assert '"mode": "http"' in orion.log()
+    assert slack.calls_to("apps.connections.open") == []
 
 
 def _forget(tmp_path: Path, user: str, **env: str) -> tuple[int, list[str], str]:
