@@ -26,17 +26,18 @@ _STARTS_PROCESSES = ("tests.orion_process", "tests.terminal")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest first: the tests that start Orion processes, then the end-to-end and attack
-    suites, then the rest. pytest-xdist hands tests out in this order as workers free up,
-    so the many short tests at the end let both workers finish together instead of one
-    starting a long test as the other runs out of work (docs/testing.md)."""
+    """Longest first: the tests that start Orion processes, then the end-to-end, attack and
+    conformance suites, then the rest. pytest-xdist hands tests out in this order as workers
+    free up, so the many short tests at the end let both workers finish together instead of
+    one starting a long test as the other runs out of work (docs/testing.md)."""
 
     def weight(item: pytest.Item) -> int:
         module = getattr(item, "module", None)
         imported = {getattr(value, "__module__", None) for value in vars(module).values()}
         if imported & set(_STARTS_PROCESSES):
             return 0
-        return 1 if item.nodeid.startswith(("tests/e2e/", "tests/security/")) else 2
+        end_to_end = ("tests/e2e/", "tests/security/", "tests/design/")
+        return 1 if item.nodeid.startswith(end_to_end) else 2
 
     items.sort(key=weight)
 
