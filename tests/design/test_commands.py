@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from app.memory.homes import person, preferences_key
 from tests.e2e.memory_bucket import Bucket
@@ -127,6 +128,9 @@ def _own_address() -> str | None:
 def test_serve_forces_http_and_without_port_listens_on_every_interface_at_8080(
     tmp_path: Path, slack: FakeSlack, claude: FakeClaude
 ) -> None:
+    with socket.socket() as taken:
+        if taken.connect_ex(("127.0.0.1", DEFAULT_PORT)) == 0:
+            pytest.skip(f"port {DEFAULT_PORT} is in use on this machine")
     env = orion_env(slack_url=slack.url, claude_url=claude.url, port=DEFAULT_PORT)
     # An app token would select Socket Mode for `orion` alone; `serve` is HTTP whatever is set.
     env |= {"MEMORY_DIR": str(tmp_path / "memories"), "SLACK_APP_TOKEN": APP_TOKEN}
