@@ -144,17 +144,9 @@ def test_a_stop_naming_a_channel_thread_where_nothing_runs_posts_nothing_there(
 def test_a_stop_signed_for_someone_else_does_not_end_an_answer_in_another_persons_dm(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude
 ) -> None:
-    rest = threading.Event()  # Otto's answer's first words go out; the rest waits
-    claude.reply(LONG_ANSWER, held=rest)
-    question = "Can you outline the launch plan?"
-    thread_ts = slack.add_user_message(OTTO_DM, None, OTTO, question)
-    assert orion.post_event(events.top_level_dm(OTTO, OTTO_DM, question, ts=thread_ts)).is_success
-    [streaming] = slack.wait_for(
-        lambda: [m for m in slack.bot_messages(OTTO_DM, thread_ts) if m.text],
-        what="the first part of Otto's answer",
-    )
+    thread_ts, streaming_ts, rest = _otto_answering(slack, orion, claude)
 
-    forged = events.agent_session_stopped(MIRA, OTTO_DM, thread_ts, [streaming.ts])
+    forged = events.agent_session_stopped(MIRA, OTTO_DM, thread_ts, [streaming_ts])
     assert orion.post_event(forged).status_code == 200
     orion.wait_handled(forged["event_id"])
     rest.set()

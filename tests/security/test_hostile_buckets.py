@@ -84,13 +84,19 @@ async def test_an_export_holds_the_conversations_in_the_home_when_the_profile_is
         assert conversation["title"] in document
 
 
-async def test_objects_too_large_to_read_are_left_and_the_rest_moves(
-    gcs_emulator: GcsEmulator, gcs_bucket: str
-) -> None:
+def _legacy_bucket(gcs_emulator: GcsEmulator, gcs_bucket: str) -> Bucket:
+    """The checked-in old layout, written into the emulator's bucket."""
     bucket = Bucket(gcs_emulator, gcs_bucket)
     for path in sorted((DATA / "store").rglob("*")):
         if path.is_file():
             bucket.write(path.relative_to(DATA / "store").as_posix(), path.read_text())
+    return bucket
+
+
+async def test_objects_too_large_to_read_are_left_and_the_rest_moves(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    bucket = _legacy_bucket(gcs_emulator, gcs_bucket)
     # Past what Orion reads of any object (it never writes one this large): a note in
     # Sam's old memory and a conversation record.
     huge = "x" * (MAX_DOWNLOAD_BYTES + 1)
@@ -115,10 +121,7 @@ async def test_objects_too_large_to_read_are_left_and_the_rest_moves(
 async def test_an_erasure_mark_too_large_to_read_still_keeps_the_members_words_out(
     gcs_emulator: GcsEmulator, gcs_bucket: str
 ) -> None:
-    bucket = Bucket(gcs_emulator, gcs_bucket)
-    for path in sorted((DATA / "store").rglob("*")):
-        if path.is_file():
-            bucket.write(path.relative_to(DATA / "store").as_posix(), path.read_text())
+    bucket = _legacy_bucket(gcs_emulator, gcs_bucket)
     # Sam's mark of a Forget everything (after all he said), past what Orion reads.
     bucket.write(SAMS_MARK, "x" * (MAX_DOWNLOAD_BYTES + 1))
     store = GcsObjectStore(gcs_bucket)
