@@ -25,8 +25,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from app.learning.profile import ConversationEntry
 from app.learning.quoting import is_bot_id
-from app.learning.summary_file import Summary
+from app.learning.summary_file import UNTITLED, Summary
 from app.learning.timestamps import format_time, parse_time
 from app.memory.homes import Home, OwnerKind, channel, person
 from app.memory.scopes import (
@@ -289,6 +290,12 @@ class ConversationRecord:
 
     def with_context(self, context: dict[str, Any]) -> ConversationRecord:
         return replace(self, context=context)
+
+    def listed_as(self) -> ConversationEntry:
+        """How its owner's profile lists it: by its summary's title, as of its last word."""
+        title = self.summary.title if self.summary else UNTITLED
+        updated = max((m.at for m in self.messages), default=self.started)
+        return ConversationEntry(self.thread_ts, title, updated, self.owner.channel)
 
     def without(self, ts: str) -> ConversationRecord:
         """The record without the message Slack knows as `ts` (one Claude refused to

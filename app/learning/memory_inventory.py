@@ -1,9 +1,9 @@
 """Everything Orion keeps about one person, read from their home: what their Home tab shows,
 what Claude reads out when asked "what do you remember about me?", and what an export or
 an erasure covers — preferences (with when and where each was learned), notes,
-conversations (those their profile lists), and how many channel threads hold their words
-(docs/memory-controls.md). Only Orion writes the profile and the settings: no file the
-memory tool can write decides what is shown."""
+conversations (those their profile lists; an export, all in their home), and how many
+channel threads hold their words (docs/memory-controls.md). Only Orion writes the profile
+and the settings: no file the memory tool can write decides what is shown."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from app.learning.person_settings import channel_threads, notes_choice
 from app.learning.preferences import StoredPreference, parse_preferences
 from app.learning.profile import ConversationEntry, Profile
 from app.learning.welcome import freshest_summary
-from app.memory.homes import Home, person, preferences_key
+from app.memory.homes import Home, person, preferences_key, thread_of_name
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_memory_path
 from app.storage.store import ObjectStore, at_most
@@ -90,6 +90,8 @@ async def take_inventory(
     note_keys = [obj for obj in objects if obj.key != preferences_key(user_id)]
     notes = await at_most(READ_CONCURRENCY, note_keys, lambda o: _note(store, user_id, o.key, full))
     listed = profile.conversations
+    if conversations is None:  # all of them: also those the profile does not list
+        listed = (*listed, *await _unlisted(store, home, profile))
     entries = listed if conversations is None else listed[:conversations]
     read = await at_most(
         READ_CONCURRENCY, entries, lambda e: _conversation(store, home, profile, e)
@@ -134,6 +136,23 @@ async def _note(store: ObjectStore, user_id: str, key: str, full: bool) -> Note 
         preview=preview(stored.content),
         content=stored.content if full else None,
     )
+
+
+async def _unlisted(store: ObjectStore, home: Home, profile: Profile) -> list[ConversationEntry]:
+    """The conversations in `home` its profile does not list (an unreadable profile lists
+    none; a full one, at its cap, not the oldest): as Forget everything finds them."""
+    names = (
+        o.key.removeprefix(home.conversations_prefix)
+        for o in await store.list(home.conversations_prefix)
+    )
+    threads = [
+        thread
+        for name in names
+        if name.endswith(".json") and "/" not in name
+        if (thread := thread_of_name(name.removesuffix(".json"))) and profile.entry(thread) is None
+    ]
+    records = await at_most(READ_CONCURRENCY, threads, lambda t: read_conversation(store, home, t))
+    return [record.listed_as() for record in records if record is not None]
 
 
 async def _conversation(

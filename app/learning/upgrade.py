@@ -427,11 +427,7 @@ class _Tenant:
         listed = {e.thread_ts: e for e in entries}
         for record in records:
             if record.thread_ts not in listed:
-                title = record.summary.title if record.summary else UNTITLED
-                updated = max((m.at for m in record.messages), default=record.started)
-                listed[record.thread_ts] = ConversationEntry(
-                    record.thread_ts, title, updated, record.owner.channel
-                )
+                listed[record.thread_ts] = record.listed_as()
         old_welcome = _welcome_section(welcome)
 
         def merged(profile: Profile) -> Profile:

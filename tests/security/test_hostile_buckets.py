@@ -10,11 +10,10 @@ stands for the time it no longer says. And one old object larger than Orion read
 stopped every run of the move at it, `orion migrate` saying "run the command again"
 forever: it is now left where it is and counted, and the rest moves.
 
-Found, not fixed here (app/learning/memory_inventory.py is outside this round's folders):
-`orion memory export` lists a person's conversations from their profile, so a profile that
-cannot be read exports "None." under Conversations while their home still holds them (and
-Forget everything, which lists the home, deletes them). Kept as a strict xfail: it fails
-once the export lists the home's records.
+And `orion memory export` listed a person's conversations from their profile only, so a
+profile that cannot be read exported "None." under Conversations while their home still
+held them (and Forget everything, which lists the home, deletes them): an export now lists
+the home's records too.
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pytest
 
 from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
@@ -65,7 +62,6 @@ async def test_an_unreadable_erasure_mark_keeps_the_members_words_out_of_the_cha
     assert not (root / SAMS_MARK).exists(), "its time is home: the old mark goes"
 
 
-@pytest.mark.xfail(strict=True, reason="the export lists conversations from the profile only")
 async def test_an_export_holds_the_conversations_in_the_home_when_the_profile_is_unreadable(
     tmp_path: Path,
 ) -> None:
