@@ -19,7 +19,7 @@ from app.learning.welcome import freshest_summary
 from app.memory.homes import Home, person, preferences_key, thread_of_name
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_memory_path
-from app.storage.store import ObjectStore, at_most
+from app.storage.store import ObjectInfo, ObjectStore, ObjectTooLarge, at_most
 
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 200
@@ -88,7 +88,7 @@ async def take_inventory(
     profile = Profile.parse(stored.content if stored else None, cutoff=cutoff_of(store))
     settings_content = settings.content if settings is not None else None
     note_keys = [obj for obj in objects if obj.key != preferences_key(user_id)]
-    notes = await at_most(READ_CONCURRENCY, note_keys, lambda o: _note(store, user_id, o.key, full))
+    notes = await at_most(READ_CONCURRENCY, note_keys, lambda o: _note(store, user_id, o, full))
     listed = profile.conversations
     if conversations is None:  # all of them: also those the profile does not list
         listed = (*listed, *await _unlisted(store, home, profile))
@@ -112,6 +112,7 @@ async def take_inventory(
 
 # Where a preview stops short of the note: its last line, or the end of a cut line.
 CUT = "…"
+TOO_LARGE = "(too large to show)"
 
 
 def preview(content: str) -> str:
@@ -123,14 +124,19 @@ def preview(content: str) -> str:
     return text + f"\n{CUT}" if len(lines) > PREVIEW_LINES else text
 
 
-async def _note(store: ObjectStore, user_id: str, key: str, full: bool) -> Note | None:
-    stored = await store.read(key)
+async def _note(store: ObjectStore, user_id: str, listed: ObjectInfo, full: bool) -> Note | None:
+    key = listed.key
+    # As Claude sees it: `/memories/users/{user}/notes.md`.
+    path = to_memory_path(f"users/{user_id}/" + key.removeprefix(person(user_id).memory_prefix))
+    try:
+        stored = await store.read(key)
+    except ObjectTooLarge:  # none Orion writes is: shown as there, never read (nor fails all)
+        return Note(key, path, listed.size, listed.updated, TOO_LARGE)
     if stored is None:
         return None  # deleted since the listing
     return Note(
         key=key,
-        # As Claude sees it: `/memories/users/{user}/notes.md`.
-        path=to_memory_path(f"users/{user_id}/" + key.removeprefix(person(user_id).memory_prefix)),
+        path=path,
         size=stored.size,
         updated=stored.updated,
         preview=preview(stored.content),

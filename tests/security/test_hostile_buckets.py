@@ -131,3 +131,25 @@ async def test_an_erasure_mark_too_large_to_read_still_keeps_the_members_words_o
     assert SAMS_MARK in bucket.names(), "left where it is, counted"
     profile = Profile.parse(bucket.read(person(SAM["user"]).profile_key))
     assert profile.erased_at is not None and profile.erased_at > FORGOTTEN_AT
+
+
+async def test_a_note_too_large_to_read_is_listed_and_the_rest_still_shows(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    """A note past what Orion reads (only planted: Orion never writes one) made every Home
+    tab say "unavailable" and `orion memory show` / `export` say "run the command again"."""
+    bucket = Bucket(gcs_emulator, gcs_bucket)
+    home = person(SAM["user"])
+    bucket.write(f"{home.memory_prefix}notes/travel.md", "Sam flies to Lisbon in May.")
+    bucket.write(f"{home.memory_prefix}notes/huge.md", "x" * (MAX_DOWNLOAD_BYTES + 1))
+    store = GcsObjectStore(gcs_bucket)
+    try:
+        inventory = await take_inventory(store, SAM["user"], full=True, conversations=None)
+    finally:
+        await store.close()
+
+    document = render_memory(inventory, full=True)  # what `orion memory export` writes
+    assert "Sam flies to Lisbon in May." in document
+    [huge] = [note for note in inventory.notes if note.path.endswith("huge.md")]
+    assert huge.size == MAX_DOWNLOAD_BYTES + 1 and huge.content is None
+    assert "huge.md" in document and "x" * 100 not in document
