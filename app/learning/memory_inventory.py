@@ -19,7 +19,10 @@ from app.learning.welcome import freshest_summary
 from app.memory.homes import Home, person, preferences_key, thread_of_name
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_memory_path
+from app.observability.logging import get_logger
 from app.storage.store import ObjectInfo, ObjectStore, ObjectTooLarge, at_most
+
+log = get_logger(__name__)
 
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 200
@@ -130,7 +133,8 @@ async def _note(store: ObjectStore, user_id: str, listed: ObjectInfo, full: bool
     path = to_memory_path(f"users/{user_id}/" + key.removeprefix(person(user_id).memory_prefix))
     try:
         stored = await store.read(key)
-    except ObjectTooLarge:  # none Orion writes is: shown as there, never read (nor fails all)
+    except ObjectTooLarge as exc:  # none Orion writes is: shown as there, never read
+        log.warning("memory.inventory.note_too_large", key=key, exc_info=exc)
         return Note(key, path, listed.size, listed.updated, TOO_LARGE)
     if stored is None:
         return None  # deleted since the listing

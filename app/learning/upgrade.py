@@ -161,8 +161,8 @@ class _Tenant:
         async with self._limit:
             try:
                 return await self._store.read(key)
-            except ObjectTooLarge:
-                self._unreadable(key)
+            except ObjectTooLarge as exc:
+                self._unreadable(key, exc)
                 self._left.add(key)
                 return None
 
@@ -201,8 +201,8 @@ class _Tenant:
             return None
         return guard, erased_at
 
-    def _unreadable(self, key: str) -> None:
-        log.warning("memory.upgrade.unreadable", key=key)
+    def _unreadable(self, key: str, exc: BaseException | None = None) -> None:
+        log.warning("memory.upgrade.unreadable", key=key, exc_info=exc)
         self._report.unreadable += 1
         self._done.discard(key)
 
