@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
+from app.learning.conversation_record import ConversationRecord
 from app.learning.conversations import read_conversation
 from app.learning.person_settings import channel_threads, notes_choice
 from app.learning.preferences import StoredPreference, parse_preferences
@@ -93,11 +94,14 @@ async def take_inventory(
     note_keys = [obj for obj in objects if obj.key != preferences_key(user_id)]
     notes = await at_most(READ_CONCURRENCY, note_keys, lambda o: _note(store, user_id, o, full))
     listed = profile.conversations
-    if conversations is None:  # all of them: also those the profile does not list
-        listed = (*listed, *await _unlisted(store, home, profile))
+    # All of them: also those the profile does not list, read once, here.
+    unlisted = await _unlisted(store, home, profile) if conversations is None else {}
+    listed = (*listed, *(record.listed_as() for record in unlisted.values()))
     entries = listed if conversations is None else listed[:conversations]
     read = await at_most(
-        READ_CONCURRENCY, entries, lambda e: _conversation(store, home, profile, e)
+        READ_CONCURRENCY,
+        entries,
+        lambda e: _conversation(store, home, profile, e, unlisted.get(e.thread_ts)),
     )
     threads = [thread for thread in read if thread is not None]
     return MemoryInventory(
@@ -148,7 +152,9 @@ async def _note(store: ObjectStore, user_id: str, listed: ObjectInfo, full: bool
     )
 
 
-async def _unlisted(store: ObjectStore, home: Home, profile: Profile) -> list[ConversationEntry]:
+async def _unlisted(
+    store: ObjectStore, home: Home, profile: Profile
+) -> dict[str, ConversationRecord]:
     """The conversations in `home` its profile does not list (an unreadable profile lists
     none; a full one, at its cap, not the oldest): as Forget everything finds them."""
     names = (
@@ -162,15 +168,19 @@ async def _unlisted(store: ObjectStore, home: Home, profile: Profile) -> list[Co
         if (thread := thread_of_name(name.removesuffix(".json"))) and profile.entry(thread) is None
     ]
     records = await at_most(READ_CONCURRENCY, threads, lambda t: read_conversation(store, home, t))
-    return [record.listed_as() for record in records if record is not None]
+    return {record.thread_ts: record for record in records if record is not None}
 
 
 async def _conversation(
-    store: ObjectStore, home: Home, profile: Profile, entry: ConversationEntry
+    store: ObjectStore,
+    home: Home,
+    profile: Profile,
+    entry: ConversationEntry,
+    record: ConversationRecord | None = None,
 ) -> Conversation | None:
-    """The conversation as the profile lists it, with its freshest summary; None when it
-    is gone (expired since)."""
-    record = await read_conversation(store, home, entry.thread_ts)
+    """The conversation as the profile lists it, with its freshest summary (`record`: as
+    already read); None when it is gone (expired since)."""
+    record = record or await read_conversation(store, home, entry.thread_ts)
     if record is None:
         return None
     summary = freshest_summary(profile, entry.thread_ts, record.summary, cutoff=cutoff_of(store))
