@@ -410,6 +410,39 @@ def report_problem(who: str, problem: str, code: int, *, hint: str | None = None
 QUOTED_CHARS = 40
 
 
+def refused_setting(exc: BaseException, settings: Settings) -> str | None:
+    """The setting to fix when Claude refused what every turn sends — the key (401, or 403
+    for a key without access) or the model (404) — in problem_report's shape; else None."""
+    import anthropic
+
+    if not isinstance(exc, anthropic.APIStatusError):
+        return None
+    refused = f"{exc.status_code} {exc.type or 'error'}"
+    if isinstance(exc, anthropic.NotFoundError):
+        # The Messages API's 404: no model of that id for this key (its message "model: …",
+        # or "Not found"), or an address that is not the API's (one ending in /v1: the SDK
+        # adds its own).
+        problem = (
+            f"ANTHROPIC_MODEL: Claude has no model {quoted(settings.anthropic_model)} "
+            f"({refused}); set a current model's id, or unset it for the default "
+            f"({DEFAULT_MODEL})"
+        )
+        if settings.anthropic_base_url and not _names_the_model(exc.body):
+            problem += "; or ANTHROPIC_BASE_URL is not Claude's API (give it without /v1)"
+        return problem
+    if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+        return (
+            f"ANTHROPIC_API_KEY: Claude refused it ({refused}); create a key at "
+            "console.anthropic.com and set it"
+        )
+    return None
+
+
+def _names_the_model(body: object) -> bool:
+    error = body.get("error") if isinstance(body, dict) else None
+    return isinstance(error, dict) and str(error.get("message", "")).startswith("model:")
+
+
 def quoted(value: str) -> str:
     """A value a person gave (a bad id, say), as a problem report shows it: in quotes, cut
     to QUOTED_CHARS (a pasted 3,000-character id is not printed back in full)."""

@@ -11,6 +11,12 @@ OVERLOADED = (
 )
 UNREACHABLE = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
 GENERIC = "Sorry, something went wrong on my side while answering. Please try again."
+# 401/403 (the key) or 404 (the model, or an address that is not Claude's API): no retry
+# mends it; the log names the setting to fix (app/config.py `refused_setting`).
+MISCONFIGURED = (
+    "Sorry, I can't answer: Claude refused how I'm set up. Whoever runs me can see which "
+    "setting to fix in my logs; trying again won't help until then."
+)
 # An error event's type, as a stream sends it.
 _IN_STREAM = {"overloaded_error": OVERLOADED, "rate_limit_error": BUSY, "api_error": UNREACHABLE}
 
@@ -25,6 +31,11 @@ def friendly_error(exc: BaseException) -> str:
         return OVERLOADED
     if isinstance(exc, anthropic.RateLimitError):
         return BUSY
+    if isinstance(
+        exc,
+        anthropic.AuthenticationError | anthropic.PermissionDeniedError | anthropic.NotFoundError,
+    ):
+        return MISCONFIGURED
     # An error event inside a stream arrives without its HTTP status: its type says the same.
     in_stream = _error_type(exc) if isinstance(exc, anthropic.APIStatusError) else None
     if isinstance(in_stream, str) and in_stream in _IN_STREAM:

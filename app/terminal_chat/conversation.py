@@ -10,7 +10,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.config import DEFAULT_MODEL, quoted
+from app.config import refused_setting
 from app.learning.conversation_record import ConversationOwner, said
 from app.learning.opening import Opening, open_event
 from app.learning.undo import UndoResult, undo_changes
@@ -240,32 +240,7 @@ def new_thread_ts() -> str:
 
 
 def _raise_if_setting_refused(exc: Exception, settings: Settings) -> None:
-    import anthropic
-
-    if not isinstance(exc, anthropic.APIStatusError):
-        return
-    refused = f"{exc.status_code} {exc.type or 'error'}"
-    if isinstance(exc, anthropic.NotFoundError):
-        # The Messages API's 404: no model of that id for this key (its message "model: …",
-        # or "Not found"), or an address that is not the API's (one ending in /v1: the SDK
-        # adds its own).
-        problem = (
-            f"ANTHROPIC_MODEL: Claude has no model {quoted(settings.anthropic_model)} "
-            f"({refused}); set a current model's id, or unset it for the default "
-            f"({DEFAULT_MODEL})"
-        )
-        if settings.anthropic_base_url and not _names_the_model(exc.body):
-            problem += "; or ANTHROPIC_BASE_URL is not Claude's API (give it without /v1)"
-    elif isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-        problem = (
-            f"ANTHROPIC_API_KEY: Claude refused it ({refused}); create a key at "
-            "console.anthropic.com and set it"
-        )
-    else:
-        return
-    raise SettingRefused(problem, exc.status_code, str(exc.type or "error")) from exc
-
-
-def _names_the_model(body: object) -> bool:
-    error = body.get("error") if isinstance(body, dict) else None
-    return isinstance(error, dict) and str(error.get("message", "")).startswith("model:")
+    problem = refused_setting(exc, settings)
+    if problem is not None:
+        status = getattr(exc, "status_code", 0)
+        raise SettingRefused(problem, status, str(getattr(exc, "type", None) or "error")) from exc

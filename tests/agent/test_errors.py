@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from anthropic import AsyncAnthropic
 
-from app.agent.errors import BUSY, GENERIC, OVERLOADED, UNREACHABLE, friendly_error
+from app.agent.errors import (
+    BUSY,
+    GENERIC,
+    MISCONFIGURED,
+    OVERLOADED,
+    UNREACHABLE,
+    friendly_error,
+)
 from app.agent.loop import run_agent_loop
 from app.agent.tool_registry import ToolRegistry
 from app.agent.toolbox import tools_for_turn
@@ -78,7 +85,17 @@ async def failed_turn(
             lambda c: c.fail(400, "invalid_request_error", DETAIL), GENERIC, id="bad-request-400"
         ),
         pytest.param(
-            lambda c: c.fail(401, "authentication_error", DETAIL), GENERIC, id="bad-api-key-401"
+            lambda c: c.fail(401, "authentication_error", DETAIL),
+            MISCONFIGURED,
+            id="bad-api-key-401",
+        ),
+        pytest.param(
+            lambda c: c.fail(403, "permission_error", DETAIL),
+            MISCONFIGURED,
+            id="key-without-access-403",
+        ),
+        pytest.param(
+            lambda c: c.fail(404, "not_found_error", DETAIL), MISCONFIGURED, id="no-such-model-404"
         ),
         pytest.param(
             lambda c: c.fail(413, "request_too_large", DETAIL), GENERIC, id="too-large-413"

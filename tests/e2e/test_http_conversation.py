@@ -6,7 +6,9 @@ import json
 import time
 from pathlib import Path
 
-from app.agent.errors import BUSY, OVERLOADED
+import pytest
+
+from app.agent.errors import BUSY, MISCONFIGURED, OVERLOADED
 from app.memory.homes import person, preferences_key
 from app.slack.conversation.greeting import GENERIC_GREETING, SUGGESTED_PROMPTS
 from tests import layout, log_events
@@ -15,7 +17,7 @@ from tests.e2e.conversation import main_requests
 from tests.fakes import slack_events as events
 from tests.fakes.anthropic_api import FakeClaude, message_text
 from tests.fakes.slack_api import FakeSlack
-from tests.orion_server import OrionServer, make_settings
+from tests.orion_server import ANTHROPIC_KEY, OrionServer, make_settings
 
 USER, CHANNEL = "U0ALICE", "D0ALICE"
 
@@ -168,6 +170,38 @@ def test_claude_overloaded_ends_in_a_friendly_message_and_the_next_one_works(
     _ask(orion, slack, thread_ts, "Now?")
     answers = _wait_answers(slack, thread_ts, 2)
     assert answers[-1] == "Yes, I'm back."
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type", "setting"),
+    [
+        (404, "not_found_error", "ANTHROPIC_MODEL"),
+        (401, "authentication_error", "ANTHROPIC_API_KEY"),
+    ],
+)
+def test_a_setting_claude_refuses_is_one_line_in_the_thread_and_named_in_the_log(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    status: int,
+    error_type: str,
+    setting: str,
+) -> None:
+    # A mistyped ANTHROPIC_MODEL (or a revoked key): "Please try again" would mend nothing.
+    thread_ts = _open_thread(orion, slack)
+    claude.fail(status=status, error_type=error_type, message="model: claude-sonet-4")
+    _ask(orion, slack, thread_ts, "Are you there?")
+
+    [apology] = _wait_answers(slack, thread_ts, 1)
+    assert MISCONFIGURED in apology and "not_found_error" not in apology
+    [refused] = orion.wait_logged(log_events.SLACK_CLAUDE_REFUSED)
+    assert refused["problem"].startswith(f"{setting}: ")
+    assert f"({status} {error_type})" in refused["problem"]
+    assert ANTHROPIC_KEY not in json.dumps(orion.log_lines())
+    # The service stays up: once the setting is mended, the next message is answered.
+    claude.reply("Yes, I'm here.")
+    _ask(orion, slack, thread_ts, "Now?")
+    assert _wait_answers(slack, thread_ts, 2)[-1] == "Yes, I'm here."
 
 
 def test_a_refused_answer_says_so_in_one_sentence_and_nothing_of_the_turn_is_kept(

@@ -18,6 +18,7 @@ from app.agent.errors import friendly_error
 from app.agent.exchange import Exchange
 from app.agent.memory_task import restore_started
 from app.agent.request import TurnRequest
+from app.config import refused_setting
 from app.learning.conversation_record import moment_of
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
@@ -142,7 +143,10 @@ class Answerer:
                 if (why := self.turns.why_ended(work)) is not None:
                     await self._ended_early(why, message, turn, reply, client)
         except Exception as exc:
-            log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
+            if (setting := refused_setting(exc, settings)) is not None:
+                log.error("slack.claude_refused", problem=setting, exc_info=exc)
+            else:
+                log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
             await _apologise(reply, friendly_error(exc))
             # What the failed turn did save is still shown, and can be undone.
             await _show_memory_note(client, turn)
