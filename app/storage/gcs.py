@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from app.observability.logging import get_logger
 from app.storage.deadline import current_deadline, seconds_until
 from app.storage.gcs_connection import (
     MAX_DOWNLOAD_BYTES,
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
+log = get_logger(__name__)
+
+# Far more than starting the worker threads takes (a few ms each on a busy core).
+WORKERS_START_S = 10.0
 
 # A fresh id per write: a retried conditional upload whose first attempt landed gets 412,
 # and our own id on the object tells that apart from a conflicting writer.
@@ -108,11 +113,23 @@ class GcsObjectStore:
         return await self._run("list", prefix, self._list, prefix)
 
     async def connect(self) -> None:
-        """Import the library (on the caller's thread, never beside another import), then
-        build the client in a worker thread (it may look credentials up over the network)."""
+        """Import the library (on the caller's thread, never beside another import), build
+        the client in a worker thread (it may look credentials up over the network), and
+        start every worker thread now: started on demand, by a fresh process's first burst,
+        each start held the event loop while the busy threads kept the GIL (docs/benchmarks.md,
+        "Bursts": ~1 s more at the first burst's p95)."""
         import google.cloud.storage  # noqa: F401
 
         await self._run("connect", self.bucket_name, _connected)
+        # Each waits for all the others, so no submit finds an idle thread: each starts one.
+        all_started = threading.Barrier(STORAGE_WORKERS, timeout=WORKERS_START_S)
+        started = [self._executor.submit(all_started.wait) for _ in range(STORAGE_WORKERS)]
+        for outcome in await asyncio.gather(
+            *map(asyncio.wrap_future, started), return_exceptions=True
+        ):
+            if isinstance(outcome, BaseException):  # the others start on demand, as before
+                log.warning("storage.workers_not_started", exc_info=outcome)
+                break
 
     async def close(self) -> None:
         """Let the worker threads go; a call still in flight finishes on its own."""

@@ -7,6 +7,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from google.auth.exceptions import RefreshError
 from app.storage import gcs as gcs_store
 from app.storage.deadline import storage_deadline
 from app.storage.gcs import GcsObjectStore
+from app.storage.gcs_connection import STORAGE_WORKERS
 from app.storage.store import (
     CREATE_ONLY,
     UNCHANGED,
@@ -336,4 +338,24 @@ async def test_an_unchanged_object_is_asked_after_not_sent_again(
     assert await read_if_changed(store, KEY, second) is UNCHANGED
     await store.delete(KEY)
     assert await read_if_changed(store, KEY, second) is None
+    await store.close()
+
+
+async def test_connecting_starts_every_worker_thread_before_any_request(
+    gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    # Started on demand, a fresh process's first burst started them one by one on the
+    # event loop, each waiting for the GIL (docs/benchmarks.md, "Bursts"): Orion connects
+    # before /readyz, so a first burst finds them all waiting.
+    def workers() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name.startswith("gcs")}
+
+    before = workers()
+    store = _store(gcs_bucket)
+    await store.connect()
+
+    assert len(workers() - before) == STORAGE_WORKERS
+    gcs_emulator.write(gcs_bucket, KEY, "ready")
+    await asyncio.gather(*(store.read(KEY) for _ in range(STORAGE_WORKERS)))
+    assert len(workers() - before) == STORAGE_WORKERS, "a burst starts no thread"
     await store.close()
