@@ -112,7 +112,7 @@ class GcsObjectStore:
         build the client in a worker thread (it may look credentials up over the network)."""
         import google.cloud.storage  # noqa: F401
 
-        await self._run("connect", self.bucket_name, _connected)
+        await self._run("connect", self.bucket_name, lambda _: None)
 
     async def close(self) -> None:
         """Let the worker threads go; a call still in flight finishes on its own."""
@@ -311,7 +311,3 @@ def _as_store_errors(
     except failures as exc:
         error = failure_of(exc, cut_short(), operation=operation)
         raise error(f"GCS {operation} {key!r} failed: {exc}") from exc
-
-
-def _connected(_: Connection) -> None:
-    """What `connect()` does once the connection is there: nothing more."""
