@@ -1,21 +1,6 @@
-"""One conversation: who it belongs to, what was said in it, and its summary, as one object
-in its owner's home read once as a turn begins and written once as its answer ends
-(docs/architecture.md, "Memory layout: one home per owner"):
-
-    {"version": 2, "thread": "1712345678.123456",
-     "owner": {"kind": "person", "team": "T0123", "enterprise": null, "channel": "D0123",
-               "user": "U0123"},
-     "started": "2026-05-04T10:12:00Z", "context": {"channel_id": "C0456"},
-     "summary": {"title": "Q3 budget", "body": "…", "updated": "2026-05-04T10:30:00Z"},
-     "dropped": 0,
-     "messages": [{"role": "user", "ts": "1712345680.000100", "at": "2026-05-04T10:12:05Z",
-                   "text": "…"}, …]}
-
-The owner is written once and never changed (a channel's names who first mentioned Orion,
-for the record; each message names its author). Bounded: MAX_MESSAGE_CHARS a message,
-the opening and newest messages within MAX_MESSAGES and MAX_TRANSCRIPT_CHARS (`dropped`
-counts the rest). Secrets are redacted from each message before it is encoded, so that
-the store's own redaction finds nothing more in the JSON and can never break it."""
+"""One conversation: its owner (written once, never changed), its transcript and its summary,
+as one object in its owner's home, read once as a turn begins and written once as its answer
+ends. Its shape and bounds: docs/architecture.md, "Two records"."""
 
 from __future__ import annotations
 

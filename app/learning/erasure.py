@@ -1,13 +1,6 @@
-"""Forgetting: one thing an owner points at, or everything Orion keeps about them
-(docs/memory-controls.md, "What Forget covers" and "What erasure covers").
-
-Everything of an owner is in their home, so erasing them is one listing and its
-deletions. First the profile becomes the erasure's mark, then everything else goes: an
-event still running for the owner sees the mark when it settles (app/learning/guard.py)
-and takes its own writes back. Forget everything also takes a person's words out of the
-channel threads they spoke in (noted in their home: app/learning/person_settings.py).
-Forgetting one thing reaches every copy of it: its undo records, the welcome back, a
-conversation's search entry."""
+"""Forgetting: one thing an owner points at (every copy of it), or everything Orion keeps
+about them — the profile made the erasure's mark first, then the home listed and deleted
+(docs/memory-controls.md, "What Forget covers" and "What erasure covers")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """Moving what Orion wrote up to 2026-11-28 (`LEGACY_PREFIXES`) into its owners' homes:
-`orion migrate`, and on every start (app/services.py). docs/operations.md ("Upgrading")
-and docs/architecture.md ("Upgrades keep data") say what moves where.
-
-Safe to run again, and beside a running Orion: every move merges into what is already
-home and deletes an old object only once its content is home; one that cannot be read is
-logged, counted and left. A channel's old memory lay where its records now live: what is
-there and older than `LAYOUT_MARKER` is its memory whatever its name, never a record.
-Undo records are not moved. In distribution mode each workspace's keys move within it."""
+`orion migrate`, and on every start (app/services.py); safe to run again and beside a running
+Orion (docs/architecture.md, "Upgrades keep data"; docs/operations.md, "Upgrading")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The terminal side of `orion chat`: the prompt, Ctrl-C, and the farewell (README.md, "Try
-it"). The main thread waits for the person — for a line, or for an answer to finish — so
-that Ctrl-C reaches it as KeyboardInterrupt wherever it waits; the conversation runs on a
-background loop (`BackgroundLoop`). `/help`, `/undo` and `/quit` are
-the chat's own commands, never sent to Claude. Ctrl-C while Orion answers stops that;
-Ctrl-C at an empty prompt, twice in a row, or Ctrl-D ends the conversation after saving
-what it taught Orion (Ctrl-C again skips the saving); SIGTERM ends it at once. A key
-or model Claude refuses ends it with what to fix (exit code 2). Orion's log lines go to
-`.orion/chat.log`: the terminal is the conversation's."""
+"""The terminal side of `orion chat`: the prompt, Ctrl-C, the chat's own commands and the
+farewell (README.md, "Try it"). The main thread waits for the person, so Ctrl-C reaches it
+wherever it waits; the conversation runs on a background loop (`BackgroundLoop`)."""
 
 from __future__ import annotations
 

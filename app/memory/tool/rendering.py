@@ -1,13 +1,6 @@
-"""How the memory tool renders a file and a directory for the model.
-
-The formats are those of the SDK's reference implementation
-(`anthropic.tools.memory.BetaLocalFilesystemMemoryTool`), which Claude is trained on. Its
-constants and helpers are private to the SDK, so they are restated here, and
-tests/memory/tool/test_reference_parity.py runs the public reference tool side by side
-with ours (sizes, line numbers, listings) to catch any drift on an upgrade.
-A bucket has no directories: a directory here is a key prefix, it exists while some
-object is under it, and its size is the total size of the files under it.
-"""
+"""How the memory tool renders a file and a directory for the model: the SDK reference
+implementation's formats, restated (they are private to the SDK) and held to it by
+tests/memory/tool/test_reference_parity.py; a directory is a key prefix."""
 
 from __future__ import annotations
 
