@@ -1,8 +1,5 @@
-"""How Orion's own files write a moment: UTC, to the second, `2026-05-04T10:12:00Z`.
-
-One format for the profile, the conversations' summaries, the Home tab's download and
-where each preference was learned, so that each reads what the others wrote.
-"""
+"""How Orion's own files write a moment: UTC, to the second, `2026-05-04T10:12:00Z`; one
+format, so each record reads what the others wrote."""
 
 from __future__ import annotations
 

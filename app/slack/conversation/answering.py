@@ -1,9 +1,6 @@
 """Answer one message with Claude, streamed into its thread, the same in both Slack experiences
-(docs/architecture.md, "How an event flows").
-
-Claude's first request waits only for one storage budget's reads, beside the dedupe claim
-(turn_opening.py). The turn's end, as `orion chat` ends it too, is app/agent/exchange.py; a
-stopped or cut-off turn (running_turns.py) also writes its transcript once and settles."""
+(docs/architecture.md, "How an event flows"); the turn's end is app/agent/exchange.py's, a
+stopped or cut-off one's (running_turns.py) too."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens
-(docs/architecture.md, "How an event flows", 8).
-
-Paced by paced_stream.py; when streaming is unavailable or breaks midway the answer is
-written whole at the end (the streamed message rewritten with `chat.update` to its first part,
-answer_parts.py), so everything is shown once. A stopped answer keeps what it showed; one cut
-off by a restart ends with a line and *Ask again*. No task of the display is left in
-progress: one that did not finish is shown as not done."""
+"""Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens: written
+whole when streaming is unavailable or breaks, kept as shown when stopped, a line and *Ask
+again* when cut off by a restart (docs/architecture.md, "How an event flows", 8)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Orion's memory tasks (app/agent/memory_task.py) as Slack's agent display: slack_sdk's
-`task_update` chunks in one plan block, streamed with the answer (docs/agent-display.md).
-
-Bounded to Slack's 256 characters and escaped like every text Orion posts; a source is a
-ThreadLinks link to a past thread, or left out. A team whose workspace refuses the chunks is
-remembered for the process's life: its answers stream as plain text with the status line."""
+"""Orion's memory tasks (app/agent/memory_task.py) as Slack's agent display: `task_update`
+chunks in one plan block, streamed with the answer; a workspace that refuses them gets the
+status line for the process's life (docs/agent-display.md)."""
 
 from __future__ import annotations
 
