@@ -37,11 +37,7 @@ class NoteRequest:
 
 
 async def note_for_turn(
-    request: NoteRequest,
-    changes: ChangeLog,
-    *,
-    shown_by_default: bool,
-    budget_s: float,
+    request: NoteRequest, changes: ChangeLog, *, shown_by_default: bool, budget_s: float
 ) -> MemoryNote | None:
     """The note for a turn's changes, with its undo record kept; None for no note. Past
     `budget_s` (for the erasure check, and as much for the record) it has no Undo."""
@@ -74,11 +70,7 @@ async def note_for_turn(
                 raise erased  # not known whether to keep a record: keep none
             async with asyncio.timeout(budget_s):
                 undo_id = await save_undo_record(
-                    store,
-                    user,
-                    found,
-                    [str(line) for line in lines],
-                    created_at=request.started_at,
+                    store, user, found, [str(line) for line in lines], created_at=request.started_at
                 )
                 if undo_id is not None and await request.guard.forgotten_since(request.thread_ts):
                     erased_meanwhile = True

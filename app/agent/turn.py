@@ -23,12 +23,7 @@ from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
 from app.agent.thinking import ANSWER_THINKING, SUMMARY_THINKING, Thinking
 from app.agent.toolbox import channel_tools_for_turn, tools_for_turn
-from app.learning.channel_memory import (
-    after_channel_turn,
-    changes_of,
-    turn_changes,
-    with_changes,
-)
+from app.learning.channel_memory import after_channel_turn, changes_of, turn_changes, with_changes
 from app.learning.conversations import TurnTranscript
 from app.learning.guard import TAKE_BACK_BUDGET_S, Forgotten, Guard
 from app.learning.preference_detection import detect_preferences
@@ -114,11 +109,7 @@ class Agent:
             scope = MemoryScope(turn.user_id, turn.thread_ts)
             guide = memory_tool_guide(scope)
             tools = tools_for_turn(
-                store=store,
-                scope=scope,
-                recalls=recalls,
-                changes=turn.changes,
-                link=sink.link_to,
+                store=store, scope=scope, recalls=recalls, changes=turn.changes, link=sink.link_to
             )
         with tracing.observe("agent.turn", input={"history_messages": len(turn.history)}) as span:
             memory_context = await self._before_turn(turn, tasks)
@@ -247,10 +238,7 @@ class Agent:
             )
 
     async def after_turn(
-        self,
-        turn: TurnRequest,
-        answer: str | None,
-        transcript: TurnTranscript | None,
+        self, turn: TurnRequest, answer: str | None, transcript: TurnTranscript | None
     ) -> None:
         """The turn's end, once its reply is over and its transcript written (`answer`:
         None when the turn did not finish — failed, stopped, cut off — or was refused:

@@ -22,11 +22,7 @@ from app.learning.conversation_record import ConversationRecord
 from app.learning.passages import Passage, passages
 from app.learning.plain_text import clip
 from app.learning.quoting import attributed, author_label, quoted
-from app.learning.search_index import (
-    MAX_TITLE_CHARS,
-    SearchIndex,
-    searchable_index,
-)
+from app.learning.search_index import MAX_TITLE_CHARS, SearchIndex, searchable_index
 from app.learning.search_ranking import Ranked, TimeRange, rank_queries
 from app.learning.search_terms import query_terms
 from app.learning.summary_file import Summary

@@ -179,8 +179,7 @@ def _tenant_of_mark(ids: str) -> Tenant | None:
         return None
     try:
         return Tenant(
-            None if enterprise_id == NO_ID else enterprise_id,
-            None if team_id == NO_ID else team_id,
+            None if enterprise_id == NO_ID else enterprise_id, None if team_id == NO_ID else team_id
         )
     except InvalidTenant:
         return None

@@ -41,12 +41,7 @@ def _team_label() -> str | None:
 
 @asynccontextmanager
 async def handling(
-    name: str,
-    body: dict[str, Any],
-    *,
-    user: str | None,
-    channel: str | None,
-    thread_ts: str | None,
+    name: str, body: dict[str, Any], *, user: str | None, channel: str | None, thread_ts: str | None
 ) -> AsyncIterator[Any]:
     """Run one listener: bound log context, a root span, and flushed traces at the end."""
     in_flight.enter()

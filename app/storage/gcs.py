@@ -127,12 +127,7 @@ class GcsObjectStore:
         return await asyncio.get_running_loop().run_in_executor(self._executor, in_context)
 
     def _translated(
-        self,
-        operation: str,
-        key: str,
-        deadline: float | None,
-        func: Callable[..., T],
-        *args: Any,
+        self, operation: str, key: str, deadline: float | None, func: Callable[..., T], *args: Any
     ) -> T:
         """Run `func` within `deadline`, turning the library's failures into this
         package's errors. The time left is measured here, when a thread is free."""

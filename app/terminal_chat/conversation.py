@@ -17,13 +17,7 @@ from app.learning.undo import UndoResult, undo_changes
 from app.memory.change_log import ChangeLog
 from app.memory.homes import person
 from app.observability.logging import get_logger
-from app.services import (
-    Services,
-    build_services,
-    build_storage,
-    upgrade_in_background,
-    whole_store,
-)
+from app.services import Services, build_services, build_storage, upgrade_in_background, whole_store
 
 if TYPE_CHECKING:
     from app.agent.history import ThreadMessage

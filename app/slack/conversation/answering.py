@@ -92,11 +92,7 @@ class Answerer:
         self._workspaces = WorkspaceLinks()
 
     async def answer(
-        self,
-        message: Incoming,
-        *,
-        client: AsyncWebClient,
-        presence: Presence,
+        self, message: Incoming, *, client: AsyncWebClient, presence: Presence
     ) -> bool:
         """Answer `message`; False when another delivery of it is answering instead.
 

@@ -101,10 +101,7 @@ async def _thank(
     text = THANKS_GOOD if value == "good" else THANKS_BAD
     try:
         await client.chat_postEphemeral(
-            channel=channel,
-            user=user,
-            thread_ts=message.get("thread_ts"),
-            text=text,
+            channel=channel, user=user, thread_ts=message.get("thread_ts"), text=text
         )
     except SlackApiError as exc:
         log.warning("slack.feedback.thanks_failed", error=exc.response.get("error"), exc_info=exc)

@@ -105,10 +105,7 @@ async def _rewrite(client: AsyncWebClient, channel: str, ts: str, lines: list[st
     """The note, undone: no button left to click. Whether Slack took it."""
     try:
         await client.chat_update(
-            channel=channel,
-            ts=ts,
-            text=UNDONE,
-            blocks=blocks.undone_blocks(lines),
+            channel=channel, ts=ts, text=UNDONE, blocks=blocks.undone_blocks(lines)
         )
     except SlackApiError as exc:
         log.warning(

@@ -323,10 +323,7 @@ class PacedStream:
         """Text only, from now on; `workspace`: Slack said the workspace does not take the
         task display (`on_tasks_refused` hears it), not only that this call was malformed."""
         log.info(
-            "slack.task_display_refused",
-            error=slack_error(exc),
-            workspace=workspace,
-            exc_info=exc,
+            "slack.task_display_refused", error=slack_error(exc), workspace=workspace, exc_info=exc
         )
         self._tasks_allowed = False
         self._unsent = [p for p in self._unsent if isinstance(p, str)]

@@ -22,12 +22,7 @@ from app.slack.conversation.paced_stream import (
     slack_error,
 )
 from app.slack.conversation.presence import Presence
-from app.slack.conversation.task_display import (
-    STOPPED,
-    UNFINISHED,
-    TaskDisplaySupport,
-    task_chunk,
-)
+from app.slack.conversation.task_display import STOPPED, UNFINISHED, TaskDisplaySupport, task_chunk
 from app.slack.conversation.thread_links import ThreadLinks
 from app.slack.conversation.unfurls import NO_UNFURLS
 
@@ -188,10 +183,7 @@ class SlackReplyStream:
                 self._stream.push_task(task_chunk(ended, self._links()), send=False)
 
     async def finish(
-        self,
-        *,
-        blocks: list[dict[str, Any]] | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, *, blocks: list[dict[str, Any]] | None = None, metadata: dict[str, Any] | None = None
     ) -> None:
         """Close the stream with the final blocks, or write the collected answer."""
         if self._finished:

@@ -47,9 +47,7 @@ def register(app: AsyncApp, provider: ServiceProvider, store: AsyncInstallationS
             for user_id in tokens.get("oauth") or []:
                 if isinstance(user_id, str):
                     await store.async_delete_installation(
-                        enterprise_id=tenant.enterprise_id,
-                        team_id=tenant.team_id,
-                        user_id=user_id,
+                        enterprise_id=tenant.enterprise_id, team_id=tenant.team_id, user_id=user_id
                     )
 
 
@@ -73,8 +71,7 @@ async def _forget_workspace(
         # Slack has its acknowledgement and sends this event once: Orion tries again.
         log.warning("slack.workspace.forget_failed", error=type(exc).__name__, exc_info=exc)
         retry = asyncio.create_task(
-            _seal_later(provider, store, tenant, uninstalled, reason),
-            name="slack.workspace.forget",
+            _seal_later(provider, store, tenant, uninstalled, reason), name="slack.workspace.forget"
         )
         _retrying.add(retry)
         retry.add_done_callback(_retrying.discard)
