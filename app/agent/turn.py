@@ -240,11 +240,10 @@ class Agent:
     async def after_turn(
         self, turn: TurnRequest, answer: str | None, transcript: TurnTranscript | None
     ) -> None:
-        """The turn's end, once its reply is over and its transcript written (`answer`:
-        None when the turn did not finish — failed, stopped, cut off — or was refused:
-        nothing is learned from it). Summarises, indexes and settles the owner's profile;
-        an unfinished turn only settles. In a channel, also the log of who changed its
-        memory and, in each author's profile, the thread they spoke in. Never raises."""
+        """The turn's end, once its reply is over and its transcript written (`answer`: None for a
+        turn that did not finish or was refused, which teaches nothing and only settles): summary,
+        index and the owner's profile; in a channel, also its change log and each author's thread
+        note. Never raises."""
         guard = turn.guard
         if self._store is None or guard is None:
             return

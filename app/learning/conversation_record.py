@@ -76,12 +76,10 @@ class ConversationOwner:
         return channel(self.channel) if self.in_channel else person(self.user)
 
     def may_continue(self, owner: ConversationOwner) -> bool:
-        """Whether `self` (an event's person and channel) may continue `owner`'s
-        conversation: of the same kind, and the same person in the same DM, or the same
-        channel. Teams are not compared: in distribution mode every key is already the
-        workspace's (app/storage/team_scope.py), and in one organisation the same DM may
-        arrive with its members' own teams. (Whose home the record is in already says
-        whose it is: this compares the rest.)"""
+        """Whether `self` (an event's person and channel) may continue `owner`'s conversation: the
+        same kind, and the same person in the same DM, or the same channel. Teams are not compared:
+        keys are already the workspace's (app/storage/team_scope.py), and one DM may arrive with its
+        members' own teams."""
         if self.kind != owner.kind:
             return False
         if self.in_channel:

@@ -229,11 +229,9 @@ async def forget_note(store: ObjectStore, user_id: str, key: str) -> bool:
 
 
 async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) -> int:
-    """One conversation of the person's: its record, transcript and summary, its notes,
-    its search entry, the undo records naming its notes and the welcome back to it; how
-    many objects changed or went, 0 when they have no such conversation.
-
-    Marked forgotten in the profile first: a turn still answering in it then takes back
+    """One conversation of the person's: its record, notes, search entry, the undo records naming
+    its notes and the welcome back to it; how many objects changed or went (0: no such
+    conversation). Marked forgotten in the profile first: a turn still answering in it takes back
     what it writes (app/learning/guard.py)."""
     home = person(user_id)
     listing = await store.list(home.notes_prefix(thread_ts))
@@ -268,14 +266,9 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
 async def _drop_undo_records_holding(
     store: ObjectStore, user_id: str, forgotten: Callable[[str], bool]
 ) -> int:
-    """Drop the person's undo records that name a file `forgotten` says goes; how many.
-
-    Forgetting one thing must not be undone by an older answer's Undo: its record holds the
-    file's old content, and the undo check would take a file the answer deleted, and that
-    is still absent, for "unchanged since" and create it again. Dropped, the record's Undo
-    says it can't be undone any more, and the old content is not kept for the retention
-    window. Dropped before the files go, so that no Undo can bring one back in between.
-    """
+    """Drop the person's undo records that name a file `forgotten` says goes; how many. Else an
+    older answer's Undo would take a file it deleted, still absent, for "unchanged since" and create
+    it again; dropped before the files go, so that no Undo brings one back in between."""
     home = person(user_id)
     listing = await store.list(f"{home.prefix}undo/")
 

@@ -94,12 +94,11 @@ class Guard:
         thread_ts: str | None = None,
         write_back: bool = True,
     ) -> Profile:
-        """The profile with `change` applied, unless the owner (or, `thread_ts`, that
-        conversation) was forgotten since the event read it: then its writes are taken
-        back and `Forgotten` is raised. Raises what storage raises (the writes stand).
-        A profile that cannot be read is left as it is and answered empty (logged).
-        `write_back=False`: with nothing to change, read it again rather than write it
-        back (after a write of it failed)."""
+        """The profile with `change` applied, unless the owner (or, `thread_ts`, that conversation)
+        was forgotten since the event read it: then its writes are taken back and `Forgotten` is
+        raised. Storage errors raise (the writes stand); a profile that cannot be read is left as it
+        is (logged). `write_back=False`: with nothing to change, read it again rather than write it
+        back."""
         earlier = self.profile
         cutoff = cutoff_of(self._store)
         forgotten: list[str] = []

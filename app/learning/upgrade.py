@@ -171,12 +171,10 @@ class _Tenant:
     async def _profile_as_kept(
         self, home: Home, erasure_seed: str
     ) -> tuple[Guard, datetime | None] | None:
-        """The erasure guard the owner's move writes through (a Forget everything clicked
-        meanwhile takes it all back), from their profile in the new layout with the old
-        layout's erasure mark written in first (another run writing it too is no Forget
-        everything), and that mark's time. None when the profile cannot be read (logged,
-        counted): it may say they were forgotten, so nothing of theirs moves, and their
-        old erasure mark stays for the run after it is repaired."""
+        """The erasure guard the owner's move writes through (a Forget everything meanwhile takes it
+        back), from their new profile with the old layout's erasure mark written in first, and that
+        mark's time. None when the profile cannot be read (logged, counted): nothing of theirs
+        moves, and the old mark stays for a later run."""
         erased_at = await self._erasure(erasure_seed)
 
         def marked(current: str | None) -> str | None:

@@ -37,11 +37,10 @@ def _word(label: str) -> str:
 
 @dataclass(frozen=True)
 class SecretShape:
-    """One kind of secret: its pattern and `anchors`, literals one of which each such secret
-    holds (text without any is not searched). `ignore_case`: both in lower case, matched on
-    lowered text (far faster than `re.IGNORECASE`). A group named `value` is the secret alone
-    (label and quotes stay); `confirm` may turn a value down (a Basic credential must decode
-    to `user:password`; `password=password` is code)."""
+    """One kind of secret: its pattern and `anchors`, literals each such secret holds (text without
+    any is not searched). `ignore_case`: both lower case, matched on lowered text (far faster than
+    `re.IGNORECASE`). A `value` group is the secret alone; `confirm` may turn a value down
+    (`password=password` is code)."""
 
     name: str
     anchors: tuple[str, ...]

@@ -56,11 +56,8 @@ def render_file(path: str, content: str, view_range: Sequence[int] | None) -> st
 
 
 def render_directory(path: str, directory_key: str, objects: Iterable[ObjectInfo]) -> str:
-    """List `objects` (all under `directory_key`) as the reference lists a directory.
-
-    Entry paths are built on `path` without its trailing '/': the reference would print
-    `/memories//x` for `/memories/`, a path `to_key` (rightly) refuses.
-    """
+    """List `objects` (all under `directory_key`) as the reference lists a directory, on `path`
+    without its trailing '/' (the reference's `/memories//x` is a path `to_key` rightly refuses)."""
     prefix = f"{directory_key}/" if directory_key else ""
     total = 0
     sizes: dict[tuple[str, ...], int] = {}  # entry components (+ "/" marker for dirs)

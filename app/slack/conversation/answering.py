@@ -94,10 +94,8 @@ class Answerer:
     async def answer(
         self, message: Incoming, *, client: AsyncWebClient, presence: Presence
     ) -> bool:
-        """Answer `message`; False when another delivery of it is answering instead.
-
-        Never raises for a failure the person can be told about: they get an apology.
-        """
+        """Answer `message`; False when another delivery of it is answering instead. Never raises
+        for a failure the person can be told about: they get an apology."""
         settings = self._provider.settings
         reply = SlackReplyStream(
             client,

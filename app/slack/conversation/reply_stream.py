@@ -240,11 +240,9 @@ class SlackReplyStream:
     async def _write_whole_answer(
         self, blocks: list[dict[str, Any]], metadata: dict[str, Any] | None
     ) -> None:
-        """The answer in as many messages as it needs, blocks and metadata on the last.
-
-        A broken stream's message is rewritten to the first part; if Slack refuses that
-        too, it keeps what it shows and only the rest is posted after it.
-        """
+        """The answer in as many messages as it needs, blocks and metadata on the last; a broken
+        stream's message is rewritten to the first part (refused, it keeps what it shows and only
+        the rest follows)."""
         parts = await _messages_of(self.text or " ")
         streamed_ts = self._stream.ts
         if streamed_ts:
