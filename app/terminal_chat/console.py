@@ -93,7 +93,8 @@ def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -
                 written = _folders_written(loop, conversation)
         _close(loop, conversation)
     if written:
-        out.write(_farewell(user_id, written))
+        lines = "".join(f"  {folder.location}  ({folder.holds})\n" for folder in written)
+        out.write(f"Memories about {user_id} are in:\n{lines}")
     return code
 
 
@@ -105,11 +106,6 @@ def _store_unusable(settings: Settings, error: StoreError) -> int:
         EXIT_UNAVAILABLE,
     )
     return report_problem(WHO, problem, code)
-
-
-def _farewell(user_id: str, folders: list[Folder]) -> str:
-    lines = "".join(f"  {folder.location}  ({folder.holds})\n" for folder in folders)
-    return f"Memories about {user_id} are in:\n{lines}"
 
 
 def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, out: TextIO) -> int:
