@@ -16,7 +16,7 @@ from app.learning.person_settings import memory_notes_choice
 from app.learning.undo import delete_undo_record, save_undo_record
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
@@ -95,7 +95,7 @@ async def note_for_turn(
             "memory.note",
             files=len(found),
             undo=undo_id is not None,
-            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            **since(started),
         )
         span.update(output={"shown": True, "files": len(found), "undo": undo_id is not None})
         return MemoryNote(lines, undo_id)

@@ -13,7 +13,7 @@ from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 
 from app.memory.tool.errors import MemoryToolError
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 
 log = get_logger(__name__)
 
@@ -55,7 +55,7 @@ class ToolRegistry:
             "tool.call",
             tool=name,
             ok=not is_error,
-            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            **since(started),
         )
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
         result["content"] = content

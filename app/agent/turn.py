@@ -41,7 +41,7 @@ from app.memory.token_estimate import estimate_tokens
 from app.memory.tool.guide import channel_memory_guide, memory_tool_guide
 from app.observability import tracing
 from app.observability.audit import audit, channel_scope
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.storage.breaker import FIRST_PROBE_S, StoreOffline
 from app.storage.store import ObjectStore
 
@@ -188,11 +188,11 @@ class Agent:
                     keys=keys,
                     error=type(exc).__name__,
                     exc_info=exc,
-                    **_since(started),
+                    **since(started),
                 )
                 span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
                 return
-            log.info("memory.preferences.write", keys=keys, changed=changed, **_since(started))
+            log.info("memory.preferences.write", keys=keys, changed=changed, **since(started))
             span.update(output={"ok": True, "changed": changed})
 
     async def memory_note(self, turn: TurnRequest) -> MemoryNote | None:
@@ -288,13 +288,11 @@ class Agent:
                 fields["reason"] = f"{forgotten} forgotten meanwhile"
             except Exception as exc:
                 error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
-                log.warning(
-                    "memory.after_turn.failed", error=error, exc_info=exc, **_since(started)
-                )
+                log.warning("memory.after_turn.failed", error=error, exc_info=exc, **since(started))
                 span.update(level="WARNING", output={"ok": False, "error": error})
                 await _settle_anyway(guard, turn.thread_ts)
                 return
-            log.info("memory.after_turn", ok=True, **fields, **_since(started))
+            log.info("memory.after_turn", ok=True, **fields, **since(started))
             span.update(output={"ok": True, **fields})
 
     def _channel_changes(self, turn: TurnRequest) -> Callable[[Profile], Profile] | None:
@@ -376,7 +374,3 @@ async def _settle_anyway(guard: Guard, thread_ts: str) -> None:
         pass  # taken back (logged by the guard)
     except Exception as exc:
         log.warning("memory.after_turn.settle_failed", error=type(exc).__name__, exc_info=exc)
-
-
-def _since(started: float) -> dict[str, float]:
-    return {"duration_ms": round((time.perf_counter() - started) * 1000, 1)}

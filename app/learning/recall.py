@@ -31,7 +31,7 @@ from app.memory.retention import cutoff_of
 from app.memory.scopes import MemoryScope, is_shared_channel_id
 from app.observability import tracing
 from app.observability.audit import audit, person_scope
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
@@ -533,7 +533,7 @@ async def recall(
             **asdict(counts),
             "returned": len(hits),
             "passages": sum(len(h.passages) for h in hits),
-            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            **since(started),
         }
         span.update(output=outcome)
         log.info("tool.recall", **outcome)

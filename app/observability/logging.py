@@ -9,6 +9,7 @@ import functools
 import hashlib
 import logging
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -161,6 +162,11 @@ class _NamedWriteLogger(structlog.WriteLogger):
 
 def get_logger(name: str) -> FilteringBoundLogger:
     return structlog.get_logger(name)
+
+
+def since(started: float) -> dict[str, float]:
+    """A log line's `duration_ms` since `started` (a `time.perf_counter()`)."""
+    return {"duration_ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
 def trace_id_for(event_id: str) -> str:

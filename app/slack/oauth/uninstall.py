@@ -15,7 +15,7 @@ from slack_sdk.oauth.installation_store.async_installation_store import AsyncIns
 
 from app.memory.team_keys import first_pass, seal_team
 from app.observability import tracing
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.services import ServiceProvider
 from app.slack.event_scope import handling
 from app.storage.store import ObjectStore
@@ -138,7 +138,7 @@ async def _first_pass(
             "slack.workspace.forgotten",
             reason=reason,
             objects=erased.deleted,
-            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            **since(started),
         )
     await tracing.forget_team_traces(tenant.label)  # never raises; logs what it did
 
