@@ -26,12 +26,8 @@ SOURCE_TEXT_CHARS = 100
 # workspace until the process restarts.
 CHUNKS_REFUSED = frozenset(
     {
-        "invalid_chunks",
-        "unknown_method",
-        "not_allowed",
-        "not_supported",
-        "feature_not_enabled",
-        "method_not_supported_for_channel_type",
+        *("invalid_chunks", "unknown_method", "not_allowed", "not_supported"),
+        *("feature_not_enabled", "method_not_supported_for_channel_type"),
     }
 )
 # Slack's answer to any malformed call: it says nothing about the workspace, so a call
