@@ -221,9 +221,8 @@ class Agent:
             return None
 
     async def _keep_nothing(self, store: ObjectStore, changes: ChangeLog) -> None:
-        """Put back what a refused turn changed in memory (each write conditional on what
-        the turn left, so nothing changed since, an erasure included, is undone). Never
-        raises."""
+        """Put back what a refused turn changed in memory (each write conditional on what the turn
+        left, so nothing changed since, an erasure included, is undone). Never raises."""
         found = changes.changes()
         if not found:
             return

@@ -190,9 +190,8 @@ def said(
     bot: str | None = None,
     integration: bool = False,
 ) -> TranscriptMessage:
-    """A message as the transcript keeps it: cut to its bound, its secrets redacted;
-    `user`: its author, in a channel's conversation — or `bot`, the app or integration
-    that posted it."""
+    """A message as the transcript keeps it: cut to its bound, its secrets redacted; `user`: its
+    author, in a channel's conversation — or `bot`, the app or integration that posted it."""
     cut = len(text) > MAX_MESSAGE_CHARS
     posted_by = bot if is_bot_id(bot) else None
     return TranscriptMessage(
@@ -286,9 +285,8 @@ class ConversationRecord:
         return replace(self, messages=tuple(m for m in self.messages if m.ts != ts))
 
     def without_author(self, user_id: str) -> ConversationRecord:
-        """The record without what `user_id` wrote in it, nor their id (a channel's
-        conversation, when they ask to be forgotten): everyone else's messages and Orion's
-        answers stay."""
+        """The record without what `user_id` wrote in it, nor their id (a channel's conversation,
+        when they ask to be forgotten): everyone else's messages and Orion's answers stay."""
         owner = self.owner
         if owner.in_channel and owner.user == user_id:
             owner = replace(owner, user=NOBODY)

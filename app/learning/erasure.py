@@ -58,9 +58,8 @@ class ErasureReport:
 
 
 async def erase_home(store: ObjectStore, home: Home, *, keep: tuple[str, ...] = ()) -> int:
-    """Everything of one owner: the profile made the erasure's mark (keeping only the
-    sections named in `keep`), then every other object of the home deleted; how many
-    objects went."""
+    """Everything of one owner: the profile made the erasure's mark (keeping only the sections named
+    in `keep`), then every other object of the home deleted; how many objects went."""
     await _mark(store, home, datetime.now(UTC), keep)
     listing = await store.list(home.prefix)
     return await delete_all(store, [obj.key for obj in listing if obj.key != home.profile_key])
@@ -123,10 +122,9 @@ async def _forget_said_in(
 async def said_since_erasure(
     store: ObjectStore, messages: Sequence[TranscriptMessage]
 ) -> list[TranscriptMessage]:
-    """The messages of a channel's thread (read from Slack) that may be kept: none that
-    their author wrote before they last asked to be forgotten (none at all of an author
-    whose profile cannot be read). One profile read per author, at once. Raises what
-    storage raises."""
+    """The messages of a channel's thread (read from Slack) that may be kept: none that their author
+    wrote before they last asked to be forgotten (none at all of an author whose profile cannot be
+    read). One profile read per author, at once. Raises what storage raises."""
     authors = sorted({m.user for m in messages if m.user is not None})
     profiles = await asyncio.gather(*(store.read(person(a).profile_key) for a in authors))
     erased = {author: _erased_at(stored) for author, stored in zip(authors, profiles, strict=True)}

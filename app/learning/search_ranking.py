@@ -126,8 +126,7 @@ def _best(index: SearchIndex, scores: dict[int, float], limit: int) -> Ranking:
 
 
 def _in_turn(lists: list[Ranking], limit: int) -> Ranking:
-    """The first of each list, then the second of each…, each entry once, at most
-    `limit`."""
+    """The first of each list, then the second of each…, each entry once, at most `limit`."""
     taken, seen = Ranking(), set()
     for ranked in itertools.chain.from_iterable(itertools.zip_longest(*lists)):
         if ranked is not None and ranked.at not in seen and len(taken) < limit:

@@ -176,9 +176,8 @@ async def delete_undo_record(store: ObjectStore, owner: str, undo_id: str) -> No
 async def undo_changes(
     store: ObjectStore, undo_id: str, user: str, *, noted_at: datetime | None = None
 ) -> UndoResult:
-    """Undo record `undo_id` for `user` (who clicked: only their own home is looked in);
-    `noted_at`: when the note was posted, to tell an erasure from an expiry when the
-    record is gone."""
+    """Undo record `undo_id` for `user` (who clicked: only their own home is looked in); `noted_at`:
+    when the note was posted, to tell an erasure from an expiry when the record is gone."""
     home = person(user)
     key = home.undo_key(undo_id) if is_undo_id(undo_id) else None
     stored, profile = await asyncio.gather(

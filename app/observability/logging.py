@@ -48,9 +48,8 @@ def _redact_secrets(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDi
 
 
 def traceback_of(exc_info: ExcInfo) -> str:
-    """Python's traceback of a caught exception, causes first, each frame as file, line and
-    function only: source lines cost an `ast.parse` a frame (docs/operations.md, "Logs and
-    traces")."""
+    """Python's traceback of a caught exception, causes first, each frame as file, line and function
+    only: source lines cost an `ast.parse` a frame (docs/operations.md, "Logs and traces")."""
     lines: list[str] = []
     _add_traceback(exc_info[1], lines, set())
     return "".join(lines).rstrip("\n")
@@ -152,8 +151,7 @@ def configure_logging(
 
 
 class _NamedWriteLogger(structlog.WriteLogger):
-    """structlog's line writer, with the name `add_logger_name` reads (as from a stdlib
-    logger)."""
+    """structlog's line writer, with the name `add_logger_name` reads (as from a stdlib logger)."""
 
     def __init__(self, stream: Any, name: str | None) -> None:
         super().__init__(stream)

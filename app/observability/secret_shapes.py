@@ -19,18 +19,16 @@ _END = r"(?![A-Za-z0-9_-])"
 
 
 def _token(prefix: str, rest: str) -> str:
-    """A secret that starts with the literal `prefix`, not run on from a longer word
-    (`task-…` holds no `sk-` key) but possibly glued to one by a separator
-    (`token-xoxb-…`). The check follows the prefix, so that the regex engine can look for
-    the prefix quickly."""
+    """A secret that starts with the literal `prefix`, not run on from a longer word (`task-…` holds
+    no `sk-` key) but possibly glued to one by a separator (`token-xoxb-…`). The check follows the
+    prefix, so that the regex engine can look for the prefix quickly."""
     literal = re.escape(prefix)
     return f"{literal}(?<![{_NOT_AFTER}]{literal}){rest}"
 
 
 def _word(label: str) -> str:
-    """`label` (in lower case) as a whole word or the end of a longer name: `bearer`,
-    `DB_PASSWORD`, but not `Bearerx` or `mypassword`. As `_token`, checked after the
-    literal is found."""
+    """`label` (in lower case) as a whole word or the end of a longer name: `bearer`, `DB_PASSWORD`,
+    but not `Bearerx` or `mypassword`. As `_token`, checked after the literal is found."""
     literal = re.escape(label)
     return f"{literal}(?<![{_NOT_AFTER}]{literal})"
 
@@ -173,8 +171,7 @@ def _is_a_value(value: str) -> bool:
 
 
 def _looks_random(value: str) -> bool:
-    """A token, not a word ("Bearer responsibilities", "token: expired"): letters and
-    digits."""
+    """A token, not a word ("Bearer responsibilities", "token: expired"): letters and digits."""
     return any(char.isdigit() for char in value) and any(char.isalpha() for char in value)
 
 
@@ -368,10 +365,9 @@ _PEM_GAP = r"(?:[ \t\r\n]|\\[rn])"
 
 
 def _pem_boundary(word: str) -> str:
-    """`-----BEGIN RSA PRIVATE KEY-----` (`word` is BEGIN or END), also with its words on
-    several lines or with extra spaces. At most five dashes either side, so that a run of
-    dashes is not scanned again from each of its dashes, and a header does not run on
-    into the next one."""
+    """`-----BEGIN RSA PRIVATE KEY-----` (`word` is BEGIN or END), also with its words on several
+    lines or with extra spaces. At most five dashes either side, so that a run of dashes is not
+    scanned again from each of its dashes, and a header does not run on into the next one."""
     boundary = r"-{3,5}[ \t]*WORD(?:GAP+[A-Z0-9]+){0,3}GAP+PRIVATEGAP+KEY"
     return boundary.replace("GAP", _PEM_GAP).replace("WORD", word) + (
         r"(?:" + _PEM_GAP + r"+BLOCK)?[ \t]*-{3,5}"

@@ -265,10 +265,9 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def printable(text: str) -> str:
-    """`text` as a terminal shows it and nothing else: without control characters, and
-    without the invisible ones (a direction override that would turn the line around).
-    An answer or a greeting can hold stored words, which a person or a prompt-injected
-    Claude may have written."""
+    """`text` as a terminal shows it and nothing else: without control characters, and without the
+    invisible ones (a direction override that would turn the line around). An answer or a greeting
+    can hold stored words, which a person or a prompt-injected Claude may have written."""
     return INVISIBLE.sub("", _CONTROL.sub("", text))
 
 
@@ -359,10 +358,9 @@ class BackgroundLoop:
         self._loop.run_forever()
 
     def run(self, work: Coroutine[Any, Any, T], *, timeout: float | None = None) -> T:
-        """Run `work` on the loop and wait for its result. A KeyboardInterrupt (or any
-        exception raised in this thread by a signal handler) while waiting cancels `work`,
-        waits for it to wind down, then propagates. `timeout` ends the wait (and `work`)
-        with TimeoutError."""
+        """Run `work` on the loop and wait for its result. A KeyboardInterrupt (or any exception
+        raised in this thread by a signal handler) while waiting cancels `work`, waits for it to
+        wind down, then propagates. `timeout` ends the wait (and `work`) with TimeoutError."""
         finished = threading.Event()
         started: list[asyncio.Task[T]] = []
 

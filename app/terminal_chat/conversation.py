@@ -183,9 +183,8 @@ class Conversation:
         await self._services.storage.store.close()
 
     async def folders_written(self) -> list[Folder]:
-        """The folders where anything about the person changed since the conversation
-        began: their memories, Orion's records of them. Empty
-        when nothing changed (or memory is off)."""
+        """The folders where anything about the person changed since the conversation began: their
+        memories, Orion's records of them. Empty when nothing changed (or memory is off)."""
         if self._services.storage.memory_store is None:
             return []  # memory off: nothing is kept
         try:

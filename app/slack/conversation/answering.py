@@ -314,9 +314,8 @@ _LINES = {
 
 
 async def _answers_here(client: AsyncWebClient, message: Incoming, gate: ChannelGate) -> bool:
-    """Whether Orion answers the mention; when it does not, the person who mentioned it is
-    told why in a line only they see — unless Orion is not in the channel at all, where
-    it says nothing."""
+    """Whether Orion answers the mention; when it does not, the person who mentioned it is told why
+    in a line only they see — unless Orion is not in the channel at all, where it says nothing."""
     verdict = gate.verdict
     if verdict in (Verdict.REMEMBER, Verdict.ANSWER):
         return True
