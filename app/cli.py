@@ -65,7 +65,9 @@ def _command(argv: list[str]) -> int:
         return report_problem(_CANNOT_START, problem, EXIT_PROBLEM, hint=ENV_HINT)
     mode = requested or settings.default_mode()
     configure_observability(settings)
-    get_logger("orion").info("orion.start", mode=mode.value, memory_backend=_backend(settings))
+    bucket = settings.gcs_memories_bucket
+    backend = f"gcs:{bucket}" if bucket else "local"
+    get_logger("orion").info("orion.start", mode=mode.value, memory_backend=backend)
     return run(settings, mode)
 
 
@@ -260,10 +262,6 @@ def _leave_at_once() -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-def _backend(settings: Settings) -> str:
-    return f"gcs:{settings.gcs_memories_bucket}" if settings.gcs_memories_bucket else "local"
 
 
 if __name__ == "__main__":

@@ -83,20 +83,11 @@ WebAddress = Annotated[str, AfterValidator(_web_address)]
 # The bot scopes an installation asks for when SLACK_SCOPES is unset: manifest.yaml's
 # (tests/test_manifest.py holds the two together).
 DEFAULT_BOT_SCOPES = (
-    "assistant:write",
-    "chat:write",
-    "im:history",
-    "files:write",
-    "im:write",
+    *("assistant:write", "chat:write", "im:history", "files:write", "im:write"),
     # Channels (docs/slack-setup.md): mentions, the thread read back, the channel's
     # privacy and members, admins, the channel memory command.
-    "app_mentions:read",
-    "channels:history",
-    "groups:history",
-    "channels:read",
-    "groups:read",
-    "users:read",
-    "commands",
+    *("app_mentions:read", "channels:history", "groups:history", "channels:read"),
+    *("groups:read", "users:read", "commands"),
 )
 DEFAULT_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize"
 

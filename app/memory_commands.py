@@ -26,13 +26,7 @@ from app.observability.logging import get_logger
 from app.observability.setup import log_to_file
 from app.services import build_storage, whole_store
 from app.storage.owner_only_files import replace_file
-from app.storage.store import (
-    AccessDenied,
-    BucketNotFound,
-    NoCredentials,
-    ObjectStore,
-    StoreError,
-)
+from app.storage.store import AccessDenied, BucketNotFound, NoCredentials, ObjectStore, StoreError
 from app.storage.team_scope import InvalidTenant, Tenant, bound_tenant
 from app.store_problems import store_problem
 

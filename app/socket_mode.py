@@ -37,11 +37,7 @@ T = TypeVar("T")
 # apps.connections.open answers that say nothing about the token: worth another try.
 # (The client's retry handlers already wait out `ratelimited` as Slack asks.)
 _TRANSIENT_ERRORS = {
-    "ratelimited",
-    "internal_error",
-    "fatal_error",
-    "service_unavailable",
-    "request_timeout",
+    *("ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"),
 }
 _FIRST_RETRY_S = 1.0
 _MAX_RETRY_S = 30.0

@@ -31,12 +31,6 @@ class ThreadMessage:
     sent_at: float | None = field(default=None, compare=False)
 
 
-def trim_message(text: str) -> str:
-    """`text`, or its start within MAX_MESSAGE_CHARS and MAX_MESSAGE_TOKENS and a note."""
-    kept = clip_to_tokens(text[:MAX_MESSAGE_CHARS], MAX_MESSAGE_TOKENS)
-    return text if kept == text else kept + TRIM_NOTE
-
-
 def build_messages(thread: list[ThreadMessage]) -> list[dict[str, Any]]:
     """The newest messages that fit the bounds ("what did I just say?" matters most), with the
     thread's opening request first when it fits and a note where messages were cut; merged so
@@ -64,7 +58,10 @@ def build_messages(thread: list[ThreadMessage]) -> list[dict[str, Any]]:
 
 
 def _clean(message: ThreadMessage | None) -> str:
-    return trim_message(message.text.strip()) if message is not None else ""
+    """Its text, or its start within MAX_MESSAGE_CHARS and MAX_MESSAGE_TOKENS and a note."""
+    text = message.text.strip() if message is not None else ""
+    kept = clip_to_tokens(text[:MAX_MESSAGE_CHARS], MAX_MESSAGE_TOKENS)
+    return text if kept == text else kept + TRIM_NOTE
 
 
 def _newest_within(

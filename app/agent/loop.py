@@ -1,10 +1,6 @@
 """The Claude agent loop: stream an answer, run requested tools, repeat until done, at most
-`max_iterations` calls (docs/claude-settings.md).
-
-Each call is a Langfuse generation and one log line, and marks the conversation so far as a
-cache breakpoint. Thinking blocks go back to Claude unchanged (the API refuses a loop that
-alters one); their text is never traced, logged, summarised or remembered, and under
-`between_tools` it is shown as Claude's progress note between tool calls."""
+`max_iterations` calls, each a traced generation and a cache breakpoint; thinking blocks go back
+unchanged and their text is never kept (docs/claude-settings.md)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from app.learning.person_settings import memory_notes_choice
 from app.learning.undo import delete_undo_record, save_undo_record
 from app.memory.change_log import ChangeLog
 from app.observability import tracing
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
@@ -37,11 +37,7 @@ class NoteRequest:
 
 
 async def note_for_turn(
-    request: NoteRequest,
-    changes: ChangeLog,
-    *,
-    shown_by_default: bool,
-    budget_s: float,
+    request: NoteRequest, changes: ChangeLog, *, shown_by_default: bool, budget_s: float
 ) -> MemoryNote | None:
     """The note for a turn's changes, with its undo record kept; None for no note. Past
     `budget_s` (for the erasure check, and as much for the record) it has no Undo."""
@@ -74,11 +70,7 @@ async def note_for_turn(
                 raise erased  # not known whether to keep a record: keep none
             async with asyncio.timeout(budget_s):
                 undo_id = await save_undo_record(
-                    store,
-                    user,
-                    found,
-                    [str(line) for line in lines],
-                    created_at=request.started_at,
+                    store, user, found, [str(line) for line in lines], created_at=request.started_at
                 )
                 if undo_id is not None and await request.guard.forgotten_since(request.thread_ts):
                     erased_meanwhile = True
@@ -103,7 +95,7 @@ async def note_for_turn(
             "memory.note",
             files=len(found),
             undo=undo_id is not None,
-            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            **since(started),
         )
         span.update(output={"shown": True, "files": len(found), "undo": undo_id is not None})
         return MemoryNote(lines, undo_id)

@@ -1,7 +1,6 @@
-"""What the person is told when Claude's answer ends for a reason other than finishing: the
-outcome of every `stop_reason` is in docs/claude-settings.md; a reason the SDK does not list
-yet is logged and the answer ends as written. Each line is Markdown, in italics like Orion's
-other notes."""
+"""What the person is told when Claude's answer ends for a reason other than finishing: the outcome
+of every `stop_reason` is in docs/claude-settings.md; a reason the SDK does not list yet is logged
+and the answer ends as written. Each line is Markdown, in italics like Orion's other notes."""
 
 from __future__ import annotations
 

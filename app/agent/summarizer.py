@@ -1,10 +1,6 @@
-"""The session summary's Claude call: previous summary + new messages → new summary
-(docs/claude-settings.md).
-
-After the reply, so a small model, one non-streaming request, a short timeout and no
-retries: a slow or failing call means the deterministic fallback (app/learning/transcript.py)
-is written instead. An empty reply is asked once more with thinking off, then fails with
-`EmptySummary` rather than passing for a summary."""
+"""The session summary's Claude call: previous summary + new messages → new summary; a small
+model, one request, no retries, the fallback (app/learning/transcript.py) when it is slow or
+fails, `EmptySummary` after an empty reply asked twice (docs/claude-settings.md)."""
 
 from __future__ import annotations
 

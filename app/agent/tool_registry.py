@@ -1,12 +1,6 @@
-"""The tool registry: which tools Claude may call in one turn, and how a call is run.
-
-Tools are the SDK's own tool objects (`BetaAsyncBuiltinFunctionTool`: the memory tool
-subclass, `beta_async_tool` functions), so their `to_dict()` is exactly what the API
-expects. Running a call never raises: a `ToolError` becomes a model-visible error
-result, and any other failure becomes a generic error result (the details are logged,
-never shown to the model or the user). `outcome` also says whether a call failed, and
-whether on Orion's side (storage down, a bug) rather than in the model's request.
-"""
+"""The tool registry: which tools (the SDK's own tool objects) Claude may call in one turn, and
+how a call is run. Running one never raises: a `ToolError` is a model-visible error, any other
+failure a generic one (logged, never shown); `outcome` says which side failed."""
 
 from __future__ import annotations
 
@@ -19,7 +13,7 @@ from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
 from anthropic.tools import ToolError
 
 from app.memory.tool.errors import MemoryToolError
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 
 log = get_logger(__name__)
 
@@ -61,7 +55,7 @@ class ToolRegistry:
             "tool.call",
             tool=name,
             ok=not is_error,
-            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            **since(started),
         )
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
         result["content"] = content

@@ -23,12 +23,7 @@ from app.agent.request import TurnRequest
 from app.agent.summarizer import ClaudeSummarizer
 from app.agent.thinking import ANSWER_THINKING, SUMMARY_THINKING, Thinking
 from app.agent.toolbox import channel_tools_for_turn, tools_for_turn
-from app.learning.channel_memory import (
-    after_channel_turn,
-    changes_of,
-    turn_changes,
-    with_changes,
-)
+from app.learning.channel_memory import after_channel_turn, changes_of, turn_changes, with_changes
 from app.learning.conversations import TurnTranscript
 from app.learning.guard import TAKE_BACK_BUDGET_S, Forgotten, Guard
 from app.learning.preference_detection import detect_preferences
@@ -46,7 +41,7 @@ from app.memory.token_estimate import estimate_tokens
 from app.memory.tool.guide import channel_memory_guide, memory_tool_guide
 from app.observability import tracing
 from app.observability.audit import audit, channel_scope
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.storage.breaker import FIRST_PROBE_S, StoreOffline
 from app.storage.store import ObjectStore
 
@@ -114,11 +109,7 @@ class Agent:
             scope = MemoryScope(turn.user_id, turn.thread_ts)
             guide = memory_tool_guide(scope)
             tools = tools_for_turn(
-                store=store,
-                scope=scope,
-                recalls=recalls,
-                changes=turn.changes,
-                link=sink.link_to,
+                store=store, scope=scope, recalls=recalls, changes=turn.changes, link=sink.link_to
             )
         with tracing.observe("agent.turn", input={"history_messages": len(turn.history)}) as span:
             memory_context = await self._before_turn(turn, tasks)
@@ -197,11 +188,11 @@ class Agent:
                     keys=keys,
                     error=type(exc).__name__,
                     exc_info=exc,
-                    **_since(started),
+                    **since(started),
                 )
                 span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
                 return
-            log.info("memory.preferences.write", keys=keys, changed=changed, **_since(started))
+            log.info("memory.preferences.write", keys=keys, changed=changed, **since(started))
             span.update(output={"ok": True, "changed": changed})
 
     async def memory_note(self, turn: TurnRequest) -> MemoryNote | None:
@@ -230,9 +221,8 @@ class Agent:
             return None
 
     async def _keep_nothing(self, store: ObjectStore, changes: ChangeLog) -> None:
-        """Put back what a refused turn changed in memory (each write conditional on what
-        the turn left, so nothing changed since, an erasure included, is undone). Never
-        raises."""
+        """Put back what a refused turn changed in memory (each write conditional on what the turn
+        left, so nothing changed since, an erasure included, is undone). Never raises."""
         found = changes.changes()
         if not found:
             return
@@ -247,16 +237,12 @@ class Agent:
             )
 
     async def after_turn(
-        self,
-        turn: TurnRequest,
-        answer: str | None,
-        transcript: TurnTranscript | None,
+        self, turn: TurnRequest, answer: str | None, transcript: TurnTranscript | None
     ) -> None:
-        """The turn's end, once its reply is over and its transcript written (`answer`:
-        None when the turn did not finish — failed, stopped, cut off — or was refused:
-        nothing is learned from it). Summarises, indexes and settles the owner's profile;
-        an unfinished turn only settles. In a channel, also the log of who changed its
-        memory and, in each author's profile, the thread they spoke in. Never raises."""
+        """The turn's end, once its reply is over and its transcript written (`answer`: None for a
+        turn that did not finish or was refused, which teaches nothing and only settles): summary,
+        index and the owner's profile; in a channel, also its change log and each author's thread
+        note. Never raises."""
         guard = turn.guard
         if self._store is None or guard is None:
             return
@@ -301,13 +287,11 @@ class Agent:
                 fields["reason"] = f"{forgotten} forgotten meanwhile"
             except Exception as exc:
                 error = "Timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
-                log.warning(
-                    "memory.after_turn.failed", error=error, exc_info=exc, **_since(started)
-                )
+                log.warning("memory.after_turn.failed", error=error, exc_info=exc, **since(started))
                 span.update(level="WARNING", output={"ok": False, "error": error})
                 await _settle_anyway(guard, turn.thread_ts)
                 return
-            log.info("memory.after_turn", ok=True, **fields, **_since(started))
+            log.info("memory.after_turn", ok=True, **fields, **since(started))
             span.update(output={"ok": True, **fields})
 
     def _channel_changes(self, turn: TurnRequest) -> Callable[[Profile], Profile] | None:
@@ -389,7 +373,3 @@ async def _settle_anyway(guard: Guard, thread_ts: str) -> None:
         pass  # taken back (logged by the guard)
     except Exception as exc:
         log.warning("memory.after_turn.settle_failed", error=type(exc).__name__, exc_info=exc)
-
-
-def _since(started: float) -> dict[str, float]:
-    return {"duration_ms": round((time.perf_counter() - started) * 1000, 1)}

@@ -282,9 +282,8 @@ async def channel_state_since(store: ObjectStore, channel_id: str) -> datetime |
 async def note_channel_state_since(
     store: ObjectStore, channel_id: str, moment: datetime, *, event: str
 ) -> None:
-    """The channel is as `event` (Slack's event type) left it since `moment`; a later
-    time already noted stays. Written also into an erased channel's profile (beside its
-    erasure's time)."""
+    """The channel is as `event` (Slack's event type) left it since `moment`; a later time already
+    noted stays. Written also into an erased channel's profile (beside its erasure's time)."""
 
     def later(current: str | None) -> str | None:
         profile = Profile.to_update(current)

@@ -1,6 +1,5 @@
-"""What Orion does in a channel, as the deployment allows it (`SLACK_CHANNELS`) and a
-workspace's admins choose it (app/learning/channel_memory.py). Import-light: the
-configuration reads it."""
+"""What Orion does in a channel, as the deployment allows it (`SLACK_CHANNELS`) and a workspace's
+admins choose it (app/learning/channel_memory.py). Import-light: the configuration reads it."""
 
 from __future__ import annotations
 

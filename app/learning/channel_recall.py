@@ -1,33 +1,7 @@
-"""`recall` in a channel: what was said in this channel's earlier threads — and, in a
-public channel, in the workspace's other public channels.
-
-The scopes' rule: a **public** channel's threads may be recalled in any public channel
-of the same workspace (its keys are the workspace's in distribution mode); a **private**
-channel's only in that channel; nobody's DMs ever (a channel's search reads channels'
-homes only: app/memory/homes.py).
-
-The search is a person's (app/learning/recall.py), over other homes:
-
-- **The channel's own index**, `channels/{channel}/search.json`, written at each turn end
-  with the thread's summary (app/learning/session_summary.py).
-- **The workspace's public channels** with an index, listed in `workspace/channels.json`,
-  newest first (at most MAX_PUBLIC_CHANNELS): a public channel's turn end puts it there,
-  a private one's (a channel made private since) takes it out, and erasing the channel
-  too. A search in a public channel reads its own index and those of the
-  MAX_OTHER_CHANNELS most recently active other public channels, ranks each by itself,
-  merges them by score, and reads the best `limit` threads.
-- **Whether a channel is still public** is asked of Slack when a search would return
-  one of its threads (`still_public`, from the turn: a channel made private, shared with
-  another organisation or archived since its last turn is left out, and so is one in a
-  workspace the turn's channel is not in), never taken from Orion's own list alone.
-  Without an answer, only the channel's own threads are returned; a guest's turn (and
-  one whose person Slack did not describe) has no `still_public`, and searches only its
-  channel.
-
-Whose threads are searched is fixed by the turn (the channel the mention came from,
-whether Slack says it is public, and who asked); the model's input carries only the
-question, how many results, and a time range.
-"""
+"""`recall` in a channel: a person's search (app/learning/recall.py) over this channel's index
+and, in a public channel, those of the workspace's other public channels, each of their threads
+returned only while Slack says its channel is still public (`still_public`); without an answer,
+or on a guest's turn, only this channel's (docs/channels.md, "How each rule is held")."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""One conversation: who it belongs to, what was said in it, and its summary, as one object
-in its owner's home read once as a turn begins and written once as its answer ends
-(docs/architecture.md, "Memory layout: one home per owner"):
-
-    {"version": 2, "thread": "1712345678.123456",
-     "owner": {"kind": "person", "team": "T0123", "enterprise": null, "channel": "D0123",
-               "user": "U0123"},
-     "started": "2026-05-04T10:12:00Z", "context": {"channel_id": "C0456"},
-     "summary": {"title": "Q3 budget", "body": "…", "updated": "2026-05-04T10:30:00Z"},
-     "dropped": 0,
-     "messages": [{"role": "user", "ts": "1712345680.000100", "at": "2026-05-04T10:12:05Z",
-                   "text": "…"}, …]}
-
-The owner is written once and never changed (a channel's names who first mentioned Orion,
-for the record; each message names its author). Bounded: MAX_MESSAGE_CHARS a message,
-the opening and newest messages within MAX_MESSAGES and MAX_TRANSCRIPT_CHARS (`dropped`
-counts the rest). Secrets are redacted from each message before it is encoded, so that
-the store's own redaction finds nothing more in the JSON and can never break it."""
+"""One conversation: its owner (written once, never changed), its transcript and its summary,
+as one object in its owner's home, read once as a turn begins and written once as its answer
+ends. Its shape and bounds: docs/architecture.md, "Two records"."""
 
 from __future__ import annotations
 
@@ -91,12 +76,10 @@ class ConversationOwner:
         return channel(self.channel) if self.in_channel else person(self.user)
 
     def may_continue(self, owner: ConversationOwner) -> bool:
-        """Whether `self` (an event's person and channel) may continue `owner`'s
-        conversation: of the same kind, and the same person in the same DM, or the same
-        channel. Teams are not compared: in distribution mode every key is already the
-        workspace's (app/storage/team_scope.py), and in one organisation the same DM may
-        arrive with its members' own teams. (Whose home the record is in already says
-        whose it is: this compares the rest.)"""
+        """Whether `self` (an event's person and channel) may continue `owner`'s conversation: the
+        same kind, and the same person in the same DM, or the same channel. Teams are not compared:
+        keys are already the workspace's (app/storage/team_scope.py), and one DM may arrive with its
+        members' own teams."""
         if self.kind != owner.kind:
             return False
         if self.in_channel:
@@ -207,9 +190,8 @@ def said(
     bot: str | None = None,
     integration: bool = False,
 ) -> TranscriptMessage:
-    """A message as the transcript keeps it: cut to its bound, its secrets redacted;
-    `user`: its author, in a channel's conversation — or `bot`, the app or integration
-    that posted it."""
+    """A message as the transcript keeps it: cut to its bound, its secrets redacted; `user`: its
+    author, in a channel's conversation — or `bot`, the app or integration that posted it."""
     cut = len(text) > MAX_MESSAGE_CHARS
     posted_by = bot if is_bot_id(bot) else None
     return TranscriptMessage(
@@ -303,9 +285,8 @@ class ConversationRecord:
         return replace(self, messages=tuple(m for m in self.messages if m.ts != ts))
 
     def without_author(self, user_id: str) -> ConversationRecord:
-        """The record without what `user_id` wrote in it, nor their id (a channel's
-        conversation, when they ask to be forgotten): everyone else's messages and Orion's
-        answers stay."""
+        """The record without what `user_id` wrote in it, nor their id (a channel's conversation,
+        when they ask to be forgotten): everyone else's messages and Orion's answers stay."""
         owner = self.owner
         if owner.in_channel and owner.user == user_id:
             owner = replace(owner, user=NOBODY)

@@ -160,10 +160,9 @@ class TurnTranscript:
         self._pending = [m for m in self._pending if m.ts != ts]
 
     def write(self, summary: Summary | None = None) -> asyncio.Future[StoredObject | None]:
-        """Write what the turn added, once (later calls share the first write), with
-        `summary` (else the one it was opened with) when it is newer than the
-        conversation's. Never raises: a write that storage refuses is logged, and the next
-        turn goes on with what is kept."""
+        """Write what the turn added, once (later calls share the first write), with `summary` (else
+        the one it was opened with) when it is newer than the conversation's. Never raises: a write
+        that storage refuses is logged, and the next turn goes on with what is kept."""
         if self._writing is None:
             self._writing = asyncio.ensure_future(self._write(summary or self._summary))
         return self._writing

@@ -1,13 +1,6 @@
-"""Forgetting: one thing an owner points at, or everything Orion keeps about them
-(docs/memory-controls.md, "What Forget covers" and "What erasure covers").
-
-Everything of an owner is in their home, so erasing them is one listing and its
-deletions. First the profile becomes the erasure's mark, then everything else goes: an
-event still running for the owner sees the mark when it settles (app/learning/guard.py)
-and takes its own writes back. Forget everything also takes a person's words out of the
-channel threads they spoke in (noted in their home: app/learning/person_settings.py).
-Forgetting one thing reaches every copy of it: its undo records, the welcome back, a
-conversation's search entry."""
+"""Forgetting: one thing an owner points at (every copy of it), or everything Orion keeps
+about them — the profile made the erasure's mark first, then the home listed and deleted
+(docs/memory-controls.md, "What Forget covers" and "What erasure covers")."""
 
 from __future__ import annotations
 
@@ -65,9 +58,8 @@ class ErasureReport:
 
 
 async def erase_home(store: ObjectStore, home: Home, *, keep: tuple[str, ...] = ()) -> int:
-    """Everything of one owner: the profile made the erasure's mark (keeping only the
-    sections named in `keep`), then every other object of the home deleted; how many
-    objects went."""
+    """Everything of one owner: the profile made the erasure's mark (keeping only the sections named
+    in `keep`), then every other object of the home deleted; how many objects went."""
     await _mark(store, home, datetime.now(UTC), keep)
     listing = await store.list(home.prefix)
     return await delete_all(store, [obj.key for obj in listing if obj.key != home.profile_key])
@@ -130,10 +122,9 @@ async def _forget_said_in(
 async def said_since_erasure(
     store: ObjectStore, messages: Sequence[TranscriptMessage]
 ) -> list[TranscriptMessage]:
-    """The messages of a channel's thread (read from Slack) that may be kept: none that
-    their author wrote before they last asked to be forgotten (none at all of an author
-    whose profile cannot be read). One profile read per author, at once. Raises what
-    storage raises."""
+    """The messages of a channel's thread (read from Slack) that may be kept: none that their author
+    wrote before they last asked to be forgotten (none at all of an author whose profile cannot be
+    read). One profile read per author, at once. Raises what storage raises."""
     authors = sorted({m.user for m in messages if m.user is not None})
     profiles = await asyncio.gather(*(store.read(person(a).profile_key) for a in authors))
     erased = {author: _erased_at(stored) for author, stored in zip(authors, profiles, strict=True)}
@@ -236,11 +227,9 @@ async def forget_note(store: ObjectStore, user_id: str, key: str) -> bool:
 
 
 async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) -> int:
-    """One conversation of the person's: its record, transcript and summary, its notes,
-    its search entry, the undo records naming its notes and the welcome back to it; how
-    many objects changed or went, 0 when they have no such conversation.
-
-    Marked forgotten in the profile first: a turn still answering in it then takes back
+    """One conversation of the person's: its record, notes, search entry, the undo records naming
+    its notes and the welcome back to it; how many objects changed or went (0: no such
+    conversation). Marked forgotten in the profile first: a turn still answering in it takes back
     what it writes (app/learning/guard.py)."""
     home = person(user_id)
     listing = await store.list(home.notes_prefix(thread_ts))
@@ -275,14 +264,9 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
 async def _drop_undo_records_holding(
     store: ObjectStore, user_id: str, forgotten: Callable[[str], bool]
 ) -> int:
-    """Drop the person's undo records that name a file `forgotten` says goes; how many.
-
-    Forgetting one thing must not be undone by an older answer's Undo: its record holds the
-    file's old content, and the undo check would take a file the answer deleted, and that
-    is still absent, for "unchanged since" and create it again. Dropped, the record's Undo
-    says it can't be undone any more, and the old content is not kept for the retention
-    window. Dropped before the files go, so that no Undo can bring one back in between.
-    """
+    """Drop the person's undo records that name a file `forgotten` says goes; how many. Else an
+    older answer's Undo would take a file it deleted, still absent, for "unchanged since" and create
+    it again; dropped before the files go, so that no Undo brings one back in between."""
     home = person(user_id)
     listing = await store.list(f"{home.prefix}undo/")
 

@@ -1,15 +1,6 @@
-"""The erasure guard: every write an event makes for an owner passes here, and nothing it
-wrote survives the owner being forgotten meanwhile (docs/architecture.md, "One erasure
-guard").
-
-An event reads its owner's profile as it begins, writes through `Guard.store`, and ends
-with `settle`: one update of the profile that first compares it with what the event read.
-If the owner, or the conversation, was forgotten since, the event's writes are taken
-back, each only at the version it wrote. An erasure changes the profile first and deletes
-after, so either its deletions saw a write, or the writer's settle sees the erasure. This
-is the one place that knows; no writer checks on its own. A profile that cannot be read
-is never written over (its erasure marks would go): the event keeps no memory
-(`readable`), and what it did write stands, since an erasure makes the profile readable."""
+"""The erasure guard: every write an event makes for an owner passes here, and `settle` takes
+them back if the owner or the conversation was forgotten meanwhile; the one place that knows
+(docs/architecture.md, "One erasure guard")."""
 
 from __future__ import annotations
 
@@ -103,12 +94,11 @@ class Guard:
         thread_ts: str | None = None,
         write_back: bool = True,
     ) -> Profile:
-        """The profile with `change` applied, unless the owner (or, `thread_ts`, that
-        conversation) was forgotten since the event read it: then its writes are taken
-        back and `Forgotten` is raised. Raises what storage raises (the writes stand).
-        A profile that cannot be read is left as it is and answered empty (logged).
-        `write_back=False`: with nothing to change, read it again rather than write it
-        back (after a write of it failed)."""
+        """The profile with `change` applied, unless the owner (or, `thread_ts`, that conversation)
+        was forgotten since the event read it: then its writes are taken back and `Forgotten` is
+        raised. Storage errors raise (the writes stand); a profile that cannot be read is left as it
+        is (logged). `write_back=False`: with nothing to change, read it again rather than write it
+        back."""
         earlier = self.profile
         cutoff = cutoff_of(self._store)
         forgotten: list[str] = []

@@ -78,9 +78,8 @@ class MemoryInventory:
 async def take_inventory(
     store: ObjectStore, user_id: str, *, full: bool = False, conversations: int | None = 20
 ) -> MemoryInventory:
-    """What Orion keeps about `user_id`, all from their home; `full` reads each note whole
-    (for an export), `conversations` bounds how many of the newest conversations are read
-    (None: all)."""
+    """What Orion keeps about `user_id`, all from their home; `full` reads each note whole (for an
+    export), `conversations` bounds how many of the newest conversations are read (None: all)."""
     home = person(user_id)
     preferences, objects, stored, settings, noted = await asyncio.gather(
         store.read(preferences_key(user_id)),

@@ -19,7 +19,7 @@ from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import take_inventory
 from app.memory.scopes import MemoryScope
 from app.observability import tracing
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
@@ -55,7 +55,7 @@ class MemoryOverviewTool(_PersonsTool):
             inventory = await take_inventory(self.store, self.scope.user_id)
             counts = inventory.counts()
             span.update(output=counts)
-            log.info("memory.show", via="agent", **counts, **_since(started))
+            log.info("memory.show", via="agent", **counts, **since(started))
             return render_memory(inventory, full=False)
 
 
@@ -105,7 +105,3 @@ def _parse_input(input: object) -> tuple[str, str]:
     if not isinstance(item, str) or not item.strip():
         raise ToolError("`id` must name the item to forget.")
     return kind, item.strip()
-
-
-def _since(started: float) -> dict[str, float]:
-    return {"duration_ms": round((time.perf_counter() - started) * 1000, 1)}

@@ -93,12 +93,10 @@ async def open_event(
     conversation: bool = True,
     since: datetime | None = None,
 ) -> Opening:
-    """Read `owner`'s state for an event in `thread_ts` (`conversation`: the
-    conversation's object and the organisation's context too — a thread start has no
-    conversation yet, and greets without the context), within the current storage
-    deadline (app/storage/deadline.py), or `budget_s` without one. Raises what storage
-    raises only as `load_memories` does (it reports failures instead). `since`: when the
-    event began (its guard's, app/learning/guard.py)."""
+    """Read `owner`'s state for an event in `thread_ts` (`conversation`: its object and the
+    organisation's context too; a thread start has neither) within the current storage deadline
+    (app/storage/deadline.py), else `budget_s`; failures are reported as `load_memories` reports
+    them. `since`: when the event began (its guard's)."""
     if (left := time_left()) is not None:
         budget_s = left
     home = owner.home

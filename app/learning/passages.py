@@ -61,10 +61,9 @@ class Passage:
 def passages(
     messages: Sequence[Utterance], groups: list[tuple[str, ...]], *, room: int = DEFAULT_ROOM
 ) -> list[Passage]:
-    """The exchanges around the messages that hold most of the question's words (the
-    rarer in this conversation, the more each counts), best first until `room`
-    characters are shown, in the order they were said; with no words, the opening
-    message and the newest."""
+    """The exchanges around the messages that hold most of the question's words (the rarer in this
+    conversation, the more each counts), best first until `room` characters are shown, in the order
+    they were said; with no words, the opening message and the newest."""
     if not messages:
         return []
     if not groups:

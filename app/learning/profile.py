@@ -1,18 +1,6 @@
-"""An owner's profile: Orion's one record of a person or a channel, `{home}/profile.json` —
-what Orion knows *about* them, read by every event of theirs and written once at the end
-of an event that changes it (docs/architecture.md, "Memory layout: one home per owner"):
-
-    {"version": 2,
-     "erased_at": "2026-05-04T10:12:00.123456+00:00",   when they were last forgotten
-     "forgotten": {"1712345678.123456": "…"},            conversations forgotten, and when
-     "conversations": [{"thread": …, "title": …, "updated": …, "channel": …}],  newest first
-     "latest": {…},                                       how to greet them back (welcome.py)
-     "mode": {"mode": "answers", "by": "U…", "at": …},   a channel: what its admins chose
-     "changes": […]}                                      a channel: who changed its memory
-
-Only Orion writes it (the memory tool cannot reach it), so it can be trusted; it is the
-owner's erasure guard (app/learning/guard.py). Bounded: entries older than the retention
-window are dropped when it is written, and each list keeps its newest within a cap."""
+"""An owner's profile: Orion's one record of a person or a channel, `{home}/profile.json`, read
+by every event of theirs and written once at the end of one that changes it; their erasure
+guard (app/learning/guard.py). Its shape: docs/architecture.md, "Two records"."""
 
 from __future__ import annotations
 

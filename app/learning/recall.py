@@ -22,11 +22,7 @@ from app.learning.conversation_record import ConversationRecord
 from app.learning.passages import Passage, passages
 from app.learning.plain_text import clip
 from app.learning.quoting import attributed, author_label, quoted
-from app.learning.search_index import (
-    MAX_TITLE_CHARS,
-    SearchIndex,
-    searchable_index,
-)
+from app.learning.search_index import MAX_TITLE_CHARS, SearchIndex, searchable_index
 from app.learning.search_ranking import Ranked, TimeRange, rank_queries
 from app.learning.search_terms import query_terms
 from app.learning.summary_file import Summary
@@ -35,7 +31,7 @@ from app.memory.retention import cutoff_of
 from app.memory.scopes import MemoryScope, is_shared_channel_id
 from app.observability import tracing
 from app.observability.audit import audit, person_scope
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
@@ -143,14 +139,11 @@ async def search_homes(
     keep: Callable[[list[Home]], Awaitable[set[Home]]] | None = None,
     shown: dict[str, Shown] | None = None,
 ) -> tuple[list[RecallHit], SearchCounts]:
-    """The best-matching conversations of `homes` for `queries` (the parts of one
-    question: the best of each first; each index ranked on its own, by its own
-    statistics, then several homes' merged by score), best first, recent first on ties;
-    `keep`: of the homes other than the first that a search would return threads of,
-    which may be (a channel's recall across public channels); `shown`: the conversations
-    the turn's previous search showed, replaced by this one's. Raises whatever storage
-    raises when the first home's index cannot be read, and `SearchFailed` when none of
-    the best matches could be."""
+    """The best-matching conversations of `homes` for `queries` (the parts of one question, the best
+    of each first; each index ranked on its own, several homes' merged by score), best first;
+    `keep`: which other homes' threads may be shown; `shown`: the turn's previous search's, replaced
+    by this one's. Raises what storage raises for the first home's index, and `SearchFailed` when
+    none of the best matches could be read."""
     counts = SearchCounts()
     cutoff = cutoff_of(store)
     indexes = await asyncio.gather(
@@ -279,12 +272,10 @@ async def read_hit(
     before: Mapping[str, Shown],
     shown: dict[str, Shown] | None,
 ) -> RecallHit | None:
-    """The found conversation's passages, from its transcript (else its summary); None
-    when it is gone (expired, or forgotten since the index was written). Shown as the
-    turn's previous search showed it (`before`) while the index names it by the same
-    entry, else read; kept for the turn's next search. Forgetting a conversation removes
-    its entry before the conversation (app/learning/erasure.py): one forgotten is never
-    named, so never shown again."""
+    """The found conversation's passages, from its transcript (else its summary); None when it is
+    gone (expired, or forgotten since: an erasure removes the entry first, app/learning/erasure.py).
+    As `before` showed it while the index names it by the same entry, else read; kept in `shown` for
+    the turn's next search."""
     key = home.conversation_key(found.thread_ts)
     try:
         shown_before = before.get(key)
@@ -331,10 +322,8 @@ def render_hits(
     among: str = "with this person",
 ) -> str | list[dict[str, Any]]:
     """What Claude reads: a line, then one citable `search_result` block per conversation.
-    `searched`: how many conversations the index holds (besides the current one);
-    `unreadable`: how many could not be read just now (never "nothing"); `matched`: how
-    many matched in all (the rest can be asked for); `among`: whose conversations were
-    searched (a channel's search says so)."""
+    `searched`, `unreadable` (never said as "nothing") and `matched` (the rest can be asked for) are
+    counts; `among` says whose conversations were searched."""
     note = (
         f"\n\n({unreadable} earlier conversation(s) could not be read just now and were not "
         "searched: say so rather than that nothing exists.)"
@@ -544,7 +533,7 @@ async def recall(
             **asdict(counts),
             "returned": len(hits),
             "passages": sum(len(h.passages) for h in hits),
-            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            **since(started),
         }
         span.update(output=outcome)
         log.info("tool.recall", **outcome)

@@ -1,8 +1,7 @@
-"""Each owner's search index over their own conversations, `{home}/search.json`: one object a
-search reads before the k conversations it ranks first (1 + k reads), out of the memory tool's
-reach, rewritten optimistically at each turn end. Inverted, so a search costs what its words
-are found in; its format, bounds and repair are in docs/architecture.md ("Inside the search
-index")."""
+"""Each owner's search index over their own conversations, `{home}/search.json`: one object a search
+reads before the k conversations it ranks first (1 + k reads), out of the memory tool's reach,
+rewritten optimistically at each turn end. Inverted, so a search costs what its words are found in;
+its format, bounds and repair are in docs/architecture.md ("Inside the search index")."""
 
 from __future__ import annotations
 
@@ -519,9 +518,8 @@ def with_documents(
     replace: bool = True,
     complete: bool | None = None,
 ) -> str:
-    """The index with `documents` added (`replace`: over the entries of their threads;
-    else only where a thread has none), without expired entries. `complete` sets the
-    flag; None keeps it."""
+    """The index with `documents` added (`replace`: over the entries of their threads; else only
+    where a thread has none), without expired entries. `complete` sets the flag; None keeps it."""
     index = _with_documents(raw, documents, cutoff=cutoff, replace=replace)
     if complete is not None:
         index.complete = complete

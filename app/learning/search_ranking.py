@@ -58,11 +58,10 @@ def rank(
     within: TimeRange | None = None,
     share: int = 1,
 ) -> Ranking:
-    """The best `limit` entries for the question's term groups, best first, newest first
-    on ties; with no terms, the newest (those within `within` first). With `within`, the
-    entries held then (the best matches, then the newest) and the best of all are taken
-    in turn. The thread `exclude` is left out. `share`: this is one of so many parts of a
-    question, which share one search's bounds."""
+    """The best `limit` entries for the question's term groups, best first, newest first on ties (no
+    terms: the newest); with `within`, those held then and the best of all in turn. `exclude`: a
+    thread left out; `share`: of how many parts of a question this is one (they share one search's
+    bounds)."""
     count = len(index)
     excluded = index.place_of(exclude)
     # Those held in the time range, in order (newest first); only a range looks at all.
@@ -127,8 +126,7 @@ def _best(index: SearchIndex, scores: dict[int, float], limit: int) -> Ranking:
 
 
 def _in_turn(lists: list[Ranking], limit: int) -> Ranking:
-    """The first of each list, then the second of each…, each entry once, at most
-    `limit`."""
+    """The first of each list, then the second of each…, each entry once, at most `limit`."""
     taken, seen = Ranking(), set()
     for ranked in itertools.chain.from_iterable(itertools.zip_longest(*lists)):
         if ranked is not None and ranked.at not in seen and len(taken) < limit:

@@ -59,11 +59,10 @@ async def learn_from_turn(
     now: datetime | None = None,
     also: Callable[[Profile], Profile] | None = None,
 ) -> SummaryOutcome:
-    """Summarise the conversation (`history`: the thread, ending with the answer; its
-    `previous` summary), index it (every message of `transcript`, the conversation as
-    Orion keeps it, else of `history`) and settle the owner's profile (`also`: a further
-    change to it). A conversation with too little said is only settled. A failing
-    `summarize` is replaced by the fallback; storage errors and `Forgotten` are raised."""
+    """Summarise the conversation (`history`, ending with the answer; its `previous` summary), index
+    it (`transcript`, as Orion keeps it, else `history`) and settle the owner's profile (`also`: a
+    further change). Too little said: only settled. A failing `summarize` gives the fallback;
+    storage errors and `Forgotten` raise."""
     messages = conversation(history)
     chars = conversation_chars(messages)
     if chars < MIN_CONVERSATION_CHARS:

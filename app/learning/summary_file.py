@@ -1,11 +1,6 @@
-"""A conversation's summary, and its model.
-
-After every turn the summarizer (a Claude call, app/agent/summarizer.py, or the fallback,
-app/learning/transcript.py) rewrites the summary of the whole conversation so far, from
-the previous one and what was said since. It is kept with the conversation
-(app/learning/conversation_record.py), restored when the conversation resumes, shown on
-the Home tab, and searched later.
-"""
+"""A conversation's summary, and its model: rewritten after every turn by the summarizer
+(app/agent/summarizer.py, else app/learning/transcript.py's fallback), kept with the
+conversation (app/learning/conversation_record.py), shown on the Home tab and searched."""
 
 from __future__ import annotations
 

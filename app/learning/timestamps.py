@@ -1,8 +1,5 @@
-"""How Orion's own files write a moment: UTC, to the second, `2026-05-04T10:12:00Z`.
-
-One format for the profile, the conversations' summaries, the Home tab's download and
-where each preference was learned, so that each reads what the others wrote.
-"""
+"""How Orion's own files write a moment: UTC, to the second, `2026-05-04T10:12:00Z`; one
+format, so each record reads what the others wrote."""
 
 from __future__ import annotations
 
@@ -17,11 +14,8 @@ def format_time(moment: datetime) -> str:
 
 
 def parse_time(text: object) -> datetime | None:
-    """A time as `format_time` writes it (`2026-05-04T10:12:00Z`), else None.
-
-    `fromisoformat` (which reads the `Z` as UTC since Python 3.11) rather than
-    `strptime`: an index holds up to 200 of them, and strptime took 15 µs each.
-    """
+    """A time as `format_time` writes it, else None; `fromisoformat` (it reads the `Z` since Python
+    3.11): strptime took 15 µs each, and an index holds up to 200."""
     if not isinstance(text, str):
         return None
     text = text.strip()

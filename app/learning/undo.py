@@ -1,11 +1,6 @@
 """Undo what one answer changed in a person's memory: exactly, once, and only for them
-(docs/memory-notes.md, "Undo"). The turn's changes (app/memory/change_log.py) are kept as
-one record in the person's home, under a random id — all the button carries.
-
-An undo checks that every file is still as the turn left it (else nothing is undone),
-claims the record with a conditional write (two clicks undo once), then writes each file
-back conditionally on the generation it checked. Should storage fail midway, the claim is
-withdrawn so the person can click again. What it writes passes the owner's erasure guard."""
+(docs/memory-notes.md, "Undo"): checked unchanged, claimed with a conditional write, each file
+written back on the generation checked; through the owner's erasure guard."""
 
 from __future__ import annotations
 
@@ -181,9 +176,8 @@ async def delete_undo_record(store: ObjectStore, owner: str, undo_id: str) -> No
 async def undo_changes(
     store: ObjectStore, undo_id: str, user: str, *, noted_at: datetime | None = None
 ) -> UndoResult:
-    """Undo record `undo_id` for `user` (who clicked: only their own home is looked in);
-    `noted_at`: when the note was posted, to tell an erasure from an expiry when the
-    record is gone."""
+    """Undo record `undo_id` for `user` (who clicked: only their own home is looked in); `noted_at`:
+    when the note was posted, to tell an erasure from an expiry when the record is gone."""
     home = person(user)
     key = home.undo_key(undo_id) if is_undo_id(undo_id) else None
     stored, profile = await asyncio.gather(

@@ -1,12 +1,6 @@
 """Moving what Orion wrote up to 2026-11-28 (`LEGACY_PREFIXES`) into its owners' homes:
-`orion migrate`, and on every start (app/services.py). docs/operations.md ("Upgrading")
-and docs/architecture.md ("Upgrades keep data") say what moves where.
-
-Safe to run again, and beside a running Orion: every move merges into what is already
-home and deletes an old object only once its content is home; one that cannot be read is
-logged, counted and left. A channel's old memory lay where its records now live: what is
-there and older than `LAYOUT_MARKER` is its memory whatever its name, never a record.
-Undo records are not moved. In distribution mode each workspace's keys move within it."""
+`orion migrate`, and on every start (app/services.py); safe to run again and beside a running
+Orion (docs/architecture.md, "Upgrades keep data"; docs/operations.md, "Upgrading")."""
 
 from __future__ import annotations
 
@@ -177,12 +171,10 @@ class _Tenant:
     async def _profile_as_kept(
         self, home: Home, erasure_seed: str
     ) -> tuple[Guard, datetime | None] | None:
-        """The erasure guard the owner's move writes through (a Forget everything clicked
-        meanwhile takes it all back), from their profile in the new layout with the old
-        layout's erasure mark written in first (another run writing it too is no Forget
-        everything), and that mark's time. None when the profile cannot be read (logged,
-        counted): it may say they were forgotten, so nothing of theirs moves, and their
-        old erasure mark stays for the run after it is repaired."""
+        """The erasure guard the owner's move writes through (a Forget everything meanwhile takes it
+        back), from their new profile with the old layout's erasure mark written in first, and that
+        mark's time. None when the profile cannot be read (logged, counted): nothing of theirs
+        moves, and the old mark stays for a later run."""
         erased_at = await self._erasure(erasure_seed)
 
         def marked(current: str | None) -> str | None:

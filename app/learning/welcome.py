@@ -1,13 +1,6 @@
 """How Orion greets an owner back, and their latest conversation's newest summary: the
-`welcome` section of their profile (app/learning/profile.py; docs/architecture.md).
-
-The greeting never costs the thread start a model call or a round trip of its own: each
-turn end's summary step also writes a sentence welcoming the person back and a short
-suggestion to continue, in their language, kept in the profile the thread start reads
-anyway. One older than the retention window is not mentioned. The conversation's own
-object gets that summary at its next turn; until then readers take the newer of the two
-(`freshest_summary`). Forgetting anything drops the welcome (a model wrote it from what
-Orion knew then)."""
+`welcome` section of their profile, written by each turn end's summary step so that a thread
+start never waits for a model (docs/architecture.md, "A turn's requests")."""
 
 from __future__ import annotations
 

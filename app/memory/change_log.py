@@ -1,13 +1,6 @@
-"""What one turn changed in a person's memory, as the store saw it: each file's content
-before the turn's first change, and its generation after the turn's last — what an undo
-later writes over, so it never overwrites a change made since (app/learning/undo.py).
-
-`RecordingStore` sits between the memory tool (and a captured preference) and the store.
-It records a change only once the store confirmed it: a failed or cancelled write is never
-a save a note claims. What was there before comes from the read that preceded the write,
-from `CREATE_ONLY`, or — for an unconditional write or delete — from a read of its own,
-the delete then made conditional on it. Orion's own records are written past it: never a
-memory change for the person to see or undo."""
+"""What one turn changed in a person's memory, as the store confirmed it: each file's content
+before the turn's first change and its generation after the last, what an undo writes over
+(docs/memory-notes.md). Orion's own records are written past it."""
 
 from __future__ import annotations
 

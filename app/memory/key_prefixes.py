@@ -93,15 +93,8 @@ DEPLOYMENT = KeyPrefix(
 )
 
 KEY_PREFIXES = (
-    GLOBAL,
-    PEOPLE,
-    CHANNELS,
-    WORKSPACE,
-    EVENTS,
-    INSTALLATIONS,
-    OAUTH_STATES,
-    UNINSTALLS,
-    DEPLOYMENT,
+    *(GLOBAL, PEOPLE, CHANNELS, WORKSPACE, EVENTS),
+    *(INSTALLATIONS, OAUTH_STATES, UNINSTALLS, DEPLOYMENT),
 )
 TEAM_SCOPED_PREFIXES = tuple(kind.prefix for kind in KEY_PREFIXES if not kind.deployment_wide)
 
@@ -109,13 +102,6 @@ TEAM_SCOPED_PREFIXES = tuple(kind.prefix for kind in KEY_PREFIXES if not kind.de
 # over ten): read by the upgrade (app/learning/upgrade.py: every start, and `orion
 # migrate`), which moves it home, and erased with an uninstalled workspace (team_keys.py).
 LEGACY_PREFIXES = (
-    "users/",
-    "sessions/",
-    "threads/",
-    "conversations/",
-    "undo/",
-    "settings/",
-    "channel-records/",
-    "channel-settings/",
-    "erasures/",
+    *("users/", "sessions/", "threads/", "conversations/", "undo/", "settings/"),
+    *("channel-records/", "channel-settings/", "erasures/"),
 )

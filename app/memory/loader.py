@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from app.observability import tracing
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.storage.breaker import StoreOffline
 from app.storage.deadline import storage_deadline
 from app.storage.store import ObjectStore, StoredObject
@@ -99,7 +99,7 @@ async def load_memories(
             missing=tuple(missing),
             failed=tuple(failed),
             timed_out=tuple(timed_out),
-            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            **since(started),
         )
         outcome: dict[str, object] = {
             name: [s.value for s in getattr(result, name)]

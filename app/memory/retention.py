@@ -1,7 +1,6 @@
 """How long conversations are kept: `MEMORY_SESSION_RETENTION_DAYS` from each object's last write.
-What expires reads as absent through `ExpiringSessionsStore`, though listings still show it so
-that forgetting an owner deletes it too (docs/operations.md, "Retention and the lifecycle
-rule")."""
+What expires reads as absent through `ExpiringSessionsStore`, though listings still show it so that
+forgetting an owner deletes it too (docs/operations.md, "Retention and the lifecycle rule")."""
 
 from __future__ import annotations
 
@@ -90,9 +89,8 @@ class ExpiringSessionsStore(StoreLayer):
 
 
 def retention_of(store: ObjectStore) -> SessionRetention | None:
-    """The window `store` enforces on its reads (a store as Orion keeps memories), if any:
-    readers of Orion's records skip entries by the same window the store hides
-    conversations by."""
+    """The window `store` enforces on its reads (a store as Orion keeps memories), if any: readers
+    of Orion's records skip entries by the same window the store hides conversations by."""
     layer: object = store
     while layer is not None:
         if isinstance(layer, ExpiringSessionsStore):

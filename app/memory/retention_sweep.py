@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from app.memory.key_prefixes import CHANNELS, KEY_PREFIXES, PEOPLE, Lifetime
 from app.memory.retention import SessionRetention
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.storage.store import ObjectStore, PreconditionFailed
 
 log = get_logger(__name__)
@@ -70,5 +70,5 @@ async def sweep_and_log(store: ObjectStore, retention: SessionRetention) -> None
         retention_days=retention.days,
         deleted=sum(deleted.values()),
         **{f"deleted_{prefix.rstrip('/')}": count for prefix, count in deleted.items()},
-        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        **since(started),
     )

@@ -189,10 +189,9 @@ class MemoryScope(ScopeRules):
 
 @dataclass(frozen=True, slots=True)
 class ChannelMemoryScope(ScopeRules):
-    """The memory a conversation in channel `channel_id` may use: `global/` (read-only)
-    and the channel's own directory, `channels/{channel_id}/` (stored as its home's
-    `memory/`). Nobody's personal memory (`users/`, `sessions/`), and no other channel's:
-    whoever is talking there."""
+    """The memory a conversation in channel `channel_id` may use: `global/` (read-only) and the
+    channel's own directory, `channels/{channel_id}/` (stored as its home's `memory/`). Nobody's
+    personal memory (`users/`, `sessions/`), and no other channel's: whoever is talking there."""
 
     channel_id: str
 

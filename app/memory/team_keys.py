@@ -1,12 +1,6 @@
-"""Each workspace's keys in distribution mode, and erasing them all when it uninstalls
-(docs/distribution.md, "Uninstalling erases"). The scoping is the store's
-(app/storage/team_scope.py); this module names the deployment-wide prefixes and lists
-only a workspace's own, never the bucket.
-
-An erasure runs twice: the first pass when the workspace uninstalls; a second, once turns
-in flight are over (`LATE_WRITES_S`), for what a failed check or a cut-short pass left,
-brought by a pending mark in storage (`uninstalls/pending/{E}/{T}`) that every instance
-looks for. A reinstall finishes a pending erasure first (`finish_erasure_of`)."""
+"""Each workspace's keys in distribution mode, and erasing them all, in two passes, when it
+uninstalls (docs/distribution.md, "Uninstalling erases"); lists only a workspace's own
+prefixes, never the bucket."""
 
 from __future__ import annotations
 
@@ -185,8 +179,7 @@ def _tenant_of_mark(ids: str) -> Tenant | None:
         return None
     try:
         return Tenant(
-            None if enterprise_id == NO_ID else enterprise_id,
-            None if team_id == NO_ID else team_id,
+            None if enterprise_id == NO_ID else enterprise_id, None if team_id == NO_ID else team_id
         )
     except InvalidTenant:
         return None

@@ -9,6 +9,7 @@ import functools
 import hashlib
 import logging
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,9 +48,8 @@ def _redact_secrets(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDi
 
 
 def traceback_of(exc_info: ExcInfo) -> str:
-    """Python's traceback of a caught exception, causes first, each frame as file, line and
-    function only: source lines cost an `ast.parse` a frame (docs/operations.md, "Logs and
-    traces")."""
+    """Python's traceback of a caught exception, causes first, each frame as file, line and function
+    only: source lines cost an `ast.parse` a frame (docs/operations.md, "Logs and traces")."""
     lines: list[str] = []
     _add_traceback(exc_info[1], lines, set())
     return "".join(lines).rstrip("\n")
@@ -151,8 +151,7 @@ def configure_logging(
 
 
 class _NamedWriteLogger(structlog.WriteLogger):
-    """structlog's line writer, with the name `add_logger_name` reads (as from a stdlib
-    logger)."""
+    """structlog's line writer, with the name `add_logger_name` reads (as from a stdlib logger)."""
 
     def __init__(self, stream: Any, name: str | None) -> None:
         super().__init__(stream)
@@ -161,6 +160,11 @@ class _NamedWriteLogger(structlog.WriteLogger):
 
 def get_logger(name: str) -> FilteringBoundLogger:
     return structlog.get_logger(name)
+
+
+def since(started: float) -> dict[str, float]:
+    """A log line's `duration_ms` since `started` (a `time.perf_counter()`)."""
+    return {"duration_ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
 def trace_id_for(event_id: str) -> str:

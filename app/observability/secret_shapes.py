@@ -19,29 +19,26 @@ _END = r"(?![A-Za-z0-9_-])"
 
 
 def _token(prefix: str, rest: str) -> str:
-    """A secret that starts with the literal `prefix`, not run on from a longer word
-    (`task-…` holds no `sk-` key) but possibly glued to one by a separator
-    (`token-xoxb-…`). The check follows the prefix, so that the regex engine can look for
-    the prefix quickly."""
+    """A secret that starts with the literal `prefix`, not run on from a longer word (`task-…` holds
+    no `sk-` key) but possibly glued to one by a separator (`token-xoxb-…`). The check follows the
+    prefix, so that the regex engine can look for the prefix quickly."""
     literal = re.escape(prefix)
     return f"{literal}(?<![{_NOT_AFTER}]{literal}){rest}"
 
 
 def _word(label: str) -> str:
-    """`label` (in lower case) as a whole word or the end of a longer name: `bearer`,
-    `DB_PASSWORD`, but not `Bearerx` or `mypassword`. As `_token`, checked after the
-    literal is found."""
+    """`label` (in lower case) as a whole word or the end of a longer name: `bearer`, `DB_PASSWORD`,
+    but not `Bearerx` or `mypassword`. As `_token`, checked after the literal is found."""
     literal = re.escape(label)
     return f"{literal}(?<![{_NOT_AFTER}]{literal})"
 
 
 @dataclass(frozen=True)
 class SecretShape:
-    """One kind of secret: its pattern and `anchors`, literals one of which each such secret
-    holds (text without any is not searched). `ignore_case`: both in lower case, matched on
-    lowered text (far faster than `re.IGNORECASE`). A group named `value` is the secret alone
-    (label and quotes stay); `confirm` may turn a value down (a Basic credential must decode
-    to `user:password`; `password=password` is code)."""
+    """One kind of secret: its pattern and `anchors`, literals each such secret holds (text without
+    any is not searched). `ignore_case`: both lower case, matched on lowered text (far faster than
+    `re.IGNORECASE`). A `value` group is the secret alone; `confirm` may turn a value down
+    (`password=password` is code)."""
 
     name: str
     anchors: tuple[str, ...]
@@ -174,8 +171,7 @@ def _is_a_value(value: str) -> bool:
 
 
 def _looks_random(value: str) -> bool:
-    """A token, not a word ("Bearer responsibilities", "token: expired"): letters and
-    digits."""
+    """A token, not a word ("Bearer responsibilities", "token: expired"): letters and digits."""
     return any(char.isdigit() for char in value) and any(char.isalpha() for char in value)
 
 
@@ -198,6 +194,9 @@ def _labelled(
     return SecretShape(name, anchors, pattern, ignore_case=True, confirm=confirm)
 
 
+# "Password" in Japanese, Chinese and Korean, labelled or said, and the anchors they hold.
+_PASSWORD_CJK = ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "패스워드", "암호")
+_PASSWORD_CJK_ANCHORS = tuple(label.removesuffix("番号") for label in _PASSWORD_CJK)
 # Labels in English and Orion's other languages (app/learning/language_names.py), lower case,
 # accents as written and folded, grouped so each group's pattern runs only on text holding one
 # of its anchors (a pattern of many labels tries every position that could start one).
@@ -219,11 +218,7 @@ _LABELS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         ),
         ("contrase", "clave", "kennwort", "senha", "wachtwoord", "parola"),
     ),
-    (
-        "password_in_cjk",
-        ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "패스워드", "암호"),
-        ("パスワード", "暗証", "密码", "密碼", "口令", "비밀번호", "패스워드", "암호"),
-    ),
+    ("password_in_cjk", _PASSWORD_CJK, _PASSWORD_CJK_ANCHORS),
     # Secrets and keys by name: `client_secret=…`, `api_key: …`, `X-Api-Key: …`,
     # `access_token=…`, "API key: …", "clé API : …".
     ("credential", ("secret", "secret_key", "secret-key", "secretkey"), ("secret",)),
@@ -309,17 +304,6 @@ _SAID_LABELS = (
 _SAID_ANCHORS = (
     *("pass", "pw", "kennwort", "mdp", "contrase", "clave", "senha", "wachtwoord", "parola"),
 )
-_SAID_LABELS_CJK = (
-    "パスワード",
-    "暗証番号",
-    "密码",
-    "密碼",
-    "口令",
-    "비밀번호",
-    "패스워드",
-    "암호",
-)
-_CJK_ANCHORS = ("暗証", "密码", "密碼", "口令", "비밀번호", "패스워드", "암호")
 
 
 # A PIN or a card's security code: digits after the label, labelled ("PIN: 4821"), said ("my
@@ -375,21 +359,15 @@ def _is_basic_credentials(value: str) -> bool:
     return ":" in decoded and decoded.isprintable()
 
 
-def _has_a_digit(value: str) -> bool:
-    """An OpenAI or Anthropic key, not a long hyphenated slug (`sk-learn-style-…`)."""
-    return any(char.isdigit() for char in value)
-
-
 # Between the words of a PEM header, and between the lines of its base64: any white space,
 # or `\n` as a JSON string escapes it (a service-account key's "private_key").
 _PEM_GAP = r"(?:[ \t\r\n]|\\[rn])"
 
 
 def _pem_boundary(word: str) -> str:
-    """`-----BEGIN RSA PRIVATE KEY-----` (`word` is BEGIN or END), also with its words on
-    several lines or with extra spaces. At most five dashes either side, so that a run of
-    dashes is not scanned again from each of its dashes, and a header does not run on
-    into the next one."""
+    """`-----BEGIN RSA PRIVATE KEY-----` (`word` is BEGIN or END), also with its words on several
+    lines or with extra spaces. At most five dashes either side, so that a run of dashes is not
+    scanned again from each of its dashes, and a header does not run on into the next one."""
     boundary = r"-{3,5}[ \t]*WORD(?:GAP+[A-Z0-9]+){0,3}GAP+PRIVATEGAP+KEY"
     return boundary.replace("GAP", _PEM_GAP).replace("WORD", word) + (
         r"(?:" + _PEM_GAP + r"+BLOCK)?[ \t]*-{3,5}"
@@ -444,11 +422,7 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
         ),
     ),
     # Header and payload are base64url JSON (`eyJ` is `{"`); the signature may be empty.
-    SecretShape(
-        "jwt",
-        ("eyJ",),
-        re.compile(_token("eyJ", rf"{_JWT_PART}\.eyJ{_JWT_PART}\.[A-Za-z0-9_-]*")),
-    ),
+    _prefixed("jwt", "eyJ", rf"{_JWT_PART}\.eyJ{_JWT_PART}\.[A-Za-z0-9_-]*"),
     # Bot, user, app-configuration, refresh... tokens (`xoxe.xoxp-…` when rotated); a
     # browser session's client token (`xoxc-`) and its `d` cookie (`xoxd-`, URL-encoded
     # base64); legacy workspace and user tokens (`xoxa-2-…`, `xoxo-<digits>-…`: not "xoxo").
@@ -490,10 +464,10 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
         ),
         ignore_case=True,
     ),
-    # Anthropic (`sk-ant-…`); OpenAI (`sk-…`, `sk-proj-…`, `sk-svcacct-…`): with a digit,
-    # so that a long hyphenated slug is kept.
+    # Anthropic (`sk-ant-…`); OpenAI (`sk-…`, `sk-proj-…`, `sk-svcacct-…`): with a digit
+    # (its `sk-` holds letters), so that a long hyphenated slug (`sk-learn-style-…`) is kept.
     SecretShape(
-        "api_key", ("sk-",), re.compile(_token("sk-", r"[A-Za-z0-9_-]{20,}")), confirm=_has_a_digit
+        "api_key", ("sk-",), re.compile(_token("sk-", r"[A-Za-z0-9_-]{20,}")), confirm=_looks_random
     ),
     # Personal access, OAuth, user-to-server, server-to-server and refresh tokens.
     _prefixed("github_token", "gh", r"[pousr]_[A-Za-z0-9]{30,}"),
@@ -560,11 +534,7 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
     # Docker Hub personal access tokens.
     _prefixed("docker_token", "dckr_pat_", r"[A-Za-z0-9_-]{20,}"),
     # HashiCorp Vault service, batch and recovery tokens.
-    SecretShape(
-        "vault_token",
-        ("hv",),
-        re.compile(_token("hv", r"[sbr]\.[A-Za-z0-9_-]{24,}")),
-    ),
+    _prefixed("vault_token", "hv", r"[sbr]\.[A-Za-z0-9_-]{24,}"),
     # Shopify access tokens, custom-app, private-app and shared secrets.
     _prefixed("shopify_token", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _END),
     # Atlassian (Jira, Confluence) API tokens.
@@ -670,7 +640,7 @@ SECRET_SHAPES: tuple[SecretShape, ...] = (
         ignore_case=True,
     ),
     _said("password_in_a_sentence", _SAID_LABELS, _SAID_ANCHORS),
-    _said("password_in_a_sentence_cjk", _SAID_LABELS_CJK, _SAID_LABELS_CJK[:1] + _CJK_ANCHORS),
+    _said("password_in_a_sentence_cjk", _PASSWORD_CJK, _PASSWORD_CJK_ANCHORS),
     SecretShape(
         "pin", ("pin", "geheimzahl", "핀", "cvv", "cvc"), re.compile(_PIN), ignore_case=True
     ),

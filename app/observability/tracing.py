@@ -211,10 +211,7 @@ def _delete_traces_of(
     options: dict[str, str] = {"fields": "core", **query}
     for _ in range(_MAX_PAGES):
         page = client.api.observations.get_many(
-            limit=_OBSERVATIONS_PAGE,
-            cursor=cursor,
-            request_options=_API_OPTIONS,
-            **options,
+            limit=_OBSERVATIONS_PAGE, cursor=cursor, request_options=_API_OPTIONS, **options
         )
         for observation in page.data:
             if keep is not None and not keep(observation):
@@ -227,8 +224,7 @@ def _delete_traces_of(
     found = list(trace_ids)
     for start in range(0, len(found), _DELETE_BATCH):
         client.api.trace.delete_multiple(
-            trace_ids=found[start : start + _DELETE_BATCH],
-            request_options=_API_OPTIONS,
+            trace_ids=found[start : start + _DELETE_BATCH], request_options=_API_OPTIONS
         )
     return _Deleted(len(found), complete=not cursor, left_over=left_over)
 

@@ -41,12 +41,7 @@ class StoreOffline(StoreUnavailable):
 class GuardedStore:
     """A `ObjectStore` that fails fast while the store it wraps is down."""
 
-    def __init__(
-        self,
-        inner: ObjectStore,
-        *,
-        first_probe_s: float = FIRST_PROBE_S,
-    ) -> None:
+    def __init__(self, inner: ObjectStore, *, first_probe_s: float = FIRST_PROBE_S) -> None:
         self.inner = inner
         self._first_probe_s = first_probe_s
         self._last_answer = float("-inf")  # monotonic time the store last answered

@@ -120,7 +120,7 @@ class GcsObjectStore:
         "Bursts": ~1 s more at the first burst's p95)."""
         import google.cloud.storage  # noqa: F401
 
-        await self._run("connect", self.bucket_name, _connected)
+        await self._run("connect", self.bucket_name, lambda _: None)
         # Each waits for all the others, so no submit finds an idle thread: each starts one.
         all_started = threading.Barrier(STORAGE_WORKERS, timeout=WORKERS_START_S)
         started = [self._executor.submit(all_started.wait) for _ in range(STORAGE_WORKERS)]
@@ -144,12 +144,7 @@ class GcsObjectStore:
         return await asyncio.get_running_loop().run_in_executor(self._executor, in_context)
 
     def _translated(
-        self,
-        operation: str,
-        key: str,
-        deadline: float | None,
-        func: Callable[..., T],
-        *args: Any,
+        self, operation: str, key: str, deadline: float | None, func: Callable[..., T], *args: Any
     ) -> T:
         """Run `func` within `deadline`, turning the library's failures into this
         package's errors. The time left is measured here, when a thread is free."""
@@ -328,7 +323,3 @@ def _as_store_errors(
     except failures as exc:
         error = failure_of(exc, cut_short(), operation=operation)
         raise error(f"GCS {operation} {key!r} failed: {exc}") from exc
-
-
-def _connected(_: Connection) -> None:
-    """What `connect()` does once the connection is there: nothing more."""

@@ -14,11 +14,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from app.storage.owner_only_files import (
-    TEMP_PREFIX,
-    prune_empty_dirs,
-    replace_file,
-)
+from app.storage.owner_only_files import TEMP_PREFIX, prune_empty_dirs, replace_file
 from app.storage.store import (
     CREATE_ONLY,
     ObjectInfo,

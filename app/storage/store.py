@@ -230,7 +230,8 @@ async def update_object(
             attempt += 1
             if attempt >= attempts:
                 raise
-            await asyncio.sleep(_backoff(attempt))
+            # Full jitter: writers that collided once should not collide again in lock step.
+            await asyncio.sleep(random.uniform(0, min(0.2, 0.005 * 2**attempt)))
             continue
         if new is None:
             return None
@@ -253,11 +254,6 @@ async def _commit(
             raise PreconditionFailed(key, current.generation)
         return 0
     return await store.write(key, new, if_generation=current.generation)
-
-
-def _backoff(attempt: int) -> float:
-    # Full jitter: writers that collided once should not collide again in lock step.
-    return random.uniform(0, min(0.2, 0.005 * 2**attempt))
 
 
 async def at_most(n: int, items: Iterable[T], action: Callable[[T], Awaitable[R]]) -> list[R]:

@@ -1,12 +1,6 @@
-"""The terminal side of `orion chat`: the prompt, Ctrl-C, and the farewell (README.md, "Try
-it"). The main thread waits for the person — for a line, or for an answer to finish — so
-that Ctrl-C reaches it as KeyboardInterrupt wherever it waits; the conversation runs on a
-background loop (`BackgroundLoop`). `/help`, `/undo` and `/quit` are
-the chat's own commands, never sent to Claude. Ctrl-C while Orion answers stops that;
-Ctrl-C at an empty prompt, twice in a row, or Ctrl-D ends the conversation after saving
-what it taught Orion (Ctrl-C again skips the saving); SIGTERM ends it at once. A key
-or model Claude refuses ends it with what to fix (exit code 2). Orion's log lines go to
-`.orion/chat.log`: the terminal is the conversation's."""
+"""The terminal side of `orion chat`: the prompt, Ctrl-C, the chat's own commands and the
+farewell (README.md, "Try it"). The main thread waits for the person, so Ctrl-C reaches it
+wherever it waits; the conversation runs on a background loop (`BackgroundLoop`)."""
 
 from __future__ import annotations
 
@@ -99,7 +93,8 @@ def run_console(settings: Settings, user_id: str, *, out: TextIO = sys.stdout) -
                 written = _folders_written(loop, conversation)
         _close(loop, conversation)
     if written:
-        out.write(_farewell(user_id, written))
+        lines = "".join(f"  {folder.location}  ({folder.holds})\n" for folder in written)
+        out.write(f"Memories about {user_id} are in:\n{lines}")
     return code
 
 
@@ -111,11 +106,6 @@ def _store_unusable(settings: Settings, error: StoreError) -> int:
         EXIT_UNAVAILABLE,
     )
     return report_problem(WHO, problem, code)
-
-
-def _farewell(user_id: str, folders: list[Folder]) -> str:
-    lines = "".join(f"  {folder.location}  ({folder.holds})\n" for folder in folders)
-    return f"Memories about {user_id} are in:\n{lines}"
 
 
 def _talk(loop: BackgroundLoop, conversation: Conversation, reader: LineReader, out: TextIO) -> int:
@@ -275,10 +265,9 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def printable(text: str) -> str:
-    """`text` as a terminal shows it and nothing else: without control characters, and
-    without the invisible ones (a direction override that would turn the line around).
-    An answer or a greeting can hold stored words, which a person or a prompt-injected
-    Claude may have written."""
+    """`text` as a terminal shows it and nothing else: without control characters, and without the
+    invisible ones (a direction override that would turn the line around). An answer or a greeting
+    can hold stored words, which a person or a prompt-injected Claude may have written."""
     return INVISIBLE.sub("", _CONTROL.sub("", text))
 
 
@@ -369,10 +358,9 @@ class BackgroundLoop:
         self._loop.run_forever()
 
     def run(self, work: Coroutine[Any, Any, T], *, timeout: float | None = None) -> T:
-        """Run `work` on the loop and wait for its result. A KeyboardInterrupt (or any
-        exception raised in this thread by a signal handler) while waiting cancels `work`,
-        waits for it to wind down, then propagates. `timeout` ends the wait (and `work`)
-        with TimeoutError."""
+        """Run `work` on the loop and wait for its result. A KeyboardInterrupt (or any exception
+        raised in this thread by a signal handler) while waiting cancels `work`, waits for it to
+        wind down, then propagates. `timeout` ends the wait (and `work`) with TimeoutError."""
         finished = threading.Event()
         started: list[asyncio.Task[T]] = []
 

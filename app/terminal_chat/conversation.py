@@ -17,13 +17,7 @@ from app.learning.undo import UndoResult, undo_changes
 from app.memory.change_log import ChangeLog
 from app.memory.homes import person
 from app.observability.logging import get_logger
-from app.services import (
-    Services,
-    build_services,
-    build_storage,
-    upgrade_in_background,
-    whole_store,
-)
+from app.services import Services, build_services, build_storage, upgrade_in_background, whole_store
 
 if TYPE_CHECKING:
     from app.agent.history import ThreadMessage
@@ -189,9 +183,8 @@ class Conversation:
         await self._services.storage.store.close()
 
     async def folders_written(self) -> list[Folder]:
-        """The folders where anything about the person changed since the conversation
-        began: their memories, Orion's records of them. Empty
-        when nothing changed (or memory is off)."""
+        """The folders where anything about the person changed since the conversation began: their
+        memories, Orion's records of them. Empty when nothing changed (or memory is off)."""
         if self._services.storage.memory_store is None:
             return []  # memory off: nothing is kept
         try:

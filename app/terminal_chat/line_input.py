@@ -1,7 +1,6 @@
 """Reading one message from the person: with line editing, whole however long it is (a terminal's
-canonical mode cuts a line at 4,095 bytes), and one message however many lines a paste holds —
-lines already waiting after an Enter are a paste (docs/architecture.md, "Inside
-app/terminal_chat")."""
+canonical mode cuts a line at 4,095 bytes), and one message however many lines a paste holds — lines
+already waiting after an Enter are a paste (docs/architecture.md, "Inside app/terminal_chat")."""
 
 from __future__ import annotations
 

@@ -1,33 +1,25 @@
 """Preferences people state in passing, captured without asking a model (docs/memory-controls.md,
-"How preferences are heard"): a message cut into sentences (sentences.py), each matched against
-each language's narrow statement forms (what they share: grammar.py), measured on
+"How preferences are heard"): a prefix of a message cut into sentences, questions dropped, each
+matched against each language's narrow statement forms (what they share: grammar.py), measured on
 tests/learning/preference_cases.py, in time linear in what is read."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
+from app.learning.plain_text import collapse_spaces
 from app.learning.preference_detection.east_asian import CHINESE, JAPANESE, KOREAN
 from app.learning.preference_detection.english import ENGLISH
 from app.learning.preference_detection.germanic import DUTCH, GERMAN
 from app.learning.preference_detection.grammar import Grammar, preference_from
 from app.learning.preference_detection.romance import FRENCH, ITALIAN, PORTUGUESE, SPANISH
-from app.learning.preference_detection.sentences import MAX_SCANNED_CHARS, MAX_SENTENCES, sentences
 from app.learning.preferences import Preference
 
 __all__ = ["GRAMMARS", "MAX_SCANNED_CHARS", "MAX_SENTENCES", "detect_preferences"]
 
 GRAMMARS: tuple[Grammar, ...] = (
-    ENGLISH,
-    FRENCH,
-    SPANISH,
-    PORTUGUESE,
-    ITALIAN,
-    GERMAN,
-    DUTCH,
-    JAPANESE,
-    CHINESE,
-    KOREAN,
+    *(ENGLISH, FRENCH, SPANISH, PORTUGUESE, ITALIAN, GERMAN, DUTCH, JAPANESE, CHINESE, KOREAN),
 )
 # Reported speech in any language makes a sentence hearsay for all of them: "Appelle-moi
 # Sam, he said" is not the person's own request.
@@ -113,3 +105,39 @@ def _filler_ending_at(grammar: Grammar, sentence: str, end: int) -> str | None:
         ):
             return filler
     return None
+
+
+MAX_SCANNED_CHARS = 4_000
+MAX_SENTENCES = 40
+
+_BREAK = re.compile(r"(?<=[.!?;]) |\n|(?<=[。！？；])")
+# "Call me Dr. Okafor", "Llámame Dra. García": these dots are hidden while splitting.
+_ABBREVIATION = re.compile(r"\b(Dr|Dra|Mr|Mrs|Ms|Mx|Prof|St|Sr|Sra|Srta|Mme|Mlle)\.(?=\s)")
+_HIDDEN_DOT = "\u2024"
+_APOSTROPHE = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
+_CLOSING_QUOTES = " \"'»”」』)）"
+QUESTION_MARKS = ("?", "？")
+OPENING_QUESTION_MARK = "¿"
+
+
+def sentences(message: str) -> Iterator[str]:
+    """The statements of `message` that are read, in order, stripped; questions left out."""
+    cut_short = len(message) > MAX_SCANNED_CHARS
+    text = collapse_spaces(message[:MAX_SCANNED_CHARS].translate(_APOSTROPHE))
+    text = _ABBREVIATION.sub(rf"\1{_HIDDEN_DOT}", text)
+    pieces = _BREAK.split(text, maxsplit=MAX_SENTENCES)
+    if len(pieces) > MAX_SENTENCES or cut_short:
+        # The last piece is the unread rest, or a sentence the prefix cut short ("Call me
+        # Sam" of "Call me Samantha"): neither is read.
+        pieces.pop()
+    for raw in pieces:
+        sentence = raw.replace(_HIDDEN_DOT, ".").strip()
+        if sentence and not is_question(sentence):
+            yield sentence
+
+
+def is_question(sentence: str) -> bool:
+    return (
+        sentence.rstrip(_CLOSING_QUOTES).endswith(QUESTION_MARKS)
+        or OPENING_QUESTION_MARK in sentence
+    )

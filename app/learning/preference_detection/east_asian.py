@@ -1,12 +1,6 @@
-"""Japanese, Chinese and Korean.
-
-Words are not separated by spaces, so the forms are anchored on the particles and verb
-endings around a value: Japanese and Korean put the verb last ("カミーユと呼んでください",
-"카미유라고 불러 주세요"), Chinese first ("叫我小明"). A question needs no question mark
-("…ますか", "…吗", "…까요"): those endings are questions. "Always" / "never" are adverbs
-before the request ("いつも…てください", "总是用…", "절대 … 마세요"); a rule is kept as the
-person said it. A value is a bounded run of characters that are not punctuation.
-"""
+"""Japanese, Chinese and Korean: no spaces between words, so the forms are anchored on the
+particles and verb endings around a value (docs/memory-controls.md, "How preferences are
+heard"); a value is a bounded run of characters that are not punctuation."""
 
 from __future__ import annotations
 
@@ -202,7 +196,7 @@ KOREAN = Grammar(
         """
         안녕하세요 안녕 앞으로는 앞으로 이제부터 이제부터는 다음부터 다음부터는
         지금부터 그리고 참고로 아 사실 아니
-        """,
+        """
     ),
     fillers=("감사합니다", "고마워요", "고마워", "부탁해요", "부탁합니다"),
     durable=flags(r"앞으로|이제부터|다음부터|지금부터"),

@@ -35,8 +35,7 @@ def words(text: str) -> str:
 
 
 def phrases(text: str) -> tuple[str, ...]:
-    """The whitespace-separated phrases of `text` ("_" stands for a space inside one), in
-    order."""
+    """The whitespace-separated phrases of `text` ("_" stands for a space inside one), in order."""
     return tuple(w.replace("_", " ") for w in text.split())
 
 

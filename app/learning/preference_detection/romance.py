@@ -1,7 +1,6 @@
-"""French, Spanish, Portuguese and Italian: the imperative first ("appelle-moi Camille"), "always"
-/ "never" beside the verb, a rule kept as said. The verb lists hold the imperatives (and
-infinitives) that make a sentence an instruction to Orion, not a remark ("nous utilisons
-toujours Jira")."""
+"""French, Spanish, Portuguese and Italian: the imperative first ("appelle-moi Camille"), "always" /
+"never" beside the verb, a rule kept as said. The verb lists hold the imperatives (and infinitives)
+that make a sentence an instruction to Orion, not a remark ("nous utilisons toujours Jira")."""
 
 from __future__ import annotations
 

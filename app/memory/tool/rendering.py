@@ -1,13 +1,6 @@
-"""How the memory tool renders a file and a directory for the model.
-
-The formats are those of the SDK's reference implementation
-(`anthropic.tools.memory.BetaLocalFilesystemMemoryTool`), which Claude is trained on. Its
-constants and helpers are private to the SDK, so they are restated here, and
-tests/memory/tool/test_reference_parity.py runs the public reference tool side by side
-with ours (sizes, line numbers, listings) to catch any drift on an upgrade.
-A bucket has no directories: a directory here is a key prefix, it exists while some
-object is under it, and its size is the total size of the files under it.
-"""
+"""How the memory tool renders a file and a directory for the model: the SDK reference
+implementation's formats, restated (they are private to the SDK) and held to it by
+tests/memory/tool/test_reference_parity.py; a directory is a key prefix."""
 
 from __future__ import annotations
 
@@ -63,11 +56,8 @@ def render_file(path: str, content: str, view_range: Sequence[int] | None) -> st
 
 
 def render_directory(path: str, directory_key: str, objects: Iterable[ObjectInfo]) -> str:
-    """List `objects` (all under `directory_key`) as the reference lists a directory.
-
-    Entry paths are built on `path` without its trailing '/': the reference would print
-    `/memories//x` for `/memories/`, a path `to_key` (rightly) refuses.
-    """
+    """List `objects` (all under `directory_key`) as the reference lists a directory, on `path`
+    without its trailing '/' (the reference's `/memories//x` is a path `to_key` rightly refuses)."""
     prefix = f"{directory_key}/" if directory_key else ""
     total = 0
     sizes: dict[tuple[str, ...], int] = {}  # entry components (+ "/" marker for dirs)

@@ -118,7 +118,7 @@ class ScopedMemoryTool(BetaAsyncAbstractMemoryTool):
         if self.read_tokens and self.read_tokens + tokens > MAX_READ_TOKENS_PER_TURN:
             raise MemoryToolError(
                 f"{command.path} was not shown: this turn has read all the memory one turn "
-                "may read. Answer with what you have, or view a part with `view_range`.",
+                "may read. Answer with what you have, or view a part with `view_range`."
             )
         self.read_tokens += tokens
         return shown

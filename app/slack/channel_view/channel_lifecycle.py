@@ -41,11 +41,7 @@ Listener = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
 
 def register(app: AsyncApp, provider: ServiceProvider) -> None:
     async def run(
-        body: dict[str, Any],
-        event: dict[str, Any],
-        work: Work,
-        *,
-        changes_state: bool = True,
+        body: dict[str, Any], event: dict[str, Any], work: Work, *, changes_state: bool = True
     ) -> None:
         channel = event.get("channel")
         kind = str(event.get("type"))

@@ -1,9 +1,6 @@
 """Answer one message with Claude, streamed into its thread, the same in both Slack experiences
-(docs/architecture.md, "How an event flows").
-
-Claude's first request waits only for one storage budget's reads, beside the dedupe claim
-(turn_opening.py). The turn's end, as `orion chat` ends it too, is app/agent/exchange.py; a
-stopped or cut-off turn (running_turns.py) also writes its transcript once and settles."""
+(docs/architecture.md, "How an event flows"); the turn's end is app/agent/exchange.py's, a
+stopped or cut-off one's (running_turns.py) too."""
 
 from __future__ import annotations
 
@@ -95,16 +92,10 @@ class Answerer:
         self._workspaces = WorkspaceLinks()
 
     async def answer(
-        self,
-        message: Incoming,
-        *,
-        client: AsyncWebClient,
-        presence: Presence,
+        self, message: Incoming, *, client: AsyncWebClient, presence: Presence
     ) -> bool:
-        """Answer `message`; False when another delivery of it is answering instead.
-
-        Never raises for a failure the person can be told about: they get an apology.
-        """
+        """Answer `message`; False when another delivery of it is answering instead. Never raises
+        for a failure the person can be told about: they get an apology."""
         settings = self._provider.settings
         reply = SlackReplyStream(
             client,
@@ -323,9 +314,8 @@ _LINES = {
 
 
 async def _answers_here(client: AsyncWebClient, message: Incoming, gate: ChannelGate) -> bool:
-    """Whether Orion answers the mention; when it does not, the person who mentioned it is
-    told why in a line only they see — unless Orion is not in the channel at all, where
-    it says nothing."""
+    """Whether Orion answers the mention; when it does not, the person who mentioned it is told why
+    in a line only they see — unless Orion is not in the channel at all, where it says nothing."""
     verdict = gate.verdict
     if verdict in (Verdict.REMEMBER, Verdict.ANSWER):
         return True

@@ -65,8 +65,7 @@ class PersonInfo:
 
 
 async def channel_info(client: AsyncWebClient, channel: str) -> ChannelInfo | None:
-    """The channel as Slack describes it; None when Slack did not say in time. Never
-    raises."""
+    """The channel as Slack describes it; None when Slack did not say in time. Never raises."""
     try:
         response = await _ask(
             lambda: without_rate_limit_waits(client).conversations_info(channel=channel),

@@ -12,12 +12,7 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.agent.history import ThreadMessage
-from app.learning.conversation_record import (
-    MAX_MESSAGE_CHARS,
-    TranscriptMessage,
-    moment_of,
-    said,
-)
+from app.learning.conversation_record import MAX_MESSAGE_CHARS, TranscriptMessage, moment_of, said
 from app.learning.erasure import said_since_erasure
 from app.learning.quoting import attributed, author_label, is_bot_id
 from app.memory.scopes import is_thread_ts, is_user_id
@@ -129,9 +124,7 @@ async def _read(client: AsyncWebClient, message: Incoming, *, since: str | None)
     )
 
 
-def _bounded(
-    read: list[tuple[dict[str, Any], Author]],
-) -> list[tuple[dict[str, Any], Author]]:
+def _bounded(read: list[tuple[dict[str, Any], Author]]) -> list[tuple[dict[str, Any], Author]]:
     """The opening and the newest messages, at most WINDOW_MESSAGES of them and
     MAX_READ_CHARS of text (each message counted to MAX_MESSAGE_CHARS, where the history
     and the transcript cut it)."""

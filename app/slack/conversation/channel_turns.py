@@ -123,9 +123,8 @@ class ChannelGate:
 async def open_channel_turn(
     provider: ServiceProvider, client: AsyncWebClient, message: Incoming
 ) -> TurnOpening:
-    """Slack's word on the channel, what admins chose, and the channel's state (its
-    profile, the conversation, the memory), all at once, within the current storage
-    deadline. Never raises."""
+    """Slack's word on the channel, what admins chose, and the channel's state (its profile, the
+    conversation, the memory), all at once, within the current storage deadline. Never raises."""
     team, enterprise = message.context.team_id, message.context.enterprise_id
     owner = owner_of_event(message.user, message.channel, team, enterprise, kind="channel")
     info = asyncio.ensure_future(channel_info(client, message.channel))

@@ -49,14 +49,12 @@ def register(app: AsyncApp) -> None:
                     FEEDBACK_SCORE,
                     1.0 if value == "good" else 0.0,
                     trace_id=answer_trace,
-                    score_id=_score_id(user, channel, message["ts"]),
+                    score_id=hashlib.sha256(
+                        f"{user}:{channel}:{message['ts']}".encode()
+                    ).hexdigest()[:32],
                     comment=value,
                 )
             await _thank(client, channel, user, message, value)
-
-
-def _score_id(user: str, channel: str, message_ts: str) -> str:
-    return hashlib.sha256(f"{user}:{channel}:{message_ts}".encode()).hexdigest()[:32]
 
 
 async def _answer_trace(
@@ -103,10 +101,7 @@ async def _thank(
     text = THANKS_GOOD if value == "good" else THANKS_BAD
     try:
         await client.chat_postEphemeral(
-            channel=channel,
-            user=user,
-            thread_ts=message.get("thread_ts"),
-            text=text,
+            channel=channel, user=user, thread_ts=message.get("thread_ts"), text=text
         )
     except SlackApiError as exc:
         log.warning("slack.feedback.thanks_failed", error=exc.response.get("error"), exc_info=exc)

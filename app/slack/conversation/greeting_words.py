@@ -49,10 +49,7 @@ ENGLISH = GreetingWords(
         ("Set my preferences", "Please remember: I prefer short answers with bullet points."),
         ("Recap our last conversation", "What did we talk about last time?"),
     ),
-    review_preferences=(
-        "Review my preferences",
-        "Which preferences of mine do you keep in mind?",
-    ),
+    review_preferences=("Review my preferences", "Which preferences of mine do you keep in mind?"),
 )
 
 GREETING_WORDS: dict[str, GreetingWords] = {

@@ -25,7 +25,7 @@ from app.learning.undo import (
 )
 from app.memory.scopes import is_thread_ts
 from app.observability import tracing
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.services import ServiceProvider
 from app.slack.conversation import memory_note_blocks as blocks
 from app.slack.event_scope import handling
@@ -73,13 +73,12 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
                     await _tell(client, channel, user, thread_ts, UNAVAILABLE)
                     return
                 span.update(output={"outcome": result.outcome.value})
-            fields: dict[str, Any] = {"outcome": result.outcome.value, "files": len(result.lines)}
-            duration = round((time.perf_counter() - started) * 1000, 1)
             if result.outcome is UndoOutcome.NOT_YOURS:
                 # Someone clicked another person's Undo: nothing changed; worth a look.
-                log.warning("memory.undo.refused", reason="not_the_owner", duration_ms=duration)
+                log.warning("memory.undo.refused", reason="not_the_owner", **since(started))
             else:
-                log.info("memory.undo", **fields, duration_ms=duration)
+                files = len(result.lines)
+                log.info("memory.undo", outcome=result.outcome.value, files=files, **since(started))
             await _answer(client, channel, user, thread_ts, message_ts, result)
 
 
@@ -105,10 +104,7 @@ async def _rewrite(client: AsyncWebClient, channel: str, ts: str, lines: list[st
     """The note, undone: no button left to click. Whether Slack took it."""
     try:
         await client.chat_update(
-            channel=channel,
-            ts=ts,
-            text=UNDONE,
-            blocks=blocks.undone_blocks(lines),
+            channel=channel, ts=ts, text=UNDONE, blocks=blocks.undone_blocks(lines)
         )
     except SlackApiError as exc:
         log.warning(

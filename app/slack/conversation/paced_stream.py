@@ -1,16 +1,6 @@
 """One streamed Slack message, written while Claude writes it: the first words at once, then
-all that arrived since, at most one Slack call per APPEND_INTERVAL_S (docs/architecture.md,
-"How an event flows", 8; docs/agent-display.md).
-
-Why not slack_sdk's `chat_stream`: it holds 256 characters before the first write, about a
-second at Claude's pace; a call per delta would hit `chat.appendStream`'s rate limit. So one
-call is in flight at a time and `push` never waits for Slack: text gathers and leaves with the
-next call. Memory tasks (task_display.py) travel in the same queue, in order; a call whose
-chunks Slack refuses is sent again without them, and no chunk is sent after.
-
-Slack refusing a call because the message no longer streams means it expired (after about
-five minutes) or the person pressed Stop, on whichever instance it landed: a stream younger
-than `STREAM_LIFETIME_S` was stopped, `on_stopped` hears of it, and nothing more is written."""
+all that arrived since, one Slack call in flight, at most one per APPEND_INTERVAL_S; a refusal
+before STREAM_LIFETIME_S is the person's Stop (docs/architecture.md, "How an event flows", 8)."""
 
 from __future__ import annotations
 
@@ -333,10 +323,7 @@ class PacedStream:
         """Text only, from now on; `workspace`: Slack said the workspace does not take the
         task display (`on_tasks_refused` hears it), not only that this call was malformed."""
         log.info(
-            "slack.task_display_refused",
-            error=slack_error(exc),
-            workspace=workspace,
-            exc_info=exc,
+            "slack.task_display_refused", error=slack_error(exc), workspace=workspace, exc_info=exc
         )
         self._tasks_allowed = False
         self._unsent = [p for p in self._unsent if isinstance(p, str)]

@@ -1,11 +1,6 @@
-"""Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens
-(docs/architecture.md, "How an event flows", 8).
-
-Paced by paced_stream.py; when streaming is unavailable or breaks midway the answer is
-written whole at the end (the streamed message rewritten with `chat.update` to its first part,
-answer_parts.py), so everything is shown once. A stopped answer keeps what it showed; one cut
-off by a restart ends with a line and *Ask again*. No task of the display is left in
-progress: one that did not finish is shown as not done."""
+"""Stream Claude's Markdown into a Slack thread, and end it cleanly whatever happens: written
+whole when streaming is unavailable or breaks, kept as shown when stopped, a line and *Ask
+again* when cut off by a restart (docs/architecture.md, "How an event flows", 8)."""
 
 from __future__ import annotations
 
@@ -27,12 +22,7 @@ from app.slack.conversation.paced_stream import (
     slack_error,
 )
 from app.slack.conversation.presence import Presence
-from app.slack.conversation.task_display import (
-    STOPPED,
-    UNFINISHED,
-    TaskDisplaySupport,
-    task_chunk,
-)
+from app.slack.conversation.task_display import STOPPED, UNFINISHED, TaskDisplaySupport, task_chunk
 from app.slack.conversation.thread_links import ThreadLinks
 from app.slack.conversation.unfurls import NO_UNFURLS
 
@@ -193,10 +183,7 @@ class SlackReplyStream:
                 self._stream.push_task(task_chunk(ended, self._links()), send=False)
 
     async def finish(
-        self,
-        *,
-        blocks: list[dict[str, Any]] | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, *, blocks: list[dict[str, Any]] | None = None, metadata: dict[str, Any] | None = None
     ) -> None:
         """Close the stream with the final blocks, or write the collected answer."""
         if self._finished:
@@ -253,11 +240,9 @@ class SlackReplyStream:
     async def _write_whole_answer(
         self, blocks: list[dict[str, Any]], metadata: dict[str, Any] | None
     ) -> None:
-        """The answer in as many messages as it needs, blocks and metadata on the last.
-
-        A broken stream's message is rewritten to the first part; if Slack refuses that
-        too, it keeps what it shows and only the rest is posted after it.
-        """
+        """The answer in as many messages as it needs, blocks and metadata on the last; a broken
+        stream's message is rewritten to the first part (refused, it keeps what it shows and only
+        the rest follows)."""
         parts = await _messages_of(self.text or " ")
         streamed_ts = self._stream.ts
         if streamed_ts:

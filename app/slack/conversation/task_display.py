@@ -1,9 +1,6 @@
-"""Orion's memory tasks (app/agent/memory_task.py) as Slack's agent display: slack_sdk's
-`task_update` chunks in one plan block, streamed with the answer (docs/agent-display.md).
-
-Bounded to Slack's 256 characters and escaped like every text Orion posts; a source is a
-ThreadLinks link to a past thread, or left out. A team whose workspace refuses the chunks is
-remembered for the process's life: its answers stream as plain text with the status line."""
+"""Orion's memory tasks (app/agent/memory_task.py) as Slack's agent display: `task_update`
+chunks in one plan block, streamed with the answer; a workspace that refuses them gets the
+status line for the process's life (docs/agent-display.md)."""
 
 from __future__ import annotations
 
@@ -29,12 +26,8 @@ SOURCE_TEXT_CHARS = 100
 # workspace until the process restarts.
 CHUNKS_REFUSED = frozenset(
     {
-        "invalid_chunks",
-        "unknown_method",
-        "not_allowed",
-        "not_supported",
-        "feature_not_enabled",
-        "method_not_supported_for_channel_type",
+        *("invalid_chunks", "unknown_method", "not_allowed", "not_supported"),
+        *("feature_not_enabled", "method_not_supported_for_channel_type"),
     }
 )
 # Slack's answer to any malformed call: it says nothing about the workspace, so a call

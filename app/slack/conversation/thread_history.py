@@ -165,12 +165,7 @@ def history_from_transcript(
     when messages after it were left out of the transcript."""
     earlier = [m for m in messages if m.ts is None or m.ts != current_ts]
     history = [
-        ThreadMessage(
-            m.role,
-            m.text,
-            opens_cut=number == 0 and dropped > 0,
-            sent_at=m.sent_at,
-        )
+        ThreadMessage(m.role, m.text, opens_cut=number == 0 and dropped > 0, sent_at=m.sent_at)
         for number, m in enumerate(earlier)
     ]
     history.append(ThreadMessage("user", current_text, sent_at=seconds_of(current_ts)))

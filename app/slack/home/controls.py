@@ -20,7 +20,7 @@ from app.learning.memory_inventory import MemoryInventory, take_inventory
 from app.learning.person_settings import choose_memory_notes
 from app.memory.scopes import to_memory_path
 from app.observability import tracing
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.slack.event_scope import handling
 from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user, owner_of
 from app.slack.home.memory_view import (
@@ -137,7 +137,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                 via="home",
                 kind=kind,
                 objects=deleted,
-                duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                **since(started),
             )
             await home.publish(client, owner_of(body), notice=notice)
 
@@ -179,7 +179,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                         via="home",
                         kind="everything",
                         **counts,
-                        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                        **since(started),
                     )
             await home.publish(client, owner_of(body), notice=notice)
             await tracing.forget_person_traces(user)  # after the tab: it may take seconds
@@ -272,6 +272,6 @@ async def _send(client: AsyncWebClient, dm: str, inventory: MemoryInventory) -> 
         via="home",
         **inventory.counts(),
         bytes=len(document.encode()),
-        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        **since(started),
     )
     return SENT

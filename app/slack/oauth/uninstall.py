@@ -15,7 +15,7 @@ from slack_sdk.oauth.installation_store.async_installation_store import AsyncIns
 
 from app.memory.team_keys import first_pass, seal_team
 from app.observability import tracing
-from app.observability.logging import get_logger
+from app.observability.logging import get_logger, since
 from app.services import ServiceProvider
 from app.slack.event_scope import handling
 from app.storage.store import ObjectStore
@@ -47,9 +47,7 @@ def register(app: AsyncApp, provider: ServiceProvider, store: AsyncInstallationS
             for user_id in tokens.get("oauth") or []:
                 if isinstance(user_id, str):
                     await store.async_delete_installation(
-                        enterprise_id=tenant.enterprise_id,
-                        team_id=tenant.team_id,
-                        user_id=user_id,
+                        enterprise_id=tenant.enterprise_id, team_id=tenant.team_id, user_id=user_id
                     )
 
 
@@ -73,8 +71,7 @@ async def _forget_workspace(
         # Slack has its acknowledgement and sends this event once: Orion tries again.
         log.warning("slack.workspace.forget_failed", error=type(exc).__name__, exc_info=exc)
         retry = asyncio.create_task(
-            _seal_later(provider, store, tenant, uninstalled, reason),
-            name="slack.workspace.forget",
+            _seal_later(provider, store, tenant, uninstalled, reason), name="slack.workspace.forget"
         )
         _retrying.add(retry)
         retry.add_done_callback(_retrying.discard)
@@ -141,7 +138,7 @@ async def _first_pass(
             "slack.workspace.forgotten",
             reason=reason,
             objects=erased.deleted,
-            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            **since(started),
         )
     await tracing.forget_team_traces(tenant.label)  # never raises; logs what it did
 
