@@ -56,6 +56,7 @@ def _done(listener: str) -> str:
 SLACK_AGENT_MESSAGE_DONE = _done("slack.agent_message")
 SLACK_AGENT_SESSION_STOPPED_DONE = _done("slack.agent_session_stopped")
 SLACK_FEEDBACK_DONE = _done("slack.feedback")
+SLACK_FEEDBACK_NOT_THEIRS = _line("slack.feedback.not_theirs")
 SLACK_MEMORY_UNDO_DONE = _done("slack.memory_undo")
 SLACK_MESSAGES_TAB_OPENED_DONE = _done("slack.messages_tab_opened")
 SLACK_THREAD_STARTED_DONE = _done("slack.thread_started")

@@ -25,6 +25,7 @@ from app.slack.conversation.presence import AgentSession
 from app.slack.conversation.unfurls import NO_UNFURLS
 from app.slack.event_scope import handling
 from app.slack.mrkdwn import text_of
+from app.slack.web_client import is_dm_of
 from app.storage.breaker import StoreOffline
 
 log = get_logger(__name__)
@@ -131,7 +132,7 @@ def register(
             if asker is None:
                 # Nothing runs here to vouch for the thread: only the person's own DM (the
                 # only place Orion sets a session, so a Stop shows) is confirmed and idled.
-                theirs = await _is_dm_of(client, user, channel)
+                theirs = await is_dm_of(client, user, channel)
             else:  # a channel thread's work ends for the Stop Slack sent (its docs)
                 theirs = is_shared_channel_id(channel) or asker == user
             if not theirs:
@@ -149,18 +150,6 @@ def register(
                 )
             if not stopped_here:  # a turn ended here sets it as it ends
                 await AgentSession(client, channel=channel, thread_ts=thread_ts).idle()
-
-
-async def _is_dm_of(client: AsyncWebClient, user: object, channel: str) -> bool:
-    """Whether `channel` is `user`'s DM with Orion, as Slack says (conversations.open)."""
-    if not isinstance(user, str) or not user:
-        return False
-    try:
-        opened = await client.conversations_open(users=user)
-    except Exception as exc:
-        log.warning("slack.dm_unavailable", error=type(exc).__name__, exc_info=exc)
-        return False
-    return (opened.get("channel") or {}).get("id") == channel
 
 
 async def _preferences(provider: ServiceProvider, user: str) -> str | None:

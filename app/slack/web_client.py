@@ -13,6 +13,11 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from app.memory.scopes import is_user_id
+from app.observability.logging import get_logger
+
+log = get_logger(__name__)
+
 _ERROR_CODE = re.compile(r"[a-z_]{1,64}")
 
 
@@ -90,3 +95,16 @@ async def check_bot_token(client: AsyncWebClient) -> AsyncSlackResponse:
         raise BotTokenRefused(code if _ERROR_CODE.fullmatch(code) else "error") from None
     except (SlackClientError, aiohttp.ClientError, TimeoutError, OSError) as exc:
         raise SlackUnreachable(type(exc).__name__) from exc
+
+
+async def is_dm_of(client: AsyncWebClient, user: object, channel: str) -> bool:
+    """Whether `channel` is `user`'s DM with Orion, as Slack says (conversations.open: one
+    user id, never a list of them, which would open a group DM)."""
+    if not is_user_id(user):
+        return False
+    try:
+        opened = await client.conversations_open(users=user)
+    except Exception as exc:
+        log.warning("slack.dm_unavailable", error=type(exc).__name__, exc_info=exc)
+        return False
+    return (opened.get("channel") or {}).get("id") == channel
