@@ -280,7 +280,8 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
         # One forgotten already may still be searchable: that forget was cut short.
         if kept.entry(thread_ts) is None and thread_ts not in kept.forgotten:
             return 0
-    with contextlib.suppress(Unreadable):  # left as it is; no turn of theirs writes
+    # Left as it is (none Orion writes is too large to read): no turn of theirs writes.
+    with contextlib.suppress(Unreadable, ObjectTooLarge):
         await update_object(store, home.profile_key, forgetting)
     notes = home.notes_prefix(thread_ts)
     await _drop_undo_records_holding(store, user_id, lambda changed: changed.startswith(notes))

@@ -2,15 +2,16 @@
 write access to the bucket (or a damaged bucket) would leave it: Orion never writes one.
 
 Found by the attacker (round 11): round 10 made a note of that size show as "too large to
-show", but every other object of the home that the Home tab, an export or Forget
-everything reads stopped them all. A profile or settings file that large made Forget
-everything fail on every click and every `orion memory forget` (nothing was deleted: the
-erasure never stuck), and made the Home tab "unavailable", so the button was not even
-there; preferences that large, or one conversation record, made every export (and since
-round 10 the export reads every record in the home) fail with "run the command again".
-Now the erasure writes its mark over such a profile and deletes the rest, and the Home
-tab and the export show the rest of the home, with what could not be read listed as too
-large to show.
+show", but every other object of the home that the Home tab, an export or a Forget reads
+stopped them. A profile or settings file that large made Forget everything fail on every
+click and every `orion memory forget` (nothing was deleted: the erasure never stuck) and
+the Home tab "unavailable", so the button was not even there; such a profile made Forget
+on one conversation fail too; preferences that large, or one conversation record, made
+every export (which since round 10 reads every record in the home) fail with "run the
+command again". Now the erasure writes its mark over such a profile and deletes the
+rest, Forget on a conversation leaves the profile as it is (as one that cannot be
+parsed), and the Home tab and the export show the rest of the home, with what could not
+be read listed as too large to show.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from app.learning.memory_document import render_memory
 from app.learning.memory_inventory import TOO_LARGE, take_inventory
 from app.memory.homes import person, preferences_key
 from app.slack.home import controls
-from app.slack.home.memory_view import ACTION_FORGET_EVERYTHING
+from app.slack.home.memory_view import ACTION_FORGET_CONVERSATION, ACTION_FORGET_EVERYTHING
 from app.storage.gcs import GcsObjectStore
 from app.storage.gcs_connection import MAX_DOWNLOAD_BYTES
 from tests import layout, log_events
@@ -37,6 +38,7 @@ from tests.e2e.test_memory_controls import (
     THREAD,
     TITLE,
     USER,
+    everything_in,
     left_of,
     mira,
     otto,
@@ -76,6 +78,20 @@ def test_forget_everything_erases_a_home_whose_profile_or_settings_are_too_large
     mark = layout.profile_of(bucket.read(HOME.profile_key))
     assert mark.erased_at is not None, "the profile is the erasure's mark"
     assert {k: bucket.read(k) for k in otto()} == others, "Otto's memory is his"
+    assert orion.logged(log_events.MEMORY_FORGET_FAILED) == []
+
+
+def test_forget_on_a_conversation_reaches_it_when_the_profile_is_too_large_to_read(
+    orion: OrionServer, slack: FakeSlack, bucket: Bucket
+) -> None:
+    view = open_home(orion, slack, USER, DM)  # open (listing the conversation) before
+    bucket.write(HOME.profile_key, HUGE)
+
+    click(orion, slack, USER, view, ACTION_FORGET_CONVERSATION, THREAD)
+    orion.wait_idle()
+
+    assert layout.conversation_key(USER, THREAD) not in everything_in(bucket)
+    assert bucket.read(HOME.profile_key) == HUGE, "left as it is: no turn of hers writes"
     assert orion.logged(log_events.MEMORY_FORGET_FAILED) == []
 
 
