@@ -12,7 +12,6 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.memory_inventory import MemoryInventory, take_inventory
-from app.memory.scopes import is_channel_id
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
@@ -101,11 +100,8 @@ class HomeTab:
         return await self._links.get(client, tenant.label if tenant else None)
 
     async def dm_of(self, body: dict[str, Any], client: AsyncWebClient) -> str | None:
-        """The clicking person's DM with Orion: from the view it was published with (only
-        if that view was theirs), else asked of Slack (conversations.open)."""
-        shown = owner_of(body).dm
-        if is_channel_id(shown) and shown.startswith("D"):  # a DM with the app
-            return shown
+        """The clicking person's DM with Orion, as Slack says (conversations.open): never
+        the view's copy, which a forged payload could point at someone else's DM."""
         try:
             opened = await client.conversations_open(users=clicking_user(body))
         except SlackApiError as exc:
