@@ -16,6 +16,13 @@ a mention naming a DM thread or another channel's thread, and a mention claiming
 channel reach nothing of it — and a DM event naming a channel thread's ts before the
 mention that opens it cannot squat it: the channel's members are answered there, with the
 channel's memory.
+
+Found by the attacker (round 11), not fixed: an event's `user` is taken to be the person
+of the DM the event names. Events signed for Otto naming Mira's DM (anyone holding the
+app's signing secret can send them) are answered there with Otto's memory: Claude reads
+his summary and notes, and the answer, and the assistant experience's welcome back, land
+in Mira's DM. A strict xfail until a DM is checked against the person's own (Slack's
+`conversations.open`, as a Stop and a Download now are).
 """
 
 from __future__ import annotations
@@ -230,6 +237,46 @@ def test_an_event_naming_someone_elses_thread_reaches_nothing_of_theirs(
     ]
     assert SECRET in json.dumps(request["messages"]), "his history: his transcript"
     assert SECRET in conversation.remembered(request), "his summary"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="found in round 11, not fixed: an event's user is trusted to be its DM's person",
+)
+def test_an_event_signed_for_someone_in_another_persons_dm_shows_nothing_of_theirs_there(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    bucket: Bucket,
+    experience: str,
+) -> None:
+    """Events signed for Otto naming Mira's DM (what anyone holding the app's signing
+    secret can send): whatever Orion says there, Mira reads. Nothing Orion keeps of Otto's
+    may reach that DM: not his welcome back, not his memory through Claude."""
+    ottos_conversation(orion, slack, claude, bucket, experience)
+    # Claude answering anyone first recalls what they said about the offer, as asked.
+    claude.responder = lambda body: (
+        script.text(MIRAS_SUMMARY)
+        if body["model"] == orion.settings.summary_model
+        else script.tool_use("recall", {"queries": ["Globex offer"]})
+        if not conversation.tool_results(body)
+        else script.text("Here is what I found.")
+    )
+    asked = len(claude.requests)
+    question = "What did I say about the offer?"
+
+    if experience == "assistant":
+        forged_ts = slack.open_assistant_thread(MIRA_DM)
+        send(orion, [events.assistant_thread_started(OTTO, MIRA_DM, forged_ts)])
+        ts = slack.add_user_message(MIRA_DM, forged_ts, OTTO, question)
+        forged = events.user_message_in_thread(OTTO, MIRA_DM, forged_ts, question, ts=ts)
+    else:
+        forged_ts = slack.add_user_message(MIRA_DM, None, OTTO, question)
+        forged = events.top_level_dm(OTTO, MIRA_DM, question, ts=forged_ts)
+    send(orion, [forged])
+
+    nothing_of_ottos_in([m.text for m in slack.messages(MIRA_DM) if m.is_bot])
+    nothing_of_ottos_in([json.dumps(r) for r in claude.requests[asked:]])
 
 
 def test_a_dm_thread_is_read_from_its_owners_home_alone_never_from_slack(
