@@ -17,12 +17,14 @@ channel reach nothing of it — and a DM event naming a channel thread's ts befo
 mention that opens it cannot squat it: the channel's members are answered there, with the
 channel's memory.
 
-Found by the attacker (round 11), not fixed: an event's `user` is taken to be the person
-of the DM the event names. Events signed for Otto naming Mira's DM (anyone holding the
-app's signing secret can send them) are answered there with Otto's memory: Claude reads
-his summary and notes, and the answer, and the assistant experience's welcome back, land
-in Mira's DM. A strict xfail until a DM is checked against the person's own (Slack's
-`conversations.open`, as a Stop and a Download now are).
+Found by the attacker (round 11): an event's `user` was taken to be the person of the DM
+the event names. Events signed for Otto naming Mira's DM (anyone holding the app's
+signing secret can send them) were answered there with Otto's memory: Claude recalled
+his words, and the answer, in Mira's DM, could say them. A DM is now the event's
+person's only where Slack says so (`conversations.open`, asked once a person, beside the
+memory reads; when Slack does not answer, only a conversation of theirs Orion keeps in
+that DM vouches for it): elsewhere the turn is refused and nothing of theirs is read
+into it, the greeting is the generic one, and the Messages tab's prompts name no one.
 """
 
 from __future__ import annotations
@@ -239,10 +241,6 @@ def test_an_event_naming_someone_elses_thread_reaches_nothing_of_theirs(
     assert SECRET in conversation.remembered(request), "his summary"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="found in round 11, not fixed: an event's user is trusted to be its DM's person",
-)
 def test_an_event_signed_for_someone_in_another_persons_dm_shows_nothing_of_theirs_there(
     orion: OrionServer,
     slack: FakeSlack,

@@ -15,6 +15,7 @@ from app.learning.memory_inventory import MemoryInventory, take_inventory
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
+from app.slack import web_client
 from app.slack.conversation.thread_links import WorkspaceLinks
 from app.slack.home.memory_view import (
     MAX_CONVERSATIONS,
@@ -102,13 +103,7 @@ class HomeTab:
     async def dm_of(self, body: dict[str, Any], client: AsyncWebClient) -> str | None:
         """The clicking person's DM with Orion, as Slack says (conversations.open): never
         the view's copy, which a forged payload could point at someone else's DM."""
-        try:
-            opened = await client.conversations_open(users=clicking_user(body))
-        except SlackApiError as exc:
-            log.warning("slack.home.dm_unavailable", error=exc.response.get("error"))
-            return None
-        channel = (opened.get("channel") or {}).get("id")
-        return channel if isinstance(channel, str) else None
+        return await web_client.dm_of(client, clicking_user(body))
 
 
 def clicking_user(body: dict[str, Any]) -> str:
