@@ -111,11 +111,6 @@ async def dm_of(client: AsyncWebClient, user: object) -> str | None:
     return channel if isinstance(channel, str) else None
 
 
-async def is_dm_of(client: AsyncWebClient, user: object, channel: str) -> bool:
-    """Whether `channel` is `user`'s DM with Orion, as Slack says."""
-    return await dm_of(client, user) == channel
-
-
 class DmOwners:
     """Whose DM an event names: an event's `user` is trusted only in the DM Slack gives that
     person with Orion, so events signed for one person naming another's DM (anyone holding
