@@ -32,15 +32,19 @@ from app.memory.retention import cutoff_of
 from app.memory.scopes import to_key
 from app.memory.tolerant_json import Unreadable, load_json_object
 from app.memory.tool.model_paths import person_memory_key
+from app.observability.logging import get_logger
 from app.storage.store import (
     ObjectInfo,
     ObjectStore,
+    ObjectTooLarge,
     PreconditionFailed,
     StoredObject,
     at_most,
     update,
     update_object,
 )
+
+log = get_logger(__name__)
 
 DELETE_CONCURRENCY = 16
 CHANNEL_CONCURRENCY = 4  # channels at once, each with its threads at DELETE_CONCURRENCY
@@ -73,7 +77,11 @@ async def _mark(store: ObjectStore, home: Home, moment: datetime, keep: tuple[st
             marked = marked.with_section(name, before.section(name))
         return marked.render()
 
-    await update_object(store, home.profile_key, mark)
+    try:
+        await update_object(store, home.profile_key, mark)
+    except ObjectTooLarge as exc:  # none Orion writes is: the mark goes over it, keeping nothing
+        log.warning("memory.erasure.too_large", key=home.profile_key, exc_info=exc)
+        await store.write(home.profile_key, mark(None))
 
 
 async def forget_everything(
@@ -83,15 +91,26 @@ async def forget_everything(
     home = person(user_id)
     await _mark(store, home, now or datetime.now(UTC), ())
     # Listed after the mark: a thread noted since is its writer's to take back (its guard).
-    listing, settings = await asyncio.gather(store.list(home.prefix), store.read(home.settings_key))
+    listing, settings = await asyncio.gather(store.list(home.prefix), _settings(store, home))
     keys = [obj.key for obj in listing]
-    threads = channel_threads(home, keys, settings.content if settings is not None else None)
+    threads = channel_threads(home, keys, settings)
     report = ErasureReport()
     if threads:
         report.deleted["channel_threads"] = await _forget_said_in(store, user_id, sorted(threads))
     # The home last: an erasure cut short and asked again still finds the threads.
     report.deleted["home"] = await delete_all(store, [k for k in keys if k != home.profile_key])
     return report
+
+
+async def _settings(store: ObjectStore, home: Home) -> str | None:
+    """The person's settings, for the channel threads they list; None when there are none,
+    or too large to read (none Orion writes is; the threads noted since still list)."""
+    try:
+        stored = await store.read(home.settings_key)
+    except ObjectTooLarge as exc:
+        log.warning("memory.erasure.too_large", key=home.settings_key, exc_info=exc)
+        return None
+    return stored.content if stored is not None else None
 
 
 async def _forget_said_in(
@@ -250,7 +269,8 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
         # One forgotten already may still be searchable: that forget was cut short.
         if kept.entry(thread_ts) is None and thread_ts not in kept.forgotten:
             return 0
-    with contextlib.suppress(Unreadable):  # left as it is; no turn of theirs writes
+    # Left as it is (none Orion writes is too large to read): no turn of theirs writes.
+    with contextlib.suppress(Unreadable, ObjectTooLarge):
         await update_object(store, home.profile_key, forgetting)
     notes = home.notes_prefix(thread_ts)
     await _drop_undo_records_holding(store, user_id, lambda changed: changed.startswith(notes))

@@ -12,16 +12,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.learning.conversation_record import ConversationRecord
-from app.learning.conversations import read_conversation
 from app.learning.person_settings import channel_threads, notes_choice
 from app.learning.preferences import StoredPreference, parse_preferences
 from app.learning.profile import ConversationEntry, Profile
+from app.learning.summary_file import UNTITLED
 from app.learning.welcome import freshest_summary
 from app.memory.homes import Home, person, preferences_key, thread_of_name
 from app.memory.retention import cutoff_of
 from app.memory.scopes import to_memory_path
 from app.observability.logging import get_logger
-from app.storage.store import ObjectInfo, ObjectStore, ObjectTooLarge, at_most
+from app.storage.store import ObjectInfo, ObjectStore, ObjectTooLarge, StoredObject, at_most
 
 log = get_logger(__name__)
 
@@ -82,32 +82,36 @@ async def take_inventory(
     export), `conversations` bounds how many of the newest conversations are read (None: all)."""
     home = person(user_id)
     preferences, objects, stored, settings, noted = await asyncio.gather(
-        store.read(preferences_key(user_id)),
+        _read(store, preferences_key(user_id)),
         store.list(home.memory_prefix),
-        store.read(home.profile_key),
-        store.read(home.settings_key),
+        _read(store, home.profile_key),
+        _read(store, home.settings_key),
         store.list(home.channel_threads_prefix),
     )
-    profile = Profile.parse(stored.content if stored else None, cutoff=cutoff_of(store))
-    settings_content = settings.content if settings is not None else None
-    note_keys = [obj for obj in objects if obj.key != preferences_key(user_id)]
-    notes = await at_most(READ_CONCURRENCY, note_keys, lambda o: _note(store, user_id, o, full))
+    profile = Profile.parse(_content(stored), cutoff=cutoff_of(store))
+    settings_content = _content(settings)
+    # Preferences too large to read are listed as a note is: the file Claude sees.
+    large = (
+        {preferences_key(user_id): preferences} if isinstance(preferences, ObjectTooLarge) else {}
+    )
+    note_keys = [o for o in objects if o.key != preferences_key(user_id) or large]
+    notes = await at_most(
+        READ_CONCURRENCY, note_keys, lambda o: _note(store, user_id, o, full, large.get(o.key))
+    )
     listed = profile.conversations
     # All of them: also those the profile does not list, read once, here.
     unlisted = await _unlisted(store, home, profile) if conversations is None else {}
-    listed = (*listed, *(record.listed_as() for record in unlisted.values()))
+    listed = (*listed, *(entry for entry, _ in unlisted.values()))
     entries = listed if conversations is None else listed[:conversations]
     read = await at_most(
         READ_CONCURRENCY,
         entries,
-        lambda e: _conversation(store, home, profile, e, unlisted.get(e.thread_ts)),
+        lambda e: _conversation(store, home, profile, e, unlisted.get(e.thread_ts, (e, None))[1]),
     )
     threads = [thread for thread in read if thread is not None]
     return MemoryInventory(
         user_id=user_id,
-        preferences=parse_preferences(
-            preferences.content if preferences else None, cutoff=cutoff_of(store)
-        ),
+        preferences=parse_preferences(_content(preferences), cutoff=cutoff_of(store)),
         notes=[note for note in notes if note is not None],
         conversations=threads,
         conversations_total=len(listed) - (len(read) - len(threads)),
@@ -130,14 +134,33 @@ def preview(content: str) -> str:
     return text + f"\n{CUT}" if len(lines) > PREVIEW_LINES else text
 
 
-async def _note(store: ObjectStore, user_id: str, listed: ObjectInfo, full: bool) -> Note | None:
+async def _read(store: ObjectStore, key: str) -> StoredObject | ObjectTooLarge | None:
+    """The object; for one too large to read (none Orion writes is), the error, logged:
+    it is shown as there, never read, and the rest of the home still shows."""
+    try:
+        return await store.read(key)
+    except ObjectTooLarge as exc:
+        log.warning("memory.inventory.too_large", key=key, exc_info=exc)
+        return exc
+
+
+def _content(stored: StoredObject | ObjectTooLarge | None) -> str | None:
+    return stored.content if isinstance(stored, StoredObject) else None
+
+
+async def _note(
+    store: ObjectStore,
+    user_id: str,
+    listed: ObjectInfo,
+    full: bool,
+    stored: StoredObject | ObjectTooLarge | None = None,
+) -> Note | None:
+    """The note `listed` (`stored`: as already read)."""
     key = listed.key
     # As Claude sees it: `/memories/users/{user}/notes.md`.
     path = to_memory_path(f"users/{user_id}/" + key.removeprefix(person(user_id).memory_prefix))
-    try:
-        stored = await store.read(key)
-    except ObjectTooLarge as exc:  # none Orion writes is: shown as there, never read
-        log.warning("memory.inventory.note_too_large", key=key, exc_info=exc)
+    stored = stored or await _read(store, key)
+    if isinstance(stored, ObjectTooLarge):
         return Note(key, path, listed.size, listed.updated, TOO_LARGE)
     if stored is None:
         return None  # deleted since the listing
@@ -153,21 +176,37 @@ async def _note(store: ObjectStore, user_id: str, listed: ObjectInfo, full: bool
 
 async def _unlisted(
     store: ObjectStore, home: Home, profile: Profile
-) -> dict[str, ConversationRecord]:
+) -> dict[str, tuple[ConversationEntry, ConversationRecord | ObjectTooLarge]]:
     """The conversations in `home` its profile does not list (an unreadable profile lists
-    none; a full one, at its cap, not the oldest): as Forget everything finds them."""
-    names = (
-        o.key.removeprefix(home.conversations_prefix)
-        for o in await store.list(home.conversations_prefix)
-    )
-    threads = [
-        thread
-        for name in names
-        if name.endswith(".json") and "/" not in name
-        if (thread := thread_of_name(name.removesuffix(".json"))) and profile.entry(thread) is None
-    ]
-    records = await at_most(READ_CONCURRENCY, threads, lambda t: read_conversation(store, home, t))
-    return {record.thread_ts: record for record in records if record is not None}
+    none; a full one, at its cap, not the oldest): as Forget everything finds them, each
+    as it would be listed, and its record as read."""
+    found: dict[str, ObjectInfo] = {}
+    for listed in await store.list(home.conversations_prefix):
+        name = listed.key.removeprefix(home.conversations_prefix)
+        if name.endswith(".json") and "/" not in name:
+            thread = thread_of_name(name.removesuffix(".json"))
+            if thread and profile.entry(thread) is None:
+                found[thread] = listed
+
+    async def read(
+        thread: str,
+    ) -> tuple[ConversationEntry, ConversationRecord | ObjectTooLarge] | None:
+        record = await _record(store, home, thread)
+        if isinstance(record, ObjectTooLarge):  # its title unknown: as of its last write
+            return ConversationEntry(thread, UNTITLED, found[thread].updated, None), record
+        return (record.listed_as(), record) if record is not None else None
+
+    read_ = await at_most(READ_CONCURRENCY, list(found), read)
+    return {entry.thread_ts: (entry, record) for entry, record in filter(None, read_)}
+
+
+async def _record(
+    store: ObjectStore, home: Home, thread_ts: str
+) -> ConversationRecord | ObjectTooLarge | None:
+    stored = await _read(store, home.conversation_key(thread_ts))
+    if isinstance(stored, StoredObject):
+        return ConversationRecord.parse(stored.content)
+    return stored
 
 
 async def _conversation(
@@ -175,13 +214,15 @@ async def _conversation(
     home: Home,
     profile: Profile,
     entry: ConversationEntry,
-    record: ConversationRecord | None = None,
+    record: ConversationRecord | ObjectTooLarge | None = None,
 ) -> Conversation | None:
     """The conversation as the profile lists it, with its freshest summary (`record`: as
     already read); None when it is gone (expired since)."""
-    record = record or await read_conversation(store, home, entry.thread_ts)
+    record = record or await _record(store, home, entry.thread_ts)
     if record is None:
         return None
+    if isinstance(record, ObjectTooLarge):
+        return Conversation(entry.thread_ts, entry.channel, entry.title, entry.updated, TOO_LARGE)
     summary = freshest_summary(profile, entry.thread_ts, record.summary, cutoff=cutoff_of(store))
     return Conversation(
         thread_ts=entry.thread_ts,

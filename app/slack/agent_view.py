@@ -50,7 +50,10 @@ def register(
 ) -> None:
     @app.event("app_home_opened")
     async def on_app_home_opened(
-        body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient
+        body: dict[str, Any],
+        event: dict[str, Any],
+        client: AsyncWebClient,
+        context: AsyncBoltContext,
     ) -> None:
         if event.get("tab") != MESSAGES_TAB:
             return
@@ -61,7 +64,9 @@ def register(
             if not user or not channel:
                 return
             today = datetime.now(UTC).strftime("%Y%m%d")
-            preferences = await _preferences(provider, user)
+            # Their name and language only in the DM Slack says is theirs.
+            theirs = await answerer.dms.theirs(client, context.team_id, user, channel)
+            preferences = await _preferences(provider, user) if theirs else None
             # Hashed: no object may name a forgotten person. With their preferences: once a
             # day for what they are now.
             shown = f"prompts:{user}:{preferences or ''}"
@@ -113,7 +118,10 @@ def register(
 
     @app.event("agent_session_stopped")
     async def on_agent_session_stopped(
-        body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient
+        body: dict[str, Any],
+        event: dict[str, Any],
+        client: AsyncWebClient,
+        context: AsyncBoltContext,
     ) -> None:
         channel, thread_ts = event.get("channel"), event.get("thread_ts")
         async with handling(
@@ -131,7 +139,7 @@ def register(
             if asker is None:
                 # Nothing runs here to vouch for the thread: only the person's own DM (the
                 # only place Orion sets a session, so a Stop shows) is confirmed and idled.
-                theirs = await _is_dm_of(client, user, channel)
+                theirs = await answerer.dms.theirs(client, context.team_id, user, channel)
             else:  # a channel thread's work ends for the Stop Slack sent (its docs)
                 theirs = is_shared_channel_id(channel) or asker == user
             if not theirs:
@@ -149,18 +157,6 @@ def register(
                 )
             if not stopped_here:  # a turn ended here sets it as it ends
                 await AgentSession(client, channel=channel, thread_ts=thread_ts).idle()
-
-
-async def _is_dm_of(client: AsyncWebClient, user: object, channel: str) -> bool:
-    """Whether `channel` is `user`'s DM with Orion, as Slack says (conversations.open)."""
-    if not isinstance(user, str) or not user:
-        return False
-    try:
-        opened = await client.conversations_open(users=user)
-    except Exception as exc:
-        log.warning("slack.dm_unavailable", error=type(exc).__name__, exc_info=exc)
-        return False
-    return (opened.get("channel") or {}).get("id") == channel
 
 
 async def _preferences(provider: ServiceProvider, user: str) -> str | None:

@@ -5,7 +5,10 @@ round trip: the record's create-only write (the claim) beside the person's reads
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -29,7 +32,7 @@ from app.slack.conversation.dedupe import EventDeduplicator, is_retried_delivery
 from app.slack.conversation.delivery import Delivery
 from app.slack.conversation.greeting import Greeting, greeting_of
 from app.slack.conversation.presence import AssistantStatus
-from app.slack.conversation.turn_opening import memory_store
+from app.slack.conversation.turn_opening import TurnOpening, memory_store
 from app.slack.conversation.unfurls import NO_UNFURLS
 from app.slack.event_scope import handling
 from app.slack.mrkdwn import text_of
@@ -67,11 +70,12 @@ def register(
             status = AssistantStatus(client, channel=channel or "", thread_ts=thread_ts)
             owner = owner_of_event(user, channel, context.team_id, context.enterprise_id)
             start = _Start(provider, dedupe, body, owner, thread_ts, thread)
+            theirs = partial(answerer.dms.theirs, client, context.team_id, user, channel or "")
             delivery = Delivery(
                 start.claim_is_taken,
                 retried=is_retried_delivery(request),
                 budget_s=budget_s,
-                memory=start.open,
+                memory=partial(start.open, theirs),
             )
             if not await delivery.claim(lambda: status.progress(RESTORING_STATUS)):
                 return  # another delivery of this event is greeting: leave it be
@@ -198,19 +202,25 @@ class _Start:
             return True
         return False
 
-    async def open(self) -> Opening | None:
+    async def open(self, theirs: Callable[[], Awaitable[bool | None]]) -> Opening | None:
+        """The person's state, read beside Slack saying whether the DM is theirs (`theirs`):
+        None when it is not, or nothing vouches for it (TurnOpening.in_dm)."""
         store = await memory_store(self._provider)
         if store is None or self._owner is None:
             return None
-        return await open_event(
-            store,
-            self._owner,
-            self._thread_ts,
-            budget_s=self._provider.settings.memory_load_timeout_s,
-            token_budget=self._provider.settings.memory_context_token_budget,
-            conversation=False,  # Slack has just opened it: there is nothing to read yet
-            since=self._began,  # an erasure after it takes the record back
+        dm, opening = await asyncio.gather(
+            theirs(),
+            open_event(
+                store,
+                self._owner,
+                self._thread_ts,
+                budget_s=self._provider.settings.memory_load_timeout_s,
+                token_budget=self._provider.settings.memory_context_token_budget,
+                conversation=False,  # Slack has just opened it: there is nothing to read yet
+                since=self._began,  # an erasure after it takes the record back
+            ),
         )
+        return TurnOpening(self._owner, opening).in_dm(dm, self._owner.channel).opening
 
     async def settle(self, opening: Opening | None) -> None:
         """As after every write of a person's data: if they asked to be forgotten since

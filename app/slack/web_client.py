@@ -13,6 +13,11 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from app.memory.scopes import is_user_id
+from app.observability.logging import get_logger
+
+log = get_logger(__name__)
+
 _ERROR_CODE = re.compile(r"[a-z_]{1,64}")
 
 
@@ -90,3 +95,44 @@ async def check_bot_token(client: AsyncWebClient) -> AsyncSlackResponse:
         raise BotTokenRefused(code if _ERROR_CODE.fullmatch(code) else "error") from None
     except (SlackClientError, aiohttp.ClientError, TimeoutError, OSError) as exc:
         raise SlackUnreachable(type(exc).__name__) from exc
+
+
+async def dm_of(client: AsyncWebClient, user: object) -> str | None:
+    """`user`'s DM with Orion, as Slack says (conversations.open: one user id, never a list
+    of them, which would open a group DM); None when Slack did not say. Never raises."""
+    if not is_user_id(user):
+        return None
+    try:
+        opened = await client.conversations_open(users=user)
+    except Exception as exc:
+        log.warning("slack.dm_unavailable", error=type(exc).__name__, exc_info=exc)
+        return None
+    channel = (opened.get("channel") or {}).get("id")
+    return channel if isinstance(channel, str) else None
+
+
+class DmOwners:
+    """Whose DM an event names: an event's `user` is trusted only in the DM Slack gives that
+    person with Orion, so events signed for one person naming another's DM (anyone holding
+    the app's signing secret can send them) reach nothing of theirs. Asked once a person
+    and workspace, without waiting out rate limits, and kept: a DM never changes hands."""
+
+    MAX_KNOWN = 100_000
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str | None, str], str] = {}
+
+    async def theirs(
+        self, client: AsyncWebClient, team: str | None, user: object, channel: str
+    ) -> bool | None:
+        """Whether `channel` is `user`'s DM; None when Slack did not say."""
+        if not is_user_id(user):
+            return False
+        dm = self._known.get((team, user))
+        if dm is None:
+            if (dm := await dm_of(without_rate_limit_waits(client), user)) is None:
+                return None
+            if len(self._known) >= self.MAX_KNOWN:
+                self._known.clear()
+            self._known[(team, user)] = dm
+        return dm == channel

@@ -102,7 +102,9 @@ def failed(page: httpx.Response) -> bool:
 def open_thread_in(
     orion: OrionServer, slack: FakeSlack, team: str, user: str, channel: str
 ) -> tuple[str, str]:
-    """`user` of `team` opens an assistant thread; returns its ts and Orion's greeting."""
+    """`user` of `team` opens an assistant thread in `channel`, their DM with the app there;
+    returns its ts and Orion's greeting."""
+    slack.set_dm_channel(user, channel, team)
     thread_ts = slack.open_assistant_thread(channel)
     started = events.in_team(events.assistant_thread_started(user, channel, thread_ts), team)
     assert orion.post_event(started).status_code == 200

@@ -290,6 +290,7 @@ def test_single_workspace_mode_keeps_todays_keys_and_has_no_install_routes(
     with OrionServer(settings) as orion:
         assert orion.http.get("/slack/install").status_code == 404
         answer_with_summary(orion, claude, answer="Hello Otto!", summary=SUMMARY_B)
+        slack.set_dm_channel(USER, DM_B)
         thread_ts, _ = open_thread(orion, slack, USER, DM_B)
         post_user_message(orion, slack, USER, DM_B, thread_ts, "Please call me Otto.")
         wait_for_answer(slack, DM_B, thread_ts, "Hello Otto!")

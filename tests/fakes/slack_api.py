@@ -198,7 +198,7 @@ class FakeSlack(HttpFake):
         self._view_ids = itertools.count(1)
         self._files: dict[str, UploadedFile] = {}
         self._file_ids = itertools.count(1)
-        self._dms: dict[str, str] = {}
+        self._dms: dict[tuple[str | None, str], str] = {}  # by team (None: any) and user
         # Distribution mode (OAuth installs): codes handed out and not yet exchanged, the
         # installations (by bot token) and the tokens revoked since.
         self.client_id: str | None = None
@@ -672,15 +672,16 @@ class FakeSlack(HttpFake):
             shared = [copy.deepcopy(f) for f in self._files.values() if f.message_ts is not None]
         return [f for f in shared if channel is None or channel in f.channels]
 
-    def dm_channel(self, user: str) -> str:
-        """The DM between `user` and the app, as conversations.open answers it: `D` and
-        the user id's tail unless `set_dm_channel` said otherwise."""
+    def dm_channel(self, user: str, team: str | None = None) -> str:
+        """The DM between `user` (of `team`, in distribution mode) and the app, as
+        conversations.open answers it: `D` and the user id's tail unless `set_dm_channel`
+        said otherwise."""
         with self._lock:
-            return self._dms.get(user) or f"D{user[1:]}"
+            return self._dms.get((team, user)) or self._dms.get((None, user)) or f"D{user[1:]}"
 
-    def set_dm_channel(self, user: str, channel: str) -> None:
+    def set_dm_channel(self, user: str, channel: str, team: str | None = None) -> None:
         with self._lock:
-            self._dms[user] = channel
+            self._dms[(team, user)] = channel
 
     def wait_for(
         self, predicate: Callable[[], T], timeout: float = PATIENCE_S, what: str = "condition"
@@ -1207,7 +1208,7 @@ class FakeSlack(HttpFake):
         users = [u for u in str(_required(args, "users")).split(",") if u]
         if len(users) != 1:
             raise SlackError("not_supported")  # group DMs: not needed by Orion
-        channel = self.dm_channel(users[0])
+        channel = self.dm_channel(users[0], self._calling.team_id if self._calling else None)
         return {"no_op": True, "already_open": True, "channel": {"id": channel}}
 
     def _publish_view(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -6,10 +6,16 @@ payload: played here with the value of each Forget button replaced by another pe
 thread or note, traversal in every spelling, Unicode look-alikes and the longest values,
 through the real Orion HTTP app and the GCS emulator. Otto's memory stays as it was,
 Mira's too, and she sees that there was nothing by that name.
+
+Found by the attacker (round 11): Download sent the export to the DM named in the clicked
+view's private metadata whenever that metadata named the clicking person, so a view whose
+metadata said "Mira, in Otto's DM" posted everything Orion keeps about Mira in Otto's
+DM. The file now goes to the DM Slack says is hers (`conversations.open`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -17,14 +23,16 @@ import pytest
 from app.memory.homes import person
 from app.slack.home import controls
 from app.slack.home.memory_view import (
+    ACTION_DOWNLOAD,
     ACTION_FORGET_CONVERSATION,
     ACTION_FORGET_NOTE,
     ACTION_FORGET_PREFERENCE,
 )
-from tests.e2e.home import next_view, open_home, shown
+from tests.e2e.home import click, next_view, open_home, shown
 from tests.e2e.memory_bucket import Bucket
 from tests.e2e.test_memory_controls import (
     DM,
+    NOTE,
     NOTE_NAME,
     OTHER,
     OTHER_THREAD,
@@ -93,3 +101,18 @@ def test_a_forged_forget_value_reaches_nothing(
     assert controls.ALREADY_GONE in shown(after)
     assert everything_in(bucket) == before, "nothing of anyone's changed"
     assert orion.http.get("/healthz").status_code == 200
+
+
+def test_a_download_goes_only_to_the_clicking_persons_own_dm(
+    orion: OrionServer, slack: FakeSlack
+) -> None:
+    view = open_home(orion, slack, USER, DM)
+    ottos_dm = slack.dm_channel(OTHER)
+    view["private_metadata"] = json.dumps({"user": USER, "dm": ottos_dm})
+
+    after = click(orion, slack, USER, view, ACTION_DOWNLOAD)
+
+    assert controls.SENT in shown(after)
+    assert slack.files(ottos_dm) == [] and slack.messages(ottos_dm) == []
+    [file] = slack.files(DM)
+    assert NOTE.strip() in file.text, "hers, in her own DM"

@@ -16,6 +16,15 @@ a mention naming a DM thread or another channel's thread, and a mention claiming
 channel reach nothing of it — and a DM event naming a channel thread's ts before the
 mention that opens it cannot squat it: the channel's members are answered there, with the
 channel's memory.
+
+Found by the attacker (round 11): an event's `user` was taken to be the person of the DM
+the event names. Events signed for Otto naming Mira's DM (anyone holding the app's
+signing secret can send them) were answered there with Otto's memory: Claude recalled
+his words, and the answer, in Mira's DM, could say them. A DM is now the event's
+person's only where Slack says so (`conversations.open`, asked once a person, beside the
+memory reads; when Slack does not answer, only a conversation of theirs Orion keeps in
+that DM vouches for it): elsewhere the turn is refused and nothing of theirs is read
+into it, the greeting is the generic one, and the Messages tab's prompts name no one.
 """
 
 from __future__ import annotations
@@ -230,6 +239,42 @@ def test_an_event_naming_someone_elses_thread_reaches_nothing_of_theirs(
     ]
     assert SECRET in json.dumps(request["messages"]), "his history: his transcript"
     assert SECRET in conversation.remembered(request), "his summary"
+
+
+def test_an_event_signed_for_someone_in_another_persons_dm_shows_nothing_of_theirs_there(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    bucket: Bucket,
+    experience: str,
+) -> None:
+    """Events signed for Otto naming Mira's DM (what anyone holding the app's signing
+    secret can send): whatever Orion says there, Mira reads. Nothing Orion keeps of Otto's
+    may reach that DM: not his welcome back, not his memory through Claude."""
+    ottos_conversation(orion, slack, claude, bucket, experience)
+    # Claude answering anyone first recalls what they said about the offer, as asked.
+    claude.responder = lambda body: (
+        script.text(MIRAS_SUMMARY)
+        if body["model"] == orion.settings.summary_model
+        else script.tool_use("recall", {"queries": ["Globex offer"]})
+        if not conversation.tool_results(body)
+        else script.text("Here is what I found.")
+    )
+    asked = len(claude.requests)
+    question = "What did I say about the offer?"
+
+    if experience == "assistant":
+        forged_ts = slack.open_assistant_thread(MIRA_DM)
+        send(orion, [events.assistant_thread_started(OTTO, MIRA_DM, forged_ts)])
+        ts = slack.add_user_message(MIRA_DM, forged_ts, OTTO, question)
+        forged = events.user_message_in_thread(OTTO, MIRA_DM, forged_ts, question, ts=ts)
+    else:
+        forged_ts = slack.add_user_message(MIRA_DM, None, OTTO, question)
+        forged = events.top_level_dm(OTTO, MIRA_DM, question, ts=forged_ts)
+    send(orion, [forged])
+
+    nothing_of_ottos_in([m.text for m in slack.messages(MIRA_DM) if m.is_bot])
+    nothing_of_ottos_in([json.dumps(r) for r in claude.requests[asked:]])
 
 
 def test_a_dm_thread_is_read_from_its_owners_home_alone_never_from_slack(

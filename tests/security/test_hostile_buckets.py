@@ -35,7 +35,7 @@ from app.storage.gcs_connection import MAX_DOWNLOAD_BYTES
 from app.storage.local_directory import LocalDirectoryStore
 from tests.e2e.memory_bucket import Bucket
 from tests.fakes.gcs import GcsEmulator
-from tests.log_events import MEMORY_INVENTORY_NOTE_TOO_LARGE
+from tests.log_events import MEMORY_INVENTORY_TOO_LARGE
 from tests.security.test_upgrade_keeps_erasures import DATA, SAM, _no_word_of_sam_in_the_channel
 
 # Where the old layout kept Sam's erasure mark (sha256 of "orion-erasure:U0LEGACY1").
@@ -152,7 +152,7 @@ async def test_a_note_too_large_to_read_is_listed_and_the_rest_still_shows(
     finally:
         await store.close()
 
-    [logged] = [line for line in logs if line["event"] == MEMORY_INVENTORY_NOTE_TOO_LARGE]
+    [logged] = [line for line in logs if line["event"] == MEMORY_INVENTORY_TOO_LARGE]
     assert logged["key"].endswith("notes/huge.md") and logged["exc_info"] is not None
     document = render_memory(inventory, full=True)  # what `orion memory export` writes
     assert "Sam flies to Lisbon in May." in document

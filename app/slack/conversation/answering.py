@@ -48,6 +48,7 @@ from app.slack.conversation.task_display import TaskDisplaySupport
 from app.slack.conversation.thread_links import ThreadLinks, WorkspaceLinks
 from app.slack.conversation.turn_opening import NOT_YOURS, TurnOpening, open_turn, turn_history
 from app.slack.conversation.unfurls import NO_UNFURLS
+from app.slack.web_client import DmOwners
 from app.storage.deadline import seconds_until
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ class Answerer:
         # past conversations): for the life of the process.
         self.task_display = TaskDisplaySupport()
         self._workspaces = WorkspaceLinks()
+        self.dms = DmOwners()  # whose DM an event names, as Slack says
 
     async def answer(
         self, message: Incoming, *, client: AsyncWebClient, presence: Presence
@@ -159,15 +161,20 @@ class Answerer:
         await self.turns.written(message.channel, message.thread_ts)
         if message.in_channel:
             return await open_channel_turn(self._provider, client, message)
-        return await open_turn(
-            self._provider,
-            user=message.user,
-            channel=message.channel,
-            thread_ts=message.thread_ts,
-            team=message.context.team_id,
-            enterprise=message.context.enterprise_id,
-            since=moment_of(message.ts),
+        team = message.context.team_id
+        theirs, opening = await asyncio.gather(
+            self.dms.theirs(client, team, message.user, message.channel),
+            open_turn(
+                self._provider,
+                user=message.user,
+                channel=message.channel,
+                thread_ts=message.thread_ts,
+                team=team,
+                enterprise=message.context.enterprise_id,
+                since=moment_of(message.ts),
+            ),
         )
+        return opening.in_dm(theirs, message.channel)
 
     async def _claimed(
         self,

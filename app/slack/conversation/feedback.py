@@ -14,6 +14,7 @@ from app.observability import tracing
 from app.observability.logging import get_logger
 from app.slack.conversation.reply_stream import ANSWER_METADATA_TYPE, FEEDBACK_ACTION_ID
 from app.slack.event_scope import handling
+from app.slack.web_client import dm_of
 
 log = get_logger(__name__)
 
@@ -35,6 +36,10 @@ def register(app: AsyncApp) -> None:
             "slack.feedback", body, user=user, channel=channel, thread_ts=message.get("thread_ts")
         ):
             value = action.get("value")
+            # A DM is one person's: a click there counts only from them.
+            if str(channel).startswith("D") and await dm_of(client, user) != channel:
+                log.warning("slack.feedback.not_theirs")
+                return
             answer_trace = await _answer_trace(client, channel, message)
             log.info(
                 "slack.feedback.received",

@@ -40,10 +40,23 @@ class TurnOpening:
     # A mention in a channel: what Slack and the admins say of the channel
     # (channel_turns.py); None in a DM.
     channel: ChannelGate | None = None
+    # A DM Slack says is not the event's person's: nothing of theirs is used there.
+    not_theirs: bool = False
 
     @property
     def refused(self) -> bool:
-        return self.opening is not None and self.opening.refused
+        return self.not_theirs or (self.opening is not None and self.opening.refused)
+
+    def in_dm(self, theirs: bool | None, channel: str) -> TurnOpening:
+        """The opening once Slack said whether `channel` is the person's DM (`theirs`;
+        None: Slack did not say, and only a conversation of theirs Orion keeps there
+        vouches for it, else nothing of theirs is used)."""
+        if theirs is None and self.opening is not None:
+            kept = self.opening.profile.conversations
+            theirs = any(entry.channel == channel for entry in kept) or None
+        if theirs:
+            return self
+        return TurnOpening(self.owner, not_theirs=theirs is False)
 
     @property
     def remembers(self) -> bool:

@@ -12,10 +12,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from app.learning.memory_inventory import MemoryInventory, take_inventory
-from app.memory.scopes import is_channel_id
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
+from app.slack import web_client
 from app.slack.conversation.thread_links import WorkspaceLinks
 from app.slack.home.memory_view import (
     MAX_CONVERSATIONS,
@@ -101,18 +101,9 @@ class HomeTab:
         return await self._links.get(client, tenant.label if tenant else None)
 
     async def dm_of(self, body: dict[str, Any], client: AsyncWebClient) -> str | None:
-        """The clicking person's DM with Orion: from the view it was published with (only
-        if that view was theirs), else asked of Slack (conversations.open)."""
-        shown = owner_of(body).dm
-        if is_channel_id(shown) and shown.startswith("D"):  # a DM with the app
-            return shown
-        try:
-            opened = await client.conversations_open(users=clicking_user(body))
-        except SlackApiError as exc:
-            log.warning("slack.home.dm_unavailable", error=exc.response.get("error"))
-            return None
-        channel = (opened.get("channel") or {}).get("id")
-        return channel if isinstance(channel, str) else None
+        """The clicking person's DM with Orion, as Slack says (conversations.open): never
+        the view's copy, which a forged payload could point at someone else's DM."""
+        return await web_client.dm_of(client, clicking_user(body))
 
 
 def clicking_user(body: dict[str, Any]) -> str:
