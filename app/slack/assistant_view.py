@@ -5,7 +5,6 @@ round trip: the record's create-only write (the claim) beside the person's reads
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial
@@ -203,14 +202,14 @@ class _Start:
         return False
 
     async def open(self, theirs: Callable[[], Awaitable[bool | None]]) -> Opening | None:
-        """The person's state, read beside Slack saying whether the DM is theirs (`theirs`):
-        None when it is not, or nothing vouches for it (TurnOpening.in_dm)."""
+        """The person's state; None when the DM is not theirs: a conversation of theirs kept
+        there vouches for it, else Slack is asked (`theirs`, TurnOpening.in_dm)."""
         store = await memory_store(self._provider)
         if store is None or self._owner is None:
             return None
-        dm, opening = await asyncio.gather(
-            theirs(),
-            open_event(
+        opening = TurnOpening(
+            self._owner,
+            await open_event(
                 store,
                 self._owner,
                 self._thread_ts,
@@ -220,7 +219,9 @@ class _Start:
                 since=self._began,  # an erasure after it takes the record back
             ),
         )
-        return TurnOpening(self._owner, opening).in_dm(dm, self._owner.channel).opening
+        if opening.vouched_in(self._owner.channel):
+            return opening.opening
+        return opening.in_dm(await theirs()).opening
 
     async def settle(self, opening: Opening | None) -> None:
         """As after every write of a person's data: if they asked to be forgotten since

@@ -284,6 +284,33 @@ def test_preferences_said_once_are_kept_and_greet_the_next_thread(
     assert "response style: numbered lists" in system_text(main_requests(claude, orion)[before])
 
 
+def test_a_returning_person_on_a_fresh_instance_is_remembered_without_asking_slack_whose_dm(
+    start_orion: Callable[..., OrionServer],
+    bucket: Bucket,
+    slack: FakeSlack,
+    claude: FakeClaude,
+) -> None:
+    # Slack says whose a DM is (conversations.open) only where no conversation of theirs
+    # Orion keeps there vouches for it: a burst of returning people on a new instance asks
+    # it nothing, so its rate limit cannot leave them without their memory.
+    first = start_orion()
+    answer_summaries(claude, first, lambda _: text(FIRST_SUMMARY))
+    thread_ts, _ = open_thread(first, slack)
+    question = "Please call me Sam. Can you help me review our Q3 budget? Cloud spend is over."
+    ask(first, slack, claude, thread_ts, question, "Sure, Sam: spot instances first.")
+    bucket.wait_for(PROFILE, lambda c: CHANNEL in c)
+    first.wait_idle()
+    assert len(slack.calls_to("conversations.open")) == 1, "asked once, for a first contact"
+
+    fresh = start_orion()  # another instance: it has asked Slack nothing yet
+    next_thread, greeting = open_thread(fresh, slack)
+    ask(fresh, slack, claude, next_thread, "What's on my plate today?", "Here's your day.")
+
+    assert greeting.startswith("Welcome back, Sam!")
+    assert "name: Sam" in system_text(main_requests(claude, fresh)[-1])
+    assert len(slack.calls_to("conversations.open")) == 1, "the records vouched for the DM"
+
+
 # --- 3. recall ------------------------------------------------------------------------------
 
 PAST_THREADS = {

@@ -162,19 +162,18 @@ class Answerer:
         if message.in_channel:
             return await open_channel_turn(self._provider, client, message)
         team = message.context.team_id
-        theirs, opening = await asyncio.gather(
-            self.dms.theirs(client, team, message.user, message.channel),
-            open_turn(
-                self._provider,
-                user=message.user,
-                channel=message.channel,
-                thread_ts=message.thread_ts,
-                team=team,
-                enterprise=message.context.enterprise_id,
-                since=moment_of(message.ts),
-            ),
+        opening = await open_turn(
+            self._provider,
+            user=message.user,
+            channel=message.channel,
+            thread_ts=message.thread_ts,
+            team=team,
+            enterprise=message.context.enterprise_id,
+            since=moment_of(message.ts),
         )
-        return opening.in_dm(theirs, message.channel)
+        if opening.vouched_in(message.channel):
+            return opening
+        return opening.in_dm(await self.dms.theirs(client, team, message.user, message.channel))
 
     async def _claimed(
         self,

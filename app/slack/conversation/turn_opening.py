@@ -47,13 +47,15 @@ class TurnOpening:
     def refused(self) -> bool:
         return self.not_theirs or (self.opening is not None and self.opening.refused)
 
-    def in_dm(self, theirs: bool | None, channel: str) -> TurnOpening:
-        """The opening once Slack said whether `channel` is the person's DM (`theirs`;
-        None: Slack did not say, and only a conversation of theirs Orion keeps there
-        vouches for it, else nothing of theirs is used)."""
-        if theirs is None and self.opening is not None:
-            kept = self.opening.profile.conversations
-            theirs = any(entry.channel == channel for entry in kept) or None
+    def vouched_in(self, channel: str) -> bool:
+        """A conversation of theirs Orion keeps in `channel` says it is their DM, so Slack
+        need not be asked (a returning person's burst asks it nothing)."""
+        kept = self.opening.profile.conversations if self.opening is not None else ()
+        return any(entry.channel == channel for entry in kept)
+
+    def in_dm(self, theirs: bool | None) -> TurnOpening:
+        """The opening once Slack said whether the DM is the person's (`theirs`; None: Slack
+        did not say): nothing of theirs is used unless it is."""
         if theirs:
             return self
         return TurnOpening(self.owner, not_theirs=theirs is False)
