@@ -29,6 +29,7 @@ from app.slack.home.home_tab import HomeTab
 from app.slack.web_client import configure_web_client
 
 log = get_logger(__name__)
+APP_NAME = "orion"  # Bolt's loggers' prefix; else Bolt reads the caller's stack to name it
 
 
 def build_bolt_app(
@@ -72,6 +73,7 @@ def _single_workspace_app(settings: Settings, mode: RunMode) -> AsyncApp:
     signing_secret = settings.slack_signing_secret
     assert settings.slack_bot_token is not None  # load_settings requires one outside distribution
     app = AsyncApp(
+        name=APP_NAME,
         token=settings.slack_bot_token.get_secret_value(),
         signing_secret=signing_secret.get_secret_value() if http and signing_secret else None,
         # Socket Mode messages arrive over an authenticated WebSocket, not signed HTTP.
@@ -138,6 +140,7 @@ def _distribution_app(settings: Settings, provider: ServiceProvider) -> AsyncApp
     assert deployment_store is not None  # distribution mode builds one
     oauth_flow = build_oauth(settings, deployment_store, client)
     app = AsyncApp(
+        name=APP_NAME,
         signing_secret=settings.slack_signing_secret.get_secret_value(),
         client=client,
         oauth_flow=oauth_flow,  # its settings' authorize answers every request
