@@ -342,7 +342,10 @@ def test_forty_thousand_adversarial_characters_are_scrubbed_once_and_for_all(tex
     """Each of these takes milliseconds (bench/secret_shapes.py measures them); a pattern
     that backtracked would take minutes here. Whatever comes out is scrubbed for good."""
     once = redact_secret_shapes(text)
-    assert redact_secret_shapes(once) == once
+    # Nothing redacted, `once` is `text` (the same object): a second pass would be this one
+    # again, seconds of the suite's CPU over these 2,000 texts for an assertion already made.
+    if once is not text:
+        assert redact_secret_shapes(once) == once
 
 
 def test_a_text_of_several_windows_is_redacted_across_their_edges() -> None:
