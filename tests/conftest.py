@@ -28,8 +28,8 @@ _STARTS_PROCESSES = ("tests.orion_process", "tests.terminal")
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest first: the tests that start Orion processes, then the end-to-end, attack and
     conformance suites, then the rest. pytest-xdist hands tests out in this order as workers
-    free up, so the many short tests at the end let both workers finish together instead of
-    one starting a long test as the other runs out of work (docs/testing.md)."""
+    free up, so the many short tests at the end let the workers finish together instead of
+    one starting a long test as the others run out of work (docs/testing.md)."""
 
     def weight(item: pytest.Item) -> int:
         module = getattr(item, "module", None)
