@@ -274,6 +274,9 @@ def test_a_stop_after_the_answer_still_leaves_the_session_active(
     payload = start_conversation(orion, slack, QUESTION)
     thread_ts = payload["event"]["ts"]
     slack.wait_for(lambda: session_statuses(slack, thread_ts)[-1:] == ["active"])
+    # After the answer: its turn has ended here too (the session shows active as the
+    # answer's stream ends, a moment before; a Stop in that moment still finds it running).
+    orion.wait_handled(payload["event_id"])
 
     assert orion.post_event(events.agent_session_stopped(USER, CHANNEL, thread_ts)).is_success
     slack.wait_for(lambda: orion.logged(log_events.SLACK_AGENT_SESSION_STOPPED_TURN))
