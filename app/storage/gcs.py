@@ -91,6 +91,7 @@ class GcsObjectStore:
         self._executor = ThreadPoolExecutor(max_workers=STORAGE_WORKERS, thread_name_prefix="gcs")
         self._connection: Connection | None = None
         self._connecting = threading.Lock()
+        self._workers_started = False
 
     def __repr__(self) -> str:
         return f"GcsObjectStore({self.bucket_name!r})"
@@ -121,6 +122,9 @@ class GcsObjectStore:
         import google.cloud.storage  # noqa: F401
 
         await self._run("connect", self.bucket_name, lambda _: None)
+        if self._workers_started:  # once: later, the barrier would hold threads from requests
+            return
+        self._workers_started = True
         # Each waits for all the others, so no submit finds an idle thread: each starts one.
         all_started = threading.Barrier(STORAGE_WORKERS, timeout=WORKERS_START_S)
         started = [self._executor.submit(all_started.wait) for _ in range(STORAGE_WORKERS)]

@@ -359,3 +359,23 @@ async def test_connecting_starts_every_worker_thread_before_any_request(
     await asyncio.gather(*(store.read(KEY) for _ in range(STORAGE_WORKERS)))
     assert len(workers() - before) == STORAGE_WORKERS, "a burst starts no thread"
     await store.close()
+
+
+async def test_connecting_again_while_requests_run_holds_no_worker_from_them(
+    gcs_proxy: FaultyProxy, gcs_emulator: GcsEmulator, gcs_bucket: str
+) -> None:
+    # Starting the workers holds each until all have started: done once, at start-up, never
+    # again while they serve (all busy, the barrier would keep the requests waiting).
+    gcs_emulator.write(gcs_bucket, KEY, "held")
+    store = _store(gcs_bucket)
+    await store.connect()
+    stall = gcs_proxy.add_rule(KEY, hold=True)
+    # Every worker but one held by a request (connecting itself needs one).
+    held = [asyncio.ensure_future(store.read(KEY)) for _ in range(STORAGE_WORKERS - 1)]
+    await asyncio.sleep(0.2)
+
+    await asyncio.wait_for(store.connect(), timeout=5)
+
+    stall.release()
+    assert all(r is not None for r in await asyncio.gather(*held))
+    await store.close()
