@@ -126,12 +126,20 @@ def _best(index: SearchIndex, scores: dict[int, float], limit: int) -> Ranking:
 
 
 def _in_turn(lists: list[Ranking], limit: int) -> Ranking:
-    """The first of each list, then the second of each…, each entry once, at most `limit`."""
+    """Each list's best not yet taken, in turn, at most `limit`: a list whose best another
+    list took gives its next best in that round."""
     taken, seen = Ranking(), set()
-    for ranked in itertools.chain.from_iterable(itertools.zip_longest(*lists)):
-        if ranked is not None and ranked.at not in seen and len(taken) < limit:
-            seen.add(ranked.at)
-            taken.append(ranked)
+    left = [iter(ranked) for ranked in lists]
+    while left and len(taken) < limit:
+        for entries in list(left):
+            best = next((r for r in entries if r.at not in seen), None)
+            if best is None:
+                left.remove(entries)
+                continue
+            seen.add(best.at)
+            taken.append(best)
+            if len(taken) == limit:
+                break
     return taken
 
 

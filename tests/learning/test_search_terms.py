@@ -178,7 +178,8 @@ def test_a_time_range_names_the_conversations_held_then_beside_the_best_matches(
     within = TimeRange(start, end)  # only the second conversation went on then
     # Held then, no word of it: named first; the matches from other times still come.
     assert _ranked(index, "budget", within=within) == ["2.2", "1.1", "3.3"]
-    assert _ranked(index, "budget", within=TimeRange(after=start)) == ["1.1", "2.2", "3.3"]
+    # Held then and matching first; then the best match not yet taken, then the rest held then.
+    assert _ranked(index, "budget", within=TimeRange(after=start)) == ["1.1", "3.3", "2.2"]
 
 
 def test_a_word_found_everywhere_costs_at_most_the_postings_budget() -> None:
