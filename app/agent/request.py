@@ -30,6 +30,9 @@ class TurnRequest:
     channel_id: str
     thread_ts: str
     history: list[ThreadMessage]
+    # What the person wrote that the turn answers, as they wrote it (`recall` searches it
+    # beside Claude's words).
+    text: str = ""
     # What the turn read of its owner as it began (app/learning/opening.py): the memory
     # block, the profile, and the erasure guard every write of the turn passes. None when
     # memory is off or storage gave nothing in time: the answer goes out without memory.

@@ -86,11 +86,13 @@ def tools_for_turn(
     recalls: RecallLog | None = None,
     changes: ChangeLog | None = None,
     link: LinkTo | None = None,
+    message: str = "",
 ) -> ToolRegistry:
     """Memory tools only when memory is enabled (a store is given), all bound to `scope`:
     whose memories they reach comes from the turn, never the model's input. `recalls` and
     `link`: what searches found, and how they link it; `changes`: what the memory tool
-    changed, for the note under the answer (`forget`'s deletions were asked for)."""
+    changed, for the note under the answer (`forget`'s deletions were asked for);
+    `message`: what the person wrote, which `recall` searches too."""
     if store is None:
         return ToolRegistry()
     recorded = store if changes is None else RecordingStore(store, changes)
@@ -100,7 +102,7 @@ def tools_for_turn(
     return ToolRegistry(
         [
             ScopedMemoryTool(audited, scope),
-            RecallTool(store, scope, log=recalls, link=link),
+            RecallTool(store, scope, log=recalls, link=link, message=message),
             MemoryOverviewTool(store, scope),
             ForgetTool(store, scope),
         ]
@@ -115,6 +117,7 @@ def channel_tools_for_turn(
     changes: ChangeLog | None = None,
     logged: list[ChannelChange] | None = None,
     link: LinkTo | None = None,
+    message: str = "",
 ) -> ToolRegistry:
     """The tools of a turn in a channel thread: the memory tool on the channel's directory
     (each change audited and, at the turn's end, logged as `actor`'s in the change log its
@@ -130,6 +133,6 @@ def channel_tools_for_turn(
     return ToolRegistry(
         [
             ChannelMemoryTool(audited, recall.channel_id, changes=logged or []),
-            ChannelRecallTool(store, recall, actor=actor, link=link),
+            ChannelRecallTool(store, recall, actor=actor, link=link, message=message),
         ]
     )

@@ -104,12 +104,18 @@ class Agent:
                 changes=turn.changes,
                 logged=changes_of(guard.profile) if guard is not None else [],
                 link=sink.link_to,
+                message=turn.text,
             )
         else:
             scope = MemoryScope(turn.user_id, turn.thread_ts)
             guide = memory_tool_guide(scope)
             tools = tools_for_turn(
-                store=store, scope=scope, recalls=recalls, changes=turn.changes, link=sink.link_to
+                store=store,
+                scope=scope,
+                recalls=recalls,
+                changes=turn.changes,
+                link=sink.link_to,
+                message=turn.text,
             )
         with tracing.observe("agent.turn", input={"history_messages": len(turn.history)}) as span:
             memory_context = await self._before_turn(turn, tasks)

@@ -133,6 +133,7 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
     _: KW_ONLY
     actor: str
     link: LinkTo | None = None
+    message: str = ""  # as RecallTool's
     shown: dict[str, Shown] = field(default_factory=dict, init=False, repr=False)  # as RecallTool's
 
     def to_dict(self) -> BetaToolParam:
@@ -153,6 +154,7 @@ class ChannelRecallTool(BetaAsyncBuiltinFunctionTool):
             keep=self._still_public,
             link=self.link,
             among="in this channel" + public,
+            message=self.message,
         )
 
     async def _homes(self) -> list[Home]:

@@ -55,11 +55,11 @@ COULD_NOT_SEARCH = (
 DESCRIPTION = (
     "Search your earlier conversations with the person you are talking to (other Slack "
     "threads): every message said in them, their titles and summaries. Use it when they "
-    "refer to something said before ('when is my daughter's recital?', 'what did we "
-    "decide about the Q3 budget?', 'recap our last conversation'). It matches words, "
+    "refer to something said before ('when does my car insurance renew?', 'what did we "
+    "decide about the boiler?', 'recap our last conversation'). It matches words, "
     "not meanings: pass the few words that would appear where it was said — the words the "
-    "answer itself would use, not the question's ('what's the dog called?' was said as "
-    "'we adopted a beagle and named her…': ['dog adopted named', 'puppy name']) —, in "
+    "answer itself would use, not the question's ('who is fixing the boiler?' was said as "
+    "'the plumber comes on Tuesday…': ['plumber boiler repair', 'heating engineer']) —, in "
     "the language the conversation was held in (any language works); when the person's "
     "words may not be the ones said, add another query with other words for the same "
     "thing. An empty query lists the most recent conversations. When a "
@@ -138,18 +138,25 @@ async def search_homes(
     within: TimeRange | None = None,
     keep: Callable[[list[Home]], Awaitable[set[Home]]] | None = None,
     shown: dict[str, Shown] | None = None,
+    message: str = "",
 ) -> tuple[list[RecallHit], SearchCounts]:
     """The best-matching conversations of `homes` for `queries` (the parts of one question, the best
     of each first; each index ranked on its own, several homes' merged by score), best first;
     `keep`: which other homes' threads may be shown; `shown`: the turn's previous search's, replaced
-    by this one's. Raises what storage raises for the first home's index, and `SearchFailed` when
-    none of the best matches could be read."""
+    by this one's; `message`: what the person wrote, searched as one more part. Raises what storage
+    raises for the first home's index, and `SearchFailed` when none of the best matches could be
+    read."""
     counts = SearchCounts()
     cutoff = cutoff_of(store)
     indexes = await asyncio.gather(
         *(searchable_index(store, home, cutoff=cutoff) for home in homes)
     )
     asked = [query_terms(query[:MAX_QUERY_CHARS]) for query in queries[:MAX_QUERIES]] or [[]]
+    # Claude's words find what the person's do not ("dog" was said "beagle"), and the
+    # person's what Claude's left out: one more part (docs/architecture.md, "Recall").
+    said = query_terms(message[:MAX_QUERY_CHARS])
+    if said and any(asked) and said not in asked:
+        asked.append(said)
     found: list[tuple[Home, SearchIndex, Ranked]] = []
     for home, index in zip(homes, indexes, strict=True):
         if index is None:
@@ -419,9 +426,9 @@ def recall_tool_param(description: str) -> BetaToolParam:
                     "minItems": 1,
                     "maxItems": MAX_QUERIES,
                     "description": "Words that would appear where it was said, e.g. "
-                    "['daughter recital'] or ['予算会議']; one entry per part of a question "
-                    "that was likely said in different conversations, e.g. ['kitchen "
-                    "contractor', 'kitchen tiles'] (at most "
+                    "['car insurance renewal'] or ['取締役会']; one entry per part of a question "
+                    "that was likely said in different conversations, e.g. ['boiler "
+                    "plumber', 'boiler replacement cost'] (at most "
                     f"{MAX_QUERIES}). [''] lists the most recent conversations.",
                 },
                 "limit": {
@@ -453,6 +460,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
     _: KW_ONLY
     log: RecallLog | None = None
     link: LinkTo | None = None
+    message: str = ""  # what the person wrote that the turn answers
     # What the turn's latest search showed, MAX_RESULTS conversations at most: a tool
     # lives one turn (app/agent/toolbox.py builds a turn's), and its store is the turn's.
     shown: dict[str, Shown] = field(default_factory=dict, init=False, repr=False)
@@ -471,6 +479,7 @@ class RecallTool(BetaAsyncBuiltinFunctionTool):
             audited=(person_scope(user), user),
             recalls=self.log,
             link=self.link,
+            message=self.message,
         )
 
     async def _homes(self) -> list[Home]:
@@ -489,6 +498,7 @@ async def recall(
     recalls: RecallLog | None = None,
     link: LinkTo | None = None,
     among: str = "with this person",
+    message: str = "",
 ) -> str | list[dict[str, Any]]:
     """One `recall` call over the conversations of `homes` (a person's own, or what a
     channel may see: channel_recall.py; `keep` as `search_homes`'s): traced, logged,
@@ -515,6 +525,7 @@ async def recall(
                 within=within,
                 keep=keep,
                 shown=shown,
+                message=message,
             )
         except Exception as exc:
             # SearchFailed: each read that failed was logged with its traceback.

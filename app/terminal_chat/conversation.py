@@ -108,6 +108,7 @@ class Conversation:
             channel_id=CHANNEL,
             thread_ts=self.thread_ts,
             history=history,
+            text=text,
             opening=opening,
             changes=ChangeLog(),
         )

@@ -79,14 +79,20 @@ def orion(orion_on_bucket: Callable[..., OrionServer], bucket: Bucket) -> OrionS
     return orion_on_bucket()
 
 
-def recall(orion: OrionServer, slack: FakeSlack, claude: FakeClaude, *queries: str) -> list[str]:
-    """Mira asks; Claude calls `recall` once per query; returns each tool result."""
+def recall(
+    orion: OrionServer,
+    slack: FakeSlack,
+    claude: FakeClaude,
+    *queries: str,
+    said: str = "What did we decide?",
+) -> list[str]:
+    """Mira asks (`said`); Claude calls `recall` once per query; returns each tool result."""
     thread_ts, _ = open_thread(orion, slack, USER, DM)
     for query in queries:
         claude.reply_tool_use("recall", {"query": query})
     claude.reply("Here is what I found.")
     before = len(conversation.main_requests(claude, orion))
-    conversation.post_user_message(orion, slack, USER, DM, thread_ts, "What did we decide?")
+    conversation.post_user_message(orion, slack, USER, DM, thread_ts, said)
     conversation.wait_for_messages(slack, DM, thread_ts, 1, after_greeting=True, timeout=30)
     requests = conversation.main_requests(claude, orion)[before:]
     results = [conversation.tool_results(request) for request in requests[1:]]
@@ -102,6 +108,17 @@ def test_the_oldest_of_64_conversations_is_found_by_its_topic_and_never_another_
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:
     [found] = recall(orion, slack, claude, "the offsite venue in Lisbon")
+    assert OLDEST[1] in first_hit(found) and OLDEST[0] in first_hit(found)
+    assert OTTOS[0] not in found and "Otto" not in found and "hotel" not in found
+
+
+def test_what_mira_wrote_finds_the_conversation_when_claudes_words_miss(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude
+) -> None:
+    said = "Which venue did we pick for the offsite in Lisbon?"
+    [missed] = recall(orion, slack, claude, "retreat location")
+    assert "No earlier conversation" in missed
+    [found] = recall(orion, slack, claude, "retreat location", said=said)
     assert OLDEST[1] in first_hit(found) and OLDEST[0] in first_hit(found)
     assert OTTOS[0] not in found and "Otto" not in found and "hotel" not in found
 

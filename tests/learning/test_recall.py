@@ -132,6 +132,21 @@ async def test_a_time_range_favours_conversations_held_then_without_hiding_the_o
     assert titles(found) == ["Vendor contracts", "Hiring plan"]  # held then; then the words
 
 
+async def test_what_the_person_wrote_is_searched_beside_claudes_words(store: ObjectStore) -> None:
+    await seed(store, USER, SESSIONS)
+    await seed(store, OTHER_USER, [OTHERS])
+    # Claude's words find the hiring plan; the person's, the conversation naming the
+    # budget owner, which Claude's words miss. Neither reaches anyone else's.
+    asked = RecallTool(store, MemoryScope(USER, THREAD), message="Who is Bob's budget owner?")
+    found = await asked.call({"queries": ["engineers"], "limit": 2})
+    assert titles(found) == ["Hiring plan", "Vendor contracts"]
+    assert titles(await tool(store).call({"queries": ["engineers"], "limit": 2})) == ["Hiring plan"]
+    assert "Bob" not in text(found) and "sales" not in text(found)
+    # Asked for the most recent, the most recent come, whatever the person wrote.
+    recent = await asked.call({"queries": [""], "limit": 2})
+    assert titles(recent) == ["Vendor contracts", "Offsite in Lisbon"]
+
+
 async def test_an_empty_topic_lists_the_most_recent(store: ObjectStore) -> None:
     await seed(store, USER, SESSIONS)
     result = await tool(store).call({"query": "", "limit": 2})

@@ -179,6 +179,26 @@ def test_a_public_channel_recalls_public_channels_and_never_a_private_one_or_a_d
     assert DM_SECRET not in found and "BLUEBIRD" not in found
 
 
+def test_the_words_of_the_mention_search_only_what_the_channel_may_see(
+    orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
+) -> None:
+    seed_channel_thread(bucket, OTHER_PUBLIC, "Kangaroo pricing", PUBLIC_NOTE)
+    seed_channel_thread(bucket, PRIVATE, "Kangaroo deal", PRIVATE_NOTE)
+    seed_anas_dm(bucket)
+    # Claude's words match nothing; Ben's name the private deal and Ana's salary.
+    [found] = ask_with_tools(
+        orion,
+        slack,
+        claude,
+        PUBLIC,
+        [recall("weather")],
+        text="What about the kangaroo acquisition of Globex, and Ana's salary, BLUEBIRD?",
+    )
+    assert PUBLIC_NOTE in found  # found by Ben's words: they were searched too
+    assert PRIVATE_NOTE not in found and "Globex" not in found
+    assert DM_SECRET not in found and "180k" not in found
+
+
 def test_a_private_channel_recalls_only_its_own_threads(
     orion: OrionServer, slack: FakeSlack, claude: FakeClaude, bucket: Bucket
 ) -> None:

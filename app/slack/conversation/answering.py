@@ -219,6 +219,7 @@ class Answerer:
             channel_id=message.channel,
             thread_ts=message.thread_ts,
             history=history.messages,
+            text=message.text,
             opening=opening.opening,
             started_at=turn.began,
             changes=ChangeLog(),  # what this turn changes in memory, for its note
