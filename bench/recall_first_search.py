@@ -108,7 +108,7 @@ async def _measure(emulator: GcsEmulator, bucket: str) -> list[tuple[str, str]]:
         for _ in range(ROUNDS):
             for asked in questions:
                 search_index._parsed_kept.clear()
-                tool = await _turn(store, long.user_id)
+                tool = await _turn(store, long.user_id, asked.text)
                 before, started = store.reads, time.thread_time()
                 await tool.call(query_input(asked.text))
                 cpu.append(time.thread_time() - started)

@@ -1,7 +1,7 @@
 """`recall` on questions about things said once, in passing (bench/recall_hard_data.py):
 does it find the conversations that hold the answer, and at what cost?
 
-Three retrievers over the same people and questions:
+Two retrievers over the same people and questions:
 
 - `new`: Orion's recall as it is (app/learning/recall.py `search_homes`) through the
   real store — GcsObjectStore against the GCS emulator (fake-gcs-server on loopback) —,
@@ -9,15 +9,15 @@ Three retrievers over the same people and questions:
   and the search index seeded in the person's home as turn ends write them. A question
   that names a month passes it as a time range (`after`/`before`, as Claude would); the
   row "new, words only" does not.
-- `before`: recall as it was at the commit this work started from (BEFORE, loaded from
-  git: it indexed each conversation's title and summary), ranking in memory.
 - `bm25s`: a plain library BM25 (bm25s, with PyStemmer's stemmer and bm25s's stop words
   of the person's language) over the same text: title, summary and every message.
 
 Recall@k: a question counts for "all" when every conversation holding its evidence is in
 the first k, for "any" when one is. CPU per search: `time.process_time()` of this process
 (for `new`, the storage client's work included: the emulator runs in its own process;
-for the others, ranking over an index already in memory). Storage reads per search are
+for bm25s, ranking over an index already in memory). Recall as it was before what was
+said was indexed (titles and summaries only) is in docs/benchmarks.md: the code it ran
+on no longer exists. Storage reads per search are
 counted by a layer over the store. Then one person with 2,000 conversations: the same,
 on 200 questions that name what was said, with the search index's size.
 
@@ -33,10 +33,8 @@ import asyncio
 import itertools
 import json
 import statistics
-import subprocess
 import sys
 import time
-import types
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,8 +70,6 @@ from bench.stats import percentile_ms, print_table
 from tests.fakes.gcs import GcsEmulator
 
 K = 5
-# The commit this work started from: recall over titles and summaries.
-BEFORE = "b98b7c2"
 RETENTION_DAYS = 3_650
 CHANNEL = "D0HARD038"
 BM25_LANGUAGES = {"en": "english", "fr": "french", "de": "german", "es": "spanish"}
@@ -139,43 +135,6 @@ class Scores:
             f"{label}: CPU per search p50 / p95 ms{', storage reads' if any(self.reads) else ''}",
             cost,
         )
-
-
-# --- Recall before this work, loaded from git as it was --------------------------------
-
-
-def _before() -> types.SimpleNamespace:
-    """search_terms, search_index and search_ranking at BEFORE, as modules of their own."""
-    loaded: dict[str, types.ModuleType] = {}
-    for name in ("search_terms", "search_index", "search_ranking"):
-        source = subprocess.run(
-            ["git", "show", f"{BEFORE}:app/learning/{name}.py"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        for other in loaded:
-            source = source.replace(f"app.learning.{other}", f"bench._before_{other}")
-        module = types.ModuleType(f"bench._before_{name}")
-        sys.modules[module.__name__] = module
-        exec(compile(source, f"{BEFORE}:{name}.py", "exec"), module.__dict__)
-        loaded[name] = module
-    return types.SimpleNamespace(**loaded)
-
-
-def _before_search(before: types.SimpleNamespace, person: Person) -> Callable[[str], list[str]]:
-    documents = [
-        before.search_index.document_for(c.thread_ts, c.title, c.summary, c.updated)
-        for c in sorted(person.conversations, key=lambda c: c.updated, reverse=True)
-    ]
-    raw = before.search_index.render_search_index(before.search_index.SearchIndex(documents, True))
-
-    def search(question: str) -> list[str]:
-        index = before.search_index.parse_search_index(raw)
-        ranked = before.search_ranking.rank(index, before.search_terms.query_terms(question), K)
-        return [r.document.thread_ts for r in ranked]
-
-    return search
 
 
 # --- A plain library BM25 over the same text -------------------------------------------
@@ -253,21 +212,18 @@ async def _new_search(
     return [h.thread_ts for h in hits], time.process_time() - started, store.reads - reads
 
 
-async def _measure(
-    store: CountingStore, persons: list[Person], before: types.SimpleNamespace
-) -> dict[str, Scores]:
-    scores = {name: Scores() for name in ("new", "new, words only", "before", "bm25s")}
+async def _measure(store: CountingStore, persons: list[Person]) -> dict[str, Scores]:
+    scores = {name: Scores() for name in ("new", "new, words only", "bm25s")}
     for person in persons:
-        old, plain = _before_search(before, person), _bm25_search(person)
+        plain = _bm25_search(person)
         for question in person.questions:
             found, cpu, reads = await _new_search(store, person, question, ranged=True)
             scores["new"].add(question, found, cpu, reads)
             found, cpu, reads = await _new_search(store, person, question, ranged=False)
             scores["new, words only"].add(question, found, cpu, reads)
-            for name, search in (("before", old), ("bm25s", plain)):
-                started = time.process_time()
-                found = search(question.text)
-                scores[name].add(question, found, time.process_time() - started)
+            started = time.process_time()
+            found = plain(question.text)
+            scores["bm25s"].add(question, found, time.process_time() - started)
     return scores
 
 
@@ -354,7 +310,6 @@ async def _run(quick: bool, emulator: GcsEmulator) -> list[tuple[str, str]]:
     emulator.create_bucket(bucket)
     gcs = GcsObjectStore(bucket)
     store = CountingStore(secret_free_store.kept(gcs, SessionRetention(days=RETENTION_DAYS)))
-    before = _before()
     rows: list[tuple[str, str]] = []
     try:
         await gcs.connect()
@@ -363,7 +318,7 @@ async def _run(quick: bool, emulator: GcsEmulator) -> list[tuple[str, str]]:
             _seed(emulator, bucket, person)
         conversations = sum(len(p.conversations) for p in persons)
         label = f"hard set ({len(persons)} people, {conversations} conversations)"
-        scores = await _measure(store, persons, before)
+        scores = await _measure(store, persons)
         kinds = ["all questions", "single", "two", "date"]
         for name, score in scores.items():
             rows += score.rows(f"{label}, {name}", kinds)
@@ -380,8 +335,8 @@ async def _run(quick: bool, emulator: GcsEmulator) -> list[tuple[str, str]]:
             person.questions = person.questions[:40]
         index_bytes = _seed(emulator, bucket, person)
         label = f"{size} conversations, {len(person.questions)} questions naming what was said"
-        scores = await _measure(store, [person], before)
-        for name in ("new", "before", "bm25s"):
+        scores = await _measure(store, [person])
+        for name in ("new", "bm25s"):
             rows += scores[name].rows(f"{label}, {name}", ["date"])
             rows.append(scores[name].cost_row(f"{label}, {name}"))
         rows.append((f"{size} conversations: search index size", f"{index_bytes / 1e6:.2f} MB"))

@@ -17,8 +17,12 @@ Measured on what the tool returns:
 Rows: the question as one query; dated questions with their month as `after`/`before`
 (as Claude passes a month it reads in a question); spanning questions as their parts
 (one call with every part where the tool takes several queries, else one call per
-part, their results together); and a plain library BM25 (bm25s) over the same text for
-the conversation level.
+part, their results together); each question as Claude called the tool for it, replayed
+from bench/data/recall_passages_calls.json (its `about` says how the calls were
+written: by Claude, from the tool's definition and the question alone); and a plain
+library BM25 (bm25s) over the same text for the conversation level. Every call is made
+in the turn answering the question, so the tool also searches the person's message,
+as in a turn.
 
 Message-level recall is also broken down by kind and language, with why each missed
 evidence message was lost (`CAUSES`: its conversation matched no word of the question,
@@ -31,8 +35,7 @@ again, with 2,000 conversations (bench.recall_hard's long history added): recall
 CPU per search at the size the issue's goal names — the first search of a turn (the
 turn end before it on another instance, and on this one), and the turn's next search
 (which shows the conversations the one before showed without reading them again while
-the index names them by the same entry: app/learning/recall.py). The question goes as
-the person asked it: the bench has no Claude to rephrase it. The GCS emulator sends an
+the index names them by the same entry: app/learning/recall.py). The GCS emulator sends an
 unchanged index whole where GCS answers 304 (it ignores `ifGenerationNotMatch` on
 downloads): what a search here is spared of a kept index is its parsing, not its
 transfer.
@@ -43,6 +46,7 @@ Run alone with `uv run python -m bench.recall_passages`; bench.recall_hard inclu
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import statistics
@@ -50,6 +54,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -74,6 +79,8 @@ from tests.fakes.fault_proxy import FaultyProxy
 from tests.fakes.gcs import GcsEmulator
 
 K = 5
+# The calls Claude wrote for the set's questions (how they were written: the file's `about`).
+CALLS = Path(__file__).parent / "data" / "recall_passages_calls.json"
 # The turn the tool is called from: a thread of none of the seeded conversations.
 CURRENT_THREAD = "1800000000.000001"
 _THREAD_OF = re.compile(r"conversation (\d+\.\d+)\)$")
@@ -297,11 +304,12 @@ def takes_several_queries() -> bool:
     return "queries" in schema["properties"]
 
 
-async def _turn(store: CountingStore, user: str) -> RecallTool:
+async def _turn(store: CountingStore, user: str, message: str = "") -> RecallTool:
     """A turn's `recall` tool, on the turn's own store (its erasure guard's), as a turn
-    opens it (app/agent/turn.py): what a turn's searches keep lasts the turn."""
+    opens it (app/agent/turn.py): what a turn's searches keep lasts the turn; `message`:
+    what the person wrote, which the tool searches beside the call's queries."""
     guard = await Guard.reading(store, home_of(user))
-    return RecallTool(guard.store, MemoryScope(user, CURRENT_THREAD))
+    return RecallTool(guard.store, MemoryScope(user, CURRENT_THREAD), message=message)
 
 
 async def _call(
@@ -309,15 +317,17 @@ async def _call(
     user: str,
     tool_input: dict[str, Any],
     *,
+    message: str = "",
     turn: RecallTool | None = None,
     index_kept: bool = False,
 ) -> tuple[list[str], dict[str, str], float, int, int]:
-    """One tool call: `turn`'s next search, else the first of a new turn. `index_kept`:
+    """One tool call in the turn answering `message`: `turn`'s next search, else the first
+    of a new turn. `index_kept`:
     the index this instance last parsed or wrote is still the stored one (a turn end or
     a search here); else another instance's turn end rewrote it: downloaded and parsed."""
     if not index_kept:
         search_index._parsed_kept.clear()
-    tool = turn or await _turn(store, user)
+    tool = turn or await _turn(store, user, message)
     reads, started = store.reads, time.process_time()
     result = await tool.call(tool_input)
     cpu, read = time.process_time() - started, store.reads - reads
@@ -337,6 +347,10 @@ async def measure(
         _seed(emulator, bucket, person)
     figures = {name: Figures() for name in ("question", "month as a range", "parts", "bm25s")}
     await _ask(store, loaded, figures, bm25=True)
+    written = claude_calls()
+    for sample, calls in written.items():
+        figures[sample] = Figures()
+        await _as_written(store, list(enumerate(loaded)), calls, figures[sample])
     people_count = len(loaded)
     conversations = sum(len(p.conversations) for p, _ in loaded)
     label = f"passages set ({people_count} people, {conversations} conversations)"
@@ -344,6 +358,9 @@ async def measure(
     rows += figures["month as a range"].rows(f"{label}, its month as after/before")
     rows += figures["parts"].rows(f"{label}, as its parts")
     rows += figures["bm25s"].rows(f"{label}, bm25s", messages=False)
+    for sample in written:
+        rows += figures[sample].rows(f"{label}, as Claude called it ({sample})")
+        rows.append(figures[sample].cost_row(f"{label}, as Claude called it ({sample})"))
     rows += figures["question"].breakdown(f"{label}, the question")
     rows.append(figures["question"].cost_row(f"{label}, the question"))
     rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
@@ -366,7 +383,7 @@ async def _ask(
         causes = Causes(person) if bm25 else None
         for asked in questions:
             found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, query_input(asked.text)
+                store, person.user_id, query_input(asked.text), message=asked.text
             )
             figures["question"].add(asked, found, shown, cpu, reads, chars, language, causes)
             if asked.month is not None:
@@ -375,12 +392,37 @@ async def _ask(
                     "after": _day(asked.month[0]),
                     "before": _day(asked.month[1], last=True),
                 }
-                found, shown, cpu, reads, chars = await _call(store, person.user_id, ranged)
+                found, shown, cpu, reads, chars = await _call(
+                    store, person.user_id, ranged, message=asked.text
+                )
                 figures["month as a range"].add(asked, found, shown, cpu, reads, chars, language)
             if asked.parts:
                 await _parts(store, person.user_id, asked, figures["parts"], language)
             if plain is not None:
                 figures["bm25s"].add(asked, plain(asked.text), {}, language=language)
+
+
+def claude_calls() -> dict[str, dict[str, dict[str, Any]]]:
+    """The first `recall` call Claude wrote for each question, per sample: question id
+    (`p<person>q<question>`) → the tool's input (bench/data/recall_passages_calls.json)."""
+    with CALLS.open(encoding="utf-8") as file:
+        return dict(json.load(file)["samples"])
+
+
+async def _as_written(
+    store: CountingStore,
+    numbered: list[tuple[int, tuple[Person, list[Asked]]]],
+    calls: dict[str, dict[str, Any]],
+    figures: Figures,
+) -> None:
+    """Every question of the people (numbered as in the set) as Claude called the tool
+    for it, the input replayed as written."""
+    for p, (person, questions) in numbered:
+        for q, asked in enumerate(questions):
+            found, shown, cpu, reads, chars = await _call(
+                store, person.user_id, calls[f"p{p}q{q}"], message=asked.text
+            )
+            figures.add(asked, found, shown, cpu, reads, chars, person.language)
 
 
 EMULATOR = "STORAGE_EMULATOR_HOST"
@@ -399,16 +441,18 @@ async def _long(
     English, over the same year): recall and CPU per search at that size."""
     filler = long_history(LONG_HISTORY).conversations
     longer: list[tuple[Person, list[Asked]]] = []
+    numbers: list[int] = []
     seen: set[str] = set()
-    for person, questions in loaded:
+    for number, (person, asked_of) in enumerate(loaded):
         if person.language in seen:
             continue
         seen.add(person.language)
+        numbers.append(number)
         own = {c.thread_ts for c in person.conversations}
         extra = [c for c in filler if c.thread_ts not in own]
         conversations = person.conversations + extra[: LONG_HISTORY - len(own)]
         user = f"{person.user_id}L"
-        longer.append((Person(user, person.language, conversations, []), questions))
+        longer.append((Person(user, person.language, conversations, []), asked_of))
     for person, _ in longer:
         _seed(emulator, bucket, person)
     index_read = await _index_read_cpu(emulator, bucket, longer[0][0].user_id)
@@ -419,7 +463,7 @@ async def _long(
     warm, here, elsewhere = Figures(), Figures(), Figures()
     for person, asked_list in longer:
         for asked in asked_list:
-            turn = await _turn(store, person.user_id)
+            turn = await _turn(store, person.user_id, asked.text)
             await _call(store, person.user_id, query_input(asked.text), turn=turn)
             found, shown, cpu, reads, chars = await _call(
                 store, person.user_id, query_input(asked.text), turn=turn, index_kept=True
@@ -444,7 +488,11 @@ async def _long(
             for figures_of, index_kept in ((here, True), (elsewhere, False)):
                 await record_search_document(store, home_of(person.user_id), document)
                 found, shown, cpu, reads, chars = await _call(
-                    store, person.user_id, query_input(asked.text), index_kept=index_kept
+                    store,
+                    person.user_id,
+                    query_input(asked.text),
+                    message=asked.text,
+                    index_kept=index_kept,
                 )
                 figures_of.add(asked, found, shown, cpu, reads, chars, person.language)
     questions = sum(len(q) for _, q in longer)
@@ -454,6 +502,11 @@ async def _long(
     )
     rows = figures["question"].rows(f"{label}, the question")[:1]
     rows.append(figures["question"].cost_row(f"{label}, the question"))
+    for sample, calls in claude_calls().items():
+        written = Figures()
+        await _as_written(store, list(zip(numbers, longer, strict=True)), calls, written)
+        rows += written.rows(f"{label}, as Claude called it ({sample})")[:1]
+        rows.append(written.cost_row(f"{label}, as Claude called it ({sample})"))
     rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
     rows.append(warm.cost_row(f"{label}, the question searched again in the same turn"))
     rows.append(index_read)
@@ -505,12 +558,14 @@ async def _parts(
     tool takes several queries; else one call per part, their results in turn (the first
     of each, then the second of each…)."""
     if takes_several_queries():
-        found, shown, cpu, reads, chars = await _call(store, user, {"queries": asked.parts})
+        found, shown, cpu, reads, chars = await _call(
+            store, user, {"queries": asked.parts}, message=asked.text
+        )
         figures.add(asked, found, shown, cpu, reads, chars, language)
         return
     lists, shown, cpu, reads, chars = [], {}, 0.0, 0, 0
     for part in asked.parts:
-        found, seen, c, r, n = await _call(store, user, {"query": part})
+        found, seen, c, r, n = await _call(store, user, {"query": part}, message=asked.text)
         lists.append(found)
         for thread, text in seen.items():
             shown[thread] = shown.get(thread, "") + text
