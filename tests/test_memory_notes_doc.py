@@ -16,7 +16,6 @@ from app.learning.undo import NOT_YOURS, changed_since
 from app.slack.conversation.memory_note_blocks import note_blocks, refusal_blocks, undone_blocks
 from app.slack.home.memory_view import (
     ACTION_MEMORY_NOTES,
-    HomeOwner,
     ThreadLinks,
     home_view,
 )
@@ -31,7 +30,7 @@ _SHAPE = re.compile(r"<!-- shape: ([a-z-]+) -->\n```json\n(.*?)\n```", re.DOTALL
 def _switch(shown: bool) -> list[dict[str, Any]]:
     """The switch's block, as the Home tab shows it."""
     empty = MemoryInventory(user_id="U0DOC", preferences=[], notes=[], conversations=[])
-    view = home_view(HomeOwner("U0DOC"), empty, ThreadLinks(), memory_notes=shown)
+    view = home_view("U0DOC", empty, ThreadLinks(), memory_notes=shown)
     return [
         b for b in view["blocks"] if b.get("accessory", {}).get("action_id") == ACTION_MEMORY_NOTES
     ]

@@ -22,7 +22,7 @@ from app.memory.scopes import to_memory_path
 from app.observability import tracing
 from app.observability.logging import get_logger, since
 from app.slack.event_scope import handling
-from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user, owner_of
+from app.slack.home.home_tab import HomeTab, MemoryOff, clicking_user
 from app.slack.home.memory_view import (
     ACTION_DOWNLOAD,
     ACTION_FORGET_CONVERSATION,
@@ -32,7 +32,6 @@ from app.slack.home.memory_view import (
     ACTION_MEMORY_NOTES,
     MEMORY_OFF,
     NOTES_SHOW,
-    HomeOwner,
 )
 from app.storage.store import ObjectStore
 
@@ -92,8 +91,7 @@ async def _on_home_tab(event: dict[str, Any]) -> bool:
 
 def register_home_opened(app: AsyncApp, home: HomeTab) -> None:
     """Published afresh on every opening (`views.publish`), so the tab is never older than
-    the storage it reads. The event's `channel` is the person's DM with Orion: the view
-    keeps it, so that Forget everything also reaches the conversations there."""
+    the storage it reads."""
 
     @app.event("app_home_opened", matchers=[_on_home_tab])
     async def on_home_opened(
@@ -103,7 +101,7 @@ def register_home_opened(app: AsyncApp, home: HomeTab) -> None:
         async with handling("slack.home_opened", body, user=user, channel=channel, thread_ts=None):
             if not user:
                 return
-            await home.publish(client, HomeOwner(user, channel))
+            await home.publish(client, user)
 
 
 def register_controls(app: AsyncApp, home: HomeTab) -> None:
@@ -139,7 +137,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                 objects=deleted,
                 **since(started),
             )
-            await home.publish(client, owner_of(body), notice=notice)
+            await home.publish(client, user, notice=notice)
 
     @app.action(ACTION_FORGET_EVERYTHING)
     async def on_forget_everything(
@@ -181,7 +179,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                         **counts,
                         **since(started),
                     )
-            await home.publish(client, owner_of(body), notice=notice)
+            await home.publish(client, user, notice=notice)
             await tracing.forget_person_traces(user)  # after the tab: it may take seconds
 
     @app.action(ACTION_DOWNLOAD)
@@ -194,9 +192,8 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
             if not user:
                 return
             dm = await home.dm_of(body, client)
-            owner = HomeOwner(user, dm)
             if dm is None:
-                await home.publish(client, owner, notice=NO_DM)
+                await home.publish(client, user, notice=NO_DM)
                 return
             inventory: MemoryInventory | None = None
             with tracing.observe("memory.export", input={"via": "home"}) as span:
@@ -211,7 +208,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                 else:
                     notice = await _send(client, dm, inventory)
                     span.update(output=inventory.counts())
-            await home.publish(client, owner, notice=notice, inventory=inventory)
+            await home.publish(client, user, notice=notice, inventory=inventory)
 
     @app.action(ACTION_MEMORY_NOTES)
     async def on_notes_switch(
@@ -239,7 +236,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
             else:
                 log.info("memory.notes_switch", shown=shown)
                 notice = NOTES_SHOWN if shown else NOTES_HIDDEN
-            await home.publish(client, owner_of(body), notice=notice)
+            await home.publish(client, user, notice=notice)
 
 
 async def _forget(store: ObjectStore, user: str, kind: str, value: str) -> int:

@@ -1,6 +1,6 @@
 """The Home tab, shared by its listeners (controls.py): read what Orion keeps about a person,
 publish it to their tab, find their DM. Acts only on whoever opened or clicked, never on an id
-in a button's value or a view's metadata (a crafted payload can fill those)."""
+in a button's value (a crafted payload can fill it)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from app.slack.home.memory_view import (
     MAX_CONVERSATIONS,
     MEMORY_OFF,
     UNAVAILABLE,
-    HomeOwner,
     ThreadLinks,
     home_view,
     message_view,
@@ -56,12 +55,12 @@ class HomeTab:
     async def publish(
         self,
         client: AsyncWebClient,
-        owner: HomeOwner,
+        user: str,
         *,
         notice: str | None = None,
         inventory: MemoryInventory | None = None,
     ) -> None:
-        """Show `owner` what Orion keeps about them (`inventory` when already read)."""
+        """Show `user` what Orion keeps about them (`inventory` when already read)."""
         links = await self.links(client)
         try:
             total = None
@@ -69,7 +68,7 @@ class HomeTab:
                 with tracing.observe("memory.show", input={"via": "home"}) as span:
                     async with self.store() as store:
                         inventory = await take_inventory(
-                            store, owner.user, conversations=MAX_CONVERSATIONS
+                            store, user, conversations=MAX_CONVERSATIONS
                         )
                     span.update(output=inventory.counts())
                 log.info("memory.show", via="home", **inventory.counts())
@@ -77,7 +76,7 @@ class HomeTab:
             chosen = inventory.memory_notes
             notes = self.provider.settings.memory_notes if chosen is None else chosen
             view = home_view(
-                owner,
+                user,
                 inventory,
                 links,
                 conversations_total=total,
@@ -85,12 +84,12 @@ class HomeTab:
                 memory_notes=notes,
             )
         except MemoryOff:
-            view = message_view(owner, MEMORY_OFF, notice=notice)
+            view = message_view(MEMORY_OFF, notice=notice)
         except Exception as exc:
             log.warning("memory.show.failed", via="home", error=type(exc).__name__, exc_info=exc)
-            view = message_view(owner, UNAVAILABLE, notice=notice)
+            view = message_view(UNAVAILABLE, notice=notice)
         try:
-            await client.views_publish(user_id=owner.user, view=view)
+            await client.views_publish(user_id=user, view=view)
         except SlackApiError as exc:
             log.warning("slack.home.publish_failed", error=exc.response.get("error"))
 
@@ -109,10 +108,3 @@ class HomeTab:
 def clicking_user(body: dict[str, Any]) -> str:
     """Who clicked: Slack's own field of the payload, the only id a listener acts on."""
     return str((body.get("user") or {}).get("id") or "")
-
-
-def owner_of(body: dict[str, Any]) -> HomeOwner:
-    """The clicking person, with their DM when the view they clicked in was theirs."""
-    user = clicking_user(body)
-    shown = HomeOwner.from_metadata((body.get("view") or {}).get("private_metadata"))
-    return HomeOwner(user, shown.dm if shown is not None and shown.user == user else None)

@@ -1,13 +1,11 @@
 """The Home tab's view, pure: an inventory (app/learning/memory_inventory.py) as Block Kit within
-Slack's limits (100 blocks a view, 3,000 characters a section, 2,000 a button value, 3,000 of
-private metadata), lists cut and values clipped. A button's value names only the item; whose
+Slack's limits (100 blocks a view, 3,000 characters a section, 2,000 a button value), lists
+cut and values clipped. A button's value names only the item; whose
 it is comes from the click."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from app.learning.memory_inventory import Conversation, MemoryInventory, Note
@@ -35,7 +33,6 @@ MAX_CONVERSATIONS = 15
 # Slack's limits (Block Kit reference).
 MAX_BLOCKS = 100
 BUTTON_VALUE_CHARS = 2_000
-METADATA_CHARS = 3_000
 # Ours: enough to recognise an item; the download has it whole.
 VALUE_CHARS = 300
 TITLE_CHARS = 150
@@ -66,31 +63,8 @@ UNAVAILABLE = (
 )
 
 
-@dataclass(frozen=True)
-class HomeOwner:
-    """Whose Home tab a view is, and their DM with Orion (from `app_home_opened`), kept
-    in the view's private metadata so that "Forget everything" reaches that DM too."""
-
-    user: str
-    dm: str | None = None
-
-    def to_metadata(self) -> str:
-        return json.dumps({"user": self.user, "dm": self.dm})[:METADATA_CHARS]
-
-    @staticmethod
-    def from_metadata(raw: object) -> HomeOwner | None:
-        try:
-            data = json.loads(raw) if isinstance(raw, str) and raw else None
-        except ValueError:
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("user"), str):
-            return None
-        dm = data.get("dm")
-        return HomeOwner(data["user"], dm if isinstance(dm, str) else None)
-
-
 def home_view(
-    owner: HomeOwner,
+    user: str,
     inventory: MemoryInventory,
     links: ThreadLinks,
     *,
@@ -104,7 +78,7 @@ def home_view(
     blocks = _top(notice)
     if inventory.empty:
         blocks += [block_kit.section(NOTHING_KEPT), _notes_switch(memory_notes)]
-        return _view(owner, blocks)
+        return _view(blocks)
     blocks += [_controls(), _notes_switch(memory_notes)]
     if inventory.channel_threads:
         blocks.append(block_kit.context(CHANNEL_THREADS.format(count=inventory.channel_threads)))
@@ -118,7 +92,7 @@ def home_view(
         blocks += [{"type": "divider"}, block_kit.header(f"{title} ({count})")]
         shown: Sequence[object] = items[:limit]
         for n, item in enumerate(shown):
-            blocks.append(_item(owner.user, n, item, links))
+            blocks.append(_item(user, n, item, links))
         if not items:
             blocks.append(block_kit.context("None."))
         elif count > len(shown):
@@ -126,12 +100,12 @@ def home_view(
             blocks.append(
                 block_kit.context(f"…and {more} more. *Download my memory* lists them all.")
             )
-    return _view(owner, blocks[:MAX_BLOCKS])
+    return _view(blocks[:MAX_BLOCKS])
 
 
-def message_view(owner: HomeOwner, text: str, *, notice: str | None = None) -> dict[str, Any]:
+def message_view(text: str, *, notice: str | None = None) -> dict[str, Any]:
     """A view with nothing but a message (memory off, storage unavailable)."""
-    return _view(owner, [*_top(notice), block_kit.section(text)])
+    return _view([*_top(notice), block_kit.section(text)])
 
 
 # --- blocks ------------------------------------------------------------------------------
@@ -239,10 +213,5 @@ def _forgettable(block_id: str, lines: list[str], action_id: str, value: str) ->
     return block
 
 
-def _view(owner: HomeOwner, blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "type": "home",
-        "callback_id": CALLBACK_ID,
-        "private_metadata": owner.to_metadata(),
-        "blocks": blocks,
-    }
+def _view(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "home", "callback_id": CALLBACK_ID, "blocks": blocks}

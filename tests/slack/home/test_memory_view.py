@@ -23,7 +23,6 @@ from app.slack.home.memory_view import (
     SUMMARY_CHARS,
     TITLE_CHARS,
     VALUE_CHARS,
-    HomeOwner,
     ThreadLinks,
     home_view,
 )
@@ -69,7 +68,7 @@ async def test_a_huge_memory_fits_slacks_limits_and_says_how_much_more_there_is(
     slack: FakeSlack,
 ) -> None:
     inventory = huge_inventory()
-    view = home_view(HomeOwner(USER, DM), inventory, LINKS, conversations_total=400)
+    view = home_view(USER, inventory, LINKS, conversations_total=400)
 
     await publish(slack, view)  # the fake refuses what Slack would
 
@@ -85,7 +84,7 @@ async def test_a_huge_memory_fits_slacks_limits_and_says_how_much_more_there_is(
 async def test_a_huge_memory_shows_the_first_of_each_list_each_clipped_to_be_read(
     slack: FakeSlack,
 ) -> None:
-    view = home_view(HomeOwner(USER, DM), huge_inventory(), LINKS, notice="Forgot rule 0.")
+    view = home_view(USER, huge_inventory(), LINKS, notice="Forgot rule 0.")
     await publish(slack, view)
 
     shown = slack.home_view(USER)  # what the person's Home tab shows now
@@ -110,7 +109,7 @@ def test_stored_text_is_shown_as_text_never_as_slack_markup() -> None:
         notes=[],
         conversations=[],
     )
-    view = home_view(HomeOwner(USER, DM), inventory, LINKS)
+    view = home_view(USER, inventory, LINKS)
 
     [item] = [b for b in view["blocks"] if b.get("block_id") == "preference-0"]
     assert "&lt;!channel&gt; &amp; &lt;@U0BOSS&gt;" in item["text"]["text"]
@@ -128,23 +127,13 @@ def test_links_open_the_thread_in_the_dm_or_at_least_the_dm() -> None:
 
 def test_a_person_orion_knows_nothing_about_sees_that_and_no_buttons() -> None:
     empty = MemoryInventory(user_id=USER, preferences=[], notes=[], conversations=[])
-    view = home_view(HomeOwner(USER, DM), empty, LINKS)
+    view = home_view(USER, empty, LINKS)
     assert NOTHING_KEPT in str(view["blocks"])
     # Nothing to forget or download; only the switch for memory notes, for later answers.
     assert not [b for b in view["blocks"] if b["type"] == "actions"]
     assert [b["accessory"]["action_id"] for b in view["blocks"] if "accessory" in b] == [
         ACTION_MEMORY_NOTES
     ]
-
-
-@pytest.mark.parametrize("raw", [None, "", "not json", "[]", '{"dm": "D1"}', '{"user": 3}'])
-def test_unreadable_view_metadata_names_no_owner(raw: str | None) -> None:
-    assert HomeOwner.from_metadata(raw) is None
-
-
-def test_view_metadata_round_trips() -> None:
-    owner = HomeOwner(USER, DM)
-    assert HomeOwner.from_metadata(owner.to_metadata()) == owner
 
 
 @pytest.mark.parametrize(
