@@ -33,6 +33,7 @@ from app.slack.home.memory_view import (
     MEMORY_OFF,
     NOTES_SHOW,
 )
+from app.slack.web_client import dm_of
 from app.storage.store import ObjectStore
 
 log = get_logger(__name__)
@@ -191,7 +192,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
         async with handling("slack.memory_download", body, user=user, channel=None, thread_ts=None):
             if not user:
                 return
-            dm = await home.dm_of(body, client)
+            dm = await dm_of(client, user)  # as Slack says (conversations.open)
             if dm is None:
                 await home.publish(client, user, notice=NO_DM)
                 return

@@ -1,6 +1,5 @@
-"""The Home tab, shared by its listeners (controls.py): read what Orion keeps about a person,
-publish it to their tab, find their DM. Acts only on whoever opened or clicked, never on an id
-in a button's value (a crafted payload can fill it)."""
+"""The Home tab, shared by its listeners (controls.py): read what Orion keeps about a person and
+publish it to their tab, acting only on whoever opened or clicked (never a button's value)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ from app.learning.memory_inventory import MemoryInventory, take_inventory
 from app.observability import tracing
 from app.observability.logging import get_logger
 from app.services import ServiceProvider
-from app.slack import web_client
 from app.slack.conversation.thread_links import WorkspaceLinks
 from app.slack.home.memory_view import (
     MAX_CONVERSATIONS,
@@ -98,11 +96,6 @@ class HomeTab:
         (auth.test, with that workspace's token)."""
         tenant = current_tenant()
         return await self._links.get(client, tenant.label if tenant else None)
-
-    async def dm_of(self, body: dict[str, Any], client: AsyncWebClient) -> str | None:
-        """The clicking person's DM with Orion, as Slack says (conversations.open): never
-        the view's copy, which a forged payload could point at someone else's DM."""
-        return await web_client.dm_of(client, clicking_user(body))
 
 
 def clicking_user(body: dict[str, Any]) -> str:
