@@ -1,8 +1,6 @@
-"""One turn of conversation, and the memory hooks around it (docs/architecture.md, "How an event
-flows"): `answer`, `capture_preferences`, `memory_note` and `after_turn`, every turn settling with
-its owner's erasure guard. A refused turn keeps nothing (docs/claude-settings.md). The hooks are
-best-effort: bounded, never changing or delaying the reply, failures logged as warnings; each
-logs one line with its outcome and duration, never memory contents."""
+"""One turn of conversation and its memory hooks (docs/architecture.md, "How an event flows"), each
+settling with its owner's erasure guard; the hooks are best-effort: bounded, never delaying the
+reply, logging one line of outcome and duration, never contents. A refused turn keeps nothing."""
 
 from __future__ import annotations
 

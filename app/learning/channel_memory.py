@@ -1,9 +1,6 @@
-"""A channel's memory as its members and its admins control it: who changed what (the
-profile's `changes`), forgetting a file or all of them, erasing the channel's home when
-Orion leaves, setting its memory aside while archived, what admins chose (`mode`), who
-spoke in a thread, and since when the channel is as it is (the profile's `state`). A
-channel is one more owner: its conversations, summaries, search index and erasure are a
-person's code; only what is a channel's own is here (docs/channels.md)."""
+"""What is a channel's own in its memory (docs/channels.md): who changed what, what admins chose,
+forgetting, erasing when Orion leaves, archiving, and since when the channel is as it is. Its
+conversations, summaries, search index and erasure are a person's code."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Everything Orion keeps about one person, read from their home: what their Home tab shows,
-what Claude reads out when asked "what do you remember about me?", and what an export or
-an erasure covers — preferences (with when and where each was learned), notes,
-conversations (those their profile lists; an export, all in their home), and how many
-channel threads hold their words (docs/memory-controls.md). Only Orion writes the profile
-and the settings: no file the memory tool can write decides what is shown."""
+"""Everything Orion keeps about one person, read from their home: what their Home tab shows, what
+Claude reads out, what an export covers (docs/memory-controls.md). Only Orion's own records (the
+profile, the settings) decide what is shown, never a file the memory tool can write."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""What an event starts from: its owner's profile, the person's preferences, the conversation and
-the organisation's context, read at once, each once, within one budget; from them, whether the
-event may continue the conversation, the memory block and the event's erasure guard. Without the
-profile and the conversation in time, nothing is kept (`memory.without_memory`): nothing else
-says whose the conversation is, or whether its owner was forgotten."""
+"""What an event starts from (its owner's memory, read at once within one budget): whether it may
+continue the conversation, the memory block and its erasure guard. Without the profile and the
+conversation in time nothing is kept: nothing else says whose it is, or whether it was erased."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""A person's choices about how Orion behaves with them: `people/{user}/settings.json`, among
-Orion's own records (Claude cannot flip them), kept until the person is forgotten: whether answers
-carry a memory note (`memory_notes`; unset, `MEMORY_NOTES` holds). And the channel threads holding
-their words, one empty object each in their home (`channel-threads/{C}/{thread}`), kept as long as
-they are, so that Forget everything finds every one from a listing: no list to cap, nothing to parse
-(docs/architecture.md, "Memory layout: one home per owner")."""
+"""A person's choices (`settings.json`: whether answers carry a memory note) and the channel
+threads holding their words (`channel-threads/{C}/{thread}`, one empty object each): Orion's own
+records, out of Claude's reach (docs/architecture.md, "Memory layout: one home per owner")."""
 
 from __future__ import annotations
 

@@ -31,14 +31,8 @@ log = get_logger(__name__)
 # (the note still says what changed). Far above what a turn writes: nine files at the
 # memory tool's largest (100 KB, kept as 200,000 hexadecimal digits) still fit.
 MAX_RECORD_CHARS = 2_000_000
-# Each file's old content is kept as the hexadecimal digits of its UTF-8 bytes, not as
-# text. Every write passes through the secret-redacting layer (app/memory/secret_free_store.py),
-# which reads the record's JSON text, where a line break is the two characters `\n`: there
-# "password:\nask the front desk" reads as a label and its value, and redacting it changed
-# what an undo restored, or broke the JSON. No secret's shape can be spelled with 0-9 and
-# a-f (each needs another letter, a capital or punctuation; tests/learning/test_undo.py
-# checks every shape), so redaction cannot touch them; base64 could spell `AKIA…` or
-# `pwd=`. Nothing kept this way is a secret: the content was redacted when first stored.
+# Old content as the hexadecimal of its UTF-8 bytes, which the redacting layer under every
+# write cannot take for a secret (docs/memory-notes.md, "Undo").
 BEFORE_HEX = "before_hex"
 MAX_NAMED = 5  # files named in a refusal; the rest counted
 NAME_CHARS = 100  # each clipped to this (a path may be 512 characters long)

@@ -1,8 +1,6 @@
-"""Load what an event needs of its owner's memory — profile, preferences, conversation,
-the organisation's context — every object at once, each read once, on one budget: when it
-runs out, whatever has arrived is used and the rest cancelled (the store bounds its own
-retries by it too). A missing object is normal; a failing one is a warning, except while
-the store's breaker already said it is down."""
+"""Load what an event needs of its owner's memory, every object at once, each read once, on one
+budget: when it runs out, whatever has arrived is used and the rest cancelled. A missing object
+is normal; a failing one a warning, unless the store's breaker already said it is down."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""A store that never keeps a secret: each secret of a known shape in a write
-(app/observability/redaction.py) becomes `[redacted]` before it is sent, composed once beneath
-everything that writes, so a new writer cannot forget it; content without secrets is written byte
-for byte (docs/memory-controls.md, "What Orion keeps, and for how long"). `kept` is that store
-with expired conversations read as absent."""
+"""A store that never keeps a secret: each of a known shape becomes `[redacted]` before a write is
+sent, beneath every writer (docs/memory-controls.md, "What Orion keeps, and for how long"). `kept`:
+that store, with expired conversations read as absent."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""The organisation's context (`global/`: an operator's, nothing personal; per workspace in
-distribution mode), read once for everyone on this instance, not once per person
-(docs/architecture.md, "How an event flows", a burst). A failed or cancelled read is never kept;
-a write here drops the kept copy; at most `MAX_KEPT` copies, least recently read first, misses
-included (the memory tool may ask for any path under `global/`)."""
+"""The organisation's context (`global/`), read once for everyone on this instance, not once per
+person (docs/architecture.md, "How an event flows", a burst). A failed read is never kept; a write
+here drops the kept copy; at most `MAX_KEPT` copies, misses included."""
 
 from __future__ import annotations
 

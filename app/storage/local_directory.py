@@ -1,8 +1,6 @@
-"""Objects in a local directory (`MEMORY_DIR`), with the bucket's semantics, for development
-(docs/slack-setup.md). A generation is the file's modification time in nanoseconds, so a hand
-edit is a new one. Operations run inline on the event loop, where a generation check and its
-`os.replace` cannot be interleaved or cancelled apart (docs/benchmarks.md, "Measured once,
-behind a choice in the code")."""
+"""Objects in a local directory (`MEMORY_DIR`) with the bucket's semantics (docs/architecture.md,
+"Inside app/storage"); inline on the event loop, so a generation check and its `os.replace`
+cannot be interleaved or cancelled apart."""
 
 from __future__ import annotations
 

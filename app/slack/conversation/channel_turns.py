@@ -1,8 +1,6 @@
 """A mention in a channel thread: whether Orion answers there, and with what memory
-(docs/channels.md). Everything it starts from is asked at once under one storage budget —
-Slack's word on the channel and the person (for this turn only, never the event's), what admins
-chose, the conversation's record, the memory — then one `Verdict`; when storage cannot say what
-admins chose, Orion does not answer: their choice is never overridden by an outage."""
+(docs/channels.md), asked all at once under one storage budget, then one `Verdict`. When storage
+cannot say what admins chose, Orion does not answer: an outage never overrides their choice."""
 
 from __future__ import annotations
 

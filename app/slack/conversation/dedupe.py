@@ -1,8 +1,6 @@
-"""Handle each Slack event once, even when Slack retries it on another instance: the first
-delivery to create `events/{event_id}` wins, claimed in the listener beside the memory reads
-(Bolt acks first), with a small in-process cache for repeats (docs/architecture.md, "How an
-event flows", the claim). With the claim store unreachable Orion answers, at worst twice, rather
-than drop the message."""
+"""Each Slack event handled once, across instances: the first delivery to create
+`events/{event_id}` wins (docs/architecture.md, "How an event flows", the claim). With the claim
+store unreachable Orion answers, at worst twice, rather than drop the message."""
 
 from __future__ import annotations
 
