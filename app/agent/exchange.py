@@ -1,7 +1,5 @@
-"""One message's turn after its opening, the same in Slack (app/slack/conversation/answering.py)
-and `orion chat`: the preferences it states saved beside the answer, the answer kept in the
-transcript, written once as the turn ends, then in the background what the turn taught and
-its settle, and the note of what it changed in memory."""
+"""One message's turn after its opening, the same in Slack and `orion chat`: preferences saved
+beside the answer, the transcript written once as the turn ends, then what the turn taught."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The tool calls of a turn as tasks the person can watch (docs/agent-display.md): each ends
-`complete`, or `error` when it could not be done — a search then says it could not search, never
-that nothing was found, and a failed write is never shown as saved. Where they are shown is the
-reply sink's business."""
+"""The tool calls of a turn as tasks the person can watch (docs/agent-display.md): a failed one
+ends `error`, never shown as found-nothing or saved."""
 
 from __future__ import annotations
 

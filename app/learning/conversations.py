@@ -1,7 +1,5 @@
-"""Whose each conversation is, and what a turn adds to it (docs/architecture.md, "How an event
-flows"): a thread is looked for only in the home the event's signed ids name, and its record's
-owner must match the event's (`Standing.NOT_YOURS`). A turn (`TurnTranscript`) adds the person's
-message and Orion's answer in one optimistic update as the answer ends (never a refused one)."""
+"""Whose each conversation is (looked for only in the home the event's signed ids name), and what
+a turn adds to it, in one update as the answer ends (docs/architecture.md, "How an event flows")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""What a turn's end teaches Orion about its conversation, for any owner: the conversation
-summarised anew, its entry in the owner's search index, and the owner's profile. The profile's
-write is the event's settle (app/learning/guard.py): if the owner or the conversation was
-forgotten meanwhile, all of it is taken back. Nothing here knows Claude or Slack."""
+"""What a turn's end teaches Orion about its conversation: its summary, its search entry and the
+owner's profile, whose write is the event's settle (all taken back after an erasure meanwhile)."""
 
 from __future__ import annotations
 

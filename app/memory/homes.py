@@ -1,7 +1,5 @@
-"""Where each owner's objects live: one home per person, per channel, per workspace, so an owner's
-whole memory is found, read, exported and erased from the owner alone (docs/architecture.md,
-"Memory layout: one home per owner"). A thread's key is its Slack ts with '.' as '-'; keys are
-built from ids checked against Slack's shapes, never from what a person or Claude writes."""
+"""Where each owner's objects live: one home per person, channel and workspace, keyed by ids
+checked against Slack's shapes (docs/architecture.md, "Memory layout: one home per owner")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Delete conversations older than the retention window from a local directory, in the background
-(in GCS the bucket's lifecycle rule does it: docs/operations.md, "Retention and the lifecycle
-rule"). Each object is deleted only if still the version listed, and the loop is yielded to after
-each deletion: the directory store works on the loop itself."""
+"""Delete expired conversations from a local directory in the background (a bucket's lifecycle
+rule does it in GCS), each only if still the version listed, yielding the loop after each."""
 
 from __future__ import annotations
 

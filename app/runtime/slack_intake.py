@@ -1,7 +1,5 @@
-"""A request to `POST /slack/events`, checked before Bolt sees it: its signature headers, its
-size, its signature (an HMAC of the timestamp and raw body, five minutes), then its payload,
-parsed once as Bolt parses it (`parse_body`), so that what would crash Bolt is a 400, not a 500
-(docs/architecture.md, "How an event flows", 2)."""
+"""A request to `POST /slack/events`, checked before Bolt sees it: signature, size, and payload
+parsed as Bolt parses it, so what would crash Bolt is a 400 (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The Bolt app: the listeners of the configured Slack experience (`SLACK_EXPERIENCE`),
-and of channels (a mention, the channel's lifecycle, `/orion`), served over HTTP or
-Socket Mode. Both experiences and channels answer with the same core
-(app/slack/conversation/answering.py); only their Slack edges differ."""
+"""The Bolt app: the listeners of the configured Slack experience (`SLACK_EXPERIENCE`) and of
+channels, all answering with one core (app/slack/conversation/answering.py)."""
 
 from __future__ import annotations
 

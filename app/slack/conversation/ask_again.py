@@ -1,7 +1,5 @@
-"""The *Ask again* button under an answer a restart cut off (docs/operations.md): any instance
-takes the click, the first anywhere claiming the question (`events/`, create-only). The button
-names only the question's message; what it said and who wrote it come from Orion's transcript, or
-Slack's, and only the person who asked, there, can ask it again."""
+"""The *Ask again* button under an answer a restart cut off (docs/operations.md): the first click
+anywhere claims the question, and only the person who asked it, there, can ask it again."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A channel turn's history: the thread as its members wrote it, read once per mention since the
-transcript's newest message (thread_history.read_thread_ends), each message with its author from
-Slack's fields, never text, ending with the mention being answered (docs/channels.md). An
-author's words from before they last asked to be forgotten are not kept (`said_since_erasure`)."""
+"""A channel turn's history: the thread as its members wrote it, each author from Slack's fields,
+never text, and nobody's words from before they asked to be forgotten (docs/channels.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The Undo button under a memory note: put the person's memory back as it was before that answer
-(app/learning/undo.py), then show the note as undone (docs/memory-notes.md, "Undo"). Whose record
-it is comes from the record, whose click from Slack's signed payload: only the owner's click does
-anything, and every refusal is told to the clicker alone and logged."""
+"""The Undo button under a memory note (docs/memory-notes.md, "Undo"): only the record's owner's
+click does anything; every refusal is told to the clicker alone and logged."""
 
 from __future__ import annotations
 

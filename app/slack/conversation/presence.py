@@ -1,7 +1,5 @@
 """How a conversation shows that Orion is working, the one thing the experiences do differently
-(docs/agent-display.md): assistant_view's status line, agent_view's session status (every turn
-ends with `active`, else Slack shows `processing` for up to an hour), and in a channel thread,
-which has neither, the answer's own task display. A status Slack refuses never fails a turn."""
+(docs/agent-display.md). A status Slack refuses never fails a turn."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The turns this process is answering now, by conversation, with their transcript writes still
-under way (the next message reads the record, so it waits for them), and why one ended early:
-stopped (learnt from Slack refusing the stream) or cut off by a stopping process
-(docs/architecture.md, "Stop")."""
+"""The turns this process is answering now, their transcript writes still under way (the next
+message waits for them), and why one ended early (docs/architecture.md, "Stop")."""
 
 from __future__ import annotations
 

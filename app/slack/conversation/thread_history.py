@@ -1,7 +1,5 @@
-"""A turn's history: Orion's own transcript of the conversation (app/learning/conversations.py),
-and in a channel thread Slack's `conversations.replies` for what members wrote without mentioning
-Orion (channel_history.py). A read Slack limits stops at once (docs/channels.md, "Limits for
-distributed apps"): a refused read costs the turn its history, never its answer."""
+"""A turn's history: Orion's own transcript, and in a channel thread Slack's `conversations.replies`
+(a read Slack limits stops at once, costing history, never the answer: docs/channels.md)."""
 
 from __future__ import annotations
 

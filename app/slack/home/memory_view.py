@@ -1,7 +1,5 @@
-"""The Home tab's view, pure: an inventory (app/learning/memory_inventory.py) as Block Kit within
-Slack's limits (100 blocks a view, 3,000 characters a section, 2,000 a button value), lists
-cut and values clipped. A button's value names only the item; whose
-it is comes from the click."""
+"""The Home tab's view, pure: an inventory as Block Kit within Slack's limits, lists cut and values
+clipped. A button's value names only the item; whose it is comes from the click."""
 
 from __future__ import annotations
 

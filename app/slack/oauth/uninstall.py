@@ -1,7 +1,5 @@
 """`app_uninstalled` and `tokens_revoked`: a workspace that removes Orion is forgotten
-(docs/distribution.md, "Uninstalling erases"). Slack sends each once, so a failure before the
-seal is retried (`FORGET_RETRY_DELAYS_S`); nothing here seals twice, as a second seal after a
-reinstall would silence the new installation."""
+(docs/distribution.md, "Uninstalling erases"); never sealed twice (a reinstall would go silent)."""
 
 from __future__ import annotations
 
