@@ -58,9 +58,7 @@ def register(
         if event.get("tab") != MESSAGES_TAB:
             return
         user, channel = event.get("user"), event.get("channel")
-        async with handling(
-            "slack.messages_tab_opened", body, user=user, channel=channel, thread_ts=None
-        ):
+        async with handling("slack.messages_tab_opened", body, user=user, channel=channel):
             if not user or not channel:
                 return
             today = datetime.now(UTC).strftime("%Y%m%d")

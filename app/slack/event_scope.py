@@ -35,7 +35,12 @@ def event_id_of(body: dict[str, Any]) -> str:
 
 @asynccontextmanager
 async def handling(
-    name: str, body: dict[str, Any], *, user: str | None, channel: str | None, thread_ts: str | None
+    name: str,
+    body: dict[str, Any],
+    *,
+    user: str | None = None,
+    channel: str | None = None,
+    thread_ts: str | None = None,
 ) -> AsyncIterator[Any]:
     """Run one listener: bound log context, a root span, and flushed traces at the end."""
     tenant = current_tenant()  # the event's workspace, in distribution mode (bound before)

@@ -45,7 +45,7 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
     ) -> None:
         channel = event.get("channel")
         kind = str(event.get("type"))
-        async with handling(f"slack.{kind}", body, user=None, channel=None, thread_ts=None):
+        async with handling(f"slack.{kind}", body):
             if not is_shared_channel_id(channel):
                 log.info("slack.channel.lifecycle_ignored", reason="malformed", slack_event=kind)
                 return
@@ -108,18 +108,14 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
     @app.event("member_joined_channel")
     async def on_member_joined(body: dict[str, Any]) -> None:
         """Someone else joined: nothing of Orion's changes."""
-        async with handling(
-            "slack.member_joined_channel", body, user=None, channel=None, thread_ts=None
-        ):
+        async with handling("slack.member_joined_channel", body):
             pass
 
     @app.event("member_left_channel")
     async def on_member_left(body: dict[str, Any]) -> None:
         """Someone else left: nothing of Orion's changes (their messages stay the
         channel's, as Slack keeps them; what they asked Orion to forget is theirs to ask)."""
-        async with handling(
-            "slack.member_left_channel", body, user=None, channel=None, thread_ts=None
-        ):
+        async with handling("slack.member_left_channel", body):
             pass
 
 

@@ -132,9 +132,7 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
         await ack()
         user, channel = command.get("user_id"), command.get("channel_id")
         words = str(command.get("text") or "")[:MAX_TEXT_CHARS].lower().split()
-        async with handling(
-            "slack.orion_command", command, user=user, channel=channel, thread_ts=None
-        ):
+        async with handling("slack.orion_command", command, user=user, channel=channel):
             if not isinstance(user, str) or not is_shared_channel_id(channel):
                 await respond(IN_A_CHANNEL)
                 return
@@ -159,9 +157,7 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
         user = (body.get("user") or {}).get("id")
         channel = (body.get("channel") or {}).get("id")
         name = action.get("value")
-        async with handling(
-            "slack.channel_memory_forget", body, user=user, channel=channel, thread_ts=None
-        ):
+        async with handling("slack.channel_memory_forget", body, user=user, channel=channel):
             if not isinstance(user, str) or not is_shared_channel_id(channel):
                 log.info("slack.channel_memory_forget.malformed")
                 return

@@ -99,7 +99,7 @@ def register_home_opened(app: AsyncApp, home: HomeTab) -> None:
         body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient
     ) -> None:
         user, channel = event.get("user"), event.get("channel")
-        async with handling("slack.home_opened", body, user=user, channel=channel, thread_ts=None):
+        async with handling("slack.home_opened", body, user=user, channel=channel):
             if not user:
                 return
             await home.publish(client, user)
@@ -112,7 +112,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
     ) -> None:
         await ack()
         user = clicking_user(body)
-        async with handling("slack.memory_forget", body, user=user, channel=None, thread_ts=None):
+        async with handling("slack.memory_forget", body, user=user):
             if not user:
                 return
             kind = FORGET_KINDS[action["action_id"]]
@@ -146,9 +146,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
     ) -> None:
         await ack()
         user = clicking_user(body)
-        async with handling(
-            "slack.memory_forget_everything", body, user=user, channel=None, thread_ts=None
-        ):
+        async with handling("slack.memory_forget_everything", body, user=user):
             if not user:
                 return
             started = time.perf_counter()
@@ -189,7 +187,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
         document the operator's export prints), sent only to their own DM."""
         await ack()
         user = clicking_user(body)
-        async with handling("slack.memory_download", body, user=user, channel=None, thread_ts=None):
+        async with handling("slack.memory_download", body, user=user):
             if not user:
                 return
             dm = await dm_of(client, user)  # as Slack says (conversations.open)
@@ -220,9 +218,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
         button's value says only which way)."""
         await ack()
         user = clicking_user(body)
-        async with handling(
-            "slack.memory_notes_switch", body, user=user, channel=None, thread_ts=None
-        ):
+        async with handling("slack.memory_notes_switch", body, user=user):
             if not user:
                 return
             shown = action.get("value") == NOTES_SHOW

@@ -31,12 +31,12 @@ _retrying: set[asyncio.Task[None]] = set()
 def register(app: AsyncApp, provider: ServiceProvider, store: AsyncInstallationStore) -> None:
     @app.event("app_uninstalled")
     async def on_uninstalled(body: dict[str, Any]) -> None:
-        async with handling("slack.app_uninstalled", body, user=None, channel=None, thread_ts=None):
+        async with handling("slack.app_uninstalled", body):
             await _forget_workspace(provider, store, "app_uninstalled", _sent_at(body))
 
     @app.event("tokens_revoked")
     async def on_tokens_revoked(body: dict[str, Any], event: dict[str, Any]) -> None:
-        async with handling("slack.tokens_revoked", body, user=None, channel=None, thread_ts=None):
+        async with handling("slack.tokens_revoked", body):
             tokens = event.get("tokens") or {}
             if tokens.get("bot"):
                 await _forget_workspace(provider, store, "tokens_revoked", _sent_at(body))
