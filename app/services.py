@@ -215,7 +215,7 @@ async def _connect(store: ObjectStore) -> None:
     except StoreUnreachable:
         pass  # its breaker is open and has said so (store.unavailable), and probes on
     except Exception as exc:  # the first real operation will try again, and report it
-        log.warning("services.store_connect_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("services.store_connect_failed", exc_info=exc)
 
 
 async def _ask_store(store: ObjectStore) -> None:
@@ -232,7 +232,7 @@ async def _ask_store(store: ObjectStore) -> None:
     except (StoreUnreachable, StoreOffline):
         pass  # the breaker is open, has said so (store.unavailable), and probes on
     except Exception as exc:
-        log.warning("storage.check_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("storage.check_failed", exc_info=exc)
 
 
 class ServiceProvider:

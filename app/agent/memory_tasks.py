@@ -42,7 +42,7 @@ class MemoryTasks:
         try:
             await self._sink.show_task(task)
         except Exception as exc:  # the display is a nicety: the answer goes on without it
-            log.warning("agent.task_display_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("agent.task_display_failed", exc_info=exc)
 
     async def run(self, tools: ToolRegistry, block: Any) -> dict[str, Any]:
         """Run one `tool_use` block with its task shown; its `tool_result` block."""

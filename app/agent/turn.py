@@ -190,7 +190,6 @@ class Agent:
                 log.warning(
                     "memory.preferences.write.failed",
                     keys=keys,
-                    error=type(exc).__name__,
                     exc_info=exc,
                     **since(started),
                 )
@@ -221,7 +220,7 @@ class Agent:
                 budget_s=self._memory.preferences_budget_s / 2,
             )
         except Exception as exc:
-            log.warning("memory.note.failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("memory.note.failed", exc_info=exc)
             return None
 
     async def _keep_nothing(self, store: ObjectStore, changes: ChangeLog) -> None:
@@ -234,7 +233,7 @@ class Agent:
             async with asyncio.timeout(self._memory.preferences_budget_s):
                 changed_since = await revert_changes(store, found)
         except Exception as exc:
-            log.warning("memory.refused_turn.revert_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("memory.refused_turn.revert_failed", exc_info=exc)
         else:
             log.info(
                 "memory.refused_turn.reverted", files=len(found), changed_since=len(changed_since)
@@ -376,4 +375,4 @@ async def _settle_anyway(guard: Guard, thread_ts: str) -> None:
     except Forgotten:
         pass  # taken back (logged by the guard)
     except Exception as exc:
-        log.warning("memory.after_turn.settle_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("memory.after_turn.settle_failed", exc_info=exc)

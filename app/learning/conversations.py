@@ -170,9 +170,7 @@ class TurnTranscript:
             try:
                 kept = await check
             except Exception as exc:  # unchecked, nothing of it is kept
-                log.warning(
-                    "memory.transcript.check_failed", error=type(exc).__name__, exc_info=exc
-                )
+                log.warning("memory.transcript.check_failed", exc_info=exc)
                 kept = []
             self._pending[at:at] = kept
         if not self._pending and self._read is not None:
@@ -197,7 +195,7 @@ class TurnTranscript:
         except NotYourConversation:
             log.warning("memory.transcript.refused", reason="another conversation's thread")
         except Exception as exc:
-            log.warning("memory.transcript.write_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("memory.transcript.write_failed", exc_info=exc)
         else:
             log.debug("memory.transcript.write", messages=len(messages))
         return self._written

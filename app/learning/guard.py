@@ -175,4 +175,4 @@ class Guard:
             try:
                 await self._store.delete(key, if_generation=generation)
             except StoreError as exc:
-                log.warning("memory.take_back_failed", error=type(exc).__name__, exc_info=exc)
+                log.warning("memory.take_back_failed", exc_info=exc)

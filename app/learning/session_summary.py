@@ -74,7 +74,7 @@ async def learn_from_turn(
     try:
         draft = bounded_draft(await summarize(previous, new_material), default_title=fallback.title)
     except Exception as exc:  # the turn still gets its summary: the fallback's
-        log.warning("memory.summary.model_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("memory.summary.model_failed", exc_info=exc)
         source, failure, draft = "fallback", type(exc).__name__, fallback
 
     moment = now or datetime.now(UTC)

@@ -293,7 +293,7 @@ async def _withdraw_claim(
         with _time_to_settle():
             await store.write(stored.key, record.to_json(), if_generation=claimed)
     except Exception as exc:
-        log.warning("memory.undo.unclaim_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("memory.undo.unclaim_failed", exc_info=exc)
 
 
 @contextlib.contextmanager

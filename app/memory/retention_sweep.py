@@ -61,7 +61,7 @@ async def sweep_and_log(store: ObjectStore, retention: SessionRetention) -> None
     try:
         deleted = await sweep_expired(store, retention)
     except Exception as exc:
-        log.warning("memory.retention.sweep_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("memory.retention.sweep_failed", exc_info=exc)
         return
     log.info(
         "memory.retention.sweep",

@@ -103,7 +103,6 @@ async def finish_erasures(
                 "memory.team_erasure.failed",
                 team_id=tenant.team_id,
                 enterprise_id=tenant.enterprise_id,
-                error=type(exc).__name__,
                 exc_info=exc,
             )
     return finished
@@ -132,7 +131,7 @@ async def keep_finishing_erasures(
                     objects=erased.deleted,
                 )
         except Exception as exc:
-            log.warning("memory.team_erasure.failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("memory.team_erasure.failed", exc_info=exc)
         await asyncio.sleep(interval_s)
 
 

@@ -41,6 +41,14 @@ def _cloud_logging_fields(_: WrappedLogger, method: str, event_dict: EventDict) 
     return event_dict
 
 
+def _error_named(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    """A line with a caught exception names its type (`error`), unless it names another."""
+    exc = event_dict.get("exc_info")
+    if isinstance(exc, BaseException):
+        event_dict.setdefault("error", type(exc).__name__)
+    return event_dict
+
+
 def _redact_secrets(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
     """Orion's own secrets, and any of a known shape: a person's pasted token quoted in a
     line, or a workspace's bot token (distribution mode) echoed by a library's error."""
@@ -103,6 +111,7 @@ def configure_logging(
 
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
+        _error_named,
         structlog.processors.ExceptionRenderer(traceback_of),
         _redact_secrets,
         # After the scrubbing: the level, the logger's name and the time are Orion's own.

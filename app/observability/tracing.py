@@ -183,7 +183,7 @@ async def _forget(
     try:
         found = await asyncio.to_thread(_delete_traces_of, client, query, keep)
     except Exception as exc:
-        log.warning(f"{event}.failed", error=type(exc).__name__, exc_info=exc)
+        log.warning(f"{event}.failed", exc_info=exc)
         return None
     if found.left_over:
         # Listed by Langfuse, but not this erasure's: kept.

@@ -32,7 +32,7 @@ async def _guarded(work: Coroutine[Any, Any, None], name: str) -> None:
         await work
     except Exception as exc:
         # Work after the reply: a failure loses memory, not the person's answer.
-        log.warning("slack.background.failed", task=name, error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.background.failed", task=name, exc_info=exc)
     finally:
         if tracing.enabled():
             # The listener flushed when it ended; these spans ended later.

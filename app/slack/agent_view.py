@@ -77,7 +77,7 @@ def register(
                     channel_id=channel, title=title, prompts=prompts
                 )
             except Exception as exc:
-                log.warning("slack.prompts_failed", error=type(exc).__name__, exc_info=exc)
+                log.warning("slack.prompts_failed", exc_info=exc)
 
     @app.event("message", matchers=[_from_person_in_dm])
     async def on_agent_message(
@@ -150,9 +150,7 @@ def register(
                     channel=channel, thread_ts=thread_ts, text=STOPPED_CONFIRMATION, **NO_UNFURLS
                 )
             except Exception as exc:
-                log.warning(
-                    "slack.stop_confirmation_failed", error=type(exc).__name__, exc_info=exc
-                )
+                log.warning("slack.stop_confirmation_failed", exc_info=exc)
             if not stopped_here:  # a turn ended here sets it as it ends
                 await AgentSession(client, channel=channel, thread_ts=thread_ts).idle()
 
@@ -167,6 +165,6 @@ async def _preferences(provider: ServiceProvider, user: str) -> str | None:
     except StoreOffline:
         return None
     except Exception as exc:
-        log.warning("slack.preferences_unavailable", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.preferences_unavailable", exc_info=exc)
         return None
     return stored.content if stored is not None else None

@@ -141,9 +141,7 @@ def register(
                     lambda record: record.with_context({**(record.context or {}), **changed}),
                 )
             except Exception as exc:
-                log.warning(
-                    "slack.thread_context_changed.failed", error=type(exc).__name__, exc_info=exc
-                )
+                log.warning("slack.thread_context_changed.failed", exc_info=exc)
 
     app.assistant(assistant)
 
@@ -156,7 +154,7 @@ async def _greet(
         await say(greeting.text, **NO_UNFURLS)
         await set_suggested_prompts(prompts=greeting.prompts)
     except Exception as exc:
-        log.error("slack.thread_started.failed", error=type(exc).__name__, exc_info=exc)
+        log.error("slack.thread_started.failed", exc_info=exc)
 
 
 class _Start:
@@ -194,7 +192,7 @@ class _Start:
             log.debug("slack.conversation.record_skipped", reason="store unavailable")
             return False
         except Exception as exc:  # greeting beats waiting: at worst, twice
-            log.warning("slack.conversation.record_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.conversation.record_failed", exc_info=exc)
             return False
         if self._recorded is None:
             log.info("slack.event.duplicate", source="record")
@@ -237,4 +235,4 @@ class _Start:
         except StoreOffline:
             log.debug("slack.conversation.settle_skipped", reason="store unavailable")
         except Exception as exc:
-            log.warning("slack.conversation.settle_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.conversation.settle_failed", exc_info=exc)

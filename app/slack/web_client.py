@@ -105,7 +105,7 @@ async def dm_of(client: AsyncWebClient, user: object) -> str | None:
     try:
         opened = await client.conversations_open(users=user)
     except Exception as exc:
-        log.warning("slack.dm_unavailable", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.dm_unavailable", exc_info=exc)
         return None
     channel = (opened.get("channel") or {}).get("id")
     return channel if isinstance(channel, str) else None

@@ -145,9 +145,7 @@ class GuardedStore:
                     async with asyncio.timeout(PROBE_TIMEOUT_S * 2):
                         await self.inner.list(PROBE_KEY)
             except Exception as exc:
-                log.debug(
-                    "store.probe.failed", error=type(exc).__name__, attempt=attempts, exc_info=exc
-                )
+                log.debug("store.probe.failed", attempt=attempts, exc_info=exc)
                 interval = min(interval * 2, MAX_PROBE_INTERVAL_S)
                 continue
             break

@@ -233,7 +233,7 @@ class TeamScopedStore(StoreLayer):
         except Exception as exc:
             # The write stands unchecked: if an uninstall came meanwhile, its second pass
             # (app/memory/team_keys.py) is what deletes it.
-            log.warning("storage.uninstall_check.failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("storage.uninstall_check.failed", exc_info=exc)
             raise
         tombstoned = uninstalled_at(stored)
         if tombstoned is None or tombstoned < binding.since:

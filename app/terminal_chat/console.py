@@ -189,7 +189,7 @@ async def _answer(conversation: Conversation, text: str, out: TextIO) -> None:
         except SettingRefused:
             raise
         except Exception as exc:  # as in Slack
-            log.warning("chat.turn.failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("chat.turn.failed", exc_info=exc)
             out.write(("\n\n" if reply.started else "") + friendly_error(exc))
             return
     note = conversation.last_note
@@ -204,7 +204,7 @@ async def _undo(conversation: Conversation, out: TextIO) -> None:
     try:
         result = await conversation.undo_last()
     except Exception as exc:
-        log.warning("chat.undo.failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("chat.undo.failed", exc_info=exc)
         out.write(f"{UNAVAILABLE}\n\n")
         return
     if result is None:
@@ -231,7 +231,7 @@ def _close(loop: BackgroundLoop, conversation: Conversation) -> None:
     except (KeyboardInterrupt, Terminated, TimeoutError):
         pass
     except Exception as exc:
-        log.warning("chat.close.failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("chat.close.failed", exc_info=exc)
 
 
 def _folders_written(loop: BackgroundLoop, conversation: Conversation) -> list[Folder]:

@@ -155,7 +155,7 @@ class Conversation:
         try:
             opening = await self._open(conversation=False)
         except Exception as exc:  # a greeting without memories, as in Slack
-            log.warning("chat.greeting.memory_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("chat.greeting.memory_failed", exc_info=exc)
             opening = None
         return greeting_of(opening, self.settings.memory_session_retention_days).words
 
@@ -191,7 +191,7 @@ class Conversation:
         try:
             now = await _kept(self._services.storage.store, person(self.user_id).prefix)
         except Exception as exc:  # the farewell then says nothing about memories
-            log.warning("chat.memory_check.failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("chat.memory_check.failed", exc_info=exc)
             return []
         changed = {
             key for key in now.keys() | self._before.keys() if now.get(key) != self._before.get(key)

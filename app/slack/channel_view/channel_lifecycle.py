@@ -65,7 +65,6 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
                     "slack.channel.lifecycle_failed",
                     slack_event=kind,
                     channel=channel,
-                    error=type(exc).__name__,
                     exc_info=exc,
                 )
                 return

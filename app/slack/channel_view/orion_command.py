@@ -112,7 +112,7 @@ async def _listed(client: AsyncWebClient, channel: str, user: str) -> Membership
         log.warning("slack.channel.members_failed", error=error or "unknown", exc_info=exc)
         return Membership.UNKNOWN
     except Exception as exc:
-        log.warning("slack.channel.members_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.channel.members_failed", exc_info=exc)
         return Membership.UNKNOWN
     log.warning("slack.channel.members_unchecked", pages=MAX_MEMBER_PAGES)
     return Membership.UNKNOWN
@@ -176,9 +176,7 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
                     else:
                         await forget_channel_file(storage.store, channel_id, str(name), by=user)
             except Exception as exc:
-                log.warning(
-                    "slack.channel_memory_forget.failed", error=type(exc).__name__, exc_info=exc
-                )
+                log.warning("slack.channel_memory_forget.failed", exc_info=exc)
                 await respond(text=UNAVAILABLE, replace_original=False)
                 return
             notice = "Forgotten: everything." if everything else "Forgotten."
@@ -204,7 +202,7 @@ async def memory_message(
             memory = await read_channel_memory(storage.store, channel_id)
             choices = await read_choices(storage.store, channel_id)
     except Exception as exc:
-        log.warning("slack.channel.memory_unavailable", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.channel.memory_unavailable", exc_info=exc)
         return {"text": UNAVAILABLE}
     ceiling = provider.settings.slack_channels
     blocks = memory_blocks(channel_id, memory, choices, ceiling, notice=notice)
@@ -244,7 +242,7 @@ async def _choose(
                 storage.store, mode, channel_id=channel_id if where == "channel" else None, by=user
             )
     except Exception as exc:
-        log.warning("slack.channel.setting_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.channel.setting_failed", exc_info=exc)
         return UNAVAILABLE
     ceiling = provider.settings.slack_channels
     effective = mode.at_most(ceiling)

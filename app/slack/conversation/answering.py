@@ -139,7 +139,7 @@ class Answerer:
             if (setting := refused_setting(exc, settings)) is not None:
                 log.error("slack.claude_refused", problem=setting, exc_info=exc)
             else:
-                log.error("slack.user_message.failed", error=type(exc).__name__, exc_info=exc)
+                log.error("slack.user_message.failed", exc_info=exc)
             await _apologise(reply, friendly_error(exc))
             # What the failed turn did save is still shown, and can be undone.
             await _show_memory_note(client, turn)
@@ -305,7 +305,7 @@ async def _show_memory_note(client: AsyncWebClient, turn: Exchange) -> None:
             **NO_UNFURLS,
         )
     except Exception as exc:  # Slack refused it, or anything else: the answer stands
-        log.warning("slack.memory_note_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.memory_note_failed", exc_info=exc)
 
 
 # A thread recorded as someone's DM, or as another channel's.
@@ -334,7 +334,7 @@ async def _answers_here(client: AsyncWebClient, message: Incoming, gate: Channel
                 channel=message.channel, user=message.user, thread_ts=message.thread_ts, text=line
             )
         except Exception as exc:
-            log.warning("slack.channel.line_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.channel.line_failed", exc_info=exc)
     return False
 
 
@@ -355,7 +355,7 @@ async def _within(saved: asyncio.Future[T], deadline: float | None) -> T | None:
     except TimeoutError:
         return None
     except Exception as exc:  # a lookup is best-effort: the answer goes on without it
-        log.warning("slack.memory_lookup_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.memory_lookup_failed", exc_info=exc)
         return None
 
 
@@ -364,4 +364,4 @@ async def _apologise(reply: SlackReplyStream, apology: str) -> None:
     try:
         await reply.fail(apology)
     except Exception as exc:
-        log.error("slack.apology_failed", error=type(exc).__name__, exc_info=exc)
+        log.error("slack.apology_failed", exc_info=exc)

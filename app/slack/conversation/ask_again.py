@@ -117,7 +117,7 @@ async def _recorded_question(
         async with provider.storage_within(provider.settings.memory_load_timeout_s):
             record = await read_conversation(store, home, thread_ts)
     except Exception as exc:
-        log.warning("slack.ask_again.record_unreadable", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.ask_again.record_unreadable", exc_info=exc)
         return None
     if record is None:
         return None
@@ -145,7 +145,7 @@ async def _question_in_slack(
             limit=2,  # Slack puts the thread's parent first, whatever the window
         )
     except Exception as exc:
-        log.warning("slack.ask_again.unreadable", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.ask_again.unreadable", exc_info=exc)
         return None
     for message in page.get("messages") or []:
         if message.get("ts") == question_ts and not message.get("bot_id"):
@@ -157,4 +157,4 @@ async def _tell(client: AsyncWebClient, channel: str, user: str, thread_ts: str,
     try:
         await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, text=text)
     except Exception as exc:
-        log.warning("slack.ask_again.reply_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.ask_again.reply_failed", exc_info=exc)

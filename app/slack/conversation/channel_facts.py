@@ -78,7 +78,7 @@ async def channel_info(client: AsyncWebClient, channel: str) -> ChannelInfo | No
         log.warning("slack.channel.info_failed", error=error or "unknown", exc_info=exc)
         return None
     except Exception as exc:
-        log.warning("slack.channel.info_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.channel.info_failed", exc_info=exc)
         return None
     data = response.get("channel") or {}
     return ChannelInfo(
@@ -103,7 +103,7 @@ async def person_info(
             lambda: without_rate_limit_waits(client).users_info(user=user), budget_s
         )
     except Exception as exc:
-        log.warning("slack.user.info_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.user.info_failed", exc_info=exc)
         return None
     person = response.get("user") or {}
     return PersonInfo(

@@ -199,9 +199,7 @@ async def _mode(
         chosen, state = await asyncio.gather(workspace, opening)
     except Exception as exc:
         if not isinstance(exc, StoreOffline):
-            log.warning(
-                "slack.channel.settings_unavailable", error=type(exc).__name__, exc_info=exc
-            )
+            log.warning("slack.channel.settings_unavailable", exc_info=exc)
         return None
     if isinstance(state, Opening):
         if not state.loaded.answered(Scope.PROFILE):

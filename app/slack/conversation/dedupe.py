@@ -88,7 +88,7 @@ class EventDeduplicator:
         except StoreOffline:
             log.debug("slack.event.claim_skipped", reason="store unavailable")
         except Exception as exc:
-            log.warning("slack.event.claim_unavailable", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.event.claim_unavailable", exc_info=exc)
         return False
 
     def _remember(self, event_id: str) -> None:

@@ -60,7 +60,7 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
                                 storage.memory_store, undo_id, user, noted_at=_moment(message_ts)
                             )
                 except Exception as exc:
-                    log.warning("memory.undo.failed", error=type(exc).__name__, exc_info=exc)
+                    log.warning("memory.undo.failed", exc_info=exc)
                     span.update(level="WARNING", output={"outcome": "failed"})
                     await _tell(client, channel, user, thread_ts, UNAVAILABLE)
                     return

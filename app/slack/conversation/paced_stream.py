@@ -206,7 +206,7 @@ class PacedStream:
             if slack_error(exc) == NOT_STREAMING:
                 log.info("slack.stream_already_ended", shown_chars=self.shown, exc_info=exc)
             else:
-                log.warning("slack.stream_stop_failed", error=type(exc).__name__, exc_info=exc)
+                log.warning("slack.stream_stop_failed", exc_info=exc)
 
     def cancel(self) -> None:
         """Drop a call in flight (the turn is being torn down); not one a Stop left to end

@@ -62,7 +62,7 @@ class AssistantStatus:
                 loading_messages=loading_messages,
             )
         except Exception as exc:
-            log.warning("slack.status_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.status_failed", exc_info=exc)
 
 
 class AgentSession:
@@ -93,7 +93,7 @@ class AgentSession:
                 channel_id=self._channel, thread_ts=self._thread_ts, title=title
             )
         except Exception as exc:
-            log.warning("slack.session_rename_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.session_rename_failed", exc_info=exc)
 
     async def _set(self, status: str) -> None:
         try:
@@ -101,7 +101,7 @@ class AgentSession:
                 channel_id=self._channel, thread_ts=self._thread_ts, status=status
             )
         except Exception as exc:
-            log.warning("slack.session_status_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.session_status_failed", exc_info=exc)
 
 
 class InChannel:

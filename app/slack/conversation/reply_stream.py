@@ -235,7 +235,7 @@ class SlackReplyStream:
             self._ended_stream = True
         except STREAM_FAILURES as exc:
             # Still failing: the chat.update that follows is what the person needs.
-            log.warning("slack.stream_stop_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.stream_stop_failed", exc_info=exc)
 
     async def _write_whole_answer(
         self, blocks: list[dict[str, Any]], metadata: dict[str, Any] | None
@@ -257,7 +257,7 @@ class SlackReplyStream:
                 )
                 parts = parts[1:]
             except STREAM_FAILURES as exc:
-                log.warning("slack.stream_rewrite_failed", error=type(exc).__name__, exc_info=exc)
+                log.warning("slack.stream_rewrite_failed", exc_info=exc)
                 rest = await asyncio.to_thread(rest_of, self.text, self._stream.shown)
                 parts = await _messages_of(rest) if rest.strip() else []
         for number, part in enumerate(parts, start=1):

@@ -88,7 +88,7 @@ class WorkspaceLinks:
             log.warning("slack.workspace_unknown", error=exc.response.get("error"))
             return ThreadLinks(team_id=team_id)
         except Exception as exc:  # Slack unreachable: links open the conversation instead
-            log.warning("slack.workspace_unknown", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.workspace_unknown", exc_info=exc)
             return ThreadLinks(team_id=team_id)
         links = ThreadLinks(found.get("url"), found.get("team_id") or team_id)
         self._known[team_id or ""] = links

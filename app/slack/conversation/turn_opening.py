@@ -94,7 +94,7 @@ async def open_turn(
             since=since,
         )
     except Exception as exc:
-        log.warning("slack.conversation.unavailable", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.conversation.unavailable", exc_info=exc)
         return TurnOpening(owner)
     return TurnOpening(owner, opening)
 
@@ -107,7 +107,7 @@ async def stores(provider: ServiceProvider) -> tuple[ObjectStore | None, ObjectS
             return storage.store, storage.memory_store
     except Exception as exc:
         if not isinstance(exc, StoreOffline | TimeoutError):
-            log.warning("slack.conversation.unavailable", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.conversation.unavailable", exc_info=exc)
         return None, None
 
 

@@ -124,9 +124,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                 except MemoryOff:
                     notice, deleted = MEMORY_OFF, 0
                 except Exception as exc:
-                    log.warning(
-                        "memory.forget.failed", kind=kind, error=type(exc).__name__, exc_info=exc
-                    )
+                    log.warning("memory.forget.failed", kind=kind, exc_info=exc)
                     notice, deleted = FORGET_FAILED, 0
                 else:
                     notice = FORGOTTEN[kind] if deleted else ALREADY_GONE
@@ -162,7 +160,6 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                     log.warning(
                         "memory.forget.failed",
                         kind="everything",
-                        error=type(exc).__name__,
                         exc_info=exc,
                     )
                     notice = FORGET_EVERYTHING_FAILED
@@ -202,7 +199,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                 except MemoryOff:
                     notice = MEMORY_OFF
                 except Exception as exc:
-                    log.warning("memory.export.failed", error=type(exc).__name__, exc_info=exc)
+                    log.warning("memory.export.failed", exc_info=exc)
                     notice = EXPORT_FAILED
                 else:
                     notice = await _send(client, dm, inventory)
@@ -228,7 +225,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
             except MemoryOff:
                 notice = MEMORY_OFF
             except Exception as exc:
-                log.warning("memory.notes_switch.failed", error=type(exc).__name__, exc_info=exc)
+                log.warning("memory.notes_switch.failed", exc_info=exc)
                 notice = NOTES_FAILED
             else:
                 log.info("memory.notes_switch", shown=shown)
@@ -259,7 +256,7 @@ async def _send(client: AsyncWebClient, dm: str, inventory: MemoryInventory) -> 
             initial_comment=COMMENT.format(when=f"{now:%Y-%m-%d %H:%M} UTC"),
         )
     except (SlackApiError, SlackRequestError) as exc:
-        log.warning("memory.export.upload_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("memory.export.upload_failed", exc_info=exc)
         return "Orion couldn't send the file just now. Please try again in a few minutes."
     log.info(
         "memory.export",

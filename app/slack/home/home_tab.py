@@ -84,7 +84,7 @@ class HomeTab:
         except MemoryOff:
             view = message_view(MEMORY_OFF, notice=notice)
         except Exception as exc:
-            log.warning("memory.show.failed", via="home", error=type(exc).__name__, exc_info=exc)
+            log.warning("memory.show.failed", via="home", exc_info=exc)
             view = message_view(UNAVAILABLE, notice=notice)
         try:
             await client.views_publish(user_id=user, view=view)

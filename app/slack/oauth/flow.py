@@ -109,7 +109,7 @@ class OrionOAuthFlow(AsyncOAuthFlow):
         try:
             await self.client.auth_revoke(token=installation.bot_token)
         except (SlackApiError, aiohttp.ClientError) as exc:
-            log.warning("slack.oauth.revoke_failed", error=type(exc).__name__, exc_info=exc)
+            log.warning("slack.oauth.revoke_failed", exc_info=exc)
 
     async def _failure(self, request: AsyncBoltRequest, reason: str, status: int) -> BoltResponse:
         return await self.failure_handler(

@@ -67,7 +67,7 @@ async def _forget_workspace(
         await _seal(provider, store, tenant, uninstalled)
     except Exception as exc:
         # Slack has its acknowledgement and sends this event once: Orion tries again.
-        log.warning("slack.workspace.forget_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.workspace.forget_failed", exc_info=exc)
         retry = asyncio.create_task(
             _seal_later(provider, store, tenant, uninstalled, reason), name="slack.workspace.forget"
         )
@@ -101,7 +101,6 @@ async def _seal_later(
                 log.warning(
                     "slack.workspace.forget_failed",
                     attempt=attempt,
-                    error=type(exc).__name__,
                     exc_info=exc,
                 )
                 continue
@@ -130,7 +129,7 @@ async def _first_pass(
     try:
         erased = await first_pass(_deployment_store(provider), tenant)
     except Exception as exc:
-        log.warning("slack.workspace.first_pass_failed", error=type(exc).__name__, exc_info=exc)
+        log.warning("slack.workspace.first_pass_failed", exc_info=exc)
     else:
         log.info(
             "slack.workspace.forgotten",
