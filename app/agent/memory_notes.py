@@ -91,12 +91,7 @@ async def note_for_turn(
                 span.update(output={"shown": False, "erased": True})
                 return None
             undo_id = None
-        log.info(
-            "memory.note",
-            files=len(found),
-            undo=undo_id is not None,
-            **since(started),
-        )
+        log.info("memory.note", files=len(found), undo=undo_id is not None, **since(started))
         span.update(output={"shown": True, "files": len(found), "undo": undo_id is not None})
         return MemoryNote(lines, undo_id)
 

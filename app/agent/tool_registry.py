@@ -51,12 +51,7 @@ class ToolRegistry:
             log.exception("tool.failed", tool=name)
             content, is_error = f"The {name} tool failed unexpectedly. Try again later.", True
             internal = True
-        log.debug(
-            "tool.call",
-            tool=name,
-            ok=not is_error,
-            **since(started),
-        )
+        log.debug("tool.call", tool=name, ok=not is_error, **since(started))
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
         result["content"] = content
         if is_error:

@@ -188,10 +188,7 @@ class Agent:
                     )
             except Exception as exc:
                 log.warning(
-                    "memory.preferences.write.failed",
-                    keys=keys,
-                    exc_info=exc,
-                    **since(started),
+                    "memory.preferences.write.failed", keys=keys, exc_info=exc, **since(started)
                 )
                 span.update(level="WARNING", output={"ok": False, "error": type(exc).__name__})
                 return

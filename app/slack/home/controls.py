@@ -129,13 +129,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                 else:
                     notice = FORGOTTEN[kind] if deleted else ALREADY_GONE
                 span.update(output={"objects": deleted})
-            log.info(
-                "memory.forget",
-                via="home",
-                kind=kind,
-                objects=deleted,
-                **since(started),
-            )
+            log.info("memory.forget", via="home", kind=kind, objects=deleted, **since(started))
             await home.publish(client, user, notice=notice)
 
     @app.action(ACTION_FORGET_EVERYTHING)
@@ -157,11 +151,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                 except MemoryOff:
                     notice = MEMORY_OFF
                 except Exception as exc:
-                    log.warning(
-                        "memory.forget.failed",
-                        kind="everything",
-                        exc_info=exc,
-                    )
+                    log.warning("memory.forget.failed", kind="everything", exc_info=exc)
                     notice = FORGET_EVERYTHING_FAILED
                 else:
                     notice = FORGOT_EVERYTHING
@@ -169,11 +159,7 @@ def register_controls(app: AsyncApp, home: HomeTab) -> None:
                     counts = {"objects": report.total, **report.deleted}
                     span.update(output=counts)
                     log.info(
-                        "memory.forget",
-                        via="home",
-                        kind="everything",
-                        **counts,
-                        **since(started),
+                        "memory.forget", via="home", kind="everything", **counts, **since(started)
                     )
             await home.publish(client, user, notice=notice)
             await tracing.forget_person_traces(user)  # after the tab: it may take seconds

@@ -74,12 +74,7 @@ class HomeTab:
             chosen = inventory.memory_notes
             notes = self.provider.settings.memory_notes if chosen is None else chosen
             view = home_view(
-                user,
-                inventory,
-                links,
-                conversations_total=total,
-                notice=notice,
-                memory_notes=notes,
+                user, inventory, links, conversations_total=total, notice=notice, memory_notes=notes
             )
         except MemoryOff:
             view = message_view(MEMORY_OFF, notice=notice)

@@ -98,11 +98,7 @@ async def _seal_later(
                     return
                 await _seal(provider, store, tenant, uninstalled)
             except Exception as exc:
-                log.warning(
-                    "slack.workspace.forget_failed",
-                    attempt=attempt,
-                    exc_info=exc,
-                )
+                log.warning("slack.workspace.forget_failed", attempt=attempt, exc_info=exc)
                 continue
             await _first_pass(provider, tenant, reason, started)
             return
@@ -132,10 +128,7 @@ async def _first_pass(
         log.warning("slack.workspace.first_pass_failed", exc_info=exc)
     else:
         log.info(
-            "slack.workspace.forgotten",
-            reason=reason,
-            objects=erased.deleted,
-            **since(started),
+            "slack.workspace.forgotten", reason=reason, objects=erased.deleted, **since(started)
         )
     await tracing.forget_team_traces(tenant.label)  # never raises; logs what it did
 
