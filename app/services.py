@@ -1,7 +1,5 @@
-"""The composition root: builds the store (and asks it one thing), tracing, the Claude client and
-the agent once, before Orion serves, so a fresh instance never acknowledges an event it could not
-answer (docs/architecture.md, "Composition and runtime"); and runs the directory's retention sweep
-and the workspaces' second erasure passes. Storage a person waits for: `storage_within`."""
+"""The composition root: store, tracing, Claude client and agent built once, before Orion serves, so
+no event is acknowledged that could not be answered (docs/architecture.md), and the sweeps."""
 
 from __future__ import annotations
 

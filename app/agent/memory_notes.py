@@ -1,7 +1,5 @@
-"""The note under an answer that changed memory: what the store confirmed changed
-(app/memory/change_log.py) and the id of its undo (docs/memory-notes.md). None when nothing
-changed, the notes are hidden, or the person asked to be forgotten during the turn; without
-an Undo when the undo record could not be kept."""
+"""The note under an answer that changed memory: what the store confirmed changed and its undo's
+id (docs/memory-notes.md); None when nothing changed, notes are hidden or the person was erased."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""One task the person sees while Orion works with memory, and the restore's task: plain data,
-kept import-light (no SDK) so that the Slack layer shows tasks without loading Claude's client.
-Titles are fixed words plus short, flattened pieces of what the model asked, so a hostile path
-or query can neither run long nor carry line breaks (docs/agent-display.md)."""
+"""One task the person sees while Orion works with memory: plain data, import-light (no SDK), its
+title fixed words plus short, flattened pieces of the model's input (docs/agent-display.md)."""
 
 from __future__ import annotations
 

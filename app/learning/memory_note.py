@@ -1,7 +1,5 @@
-"""What a turn changed in a person's memory, in words ("Saved to memory: notes/travel.md"): one
-line per file, named as the person would find it, for the note under the answer
-(docs/memory-notes.md) and in `orion chat`. Only changes the store confirmed reach here
-(app/memory/change_log.py): nothing a failed or stopped write did."""
+"""What a turn changed in a person's memory, in words ("Saved to memory: notes/travel.md"), one
+line per file the store confirmed, for the note under the answer (docs/memory-notes.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Claude's tools for "what do you remember about me?" (`memory_overview`: the Home tab's own
-inventory, so Claude words it but invents nothing) and "forget that" (`forget`: one item). Both
-are bound to the turn's person; the model's input only names the item. Erasing everything is
-never offered to the model: only the person's own click (or an operator) does that."""
+"""Claude's `memory_overview` (the Home tab's own inventory) and `forget` (one item), bound to the
+turn's person. Erasing everything is never the model's: only the person's click or an operator's."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A person's preferences file, `people/{user_id}/memory/preferences.json`: a flat JSON object
-with stable keys, the latest statement of a kind winning, and `_learned` saying when, where and
-in which language each was learned (docs/memory-controls.md, "How preferences are heard").
-Every reader reads it by one rule: app/memory/preferences_file.py."""
+"""A person's preferences file (`memory/preferences.json`): a flat JSON object, the latest statement
+of a kind winning, `_learned` saying when and where (docs/memory-controls.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""How words someone else wrote reach Claude: a line Orion writes, saying who wrote them (from
-Slack's fields, never the words) and where, then every line of the words behind `> `, split
-wherever `str.splitlines` splits, so no text can leave its quote (docs/channels.md, "Authors are
-Slack's facts, never text")."""
+"""Words someone else wrote, as Claude reads them: a line saying who (from Slack's fields, never the
+words), then every line behind `> `, so no text can leave its quote (docs/channels.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Render loaded memories as one Markdown block for Claude, within a token budget: preferences
-kept first when it is tight, what does not fit cut with a visible marker, and the block written
-from its most stable section to its most volatile for the prompt cache (docs/claude-settings.md,
-"Tokens for budgets" and "The prompt cache")."""
+"""Loaded memories as one Markdown block for Claude within a token budget, most stable section
+first for the prompt cache (docs/claude-settings.md, "Tokens for budgets", "The prompt cache")."""
 
 from __future__ import annotations
 

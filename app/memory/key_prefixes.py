@@ -1,7 +1,5 @@
-"""Every top-level prefix of Orion's store: whose objects live under it, and how long they stay.
-The one list the key builders, retention, retry claims, erasure, the bucket's lifecycle rule
-(held to it by tests/test_memory_hygiene.py) and the docs take their prefixes from, so a new kind
-of owner starts here; what expires within a home is homes.py's `expires_with_conversations`."""
+"""Every top-level prefix of Orion's store, whose objects live under it and how long they stay: the
+one list keys, retention, erasure, the lifecycle rule and the docs take their prefixes from."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The memory paths one conversation may touch (`/memories/global/`, `users/{user_id}/`,
-`sessions/{thread}/`, `channels/{channel_id}/`: docs/interface.md, "The memory tool"), and the
-ids they are made of. Everything the model sends is hostile until `to_key` accepted it, so that
-the key it returns can be compared with plain string prefixes."""
+"""The memory paths one conversation may touch (docs/interface.md, "The memory tool") and the ids
+they are made of. What the model sends is hostile until `to_key` accepted it."""
 
 from __future__ import annotations
 

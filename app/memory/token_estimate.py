@@ -1,7 +1,5 @@
-"""Tokens as Claude's tokenizer counts them, estimated offline for budgets checked on the person's
-path, where no network call may wait: each character weighed by the length of its UTF-8
-encoding, which sorts the scripts, every weight erring high (docs/claude-settings.md, "Tokens for
-budgets")."""
+"""Tokens as Claude counts them, estimated offline (no network call on the person's path), every
+weight erring high (docs/claude-settings.md, "Tokens for budgets")."""
 
 from __future__ import annotations
 

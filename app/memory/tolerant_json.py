@@ -1,7 +1,5 @@
-"""Reading back a JSON file Orion keeps, which a person may have edited through Claude's memory
-tool into any shape: one that cannot be read is empty to its reader, logged once, and never
-blocks a greeting, recall, the Home tab or an erasure. A writer reads with `object_to_update`,
-which leaves such a file as it is rather than writing it over as empty."""
+"""A JSON file Orion keeps, read back whatever shape a person made it: unreadable is empty to its
+reader (logged once); a writer (`object_to_update`) leaves it as it is rather than write it over."""
 
 from __future__ import annotations
 

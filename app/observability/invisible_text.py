@@ -1,7 +1,5 @@
-"""Text seen without its invisible characters and with Slack's `&amp;`, `&lt;`, `&gt;` decoded,
-with the way back to the original: a token with a zero-width space inside still works but
-matches no pattern, so secrets are found in the visible text and the original span replaced
-(docs/memory-controls.md, "What Orion keeps, and for how long")."""
+"""Text without its invisible characters and with Slack's entities decoded, with the way back to
+the original: secrets are found in the visible text, and replaced in the original."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Structured logging: one JSON object per line for Cloud Logging, readable text on a TTY, each
-event's fields bound with `structlog.contextvars` (docs/operations.md, "Logs and traces").
-Orion's lines go straight from structlog to the stream, the libraries' through a handler with
-the same processors (why: docs/benchmarks.md, "Measured once, behind a choice in the code")."""
+"""Structured logging: JSON lines for Cloud Logging, text on a TTY, each event's fields bound with
+`structlog.contextvars` (docs/operations.md, "Logs and traces")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Scrub secrets from anything Orion emits or keeps (docs/memory-controls.md): Orion's own,
-registered at start-up (`redact`), and anybody's, by their shape (`redact_secret_shapes`,
-app/observability/secret_shapes.py). Logs and traces pass through both (`redact_everything`).
-Imports nothing of Orion's outside app/observability, so any layer may use it."""
+"""Scrub secrets from anything Orion emits or keeps (docs/memory-controls.md): its own (`redact`)
+and anybody's, by shape (`redact_secret_shapes`); imports nothing of Orion's outside its package."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Work a listener starts and does not wait for (the memory hooks around a reply): counted in
-`in_flight` for the shutdown's drain, referenced until it ends (the loop holds tasks only
-weakly), in the listener's context (log fields, open trace). Never raises: what escapes, or is
-cut off by a drain that ran out (app/shutdown.py: memory lost), is logged here."""
+"""Work a listener starts and does not wait for: counted for the drain, referenced until it ends,
+in the listener's context. Never raises: what escapes, or a drain cuts off, is logged here."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Stopping on Ctrl-C or SIGTERM: gracefully on the first signal, at once on a second, and in any
-case `STOP_DEADLINE_S` after the first (Python would wait at exit for a thread blocked in I/O;
-docs/operations.md). `StopSignals.handle` may run in a real signal handler, so it takes no lock,
-logs nothing and starts no Python thread; faulthandler's watchdog (a C thread) keeps time."""
+"""Stopping on Ctrl-C or SIGTERM: gracefully on the first, at once on a second or `STOP_DEADLINE_S`
+after it (docs/operations.md). `handle` may run in a signal handler: no lock, log or thread."""
 
 from __future__ import annotations
 

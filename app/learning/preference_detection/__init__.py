@@ -1,7 +1,5 @@
-"""Preferences people state in passing, captured without asking a model (docs/memory-controls.md,
-"How preferences are heard"): a prefix of a message cut into sentences, questions dropped, each
-matched against each language's narrow statement forms (what they share: grammar.py), measured on
-tests/learning/preference_cases.py, in time linear in what is read."""
+"""Preferences people state in passing, captured without a model (docs/memory-controls.md, "How
+preferences are heard"), in time linear in what is read."""
 
 from __future__ import annotations
 

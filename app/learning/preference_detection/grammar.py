@@ -1,8 +1,6 @@
-"""What one language contributes to preference detection (a `Grammar`: fillers, durable-making
-words, marks of reported speech and questions, statement forms), and what every language shares:
-cleaning the values found. Each form must match the whole sentence (`fullmatch`): anchoring at
-both ends keeps questions, stories and negations out ("he said: call me Sam"). No two
-quantifiers may share a run of characters, so the work stays linear in what is read."""
+"""What one language contributes to preference detection (a `Grammar`), and what all share. Each
+form must match the whole sentence, keeping questions, stories and negations out ("he said: call
+me Sam"); no two quantifiers may share a run of characters, so the work stays linear."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`delete` and `rename` of files and whole directories. A bucket cannot rename: a move is a
-create-only copy, then a delete conditional on the generation copied, so a change made meanwhile
-is never lost. One call's files are bounded, and sent a few at a time, on the storage every other
-conversation shares (docs/interface.md, "The memory tool")."""
+"""`delete` and `rename`: a move is a create-only copy, then a delete conditional on the generation
+copied, so a change made meanwhile is never lost; a call's files bounded, sent a few at a time."""
 
 from __future__ import annotations
 

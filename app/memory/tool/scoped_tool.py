@@ -1,7 +1,5 @@
-"""Claude's memory tool (`memory_20250818`), confined to one turn of one person in one thread
-(docs/interface.md, "The memory tool"): every other path is an error result that reveals nothing
-(`access`), and results read as the SDK's reference implementation's, which the model knows.
-This class parses, traces, dispatches and views; the writes live in `editing` and `moving`."""
+"""Claude's memory tool, confined to one turn of one person in one thread (docs/interface.md, "The
+memory tool"): every other path an error that reveals nothing, results as the SDK's reference's."""
 
 from __future__ import annotations
 
