@@ -1,7 +1,5 @@
-"""Socket Mode (local development): the same Bolt app over Slack's WebSocket, connected once
-everything is built and Slack took the bot token (docs/operations.md, "Starting, stopping and
-restarts"). Orion asks for the URL itself: the SDK's connect loop retries every failure every
-10 seconds forever, a refused app token included. Stopping disconnects, then drains."""
+"""Socket Mode (local development): the Bolt app over Slack's WebSocket, connected once all is built
+(docs/operations.md); Orion asks for the URL itself, as the SDK retries a refused token forever."""
 
 from __future__ import annotations
 

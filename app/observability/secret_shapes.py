@@ -1,8 +1,5 @@
-"""The kinds of secret Orion recognises by their shape, the one list of them
-(docs/memory-controls.md; why not a maintained detector set: docs/benchmarks.md). Linear in
-their input on any Python 3.11+: no possessive repeats (3.11.2's are unreliable), atomic groups
-or adjacent repeats sharing a character; a repeat that can fail stops before the next glued
-occurrence of its own prefix, so glued prefixes are scanned once."""
+"""The kinds of secret Orion recognises by shape, the one list (docs/memory-controls.md), each
+pattern linear in its input on any Python 3.11+ (how: docs/benchmarks.md, "Secret redaction")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The Agent messaging experience (agent_view): conversations in the Messages tab, each a
-top-level DM answered in its thread, with an agent session and Stop (docs/architecture.md,
-"How an event flows", 6). The first DM restores the person's memories into its answer, which
-greets them better than a welcome posted before it would."""
+"""The Agent messaging experience (agent_view): each top-level DM in the Messages tab starts a
+conversation, answered in its thread with a session and Stop (docs/architecture.md)."""
 
 from __future__ import annotations
 

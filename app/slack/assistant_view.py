@@ -1,7 +1,5 @@
-"""The Assistant messaging experience (assistant_view): threads in the side pane, opened by Slack
-(docs/architecture.md, "How an event flows", 6). Slack's context of a thread is kept with its
-conversation, never in Bolt's thread-context store. A thread start's greeting waits for one
-round trip: the record's create-only write (the claim) beside the person's reads."""
+"""The Assistant messaging experience (assistant_view): side-pane threads Slack opens
+(docs/architecture.md, "How an event flows"); a thread's context is kept with its conversation."""
 
 from __future__ import annotations
 

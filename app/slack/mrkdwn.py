@@ -1,7 +1,5 @@
-"""Slack's message text format (mrkdwn): incoming text read as typed (`text_of`: Slack sends `&`,
-`<`, `>` as entities, which would hide a password's tail from redaction), and what a person or
-Claude wrote escaped before Orion posts it, so it never becomes a link, mention or broadcast,
-and stripped of direction controls, so it never turns the rest of Orion's line around."""
+"""Slack's mrkdwn: incoming text read as typed (entities decoded), and what a person or Claude wrote
+escaped before Orion posts it: never a link, mention, broadcast or direction control."""
 
 from __future__ import annotations
 

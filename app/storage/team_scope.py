@@ -1,7 +1,5 @@
-"""One deployment, many Slack workspaces: each workspace's objects under its own keys (the tenant
-after a key's first segment), bound per event from Slack's signed ids, refused when none is bound
-(docs/distribution.md, "Per-workspace memory layout"). A write whose tenant was uninstalled since
-its event began is taken back, as one unit with the write ("Uninstalling erases")."""
+"""One deployment, many workspaces: each one's objects under its own keys, bound per event from
+Slack's signed ids (docs/distribution.md); a write after its workspace's uninstall is taken back."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`/orion` in a channel and its message's Forget buttons (docs/channels.md, "`/orion` in a
-channel" and "Admins choose"). Who clicked where comes from Slack's signed ids, membership is
-asked again at each click, and a button's file must be inside that channel's memory: a forged
-value reaches nothing else. At most MAX_TEXT_CHARS are read; anything else gets the usage."""
+"""`/orion` in a channel and its Forget buttons (docs/channels.md): who clicked where from Slack's
+signed ids, membership asked at each click, a button's file only inside that channel's memory."""
 
 from __future__ import annotations
 

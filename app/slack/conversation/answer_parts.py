@@ -1,7 +1,5 @@
-"""An answer longer than one Slack message (12,000 characters of Markdown), cut into messages a
-person reads as one: between top-level Markdown blocks as found by markdown-it-py (CommonMark's
-rules, not a guess), inside one only when it alone is too long, a code block cut there closed and
-reopened with its language, so every message renders as Markdown of its own."""
+"""An answer longer than one Slack message, cut into messages read as one: between top-level
+Markdown blocks (markdown-it-py), a code block cut inside closed and reopened with its language."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""What Slack says now of a channel (`conversations.info`) and of a person (`users.info`),
-asked beside the other reads of the turn or command that needs it and never kept past it
-(docs/channels.md). Asked without waiting out a rate limit, within at most INFO_BUDGET_S:
-None means Slack did not say, and every caller takes the narrower reading of that."""
+"""What Slack says now of a channel and of a person, asked beside a turn's other reads, never kept
+(docs/channels.md). None means Slack did not say: every caller takes the narrower reading."""
 
 from __future__ import annotations
 

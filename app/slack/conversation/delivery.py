@@ -1,7 +1,5 @@
-"""The first moves on an event a person waits on, in the order that is both fast and safe: the
-retry-dedupe claim and the memory read together under one storage budget (one round trip,
-not two); the status at once for a first delivery, and for one Slack marks as a retry only
-once it has won (another instance may be answering, and its status must not be cleared)."""
+"""An event's first moves: the retry claim and the memory read together under one budget; the
+status at once, or for a retry only once its claim is won (another instance may be answering)."""
 
 from __future__ import annotations
 

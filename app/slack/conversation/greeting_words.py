@@ -1,7 +1,5 @@
-"""The words of Orion's own greetings, in each language it greets in (docs/memory-controls.md, "The
-greeting speaks the person's language"); a language without an entry is greeted in English. Only
-English lists the preferences it mentions: elsewhere the keys ("response_style") would be English
-words in the middle of the sentence."""
+"""The words of Orion's greetings in each language it greets in (docs/memory-controls.md); another
+language is greeted in English. Only English names the preferences (keys are English words)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The memory note's messages, as Block Kit: the note under an answer (with Undo), the note once
-undone, and the lines only the clicking person sees (docs/memory-notes.md shows each shape, and a
-test holds the doc to this module). Each line is escaped and only then clipped to 200 characters
-(an `&` is five once escaped), so a section stays far below Slack's 3,000."""
+"""The memory note's messages as Block Kit (docs/memory-notes.md shows each shape; a test holds
+them together). Each line escaped, then clipped, stays far below Slack's limit."""
 
 from __future__ import annotations
 

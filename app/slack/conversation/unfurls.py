@@ -1,7 +1,5 @@
-"""No message Orion posts unfurls its links: a link Claude was led to write by text it read could
-carry data in its URL, which Slack's unfurler would fetch (docs/channels.md, "Prompts pasted by a
-member"). chat.update and the streaming methods take no unfurl arguments: an update keeps what
-its post set."""
+"""No message Orion posts unfurls its links: one Claude was led to write could carry data in its URL
+for Slack's unfurler to fetch (docs/channels.md, "Prompts pasted by a member")."""
 
 from __future__ import annotations
 

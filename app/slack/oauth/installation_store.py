@@ -1,7 +1,5 @@
-"""slack_sdk's `AsyncInstallationStore` on the deployment store, under `installations/`
-(docs/distribution.md, "Per-workspace memory layout"). Only `bot.json` holds the token, so a
-rotation leaves no stale copy; concurrent installs write conditionally (the newer wins), and
-every operation is bounded (`STORE_BUDGET_S`): an outage fails an install, never hangs it."""
+"""slack_sdk's `AsyncInstallationStore` under `installations/` (docs/distribution.md): the token in
+`bot.json` alone, the newest install winning, every operation bounded (`STORE_BUDGET_S`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""slack_sdk's `AsyncOAuthStateStore`: a signed, expiring state, spent once (docs/distribution.md,
-"The install state"). Anyone may ask for the install page, so issuing stores nothing: the state
-(`{unix time}.{16 random bytes}.{HMAC-SHA256}` with the client secret) proves itself, and only
-a good one coming back is spent, create-only, under `oauth-states/{nonce}`."""
+"""slack_sdk's `AsyncOAuthStateStore` (docs/distribution.md, "The install state"): a signed state
+proves itself, so issuing stores nothing; a good one coming back is spent, create-only."""
 
 from __future__ import annotations
 

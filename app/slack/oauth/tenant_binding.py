@@ -1,7 +1,5 @@
-"""Distribution mode's middleware: only listed workspaces, each event and click run as its own
-workspace, bound from Slack's signed ids (docs/distribution.md, "Per-workspace memory layout").
-The binding counts from just before the authorization (`stamp_authorization`), or an event
-that found its installation just before an uninstall would write past the tombstone."""
+"""Distribution mode's middleware (docs/distribution.md): only listed workspaces, each event bound
+to its own from Slack's signed ids, counting from just before its authorization."""
 
 from __future__ import annotations
 
