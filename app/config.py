@@ -381,10 +381,8 @@ EXIT_UNAVAILABLE = 69  # sysexits.h EX_UNAVAILABLE
 
 
 def problem_report(who: str, problems: Sequence[str], *, hint: str | None = ENV_HINT) -> str:
-    """The one shape of every error a person must act on: what cannot go on, then each problem
-    as `NAME: what is wrong` (the variable or argument to change), e.g. `Orion cannot start —
-    SLACK_APP_TOKEN: Slack refused it (invalid_auth); see .env.example`; several go one per
-    line under `{who}; fix these ({hint}):`."""
+    """The one shape of every error a person must act on: `{who} — NAME: what is wrong; {hint}`,
+    several one per line under `{who}; fix these ({hint}):`."""
     if len(problems) == 1:
         return f"{who} — {problems[0]}" + (f"; {hint}" if hint else "")
     lines = "\n".join(f"  - {problem}" for problem in problems)

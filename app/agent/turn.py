@@ -239,10 +239,9 @@ class Agent:
     async def after_turn(
         self, turn: TurnRequest, answer: str | None, transcript: TurnTranscript | None
     ) -> None:
-        """The turn's end, once its reply is over and its transcript written (`answer`: None for a
-        turn that did not finish or was refused, which teaches nothing and only settles): summary,
-        index and the owner's profile; in a channel, also its change log and each author's thread
-        note. Never raises."""
+        """The turn's end, once its reply is over (`answer` None: unfinished or refused, which only
+        settles): summary, index and profile, and in a channel its change log and authors' notes.
+        Never raises."""
         guard = turn.guard
         if self._store is None or guard is None:
             return

@@ -357,10 +357,9 @@ async def after_channel_turn(
     authors: set[str],
     since: datetime,
 ) -> bool:
-    """The channel's place on the workspace's public list, and the thread noted in the home
-    of each member whose words the turn kept (a member forgotten since the turn began has
-    them taken out again). Whether all stayed: if not, nothing more may be learned from
-    the turn, which still holds them. Raises what storage raises."""
+    """The channel on the public list, and the thread noted in each author's home; False when an
+    author was forgotten since the turn began (their words taken out, nothing more learned). Raises
+    what storage raises."""
     await note_channel_visibility(store, channel_id, public=public)
     noted = await asyncio.gather(
         *(_note_said(store, a, channel_id, thread_ts, since) for a in sorted(authors))

@@ -76,10 +76,9 @@ class ConversationOwner:
         return channel(self.channel) if self.in_channel else person(self.user)
 
     def may_continue(self, owner: ConversationOwner) -> bool:
-        """Whether `self` (an event's person and channel) may continue `owner`'s conversation: the
-        same kind, and the same person in the same DM, or the same channel. Teams are not compared:
-        keys are already the workspace's (app/storage/team_scope.py), and one DM may arrive with its
-        members' own teams."""
+        """Whether `self` (an event's ids) may continue `owner`'s conversation: the same kind,
+        person and DM, or the same channel. Teams are not compared: keys are already the
+        workspace's."""
         if self.kind != owner.kind:
             return False
         if self.in_channel:
@@ -217,10 +216,9 @@ def moment_of(ts: str | None) -> datetime:
 
 
 def storable(text: str) -> str:
-    """`text` with its secrets redacted, in a form the store's redaction of the encoded
-    record leaves as it is. JSON writes a line break or a quote as two characters, which
-    can turn a label and the next line into a label and its value: the text is redacted
-    as it will be seen there too, until nothing changes (a few rounds at most)."""
+    """`text` with its secrets redacted, also as the store's redaction of the encoded record will
+    see it (JSON's two-character escapes can make a label and the next line a label and its value),
+    until nothing changes."""
     text = redact_secret_shapes(text)
     for _ in range(3):
         encoded = json.dumps(text, ensure_ascii=False)

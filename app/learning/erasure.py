@@ -199,10 +199,9 @@ FORGETTABLE = ("preference", "note", "conversation")
 
 
 async def forget_item(store: ObjectStore, user_id: str, kind: str, item: str) -> int:
-    """One item of the person's own memory, named as their Home tab and the memory_overview
-    tool list it: a preference by its key, a note by its memory path (`/memories/users/…`),
-    a conversation by its thread id. How many objects changed or went (0: nothing by that
-    name); ValueError for a note path or thread id that is not theirs to name."""
+    """One item of the person's own memory, named as the Home tab lists it (a preference key, a note
+    path, a thread id); how many objects changed or went. ValueError for a name that is not
+    theirs."""
     if kind == "preference":
         return int(await forget_preference(store, user_id, item))
     if kind == "note":
@@ -246,10 +245,8 @@ async def forget_note(store: ObjectStore, user_id: str, key: str) -> bool:
 
 
 async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) -> int:
-    """One conversation of the person's: its record, notes, search entry, the undo records naming
-    its notes and the welcome back to it; how many objects changed or went (0: no such
-    conversation). Marked forgotten in the profile first: a turn still answering in it takes back
-    what it writes (app/learning/guard.py)."""
+    """One conversation's record, notes, search entry, undo records and welcome; how many objects
+    went. Marked forgotten first, so a turn still answering in it takes back what it writes."""
     home = person(user_id)
     listing = await store.list(home.notes_prefix(thread_ts))
     conversation = home.conversation_key(thread_ts)

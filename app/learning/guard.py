@@ -94,11 +94,10 @@ class Guard:
         thread_ts: str | None = None,
         write_back: bool = True,
     ) -> Profile:
-        """The profile with `change` applied, unless the owner (or, `thread_ts`, that conversation)
-        was forgotten since the event read it: then its writes are taken back and `Forgotten` is
-        raised. Storage errors raise (the writes stand); a profile that cannot be read is left as it
-        is (logged). `write_back=False`: with nothing to change, read it again rather than write it
-        back."""
+        """The profile with `change` applied, unless the owner (or conversation `thread_ts`) was
+        forgotten since the event read it: its writes taken back, `Forgotten` raised. Storage errors
+        raise; an unreadable profile is left (logged). `write_back=False`: nothing to change, read
+        again."""
         earlier = self.profile
         cutoff = cutoff_of(self._store)
         forgotten: list[str] = []

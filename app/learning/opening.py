@@ -91,10 +91,8 @@ async def open_event(
     conversation: bool = True,
     since: datetime | None = None,
 ) -> Opening:
-    """Read `owner`'s state for an event in `thread_ts` (`conversation`: its object and the
-    organisation's context too; a thread start has neither) within the current storage deadline
-    (app/storage/deadline.py), else `budget_s`; failures are reported as `load_memories` reports
-    them. `since`: when the event began (its guard's)."""
+    """Read `owner`'s state for an event in `thread_ts` (`conversation`: the conversation and shared
+    context too) within the storage deadline, else `budget_s`; `since`: when the event began."""
     if (left := time_left()) is not None:
         budget_s = left
     home = owner.home

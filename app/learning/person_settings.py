@@ -41,10 +41,8 @@ async def note_channel_thread(
 
 
 def channel_threads(home: Home, keys: Iterable[str], settings: str | None) -> set[tuple[str, str]]:
-    """The channel threads (channel, thread) holding the person's words: noted in their
-    home (among `keys`), or listed by their `settings` as written before the notes were
-    objects of their own — also settings that cannot be read (cut short, not an object):
-    found in the text, Forget everything reaches them all the same."""
+    """The channel threads (channel, thread) holding the person's words: noted in their home
+    (`keys`), or listed in `settings` as written before the notes were objects, readable or not."""
     prefix = home.channel_threads_prefix
     named = [key.removeprefix(prefix).partition("/") for key in keys if key.startswith(prefix)]
     noted = [(channel_id, thread_of_name(name)) for channel_id, _, name in named]

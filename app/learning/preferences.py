@@ -96,10 +96,8 @@ def merge_preferences(
     *,
     cutoff: datetime | None = None,
 ) -> str | None:
-    """`current` (the JSON text, or None) with `found` merged in (`current` itself when
-    that changes nothing); each changed key records `learned`, and threads learned in before
-    `cutoff` are dropped. Raises ValueError for a file that is not a JSON object: it is left
-    for a person (or Claude) to fix rather than silently replaced."""
+    """`current` with `found` merged in, each changed key with its `learned`, threads from before
+    `cutoff` dropped. ValueError for a file that is not a JSON object: left for a person to fix."""
     if not found:
         return current
     data: dict[str, object] = {}

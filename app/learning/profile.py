@@ -123,10 +123,8 @@ class Profile:
 
     @staticmethod
     def to_update(content: str | None) -> Profile:
-        """The profile, for a writer that will write it back; empty when there is none.
-        Raises `Unreadable` (logged) when there is one that cannot be read whole, erasure
-        marks included: written over, what was forgotten could come back
-        (docs/operations.md, "A profile that cannot be read")."""
+        """The profile for a writer that will write it back (empty when none). Raises `Unreadable`
+        for one that cannot be read whole: written over, what was forgotten could come back."""
         data = object_to_update(content, what="profile")
         profile, forgotten = Profile._of(data, None), data.get("forgotten", {})
         # Every erasure mark of `data` kept in `profile`?

@@ -35,10 +35,8 @@ def author_label(
     integration: bool = False,
     claimed_name: str | None = None,
 ) -> str:
-    """Who wrote a message, as Slack's fields say: a member (`<@U…>`), an app's bot or an
-    integration (an incoming webhook, a workflow: Slack's `bot_message`), each by its bot
-    id; `claimed_name` is the name an integration posts under, which anyone who holds its
-    URL chooses: shown as its claim, on one line."""
+    """Who wrote a message, as Slack's fields say: a member or a bot by id; an integration's
+    `claimed_name` (anyone holding its URL chooses it) shown as its claim, on one line."""
     if bot is not None:
         kind = "An integration" if integration else "An app"
         what = "a webhook or workflow, not a person" if integration else "not a person"

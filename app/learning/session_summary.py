@@ -57,10 +57,9 @@ async def learn_from_turn(
     now: datetime | None = None,
     also: Callable[[Profile], Profile] | None = None,
 ) -> SummaryOutcome:
-    """Summarise the conversation (`history`, ending with the answer; its `previous` summary), index
-    it (`transcript`, as Orion keeps it, else `history`) and settle the owner's profile (`also`: a
-    further change). Too little said: only settled. A failing `summarize` gives the fallback;
-    storage errors and `Forgotten` raise."""
+    """Summarise the conversation (`history`, ending with the answer), index it (`transcript`, else
+    `history`) and settle the profile (`also`: a further change). A failing `summarize` gives the
+    fallback."""
     messages = conversation(history)
     chars = conversation_chars(messages)
     if chars < MIN_CONVERSATION_CHARS:

@@ -104,10 +104,9 @@ def _split(key: str) -> tuple[str, str]:
 
 
 async def mark_layout(store: ObjectStore, since: datetime | None = None) -> None:
-    """Mark the bucket as the new layout's, if it is not yet (every start does, before it
-    keeps anything: a rollback's old objects are then never confused with its homes).
-    `since`: when the marking process started, which may have kept homes before it could
-    mark (the store refused it at start)."""
+    """Mark the bucket as the new layout's, once, before anything is kept, so a rollback's old
+    objects are never taken for homes; `since`: when the marking process started (it may have kept
+    homes first)."""
     # To the microsecond: a second's truncation would date the mark before objects of the
     # old layout written in that second, and they would pass for the new layout's.
     mark = json.dumps({"layout": "homes", **({"since": since.isoformat()} if since else {})})
@@ -171,10 +170,9 @@ class _Tenant:
     async def _profile_as_kept(
         self, home: Home, erasure_seed: str
     ) -> tuple[Guard, datetime | None] | None:
-        """The erasure guard the owner's move writes through (a Forget everything meanwhile takes it
-        back), from their new profile with the old layout's erasure mark written in first, and that
-        mark's time. None when the profile cannot be read (logged, counted): nothing of theirs
-        moves, and the old mark stays for a later run."""
+        """The erasure guard the owner's move writes through, from their profile with the old
+        erasure mark written in, and that mark's time; None when the profile cannot be read (the old
+        mark stays)."""
         erased_at = await self._erasure(erasure_seed)
 
         def marked(current: str | None) -> str | None:

@@ -107,10 +107,8 @@ def _check_segments(memory_path: str, key: str) -> None:
 
 
 class ScopeRules:
-    """Which keys one conversation may read and write, from its readable `roots` and its
-    `writable_roots` (key prefixes ending in '/'). Keys must come from `to_key`, which
-    guarantees there is nothing in them (no `..`, no empty segments) that could make a
-    plain prefix comparison lie."""
+    """Which keys one conversation may read and write (`roots`, `writable_roots`: prefixes ending in
+    '/'), for keys from `to_key`, which leaves nothing that could make a prefix comparison lie."""
 
     __slots__ = ()
 

@@ -32,10 +32,9 @@ def _word(label: str) -> str:
 
 @dataclass(frozen=True)
 class SecretShape:
-    """One kind of secret: its pattern and `anchors`, literals each such secret holds (text without
-    any is not searched). `ignore_case`: both lower case, matched on lowered text (far faster than
-    `re.IGNORECASE`). A `value` group is the secret alone; `confirm` may turn a value down
-    (`password=password` is code)."""
+    """One kind of secret: its pattern and `anchors` (text holding none is not searched);
+    `ignore_case`: matched on lowered text; a `value` group is the secret alone, which `confirm` may
+    turn down."""
 
     name: str
     anchors: tuple[str, ...]
@@ -73,10 +72,8 @@ class SecretShape:
                 yield start, end
 
     def _windowed(self, subject: str) -> Iterator[re.Match[str]]:
-        """The pattern's matches in a long `subject` (a search index of several MB,
-        redacted on a worker thread), as `finditer` finds them, searched a window at a time
-        so that no single search holds Python's lock for long: a match starts in its
-        window and may run `_REACH` characters past it (longer ones are cut there)."""
+        """`finditer`'s matches in a long `subject`, a window at a time so that no search holds
+        Python's lock for long; a match starts in its window and is cut `_REACH` past it."""
         resumed = 0
         for window in range(0, len(subject), _WINDOW):
             searched = self.pattern.finditer(

@@ -112,10 +112,8 @@ async def dm_of(client: AsyncWebClient, user: object) -> str | None:
 
 
 class DmOwners:
-    """Whose DM an event names: an event's `user` is trusted only in the DM Slack gives that
-    person with Orion, so events signed for one person naming another's DM (anyone holding
-    the app's signing secret can send them) reach nothing of theirs. Asked once a person
-    and workspace, without waiting out rate limits, and kept: a DM never changes hands."""
+    """Whose DM an event names: an event's `user` is trusted only in the DM Slack gives that person
+    with Orion; asked once a person and workspace, and kept (a DM never changes hands)."""
 
     MAX_KNOWN = 100_000
 

@@ -114,11 +114,9 @@ class GcsObjectStore:
         return await self._run("list", prefix, self._list, prefix)
 
     async def connect(self) -> None:
-        """Import the library (on the caller's thread, never beside another import), build
-        the client in a worker thread (it may look credentials up over the network), and
-        start every worker thread now: started on demand, by a fresh process's first burst,
-        each start held the event loop while the busy threads kept the GIL (docs/benchmarks.md,
-        "Bursts": ~1 s more at the first burst's p95)."""
+        """Import the library, build the client in a worker thread (credentials may be looked up
+        over the network), and start every worker now, not at a first burst (docs/benchmarks.md,
+        "Bursts")."""
         import google.cloud.storage  # noqa: F401
 
         await self._run("connect", self.bucket_name, lambda _: None)

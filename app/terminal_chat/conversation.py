@@ -225,10 +225,9 @@ async def _kept(store: ObjectStore, prefix: str) -> dict[str, int]:
 
 
 def new_thread_ts() -> str:
-    """A conversation's own id, shaped as Slack's thread timestamps (seconds.digits): the
-    microsecond it starts, then six random digits, so that chats started at the same moment
-    (two terminals, a script) never share a conversation. Twelve digits after the dot at
-    most: thirteen can pass for a card number, which stored records are scrubbed of."""
+    """A conversation's own id, shaped as a Slack ts: its start's microsecond and six random digits
+    (chats started at once never share one); at most twelve digits after the dot, never a card
+    number."""
     micros = time.time_ns() // 1000
     return f"{micros // 1_000_000}.{micros % 1_000_000:06d}{secrets.randbelow(10**6):06d}"
 

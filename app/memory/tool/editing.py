@@ -127,10 +127,9 @@ async def _edit(
 
 
 def _occurrence_lines(content: str, needle: str) -> list[str]:
-    """1-based line of every (possibly overlapping) occurrence, as the reference reports;
-    after the first MAX_LISTED_OCCURRENCES, an ellipsis. Lines are counted on from the
-    previous occurrence (the reference counts from the start each time, and an empty or
-    one-letter `old_str` in a large file would take seconds)."""
+    """1-based line of every (possibly overlapping) occurrence, as the reference reports, an
+    ellipsis after MAX_LISTED_OCCURRENCES; counted on from the previous one, not from the start each
+    time."""
     lines: list[str] = []
     line, counted = 1, 0
     position = content.find(needle)

@@ -38,10 +38,8 @@ class ChannelInfo:
     workspaces: frozenset[str] = frozenset()
 
     def seen_wherever(self, here: ChannelInfo) -> bool:
-        """Whether everyone who can see `here` can see this channel too: it is public,
-        Orion is in it, neither archived nor shared with another organisation, and in
-        every workspace `here` is in (an organisation-wide install sees every workspace's
-        channels: recall never crosses from one to another)."""
+        """Whether everyone who can see `here` can see this channel: public, Orion in it, not
+        archived or shared with another organisation, and in every workspace `here` is in."""
         return (
             self.member
             and not self.private

@@ -160,10 +160,8 @@ async def open_channel_turn(
 async def recall_scope(
     client: AsyncWebClient, message: Incoming, gate: ChannelGate
 ) -> ChannelRecallScope:
-    """Where the turn's searches look: the channel, and — public, and asked by someone who
-    is not a guest — the public channels Slack says everyone here can see, when a search
-    would return theirs. Waits for what Slack says of the person, if it has not said yet
-    (it was asked beside the memory reads)."""
+    """Where the turn's searches look: the channel, and (public, asked by a non-guest) the public
+    channels everyone here can see; waits for what Slack says of the person."""
     person = await _person(gate.person)
     here = gate.info if gate.reaches_others(person) else None
     if gate.public and here is None:

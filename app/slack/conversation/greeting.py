@@ -49,10 +49,9 @@ def greeting_of(opening: Opening | None, retention_days: int) -> Greeting:
 
 
 def thread_greeting(preferences_json: str | None, welcome: Welcome | None) -> Greeting:
-    """What a thread opens with: a person Orion knows welcomed back to what they worked on
-    last (app/learning/welcome.py) or with their preferences, a first-timer the plain welcome;
-    `welcome` must be within retention. Stored words a prompt-injected Claude may have filled
-    with Slack markup (`<!channel>`, a direction override) are escaped, shown as written."""
+    """What a thread opens with: a known person welcomed back (to a `welcome` within retention) or
+    with their preferences, a first-timer the plain welcome; stored words escaped, shown as
+    written."""
     words = welcome.greeting if welcome and welcome.greeting else greeting_for(preferences_json)
     language = _known(preferences_json)[1]
     if welcome is None:

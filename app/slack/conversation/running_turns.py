@@ -57,10 +57,8 @@ class RunningTurns:
         write.add_done_callback(ended)
 
     async def written(self, channel: str, thread_ts: str) -> None:
-        """Once the conversation's last transcript write in this process has ended (a quick
-        next message would read the record without the exchange just answered), or half
-        the storage budget has gone: the reads keep the rest, or the turn would go out
-        with none of the person's memory for want of one exchange."""
+        """Once the conversation's last transcript write here has ended, or half the storage budget
+        has gone: the next turn must not read the record without the exchange just answered."""
         write = self._writing.get((channel, thread_ts))
         if write is not None:
             left = time_left()

@@ -43,11 +43,9 @@ class SlackThread:
 async def read_thread_ends(
     client: AsyncWebClient, *, channel: str, thread_ts: str, newest: str, oldest: str | None = None
 ) -> SlackThread:
-    """The thread's opening and its newest messages up to `newest` (`oldest`: from then on).
-    `conversations.replies` has no newest-first order, so past the first pages the newest are
-    found by time: a page of the time before `newest` that should hold TAIL_MESSAGES at the
-    pace seen so far, tried again at each try's pace. `complete` is False when messages
-    between were not read or Slack limited the read. Never raises for Slack's answer."""
+    """The thread's opening and its newest messages up to `newest` (from `oldest`), the newest found
+    by time past the first pages (Slack has no newest-first order). `complete`: nothing between was
+    skipped."""
     reader = _Reader(client, channel, thread_ts)
     cursor = await reader.page(oldest=oldest)
     while cursor and reader.pages < MAX_FORWARD_PAGES:

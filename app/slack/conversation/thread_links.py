@@ -23,10 +23,8 @@ TEAMS_KEPT = 10_000
 
 @dataclass(frozen=True)
 class ThreadLinks:
-    """Links to a message: the archives permalink (chat.getPermalink's form, which opens DMs
-    too) when auth.test gave the workspace URL, else `app_redirect`. The channel and thread
-    come from files a person can edit, so a link is built only from a Slack channel id and
-    timestamp (never `javascript:…` or `D1|<!channel>`), and always points at Slack."""
+    """Links to a message: its archives permalink when the workspace URL is known, else
+    `app_redirect`; built only from a Slack channel id and timestamp, always pointing at Slack."""
 
     workspace_url: str | None = None
     team_id: str | None = None
