@@ -124,10 +124,8 @@ async def _forget_said_in(
 
     async def forget(channel_id: str) -> int:
         home, theirs = channel(channel_id), by_channel[channel_id]
-        # The entries go first: no search anywhere shows a thread as it was (nor what a
-        # search kept of it: app/learning/recall.py) while it changes; then they are made
-        # anew, also when a retry finds their words already gone. One write of the
-        # channel's index each way, however many threads: one a thread would race the rest.
+        # Entries out first (no search shows a thread as it was while it changes), then made
+        # anew; one write of the channel's index each way (one a thread would race the rest).
         await remove_documents(store, home, theirs)
         removed = await at_most(
             DELETE_CONCURRENCY, sorted(theirs), lambda t: forget_said(store, user_id, home, t)

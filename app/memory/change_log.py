@@ -95,10 +95,8 @@ class RecordingStore(StoreLayer):
 
     async def delete(self, key: str, *, if_generation: int | None = None) -> bool:
         if if_generation is None and self.log.has(key):
-            # Changed by this turn already: only what it left may go. A change made since
-            # by someone else is not deleted unseen (the log keeps only the turn's before,
-            # so no undo could bring it back). A file the turn deleted already is read
-            # again below, like any other.
+            # Changed by this turn already: only what it left may go, never a later change by
+            # someone else (the log keeps only the turn's before: no undo could bring it back).
             if_generation = self.log.generation_after(key)
         if if_generation is not None:
             seen = self._read.get(key)

@@ -15,10 +15,8 @@ class Lifetime(StrEnum):
     DAY = "one day"  # deleted by the bucket's lifecycle rule after a day
 
 
-# Claude's memory tool reaches part of global/ (read-only), people/ and channels/ (their
-# memory/, and a person's conversation notes), within one conversation's scope
-# (app/memory/tool/model_paths.py). Everything else is Orion's own: nothing a person or
-# Claude writes decides it.
+# The memory tool reaches parts of global/ (read-only), people/ and channels/ within one
+# conversation's scope (app/memory/tool/model_paths.py); everything else is Orion's own.
 @dataclass(frozen=True)
 class KeyPrefix:
     prefix: str

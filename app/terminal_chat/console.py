@@ -323,9 +323,7 @@ class TerminalReply:
 
 
 # --- an event loop on a thread of its own, so that the main thread can wait for a person --
-# The main thread reads lines (with readline, which needs it) and receives Ctrl-C as
-# KeyboardInterrupt wherever it waits, even for an answer; the loop meanwhile streams the
-# answer and keeps the learning of earlier turns going between prompts.
+# (readline needs the main thread, which gets Ctrl-C wherever it waits, even for an answer).
 
 T = TypeVar("T")
 
@@ -350,10 +348,8 @@ class BackgroundLoop:
             self._loop.close()
 
     def _serve(self) -> None:
-        # Ctrl-C and SIGTERM are for the main thread alone. Python runs signal handlers
-        # there only, and the kernel may hand a process's signal to any thread that does
-        # not block it: to this one (or to the worker threads it starts, which inherit
-        # the mask), the main thread, asleep in readline, would never hear of it.
+        # Blocked here: a signal the kernel handed this thread (or its workers) would never
+        # reach the main thread, asleep in readline, where Python runs signal handlers.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         self._loop.run_forever()
 
