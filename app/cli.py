@@ -49,12 +49,10 @@ def _command(argv: list[str]) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the command's own parser: `orion chat --usr` names `orion chat`'s
         getattr(args, "command_parser", parser).refuse(unknown)
-    if args.command == "memory":
-        return memory(args)
+    if args.command in ("memory", "migrate"):
+        return operator_command(args)
     if args.command == "chat":
         return chat(args)
-    if args.command == "migrate":
-        return migrate()
     requested = {"serve": RunMode.HTTP, "socket": RunMode.SOCKET}.get(args.command)
     try:
         settings = load_settings(requested)
@@ -140,29 +138,21 @@ def _parser() -> _Parser:
     return parser
 
 
-def memory(args: argparse.Namespace) -> int:
+def operator_command(args: argparse.Namespace) -> int:
+    """`orion memory` and `orion migrate`, on the storage settings only: no Slack or Anthropic
+    key is needed to read a store (the command sets up where logs go)."""
     from app import memory_commands
 
-    if (settings := _operator_settings(memory_commands.WHO)) is None:
-        return EXIT_PROBLEM
-    return memory_commands.run(settings, args)  # it sets up where logs go
-
-
-def migrate() -> int:
-    from app import memory_commands
-
-    if (settings := _operator_settings(memory_commands.MIGRATE_WHO)) is None:
-        return EXIT_PROBLEM
-    return memory_commands.migrate(settings)
-
-
-def _operator_settings(who: str) -> OperatorSettings | None:
-    """The storage settings only: no Slack or Anthropic key is needed to read a store."""
+    migrating = args.command == "migrate"
     try:
-        return read_settings(OperatorSettings)
+        settings = read_settings(OperatorSettings)
     except ConfigError as exc:
+        who = memory_commands.MIGRATE_WHO if migrating else memory_commands.WHO
         print(exc.report(who), file=sys.stderr)
-        return None
+        return EXIT_PROBLEM
+    if migrating:
+        return memory_commands.migrate(settings)
+    return memory_commands.run(settings, args)
 
 
 def chat(args: argparse.Namespace) -> int:
