@@ -104,18 +104,15 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
     async def on_orion_added(body: dict[str, Any], event: dict[str, Any]) -> None:
         await run(body, event, noted)
 
-    @app.event("member_joined_channel")
-    async def on_member_joined(body: dict[str, Any]) -> None:
-        """Someone else joined: nothing of Orion's changes."""
-        async with handling("slack.member_joined_channel", body):
-            pass
+    # Someone else joined or left: nothing of Orion's changes (a member's messages stay the
+    # channel's, as Slack keeps them; what they asked Orion to forget is theirs to ask).
+    for kind in ("member_joined_channel", "member_left_channel"):
+        app.event(kind)(partial(_someone_else, f"slack.{kind}"))
 
-    @app.event("member_left_channel")
-    async def on_member_left(body: dict[str, Any]) -> None:
-        """Someone else left: nothing of Orion's changes (their messages stay the
-        channel's, as Slack keeps them; what they asked Orion to forget is theirs to ask)."""
-        async with handling("slack.member_left_channel", body):
-            pass
+
+async def _someone_else(name: str, body: dict[str, Any]) -> None:
+    async with handling(name, body):
+        pass
 
 
 def happened_at(body: dict[str, Any], event: dict[str, Any]) -> datetime | None:
