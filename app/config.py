@@ -1,6 +1,5 @@
-"""Orion's configuration: every environment variable (and an optional `.env`), read and validated
-in one place. Secrets are `SecretStr`, so a stray `repr()` never shows them; a bad variable is
-named in `problem_report`'s shape, its value never echoed."""
+"""Orion's configuration: every environment variable (and `.env`), read and validated in one place;
+secrets are `SecretStr`, and a bad variable is named, its value never echoed."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""HTTP mode (Cloud Run): `POST /slack/events`, `GET /healthz`, `GET /readyz`, and in distribution
-mode Bolt's OAuth routes (docs/interface.md, docs/operations.md). Given `$PORT` already bound, it
-builds everything an answer needs before listening (docs/architecture.md, "How an event flows")."""
+"""HTTP mode (Cloud Run): `POST /slack/events`, `/healthz`, `/readyz` and distribution mode's OAuth
+routes (docs/interface.md), listening only once everything an answer needs is built."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Turn a Slack thread into Claude's message history, bounded in Claude's tokens (estimated per
-script: app/memory/token_estimate.py); each message is first cut to a number of characters,
-which bounds the work of estimating it whatever it holds."""
+"""A Slack thread as Claude's message history, bounded in estimated tokens; each message first cut
+to a number of characters, which bounds the work of estimating it whatever it holds."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Where Orion's requests mark prompt-cache breakpoints, and what a call's usage says of them:
-after the fixed instructions, after the memory block, and on the last message of each call of
-the tool loop (docs/claude-settings.md, "The prompt cache"; bench/prompt_cache.py)."""
+"""Where Orion's requests mark prompt-cache breakpoints, and what a call's usage says of them
+(docs/claude-settings.md, "The prompt cache"; bench/prompt_cache.py)."""
 
 from __future__ import annotations
 

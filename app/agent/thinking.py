@@ -1,6 +1,5 @@
-"""How much Claude thinks: the `thinking` and effort settings of each model call
-(docs/claude-settings.md says which and why). Kept import-light (no SDK): the configuration
-reads the defaults from here."""
+"""How much Claude thinks in each model call (docs/claude-settings.md says which and why); no SDK
+import, as the configuration reads the defaults from here."""
 
 from __future__ import annotations
 

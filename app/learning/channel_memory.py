@@ -1,6 +1,5 @@
-"""What is a channel's own in its memory (docs/channels.md): who changed what, what admins chose,
-forgetting, erasing when Orion leaves, archiving, and since when the channel is as it is. Its
-conversations, summaries, search index and erasure are a person's code."""
+"""What is a channel's own in its memory (docs/channels.md): its change log, admins' choice,
+forgetting, erasure, archiving and state; the rest of a channel's memory is a person's code."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""One conversation: its owner (written once, never changed), its transcript and its summary,
-as one object in its owner's home, read once as a turn begins and written once as its answer
-ends. Its shape and bounds: docs/architecture.md, "Two records"."""
+"""One conversation (owner, transcript, summary) as one object in its owner's home, read once as a
+turn begins, written once as it ends (docs/architecture.md, "Two records")."""
 
 from __future__ import annotations
 

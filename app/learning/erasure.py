@@ -1,6 +1,5 @@
-"""Forgetting: one thing an owner points at (every copy of it), or everything Orion keeps
-about them — the profile made the erasure's mark first, then the home listed and deleted
-(docs/memory-controls.md, "What Forget covers" and "What erasure covers")."""
+"""Forgetting one thing (every copy of it) or everything Orion keeps about an owner, the erasure's
+mark made first (docs/memory-controls.md, "What Forget covers" and "What erasure covers")."""
 
 from __future__ import annotations
 

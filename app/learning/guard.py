@@ -1,6 +1,5 @@
-"""The erasure guard: every write an event makes for an owner passes here, and `settle` takes
-them back if the owner or the conversation was forgotten meanwhile; the one place that knows
-(docs/architecture.md, "One erasure guard")."""
+"""The erasure guard: every write an event makes for an owner passes here, and `settle` takes it
+back after an erasure meanwhile (docs/architecture.md, "One erasure guard")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A person's memory as one Markdown document: the export they download (whole), and
-what Claude reads out when they ask what Orion remembers (an overview). Every line comes
-from the inventory, so neither can say more (or less) than storage holds."""
+"""A person's memory as one Markdown document (the download, or Claude's overview), every line from
+the inventory, so neither says more or less than storage holds."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""An owner's profile: Orion's one record of a person or a channel, `{home}/profile.json`, read
-by every event of theirs and written once at the end of one that changes it; their erasure
-guard (app/learning/guard.py). Its shape: docs/architecture.md, "Two records"."""
+"""An owner's profile (`{home}/profile.json`), read by each of their events and written at most once
+by each, through their erasure guard (docs/architecture.md, "Two records")."""
 
 from __future__ import annotations
 

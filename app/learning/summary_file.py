@@ -1,6 +1,5 @@
-"""A conversation's summary, and its model: rewritten after every turn by the summarizer
-(app/agent/summarizer.py, else app/learning/transcript.py's fallback), kept with the
-conversation (app/learning/conversation_record.py), shown on the Home tab and searched."""
+"""A conversation's summary: rewritten after every turn, kept with the conversation, shown on the
+Home tab and searched."""
 
 from __future__ import annotations
 

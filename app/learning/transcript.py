@@ -1,6 +1,5 @@
-"""What of a thread is worth summarising (the previous summary plus what was said since, so the
-cost does not grow with the thread), and `fallback_summary`, written without a model when the
-summarizer fails, so a turn never ends without one."""
+"""What of a thread is worth summarising (the last summary plus what was said since), and
+`fallback_summary`, without a model, so a turn never ends without one."""
 
 from __future__ import annotations
 

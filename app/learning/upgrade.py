@@ -1,6 +1,5 @@
-"""Moving what Orion wrote up to 2026-11-28 (`LEGACY_PREFIXES`) into its owners' homes:
-`orion migrate`, and on every start (app/services.py); safe to run again and beside a running
-Orion (docs/architecture.md, "Upgrades keep data"; docs/operations.md, "Upgrading")."""
+"""Moving what Orion wrote up to 2026-11-28 into its owners' homes, by `orion migrate` and every
+start, safe to rerun beside a running Orion (docs/architecture.md, "Upgrades keep data")."""
 
 from __future__ import annotations
 

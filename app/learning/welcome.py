@@ -1,6 +1,5 @@
-"""How Orion greets an owner back, and their latest conversation's newest summary: the
-`welcome` section of their profile, written by each turn end's summary step so that a thread
-start never waits for a model (docs/architecture.md, "A turn's requests")."""
+"""How Orion greets an owner back: their profile's `welcome`, written by each turn end's summary, so
+a thread start never waits for a model (docs/architecture.md, "A turn's requests")."""
 
 from __future__ import annotations
 

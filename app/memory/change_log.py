@@ -1,6 +1,5 @@
-"""What one turn changed in a person's memory, as the store confirmed it: each file's content
-before the turn's first change and its generation after the last, what an undo writes over
-(docs/memory-notes.md). Orion's own records are written past it."""
+"""What one turn changed in a person's memory, as the store confirmed it: each file's before and its
+generation after, what an undo writes over (docs/memory-notes.md)."""
 
 from __future__ import annotations
 

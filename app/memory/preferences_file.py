@@ -1,6 +1,5 @@
-"""A person's preferences file as every reader sees it (the prompt, the greeting, the Messages and
-Home tabs, the download): one rule, so that none shows a preference another hides
-(docs/memory-controls.md, "How preferences are heard"). app/learning/preferences.py writes it."""
+"""A person's preferences file as every reader sees it, by one rule, so that none shows a preference
+another hides (docs/memory-controls.md); app/learning/preferences.py writes it."""
 
 from __future__ import annotations
 

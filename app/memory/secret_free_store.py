@@ -1,6 +1,5 @@
-"""A store that never keeps a secret: each of a known shape becomes `[redacted]` before a write is
-sent, beneath every writer (docs/memory-controls.md, "What Orion keeps, and for how long"). `kept`:
-that store, with expired conversations read as absent."""
+"""A store that never keeps a secret: each of a known shape becomes `[redacted]` beneath every
+writer (docs/memory-controls.md); `kept`: with expired conversations read as absent."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The organisation's context (`global/`), read once for everyone on this instance, not once per
-person (docs/architecture.md, "How an event flows", a burst). A failed read is never kept; a write
-here drops the kept copy; at most `MAX_KEPT` copies, misses included."""
+"""The organisation's context (`global/`), read once per instance, not per person (a burst:
+docs/architecture.md); a failed read is never kept, a write here drops the kept copy."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Each workspace's keys in distribution mode, and erasing them all, in two passes, when it
-uninstalls (docs/distribution.md, "Uninstalling erases"); lists only a workspace's own
-prefixes, never the bucket."""
+"""Each workspace's keys in distribution mode, erased in two passes when it uninstalls, listing only
+its own prefixes (docs/distribution.md, "Uninstalling erases")."""
 
 from __future__ import annotations
 
