@@ -1,6 +1,5 @@
-"""`orion` command: `orion` (auto), `serve` (HTTP), `socket`, `chat` (app/terminal_chat/), and the
-operators' `memory` and `migrate` (app/memory_commands.py). What a person must fix is printed in
-one shape (`problem_report`, app/config.py) and exits `EXIT_PROBLEM`, never with a traceback."""
+"""The `orion` command and its subcommands. What a person must fix is printed in one shape
+(`problem_report`, app/config.py), exiting `EXIT_PROBLEM`, never with a traceback."""
 
 from __future__ import annotations
 

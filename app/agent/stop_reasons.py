@@ -1,6 +1,5 @@
-"""What the person is told when Claude's answer ends for a reason other than finishing: the outcome
-of every `stop_reason` is in docs/claude-settings.md; a reason the SDK does not list yet is logged
-and the answer ends as written. Each line is Markdown, in italics like Orion's other notes."""
+"""What the person is told when Claude's answer ends other than finished (each `stop_reason`:
+docs/claude-settings.md); a reason the SDK does not list yet is logged, the answer left as is."""
 
 from __future__ import annotations
 

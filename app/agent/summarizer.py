@@ -1,6 +1,5 @@
-"""The session summary's Claude call: previous summary + new messages → new summary; a small
-model, one request, no retries, the fallback (app/learning/transcript.py) when it is slow or
-fails, `EmptySummary` after an empty reply asked twice (docs/claude-settings.md)."""
+"""The session summary's Claude call: a small model, one request, no retries, the fallback when it
+is slow or fails, `EmptySummary` after an empty reply asked twice (docs/claude-settings.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The tool registry: which tools (the SDK's own tool objects) Claude may call in one turn, and
-how a call is run. Running one never raises: a `ToolError` is a model-visible error, any other
-failure a generic one (logged, never shown); `outcome` says which side failed."""
+"""Which tools Claude may call in one turn, and how a call runs: never raising, a `ToolError` a
+model-visible error, any other failure a generic one (logged, never shown)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Names of languages as people write them ("français", "Französisch", "フランス語"), mapped to one
-canonical English name, so that a later statement in another language replaces a preference and
-every reader sees one value."""
+"""Names of languages as people write them ("français", "フランス語") mapped to one English name,
+so a statement in another language replaces a preference and every reader sees one value."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A person's choices (`settings.json`: whether answers carry a memory note) and the channel
-threads holding their words (`channel-threads/{C}/{thread}`, one empty object each): Orion's own
-records, out of Claude's reach (docs/architecture.md, "Memory layout: one home per owner")."""
+"""A person's choices (`settings.json`) and the channel threads holding their words (one empty
+object each): Orion's own records, out of Claude's reach (docs/architecture.md, "Memory layout")."""
 
 from __future__ import annotations
 

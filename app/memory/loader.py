@@ -1,6 +1,5 @@
-"""Load what an event needs of its owner's memory, every object at once, each read once, on one
-budget: when it runs out, whatever has arrived is used and the rest cancelled. A missing object
-is normal; a failing one a warning, unless the store's breaker already said it is down."""
+"""Load what an event needs of its owner's memory, every object at once and once, on one budget:
+what has arrived when it runs out is used, the rest cancelled; a failing read is a warning."""
 
 from __future__ import annotations
 

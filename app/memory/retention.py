@@ -1,6 +1,5 @@
-"""How long conversations are kept: `MEMORY_SESSION_RETENTION_DAYS` from each object's last write.
-What expires reads as absent through `ExpiringSessionsStore`, though listings still show it so that
-forgetting an owner deletes it too (docs/operations.md, "Retention and the lifecycle rule")."""
+"""How long conversations are kept (`MEMORY_SESSION_RETENTION_DAYS` from each object's last write):
+expired reads as absent, though listings still show it, so forgetting an owner deletes it too."""
 
 from __future__ import annotations
 
