@@ -34,6 +34,9 @@ _WORD_RUN = re.compile(
     f"\u0900-\u0dff\u3099\u309a{_UNSPACED_CHARS}])+"
 )
 _UNSPACED_RUN = re.compile(f"([{_UNSPACED_CHARS}]+)")
+# A number written against the character it counts ("5月", "3日", "1000円"): a term of its
+# own, the number being no character of the run (a date is asked for by it: "5月の出張").
+_NUMBER_OF = re.compile(f"(?<![a-z0-9])[0-9]+[{_UNSPACED_CHARS}]")
 # The Arabic article (with "and", "with", "for" before it), glued to the noun it defines.
 _ARABIC_ARTICLE = re.compile("^(?:وال|بال|فال|كال|لل|ال)(?=...)")
 _ARABIC_LETTERS = re.compile("[\u0600-\u06ff]")
@@ -145,6 +148,7 @@ def _pieces(text: str, *, question: bool = False) -> Iterator[tuple[str, bool]]:
             if len(run) >= 2:
                 yield run[:MAX_TERM_CHARS], True
             continue
+        yield from ((number[-MAX_TERM_CHARS:], False) for number in _NUMBER_OF.findall(run))
         for piece in _UNSPACED_RUN.split(run):
             if not piece:
                 continue
@@ -273,5 +277,6 @@ def query_terms(query: str) -> list[tuple[str, ...]]:
 
 
 def is_bigram(term: str) -> bool:
-    """A term cut from a script written without spaces."""
-    return _UNSPACED_RUN.match(term) is not None
+    """A term cut from a script written without spaces (a pair, or a number and what it
+    counts): found anywhere in a word, not only at its start."""
+    return _UNSPACED_RUN.search(term) is not None

@@ -55,6 +55,7 @@ def test_text_is_normalised_the_same_way_everywhere(text: str, expected: str) ->
         ("งบประมาณ", ["งบ", "บป", "ปร", "ระ", "ะม", "มา", "าณ"]),  # Thai: pairs
         ("猫", ["猫"]),  # a one-character word is itself
         ("GPT4を使う", ["gpt4", "を使", "使う"]),  # scripts split inside one run
+        ("5月の出張", ["5月", "月の", "の出", "出張"]),  # a number and what it counts: a term
         ("snake_case", ["snake", "case"]),
     ],
 )
@@ -157,6 +158,14 @@ def test_each_script_finds_its_own_conversation(question: str, expected: str) ->
         ("7.7", "Weekly sync", "Nothing in particular."),
     )
     assert _ranked(index, question)[0] == expected
+
+
+def test_a_month_written_in_digits_finds_what_was_said_of_it() -> None:
+    index = _index(
+        ("1.1", "学会", "3月は学会でバレンシアに行くので、その週は空けておいてください。"),
+        ("2.2", "学会", "5月は学会でタリンに行くので、その週は空けておいてください。"),
+    )
+    assert _ranked(index, "5月 出張") == ["2.2"]
 
 
 def test_nothing_matching_is_nothing_and_no_terms_is_the_newest() -> None:
