@@ -18,8 +18,9 @@ Rows: the question as one query; dated questions with their month as `after`/`be
 (as Claude passes a month it reads in a question); spanning questions as their parts
 (one call with every part where the tool takes several queries, else one call per
 part, their results together); each question as Claude called the tool for it, replayed
-from bench/data/recall_passages_calls.json (its `about` says how the calls were
-written: by Claude, from the tool's definition and the question alone); and a plain
+from bench/data/recall_passages_calls.json (its `about` says how the calls were written:
+by Claude, from the tool's definition and the question alone; for two samples also the
+turn's second call, where Claude read no answer in the first's result); and a plain
 library BM25 (bm25s) over the same text for the conversation level. Every call is made
 in the turn answering the question, so the tool also searches the person's message,
 as in a turn.
@@ -361,6 +362,14 @@ async def measure(
     for sample in written:
         rows += figures[sample].rows(f"{label}, as Claude called it ({sample})")
         rows.append(figures[sample].cost_row(f"{label}, as Claude called it ({sample})"))
+    for sample, then in claude_calls("second").items():
+        both = Figures()
+        await _as_written(store, list(enumerate(loaded)), written[sample], both, then)
+        called = sum(call is not None for call in then.values())
+        rows += both.rows(
+            f"{label}, as Claude called it ({sample}) and again where it read no answer "
+            f"({called} second calls)"
+        )
     rows += figures["question"].breakdown(f"{label}, the question")
     rows.append(figures["question"].cost_row(f"{label}, the question"))
     rows.append(figures["parts"].cost_row(f"{label}, as its parts"))
@@ -402,26 +411,37 @@ async def _ask(
                 figures["bm25s"].add(asked, plain(asked.text), {}, language=language)
 
 
-def claude_calls() -> dict[str, dict[str, dict[str, Any]]]:
-    """The first `recall` call Claude wrote for each question, per sample: question id
-    (`p<person>q<question>`) → the tool's input (bench/data/recall_passages_calls.json)."""
+def claude_calls(which: str = "samples") -> dict[str, dict[str, Any]]:
+    """The `recall` calls Claude wrote, per sample: question id (`p<person>q<question>`) →
+    the tool's input (bench/data/recall_passages_calls.json): its first call ("samples"),
+    or ("second") its next, having read the first's result — None: it answered instead."""
     with CALLS.open(encoding="utf-8") as file:
-        return dict(json.load(file)["samples"])
+        return dict(json.load(file)[which])
 
 
 async def _as_written(
     store: CountingStore,
     numbered: list[tuple[int, tuple[Person, list[Asked]]]],
-    calls: dict[str, dict[str, Any]],
+    calls: dict[str, Any],
     figures: Figures,
+    then: dict[str, Any] | None = None,
 ) -> None:
     """Every question of the people (numbered as in the set) as Claude called the tool
-    for it, the input replayed as written."""
+    for it, the input replayed as written; `then`: the turn's second call, where Claude
+    made one (what either returned counts; the costs are the first's)."""
     for p, (person, questions) in numbered:
         for q, asked in enumerate(questions):
+            key = f"p{p}q{q}"
+            turn = await _turn(store, person.user_id, asked.text)
             found, shown, cpu, reads, chars = await _call(
-                store, person.user_id, calls[f"p{p}q{q}"], message=asked.text
+                store, person.user_id, calls[key], turn=turn
             )
+            if then is not None and then.get(key) is not None:
+                more, seen, *_ = await _call(
+                    store, person.user_id, then[key], turn=turn, index_kept=True
+                )
+                found += [thread for thread in more if thread not in found]
+                shown = {t: shown.get(t, "") + seen.get(t, "") for t in {*shown, *seen}}
             figures.add(asked, found, shown, cpu, reads, chars, person.language)
 
 
