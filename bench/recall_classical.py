@@ -31,7 +31,7 @@ from collections.abc import Callable
 from app.learning import recall
 from app.learning.passages import passages
 from app.learning.search_index import SearchIndex, document_for
-from app.learning.search_ranking import rank_queries
+from app.learning.search_ranking import rank
 from app.learning.search_terms import query_terms
 from bench.recall_hard_data import Person
 from bench.recall_passages import KINDS, Asked, people
@@ -113,7 +113,7 @@ def _inside(history: History, asked: Asked, found: list[str], groups: Groups) ->
 
 
 def tool_ranking(history: History, text: str) -> list[str]:
-    return [r.thread_ts for r in rank_queries(history.index, [query_terms(text)], 10)]
+    return [r.thread_ts for r in rank(history.index, query_terms(text), 10)]
 
 
 def bm25(history: History, text: str) -> list[str]:

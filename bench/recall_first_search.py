@@ -89,7 +89,7 @@ async def _measure(emulator: GcsEmulator, bucket: str) -> list[tuple[str, str]]:
             "parse_search_index",
             _timed("parsing the index", search_index.parse_search_index),
         ),
-        mock.patch.object(recall, "rank_queries", _timed("ranking", recall.rank_queries)),
+        mock.patch.object(recall, "rank_parts", _timed("ranking", recall.rank_parts)),
         mock.patch.object(recall, "passages", _timed("passages", recall.passages)),
         mock.patch.object(
             ConversationRecord,

@@ -64,7 +64,7 @@ from app.learning.guard import Guard
 from app.learning.passages import passages
 from app.learning.recall import RecallTool
 from app.learning.search_index import SearchIndex, document_for, record_search_document
-from app.learning.search_ranking import rank_queries
+from app.learning.search_ranking import rank
 from app.learning.search_terms import query_terms
 from app.memory import secret_free_store
 from app.memory.homes import person as home_of
@@ -234,15 +234,15 @@ class Causes:
         )
 
     def why(self, asked: Asked, evidence: Evidence, *, returned: bool) -> str:
-        asked_terms = [query_terms(asked.text)]
+        asked_terms = query_terms(asked.text)
         if not returned:
-            ranking = rank_queries(self.index, asked_terms, len(self.index))
+            ranking = rank(self.index, asked_terms, len(self.index))
             order = [r.thread_ts for r in ranking]
             if evidence.thread not in order:
                 return CAUSES[0]
             return CAUSES[1] if order.index(evidence.thread) < 2 * K else CAUSES[2]
         messages = self.conversations[evidence.thread].messages
-        unbounded = passages(messages, recall.all_groups(asked_terms), room=10**9)
+        unbounded = passages(messages, asked_terms, room=10**9)
         return (
             CAUSES[3] if evidence.answer not in "\n".join(p.text for p in unbounded) else CAUSES[4]
         )
@@ -591,9 +591,9 @@ async def _parts(
             shown[thread] = shown.get(thread, "") + text
         cpu, reads, chars = cpu + c, reads + r, chars + n
     merged: list[str] = []
-    for rank in range(max(map(len, lists), default=0)):
+    for place in range(max(map(len, lists), default=0)):
         merged += [
-            found[rank] for found in lists if rank < len(found) and found[rank] not in merged
+            found[place] for found in lists if place < len(found) and found[place] not in merged
         ]
     figures.add(asked, merged, shown, cpu, reads, chars, language)
 

@@ -23,7 +23,7 @@ from app.learning.passages import Passage, passages
 from app.learning.plain_text import clip
 from app.learning.quoting import attributed, author_label, quoted
 from app.learning.search_index import MAX_TITLE_CHARS, SearchIndex, searchable_index
-from app.learning.search_ranking import Ranked, TimeRange, rank_queries
+from app.learning.search_ranking import Ranked, TimeRange, in_turn, rank_parts
 from app.learning.search_terms import query_terms
 from app.learning.summary_file import Summary
 from app.memory.homes import Home, person
@@ -141,7 +141,7 @@ async def search_homes(
     message: str = "",
 ) -> tuple[list[RecallHit], SearchCounts]:
     """The best-matching conversations of `homes` for `queries` (the parts of one question, the best
-    of each first; each index ranked on its own, several homes' merged by score), best first;
+    of each first; each index ranked on its own, several homes' merged by score part by part);
     `keep`: which other homes' threads may be shown; `shown`: the turn's previous search's, replaced
     by this one's; `message`: what the person wrote, searched as one more part. Raises what storage
     raises for the first home's index, and `SearchFailed` when none of the best matches could be
@@ -154,30 +154,38 @@ async def search_homes(
     asked = [query_terms(query[:MAX_QUERY_CHARS]) for query in queries[:MAX_QUERIES]] or [[]]
     # Claude's words find what the person's do not ("dog" was said "beagle"), and the
     # person's what Claude's left out: one more part (docs/architecture.md, "Recall").
+    claudes = len(asked)
     said = query_terms(message[:MAX_QUERY_CHARS])
     if said and any(asked) and said not in asked:
         asked.append(said)
-    found: list[tuple[Home, SearchIndex, Ranked]] = []
+    parts: list[list[tuple[Home, SearchIndex, Ranked]]] = [[] for _ in asked]
     for home, index in zip(homes, indexes, strict=True):
         if index is None:
             continue
         counts.homes += 1
         # A hostile 40,000-character query: ranking runs off the event loop.
-        ranking = await asyncio.to_thread(
-            rank_queries, index, asked, limit, exclude=exclude_thread, within=within
+        rankings = await asyncio.to_thread(
+            rank_parts, index, asked, limit, exclude=exclude_thread, within=within
         )
         counts.indexed += len(index) - (exclude_thread in index.threads)
-        counts.matched += len(ranking.matched)
-        found += [(home, index, r) for r in ranking]
+        # "More matched" counts what Claude's words matched, not the person's chatter.
+        counts.matched += len(frozenset().union(*(r.matched for r in rankings[:claudes])))
+        for part, ranking in zip(parts, rankings, strict=True):
+            part += [(home, index, r) for r in ranking]
     if len(homes) > 1:
-        # One home's ranking is already in its order (the best of each part, those held
-        # in the time range in turn): only several homes' are merged, by score.
-        found.sort(key=lambda f: (-f[2].score, -f[1].updated[f[2].at]))
-    elsewhere = sorted({home for home, _, _ in found if home != homes[0]}, key=lambda h: h.id)
+        # Several homes' rankings are merged by score, each part on its own (the parts are
+        # taken in turn below, so a wordy part cannot crowd another out).
+        for part in parts:
+            part.sort(key=lambda f: (-f[2].score, -f[1].updated[f[2].at]))
+    listed = {(home, ranked.at) for part in parts for home, _, ranked in part}
+    elsewhere = sorted({home for home, _ in listed if home != homes[0]}, key=lambda h: h.id)
     allowed = await _kept(keep, elsewhere)
-    chosen = [f for f in found if f[0] == homes[0] or f[0] in allowed]
-    counts.left_out = len(found) - len(chosen)
-    chosen = chosen[:limit]
+    counts.left_out = sum(home != homes[0] and home not in allowed for home, _ in listed)
+    chosen = in_turn(
+        [[f for f in part if f[0] == homes[0] or f[0] in allowed] for part in parts],
+        limit,
+        key=lambda f: (f[0], f[2].at),
+    )
     groups = all_groups(asked)
     before = dict(shown or {})
     if shown is not None:

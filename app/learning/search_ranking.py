@@ -8,7 +8,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from app.learning.search_index import SearchIndex
 
@@ -19,6 +21,8 @@ MAX_LOOKUPS = 96
 # Places read per search, over all of a question's words: a crafted index whose every
 # term is in every entry costs this many steps, not one per posting it holds.
 MAX_POSTINGS = 8_000
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +118,13 @@ def rank(
         held = _best(index, {at: scores[at] for at in hinted if at in scores}, limit)
         rest = (at for at in hinted if at not in scores)
         held += [Ranked(at, index.threads[at], 0.0) for at in itertools.islice(rest, limit)]
-        ranked = _in_turn([held, ranked], limit)
+        ranked = Ranking(in_turn([held, ranked], limit, key=_place))
     ranked.matched = frozenset(scores)
     return ranked
+
+
+def _place(ranked: Ranked) -> int:
+    return ranked.at
 
 
 def _best(index: SearchIndex, scores: dict[int, float], limit: int) -> Ranking:
@@ -125,44 +133,39 @@ def _best(index: SearchIndex, scores: dict[int, float], limit: int) -> Ranking:
     return Ranking(Ranked(at, index.threads[at], score) for at, score in best)
 
 
-def _in_turn(lists: list[Ranking], limit: int) -> Ranking:
-    """Each list's best not yet taken, in turn, at most `limit`: a list whose best another
-    list took gives its next best in that round."""
-    taken, seen = Ranking(), set()
-    left = [iter(ranked) for ranked in lists]
+def in_turn(lists: Sequence[Sequence[T]], limit: int, key: Callable[[T], Hashable]) -> list[T]:
+    """Each list's best not yet taken (by `key`), in turn, at most `limit`: a list whose best
+    another list took gives its next best in that round."""
+    taken: list[T] = []
+    seen: set[Hashable] = set()
+    left = [iter(entries) for entries in lists]
     while left and len(taken) < limit:
         for entries in list(left):
-            best = next((r for r in entries if r.at not in seen), None)
+            best = next((entry for entry in entries if key(entry) not in seen), None)
             if best is None:
                 left.remove(entries)
                 continue
-            seen.add(best.at)
+            seen.add(key(best))
             taken.append(best)
             if len(taken) == limit:
                 break
     return taken
 
 
-def rank_queries(
+def rank_parts(
     index: SearchIndex,
     queries: list[list[tuple[str, ...]]],
     limit: int,
     *,
     exclude: str | None = None,
     within: TimeRange | None = None,
-) -> Ranking:
-    """`rank` for a question in parts (each part's term groups): the best of each part,
-    then the second best of each…, each entry once, at most `limit`."""
-    if len(queries) == 1:
-        return rank(index, queries[0], limit, exclude=exclude, within=within)
-    parts = len(queries)
-    lists = [
-        rank(index, groups, limit, exclude=exclude, within=within, share=parts)
+) -> list[Ranking]:
+    """`rank` for each part of a question (each part's term groups): the parts share one
+    search's bounds."""
+    return [
+        rank(index, groups, limit, exclude=exclude, within=within, share=len(queries))
         for groups in queries
     ]
-    fused = _in_turn(lists, limit)
-    fused.matched = frozenset().union(*(ranked.matched for ranked in lists))
-    return fused
 
 
 def _spans(

@@ -32,7 +32,7 @@ from app.learning.search_index import (
     render_search_index,
     with_documents,
 )
-from app.learning.search_ranking import MAX_LOOKUPS, rank_queries
+from app.learning.search_ranking import MAX_LOOKUPS, rank_parts
 from app.learning.search_terms import MAX_QUERY_TERMS, MAX_TERM_CHARS, query_terms
 from app.memory.homes import person
 from app.memory.scopes import MemoryScope
@@ -300,7 +300,7 @@ async def test_a_question_in_many_long_parts_costs_one_searchs_bounded_work(
     span = index.span
     index.span = lambda term: looked.append(term) or span(term)  # type: ignore[method-assign]
     asked = [query_terms(part[:MAX_QUERY_CHARS]) for part in parts]
-    rank_queries(index, asked, 5)
+    rank_parts(index, asked, 5)
     assert 0 < len(looked) <= MAX_LOOKUPS
     found = json.dumps(await recall.call({"queries": [*parts[:3], "Lisbon"]}))
     assert "Offsite in Lisbon" in found and "Otto" not in found
