@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from app.learning.search_terms import is_bigram, normalise
+from app.learning.search_terms import continues_number, is_bigram, normalise
 
 # What one conversation shows when the caller gives no room.
 DEFAULT_ROOM = 2_000
@@ -137,11 +137,13 @@ def _found(text: str, needles: list[str]) -> list[int]:
     looks again inside words) per needle."""
     places: list[int] = []
     for needle in dict.fromkeys(needles):
-        whole = is_bigram(needle)
+        whole, number = is_bigram(needle), needle[:1].isdigit()
         at, steps = text.find(needle), 0
         while at != -1 and steps < 2 * MAX_FOUND:
             steps += 1
-            if whole or not at or not text[at - 1].isalnum():
+            if number and at and continues_number(text[at - 1]):
+                pass  # "5日" inside "15日": where the index does not hold it either
+            elif whole or not at or not text[at - 1].isalnum():
                 places.append(at)
             at = text.find(needle, at + len(needle))
     return places

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import string
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -35,8 +36,10 @@ _WORD_RUN = re.compile(
 )
 _UNSPACED_RUN = re.compile(f"([{_UNSPACED_CHARS}]+)")
 # A number written against the character it counts ("5月", "3日", "1000円"): a term of its
-# own, the number being no character of the run (a date is asked for by it: "5月の出張").
-_NUMBER_OF = re.compile(f"(?<![a-z0-9])[0-9]+[{_UNSPACED_CHARS}]")
+# own, the number being no character of the run (a date is asked for by it: "5月の出張");
+# not the end of a longer number or word ("15日" holds no "5日").
+_NUMBER_LEAD = string.ascii_lowercase + string.digits
+_NUMBER_OF = re.compile(f"(?<![{_NUMBER_LEAD}])[0-9]+[{_UNSPACED_CHARS}]")
 # The Arabic article (with "and", "with", "for" before it), glued to the noun it defines.
 _ARABIC_ARTICLE = re.compile("^(?:وال|بال|فال|كال|لل|ال)(?=...)")
 _ARABIC_LETTERS = re.compile("[\u0600-\u06ff]")
@@ -274,6 +277,12 @@ def query_terms(query: str) -> list[tuple[str, ...]]:
         if group and group not in groups:
             groups.append(group)
     return groups
+
+
+def continues_number(char: str) -> bool:
+    """Whether a number term found after `char` would be the end of a longer number or word
+    (which the index does not hold it for)."""
+    return char in _NUMBER_LEAD
 
 
 def is_bigram(term: str) -> bool:
