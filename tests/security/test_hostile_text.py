@@ -6,7 +6,8 @@ The shapes: a run of each whitespace character Python knows (the Unicode space s
 line and paragraph separators, tabs and the ASCII controls `str.isspace()` accepts), a
 "call me …" padded with each of them, zero-width characters, repeated punctuation, nested
 brackets, one endless word, a space or tab between every letter, sentence after sentence,
-filler after filler, a password label followed by blanks, a line of backticks.
+filler after filler, a password label followed by blanks, a line of backticks, digits and
+the ideograph they count (one number, or "1月" over and over).
 
 How fast it all runs is measured by bench/hostile_input.py; nothing here is timed. What is
 asserted is the structure that keeps the work bounded and right: whitespace is collapsed
@@ -113,6 +114,8 @@ SHAPES: dict[str, str] = {
     "password label, then blanks": "password:" + filled(" \t", SLACK_LIMIT - 9),
     "line of backticks": filled("`"),
     "line after line": filled("a\n"),
+    "digits, then what they count": filled("1", SLACK_LIMIT - 1) + "月",
+    "a number and what it counts, repeated": filled("1月"),
 }
 SHAPE_IDS = list(SHAPES)
 
