@@ -399,7 +399,7 @@ def test_over_socket_mode_an_event_from_another_team_is_acked_and_ignored(
     thread_ts = socket_slack.open_assistant_thread(CHANNEL)
     server.send_events_api(events.assistant_thread_started(USER, CHANNEL, thread_ts))
     socket_slack.wait_for(lambda: socket_slack.bot_messages(CHANNEL, thread_ts), what="greeting")
-    wait_until(lambda: in_flight.count == 0, 10, "nothing in flight")
+    wait_until(lambda: in_flight.count == 0, what="nothing in flight")
 
     assert socket_slack.bot_messages(CHANNEL, foreign_ts) == []
     assert socket_slack.statuses(CHANNEL, foreign_ts) == []

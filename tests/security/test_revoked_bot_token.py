@@ -74,7 +74,7 @@ def test_over_socket_mode_after_the_token_is_revoked_another_workspace_reaches_n
     foreign = _from_team(events.assistant_thread_started(USER, CHANNEL, foreign_ts), OTHER_TEAM)
 
     assert server.wait_ack(server.send_events_api(foreign))
-    wait_until(lambda: in_flight.count == 0, 10, "nothing in flight")
+    wait_until(lambda: in_flight.count == 0, what="nothing in flight")
 
     assert socket_slack.calls[calls:] == []
     assert socket_slack.statuses(CHANNEL, foreign_ts) == []
