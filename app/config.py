@@ -410,13 +410,17 @@ def refused_setting(exc: BaseException, settings: Settings) -> str | None:
         # The Messages API's 404: no model of that id for this key (its message "model: …",
         # or "Not found"), or an address that is not the API's (one ending in /v1: the SDK
         # adds its own).
-        problem = (
-            f"ANTHROPIC_MODEL: Claude has no model {quoted(settings.anthropic_model)} "
-            f"({refused}); set a current model's id, or unset it for the default "
-            f"({DEFAULT_MODEL})"
-        )
+        model = settings.anthropic_model
+        problem = f"ANTHROPIC_MODEL: Claude has no model {quoted(model)} ({refused}); "
+        problem += "set a current model's id"
+        if model != DEFAULT_MODEL:
+            problem += f", or unset it for the default ({DEFAULT_MODEL})"
         if settings.anthropic_base_url and not _names_the_model(exc.body):
-            problem += "; or ANTHROPIC_BASE_URL is not Claude's API (give it without /v1)"
+            # A 404 naming no model: the address is the likelier mistake.
+            return (
+                f"ANTHROPIC_BASE_URL: {quoted(settings.anthropic_base_url)} answered {refused} "
+                f"naming no model: give Claude's API without /v1, or unset it; or {problem}"
+            )
         return problem
     if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
         return (

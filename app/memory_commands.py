@@ -231,9 +231,13 @@ async def _forget(
     details: str,
 ) -> int:
     if not args.yes:
-        typed = ask(f"This erases everything Orion keeps about {user_id}. Type the id: ")
+        try:
+            typed = ask(f"This erases everything Orion keeps about {user_id}. Type the id: ")
+        except EOFError:  # no terminal to answer from (a script, Ctrl-D)
+            typed = ""
+            out.write("\n")
         if typed.strip() != user_id:
-            out.write("Not confirmed: nothing was deleted.\n")
+            out.write("Not confirmed: nothing was deleted (--yes skips the question).\n")
             return NOT_CONFIRMED
     report = await forget_everything(store, user_id)
     log.info("memory.forget", via="cli", kind="everything", **report.deleted)

@@ -106,6 +106,10 @@ def test_forget_asks_first_then_removes_everything_of_the_person_only(
 ) -> None:
     refused = _orion(tmp_path, memories, slack_with_dm, "forget", USER, stdin="no\n")
     assert refused.returncode == 1 and "nothing was deleted" in refused.stdout
+    # No answer at all (a script, Ctrl-D): the same refusal, no traceback.
+    unanswered = _orion(tmp_path, memories, slack_with_dm, "forget", USER, stdin="")
+    assert unanswered.returncode == 1 and "nothing was deleted" in unanswered.stdout
+    assert unanswered.stderr == ""
     assert preferences_key(USER) in _files(memories)
 
     done = _orion(tmp_path, memories, slack_with_dm, "forget", USER, stdin=f"{USER}\n")

@@ -223,11 +223,16 @@ def test_a_model_claude_does_not_have_says_which_setting_and_ends_the_chat(
     result = _chat(tmp_path, claude, "hello\nanyone there?\n", **typo)
 
     assert result.returncode == 2
-    address = "; or ANTHROPIC_BASE_URL is not Claude's API (give it without /v1)"
+    model = (
+        "ANTHROPIC_MODEL: Claude has no model 'claude-sonet-4' (404 not_found_error); set a "
+        "current model's id, or unset it for the default (claude-sonnet-5-5)"
+    )
+    address = (
+        f"ANTHROPIC_BASE_URL: {claude.url!r} answered 404 not_found_error naming no model: "
+        "give Claude's API without /v1, or unset it; or "
+    )
     assert result.stderr == (
-        "orion chat stopped — ANTHROPIC_MODEL: Claude has no model 'claude-sonet-4' "
-        "(404 not_found_error); set a current model's id, or unset it for the default "
-        f"(claude-sonnet-5-5){address if or_the_address else ''}; see .env.example\n"
+        f"orion chat stopped — {address if or_the_address else ''}{model}; see .env.example\n"
     )
     assert "Please try again" not in result.stdout
     assert len(_questions(claude)) == 1, "the chat ended at the first refusal"
@@ -378,6 +383,16 @@ def test_the_readmes_try_it_path_remembers_with_the_stand_in_claude(tmp_path: Pa
         env = {"ANTHROPIC_API_KEY": "stand-in", "ANTHROPIC_BASE_URL": url}
         told = run_orion_command(tmp_path, "chat", env=env, stdin="Please call me Sam.\n")
         asked = run_orion_command(tmp_path, "chat", env=env, stdin="What is my name?\n")
+        # The block pasted again: the second stand-in says the port is taken, in one line.
+        again = subprocess.run(
+            [sys.executable, "-m", "tests.fakes.standalone_claude", "--port", str(port)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert again.returncode == 1 and again.stderr.startswith(f"Port {port} is in use")
+        assert "Traceback" not in again.stderr and again.stderr.count("\n") == 1
     finally:
         stand_in.terminate()
         finish(stand_in)

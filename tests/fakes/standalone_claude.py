@@ -60,11 +60,21 @@ def main() -> None:
     port = parser.parse_args().port
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    with FakeClaude(port) as claude:
+    claude = FakeClaude(port)
+    try:
+        claude.start()
+    except OSError:  # the port taken: most often a stand-in already running
+        raise SystemExit(
+            f"Port {port} is in use: a stand-in Claude already running? "
+            "Stop it (kill %1), or pass --port and set ANTHROPIC_BASE_URL to match."
+        ) from None
+    try:
         claude.responder = answer
         print(f"Stand-in Claude at {claude.url}: set ANTHROPIC_BASE_URL={claude.url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: the end
             stopped.wait()
+    finally:
+        claude.stop()
 
 
 if __name__ == "__main__":
