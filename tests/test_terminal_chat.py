@@ -207,10 +207,15 @@ def test_a_refused_key_says_what_to_fix_and_ends_the_chat(
 
 
 @pytest.mark.parametrize(
-    ("message", "or_the_address"), [("model: claude-sonet-4", False), ("Not found", True)]
+    ("message", "model", "or_the_address"),
+    [
+        ("model: claude-sonet-4", "claude-sonet-4", False),
+        ("Not found", "claude-sonet-4", True),
+        ("Not found", None, True),  # the default model: not the one to blame or unset
+    ],
 )
 def test_a_model_claude_does_not_have_says_which_setting_and_ends_the_chat(
-    tmp_path: Path, claude: FakeClaude, message: str, or_the_address: bool
+    tmp_path: Path, claude: FakeClaude, message: str, model: str | None, or_the_address: bool
 ) -> None:
     # A typo in ANTHROPIC_MODEL: every answer would be "something went wrong on my side
     # ... Please try again", which no retry mends. Claude's 404 says "model: …" for some
@@ -218,21 +223,22 @@ def test_a_model_claude_does_not_have_says_which_setting_and_ends_the_chat(
     claude.fail(404, "not_found_error", message)
     # Thinking off: FakeClaude takes an id it does not know for an older model, which
     # refuses the default thinking (400) before its scripted 404 is reached.
-    typo = {"ANTHROPIC_MODEL": "claude-sonet-4", "ANTHROPIC_THINKING": "disabled"}
+    typo = {"ANTHROPIC_MODEL": model, "ANTHROPIC_THINKING": "disabled"} if model else {}
 
     result = _chat(tmp_path, claude, "hello\nanyone there?\n", **typo)
 
     assert result.returncode == 2
-    model = (
-        "ANTHROPIC_MODEL: Claude has no model 'claude-sonet-4' (404 not_found_error); set a "
-        "current model's id, or unset it for the default (claude-sonnet-5-5)"
-    )
+    named = model or "claude-sonnet-5-5"
+    expected = (
+        f"ANTHROPIC_MODEL: Claude has no model {named!r} (404 not_found_error); set a "
+        "current model's id"
+    ) + (", or unset it for the default (claude-sonnet-5-5)" if model else "")
     address = (
         f"ANTHROPIC_BASE_URL: {claude.url!r} answered 404 not_found_error naming no model: "
         "give Claude's API without /v1, or unset it; or "
     )
     assert result.stderr == (
-        f"orion chat stopped — {address if or_the_address else ''}{model}; see .env.example\n"
+        f"orion chat stopped — {address if or_the_address else ''}{expected}; see .env.example\n"
     )
     assert "Please try again" not in result.stdout
     assert len(_questions(claude)) == 1, "the chat ended at the first refusal"
