@@ -311,19 +311,14 @@ async def erase_channel(store: ObjectStore, channel_id: str, *, why: str) -> int
     return deleted
 
 
-async def archive_channel(store: ObjectStore, channel_id: str) -> int:
-    """Move the channel's memory aside until the retention window ends; how many files."""
+async def archive_channel(store: ObjectStore, channel_id: str, *, back: bool = False) -> int:
+    """Move the channel's memory aside until the retention window ends (`back`: bring back
+    what archiving set aside and has not expired since); how many files."""
     home = channel(channel_id)
-    moved = await _move(store, home.memory_prefix, home.archived_prefix)
-    audit("archive", scope=channel_scope(channel_id), actor=SLACK, files=moved)
-    return moved
-
-
-async def unarchive_channel(store: ObjectStore, channel_id: str) -> int:
-    """Bring back what archiving set aside (what has not expired since)."""
-    home = channel(channel_id)
-    moved = await _move(store, home.archived_prefix, home.memory_prefix)
-    audit("unarchive", scope=channel_scope(channel_id), actor=SLACK, files=moved)
+    places = (home.memory_prefix, home.archived_prefix)
+    moved = await _move(store, *(places[::-1] if back else places))
+    scope = channel_scope(channel_id)
+    audit("unarchive" if back else "archive", scope=scope, actor=SLACK, files=moved)
     return moved
 
 
