@@ -233,6 +233,7 @@ class OperatorSettings(StorageSettings, ObservabilitySettings):
     when a bot token is there to look up a person's DM. Never the Anthropic key or the
     signing secret: an operator erasing someone needs only the storage settings."""
 
+    # Required to serve one workspace (`Settings.problems_for`); absent in distribution mode.
     slack_bot_token: BotToken | None = None
     slack_api_url: WebAddress = "https://slack.com/api/"
     # Public (it is in every install link); with no bot token it means distribution mode.
@@ -252,8 +253,6 @@ class OperatorSettings(StorageSettings, ObservabilitySettings):
 class Settings(OperatorSettings):
     """Everything Orion reads to serve."""
 
-    # Required to serve one workspace (`problems_for`); absent in distribution mode.
-    slack_bot_token: BotToken | None = None
     slack_signing_secret: SecretStr | None = None
     # Distribution mode (OAuth installs): SLACK_CLIENT_ID (above) and this.
     slack_client_secret: SecretStr | None = None

@@ -24,7 +24,7 @@ from app.memory.scopes import ChannelMemoryScope, is_user_id, to_key, to_memory_
 from app.memory.tolerant_json import Unreadable, load_json_object
 from app.observability.audit import SLACK, Action, audit, channel_scope
 from app.observability.logging import get_logger
-from app.storage.store import ObjectInfo, ObjectStore, PreconditionFailed, at_most, update_object
+from app.storage.store import ObjectInfo, ObjectStore, PreconditionFailed, at_most, update
 
 log = get_logger(__name__)
 
@@ -100,7 +100,7 @@ async def choose_mode(
             data = load_json_object(current, what="workspace_channels")
             return json.dumps({**data, MODE: choice.to_json()})  # other fields kept
 
-        await update_object(store, workspace_channels_key(), chosen)
+        await update(store, workspace_channels_key(), chosen)
     else:
         await change_profile(
             store, channel_id, lambda profile: profile.with_section(MODE, choice.to_json())
@@ -119,7 +119,7 @@ async def change_profile(
     def changed(current: str | None) -> str | None:
         return change(Profile.to_update(current)).render()
 
-    await update_object(store, channel(channel_id).profile_key, changed)
+    await update(store, channel(channel_id).profile_key, changed)
 
 
 # --- who changed what -----------------------------------------------------------------
@@ -289,7 +289,7 @@ async def note_channel_state_since(
         since = {"since": moment.astimezone(UTC).isoformat(), "event": event[:40]}
         return profile.with_section(STATE, since).render()
 
-    await update_object(store, channel(channel_id).profile_key, later)
+    await update(store, channel(channel_id).profile_key, later)
 
 
 def _noted_since(profile: Profile) -> datetime | None:
@@ -311,19 +311,14 @@ async def erase_channel(store: ObjectStore, channel_id: str, *, why: str) -> int
     return deleted
 
 
-async def archive_channel(store: ObjectStore, channel_id: str) -> int:
-    """Move the channel's memory aside until the retention window ends; how many files."""
+async def archive_channel(store: ObjectStore, channel_id: str, *, back: bool = False) -> int:
+    """Move the channel's memory aside until the retention window ends (`back`: bring back
+    what archiving set aside and has not expired since); how many files."""
     home = channel(channel_id)
-    moved = await _move(store, home.memory_prefix, home.archived_prefix)
-    audit("archive", scope=channel_scope(channel_id), actor=SLACK, files=moved)
-    return moved
-
-
-async def unarchive_channel(store: ObjectStore, channel_id: str) -> int:
-    """Bring back what archiving set aside (what has not expired since)."""
-    home = channel(channel_id)
-    moved = await _move(store, home.archived_prefix, home.memory_prefix)
-    audit("unarchive", scope=channel_scope(channel_id), actor=SLACK, files=moved)
+    places = (home.memory_prefix, home.archived_prefix)
+    moved = await _move(store, *(places[::-1] if back else places))
+    scope = channel_scope(channel_id)
+    audit("unarchive" if back else "archive", scope=scope, actor=SLACK, files=moved)
     return moved
 
 

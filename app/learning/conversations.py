@@ -23,7 +23,7 @@ from app.storage.store import (
     ObjectStore,
     PreconditionFailed,
     StoredObject,
-    update_object,
+    update,
 )
 
 log = get_logger(__name__)
@@ -105,7 +105,7 @@ async def change_conversation(
         record = ConversationRecord.parse(current) if current is not None else None
         return change(record).render() if record is not None else current
 
-    return await update_object(store, home.conversation_key(thread_ts), changed)
+    return await update(store, home.conversation_key(thread_ts), changed)
 
 
 class TurnTranscript:
@@ -186,7 +186,7 @@ class TurnTranscript:
             return record.with_messages(messages).with_summary(summary).render()
 
         try:
-            self._written = await update_object(
+            self._written = await update(
                 self._store,
                 owner.home.conversation_key(thread_ts),
                 changed,
@@ -239,5 +239,5 @@ async def forget_said(store: ObjectStore, user_id: str, home: Home, thread_ts: s
         removed = True
         return record.without_author(user_id).render()
 
-    await update_object(store, home.conversation_key(thread_ts), without)
+    await update(store, home.conversation_key(thread_ts), without)
     return removed

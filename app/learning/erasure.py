@@ -40,7 +40,6 @@ from app.storage.store import (
     StoredObject,
     at_most,
     update,
-    update_object,
 )
 
 log = get_logger(__name__)
@@ -77,7 +76,7 @@ async def _mark(store: ObjectStore, home: Home, moment: datetime, keep: tuple[st
         return marked.render()
 
     try:
-        await update_object(store, home.profile_key, mark)
+        await update(store, home.profile_key, mark)
     except ObjectTooLarge as exc:  # none Orion writes is: the mark goes over it, keeping nothing
         log.warning("memory.erasure.too_large", key=home.profile_key, exc_info=exc)
         await store.write(home.profile_key, mark(None))
@@ -265,7 +264,7 @@ async def forget_conversation(store: ObjectStore, user_id: str, thread_ts: str) 
             return 0
     # Left as it is (none Orion writes is too large to read): no turn of theirs writes.
     with contextlib.suppress(Unreadable, ObjectTooLarge):
-        await update_object(store, home.profile_key, forgetting)
+        await update(store, home.profile_key, forgetting)
     notes = home.notes_prefix(thread_ts)
     await _drop_undo_records_holding(store, user_id, lambda changed: changed.startswith(notes))
     # The search entry before the conversation: once it is gone no search, on any

@@ -21,7 +21,7 @@ from app.storage.store import (
     StoredObject,
     StoreError,
     StoreLayer,
-    update_object,
+    update,
 )
 
 log = get_logger(__name__)
@@ -117,7 +117,7 @@ class Guard:
         # Written over exactly the version the event read (or created, where there was
         # none); with nothing to change, written back as read (one request either way).
         try:
-            stored = await update_object(
+            stored = await update(
                 self._store,
                 self.home.profile_key,
                 transform,

@@ -37,7 +37,7 @@ from app.storage.store import (
     PreconditionFailed,
     StoredObject,
     Transform,
-    update_object,
+    update,
 )
 from app.storage.team_scope import NO_ID, TENANTS_SEGMENT, Tenant, bound_tenant
 
@@ -164,7 +164,7 @@ class _Tenant:
 
     async def _update(self, key: str, change: Transform, store: ObjectStore) -> None:
         async with self._limit:
-            await update_object(store, key, change)
+            await update(store, key, change)
 
     async def _profile_as_kept(
         self, home: Home, erasure_seed: str

@@ -17,7 +17,7 @@ log = get_logger(__name__)
 _running: set[asyncio.Task[None]] = set()
 
 
-def run_in_background(work: Coroutine[Any, Any, None], *, name: str) -> asyncio.Task[None]:
+def run_in_background(work: Coroutine[Any, Any, object], *, name: str) -> asyncio.Task[None]:
     in_flight.enter()
     task = asyncio.create_task(_guarded(work, name), name=name)
     _running.add(task)
@@ -25,7 +25,7 @@ def run_in_background(work: Coroutine[Any, Any, None], *, name: str) -> asyncio.
     return task
 
 
-async def _guarded(work: Coroutine[Any, Any, None], name: str) -> None:
+async def _guarded(work: Coroutine[Any, Any, object], name: str) -> None:
     try:
         await work
     except Exception as exc:
@@ -38,7 +38,7 @@ async def _guarded(work: Coroutine[Any, Any, None], name: str) -> None:
                 await asyncio.to_thread(tracing.flush)
 
 
-def _finished(task: asyncio.Task[None], work: Coroutine[Any, Any, None]) -> None:
+def _finished(task: asyncio.Task[None], work: Coroutine[Any, Any, object]) -> None:
     _running.discard(task)
     in_flight.leave()
     if task.cancelled():

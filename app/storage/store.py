@@ -190,26 +190,14 @@ async def update(
     attempts: int = 5,
     *,
     already_read: StoredObject | NotRead | None = NOT_READ,
-) -> str | None:
-    """Apply `transform` (content or None → new content, or None to delete) without losing
-    concurrent changes: on a 412 it runs again on a fresh read, up to `attempts` times, so it
-    has no side effects. `already_read` saves the first read. Returns the content stored."""
-    updated = await update_object(store, key, transform, attempts, already_read=already_read)
-    return updated.content if updated is not None else None
-
-
-async def update_object(
-    store: ObjectStore,
-    key: str,
-    transform: Transform,
-    attempts: int = 5,
-    *,
-    already_read: StoredObject | NotRead | None = NOT_READ,
     write_back: bool = False,
 ) -> StoredObject | None:
-    """`update`, answering the object as stored (None when absent) with its generation, for the
-    next update to start from. `write_back`: an unchanged `already_read` is written back over its
-    version (one request proving it unchanged, 412 otherwise), restarting its retention."""
+    """Apply `transform` (content or None → new content, or None to delete) without losing
+    concurrent changes: on a 412 it runs again on a fresh read, up to `attempts` times, so it
+    has no side effects. `already_read` saves the first read. Answers the object as stored
+    (None when absent) with its generation, for the next update to start from. `write_back`:
+    an unchanged `already_read` is written back over its version (one request proving it
+    unchanged, 412 otherwise), restarting its retention."""
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
     attempt = 0
@@ -238,6 +226,9 @@ async def update_object(
         # As written: a layer beneath may have changed the content on its way (redaction),
         # which only costs the next update from it a retry.
         return StoredObject(key, new, generation, datetime.now(UTC), len(new.encode()))
+
+
+update_object = update  # the name app/learning/search_index.py imports (not to be edited)
 
 
 async def _commit(

@@ -117,8 +117,10 @@ class Conversation:
             result = await turn.agent.answer(request, reply)
         except BaseException as exc:
             turn.end(None)
-            if isinstance(exc, Exception):
-                _raise_if_setting_refused(exc, self.settings)
+            problem = refused_setting(exc, self.settings) if isinstance(exc, Exception) else None
+            if problem is not None:
+                kind = str(getattr(exc, "type", None) or "error")
+                raise SettingRefused(problem, getattr(exc, "status_code", 0), kind) from exc
             raise
         if result.refused:
             # Nothing of a refused exchange is kept: the next would be refused too.
@@ -230,10 +232,3 @@ def new_thread_ts() -> str:
     number."""
     micros = time.time_ns() // 1000
     return f"{micros // 1_000_000}.{micros % 1_000_000:06d}{secrets.randbelow(10**6):06d}"
-
-
-def _raise_if_setting_refused(exc: Exception, settings: Settings) -> None:
-    problem = refused_setting(exc, settings)
-    if problem is not None:
-        status = getattr(exc, "status_code", 0)
-        raise SettingRefused(problem, status, str(getattr(exc, "type", None) or "error")) from exc

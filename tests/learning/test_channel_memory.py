@@ -23,7 +23,6 @@ from app.learning.channel_memory import (
     forget_channel_file,
     read_choices,
     record_change,
-    unarchive_channel,
 )
 from app.learning.channel_mode import ChannelMode
 from app.learning.channel_recall import (
@@ -334,7 +333,7 @@ async def test_archiving_sets_the_memory_aside_and_unarchiving_brings_it_back(
     assert await archive_channel(store, CHANNEL) == 1
     assert backend.raw_read(f"{MEMORY}decisions.md") is None
     assert backend.raw_read(f"{ROOM.archived_prefix}decisions.md") == "Tuesday"
-    assert await unarchive_channel(store, CHANNEL) == 1
+    assert await archive_channel(store, CHANNEL, back=True) == 1
     assert backend.raw_read(f"{MEMORY}decisions.md") == "Tuesday"
 
 

@@ -185,7 +185,8 @@ async def test_a_conversation_that_comes_back_starts_afresh(backend: Backend) ->
     store = viewed(backend, days_later=40)
 
     # Written as if absent (`update` creates only if absent): it replaces the expired one.
-    content = await update(store, CONVERSATION, lambda old: f"new conversation, built on {old}")
+    stored = await update(store, CONVERSATION, lambda old: f"new conversation, built on {old}")
+    content = stored.content
     assert content == "new conversation, built on None"
     assert backend.raw_read(CONVERSATION) == content
     # Written just now: today it is not expired, and creating it again is refused as ever.

@@ -46,7 +46,7 @@ async def test_an_update_that_deletes_keeps_a_change_made_since_its_read(tmp_pat
 
     # The delete over the generation that was read is refused; the retry reads the new
     # content, and the transform keeps it.
-    assert await update(racing, KEY, forget_the_stale_one) == "written meanwhile"
+    assert (await update(racing, KEY, forget_the_stale_one)).content == "written meanwhile"
     assert racing.remaining == 0, "the race happened"
     stored = await store.read(KEY)
     assert stored is not None and stored.content == "written meanwhile"

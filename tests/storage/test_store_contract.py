@@ -123,8 +123,8 @@ async def test_list_returns_objects_under_a_string_prefix_in_key_order(store: Ob
 
 async def test_update_creates_edits_and_deletes(store: ObjectStore) -> None:
     assert await update(store, KEY, lambda old: None) is None  # absent stays absent
-    assert await update(store, KEY, lambda old: (old or "") + "a\n") == "a\n"
-    assert await update(store, KEY, lambda old: (old or "") + "b\n") == "a\nb\n"
+    assert (await update(store, KEY, lambda old: (old or "") + "a\n")).content == "a\n"
+    assert (await update(store, KEY, lambda old: (old or "") + "b\n")).content == "a\nb\n"
     assert await update(store, KEY, lambda old: None) is None
     assert await store.read(KEY) is None
 
@@ -146,10 +146,13 @@ async def test_update_from_an_earlier_read_skips_reading_and_survives_a_stale_on
 ) -> None:
     await store.write(KEY, "a\n")
     fresh = await store.read(KEY)
-    assert await update(store, KEY, lambda old: f"{old}b\n", already_read=fresh) == "a\nb\n"
+    appended = await update(store, KEY, lambda old: f"{old}b\n", already_read=fresh)
+    assert appended.content == "a\nb\n"
     # `fresh` is stale now: the conditional write is refused and the update re-reads.
-    assert await update(store, KEY, lambda old: f"{old}c\n", already_read=fresh) == "a\nb\nc\n"
-    assert await update(store, "users/U1AAA/new.md", lambda old: "x", already_read=None) == "x"
+    stale = await update(store, KEY, lambda old: f"{old}c\n", already_read=fresh)
+    assert stale.content == "a\nb\nc\n"
+    created = await update(store, "users/U1AAA/new.md", lambda old: "x", already_read=None)
+    assert created.content == "x"
 
 
 async def test_update_does_not_take_a_stale_read_for_nothing_to_do(store: ObjectStore) -> None:
@@ -160,7 +163,7 @@ async def test_update_does_not_take_a_stale_read_for_nothing_to_do(store: Object
     def mark_unless_seen(old: str | None) -> str | None:
         return old if old == "a" else f"{old}+"
 
-    assert await update(store, KEY, mark_unless_seen, already_read=earlier) == "b+"
+    assert (await update(store, KEY, mark_unless_seen, already_read=earlier)).content == "b+"
 
 
 async def test_concurrent_updates_lose_nothing(backend: Backend) -> None:

@@ -113,7 +113,7 @@ async def _edit(
         return edited
 
     try:
-        content = await update(access.store, key, within_quota, already_read=current)
+        stored = await update(access.store, key, within_quota, already_read=current)
     except _FileMissing:
         if await access.store.list(f"{key}/"):
             raise MemoryToolError(f"The path {path} is not a file.") from None
@@ -122,8 +122,8 @@ async def _edit(
         ) from None
     except PreconditionFailed:
         raise conflict(path) from None
-    assert content is not None  # the transforms never delete
-    return content
+    assert stored is not None  # the transforms never delete
+    return stored.content
 
 
 def _occurrence_lines(content: str, needle: str) -> list[str]:

@@ -16,7 +16,6 @@ from app.learning.channel_memory import (
     channel_state_since,
     erase_channel,
     note_channel_state_since,
-    unarchive_channel,
 )
 from app.memory.scopes import is_shared_channel_id
 from app.observability.logging import get_logger
@@ -85,7 +84,7 @@ def register(app: AsyncApp, provider: ServiceProvider) -> None:
         LEFT: erase_left,
         DELETED: partial(erase_channel, why="the channel was deleted"),
         ARCHIVED: archive_channel,
-        UNARCHIVED: unarchive_channel,
+        UNARCHIVED: partial(archive_channel, back=True),
     }
     for kinds, work in works.items():
         for kind in kinds:

@@ -282,11 +282,8 @@ class Answerer:
             links = ThreadLinks(authorized.url, team)
             return lambda: links
         if self._workspaces.known(team).workspace_url is None:
-            run_in_background(self._ask_workspace(client, team), name="slack.workspace_links")
+            run_in_background(self._workspaces.get(client, team), name="slack.workspace_links")
         return lambda: self._workspaces.known(team)
-
-    async def _ask_workspace(self, client: AsyncWebClient, team: str | None) -> None:
-        await self._workspaces.get(client, team)
 
 
 async def _show_memory_note(client: AsyncWebClient, turn: Exchange) -> None:

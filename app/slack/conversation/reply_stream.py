@@ -130,7 +130,9 @@ class SlackReplyStream:
         self._text: list[str] = []
         self._expired = False  # Slack ended the stream itself (it is no longer streaming)
         self._finished = False
-        self._ended_stream = False
+        # Orion's chat.stopStream ended the answer's stream, which leaves agent_view's
+        # session `active` by itself (the method's `session_status` default).
+        self.ended_stream = False
 
     @property
     def text(self) -> str:
@@ -140,12 +142,6 @@ class SlackReplyStream:
     def stopped(self) -> bool:
         """Slack stopped the answer's stream (the person pressed Stop)."""
         return self._stream.stopped
-
-    @property
-    def ended_stream(self) -> bool:
-        """Orion's chat.stopStream ended the answer's stream, which leaves agent_view's
-        session `active` by itself (the method's `session_status` default)."""
-        return self._ended_stream
 
     @property
     def ts(self) -> str | None:
@@ -190,8 +186,8 @@ class SlackReplyStream:
             return
         self._end_tasks(UNFINISHED)
         self._finished = True
-        self._ended_stream = await self._stream.close(blocks=blocks, metadata=metadata)
-        if self._ended_stream or self._stream.stopped:
+        self.ended_stream = await self._stream.close(blocks=blocks, metadata=metadata)
+        if self.ended_stream or self._stream.stopped:
             return  # ended; or stopped by the person, and nothing more is theirs to read
         await self._write_whole_answer(blocks or [], metadata)
 
@@ -232,7 +228,7 @@ class SlackReplyStream:
         being written until it expires."""
         try:
             await self._client.chat_stopStream(channel=self._channel, ts=ts)
-            self._ended_stream = True
+            self.ended_stream = True
         except STREAM_FAILURES as exc:
             # Still failing: the chat.update that follows is what the person needs.
             log.warning("slack.stream_stop_failed", exc_info=exc)
