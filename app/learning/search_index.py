@@ -28,7 +28,7 @@ from app.memory.retention import cutoff_of
 from app.memory.scopes import THREAD_TS_PATTERN, is_channel_id
 from app.observability.logging import get_logger
 from app.observability.redaction import redact_secret_shapes
-from app.storage.store import ObjectStore, Unchanged, read_if_changed, update, update_object
+from app.storage.store import ObjectStore, Unchanged, read_if_changed, update
 from app.storage.team_scope import current_tenant
 
 log = get_logger(__name__)
@@ -584,9 +584,7 @@ async def record_search_document(store: ObjectStore, home: Home, document: Searc
     # More tries than `update`'s default: every turn end of the owner's concurrent threads,
     # on any instance, rewrites this one object, and a write that gives up loses the entry
     # until the thread is continued. It runs after the answer, so waiting costs nobody.
-    landed = await update_object(
-        store, key, transform, attempts=WRITE_ATTEMPTS, already_read=stored
-    )
+    landed = await update(store, key, transform, attempts=WRITE_ATTEMPTS, already_read=stored)
     if landed is not None and landed.content is written:
         # The owner's next search here asks only whether it changed since. (The store's
         # redaction leaves an index as written: see the module docstring.)

@@ -228,9 +228,6 @@ async def update(
         return StoredObject(key, new, generation, datetime.now(UTC), len(new.encode()))
 
 
-update_object = update  # the name app/learning/search_index.py imports (not to be edited)
-
-
 async def _commit(
     store: ObjectStore, key: str, current: StoredObject | None, new: str | None
 ) -> int:
