@@ -239,7 +239,8 @@ def run(settings: Settings, mode: RunMode) -> int:
         )
         return report_problem(_CANNOT_START, refused, EXIT_PROBLEM)
     except SlackUnreachable as exc:
-        log.error("orion.slack_unreachable", error=str(exc), exc_info=exc)
+        # Orion stops here, saying why in one line: the cause's own words, not a traceback.
+        log.error("orion.slack_unreachable", error=str(exc), cause=str(exc.__cause__ or ""))
         unreachable = f"Slack's Web API at {settings.slack_api_url} did not answer ({exc})"
         return report_problem(_CANNOT_START, unreachable, EXIT_UNAVAILABLE)
     return 0

@@ -205,7 +205,7 @@ def test_slack_out_of_reach_at_start_stops_orion_in_one_line(
     code, stderr, log = _serve(tmp_path, nowhere, claude)
     assert code == EXIT_UNAVAILABLE
     assert f"Slack's Web API at {nowhere} did not answer" in stderr
-    assert "Traceback" not in stderr
+    assert "Traceback" not in stderr + log, "Orion stops: the cause in its words, no traceback"
     assert log_events.ORION_SERVING not in log
 
 
