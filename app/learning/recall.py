@@ -94,7 +94,7 @@ class SearchCounts:
     reads: int = 0  # storage reads of the found conversations
     missing: int = 0
     failed: int = 0
-    matched: int = 0  # conversations that matched a word, returned or not
+    matched: int = 0  # conversations that may be shown here, matched Claude's words, not chosen
     left_out: int = 0  # another home's threads that may not be shown here
 
 
@@ -159,6 +159,7 @@ async def search_homes(
     if said and any(asked) and said not in asked:
         asked.append(said)
     parts: list[list[tuple[Home, SearchIndex, Ranked]]] = [[] for _ in asked]
+    matched: dict[Home, frozenset[int]] = {}
     for home, index in zip(homes, indexes, strict=True):
         if index is None:
             continue
@@ -169,14 +170,17 @@ async def search_homes(
         )
         counts.indexed += len(index) - (exclude_thread in index.threads)
         # "More matched" counts what Claude's words matched, not the person's chatter.
-        counts.matched += len(frozenset().union(*(r.matched for r in rankings[:claudes])))
+        matched[home] = frozenset().union(*(r.matched for r in rankings[:claudes]))
         for part, ranking in zip(parts, rankings, strict=True):
             part += [(home, index, r) for r in ranking]
     if len(homes) > 1:
         # Several homes' rankings are merged by score, each part on its own (the parts are
         # taken in turn below, so a wordy part cannot crowd another out).
-        for part in parts:
+        for at, part in enumerate(parts):
             part.sort(key=lambda f: (-f[2].score, -f[1].updated[f[2].at]))
+            if within is not None:  # those held then, in turn with the best of any time
+                held = [f for f in part if within.holds(f[1], f[2].at)]
+                parts[at] = in_turn([held, part], len(part), key=lambda f: (f[0], f[2].at))
     listed = {(home, ranked.at) for part in parts for home, _, ranked in part}
     elsewhere = sorted({home for home, _ in listed if home != homes[0]}, key=lambda h: h.id)
     allowed = await _kept(keep, elsewhere)
@@ -186,6 +190,9 @@ async def search_homes(
         limit,
         key=lambda f: (f[0], f[2].at),
     )
+    # Only what may be shown here is counted; "more" is what matched and is not chosen.
+    seen = sum(len(m) for h, m in matched.items() if h == homes[0] or h in allowed)
+    counts.matched = seen - sum(ranked.at in matched[home] for home, _, ranked in chosen)
     groups = all_groups(asked)
     before = dict(shown or {})
     if shown is not None:
@@ -564,7 +571,7 @@ async def recall(
             hits,
             searched=counts.indexed,
             unreadable=counts.failed,
-            matched=counts.matched - counts.left_out,
+            matched=counts.matched + len(hits),
             within=within,
             link=link,
             among=among,
