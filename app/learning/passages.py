@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from app.learning.search_terms import continues_number, is_bigram, normalise
+from app.learning.search_terms import MAX_TERM_CHARS, continues_number, is_bigram, normalise
 
 # What one conversation shows when the caller gives no room.
 DEFAULT_ROOM = 2_000
@@ -137,7 +137,8 @@ def _found(text: str, needles: list[str]) -> list[int]:
     looks again inside words) per needle."""
     places: list[int] = []
     for needle in dict.fromkeys(needles):
-        whole, number = is_bigram(needle), needle[:1].isdigit()
+        # A number cut to the term's length (its last digits) is found as cut.
+        whole, number = is_bigram(needle), needle[:1].isdigit() and len(needle) < MAX_TERM_CHARS
         at, steps = text.find(needle), 0
         while at != -1 and steps < 2 * MAX_FOUND:
             steps += 1

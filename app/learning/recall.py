@@ -151,7 +151,9 @@ async def search_homes(
     indexes = await asyncio.gather(
         *(searchable_index(store, home, cutoff=cutoff) for home in homes)
     )
-    asked = [query_terms(query[:MAX_QUERY_CHARS]) for query in queries[:MAX_QUERIES]] or [[]]
+    asked = [query_terms(query[:MAX_QUERY_CHARS]) for query in queries[:MAX_QUERIES]]
+    # A part of only asking words ("what did we") names nothing: it would bring the newest.
+    asked = [terms for terms in asked if terms] or [[]]
     # Claude's words find what the person's do not ("dog" was said "beagle"), and the
     # person's what Claude's left out: one more part (docs/architecture.md, "Recall").
     claudes = len(asked)

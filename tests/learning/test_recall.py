@@ -147,6 +147,13 @@ async def test_what_the_person_wrote_is_searched_beside_claudes_words(store: Obj
     assert titles(recent) == ["Vendor contracts", "Offsite in Lisbon"]
 
 
+async def test_a_part_of_only_asking_words_brings_nothing_of_its_own(store: ObjectStore) -> None:
+    await seed(store, USER, SESSIONS)
+    # "what did we talk about" names nothing: not the newest conversations beside the match.
+    found = await tool(store).call({"queries": ["what did we talk about", "engineers"]})
+    assert titles(found) == ["Hiring plan"]
+
+
 async def test_an_empty_topic_lists_the_most_recent(store: ObjectStore) -> None:
     await seed(store, USER, SESSIONS)
     result = await tool(store).call({"query": "", "limit": 2})

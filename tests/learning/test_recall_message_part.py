@@ -10,7 +10,7 @@ from app.learning.channel_recall import PUBLIC, ChannelRecallScope, ChannelRecal
 from app.learning.conversation_record import ConversationOwner, ConversationRecord, said
 from app.learning.passages import passages
 from app.learning.search_index import document_for, record_search_document
-from app.learning.search_terms import query_terms, text_terms
+from app.learning.search_terms import MAX_TERM_CHARS, query_terms, text_terms
 from app.learning.summary_file import Summary
 from app.memory.homes import channel, workspace_channels_key
 from app.storage.store import ObjectStore
@@ -93,3 +93,14 @@ async def test_the_mentions_words_do_not_crowd_claudes_match_out_of_a_public_cha
         "newsletter, the partner webinar and the press kit"
     )
     assert "Retreat" in titles(await tool(said_).call(asked))
+
+
+def test_a_number_longer_than_a_term_is_found_as_the_index_cut_it() -> None:
+    # A 37-digit number and the day it counts: the index keeps the term's last 32 characters,
+    # and the passages find the message by them (the term alone, as the index matched it).
+    number = "1234567890" * 3 + "1234567日"
+    said_it = said("user", f"参照番号は{number}です。", at=AT)
+    [cut] = [group for group in query_terms(number) if group[0][0].isdigit() and "日" in group[0]]
+    assert cut == (number[-MAX_TERM_CHARS:],) and cut[0] in text_terms(said_it.text)
+    [found] = [p for p in passages([said_it], [cut]) if p.matched]
+    assert found.text == said_it.text
