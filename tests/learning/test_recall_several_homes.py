@@ -1,4 +1,5 @@
-"""Attack 13: several homes, several parts, `keep` refusing some homes."""
+"""Recall over several homes (a channel and the other public channels), several parts, and
+`keep` refusing some homes: what may be shown, counted and ranked."""
 
 from __future__ import annotations
 
