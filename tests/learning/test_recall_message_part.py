@@ -1,5 +1,5 @@
-"""Attacks on recall's newest parts (f827adb, 5949076, aac9992): what the person wrote searched
-as one more part, and a number written against the character it counts ("5日") as a term."""
+"""Attacks on what the person wrote, searched as one more part beside Claude's words, and on a
+number written against the character it counts ("5日") as a term."""
 
 from __future__ import annotations
 
